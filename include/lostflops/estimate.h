@@ -1,0 +1,73 @@
+// Estimate: the one result type every front end consumes.
+//
+// estimate() is a pure function of (Job, Calibration): no allocation on the hot
+// path beyond the returned value, no I/O, deterministic. Preconditions: the Job
+// came from load_job() (all divisibility checks passed).
+//
+// Conventions (DESIGN.md): model FLOPs count every matrix multiply of forward
+// and backward (backward = 2x forward) at 2*m*n*k, attention scores and values
+// in full (not halved for the causal mask unless training.causal_flops), and the
+// logits; recomputation is not counted. Hardware FLOPs add recomputation.
+// MFU = model FLOPs per step / (step time * GPUs * dense peak of the precision).
+#pragma once
+
+#include <cstdint>
+
+#include "lostflops/calibration.h"
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// Seconds per step by cause; the fields sum to Estimate::step_time_s.
+struct Breakdown {
+    double compute_s = 0;       // GEMMs and attention of forward and backward
+    double memory_bound_s = 0;  // norms, activations, softmax, residuals, dropout
+    double recompute_s = 0;     // forward work redone in backward
+    double overhead_s = 0;      // kernel launch and tail time
+    double tp_comm_s = 0;       // tensor/sequence-parallel collectives, exposed
+    double cp_comm_s = 0;       // context-parallel key/value exchange, exposed
+    double ep_comm_s = 0;       // expert-parallel all-to-all
+    double pp_bubble_s = 0;     // pipeline fill and drain (and stage imbalance)
+    double pp_p2p_s = 0;        // pipeline send/recv on the critical path
+    double dp_comm_s = 0;       // gradient reduction / parameter gathers, exposed
+    double optimizer_s = 0;     // optimizer step
+
+    double total_s() const {
+        return compute_s + memory_bound_s + recompute_s + overhead_s + tp_comm_s +
+               cp_comm_s + ep_comm_s + pp_bubble_s + pp_p2p_s + dp_comm_s + optimizer_s;
+    }
+};
+
+// Bytes per GPU on the worst pipeline stage, by kind.
+struct Memory {
+    double weights_bytes = 0;
+    double gradients_bytes = 0;
+    double optimizer_bytes = 0;
+    double activations_bytes = 0;  // stored for backward, all in-flight micro-batches
+    double logits_bytes = 0;       // output logits and loss buffers (last stage)
+    double buffers_bytes = 0;      // reserved context, workspaces, comm/gather buffers
+    double peak_bytes = 0;         // sum of the above
+    double capacity_bytes = 0;     // usable HBM
+    int worst_stage = 0;
+    bool fits = false;
+};
+
+struct Estimate {
+    double step_time_s = 0;
+    double tokens_per_step = 0;
+    double tokens_per_s_per_gpu = 0;
+    double model_flops_per_step = 0;     // whole job
+    double hardware_flops_per_step = 0;  // whole job, with recomputation
+    double model_tflops_per_gpu = 0;
+    double hardware_tflops_per_gpu = 0;
+    double mfu = 0;  // fraction
+    double hfu = 0;  // fraction
+    int64_t micro_batches = 0;  // per DP rank per step
+    double bubble_fraction = 0; // pp_bubble / step time
+    Breakdown breakdown;
+    Memory memory;
+};
+
+Estimate estimate(const Job& job, const Calibration& cal);
+
+}  // namespace lostflops

@@ -1,0 +1,28 @@
+// Loading a job: YAML or JSON (JSON is valid YAML) with sections model,
+// cluster, training, parallel; presets from the built-in catalogs; `hf_config:`
+// pointing at a Hugging Face config.json; `--set section.key=value` overrides.
+//
+// Every check of spec/validate.cpp runs here, so a returned Job is consistent
+// (divisibility of heads, GPUs and batch by the plan; positive sizes; fits in
+// int ranges). Any problem throws InputError naming the file and the key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// Reads and validates a job file. overrides: "section.key=value" strings.
+Job load_job(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Same, from text already in memory; `source` names it in error messages.
+Job parse_job(const std::string& text, const std::string& source,
+              const std::vector<std::string>& overrides = {});
+
+// The built-in default job (Llama-3-70B on 1,024 H100 SXM, DGX H100 topology).
+Job default_job(const std::vector<std::string>& overrides = {});
+const std::string& default_job_text();
+
+}  // namespace lostflops

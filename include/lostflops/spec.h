@@ -1,0 +1,107 @@
+// The validated description of one training job: model, cluster, training
+// settings and parallel plan. Plain value types; a Job that came out of
+// load_job() (job.h) has passed every check in spec/validate.cpp, so the rest of
+// the library may assume the preconditions stated here.
+//
+// Units are in the names: *_bytes, *_s, *_us, *_GBps (1e9 bytes per second,
+// per GPU per direction), *_tflops (1e12 FLOP/s).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lostflops {
+
+enum class Precision { fp16, bf16, fp8 };
+enum class MlpKind { gelu, gated };  // gelu: two matrices; gated (SwiGLU): three
+enum class Recompute { none, selective, full };
+enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softmax path
+
+struct Model {
+    std::string name;
+    int layers = 0;           // num_hidden_layers
+    int64_t hidden = 0;       // hidden_size
+    int64_t ffn = 0;          // intermediate_size (dense FFN width)
+    int heads = 0;            // num_attention_heads
+    int kv_heads = 0;         // num_key_value_heads (== heads without GQA)
+    int64_t vocab = 0;        // vocab_size
+    MlpKind mlp = MlpKind::gelu;
+    bool tied_embeddings = false;
+    // Mixture of experts: experts == 0 means dense.
+    int experts = 0;          // num_local_experts
+    int experts_per_token = 0;  // num_experts_per_tok
+    int64_t moe_ffn = 0;      // moe_intermediate_size (defaults to ffn)
+
+    int64_t head_dim() const { return hidden / heads; }
+    bool is_moe() const { return experts > 0; }
+};
+
+struct Gpu {
+    std::string name;
+    std::string arch;             // "volta", "ampere", "hopper", "blackwell", "cdna3"
+    double peak_fp16_tflops = 0;  // dense tensor-core peak
+    double peak_bf16_tflops = 0;
+    double peak_fp8_tflops = 0;   // 0 when the GPU has no fp8 tensor cores
+    int64_t memory_bytes = 0;
+    double hbm_GBps = 0;          // memory bandwidth
+    double nvlink_GBps = 0;       // scale-up link, per GPU per direction
+    int sm_count = 0;             // streaming multiprocessors (CUs on AMD)
+    double tdp_w = 0;
+
+    double peak_tflops(Precision p) const;
+};
+
+struct Link {
+    double bandwidth_GBps = 0;  // per GPU per direction
+    double latency_us = 0;
+};
+
+struct Cluster {
+    std::string name;
+    Gpu gpu;
+    int num_gpus = 0;
+    int gpus_per_node = 0;
+    Link intra_node;
+    Link inter_node;
+};
+
+struct Training {
+    int64_t seq_length = 0;
+    int64_t global_batch = 0;  // sequences per optimizer step
+    int64_t micro_batch = 0;   // sequences per micro-batch per DP rank
+    Precision precision = Precision::bf16;
+    double train_tokens = 0;   // 0 = not given
+    AttentionKernel attention = AttentionKernel::flash;
+    bool causal_flops = false;  // count attention FLOPs halved (causal convention)
+};
+
+struct ParallelPlan {
+    int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+    int vpp = 1;      // model chunks per pipeline rank; interleaved 1F1B when > 1
+    int zero = 0;     // 0..3; 3 = FSDP full shard
+    bool sequence_parallel = false;
+    Recompute recompute = Recompute::none;
+    bool overlap_grad_reduce = true;  // DP reduction overlapped with backward
+    bool tp_comm_overlap = false;     // TP collectives overlapped with GEMMs
+    bool grad_fp32 = true;            // Megatron keeps fp32 main grads
+
+    int64_t micro_batches(const Training& t) const {
+        return t.global_batch / (static_cast<int64_t>(dp) * t.micro_batch);
+    }
+};
+
+struct Job {
+    std::string source;  // file the job came from ("<builtin>" for the default)
+    std::string name;
+    Model model;
+    Cluster cluster;
+    Training training;
+    ParallelPlan plan;
+};
+
+const char* to_string(Precision p);
+const char* to_string(Recompute r);
+const char* to_string(MlpKind k);
+const char* to_string(AttentionKernel k);
+
+}  // namespace lostflops

@@ -1,0 +1,46 @@
+// Measured (trace) against predicted (estimate) for the job that was traced:
+// measured MFU and a side-by-side of the step time by wall.
+//
+// Measured MFU = model FLOPs per step / (measured step time x GPUs x dense
+// peak), DESIGN.md's definition with the measured step time: the mean
+// ProfilerStep duration (median over ranks), or the kernel span when the
+// trace has no ProfilerStep annotations.
+// Walls: each rank's kernel span is split into matmul compute (GEMM and
+// attention kernels), other compute (elementwise, norms, ...) plus memory
+// copies not hidden under compute or communication, communication not hidden
+// under compute, and idle; the fractions (averaged over ranks) times the
+// measured step time are set against the estimate's compute + recompute,
+// memory-bound + optimizer, the exposed communication of all groups, and
+// pipeline bubble + overhead.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lostflops/estimate.h"
+#include "lostflops/trace.h"
+
+namespace lostflops::trace {
+
+struct WallRow {
+    std::string wall;       // "compute", "memory-bound", "communication", "idle/bubble"
+    double measured_s = 0;  // per step
+    double predicted_s = 0; // per step
+};
+
+struct JobComparison {
+    double measured_step_s = 0;
+    double predicted_step_s = 0;
+    double measured_mfu = 0;    // fraction
+    double predicted_mfu = 0;   // fraction
+    std::string step_source;    // "ProfilerStep" or "kernel span"
+    std::vector<WallRow> walls;
+};
+
+// num_gpus and peak_flops_per_gpu (FLOP/s) are the job's; throws InputError
+// (naming `job_source`) when ranks is empty or the peak is not positive.
+JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const Estimate& est,
+                                    int num_gpus, double peak_flops_per_gpu,
+                                    const std::string& job_source);
+
+}  // namespace lostflops::trace

@@ -1,0 +1,37 @@
+// Validation against published runs: a CSV table shaped like
+// shared/reference/published-runs.csv (columns `name` and
+// `tokens_per_s_per_gpu` required; `name` names runs/NAME.json beside the
+// table), each run predicted and compared.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lostflops/calibration.h"
+
+namespace lostflops {
+
+struct ValidationRow {
+    std::string name;
+    std::string gpu;
+    int num_gpus = 0;
+    double published_tokens_per_s_per_gpu = 0;
+    double predicted_tokens_per_s_per_gpu = 0;
+    double error_pct = 0;  // (predicted - published) / published * 100
+    double mfu = 0;        // predicted
+    bool fits = true;      // predicted memory verdict
+};
+
+struct ValidationResult {
+    std::vector<ValidationRow> rows;
+    double mape_pct = 0;           // mean |error_pct|
+    double max_abs_error_pct = 0;
+};
+
+// Throws InputError for a missing/malformed table or job file.
+ValidationResult validate_table(const std::string& csv_path, const Calibration& cal);
+
+// CSV with RFC 4180 quoting; first row is the header. Exposed for tests.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& source);
+
+}  // namespace lostflops

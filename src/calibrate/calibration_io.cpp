@@ -1,0 +1,242 @@
+// Reader of calibration profiles (YAML): the built-in defaults
+// (data/calibration/default.yaml, embedded) overlaid with a user's file.
+// Strict: unknown keys, wrong types, values outside their range (see
+// calibration_fields.h), NaN/inf, empty and binary files are InputErrors that
+// name the file and the dotted key or line, so that a typo never silently
+// keeps a default. Numbers are parsed with a full-match strtod.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "calibrate/calibration_fields.h"
+#include "lostflops/calibration.h"
+#include "lostflops/embedded.h"
+#include "lostflops/error.h"
+#include "lostflops/nccl_curve.h"
+
+namespace lostflops {
+
+namespace {
+
+using calib::Range;
+
+std::string join_key(const std::string& prefix, const std::string& key) {
+    return prefix.empty() ? key : prefix + "." + key;
+}
+
+double parse_number(const YAML::Node& node, const std::string& file, const std::string& key) {
+    if (!node.IsScalar()) throw InputError(file, key, "expected a number");
+    const std::string& s = node.Scalar();
+    errno = 0;
+    char* end = nullptr;
+    const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v))
+        throw InputError(file, key, "expected a number, got '" + s + "'");
+    return v;
+}
+
+double parse_in_range(const YAML::Node& node, Range range, const std::string& file,
+                      const std::string& key) {
+    const double v = parse_number(node, file, key);
+    switch (range) {
+        case Range::fraction:
+            if (v <= 0 || v > 1)
+                throw InputError(file, key, fmt::format("{} is not a fraction in (0, 1]", node.Scalar()));
+            break;
+        case Range::closed_fraction:
+            if (v < 0 || v > 1)
+                throw InputError(file, key, fmt::format("{} is not a fraction in [0, 1]", node.Scalar()));
+            break;
+        case Range::non_negative:
+            if (v < 0) throw InputError(file, key, fmt::format("{} is negative; expected >= 0", node.Scalar()));
+            break;
+    }
+    return v;
+}
+
+const YAML::Node& require_map(const YAML::Node& node, const std::string& file, const std::string& key) {
+    if (!node.IsMap()) throw InputError(file, key, "expected a mapping of keys to values");
+    return node;
+}
+
+std::string key_text(const YAML::Node& k, const std::string& file, const std::string& prefix) {
+    if (!k.IsScalar()) throw InputError(file, prefix, "keys must be plain strings");
+    return k.Scalar();
+}
+
+void read_device(const YAML::Node& node, DeviceFactors& out, const std::string& file,
+                 const std::string& prefix) {
+    require_map(node, file, prefix);
+    for (const auto& kv : node) {
+        const std::string k = key_text(kv.first, file, prefix);
+        bool known = false;
+        for (const auto& f : calib::kDeviceFields) {
+            if (k != f.key) continue;
+            out.*f.member = parse_in_range(kv.second, f.range, file, join_key(prefix, k));
+            known = true;
+        }
+        if (!known) throw InputError(file, join_key(prefix, k), "unknown key");
+    }
+}
+
+BusBwPoint read_point(const YAML::Node& node, const BusBwCurve& curve, const std::string& file,
+                      const std::string& key) {
+    if (!node.IsSequence() || (node.size() != 2 && node.size() != 3))
+        throw InputError(file, key, "expected [bytes, busbw_GBps, time_us] or [bytes, busbw_GBps]");
+    BusBwPoint p;
+    p.bytes = parse_number(node[0], file, key + "[0]");
+    p.busbw_GBps = parse_number(node[1], file, key + "[1]");
+    if (!(p.bytes > 0)) throw InputError(file, key, "bytes must be > 0");
+    if (!(p.busbw_GBps > 0)) throw InputError(file, key, "busbw_GBps must be > 0");
+    if (node.size() == 3) {
+        p.time_us = parse_number(node[2], file, key + "[2]");
+        if (!(p.time_us > 0)) throw InputError(file, key, "time_us must be > 0");
+    } else {
+        p.time_us = p.bytes * bus_factor(curve.op, curve.ranks) / (p.busbw_GBps * 1e3);
+    }
+    return p;
+}
+
+BusBwCurve read_curve(const YAML::Node& node, const std::string& file, const std::string& prefix) {
+    require_map(node, file, prefix);
+    BusBwCurve c;
+    std::set<std::string> seen;
+    for (const auto& kv : node) seen.insert(key_text(kv.first, file, prefix));
+    for (const auto& k : seen)
+        if (k != "op" && k != "scope" && k != "ranks" && k != "points")
+            throw InputError(file, join_key(prefix, k), "unknown key");
+    for (const char* k : {"op", "scope", "ranks", "points"})
+        if (!seen.count(k)) throw InputError(file, join_key(prefix, k), "missing");
+    const YAML::Node op = node["op"], scope = node["scope"], ranks = node["ranks"];
+    auto o = op.IsScalar() ? collective_from_string(op.Scalar()) : std::nullopt;
+    if (!o)
+        throw InputError(file, join_key(prefix, "op"),
+                         "expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv");
+    auto s = scope.IsScalar() ? link_scope_from_string(scope.Scalar()) : std::nullopt;
+    if (!s) throw InputError(file, join_key(prefix, "scope"), "expected intra_node or inter_node");
+    const double r = parse_number(ranks, file, join_key(prefix, "ranks"));
+    if (r < 2 || r > 1e7 || std::floor(r) != r)
+        throw InputError(file, join_key(prefix, "ranks"), "expected an integer >= 2");
+    c.op = *o;
+    c.scope = *s;
+    c.ranks = static_cast<int>(r);
+    const YAML::Node points = node["points"];
+    const std::string pkey = join_key(prefix, "points");
+    if (!points.IsSequence() || points.size() == 0)
+        throw InputError(file, pkey, "expected a non-empty list of [bytes, busbw_GBps, time_us]");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const std::string key = fmt::format("{}[{}]", pkey, i);
+        BusBwPoint p = read_point(points[i], c, file, key);
+        if (!c.points.empty() && p.bytes <= c.points.back().bytes)
+            throw InputError(file, key, "sizes must be strictly increasing");
+        c.points.push_back(p);
+    }
+    return c;
+}
+
+std::vector<BusBwCurve> read_curves(const YAML::Node& node, const std::string& file) {
+    if (node.IsNull()) return {};
+    if (!node.IsSequence()) throw InputError(file, "nccl", "expected a list of curves");
+    std::vector<BusBwCurve> out;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+        const std::string prefix = fmt::format("nccl[{}]", i);
+        BusBwCurve c = read_curve(node[i], file, prefix);
+        for (const auto& o : out)
+            if (o.op == c.op && o.scope == c.scope && o.ranks == c.ranks)
+                throw InputError(file, prefix, "a second curve for the same op, scope and ranks");
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+void check_text(std::string_view text, const std::string& file) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto ch = static_cast<unsigned char>(text[i]);
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+            throw InputError(file, "", fmt::format("binary data (byte 0x{:02x} at offset {}); "
+                                                   "expected a YAML calibration profile", ch, i));
+    }
+}
+
+YAML::Node parse_yaml(std::string_view text, const std::string& file) {
+    check_text(text, file);
+    try {
+        return YAML::Load(std::string(text));
+    } catch (const YAML::Exception& e) {
+        throw InputError(file, fmt::format("line {}", e.mark.line + 1), "invalid YAML: " + e.msg);
+    }
+}
+
+}  // namespace
+
+Calibration overlay_calibration(const Calibration& base, std::string_view text,
+                                const std::string& source) {
+    const YAML::Node root = parse_yaml(text, source);
+    if (!root || root.IsNull())
+        throw InputError(source, "", "empty file; expected a calibration profile (YAML mapping)");
+    require_map(root, source, "");
+    Calibration c = base;
+    c.source = source;
+    try {
+        for (const auto& kv : root) {
+            const std::string k = key_text(kv.first, source, "");
+            bool known = false;
+            for (const auto& d : calib::kDeviceSections) {
+                if (k != d.key) continue;
+                read_device(kv.second, c.*d.member, source, k);
+                known = true;
+            }
+            for (const auto& f : calib::kScalarFields) {
+                if (k != f.key) continue;
+                c.*f.member = parse_in_range(kv.second, f.range, source, k);
+                known = true;
+            }
+            if (k == "nccl") {
+                c.nccl = read_curves(kv.second, source);
+                known = true;
+            }
+            if (!known) throw InputError(source, k, "unknown key");
+        }
+    } catch (const YAML::Exception& e) {  // defensive: node access on odd documents
+        throw InputError(source, fmt::format("line {}", e.mark.line + 1), "invalid YAML: " + e.msg);
+    }
+    return c;
+}
+
+Calibration parse_calibration_text(std::string_view text, const std::string& source) {
+    return overlay_calibration(default_calibration(), text, source);
+}
+
+Calibration default_calibration() {
+    // Parsed once (thread-safe static initialisation); copies are cheap.
+    static const Calibration defaults = [] {
+        const char* name = "calibration/default.yaml";
+        auto text = embedded_file(name);
+        if (!text) throw InputError(name, "", "built-in calibration profile is missing");
+        Calibration c = overlay_calibration(Calibration{}, *text, name);
+        c.source = "<builtin>";
+        return c;
+    }();
+    return defaults;
+}
+
+Calibration load_calibration(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(path, "", "is a directory; expected a calibration file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, "", "cannot open calibration file");
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (in.bad()) throw InputError(path, "", "cannot read calibration file");
+    return parse_calibration_text(buf.str(), path);
+}
+
+}  // namespace lostflops

@@ -1,0 +1,55 @@
+// Line-level pieces of the nccl-tests text format (NVIDIA/nccl-tests,
+// src/common.cu and src/util.cu: writeDeviceReport, writeResultHeader,
+// writeBenchmarkLinePreamble/Body, writeResultFooter), kept apart from the
+// run assembly in nccl_tests.cpp.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lostflops/calibration.h"
+
+namespace lostflops::nccl_format {
+
+std::vector<std::string_view> split_ws(std::string_view s);
+std::optional<unsigned long long> parse_uint(std::string_view s);
+std::optional<double> parse_double(std::string_view s);
+
+// What a test binary measures: one of the five collectives of a profile, a
+// recognised rooted test lostflops does not use, or not a test name at all.
+struct TestKind {
+    enum class Class { collective, unsupported, unknown } cls = Class::unknown;
+    Collective op = Collective::all_reduce;
+    std::string name;  // canonical "all_reduce_perf"
+};
+// "all_reduce_perf", "./build/all_reduce_perf", "all_reduce_perf_mpi".
+TestKind classify_test(std::string_view token);
+
+// Column positions from a header line such as
+//   "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong"
+// (first time/algbw/busbw group = out-of-place). -1 where absent.
+struct Columns {
+    int size = -1, count = -1, type = -1, redop = -1, root = -1;
+    int time = -1, algbw = -1, busbw = -1;
+    int header_line = 0;
+    int needed() const;  // tokens a data row must have
+};
+// nullopt unless the tokens (after '#') name a size and a busbw column.
+std::optional<Columns> parse_header(const std::vector<std::string_view>& tokens);
+
+// A "#  Rank  0 Group  0 Pid 123 on host1 device  0 [0x07] NVIDIA A100" line
+// (older versions lack "Group"). Tokens after '#'.
+struct RankLine {
+    long rank = -1;
+    std::string host;
+    std::string device;
+};
+std::optional<RankLine> parse_rank_line(const std::vector<std::string_view>& tokens,
+                                        std::string_view raw);
+
+// Bytes per element of an nccl-tests type name ("float", "bfloat16"); 0 if unknown.
+int type_size_bytes(std::string_view type);
+
+}  // namespace lostflops::nccl_format

@@ -1,0 +1,36 @@
+// Subcommands of the lostflops executable. Each add_*_command registers one
+// CLI11 subcommand whose callback stores its exit status in `exit_code`.
+// Callbacks may throw lostflops::InputError; main() reports it and exits 2.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "lostflops/calibration.h"
+#include "lostflops/spec.h"
+
+namespace lostflops::cli {
+
+enum class Format { table, json };
+
+// Options shared by every command that reads a job.
+struct JobOptions {
+    std::string job_path;                // empty: the built-in default job
+    std::vector<std::string> overrides;  // --set section.key=value
+    std::string calibration_path;        // --calibration FILE
+    Format format = Format::table;
+};
+
+void add_job_options(CLI::App* cmd, JobOptions& opts);
+void add_format_option(CLI::App* cmd, Format& format);
+Job load_job_for(const JobOptions& opts);
+Calibration load_calibration_for(const std::string& path);
+
+void add_estimate_command(CLI::App& app, int& exit_code);
+void add_validate_command(CLI::App& app, int& exit_code);
+void add_trace_command(CLI::App& app, int& exit_code);
+void add_calibrate_command(CLI::App& app, int& exit_code);
+
+}  // namespace lostflops::cli

@@ -1,0 +1,30 @@
+// Time of collectives on the cluster topology (alpha-beta, two-level).
+#pragma once
+
+#include "lostflops/calibration.h"
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// Where the members of one parallel group sit. Ranks are laid out
+// Megatron-style (TP fastest, then CP, EP, DP, PP): a group of `size` members
+// `stride` ranks apart.
+struct GroupPlacement {
+    int size = 1;      // members
+    int per_node = 1;  // members sharing a node
+    int nodes = 1;     // nodes the group spans
+};
+GroupPlacement place_group(int size, int stride, int gpus_per_node);
+
+struct CommModel {
+    Link intra;
+    Link inter;
+    const Calibration* cal = nullptr;
+};
+CommModel make_comm_model(const Cluster& c, const Calibration& cal);
+
+// One collective over `g` of `bytes` (nccl-tests convention: the full buffer;
+// for all_to_all the bytes each rank sends; for send_recv the message).
+double collective_time_s(const CommModel& m, Collective op, const GroupPlacement& g, double bytes);
+
+}  // namespace lostflops

@@ -1,0 +1,169 @@
+// Step time, MFU and memory of one training job.
+//
+// step = pipeline phase (closed form of the 1F1B / interleaved schedule over
+//        per-stage, per-micro-batch times; schedule/pipeline_closed_form.cpp)
+//      + exposed data-parallel traffic (gradient reduce-scatter / all-reduce,
+//        ZeRO parameter gathers) after what hides behind backward
+//      + tied-embedding gradient all-reduce between first and last stage
+//      + optimizer step (memory-bound Adam over the local shard).
+// MFU = model FLOPs per step / (step * GPUs * dense peak) (DESIGN.md).
+// The breakdown charges the steady state to the slowest rank's causes, the
+// rest of the pipeline phase to the bubble, and p2p to pipeline transfers.
+#include "lostflops/estimate.h"
+
+#include <algorithm>
+
+#include "estimate/memory.h"
+#include "estimate/stage_time.h"
+#include "lostflops/pipeline.h"
+#include "workload/flops.h"
+
+namespace lostflops {
+
+namespace {
+
+double p2p_time_s(const PlanContext& ctx, const Job& job) {
+    if (job.plan.pp == 1) return 0;
+    const ParallelPlan& p = job.plan;
+    const double tokens = static_cast<double>(job.training.micro_batch) * job.training.seq_length / p.cp;
+    // Megatron sends the sequence-parallel shard, or scatters the replicated
+    // activation over the TP ranks and gathers it on NVLink (Narayanan et al.
+    // 2021, sec. 4.1 "scatter/gather communication optimization").
+    const double bytes = tokens * job.model.hidden * 2.0 / p.tp;
+    const Link& link = ctx.pp_link.nodes > 1 ? ctx.comm.inter : ctx.comm.intra;
+    return link.latency_us * 1e-6 + bytes / (link.bandwidth_GBps * 1e9 * ctx.comm.cal->p2p_eff);
+}
+
+// Exposed data-parallel time after overlap with the compute window.
+double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx,
+                    double stage_params, double layer_params, double bwd_window_s,
+                    double fwd_window_s, double microbatch_s, double m) {
+    const ParallelPlan& p = job.plan;
+    if (p.dp <= 1) return 0;
+    const double gb = grad_bytes_per_param(p);
+    const auto t = [&](Collective op, double bytes) {
+        return collective_time_s(ctx.comm, op, ctx.dp_group, bytes);
+    };
+    const double overlap = p.overlap_grad_reduce ? cal.dp_overlap : 0.0;
+    if (p.zero >= 3) {
+        const double per_mb = 2 * t(Collective::all_gather, stage_params * 2) +
+                              t(Collective::reduce_scatter, stage_params * gb);
+        const double first_gather = t(Collective::all_gather, layer_params * 2);
+        return m * std::max(0.0, per_mb - overlap * microbatch_s) + first_gather;
+    }
+    double exposed = 0;
+    if (p.zero == 0) {
+        exposed = std::max(0.0, t(Collective::all_reduce, stage_params * gb) - overlap * bwd_window_s);
+    } else {
+        exposed = std::max(0.0, t(Collective::reduce_scatter, stage_params * gb) - overlap * bwd_window_s);
+        exposed += std::max(0.0, t(Collective::all_gather, stage_params * 2) - overlap * fwd_window_s);
+    }
+    return exposed;
+}
+
+}  // namespace
+
+Estimate estimate(const Job& job, const Calibration& cal) {
+    const Model& model = job.model;
+    const Training& tr = job.training;
+    const ParallelPlan& p = job.plan;
+    Estimate e;
+    const PlanContext ctx = make_plan_context(job, cal);
+    const LayerWork lw = layer_work(model, tr, p);
+    const HeadWork hw = head_work(model, tr, p);
+    const LayerTime layer = layer_time(ctx, lw, p);
+    const LayerTime head = head_time(ctx, hw, p);
+    const LayerTime embed = embedding_time(ctx, hw);
+
+    const int stages = p.pp, chunks = p.vpp;
+    const double layers_per_chunk = static_cast<double>(model.layers) / (stages * chunks);
+    e.micro_batches = p.micro_batches(tr);
+    const double m = static_cast<double>(e.micro_batches);
+
+    // Per (rank, chunk) pass times; the embedding sits on virtual stage 0, the
+    // output layer on the last virtual stage.
+    PipelineInput in;
+    in.stages = stages;
+    in.chunks = chunks;
+    in.micro_batches = static_cast<int>(e.micro_batches);
+    in.fwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
+    in.bwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
+    PassTime rank_pass_worst;
+    double worst_total = -1;
+    double first_rank_bwd = 0, first_rank_fwd = 0;
+    for (int r = 0; r < stages; ++r) {
+        PassTime rank_pass;
+        for (int c = 0; c < chunks; ++c) {
+            PassTime f = layer.fwd.scaled(layers_per_chunk);
+            PassTime b = layer.bwd.scaled(layers_per_chunk);
+            if (r == 0 && c == 0) {
+                f += embed.fwd;
+                b += embed.bwd;
+            }
+            if (r == stages - 1 && c == chunks - 1) {
+                f += head.fwd;
+                b += head.bwd;
+            }
+            in.fwd_s[static_cast<size_t>(r * chunks + c)] = f.total_s();
+            in.bwd_s[static_cast<size_t>(r * chunks + c)] = b.total_s();
+            rank_pass += f;
+            rank_pass += b;
+            if (r == 0) {
+                first_rank_fwd += f.total_s();
+                first_rank_bwd += b.total_s();
+            }
+        }
+        if (rank_pass.total_s() > worst_total) {
+            worst_total = rank_pass.total_s();
+            rank_pass_worst = rank_pass;
+        }
+    }
+    const PipelineResult no_p2p = pipeline_closed_form(in);
+    in.p2p_s = p2p_time_s(ctx, job);
+    const PipelineResult with_p2p = pipeline_closed_form(in);
+
+    Breakdown& bd = e.breakdown;
+    const PassTime steady = rank_pass_worst.scaled(m);
+    bd.compute_s = steady.compute_s;
+    bd.memory_bound_s = steady.memory_bound_s;
+    bd.recompute_s = steady.recompute_s;
+    bd.overhead_s = steady.overhead_s;
+    bd.tp_comm_s = steady.tp_comm_s;
+    bd.cp_comm_s = steady.cp_comm_s;
+    bd.ep_comm_s = steady.ep_comm_s;
+    bd.pp_bubble_s = std::max(0.0, no_p2p.makespan_s - steady.total_s());
+    bd.pp_p2p_s = std::max(0.0, with_p2p.makespan_s - no_p2p.makespan_s);
+
+    // Data parallel and optimizer on the first rank (most parameters with the
+    // embedding; it also finishes the pipeline last).
+    const StageParams sp0 = stage_params(job, lw, hw, 0);
+    bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0.params, lw.params, first_rank_bwd, first_rank_fwd,
+                                first_rank_fwd + first_rank_bwd, m);
+    if (model.tied_embeddings && p.pp > 1)
+        bd.dp_comm_s += collective_time_s(ctx.comm, Collective::all_reduce, ctx.pp_link,
+                                          hw.embedding_params * grad_bytes_per_param(p));
+    const double opt_params = sp0.params / (p.zero >= 1 ? p.dp : 1);
+    bd.optimizer_s = opt_params * cal.optimizer_bytes_per_param / (ctx.dev.hbm_Bps * ctx.dev.memory_bound) +
+                     8 * ctx.dev.kernel_overhead_s;
+
+    e.step_time_s = bd.total_s();
+    e.tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
+    const double gpus = job.cluster.num_gpus;
+    e.tokens_per_s_per_gpu = e.tokens_per_step / e.step_time_s / gpus;
+    const FlopsPerToken fpt = flops_per_token(model, tr, p.recompute);
+    e.model_flops_per_step = fpt.model * e.tokens_per_step;
+    e.hardware_flops_per_step = fpt.hardware * e.tokens_per_step;
+    e.model_tflops_per_gpu = e.model_flops_per_step / e.step_time_s / gpus / 1e12;
+    e.hardware_tflops_per_gpu = e.hardware_flops_per_step / e.step_time_s / gpus / 1e12;
+    const double peak = job.cluster.gpu.peak_tflops(tr.precision);
+    e.mfu = e.model_tflops_per_gpu / peak;
+    e.hfu = e.hardware_tflops_per_gpu / peak;
+    e.bubble_fraction = bd.pp_bubble_s / e.step_time_s;
+
+    const Memory first = stage_memory(job, cal, lw, hw, 0);
+    const Memory last = stage_memory(job, cal, lw, hw, p.pp - 1);
+    e.memory = last.peak_bytes > first.peak_bytes ? last : first;
+    return e;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,66 @@
+// Memory per GPU (Rajbhandari et al. 2020, ZeRO; Korthikanti et al. 2022).
+//  weights     2 bytes/param (16-bit), /dp with ZeRO-3
+//  gradients   4 (fp32 main grads, Megatron-LM) or 2 bytes/param, /dp with ZeRO-2+
+//  optimizer   12 bytes/param (fp32 master, Adam m and v), /dp with ZeRO-1+
+// so 18 bytes/param for Megatron without sharding, 6 + 12/N_d with its
+// distributed optimizer, 16/N_d with ZeRO-3.
+// Activations: per-layer bytes (workload/layer_work.cpp) times the micro-batches
+// in flight: with 1F1B rank r holds min(m, p - r); interleaving multiplies the
+// first rank's share by 1 + (p-1)/(p*v) (Korthikanti et al. 2022, sec. 4.2.3).
+// Full recompute keeps only each layer's input plus one layer's working set.
+#include "estimate/memory.h"
+
+#include <algorithm>
+
+namespace lostflops {
+
+double grad_bytes_per_param(const ParallelPlan& p) { return p.grad_fp32 ? 4.0 : 2.0; }
+
+StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank) {
+    const ParallelPlan& p = job.plan;
+    StageParams s;
+    s.layers = static_cast<double>(job.model.layers) / p.pp;
+    s.first = rank == 0;
+    s.last = rank == p.pp - 1;
+    s.params = s.layers * lw.params;
+    if (s.first) s.params += hw.embedding_params;
+    // Untied: the output layer lives on the last rank. Tied with pp > 1: the
+    // last rank keeps its own copy of the embedding (Megatron-LM).
+    if (s.last && (!job.model.tied_embeddings || p.pp > 1)) s.params += hw.embedding_params;
+    return s;
+}
+
+Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
+                    const HeadWork& hw, int rank) {
+    const ParallelPlan& p = job.plan;
+    const StageParams sp = stage_params(job, lw, hw, rank);
+    const double dp = p.dp;
+    Memory mem;
+    mem.weights_bytes = sp.params * 2.0 / (p.zero >= 3 ? dp : 1.0);
+    mem.gradients_bytes = sp.params * grad_bytes_per_param(p) / (p.zero >= 2 ? dp : 1.0);
+    mem.optimizer_bytes = sp.params * 12.0 / (p.zero >= 1 ? dp : 1.0);
+
+    const double m = static_cast<double>(p.micro_batches(job.training));
+    double inflight = std::min(m, static_cast<double>(p.pp - rank));
+    if (p.vpp > 1) inflight *= 1.0 + (p.pp - 1.0) / (p.pp * static_cast<double>(p.vpp));
+    inflight = std::min(inflight, m);
+    if (p.recompute == Recompute::full) {
+        mem.activations_bytes = inflight * sp.layers * lw.checkpoint_bytes + lw.activation_bytes_full;
+    } else {
+        mem.activations_bytes = inflight * sp.layers * lw.activation_bytes;
+    }
+    if (sp.first) mem.activations_bytes += inflight * hw.embed_bytes_fwd;
+    if (sp.last) mem.logits_bytes = hw.logits_memory_bytes;
+
+    mem.buffers_bytes = cal.memory_reserved_bytes;
+    // FSDP / ZeRO-3 materialises the current and the prefetched layer unsharded.
+    if (p.zero >= 3) mem.buffers_bytes += 2.0 * lw.params * 2.0;
+    mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                     mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes;
+    mem.capacity_bytes = static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;
+    mem.worst_stage = rank;
+    mem.fits = mem.peak_bytes <= mem.capacity_bytes;
+    return mem;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,153 @@
+// Per-layer time on the device and the topology. Each GEMM costs its roofline
+// time with tile/wave quantisation (cost/device_time.cpp); backward runs the
+// data- and weight-gradient GEMMs (2x forward FLOPs, Narayanan et al. 2021);
+// memory-bound kernels move twice their forward bytes in backward; every kernel
+// pays the launch overhead. Tensor-parallel collectives are exposed unless
+// tp_comm_overlap; full recompute repeats the forward (with its collectives)
+// inside backward, selective recompute repeats the attention core
+// (Korthikanti et al. 2022).
+#include "estimate/stage_time.h"
+
+#include <algorithm>
+
+namespace lostflops {
+
+PassTime& PassTime::operator+=(const PassTime& o) {
+    compute_s += o.compute_s;
+    memory_bound_s += o.memory_bound_s;
+    recompute_s += o.recompute_s;
+    overhead_s += o.overhead_s;
+    tp_comm_s += o.tp_comm_s;
+    cp_comm_s += o.cp_comm_s;
+    ep_comm_s += o.ep_comm_s;
+    return *this;
+}
+
+PassTime PassTime::scaled(double f) const {
+    PassTime t = *this;
+    t.compute_s *= f;
+    t.memory_bound_s *= f;
+    t.recompute_s *= f;
+    t.overhead_s *= f;
+    t.tp_comm_s *= f;
+    t.cp_comm_s *= f;
+    t.ep_comm_s *= f;
+    return t;
+}
+
+PlanContext make_plan_context(const Job& job, const Calibration& cal) {
+    PlanContext ctx;
+    const ParallelPlan& p = job.plan;
+    const int gpn = job.cluster.gpus_per_node;
+    ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal);
+    ctx.comm = make_comm_model(job.cluster, cal);
+    ctx.tp_group = place_group(p.tp, 1, gpn);
+    ctx.cp_group = place_group(p.cp, p.tp, gpn);
+    ctx.ep_group = place_group(p.ep, p.tp * p.cp, gpn);
+    ctx.dp_group = place_group(p.dp, p.tp * p.cp, gpn);
+    // Consecutive pipeline stages are tp*cp*dp ranks apart.
+    ctx.pp_link = place_group(2, p.tp * p.cp * p.dp, gpn);
+    ctx.tp_overlap = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
+    return ctx;
+}
+
+namespace {
+
+double tp_comm_fwd_s(const PlanContext& ctx, const LayerWork& w) {
+    if (w.tp_collectives_fwd == 0) return 0;
+    if (w.tp_sequence_parallel) {
+        const double ag = collective_time_s(ctx.comm, Collective::all_gather, ctx.tp_group, w.tp_bytes);
+        const double rs = collective_time_s(ctx.comm, Collective::reduce_scatter, ctx.tp_group, w.tp_bytes);
+        return (ag + rs) * w.tp_collectives_fwd / 2;
+    }
+    return w.tp_collectives_fwd * collective_time_s(ctx.comm, Collective::all_reduce, ctx.tp_group, w.tp_bytes);
+}
+
+}  // namespace
+
+LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelPlan& p) {
+    const DeviceModel& d = ctx.dev;
+    double gemm_fwd = 0;
+    for (int i = 0; i < w.gemm_count; ++i) {
+        const GemmShape& g = w.gemms[i];
+        gemm_fwd += g.count * gemm_time_s(d, g.m, g.n, g.k);
+    }
+    double attn_fwd = 0, attn_bwd = 0;
+    if (w.unfused) {
+        attn_fwd = gemm_time_s(d, w.scores.m, w.scores.n, w.scores.k) +
+                   gemm_time_s(d, w.values.m, w.values.n, w.values.k);
+        attn_bwd = 2 * attn_fwd;
+    } else {
+        attn_fwd = flash_attention_fwd_s(d, w.attention_flops_fwd);
+        attn_bwd = flash_attention_bwd_s(d, w.attention_flops_fwd);
+    }
+    const double exposed = 1.0 - ctx.tp_overlap;
+    LayerTime t;
+    t.fwd.compute_s = gemm_fwd + attn_fwd;
+    t.fwd.memory_bound_s = memory_time_s(d, w.mem_bytes_fwd);
+    t.fwd.overhead_s = w.kernels_fwd * d.kernel_overhead_s;
+    t.fwd.tp_comm_s = tp_comm_fwd_s(ctx, w) * exposed;
+    if (w.cp_bytes_fwd > 0) {
+        // Ring attention: K/V blocks travel while the previous block is computed.
+        const double ring = collective_time_s(ctx.comm, Collective::all_gather, ctx.cp_group, w.cp_bytes_fwd *
+                                              p.cp / std::max(1, p.cp - 1));
+        t.fwd.cp_comm_s = std::max(0.0, ring - attn_fwd);
+        t.bwd.cp_comm_s = std::max(0.0, 2 * ring - attn_bwd);
+    }
+    if (w.ep_alltoalls_fwd > 0) {
+        t.fwd.ep_comm_s = w.ep_alltoalls_fwd * collective_time_s(ctx.comm, Collective::all_to_all, ctx.ep_group, w.ep_bytes);
+        t.bwd.ep_comm_s = t.fwd.ep_comm_s;
+    }
+    t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
+    t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
+    t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
+    t.bwd.tp_comm_s = t.fwd.tp_comm_s;
+    switch (p.recompute) {
+        case Recompute::none: break;
+        case Recompute::selective:
+            t.bwd.recompute_s = attn_fwd + memory_time_s(d, w.mem_bytes_attention_fwd);
+            break;
+        case Recompute::full:
+            t.bwd.recompute_s = t.fwd.compute_s + t.fwd.memory_bound_s + t.fwd.overhead_s;
+            t.bwd.tp_comm_s += t.fwd.tp_comm_s;
+            t.bwd.ep_comm_s += t.fwd.ep_comm_s;
+            t.bwd.cp_comm_s += t.fwd.cp_comm_s;
+            break;
+    }
+    return t;
+}
+
+LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const ParallelPlan& p) {
+    const DeviceModel& d = ctx.dev;
+    LayerTime t;
+    const double gemm = gemm_time_s(d, w.logits.m, w.logits.n, w.logits.k);
+    t.fwd.compute_s = gemm;
+    t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd);
+    t.fwd.overhead_s = 6 * d.kernel_overhead_s;
+    t.bwd.compute_s = 2 * gemm;
+    t.bwd.memory_bound_s = memory_time_s(d, w.loss_bytes_bwd);
+    t.bwd.overhead_s = 4 * d.kernel_overhead_s;
+    if (p.tp > 1) {
+        // Gather the sequence-parallel hidden state (or all-reduce the input
+        // gradient without SP) plus three small all-reduces of the loss.
+        const Collective op = p.sequence_parallel ? Collective::all_gather : Collective::all_reduce;
+        t.fwd.tp_comm_s = (collective_time_s(ctx.comm, op, ctx.tp_group, p.sequence_parallel ? w.tp_bytes : 0) +
+                           3 * collective_time_s(ctx.comm, Collective::all_reduce, ctx.tp_group, w.logits.m * 4)) *
+                          (1.0 - ctx.tp_overlap);
+        t.bwd.tp_comm_s = collective_time_s(ctx.comm, p.sequence_parallel ? Collective::reduce_scatter
+                                                                           : Collective::all_reduce,
+                                            ctx.tp_group, w.tp_bytes) * (1.0 - ctx.tp_overlap);
+    }
+    return t;
+}
+
+LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w) {
+    LayerTime t;
+    t.fwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_fwd);
+    t.fwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
+    t.bwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_bwd);
+    t.bwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
+    return t;
+}
+
+}  // namespace lostflops

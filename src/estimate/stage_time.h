@@ -1,0 +1,39 @@
+// Time of one pipeline stage's work for one micro-batch, by cause. Internal.
+#pragma once
+
+#include "cost/collective_time.h"
+#include "cost/device_time.h"
+#include "workload/layer_work.h"
+
+namespace lostflops {
+
+// Seconds for one micro-batch, split the way Breakdown is.
+struct PassTime {
+    double compute_s = 0, memory_bound_s = 0, recompute_s = 0, overhead_s = 0;
+    double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0;
+    double total_s() const {
+        return compute_s + memory_bound_s + recompute_s + overhead_s + tp_comm_s + cp_comm_s + ep_comm_s;
+    }
+    PassTime& operator+=(const PassTime& o);
+    PassTime scaled(double f) const;
+};
+
+struct LayerTime {
+    PassTime fwd;
+    PassTime bwd;  // includes recomputation
+};
+
+struct PlanContext {
+    DeviceModel dev;
+    CommModel comm;
+    GroupPlacement tp_group, cp_group, ep_group, dp_group, pp_link;
+    double tp_overlap = 0;  // fraction of TP traffic hidden behind GEMMs
+};
+
+PlanContext make_plan_context(const Job& job, const Calibration& cal);
+LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelPlan& p);
+// Output layer + loss (last stage) and embedding (first stage).
+LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const ParallelPlan& p);
+LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w);
+
+}  // namespace lostflops

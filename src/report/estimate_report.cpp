@@ -1,0 +1,120 @@
+// Text and JSON views of an Estimate. The breakdown is listed in a fixed
+// order, one row per wall, with its share of the step.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lostflops/report.h"
+
+namespace lostflops {
+
+namespace {
+
+std::vector<std::pair<const char*, double>> breakdown_rows(const Breakdown& b) {
+    return {{"compute", b.compute_s},         {"memory_bound", b.memory_bound_s},
+            {"recompute", b.recompute_s},     {"kernel_overhead", b.overhead_s},
+            {"tp_comm", b.tp_comm_s},         {"cp_comm", b.cp_comm_s},
+            {"ep_comm", b.ep_comm_s},         {"pp_bubble", b.pp_bubble_s},
+            {"pp_p2p", b.pp_p2p_s},           {"dp_comm", b.dp_comm_s},
+            {"optimizer", b.optimizer_s}};
+}
+
+std::vector<std::pair<const char*, double>> memory_rows(const Memory& m) {
+    return {{"weights", m.weights_bytes},         {"gradients", m.gradients_bytes},
+            {"optimizer", m.optimizer_bytes},     {"activations", m.activations_bytes},
+            {"logits", m.logits_bytes},           {"buffers", m.buffers_bytes}};
+}
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+}  // namespace
+
+std::string memory_verdict(const Job& job, const Memory& m) {
+    if (m.fits) return "";
+    auto rows = memory_rows(m);
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const ParallelPlan& p = job.plan;
+    std::string out = fmt::format("does not fit: {} needed on pipeline rank {} but {} usable; largest: ",
+                                  gib(m.peak_bytes), m.worst_stage, gib(m.capacity_bytes));
+    for (size_t i = 0; i < 3 && i < rows.size(); ++i)
+        out += fmt::format("{}{} {}", i ? ", " : "", rows[i].first, gib(rows[i].second));
+    const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
+    if (states > m.capacity_bytes) {
+        out += fmt::format(". Weights, gradients and optimizer state alone take {}: shard them further "
+                           "(tp*pp = {} now, zero = {}).", gib(states), p.tp * p.pp, p.zero);
+    } else if (m.activations_bytes > 0.3 * m.peak_bytes) {
+        out += ". Activations dominate: recompute, a smaller micro-batch, or more tp/cp.";
+    }
+    return out;
+}
+
+std::string estimate_table(const Job& job, const Estimate& e) {
+    const ParallelPlan& p = job.plan;
+    std::string out;
+    out += fmt::format("job        {}  ({})\n", job.name, job.source);
+    out += fmt::format("model      {}: {} layers, hidden {}, {} heads ({} kv), ffn {}, vocab {}{}\n",
+                       job.model.name, job.model.layers, job.model.hidden, job.model.heads,
+                       job.model.kv_heads, job.model.ffn, job.model.vocab,
+                       job.model.is_moe() ? fmt::format(", {} experts top-{}", job.model.experts,
+                                                        job.model.experts_per_token)
+                                          : std::string());
+    out += fmt::format("cluster    {} x {} ({} per node)\n", job.cluster.num_gpus, job.cluster.gpu.name,
+                       job.cluster.gpus_per_node);
+    out += fmt::format("plan       tp {} pp {} dp {} cp {} ep {} vpp {} zero {} sp {} recompute {}; "
+                       "{} micro-batches of {} x {} tokens\n",
+                       p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp, p.zero, p.sequence_parallel ? "on" : "off",
+                       to_string(p.recompute), e.micro_batches, job.training.micro_batch,
+                       job.training.seq_length);
+    out += "\n";
+    out += fmt::format("step time            {:10.4f} s\n", e.step_time_s);
+    out += fmt::format("tokens/s per GPU     {:10.1f}\n", e.tokens_per_s_per_gpu);
+    out += fmt::format("MFU                  {:10.1f} %   ({:.1f} model TFLOP/s per GPU)\n", 100 * e.mfu,
+                       e.model_tflops_per_gpu);
+    out += fmt::format("HFU                  {:10.1f} %   ({:.1f} hardware TFLOP/s per GPU)\n", 100 * e.hfu,
+                       e.hardware_tflops_per_gpu);
+    out += "\nwhere the step goes\n";
+    for (const auto& [name, s] : breakdown_rows(e.breakdown)) {
+        if (s <= 0) continue;
+        out += fmt::format("  {:<18} {:10.4f} s  {:5.1f} %\n", name, s, 100 * s / e.step_time_s);
+    }
+    const Memory& m = e.memory;
+    out += fmt::format("\nmemory per GPU (pipeline rank {})\n", m.worst_stage);
+    for (const auto& [name, b] : memory_rows(m)) out += fmt::format("  {:<18} {:>10}\n", name, gib(b));
+    out += fmt::format("  {:<18} {:>10} of {} usable: {}\n", "peak", gib(m.peak_bytes), gib(m.capacity_bytes),
+                       m.fits ? "fits" : "DOES NOT FIT");
+    if (!m.fits) out += "  " + memory_verdict(job, m) + "\n";
+    return out;
+}
+
+nlohmann::json estimate_json(const Job& job, const Estimate& e) {
+    nlohmann::json j;
+    j["job"] = job.name;
+    j["step_time_s"] = e.step_time_s;
+    j["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
+    j["mfu"] = e.mfu;
+    j["hfu"] = e.hfu;
+    j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;
+    j["hardware_tflops_per_gpu"] = e.hardware_tflops_per_gpu;
+    j["model_flops_per_step"] = e.model_flops_per_step;
+    j["hardware_flops_per_step"] = e.hardware_flops_per_step;
+    j["tokens_per_step"] = e.tokens_per_step;
+    j["micro_batches"] = e.micro_batches;
+    j["bubble_fraction"] = e.bubble_fraction;
+    nlohmann::json b = nlohmann::json::object();
+    for (const auto& [name, s] : breakdown_rows(e.breakdown)) b[name] = s;
+    j["breakdown"] = b;
+    const Memory& m = e.memory;
+    nlohmann::json mem;
+    for (const auto& [name, v] : memory_rows(m)) mem[std::string(name) + "_bytes"] = v;
+    mem["peak_bytes"] = m.peak_bytes;
+    mem["capacity_bytes"] = m.capacity_bytes;
+    mem["fits"] = m.fits;
+    mem["worst_stage"] = m.worst_stage;
+    if (!m.fits) mem["verdict"] = memory_verdict(job, m);
+    j["memory"] = mem;
+    return j;
+}
+
+}  // namespace lostflops

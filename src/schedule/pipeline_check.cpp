@@ -1,0 +1,50 @@
+// Precondition checks for pipeline schedules. The interleaved schedule needs
+// m % p == 0: Megatron-LM, megatron/core/pipeline_parallel/schedules.py
+// (get_forward_backward_func asserts it for virtual pipeline parallelism).
+#include "schedule/pipeline_detail.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace lostflops::schedule_detail {
+
+void check_pipeline_shape(int stages, int chunks, int micro_batches) {
+    if (stages < 1) throw std::invalid_argument("pipeline: stages must be >= 1");
+    if (chunks < 1) throw std::invalid_argument("pipeline: chunks must be >= 1");
+    if (micro_batches < 1) throw std::invalid_argument("pipeline: micro_batches must be >= 1");
+    if (chunks > 1 && micro_batches % stages != 0) {
+        throw std::invalid_argument("pipeline: interleaved schedule (chunks = " +
+                                    std::to_string(chunks) + ") needs micro_batches (" +
+                                    std::to_string(micro_batches) +
+                                    ") divisible by stages (" + std::to_string(stages) + ")");
+    }
+    // 2*m*v ops per rank and m*p*v (micro-batch, stage) cells must fit an int.
+    const long long cells = 2LL * stages * chunks * micro_batches;
+    if (cells > 1'000'000'000LL) throw std::invalid_argument("pipeline: p*v*m too large");
+}
+
+void check_pipeline_sizes(const PipelineInput& in) {
+    check_pipeline_shape(in.stages, in.chunks, in.micro_batches);
+    const auto n = static_cast<std::size_t>(in.stages) * static_cast<std::size_t>(in.chunks);
+    if (in.fwd_s.size() != n || in.bwd_s.size() != n) {
+        throw std::invalid_argument("pipeline: fwd_s and bwd_s must have stages*chunks = " +
+                                    std::to_string(n) + " entries");
+    }
+}
+
+void check_pipeline_input(const PipelineInput& in) {
+    check_pipeline_sizes(in);
+    const auto n = in.fwd_s.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(in.fwd_s[i]) || in.fwd_s[i] < 0 || !std::isfinite(in.bwd_s[i]) ||
+            in.bwd_s[i] < 0) {
+            throw std::invalid_argument("pipeline: stage times must be finite and >= 0");
+        }
+    }
+    if (!std::isfinite(in.p2p_s) || in.p2p_s < 0) {
+        throw std::invalid_argument("pipeline: p2p_s must be finite and >= 0");
+    }
+}
+
+}  // namespace lostflops::schedule_detail

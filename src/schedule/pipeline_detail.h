@@ -1,0 +1,46 @@
+// Internals shared by the pipeline order, closed form and simulation.
+//
+// Precondition violations are programming errors of the caller (the job's validation turns
+// bad plans into InputError first), so they throw std::invalid_argument.
+#pragma once
+
+#include "lostflops/pipeline.h"
+
+namespace lostflops::schedule_detail {
+
+// Throws std::invalid_argument naming the broken precondition. O(p*v), no allocation
+// unless it throws.
+void check_pipeline_input(const PipelineInput& in);
+
+// Checks p, v, m and the vector sizes, not the values. O(1).
+void check_pipeline_sizes(const PipelineInput& in);
+
+// Checks p, v, m alone (used by the per-rank order functions).
+void check_pipeline_shape(int stages, int chunks, int micro_batches);
+
+// The i-th op of a rank whose warm-up has `warmup` forwards, with total = m * v
+// virtual micro-steps per direction; see pipeline_order.cpp for the source.
+// No checks: callers validated the shape.
+inline PipelineOp rank_op_unchecked(int stages, int chunks, int total, int warmup, int i) {
+    const int steady = total - warmup;
+    PipelineOp op;
+    int k = 0;  // virtual micro-step in its direction
+    if (i < warmup) {
+        k = i;
+    } else if (i < warmup + 2 * steady) {
+        const int d = i - warmup;
+        op.forward = (d % 2 == 0);
+        k = op.forward ? warmup + d / 2 : d / 2;
+    } else {
+        op.forward = false;
+        k = steady + (i - warmup - 2 * steady);
+    }
+    const int group_size = stages * chunks;
+    const int in_group = k % group_size;
+    op.chunk = in_group / stages;
+    op.micro_batch = (k / group_size) * stages + in_group % stages;
+    if (!op.forward) op.chunk = chunks - 1 - op.chunk;
+    return op;
+}
+
+}  // namespace lostflops::schedule_detail

@@ -1,0 +1,29 @@
+// Printable names of the spec enums (the same words the job file uses).
+#include "lostflops/calibration.h"
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+const char* to_string(Precision p) {
+    switch (p) {
+        case Precision::fp16: return "fp16";
+        case Precision::bf16: return "bf16";
+        case Precision::fp8: return "fp8";
+    }
+    return "?";
+}
+
+const char* to_string(Recompute r) {
+    switch (r) {
+        case Recompute::none: return "none";
+        case Recompute::selective: return "selective";
+        case Recompute::full: return "full";
+    }
+    return "?";
+}
+
+const char* to_string(MlpKind k) { return k == MlpKind::gated ? "gated" : "gelu"; }
+
+const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
+
+}  // namespace lostflops

@@ -1,0 +1,84 @@
+// Plan consistency checks. The rules follow Megatron-LM's argument checks
+// (megatron/training/arguments.py): heads and query groups divisible by TP,
+// GPUs by TP*PP*CP, global batch by DP*micro-batch, layers by PP*VPP, and the
+// interleaved schedule's micro-batch count divisible by PP.
+#include "spec/validate.h"
+
+#include <fmt/format.h>
+
+#include "lostflops/error.h"
+
+namespace lostflops {
+
+namespace {
+
+[[noreturn]] void fail(const Job& job, const std::string& key, const std::string& msg) {
+    throw InputError(job.source, key, msg);
+}
+
+}  // namespace
+
+void validate_job(const Job& job) {
+    const Model& m = job.model;
+    const Cluster& c = job.cluster;
+    const Training& t = job.training;
+    const ParallelPlan& p = job.plan;
+
+    if (m.hidden % m.heads != 0)
+        fail(job, "model.hidden_size",
+             fmt::format("{} is not divisible by num_attention_heads {}", m.hidden, m.heads));
+    if (m.heads % m.kv_heads != 0)
+        fail(job, "model.num_key_value_heads",
+             fmt::format("num_attention_heads {} is not divisible by {}", m.heads, m.kv_heads));
+    if (m.heads % p.tp != 0)
+        fail(job, "parallel.tp",
+             fmt::format("num_attention_heads {} is not divisible by tp {}", m.heads, p.tp));
+    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+        fail(job, "parallel.tp",
+             fmt::format("num_key_value_heads {} and tp {}: one must divide the other", m.kv_heads, p.tp));
+    if (m.ffn % p.tp != 0)
+        fail(job, "parallel.tp",
+             fmt::format("intermediate_size {} is not divisible by tp {}", m.ffn, p.tp));
+    if (m.vocab < p.tp)
+        fail(job, "parallel.tp", "tp is larger than the vocabulary");
+    if (c.num_gpus % c.gpus_per_node != 0 && c.num_gpus > c.gpus_per_node)
+        fail(job, "cluster.num_gpus",
+             fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node));
+    const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
+    if (c.num_gpus % model_par != 0)
+        fail(job, "cluster.num_gpus",
+             fmt::format("{} GPUs are not divisible by tp*pp*cp = {}", c.num_gpus, model_par));
+    if (static_cast<int64_t>(p.dp) * model_par != c.num_gpus)
+        fail(job, "parallel.dp",
+             fmt::format("dp {} disagrees with num_gpus/(tp*pp*cp) = {}", p.dp, c.num_gpus / model_par));
+    if (t.global_batch % (static_cast<int64_t>(p.dp) * t.micro_batch) != 0)
+        fail(job, "training.global_batch_size",
+             fmt::format("{} is not divisible by dp*micro_batch_size = {}*{}", t.global_batch, p.dp,
+                         t.micro_batch));
+    if (m.layers % (p.pp * p.vpp) != 0)
+        fail(job, "parallel.pp",
+             fmt::format("num_hidden_layers {} is not divisible by pp*vpp = {}*{}", m.layers, p.pp, p.vpp));
+    if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1");
+    if (p.vpp > 1 && p.micro_batches(t) % p.pp != 0)
+        fail(job, "parallel.vpp",
+             fmt::format("the interleaved schedule needs micro-batches per step ({}) divisible by pp {}",
+                         p.micro_batches(t), p.pp));
+    if (p.cp > 1 && t.seq_length % (2 * p.cp) != 0)
+        fail(job, "parallel.cp",
+             fmt::format("seq_length {} is not divisible by 2*cp = {}", t.seq_length, 2 * p.cp));
+    if (p.ep > 1 && !m.is_moe()) fail(job, "parallel.ep", "ep > 1 needs a mixture-of-experts model");
+    if (m.is_moe()) {
+        if (m.experts % p.ep != 0)
+            fail(job, "parallel.ep",
+                 fmt::format("num_local_experts {} is not divisible by ep {}", m.experts, p.ep));
+        if ((static_cast<int64_t>(p.dp) * p.cp) % p.ep != 0)
+            fail(job, "parallel.ep", fmt::format("ep {} must divide dp*cp = {}", p.ep, p.dp * p.cp));
+        if (m.experts_per_token > m.experts)
+            fail(job, "model.num_experts_per_tok", "larger than num_local_experts");
+    }
+    if (c.gpu.peak_tflops(t.precision) <= 0)
+        fail(job, "training.precision",
+             fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));
+}
+
+}  // namespace lostflops

@@ -1,0 +1,51 @@
+// Strict, typed access to one section of a YAML document.
+//
+// Every getter names the file and the dotted key in its InputError, checks the
+// type and the allowed range, and records the key as used; finish() rejects
+// keys nobody asked for, so a typo never silently keeps a default.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace lostflops {
+
+class YamlSection {
+public:
+    // node may be undefined/null (an absent section): then every key is absent.
+    YamlSection(YAML::Node node, std::string file, std::string prefix);
+
+    bool has(const std::string& key) const;
+    YAML::Node raw(const std::string& key);  // marks the key used
+
+    std::optional<int64_t> int_opt(const std::string& key, int64_t min, int64_t max);
+    int64_t int_req(const std::string& key, int64_t min, int64_t max);
+    int64_t int_or(const std::string& key, int64_t fallback, int64_t min, int64_t max);
+    std::optional<double> num_opt(const std::string& key, double min, double max);
+    double num_req(const std::string& key, double min, double max);
+    double num_or(const std::string& key, double fallback, double min, double max);
+    bool bool_or(const std::string& key, bool fallback);
+    std::optional<std::string> str_opt(const std::string& key);
+    // One of `allowed` (case-sensitive); the error lists them.
+    std::optional<std::string> choice_opt(const std::string& key,
+                                          const std::vector<std::string>& allowed);
+
+    // Keys present but never read are an error, except those in `tolerated`.
+    void finish(const std::set<std::string>& tolerated = {}) const;
+
+    std::string key_path(const std::string& key) const;
+    const std::string& file() const { return file_; }
+
+private:
+    YAML::Node node_;
+    std::string file_;
+    std::string prefix_;
+    std::set<std::string> used_;
+};
+
+}  // namespace lostflops

@@ -1,0 +1,78 @@
+// Measured vs predicted step breakdown and MFU (definitions in
+// include/lostflops/trace_compare.h; MFU as in DESIGN.md, after PaLM,
+// Chowdhery et al. 2022, appendix B).
+#include "lostflops/trace_compare.h"
+
+#include <algorithm>
+
+#include "lostflops/error.h"
+
+namespace lostflops::trace {
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const Estimate& est,
+                                    int num_gpus, double peak_flops_per_gpu,
+                                    const std::string& job_source) {
+    if (ranks.empty()) throw InputError(job_source, "", "no trace ranks to compare with");
+    if (!(peak_flops_per_gpu > 0) || num_gpus <= 0) {
+        throw InputError(job_source, "cluster.gpu", "peak FLOP/s and GPU count must be positive");
+    }
+    JobComparison c;
+    std::vector<double> steps_us;
+    bool all_steps = true;
+    for (const auto& r : ranks) {
+        if (r.mean_step_us > 0) steps_us.push_back(r.mean_step_us);
+        else all_steps = false;
+    }
+    if (!all_steps || steps_us.empty()) {
+        steps_us.clear();
+        for (const auto& r : ranks) steps_us.push_back(r.kernel_span_us);
+        c.step_source = "kernel span";
+    } else {
+        c.step_source = "ProfilerStep";
+    }
+    c.measured_step_s = median(steps_us) * 1e-6;
+    c.predicted_step_s = est.step_time_s;
+    c.predicted_mfu = est.mfu;
+    if (c.measured_step_s > 0) {
+        c.measured_mfu = est.model_flops_per_step /
+                         (c.measured_step_s * static_cast<double>(num_gpus) * peak_flops_per_gpu);
+    }
+    double matmul = 0, other = 0, comm = 0, idle = 0;
+    int n = 0;
+    for (const auto& r : ranks) {
+        if (!(r.kernel_span_us > 0)) continue;
+        const double span = r.kernel_span_us;
+        matmul += r.matmul_us / span;
+        other += (r.compute_us - r.matmul_us + r.exposed_memory_us) / span;
+        comm += r.exposed_comm_us / span;
+        idle += r.idle_us / span;
+        ++n;
+    }
+    if (n > 0) {
+        matmul /= n;
+        other /= n;
+        comm /= n;
+        idle /= n;
+    }
+    const auto& b = est.breakdown;
+    const double step = c.measured_step_s;
+    c.walls = {
+        {"compute (GEMM, attention)", matmul * step, b.compute_s + b.recompute_s},
+        {"memory-bound (elementwise, norms, copies)", other * step, b.memory_bound_s + b.optimizer_s},
+        {"communication (exposed)", comm * step,
+         b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_p2p_s + b.dp_comm_s},
+        {"idle (bubble, overhead)", idle * step, b.pp_bubble_s + b.overhead_s},
+    };
+    return c;
+}
+
+}  // namespace lostflops::trace

@@ -1,0 +1,31 @@
+// Field extractor for one Chrome-trace event object (already cut out of the
+// stream): a hand-written strict JSON parser (RFC 8259) that keeps only the
+// fields the analysis needs and validates and skips the rest.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lostflops::trace::detail {
+
+struct EventFields {
+    std::string_view ph, cat, name, collective;  // views into the event or the buffers below
+    bool has_cat = false;
+    bool has_ts = false;       // "ts" is a number
+    bool ts_fractional = false;  // written with a fraction or exponent, or missing/null
+    double ts = 0;
+    bool has_dur = false;
+    double dur = 0;
+    bool has_stream = false;   // args.stream present
+    int64_t stream = -1;       // -1 when absent or not an integer (HTA's rule)
+    int64_t correlation = -1;  // args.correlation, -1 when absent
+    int control_chars = 0;     // raw control characters found inside strings
+    std::string name_buf, cat_buf, coll_buf, ph_buf;  // unescaped copies when needed
+};
+
+// Parses [p, end) as one JSON object. Returns false and sets `error` (with the
+// offset inside the event) when it is not valid JSON.
+bool parse_event(const char* p, const char* end, EventFields& out, std::string& error);
+
+}  // namespace lostflops::trace::detail

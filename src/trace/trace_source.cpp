@@ -1,0 +1,125 @@
+// Byte sources of the trace reader. gzip (RFC 1952) through zlib: gzread for
+// files (it also reads plain files unchanged), inflate with a gzip header
+// (windowBits 16 + MAX_WBITS, zlib manual) for bytes in memory.
+#include "trace/trace_source.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "lostflops/error.h"
+
+namespace lostflops::trace::detail {
+namespace {
+
+class GzFileSource : public ByteSource {
+public:
+    explicit GzFileSource(const std::string& path) : path_(path) {
+        file_ = gzopen(path.c_str(), "rb");
+        if (file_ == nullptr) {
+            throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+        }
+        gzbuffer(file_, 1 << 18);
+    }
+    ~GzFileSource() override {
+        if (file_ != nullptr) gzclose(file_);
+    }
+    GzFileSource(const GzFileSource&) = delete;
+    GzFileSource& operator=(const GzFileSource&) = delete;
+
+    std::size_t read(char* dst, std::size_t n) override {
+        if (done_) return 0;
+        const unsigned ask = static_cast<unsigned>(std::min<std::size_t>(n, INT_MAX / 2));
+        const int got = gzread(file_, dst, ask);
+        if (got > 0) return static_cast<std::size_t>(got);
+        int code = Z_OK;
+        const char* msg = gzerror(file_, &code);
+        done_ = true;
+        if (got == 0 && (code == Z_OK || code == Z_STREAM_END)) return 0;
+        if (code == Z_BUF_ERROR) {  // "unexpected end of file": stream cut short
+            cut_short_ = true;
+            return 0;
+        }
+        throw InputError(path_, "", std::string("cannot decompress: ") + (msg ? msg : "read error"));
+    }
+    bool cut_short() const override { return cut_short_; }
+
+private:
+    std::string path_;
+    gzFile file_ = nullptr;
+    bool done_ = false;
+    bool cut_short_ = false;
+};
+
+class PlainMemorySource : public ByteSource {
+public:
+    explicit PlainMemorySource(std::string_view bytes) : bytes_(bytes) {}
+    std::size_t read(char* dst, std::size_t n) override {
+        const std::size_t k = std::min(n, bytes_.size() - pos_);
+        if (k > 0) std::memcpy(dst, bytes_.data() + pos_, k);
+        pos_ += k;
+        return k;
+    }
+
+private:
+    std::string_view bytes_;
+    std::size_t pos_ = 0;
+};
+
+class GzMemorySource : public ByteSource {
+public:
+    GzMemorySource(std::string_view bytes, const std::string& source) : source_(source) {
+        std::memset(&zs_, 0, sizeof zs_);
+        if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) {
+            throw InputError(source, "", "cannot start gzip decompression");
+        }
+        zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+        zs_.avail_in = static_cast<uInt>(std::min<std::size_t>(bytes.size(), UINT_MAX));
+    }
+    ~GzMemorySource() override { inflateEnd(&zs_); }
+    GzMemorySource(const GzMemorySource&) = delete;
+    GzMemorySource& operator=(const GzMemorySource&) = delete;
+
+    std::size_t read(char* dst, std::size_t n) override {
+        if (done_) return 0;
+        zs_.next_out = reinterpret_cast<Bytef*>(dst);
+        zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, UINT_MAX));
+        const int rc = inflate(&zs_, Z_NO_FLUSH);
+        const std::size_t got = n - zs_.avail_out;
+        if (rc == Z_STREAM_END) {
+            done_ = true;
+        } else if (rc == Z_BUF_ERROR || (rc == Z_OK && got == 0 && zs_.avail_in == 0)) {
+            done_ = true;
+            cut_short_ = true;
+        } else if (rc != Z_OK) {
+            done_ = true;
+            throw InputError(source_, "", std::string("cannot decompress: ") +
+                                              (zs_.msg ? zs_.msg : "corrupt gzip data"));
+        }
+        return got;
+    }
+    bool cut_short() const override { return cut_short_; }
+
+private:
+    std::string source_;
+    z_stream zs_;
+    bool done_ = false;
+    bool cut_short_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
+    return std::make_unique<GzFileSource>(path);
+}
+
+std::unique_ptr<ByteSource> memory_source(std::string_view bytes, const std::string& source) {
+    const bool gz = bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+                    static_cast<unsigned char>(bytes[1]) == 0x8b;
+    if (gz) return std::make_unique<GzMemorySource>(bytes, source);
+    return std::make_unique<PlainMemorySource>(bytes);
+}
+
+}  // namespace lostflops::trace::detail

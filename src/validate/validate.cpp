@@ -1,0 +1,112 @@
+// Published-run validation: predict each run of the table and report the
+// error of tokens/s per GPU, the one throughput figure that needs no FLOP
+// convention, and the mean absolute percentage error.
+#include "lostflops/validate.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "lostflops/error.h"
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "spec/text_input.h"
+
+namespace lostflops {
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& source) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string field;
+    bool quoted = false, field_started = false;
+    size_t line = 1;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"') {
+                if (i + 1 < text.size() && text[i + 1] == '"') {
+                    field += '"';
+                    ++i;
+                } else {
+                    quoted = false;
+                }
+            } else {
+                if (c == '\n') ++line;
+                field += c;
+            }
+            continue;
+        }
+        if (c == '"' && !field_started) {
+            quoted = true;
+            field_started = true;
+        } else if (c == ',') {
+            row.push_back(field);
+            field.clear();
+            field_started = false;
+        } else if (c == '\n' || c == '\r') {
+            if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+            row.push_back(field);
+            field.clear();
+            field_started = false;
+            if (!(row.size() == 1 && row[0].empty())) rows.push_back(row);
+            row.clear();
+            ++line;
+        } else {
+            field += c;
+            field_started = true;
+        }
+    }
+    if (quoted) throw InputError(source, fmt::format("line {}", line), "unterminated quoted field");
+    if (field_started || !row.empty()) {
+        row.push_back(field);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+ValidationResult validate_table(const std::string& csv_path, const Calibration& cal) {
+    const auto rows = parse_csv(read_text_file(csv_path), csv_path);
+    if (rows.size() < 2) throw InputError(csv_path, "", "expected a header row and at least one run");
+    const auto& header = rows[0];
+    auto column = [&](const std::string& name) -> size_t {
+        for (size_t i = 0; i < header.size(); ++i)
+            if (header[i] == name) return i;
+        throw InputError(csv_path, "line 1", "missing column '" + name + "'");
+    };
+    const size_t c_name = column("name");
+    const size_t c_tps = column("tokens_per_s_per_gpu");
+    const auto dir = std::filesystem::path(csv_path).parent_path() / "runs";
+    ValidationResult out;
+    double sum_abs = 0;
+    for (size_t r = 1; r < rows.size(); ++r) {
+        const auto& row = rows[r];
+        const std::string where = fmt::format("line {}", r + 1);
+        if (row.size() != header.size())
+            throw InputError(csv_path, where, fmt::format("{} fields; the header has {}", row.size(), header.size()));
+        ValidationRow v;
+        v.name = row[c_name];
+        char* end = nullptr;
+        v.published_tokens_per_s_per_gpu = std::strtod(row[c_tps].c_str(), &end);
+        if (row[c_tps].empty() || *end != '\0' || !(v.published_tokens_per_s_per_gpu > 0))
+            throw InputError(csv_path, where + ": tokens_per_s_per_gpu", "expected a positive number");
+        std::filesystem::path job_path = dir / (v.name + ".json");
+        if (!std::filesystem::exists(job_path)) job_path = dir / (v.name + ".yaml");
+        const Job job = load_job(job_path.string());
+        const Estimate e = estimate(job, cal);
+        v.gpu = job.cluster.gpu.name;
+        v.num_gpus = job.cluster.num_gpus;
+        v.predicted_tokens_per_s_per_gpu = e.tokens_per_s_per_gpu;
+        v.error_pct = 100.0 * (e.tokens_per_s_per_gpu - v.published_tokens_per_s_per_gpu) /
+                      v.published_tokens_per_s_per_gpu;
+        v.mfu = e.mfu;
+        v.fits = e.memory.fits;
+        sum_abs += std::fabs(v.error_pct);
+        out.max_abs_error_pct = std::max(out.max_abs_error_pct, std::fabs(v.error_pct));
+        out.rows.push_back(v);
+    }
+    out.mape_pct = sum_abs / static_cast<double>(out.rows.size());
+    return out;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,72 @@
+// The operators of one transformer layer for one micro-batch on one GPU, under
+// a parallel plan: GEMM shapes, attention work, bytes of memory-bound kernels,
+// kernel counts and the traffic of each parallel dimension. Pure shapes and
+// bytes; src/estimate turns them into time with src/cost.
+#pragma once
+
+#include <array>
+
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+struct GemmShape {
+    double m = 0, n = 0, k = 0;
+    double count = 1;  // identical GEMMs (e.g. local experts)
+};
+
+struct LayerWork {
+    // Forward GEMMs with weights; backward runs two GEMMs (data and weight
+    // gradient) of the same FLOPs for each.
+    std::array<GemmShape, 6> gemms{};
+    int gemm_count = 0;
+
+    // Attention core (scores + values), forward FLOPs actually executed on this
+    // GPU. Flash attention skips masked blocks, so causal halves it.
+    double attention_flops_fwd = 0;
+    // Unfused attention (Megatron-LM 2021): two batched GEMMs + softmax/dropout.
+    bool unfused = false;
+    GemmShape scores{}, values{};
+
+    // Memory-bound kernels: bytes read + written, and kernel launches.
+    double mem_bytes_fwd = 0, mem_bytes_bwd = 0;
+    double kernels_fwd = 0, kernels_bwd = 0;
+    // Part of the forward memory-bound traffic redone by selective recompute.
+    double mem_bytes_attention_fwd = 0;
+
+    // Tensor parallel: collectives per layer in forward (backward mirrors).
+    double tp_bytes = 0;         // activation size each collective moves
+    int tp_collectives_fwd = 0;  // all-reduces (no SP) or AG+RS pairs counted as 2
+    bool tp_sequence_parallel = false;
+
+    // Context parallel: K/V bytes each rank passes around the ring per layer.
+    double cp_bytes_fwd = 0;
+    // Expert parallel: bytes each rank sends per all-to-all, all-to-alls in fwd.
+    double ep_bytes = 0;
+    int ep_alltoalls_fwd = 0;
+
+    // Activation memory stored for backward, bytes (Korthikanti et al. 2022).
+    double activation_bytes = 0;        // with the plan's recompute mode
+    double activation_bytes_full = 0;   // no recompute (working set of one layer)
+    double checkpoint_bytes = 0;        // layer input kept by full recompute
+
+    // Weights of the layer on this GPU (parameters, not bytes).
+    double params = 0;
+};
+
+LayerWork layer_work(const Model& m, const Training& t, const ParallelPlan& p);
+
+// The output layer (logits + cross-entropy) and input embedding for one
+// micro-batch on one GPU.
+struct HeadWork {
+    GemmShape logits{};
+    double loss_bytes_fwd = 0, loss_bytes_bwd = 0;  // vocab-parallel cross-entropy
+    double embed_bytes_fwd = 0, embed_bytes_bwd = 0;
+    double logits_memory_bytes = 0;                 // logits kept for the loss backward
+    double tp_bytes = 0;                            // SP gather before logits
+    double embedding_params = 0;                    // V*h/t
+};
+
+HeadWork head_work(const Model& m, const Training& t, const ParallelPlan& p);
+
+}  // namespace lostflops

@@ -1,0 +1,221 @@
+// Calibration profile I/O: defaults, overlay, round trip, and each class of
+// bad input named in the error (file, key or line).
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "calibrate/calibrate_test_util.h"
+#include "lostflops/calibration.h"
+#include "lostflops/error.h"
+
+namespace lostflops {
+namespace {
+
+using test::TempFile;
+
+void expect_same(const Calibration& a, const Calibration& b) {
+    for (auto dev : {&Calibration::ampere, &Calibration::hopper}) {
+        EXPECT_EQ((a.*dev).gemm_max, (b.*dev).gemm_max);
+        EXPECT_EQ((a.*dev).attention_fwd, (b.*dev).attention_fwd);
+        EXPECT_EQ((a.*dev).attention_bwd, (b.*dev).attention_bwd);
+        EXPECT_EQ((a.*dev).memory_bound, (b.*dev).memory_bound);
+    }
+    EXPECT_EQ(a.gemm_k_half, b.gemm_k_half);
+    EXPECT_EQ(a.kernel_overhead_us, b.kernel_overhead_us);
+    EXPECT_EQ(a.collective_launch_us, b.collective_launch_us);
+    EXPECT_EQ(a.bus_eff_intra, b.bus_eff_intra);
+    EXPECT_EQ(a.bus_eff_inter, b.bus_eff_inter);
+    EXPECT_EQ(a.p2p_eff, b.p2p_eff);
+    EXPECT_EQ(a.dp_overlap, b.dp_overlap);
+    EXPECT_EQ(a.optimizer_bytes_per_param, b.optimizer_bytes_per_param);
+    EXPECT_EQ(a.memory_usable_fraction, b.memory_usable_fraction);
+    EXPECT_EQ(a.memory_reserved_bytes, b.memory_reserved_bytes);
+    ASSERT_EQ(a.nccl.size(), b.nccl.size());
+    for (std::size_t i = 0; i < a.nccl.size(); ++i) {
+        EXPECT_EQ(a.nccl[i].op, b.nccl[i].op);
+        EXPECT_EQ(a.nccl[i].scope, b.nccl[i].scope);
+        EXPECT_EQ(a.nccl[i].ranks, b.nccl[i].ranks);
+        ASSERT_EQ(a.nccl[i].points.size(), b.nccl[i].points.size());
+        for (std::size_t j = 0; j < a.nccl[i].points.size(); ++j) {
+            EXPECT_EQ(a.nccl[i].points[j].bytes, b.nccl[i].points[j].bytes);
+            EXPECT_EQ(a.nccl[i].points[j].busbw_GBps, b.nccl[i].points[j].busbw_GBps);
+            EXPECT_EQ(a.nccl[i].points[j].time_us, b.nccl[i].points[j].time_us);
+        }
+    }
+}
+
+// The InputError thrown by parsing `text`, or a failure if none is thrown.
+std::string error_of(const std::string& text) {
+    try {
+        parse_calibration_text(text, "bad.yaml");
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.file(), "bad.yaml");
+        return e.what();
+    }
+    ADD_FAILURE() << "no InputError for:\n" << text;
+    return "";
+}
+
+TEST(CalibrationIo, DefaultsAreTheEmbeddedFile) {
+    const std::string path = std::string(LOSTFLOPS_SOURCE_DIR) + "/data/calibration/default.yaml";
+    Calibration from_file = overlay_calibration(Calibration{}, test::read_text(path), path);
+    Calibration builtin = default_calibration();
+    expect_same(builtin, from_file);
+    EXPECT_EQ(builtin.source, "<builtin>");
+}
+
+TEST(CalibrationIo, DefaultsAreInRange) {
+    const Calibration c = default_calibration();
+    for (const DeviceFactors* d : {&c.ampere, &c.hopper})
+        for (double f : {d->gemm_max, d->attention_fwd, d->attention_bwd, d->memory_bound}) {
+            EXPECT_GT(f, 0);
+            EXPECT_LE(f, 1);
+        }
+    for (double f : {c.bus_eff_intra, c.bus_eff_inter, c.p2p_eff, c.memory_usable_fraction}) {
+        EXPECT_GT(f, 0);
+        EXPECT_LE(f, 1);
+    }
+    EXPECT_GE(c.memory_reserved_bytes, 0);
+}
+
+TEST(CalibrationIo, DefaultsAreSafeFromManyThreads) {
+    std::vector<std::thread> threads;
+    std::vector<double> got(4, 0);
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&got, i] { got[i] = default_calibration().hopper.gemm_max; });
+    for (auto& t : threads) t.join();
+    for (double g : got) EXPECT_EQ(g, default_calibration().hopper.gemm_max);
+}
+
+TEST(CalibrationIo, FileOverlaysOnlyItsKeys) {
+    const Calibration d = default_calibration();
+    const double gemm = d.hopper.gemm_max == 0.5 ? 0.55 : 0.5;
+    const double p2p = d.p2p_eff == 0.6 ? 0.65 : 0.6;
+    TempFile f("overlay.yaml", "hopper:\n  gemm_max: " + std::to_string(gemm) +
+                                   "\np2p_eff: " + std::to_string(p2p) + "\n");
+    Calibration c = load_calibration(f.path());
+    EXPECT_EQ(c.source, f.path());
+    EXPECT_DOUBLE_EQ(c.hopper.gemm_max, gemm);
+    EXPECT_DOUBLE_EQ(c.p2p_eff, p2p);
+    EXPECT_EQ(c.hopper.attention_fwd, d.hopper.attention_fwd);
+    EXPECT_EQ(c.ampere.gemm_max, d.ampere.gemm_max);
+    EXPECT_EQ(c.kernel_overhead_us, d.kernel_overhead_us);
+    EXPECT_TRUE(c.nccl.empty());
+}
+
+Calibration unusual_calibration() {
+    Calibration c = default_calibration();
+    c.ampere.gemm_max = 0.731;
+    c.hopper.attention_bwd = 1.0 / 3.0;
+    c.gemm_k_half = 96.5;
+    c.kernel_overhead_us = 3.25;
+    c.dp_overlap = 0;
+    c.memory_reserved_bytes = 3.1e9 + 7;
+    BusBwCurve ar{Collective::all_reduce, LinkScope::intra_node, 8, {}};
+    ar.points = {{8, 0.000777, 18.0}, {1048576, 75.5123456789, 24.3}, {1073741824, 341.03, 5509.93}};
+    BusBwCurve a2a{Collective::all_to_all, LinkScope::inter_node, 64, {{4096, 0.1, 70}, {8e9, 40.25, 1e6 / 3}}};
+    c.nccl = {ar, a2a};
+    return c;
+}
+
+TEST(CalibrationIo, RoundTripsThroughYaml) {
+    const Calibration c = unusual_calibration();
+    const std::string yaml = calibration_to_yaml(c);
+    expect_same(parse_calibration_text(yaml, "roundtrip.yaml"), c);
+    TempFile f("roundtrip.yaml", yaml);
+    expect_same(load_calibration(f.path()), c);
+    // Every key is written, so the text does not depend on the defaults.
+    expect_same(overlay_calibration(Calibration{}, yaml, "x"), c);
+}
+
+TEST(CalibrationIo, DefaultRoundTrips) {
+    const Calibration d = default_calibration();
+    expect_same(parse_calibration_text(calibration_to_yaml(d), "d.yaml"), d);
+}
+
+TEST(CalibrationIo, PointWithoutTimeGetsTimeFromBusBandwidth) {
+    Calibration c = parse_calibration_text(
+        "nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 4, points: [[1e9, 150]]}\n", "p.yaml");
+    ASSERT_EQ(c.nccl.size(), 1u);
+    // algbw = busbw * n / (2(n-1)) = 150 * 4 / 6 = 100 GB/s -> 1e9 B take 10 ms.
+    EXPECT_NEAR(c.nccl[0].points[0].time_us, 1e4, 1e-6);
+}
+
+TEST(CalibrationIo, UnknownKeysAreErrors) {
+    EXPECT_NE(error_of("gemm_k_halff: 64\n").find("gemm_k_halff: unknown key"), std::string::npos);
+    EXPECT_NE(error_of("hopper:\n  gemm_maxx: 0.7\n").find("hopper.gemm_maxx: unknown key"),
+              std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, points: [[8, 1, 2]], "
+                       "color: red}\n")
+                  .find("nccl[0].color: unknown key"),
+              std::string::npos);
+}
+
+TEST(CalibrationIo, WrongTypesAreErrors) {
+    EXPECT_NE(error_of("kernel_overhead_us: fast\n").find("kernel_overhead_us"), std::string::npos);
+    EXPECT_NE(error_of("hopper: 0.7\n").find("hopper"), std::string::npos);
+    EXPECT_NE(error_of("hopper:\n  gemm_max: [0.7]\n").find("hopper.gemm_max"), std::string::npos);
+    EXPECT_NE(error_of("p2p_eff: 0.8x\n").find("p2p_eff"), std::string::npos);
+    EXPECT_NE(error_of("p2p_eff: .nan\n").find("p2p_eff"), std::string::npos);
+    EXPECT_NE(error_of("p2p_eff:\n").find("p2p_eff"), std::string::npos);
+    EXPECT_NE(error_of("nccl: {op: all_reduce}\n").find("nccl"), std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: allreduce, scope: intra_node, ranks: 8, points: [[8, 1]]}\n")
+                  .find("nccl[0].op"),
+              std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 2.5, points: [[8, 1]]}\n")
+                  .find("nccl[0].ranks"),
+              std::string::npos);
+}
+
+TEST(CalibrationIo, OutOfRangeValuesAreErrors) {
+    EXPECT_NE(error_of("kernel_overhead_us: -1\n").find("kernel_overhead_us: -1 is negative"),
+              std::string::npos);
+    EXPECT_NE(error_of("bus_eff_intra: 1.2\n").find("bus_eff_intra: 1.2 is not a fraction"),
+              std::string::npos);
+    EXPECT_NE(error_of("ampere:\n  memory_bound: 0\n").find("ampere.memory_bound"), std::string::npos);
+    EXPECT_NE(error_of("dp_overlap: -0.1\n").find("dp_overlap"), std::string::npos);
+    EXPECT_NO_THROW(parse_calibration_text("dp_overlap: 0\n", "ok.yaml"));
+    EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, "
+                       "points: [[1024, 1, 2], [512, 2, 3]]}\n")
+                  .find("nccl[0].points[1]: sizes must be strictly increasing"),
+              std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, points: [[8, -1, 2]]}\n")
+                  .find("nccl[0].points[0]"),
+              std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: send_recv, scope: inter_node, ranks: 2, points: [[8, 1]]}\n"
+                       "  - {op: send_recv, scope: inter_node, ranks: 2, points: [[16, 1]]}\n")
+                  .find("nccl[1]"),
+              std::string::npos);
+}
+
+TEST(CalibrationIo, EmptyBinaryAndBrokenFilesAreErrors) {
+    EXPECT_NE(error_of("").find("empty"), std::string::npos);
+    EXPECT_NE(error_of("# only a comment\n\n").find("empty"), std::string::npos);
+    EXPECT_NE(error_of(std::string("p2p_eff: 0.8\n\0\x01\x02", 16)).find("binary"), std::string::npos);
+    EXPECT_NE(error_of("\x7f" "ELF\x02\x01\x01").find("binary"), std::string::npos);
+    const std::string broken = error_of("p2p_eff: 0.8\nhopper: [1, 2\ndp_overlap: 0.5\n");
+    EXPECT_NE(broken.find("line "), std::string::npos) << broken;
+    EXPECT_NE(error_of("- 1\n- 2\n").find("mapping"), std::string::npos);
+    EXPECT_NE(error_of("just a sentence\n").find("mapping"), std::string::npos);
+}
+
+TEST(CalibrationIo, MissingFileIsAnError) {
+    EXPECT_THROW(load_calibration("/nonexistent/dir/cal.yaml"), InputError);
+    EXPECT_THROW(load_calibration(std::string(LOSTFLOPS_SOURCE_DIR) + "/data"), InputError);
+}
+
+TEST(CalibrationIo, NamesRoundTrip) {
+    for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                         Collective::all_to_all, Collective::send_recv})
+        EXPECT_EQ(collective_from_string(to_string(c)), c);
+    for (LinkScope s : {LinkScope::intra_node, LinkScope::inter_node})
+        EXPECT_EQ(link_scope_from_string(to_string(s)), s);
+    EXPECT_FALSE(collective_from_string("broadcast"));
+    EXPECT_FALSE(link_scope_from_string("intra"));
+}
+
+}  // namespace
+}  // namespace lostflops

@@ -1,0 +1,148 @@
+// Job loading: valid files parse to the expected values, presets and
+// overrides apply, and every class of bad input is an InputError naming the
+// file and the key.
+#include <gtest/gtest.h>
+
+#include "lostflops/job.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+using test::parse_error;
+using test::small_job_text;
+
+TEST(Job, SmallJobParsesAndDerivesDp) {
+    const Job j = parse_job(small_job_text(), "job.yaml");
+    EXPECT_EQ(j.model.layers, 24);
+    EXPECT_EQ(j.model.ffn, 4 * 2048);     // default 4 x hidden
+    EXPECT_EQ(j.model.kv_heads, 16);      // default = heads
+    EXPECT_EQ(j.plan.dp, 4);              // 16 / (2 * 2)
+    EXPECT_EQ(j.plan.micro_batches(j.training), 8);
+    EXPECT_EQ(j.cluster.gpu.name, "a100-sxm-80gb");
+}
+
+TEST(Job, DefaultJobIsLlama3On1024H100) {
+    const Job j = default_job();
+    EXPECT_EQ(j.cluster.num_gpus, 1024);
+    EXPECT_EQ(j.model.layers, 80);
+    EXPECT_EQ(j.model.kv_heads, 8);
+    EXPECT_EQ(j.model.mlp, MlpKind::gated);
+}
+
+TEST(Job, OverridesApplyWithTypes) {
+    const Job j = parse_job(small_job_text(), "job.yaml", {"parallel.tp=4", "parallel.sequence_parallel=true",
+                                                            "cluster.inter_node.bandwidth_GBps=50"});
+    EXPECT_EQ(j.plan.tp, 4);
+    EXPECT_TRUE(j.plan.sequence_parallel);
+    EXPECT_DOUBLE_EQ(j.cluster.inter_node.bandwidth_GBps, 50);
+    EXPECT_EQ(j.plan.dp, 2);
+}
+
+TEST(Job, ModelPresetUnderUserKeys) {
+    const Job j = parse_job(small_job_text(), "job.yaml",
+                            {"model={preset: llama2-7b, num_hidden_layers: 4}", "parallel.tp=1", "parallel.pp=1"});
+    EXPECT_EQ(j.model.layers, 4);
+    EXPECT_EQ(j.model.hidden, 4096);
+}
+
+TEST(Job, ReferenceRunsAllLoad) {
+    for (const char* name : {"narayanan21-t1-gpt-1008b", "korthikanti22-t5-gpt-175b-selective",
+                             "megatron24-h100-gpt-462b", "torchtitan24-a100-llama3-70b-full"}) {
+        const Job j = load_job(test::source_path(std::string("data/published/runs/") + name + ".json"));
+        EXPECT_GT(j.plan.dp, 0) << name;
+    }
+}
+
+struct BadCase {
+    const char* what;
+    std::vector<std::string> overrides;  // applied to the small job
+    const char* key;                      // must appear in the message
+};
+
+class BadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInput, IsAnInputErrorNamingFileAndKey) {
+    const BadCase& c = GetParam();
+    const std::string msg = parse_error(small_job_text(), c.overrides);
+    ASSERT_FALSE(msg.empty()) << c.what << ": parsed without error";
+    EXPECT_NE(msg.find("job.yaml"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.key), std::string::npos) << c.what << ": " << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Classes, BadInput,
+    ::testing::Values(
+        BadCase{"unknown gpu", {"cluster.gpu=h100-sxm9"}, "cluster.gpu"},
+        BadCase{"unknown model preset", {"model.preset=gpt-5"}, "model.preset"},
+        BadCase{"unknown cluster preset", {"cluster.preset=dgx-z"}, "cluster.preset"},
+        BadCase{"unknown recompute", {"parallel.recompute=some"}, "parallel.recompute"},
+        BadCase{"unknown precision", {"training.precision=fp4"}, "training.precision"},
+        BadCase{"unknown key", {"parallel.tensor_parallel=2"}, "parallel.tensor_parallel"},
+        BadCase{"wrong type string", {"parallel.tp=eight"}, "parallel.tp"},
+        BadCase{"wrong type list", {"parallel.tp=[1, 2]"}, "parallel.tp"},
+        BadCase{"wrong type fraction", {"training.seq_length=2048.5"}, "training.seq_length"},
+        BadCase{"wrong type bool", {"parallel.sequence_parallel=maybe"}, "parallel.sequence_parallel"},
+        BadCase{"negative", {"model.hidden_size=-2048"}, "model.hidden_size"},
+        BadCase{"zero", {"training.global_batch_size=0"}, "training.global_batch_size"},
+        BadCase{"absurd", {"cluster.num_gpus=1e12"}, "cluster.num_gpus"},
+        BadCase{"absurd bandwidth", {"cluster.inter_node.bandwidth_GBps=1e30"}, "bandwidth_GBps"},
+        BadCase{"heads by tp", {"parallel.tp=3", "cluster.num_gpus=6"}, "parallel.tp"},
+        BadCase{"gpus by tp*pp*cp", {"cluster.num_gpus=24", "parallel.pp=4"}, "cluster.num_gpus"},
+        BadCase{"batch by dp*mb", {"training.global_batch_size=60"}, "training.global_batch_size"},
+        BadCase{"dp disagrees", {"parallel.dp=3"}, "parallel.dp"},
+        BadCase{"layers by pp*vpp", {"parallel.pp=2", "parallel.vpp=5"}, "parallel.pp"},
+        BadCase{"zero stage", {"parallel.zero=4"}, "parallel.zero"},
+        BadCase{"ep on dense", {"parallel.ep=2"}, "parallel.ep"},
+        BadCase{"fp8 on A100", {"training.precision=fp8"}, "training.precision"},
+        BadCase{"inline gpu bad key", {"cluster.gpu={arch: ampere, peak_tflops: {bf16: 100}, bogus: 1}"}, "cluster.gpu"}));
+
+TEST(Job, MissingSections) {
+    for (const char* section : {"model", "cluster", "training", "parallel"}) {
+        std::string text = small_job_text();
+        // Remove the section by renaming it to an unknown top-level key.
+        const auto pos = text.find(std::string(section) + ":\n");
+        ASSERT_NE(pos, std::string::npos);
+        text.replace(pos, std::string(section).size(), std::string("x_") + section);
+        const std::string msg = parse_error(text);
+        EXPECT_NE(msg.find(section), std::string::npos) << msg;
+    }
+}
+
+TEST(Job, UnparseableYamlNamesTheLine) {
+    const std::string msg = parse_error("model:\n  num_hidden_layers: [1, 2\ncluster: {");
+    EXPECT_NE(msg.find("job.yaml"), std::string::npos);
+    EXPECT_NE(msg.find("line"), std::string::npos) << msg;
+}
+
+TEST(Job, EmptyAndBinaryFiles) {
+    EXPECT_NE(parse_error("").find("empty"), std::string::npos);
+    EXPECT_NE(parse_error("  \n\n").find("empty"), std::string::npos);
+    EXPECT_NE(parse_error(std::string("model:\0\x01\x02", 9)).find("binary"), std::string::npos);
+    EXPECT_NE(parse_error("model: \xff\xfe\n").find("binary"), std::string::npos);
+    EXPECT_FALSE(parse_error("- a\n- b\n").empty());  // a list, not a mapping
+    EXPECT_FALSE(parse_error("42").empty());
+}
+
+TEST(Job, DeepNestingIsAnErrorNotACrash) {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    EXPECT_FALSE(parse_error(deep).empty());
+}
+
+TEST(Job, MissingFile) {
+    try {
+        load_job("/nonexistent/job.yaml");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/job.yaml"), std::string::npos);
+    }
+}
+
+TEST(Job, BadOverrideSyntax) {
+    EXPECT_FALSE(parse_error(small_job_text(), {"parallel.tp"}).empty());
+    EXPECT_FALSE(parse_error(small_job_text(), {"tp=2"}).empty());
+    EXPECT_FALSE(parse_error(small_job_text(), {"parallel..tp=2"}).empty());
+}
+
+}  // namespace
+}  // namespace lostflops

@@ -1,0 +1,49 @@
+// Helpers shared by the unit tests.
+#pragma once
+
+#include <string>
+
+#include "lostflops/error.h"
+#include "lostflops/job.h"
+
+namespace lostflops::test {
+
+inline std::string source_path(const std::string& rel) { return std::string(LOSTFLOPS_SOURCE_DIR) + "/" + rel; }
+
+// A small valid job as YAML text: GPT-style model on one DGX A100 node.
+inline std::string small_job_text() {
+    return R"(name: small
+model:
+  num_hidden_layers: 24
+  hidden_size: 2048
+  num_attention_heads: 16
+  vocab_size: 51200
+  hidden_act: gelu
+cluster:
+  gpu: a100-sxm-80gb
+  num_gpus: 16
+  gpus_per_node: 8
+  intra_node: {bandwidth_GBps: 300, latency_us: 2}
+  inter_node: {bandwidth_GBps: 25, latency_us: 5}
+training:
+  seq_length: 2048
+  global_batch_size: 64
+  micro_batch_size: 2
+  precision: bf16
+parallel:
+  tp: 2
+  pp: 2
+)";
+}
+
+// The InputError message of parsing `text` with overrides, or "" if it parsed.
+inline std::string parse_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+    try {
+        parse_job(text, "job.yaml", overrides);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace lostflops::test
