@@ -50,6 +50,7 @@ struct Calibration {
     double p2p_eff = 0.8;             // pipeline send/recv bandwidth fraction
     double dp_overlap = 0.9;          // share of last backward usable to hide DP traffic
     double tp_overlap = 0.6;          // share of TP traffic hidden when tp_comm_overlap
+    double overlap_slowdown = 0.2;    // compute lost per second of hidden communication
     double optimizer_bytes_per_param = 32;  // Adam step traffic, mixed precision
     double memory_usable_fraction = 0.95;   // of HBM, rest: fragmentation
     double memory_reserved_bytes = 2.5e9;   // CUDA context, cuBLAS/NCCL workspaces

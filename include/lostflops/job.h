@@ -25,4 +25,9 @@ Job parse_job(const std::string& text, const std::string& source,
 Job default_job(const std::vector<std::string>& overrides = {});
 const std::string& default_job_text();
 
+// The attention kernel `training.attention: auto` resolves to, from the job's
+// top-level `source:` text: unfused softmax for runs dated 2015-2022 (before
+// FlashAttention was in Megatron-LM and PyTorch), flash otherwise.
+AttentionKernel default_attention(const std::string& cited_source);
+
 }  // namespace lostflops

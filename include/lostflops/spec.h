@@ -72,6 +72,7 @@ struct Training {
     Precision precision = Precision::bf16;
     double train_tokens = 0;   // 0 = not given
     AttentionKernel attention = AttentionKernel::flash;
+    bool attention_auto = false;  // `attention: auto` (default): chosen from the job's source date
     bool causal_flops = false;  // count attention FLOPs halved (causal convention)
 };
 

@@ -33,7 +33,7 @@ inline constexpr std::array<DeviceField, 4> kDeviceFields{{
     {"memory_bound", &DeviceFactors::memory_bound, Range::fraction},
 }};
 
-inline constexpr std::array<ScalarField, 10> kScalarFields{{
+inline constexpr std::array<ScalarField, 12> kScalarFields{{
     {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative},
     {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative},
     {"collective_launch_us", &Calibration::collective_launch_us, Range::non_negative},
@@ -41,6 +41,8 @@ inline constexpr std::array<ScalarField, 10> kScalarFields{{
     {"bus_eff_inter", &Calibration::bus_eff_inter, Range::fraction},
     {"p2p_eff", &Calibration::p2p_eff, Range::fraction},
     {"dp_overlap", &Calibration::dp_overlap, Range::closed_fraction},
+    {"tp_overlap", &Calibration::tp_overlap, Range::closed_fraction},
+    {"overlap_slowdown", &Calibration::overlap_slowdown, Range::closed_fraction},
     {"optimizer_bytes_per_param", &Calibration::optimizer_bytes_per_param, Range::non_negative},
     {"memory_usable_fraction", &Calibration::memory_usable_fraction, Range::fraction},
     {"memory_reserved_bytes", &Calibration::memory_reserved_bytes, Range::non_negative},

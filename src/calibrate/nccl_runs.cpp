@@ -37,9 +37,9 @@ std::vector<BusBwCurve> curves_from_runs(const std::vector<NcclTestsRun>& runs,
             it->points.push_back(p);
         }
         if (repeated)
-            warnings.push_back(fmt::format("{} size(s) of a {} run on {} ranks ({}) were already "
-                                           "measured by an earlier run; kept the earlier points",
-                                           repeated, to_string(run.op), run.ranks, to_string(run.scope)));
+            warnings.push_back(fmt::format("{} curve on {} ranks ({}): {} size(s) measured again by a "
+                                           "later run; kept the earlier points",
+                                           to_string(run.op), run.ranks, to_string(run.scope), repeated));
         std::sort(it->points.begin(), it->points.end(),
                   [](const BusBwPoint& a, const BusBwPoint& b) { return a.bytes < b.bytes; });
     }

@@ -30,6 +30,13 @@ namespace {
 
 using namespace nccl_format;
 
+double round_significant(double v, int digits) {
+    if (!(v > 0) || !std::isfinite(v)) return v;
+    const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(v))));
+    const double r = std::round(v * scale) / scale;
+    return r > 0 && std::isfinite(r) ? r : v;
+}
+
 struct Row {
     unsigned long long size = 0, count = 0;
     bool has_count = false;
@@ -162,7 +169,15 @@ void Parser::comment(std::string_view raw, const std::vector<std::string_view>& 
         return;
     }
     if (auto c = parse_header(t)) {
-        if (!cur_.rows.empty()) start_new_run();
+        if (!cur_.rows.empty()) {
+            // A header repeated by the same program: same name, same ranks.
+            RunBuilder same = cur_;
+            start_new_run();
+            cur_.name = same.name;
+            cur_.ranks = std::move(same.ranks);
+            cur_.nthreads = same.nthreads;
+            cur_.ngpus = same.ngpus;
+        }
         c->header_line = number;
         cur_.columns = c;
         return;
@@ -238,6 +253,10 @@ Collective Parser::decide_op(const RunBuilder& b, int n, const std::string& wher
         const bool none = big.redop == "none";
         keep_if([&](Collective c) { return reducing(c) != none; });
         evidence += fmt::format(" redop '{}'", big.redop);
+    } else if (b.columns && b.columns->redop < 0 && b.columns->type >= 0) {
+        // Every nccl-tests layout prints the reduction op of a reducing test.
+        keep_if([&](Collective c) { return !reducing(c); });
+        evidence += " no redop column";
     }
     const int ts = type_size_bytes(big.type);
     if (big.has_count && big.count > 0 && ts > 0) {
@@ -357,7 +376,9 @@ void Parser::finish_run() {
         BusBwPoint p;
         p.bytes = static_cast<double>(r.size);
         p.time_us = r.time_us;
-        p.busbw_GBps = p.bytes / (r.time_us * 1e3) * factor;
+        // 6 significant digits: more than the printed time carries, and the
+        // profile stays readable and round-trips exactly.
+        p.busbw_GBps = round_significant(p.bytes / (r.time_us * 1e3) * factor, 6);
         if (r.busbw >= 1 && std::fabs(p.busbw_GBps - r.busbw) > 0.05 * r.busbw && !mismatch_line)
             mismatch_line = r.line;
         run.points.push_back(p);

@@ -47,7 +47,7 @@ void print_summary(std::FILE* out, const std::vector<BusBwCurve>& curves) {
         for (std::size_t i = 0; i < c.points.size(); ++i) {
             if (i % step != 0 && i + 1 != c.points.size()) continue;
             const auto& p = c.points[i];
-            fmt::print(out, "  {:>10}  {:>12.2f}  {:>12.2f}\n", human_bytes(p.bytes), p.busbw_GBps, p.time_us);
+            fmt::print(out, "  {:>10}  {:>12.4g}  {:>12.4g}\n", human_bytes(p.bytes), p.busbw_GBps, p.time_us);
         }
     }
 }

@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "cli/commands.h"
@@ -95,6 +96,18 @@ std::vector<trace::RankReport> analyze_all(const std::vector<std::string>& files
     for (auto& t : pool) t.join();
     for (const auto& e : errors) {
         if (e) std::rethrow_exception(e);
+    }
+    // Traces without distributedInfo (nor a rank in their name): the lowest
+    // rank not taken, in input order.
+    std::set<int> taken;
+    for (const auto& r : out) if (r.rank >= 0) taken.insert(r.rank);
+    int free_rank = 0;
+    for (auto& r : out) {
+        if (r.rank >= 0) continue;
+        while (taken.count(free_rank) > 0) ++free_rank;
+        r.rank = free_rank;
+        taken.insert(free_rank);
+        r.warnings.push_back("rank " + std::to_string(free_rank) + " assigned by file order");
     }
     std::stable_sort(out.begin(), out.end(), [](const trace::RankReport& a, const trace::RankReport& b) {
         return a.rank < b.rank;

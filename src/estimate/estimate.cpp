@@ -45,20 +45,21 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
         return collective_time_s(ctx.comm, op, ctx.dp_group, bytes);
     };
     const double overlap = p.overlap_grad_reduce ? cal.dp_overlap : 0.0;
+    // Traffic hidden behind a compute window still slows that compute
+    // (overlap_slowdown); the rest is exposed.
+    const auto exposed = [&](double comm_s, double window_s) {
+        const double hidden = std::min(comm_s, overlap * window_s);
+        return comm_s - hidden + hidden * cal.overlap_slowdown;
+    };
     if (p.zero >= 3) {
         const double per_mb = 2 * t(Collective::all_gather, stage_params * 2) +
                               t(Collective::reduce_scatter, stage_params * gb);
         const double first_gather = t(Collective::all_gather, layer_params * 2);
-        return m * std::max(0.0, per_mb - overlap * microbatch_s) + first_gather;
+        return m * exposed(per_mb, microbatch_s) + first_gather;
     }
-    double exposed = 0;
-    if (p.zero == 0) {
-        exposed = std::max(0.0, t(Collective::all_reduce, stage_params * gb) - overlap * bwd_window_s);
-    } else {
-        exposed = std::max(0.0, t(Collective::reduce_scatter, stage_params * gb) - overlap * bwd_window_s);
-        exposed += std::max(0.0, t(Collective::all_gather, stage_params * 2) - overlap * fwd_window_s);
-    }
-    return exposed;
+    if (p.zero == 0) return exposed(t(Collective::all_reduce, stage_params * gb), bwd_window_s);
+    return exposed(t(Collective::reduce_scatter, stage_params * gb), bwd_window_s) +
+           exposed(t(Collective::all_gather, stage_params * 2), fwd_window_s);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     // Consecutive pipeline stages are tp*cp*dp ranks apart.
     ctx.pp_link = place_group(2, p.tp * p.cp * p.dp, gpn);
     ctx.tp_overlap = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
+    ctx.overlap_slowdown = cal.overlap_slowdown;
     return ctx;
 }
 
@@ -81,7 +82,9 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelP
         attn_fwd = flash_attention_fwd_s(d, w.attention_flops_fwd);
         attn_bwd = flash_attention_bwd_s(d, w.attention_flops_fwd);
     }
-    const double exposed = 1.0 - ctx.tp_overlap;
+    // Hidden traffic still costs: NCCL kernels take SMs and HBM bandwidth from
+    // the GEMMs they overlap (calibration overlap_slowdown).
+    const double exposed = 1.0 - ctx.tp_overlap + ctx.tp_overlap * ctx.overlap_slowdown;
     LayerTime t;
     t.fwd.compute_s = gemm_fwd + attn_fwd;
     t.fwd.memory_bound_s = memory_time_s(d, w.mem_bytes_fwd);
@@ -133,10 +136,10 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const ParallelPla
         const Collective op = p.sequence_parallel ? Collective::all_gather : Collective::all_reduce;
         t.fwd.tp_comm_s = (collective_time_s(ctx.comm, op, ctx.tp_group, p.sequence_parallel ? w.tp_bytes : 0) +
                            3 * collective_time_s(ctx.comm, Collective::all_reduce, ctx.tp_group, w.logits.m * 4)) *
-                          (1.0 - ctx.tp_overlap);
+                          (1.0 - ctx.tp_overlap + ctx.tp_overlap * ctx.overlap_slowdown);
         t.bwd.tp_comm_s = collective_time_s(ctx.comm, p.sequence_parallel ? Collective::reduce_scatter
                                                                            : Collective::all_reduce,
-                                            ctx.tp_group, w.tp_bytes) * (1.0 - ctx.tp_overlap);
+                                            ctx.tp_group, w.tp_bytes) * (1.0 - ctx.tp_overlap + ctx.tp_overlap * ctx.overlap_slowdown);
     }
     return t;
 }

@@ -27,7 +27,8 @@ struct PlanContext {
     DeviceModel dev;
     CommModel comm;
     GroupPlacement tp_group, cp_group, ep_group, dp_group, pp_link;
-    double tp_overlap = 0;  // fraction of TP traffic hidden behind GEMMs
+    double tp_overlap = 0;        // fraction of TP traffic hidden behind GEMMs
+    double overlap_slowdown = 0;  // compute lost per second of hidden traffic
 };
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal);

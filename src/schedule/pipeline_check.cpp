@@ -19,9 +19,10 @@ void check_pipeline_shape(int stages, int chunks, int micro_batches) {
                                     std::to_string(micro_batches) +
                                     ") divisible by stages (" + std::to_string(stages) + ")");
     }
-    // 2*m*v ops per rank and m*p*v (micro-batch, stage) cells must fit an int.
-    const long long cells = 2LL * stages * chunks * micro_batches;
-    if (cells > 1'000'000'000LL) throw std::invalid_argument("pipeline: p*v*m too large");
+    // Op indices (2*m*v per rank) are ints.
+    if (2LL * chunks * micro_batches > 1'000'000'000LL) {
+        throw std::invalid_argument("pipeline: micro_batches * chunks too large");
+    }
 }
 
 void check_pipeline_sizes(const PipelineInput& in) {

@@ -39,6 +39,11 @@ struct RankState {
 
 PipelineResult pipeline_simulate(const PipelineInput& in) {
     schedule_detail::check_pipeline_input(in);
+    // The simulation keeps two finish times per (micro-batch, virtual stage): cap the
+    // memory at 2 * 5e7 doubles (800 MB); real plans are below 1e6 cells.
+    if (1LL * in.stages * in.chunks * in.micro_batches > 50'000'000LL) {
+        throw std::invalid_argument("pipeline_simulate: stages * chunks * micro_batches > 5e7");
+    }
     const int p = in.stages;
     const int v = in.chunks;
     const int m = in.micro_batches;

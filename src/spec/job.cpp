@@ -2,6 +2,7 @@
 // keys), cluster, training, parallel; `preset:` entries from the catalogs and
 // `hf_config:` files are merged under the user's own keys; `--set a.b=v`
 // overrides are applied to the document before it is read.
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -217,14 +218,15 @@ Training read_training(YAML::Node node, const std::string& file) {
     const auto prec = s.choice_opt("precision", {"fp16", "bf16", "fp8"}).value_or("bf16");
     t.precision = prec == "fp16" ? Precision::fp16 : prec == "fp8" ? Precision::fp8 : Precision::bf16;
     t.train_tokens = s.num_or("train_tokens", 0, 0, 1e18);
-    const auto attn = s.choice_opt("attention", {"flash", "unfused"}).value_or("flash");
+    const auto attn = s.choice_opt("attention", {"auto", "flash", "unfused"}).value_or("auto");
     t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
+    t.attention_auto = attn == "auto";
     t.causal_flops = s.bool_or("causal_flops", false);
     s.finish();
     return t;
 }
 
-ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus) {
+ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch) {
     if (!node || node.IsNull()) throw InputError(file, "parallel", "missing section");
     YamlSection s(node, file, "parallel");
     ParallelPlan p;
@@ -239,7 +241,11 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     p.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective
                                                                        : Recompute::none;
     p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", true);
-    p.tp_comm_overlap = s.bool_or("tp_comm_overlap", false);
+    // Default: on with sequence parallelism on Hopper and newer, where
+    // Transformer Engine overlaps the SP all-gathers/reduce-scatters with the
+    // GEMMs (userbuffers, --tp-comm-overlap; it needs sequence parallelism).
+    const bool tp_overlap_default = p.sequence_parallel && p.tp > 1 && (arch == "hopper" || arch == "blackwell");
+    p.tp_comm_overlap = s.bool_or("tp_comm_overlap", tp_overlap_default);
     p.grad_fp32 = s.bool_or("grad_fp32", true);
     const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
     if (model_par > num_gpus)
@@ -253,6 +259,26 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
 
 }  // namespace
 
+AttentionKernel default_attention(const std::string& cited_source) {
+    // A run described by a source dated before 2023 used Megatron-LM's fused
+    // scale-mask-softmax path: FlashAttention (Dao et al., May 2022) reached
+    // Megatron-LM and PyTorch (SDPA, 2.0) in 2023. Newer or undated: flash.
+    for (size_t i = 0; i + 4 <= cited_source.size(); ++i) {
+        const bool digits = std::isdigit(static_cast<unsigned char>(cited_source[i])) &&
+                            std::isdigit(static_cast<unsigned char>(cited_source[i + 1])) &&
+                            std::isdigit(static_cast<unsigned char>(cited_source[i + 2])) &&
+                            std::isdigit(static_cast<unsigned char>(cited_source[i + 3]));
+        const bool alone = (i == 0 || !std::isdigit(static_cast<unsigned char>(cited_source[i - 1]))) &&
+                           (i + 4 == cited_source.size() ||
+                            !std::isdigit(static_cast<unsigned char>(cited_source[i + 4])));
+        if (!digits || !alone) continue;
+        const int year = std::stoi(cited_source.substr(i, 4));
+        if (year >= 2015 && year <= 2022) return AttentionKernel::unfused;
+        if (year >= 2023 && year <= 2100) return AttentionKernel::flash;
+    }
+    return AttentionKernel::flash;
+}
+
 Job parse_job(const std::string& text, const std::string& source,
               const std::vector<std::string>& overrides) {
     check_text(text, source);
@@ -263,13 +289,14 @@ Job parse_job(const std::string& text, const std::string& source,
     Job job;
     job.source = source;
     job.name = top.str_opt("name").value_or(std::filesystem::path(source).stem().string());
-    top.str_opt("source");
+    const std::string cited = top.str_opt("source").value_or("");
     top.str_opt("description");
     job.model = read_model(top.raw("model"), source);
     job.cluster = read_cluster(top.raw("cluster"), source);
     job.training = read_training(top.raw("training"), source);
-    job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus);
+    job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch);
     top.finish();
+    if (job.training.attention_auto) job.training.attention = default_attention(cited);
     validate_job(job);
     return job;
 }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <unordered_map>
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
@@ -50,7 +51,28 @@ struct Rounding {
     double end(double ts, double dur) const { return on ? std::floor(ts + dur) : ts + dur; }
 };
 
+// Classification is by name: done once per distinct (name, collective, kind).
+class Classifier {
+public:
+    Classifier(const TraceData& d, bool hta) : d_(d), hta_(hta) {}
+    KernelCategory operator()(const GpuEvent& g) {
+        const uint64_t key = (static_cast<uint64_t>(g.name_id) << 35) ^
+                             (static_cast<uint64_t>(g.collective_id) << 3) ^ static_cast<uint64_t>(g.kind);
+        const auto it = cache_.find(key);
+        if (it != cache_.end()) return it->second;
+        const auto c = classify_kernel(d_.names[g.name_id], g.kind, d_.names[g.collective_id], hta_);
+        cache_.emplace(key, c);
+        return c;
+    }
+
+private:
+    const TraceData& d_;
+    bool hta_;
+    std::unordered_map<uint64_t, KernelCategory> cache_;
+};
+
 std::vector<Picked> pick_hta(const TraceData& d, std::vector<std::string>& warnings) {
+    Classifier classify(d, true);
     const Rounding r{d.fractional_ts};
     std::vector<Picked> out;
     const bool filter = d.step_names.size() >= 2 && d.has_cpu_events;
@@ -77,18 +99,19 @@ std::vector<Picked> pick_hta(const TraceData& d, std::vector<std::string>& warni
         } else if (g.stream == -1) {
             continue;
         }
-        const auto cat = classify_kernel(d.names[g.name_id], g.kind, d.names[g.collective_id], true);
+        const auto cat = classify(g);
         out.push_back({&g, {r.start(g.ts_us), r.end(g.ts_us, g.dur_us)}, cat});
     }
     return out;
 }
 
 std::vector<Picked> pick_native(const TraceData& d) {
+    Classifier classify(d, false);
     std::vector<Picked> out;
     for (const auto& g : d.gpu) {
         if (g.kind != EventKind::kernel && g.kind != EventKind::gpu_memcpy &&
             g.kind != EventKind::gpu_memset) continue;
-        const auto cat = classify_kernel(d.names[g.name_id], g.kind, d.names[g.collective_id], false);
+        const auto cat = classify(g);
         if (cat == KernelCategory::sync) continue;
         const double dur = std::max(0.0, g.dur_us);
         out.push_back({&g, {g.ts_us, g.ts_us + dur}, cat});

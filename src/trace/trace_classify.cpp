@@ -54,10 +54,11 @@ KernelCategory compute_category(std::string_view name) {
     if (has(l, "triton") && (has(l, "_mm") || has(l, "bmm") || has(l, "addmm"))) {
         return KernelCategory::gemm;
     }
-    static constexpr std::array<std::string_view, 22> elementwise{
+    static constexpr std::array<std::string_view, 29> elementwise{
         "norm", "softmax", "elementwise", "vectorized", "reduce", "dropout", "gelu", "silu",
         "swiglu", "relu", "activation", "rotary", "rope", "unrolled", "copy", "fill", "cast",
-        "transpose", "catarray", "index", "triton", "cross_entropy"};
+        "transpose", "catarray", "index", "triton", "cross_entropy", "bn_fw", "bn_bw",
+        "gammabeta", "moments", "nchwtonhwc", "nhwctonchw", "pool"};
     if (has_any(l, elementwise)) return KernelCategory::norm_elementwise;
     return KernelCategory::other_compute;
 }

@@ -8,6 +8,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace lostflops::trace::detail {
@@ -74,10 +76,10 @@ public:
             if (peek() == '}') { ++p_; break; }
             return fail("expected ',' or '}' in event");
         }
-        ws();
-        if (p_ != end_) return fail("unexpected bytes after event");
         return true;
     }
+    bool need_more() const { return need_more_; }
+    std::size_t consumed() const { return static_cast<std::size_t>(p_ - begin_); }
 
 private:
     char peek() const { return p_ < end_ ? *p_ : '\0'; }
@@ -89,22 +91,40 @@ private:
         return fail(msg);
     }
     bool fail(const char* what) {
+        if (p_ >= end_) {  // ran into the end of the buffer: not an error yet
+            need_more_ = true;
+            return false;
+        }
         err_ = "offset " + std::to_string(p_ - begin_) + " in event: " + what;
         return false;
+    }
+    bool short_input() {
+        p_ = end_;
+        return fail("input ends");
     }
 
     // At '"'. Sets out to the string's content; decodes into *buf when it has escapes.
     bool string(std::string_view& out, std::string* buf) {
         if (!expect('"')) return false;
         const char* start = p_;
-        while (p_ < end_) {
+        for (;;) {
+            // Eight bytes at a time while none is '"', '\\' or a control character.
+            while (end_ - p_ >= 8) {
+                uint64_t w;
+                std::memcpy(&w, p_, 8);
+                constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+                const uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+                const uint64_t special = ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w);
+                if ((special & highs) != 0) break;
+                p_ += 8;
+            }
+            if (p_ >= end_) return fail("unterminated string");
             const char c = *p_;
             if (c == '"') { out = std::string_view(start, p_ - start); ++p_; return true; }
             if (c == '\\') break;
             if (static_cast<unsigned char>(c) < 0x20) ++f_.control_chars;
             ++p_;
         }
-        if (p_ >= end_) return fail("unterminated string");
         // Slow path: escapes.
         std::string local;
         std::string& s = buf ? *buf : local;
@@ -151,7 +171,7 @@ private:
         return fail("unterminated string");
     }
     bool hex4(uint32_t& cp) {
-        if (end_ - p_ < 4) return fail("short \\u escape");
+        if (end_ - p_ < 4) return short_input();
         for (int i = 0; i < 4; ++i) {
             const int d = hex_digit(p_[i]);
             if (d < 0) return fail("bad hex digit in \\u escape");
@@ -161,7 +181,7 @@ private:
         return true;
     }
 
-    bool number(Scalar& out) {
+    bool number(Scalar& out, bool convert) {
         const char* start = p_;
         if (peek() == '-') ++p_;
         if (peek() == '0') {
@@ -185,6 +205,10 @@ private:
             if (!(peek() >= '0' && peek() <= '9')) return fail("digit expected in exponent");
             while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
         }
+        out.kind = Scalar::Kind::number;
+        out.fractional = frac;
+        out.text = std::string_view(start, p_ - start);
+        if (!convert) return true;
         double v = 0;
         const auto r = std::from_chars(start, p_, v);
         if (r.ec == std::errc::result_out_of_range) {
@@ -195,24 +219,21 @@ private:
             v = tiny ? 0.0 : HUGE_VAL;
             if (*start == '-') v = -v;
         }
-        out.kind = Scalar::Kind::number;
         out.number = v;
-        out.fractional = frac;
-        out.text = std::string_view(start, p_ - start);
         return true;
     }
 
     bool literal(const char* word) {
         const std::size_t n = std::strlen(word);
-        if (static_cast<std::size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) {
-            return fail("invalid literal");
-        }
+        const std::size_t have = std::min(n, static_cast<std::size_t>(end_ - p_));
+        if (std::memcmp(p_, word, have) != 0) return fail("invalid literal");
+        if (have < n) return short_input();
         p_ += n;
         return true;
     }
 
     // Any value; scalars are reported in `out` (strings decoded into *buf).
-    bool value(Scalar& out, std::string* buf, int depth) {
+    bool value(Scalar& out, std::string* buf, int depth, bool convert = false) {
         if (depth > kMaxDepth) return fail("nesting too deep");
         switch (peek()) {
             case '"': out.kind = Scalar::Kind::string; return string(out.text, buf);
@@ -221,7 +242,7 @@ private:
             case 't': out.kind = Scalar::Kind::other; return literal("true");
             case 'f': out.kind = Scalar::Kind::other; return literal("false");
             case 'n': out.kind = Scalar::Kind::none; return literal("null");
-            default: return number(out);
+            default: return number(out, convert);
         }
     }
     bool skip_container(char open, char close, bool object, int depth) {
@@ -258,7 +279,8 @@ private:
         if (key == "name") buf = &f_.name_buf;
         else if (key == "cat") buf = &f_.cat_buf;
         else if (key == "ph") buf = &f_.ph_buf;
-        if (!value(v, buf ? buf : &scratch_, 1)) return false;
+        const bool numeric = key == "ts" || key == "dur";
+        if (!value(v, buf ? buf : &scratch_, 1, numeric)) return false;
         if (key == "ph") {
             if (v.kind == Scalar::Kind::string) f_.ph = v.text;
         } else if (key == "cat") {
@@ -291,7 +313,8 @@ private:
             ws();
             Scalar v;
             const bool coll = key == "Collective name";
-            if (!value(v, coll ? &f_.coll_buf : &scratch_, 2)) return false;
+            const bool numeric = key == "stream" || key == "correlation";
+            if (!value(v, coll ? &f_.coll_buf : &scratch_, 2, numeric)) return false;
             if (key == "stream") {
                 f_.has_stream = true;
                 f_.stream = to_int(v);
@@ -331,11 +354,13 @@ private:
     EventFields& f_;
     std::string& err_;
     std::string scratch_;
+    bool need_more_ = false;
 };
 
 }  // namespace
 
-bool parse_event(const char* p, const char* end, EventFields& out, std::string& error) {
+ParseResult parse_event(const char* p, const char* end, EventFields& out, std::string& error,
+                        std::size_t& consumed) {
     out.ph = out.cat = out.name = out.collective = {};
     out.has_cat = out.has_ts = out.has_dur = out.has_stream = false;
     out.ts_fractional = true;  // a missing "ts" makes pandas read the column as float
@@ -344,7 +369,11 @@ bool parse_event(const char* p, const char* end, EventFields& out, std::string& 
     out.correlation = -1;
     out.control_chars = 0;
     Parser parser(p, end, out, error);
-    return parser.event();
+    if (parser.event()) {
+        consumed = parser.consumed();
+        return ParseResult::ok;
+    }
+    return parser.need_more() ? ParseResult::need_more : ParseResult::malformed;
 }
 
 }  // namespace lostflops::trace::detail

@@ -3,6 +3,7 @@
 // fields the analysis needs and validates and skips the rest.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,8 +25,13 @@ struct EventFields {
     std::string name_buf, cat_buf, coll_buf, ph_buf;  // unescaped copies when needed
 };
 
-// Parses [p, end) as one JSON object. Returns false and sets `error` (with the
-// offset inside the event) when it is not valid JSON.
-bool parse_event(const char* p, const char* end, EventFields& out, std::string& error);
+enum class ParseResult { ok, need_more, malformed };
+
+// Parses one JSON object starting at p (no leading whitespace) and ending at
+// or before `end`; on success `consumed` is its length. need_more: the
+// object runs past `end` (read more and call again); malformed: not valid
+// JSON, `error` says where (offset inside the event) and why.
+ParseResult parse_event(const char* p, const char* end, EventFields& out, std::string& error,
+                        std::size_t& consumed);
 
 }  // namespace lostflops::trace::detail

@@ -191,8 +191,7 @@ private:
         for (;;) {
             const int c = need();
             if (c == '{') {
-                auto [s, e] = cut();
-                event(buf_.data() + s, buf_.data() + e, base_ + s);
+                event();
             } else {
                 auto [s, e] = cut();  // not an object: skipped, like pandas would
                 (void)s;
@@ -208,11 +207,24 @@ private:
         }
     }
 
-    void event(const char* p, const char* e, uint64_t at) {
+    // Parses the event at pos_ in place; reads more when it runs past the
+    // buffer. A malformed event is skipped by bracket counting.
+    void event() {
         ++out_.events;
-        if (!detail::parse_event(p, e, f_, err_)) {
-            if (malformed_++ == 0) first_malformed_ = "byte " + std::to_string(at) + ", " + err_;
-            return;
+        for (;;) {
+            std::size_t used = 0;
+            const auto r = detail::parse_event(buf_.data() + pos_, buf_.data() + end_, f_, err_, used);
+            if (r == detail::ParseResult::ok) {
+                pos_ += used;
+                break;
+            }
+            if (r == detail::ParseResult::malformed) {
+                if (malformed_++ == 0) first_malformed_ = "byte " + std::to_string(offset()) + ", " + err_;
+                cut();
+                return;
+            }
+            std::size_t keep = pos_;
+            if (!refill(keep)) throw Truncated{};
         }
         control_chars_ += f_.control_chars;
         if (f_.ts_fractional) out_.fractional_ts = true;

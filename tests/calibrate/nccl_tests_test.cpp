@@ -164,8 +164,8 @@ TEST(NcclTests, TruncatedOutputKeepsRowsAndWarns) {
 
 TEST(NcclTests, MalformedRowInTheMiddleIsAnErrorNamingTheLine) {
     std::string text = read_text(calibrate_data("all_reduce_h100_8gpu_new.txt"));
-    const auto at = text.find("     1048576       524288");
-    ASSERT_NE(at, std::string::npos);
+    const auto at = text.find("\n     1048576 ") + 1;
+    ASSERT_GT(at, 0u);
     const auto line = 1 + std::count(text.begin(), text.begin() + at, '\n');
     const auto end = text.find('\n', at);
     text.replace(at, end - at, "     1048576       524288  bfloat16     sum      -1    24.30   oops");
@@ -212,6 +212,27 @@ TEST(NcclTests, RootedTestsAreSkipped) {
     EXPECT_EQ(r.runs[0].op, Collective::all_reduce);
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_NE(r.warnings[0].find("broadcast_perf"), std::string::npos);
+}
+
+TEST(NcclTests, RepeatedHeaderKeepsRanksAndName) {
+    const std::string header =
+        "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+    const std::string text =
+        "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
+        "#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] GPU\n"
+        "#  Rank  1 Group  0 Pid 2 on h device  1 [0x08] GPU\n" +
+        header + "1024 256 float sum -1 10.0 0.10 0.10 0 10.0 0.10 0.10 0\n" + header +
+        "2048 512 float sum -1 11.0 0.19 0.19 0 11.0 0.19 0.19 0\n# Avg bus bandwidth : 0.1\n";
+    NcclTestsResult r = parse_nccl_tests_text(text, "rep.txt");
+    ASSERT_EQ(r.runs.size(), 2u);
+    EXPECT_EQ(r.runs[1].ranks, 2);
+    EXPECT_EQ(r.runs[1].test, "all_reduce_perf");
+    std::vector<std::string> warnings;
+    auto curves = curves_from_runs(r.runs, warnings);
+    ASSERT_EQ(curves.size(), 1u);
+    EXPECT_EQ(curves[0].points.size(), 2u);
+    // busbw = size / time * 2(n-1)/n = 2048 B / 11 us * 1 = 0.186182 GB/s.
+    EXPECT_NEAR(curves[0].points[1].busbw_GBps, 2048.0 / 11e3, 1e-6);
 }
 
 TEST(NcclTests, ConcatenatedRunsBecomeCurves) {

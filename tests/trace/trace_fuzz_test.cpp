@@ -1,0 +1,63 @@
+// Seeded random mutation of real trace bytes (byte flips, truncations,
+// insertions, structural characters): the reader and the analysis either
+// return or throw InputError, never crash, hang or throw anything else. The
+// same entry point is fuzzed with libFuzzer in fuzz/fuzz_trace.cpp.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "lostflops/error.h"
+#include "lostflops/trace.h"
+#include "trace/trace_test_util.h"
+
+namespace lostflops::trace {
+namespace {
+
+void read_and_analyze(const std::string& bytes) {
+    try {
+        const auto d = read_trace_bytes(bytes, "fuzz");
+        (void)analyze(d, {true});
+        (void)analyze(d, {false});
+    } catch (const InputError&) {
+    }
+}
+
+std::string mutate(const std::string& base, std::mt19937& rng) {
+    static const std::string alphabet = "{}[]\",:\\0123456789.eE-+ntfu \n\x01\x7f\xff";
+    std::string s = base;
+    std::uniform_int_distribution<int> op(0, 4);
+    const int edits = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < edits && !s.empty(); ++i) {
+        const std::size_t at = rng() % s.size();
+        switch (op(rng)) {
+            case 0: s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8))); break;
+            case 1: s.resize(at); break;
+            case 2: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+            case 3: s.erase(at, 1 + rng() % 16); break;
+            default: s[at] = alphabet[rng() % alphabet.size()]; break;
+        }
+    }
+    return s;
+}
+
+TEST(TraceFuzz, MutatedJsonNeverCrashes) {
+    const std::string base = test::gunzip_file(test::data_path("mi250-toy-train.json.gz"));
+    ASSERT_GT(base.size(), 1000u);
+    std::mt19937 rng(20240521);
+    for (int i = 0; i < 300; ++i) ASSERT_NO_FATAL_FAILURE(read_and_analyze(mutate(base, rng)));
+}
+
+TEST(TraceFuzz, MutatedGzipNeverCrashes) {
+    std::string gz;
+    FILE* f = std::fopen(test::data_path("mi250-toy-train.json.gz").c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) gz.append(buf, n);
+    std::fclose(f);
+    std::mt19937 rng(7);
+    for (int i = 0; i < 100; ++i) ASSERT_NO_FATAL_FAILURE(read_and_analyze(mutate(gz, rng)));
+}
+
+}  // namespace
+}  // namespace lostflops::trace
