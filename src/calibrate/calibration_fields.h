@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <string>
+#include <vector>
 
 #include "lostflops/calibration.h"
 
@@ -56,5 +58,14 @@ inline constexpr std::array<DeviceSection, 2> kDeviceSections{{
     {"ampere", &Calibration::ampere},
     {"hopper", &Calibration::hopper},
 }};
+
+// Tripwire: a field added to Calibration or DeviceFactors without a key here
+// would be silently neither read nor written.
+static_assert(sizeof(DeviceFactors) == kDeviceFields.size() * sizeof(double),
+              "DeviceFactors has a field without a key in calibration_fields.h");
+static_assert(sizeof(Calibration) == sizeof(std::string) + kDeviceSections.size() * sizeof(DeviceFactors) +
+                                         kScalarFields.size() * sizeof(double) +
+                                         sizeof(std::vector<BusBwCurve>),
+              "Calibration has a field without a key in calibration_fields.h");
 
 }  // namespace lostflops::calib

@@ -30,6 +30,8 @@ void expect_same(const Calibration& a, const Calibration& b) {
     EXPECT_EQ(a.bus_eff_inter, b.bus_eff_inter);
     EXPECT_EQ(a.p2p_eff, b.p2p_eff);
     EXPECT_EQ(a.dp_overlap, b.dp_overlap);
+    EXPECT_EQ(a.tp_overlap, b.tp_overlap);
+    EXPECT_EQ(a.overlap_slowdown, b.overlap_slowdown);
     EXPECT_EQ(a.optimizer_bytes_per_param, b.optimizer_bytes_per_param);
     EXPECT_EQ(a.memory_usable_fraction, b.memory_usable_fraction);
     EXPECT_EQ(a.memory_reserved_bytes, b.memory_reserved_bytes);
@@ -113,6 +115,8 @@ Calibration unusual_calibration() {
     c.gemm_k_half = 96.5;
     c.kernel_overhead_us = 3.25;
     c.dp_overlap = 0;
+    c.tp_overlap = 0.123;
+    c.overlap_slowdown = 1;
     c.memory_reserved_bytes = 3.1e9 + 7;
     BusBwCurve ar{Collective::all_reduce, LinkScope::intra_node, 8, {}};
     ar.points = {{8, 0.000777, 18.0}, {1048576, 75.5123456789, 24.3}, {1073741824, 341.03, 5509.93}};

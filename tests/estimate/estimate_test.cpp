@@ -1,0 +1,111 @@
+// Properties of whole estimates: the breakdown sums to the step, MFU follows
+// its definition, each parallel dimension shows its wall, the GPT-3 175B on
+// eight A100s does not fit, and the small-job regime is latency-bound.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "lostflops/report.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+Estimate run(const std::vector<std::string>& overrides) {
+    return estimate(parse_job(test::small_job_text(), "job.yaml", overrides), default_calibration());
+}
+
+TEST(Estimate, BreakdownSumsToStepAndMfuFollowsDefinition) {
+    const Job job = default_job();
+    const Estimate e = estimate(job, default_calibration());
+    EXPECT_NEAR(e.breakdown.total_s(), e.step_time_s, 1e-12 * e.step_time_s);
+    const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
+    EXPECT_NEAR(e.mfu, e.model_flops_per_step / (e.step_time_s * job.cluster.num_gpus * peak), 1e-12);
+    EXPECT_GE(e.hfu, e.mfu);
+    EXPECT_GT(e.mfu, 0.2);
+    EXPECT_LT(e.mfu, 0.7);
+    const auto j = estimate_json(job, e);
+    for (const char* k : {"step_time_s", "tokens_per_s_per_gpu", "mfu", "hfu", "model_tflops_per_gpu",
+                          "hardware_tflops_per_gpu", "memory", "breakdown"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    double sum = 0;
+    for (const auto& [k, v] : j["breakdown"].items()) sum += v.get<double>();
+    EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-9);
+    EXPECT_TRUE(j["memory"].contains("peak_bytes"));
+    EXPECT_TRUE(j["memory"].contains("capacity_bytes"));
+    EXPECT_TRUE(j["memory"].contains("fits"));
+}
+
+TEST(Estimate, Gpt3On8A100DoesNotFitBecauseOfModelState) {
+    const Job job = load_job(test::source_path("examples/gpt3-175b-8xa100.yaml"));
+    const Estimate e = estimate(job, default_calibration());
+    EXPECT_FALSE(e.memory.fits);
+    // 175e9 parameters * 18 bytes / 8 GPUs.
+    const double states = e.memory.weights_bytes + e.memory.gradients_bytes + e.memory.optimizer_bytes;
+    EXPECT_NEAR(states / (175e9 * 18 / 8), 1.0, 0.02);
+    const std::string why = memory_verdict(job, e.memory);
+    EXPECT_NE(why.find("optimizer"), std::string::npos) << why;
+    EXPECT_NE(why.find("shard"), std::string::npos) << why;
+}
+
+TEST(Estimate, EachParallelDimensionShowsItsWall) {
+    EXPECT_GT(run({}).breakdown.tp_comm_s, 0);
+    EXPECT_GT(run({}).breakdown.pp_bubble_s, 0);
+    EXPECT_EQ(run({"parallel.tp=1", "parallel.pp=1"}).breakdown.pp_bubble_s, 0);
+    EXPECT_EQ(run({"parallel.tp=1", "parallel.pp=1"}).breakdown.tp_comm_s, 0);
+    EXPECT_GT(run({"parallel.overlap_grad_reduce=false"}).breakdown.dp_comm_s,
+              run({}).breakdown.dp_comm_s);
+    EXPECT_GT(run({"parallel.recompute=full"}).breakdown.recompute_s, run({"parallel.recompute=selective"}).breakdown.recompute_s);
+    EXPECT_GT(run({"parallel.cp=2", "parallel.pp=1"}).breakdown.cp_comm_s + 1e-12, 0);
+}
+
+TEST(Estimate, MoreMicroBatchesShrinkTheBubble) {
+    const Estimate few = run({"training.global_batch_size=16"});
+    const Estimate many = run({"training.global_batch_size=256"});
+    EXPECT_GT(few.bubble_fraction, many.bubble_fraction);
+    // 1F1B: bubble ~ (p-1)/m of the pipeline phase.
+    EXPECT_NEAR(few.bubble_fraction, 1.0 / (2 + 1), 0.1);
+}
+
+TEST(Estimate, InterleavingShrinksTheBubble) {
+    const Estimate plain = run({"training.global_batch_size=16"});
+    const Estimate inter = run({"training.global_batch_size=16", "parallel.vpp=2"});
+    EXPECT_LT(inter.breakdown.pp_bubble_s, plain.breakdown.pp_bubble_s);
+}
+
+TEST(Estimate, SmallJobsAreLatencyBound) {
+    // A 125M-class model at a global batch of 2 on 8 GPUs: the fixed costs per
+    // kernel and per collective take a large share, and MFU is low.
+    const Estimate e = run({"model.num_hidden_layers=12", "model.hidden_size=768", "model.num_attention_heads=12",
+                            "cluster.num_gpus=8", "training.global_batch_size=2", "training.micro_batch_size=1",
+                            "training.seq_length=1024", "parallel.tp=2", "parallel.pp=1"});
+    EXPECT_LT(e.mfu, 0.15);
+    EXPECT_GT((e.breakdown.overhead_s + e.breakdown.tp_comm_s + e.breakdown.dp_comm_s) / e.step_time_s, 0.3);
+}
+
+TEST(Estimate, TensorParallelOverTheNetworkIsSlow) {
+    const Estimate in_node = run({"cluster.num_gpus=32", "parallel.tp=8", "parallel.pp=1"});
+    const Estimate spill = run({"cluster.num_gpus=32", "parallel.tp=16", "parallel.pp=1"});
+    EXPECT_GT(spill.breakdown.tp_comm_s, 3 * in_node.breakdown.tp_comm_s);
+}
+
+TEST(Estimate, ExpertParallelAllToAll) {
+    const Job job = parse_job(test::small_job_text(), "job.yaml",
+                              {"model={preset: mixtral-8x7b, num_hidden_layers: 8}", "cluster.num_gpus=64",
+                               "parallel.tp=2", "parallel.pp=1", "parallel.ep=8"});
+    const Estimate e = estimate(job, default_calibration());
+    EXPECT_GT(e.breakdown.ep_comm_s, 0);
+    EXPECT_NEAR(e.breakdown.total_s(), e.step_time_s, 1e-9);
+}
+
+TEST(Estimate, Deterministic) {
+    const Estimate a = estimate(default_job(), default_calibration());
+    const Estimate b = estimate(default_job(), default_calibration());
+    EXPECT_EQ(a.step_time_s, b.step_time_s);
+    EXPECT_EQ(a.memory.peak_bytes, b.memory.peak_bytes);
+}
+
+}  // namespace
+}  // namespace lostflops
