@@ -68,6 +68,11 @@ struct Estimate {
     Memory memory;
 };
 
-Estimate estimate(const Job& job, const Calibration& cal);
+// How the pipeline phase is timed: the closed form (fast, default) or the
+// discrete-event simulation of Megatron-LM's schedule (the reference).
+enum class ScheduleModel { closed_form, simulation };
+
+Estimate estimate(const Job& job, const Calibration& cal,
+                  ScheduleModel schedule = ScheduleModel::closed_form);
 
 }  // namespace lostflops

@@ -3,11 +3,8 @@
 // Runs, rows and rank lines are recognised line by line (nccl_tests_format.h).
 // The collective of a run comes from its name ("# Collective test starting:
 // all_reduce_perf", or an echoed command line naming a *_perf binary), else
-// from the column shape, else from --op. Shape (NVIDIA/nccl-tests src/*.cu
-// GetCollByteCount/GetBw): a reduction op other than "none" means all-reduce
-// or reduce-scatter; size = count*typesize (all-reduce, send-recv) or
-// count*typesize*n (all-gather, reduce-scatter, alltoall); busbw/algbw is
-// 2(n-1)/n, (n-1)/n or 1 (doc/PERFORMANCE.md). busbw of each point is
+// from the column shape (fit_collectives in nccl_tests_format.h: redop,
+// size/count, busbw/algbw), else from --op. busbw of each point is
 // recomputed from size and time (the printed busbw has two decimals, 0.00 at
 // small sizes): busbw = size / time * F(op, n).
 #include "lostflops/nccl_tests.h"
@@ -238,52 +235,28 @@ void Parser::start_new_run() {
 }
 
 Collective Parser::decide_op(const RunBuilder& b, int n, const std::string& where) {
-    constexpr Collective kAll[] = {Collective::all_reduce, Collective::all_gather,
-                                   Collective::reduce_scatter, Collective::all_to_all,
-                                   Collective::send_recv};
-    bool fits[5] = {true, true, true, true, true};
-    auto keep_if = [&](auto pred) {
-        for (int i = 0; i < 5; ++i) fits[i] = fits[i] && pred(kAll[i]);
-    };
-    auto reducing = [](Collective c) { return c == Collective::all_reduce || c == Collective::reduce_scatter; };
     const Row& big = *std::max_element(b.rows.begin(), b.rows.end(),
                                        [](const Row& x, const Row& y) { return x.size < y.size; });
-    std::string evidence;
-    if (!big.redop.empty()) {
-        const bool none = big.redop == "none";
-        keep_if([&](Collective c) { return reducing(c) != none; });
-        evidence += fmt::format(" redop '{}'", big.redop);
-    } else if (b.columns && b.columns->redop < 0 && b.columns->type >= 0) {
-        // Every nccl-tests layout prints the reduction op of a reducing test.
-        keep_if([&](Collective c) { return !reducing(c); });
-        evidence += " no redop column";
-    }
-    const int ts = type_size_bytes(big.type);
-    if (big.has_count && big.count > 0 && ts > 0) {
-        const double k = static_cast<double>(big.size) / (static_cast<double>(big.count) * ts);
-        const bool per_rank = std::fabs(k - n) < 0.01 * n;
-        const bool full = std::fabs(k - 1) < 0.01;
-        if (per_rank != full) {
-            keep_if([&](Collective c) {
-                const bool full_op = c == Collective::all_reduce || c == Collective::send_recv;
-                return full_op == full;
-            });
-            evidence += fmt::format(" size/count={:g}", k);
-        }
-    }
-    if (big.algbw >= 1 && big.busbw >= 1) {
-        const double q = big.busbw / big.algbw;
-        keep_if([&](Collective c) { return std::fabs(q - bus_factor(c, n)) <= 0.05 * bus_factor(c, n); });
-        evidence += fmt::format(" busbw/algbw={:.3f}", q);
-    }
+    RowShape shape;
+    shape.redop = big.redop;
+    shape.redop_column = b.columns && b.columns->redop >= 0;
+    shape.type_column = b.columns && b.columns->type >= 0;
+    shape.type = big.type;
+    shape.size = big.size;
+    shape.count = big.has_count ? big.count : 0;
+    shape.algbw = big.algbw;
+    shape.busbw = big.busbw;
+    const ShapeFit fit_all = fit_collectives(shape, n);
+    const std::string evidence =
+        fit_all.evidence.empty() ? std::string("no redop/count columns") : fit_all.evidence.substr(1);
     std::vector<Collective> fit;
-    for (int i = 0; i < 5; ++i)
-        if (fits[i]) fit.push_back(kAll[i]);
-    auto fits_op = [&](Collective c) { return fits[static_cast<int>(c)]; };
+    for (Collective c : kCollectives)
+        if (fit_all.fits(c)) fit.push_back(c);
+    auto fits_op = [&](Collective c) { return fit_all.fits(c); };
     const int line = b.rows.front().line;
     if (b.name && b.name->cls == TestKind::Class::collective) {
         if (!fits_op(b.name->op))
-            warn(line, fmt::format("the columns ({} ) do not look like {}; trusting the test name",
+            warn(line, fmt::format("the columns ({}) do not look like {}; trusting the test name",
                                    evidence, b.name->name));
         if (opt_.op && *opt_.op != b.name->op)
             warn(line, fmt::format("--op {} ignored: the output names {}", to_string(*opt_.op), b.name->name));
@@ -291,13 +264,13 @@ Collective Parser::decide_op(const RunBuilder& b, int n, const std::string& wher
     }
     if (fit.size() == 1) {
         if (opt_.op && *opt_.op != fit[0])
-            warn(line, fmt::format("--op {} ignored: the columns ({} ) say {}", to_string(*opt_.op),
+            warn(line, fmt::format("--op {} ignored: the columns ({}) say {}", to_string(*opt_.op),
                                    evidence, to_string(fit[0])));
         return fit[0];
     }
     if (opt_.op) {
         if (!fits_op(*opt_.op))
-            warn(line, fmt::format("--op {} does not fit the columns ({} ); using it anyway",
+            warn(line, fmt::format("--op {} does not fit the columns ({}); using it anyway",
                                    to_string(*opt_.op), evidence));
         return *opt_.op;
     }
@@ -305,9 +278,8 @@ Collective Parser::decide_op(const RunBuilder& b, int n, const std::string& wher
     for (Collective c : fit) names += std::string(names.empty() ? "" : ", ") + to_string(c);
     throw InputError(source_, where,
                      fmt::format("cannot tell which collective this nccl-tests run measures "
-                                 "(no test name;{} fits: {}); pass --op",
-                                 evidence.empty() ? " no redop/count columns" : evidence,
-                                 names.empty() ? "none" : names));
+                                 "(no test name; {}; fits: {}); pass --op",
+                                 evidence, names.empty() ? "none" : names));
 }
 
 void Parser::finish_run() {

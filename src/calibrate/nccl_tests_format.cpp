@@ -11,6 +11,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
+#include "lostflops/nccl_curve.h"
+
 namespace lostflops::nccl_format {
 
 std::vector<std::string_view> split_ws(std::string_view s) {
@@ -120,6 +124,45 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string_view>& tok
         r.device = std::string(rest.substr(0, 200));
     }
     return r;
+}
+
+ShapeFit fit_collectives(const RowShape& row, int n) {
+    ShapeFit out;
+    auto keep_if = [&](auto pred) {
+        for (int i = 0; i < 5; ++i) out.fit[i] = out.fit[i] && pred(kCollectives[i]);
+    };
+    auto reducing = [](Collective c) {
+        return c == Collective::all_reduce || c == Collective::reduce_scatter;
+    };
+    if (!row.redop.empty()) {
+        const bool none = row.redop == "none";
+        keep_if([&](Collective c) { return reducing(c) != none; });
+        out.evidence += fmt::format(" redop '{}'", row.redop);
+    } else if (!row.redop_column && row.type_column) {
+        keep_if([&](Collective c) { return !reducing(c); });
+        out.evidence += " no redop column";
+    }
+    const int ts = type_size_bytes(row.type);
+    if (row.count > 0 && ts > 0) {
+        const double k = static_cast<double>(row.size) / (static_cast<double>(row.count) * ts);
+        const bool per_rank = std::fabs(k - n) < 0.01 * n;
+        const bool full = std::fabs(k - 1) < 0.01;
+        if (per_rank != full) {
+            keep_if([&](Collective c) {
+                return (c == Collective::all_reduce || c == Collective::send_recv) == full;
+            });
+            out.evidence += fmt::format(" size/count={:g}", k);
+        }
+    }
+    if (row.algbw >= 1 && row.busbw >= 1 && n >= 2) {  // two decimals: precise enough above 1
+        const double q = row.busbw / row.algbw;
+        keep_if([&](Collective c) {
+            const double f = bus_factor(c, n);
+            return std::fabs(q - f) <= 0.05 * f;
+        });
+        out.evidence += fmt::format(" busbw/algbw={:.3f}", q);
+    }
+    return out;
 }
 
 int type_size_bytes(std::string_view type) {

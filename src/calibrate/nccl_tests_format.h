@@ -49,6 +49,28 @@ struct RankLine {
 std::optional<RankLine> parse_rank_line(const std::vector<std::string_view>& tokens,
                                         std::string_view raw);
 
+// What one data row (the largest) says about the collective, from NVIDIA/
+// nccl-tests src/*.cu GetCollByteCount/GetBw and doc/PERFORMANCE.md: a
+// reduction op other than "none" means all-reduce or reduce-scatter (and every
+// layout prints the op of a reducing test); size = count * typesize for
+// all-reduce and send-recv, count * typesize * n for all-gather,
+// reduce-scatter and alltoall; busbw / algbw = F(op, n).
+inline constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather,
+                                              Collective::reduce_scatter, Collective::all_to_all,
+                                              Collective::send_recv};
+struct RowShape {
+    std::string redop, type;
+    bool redop_column = false, type_column = false;
+    unsigned long long size = 0, count = 0;  // count 0: no count column
+    double algbw = -1, busbw = -1;           // < 0: not printed
+};
+struct ShapeFit {
+    bool fit[5] = {true, true, true, true, true};  // by kCollectives order
+    std::string evidence;                          // " redop 'sum' size/count=8 ..."
+    bool fits(Collective c) const { return fit[static_cast<int>(c)]; }
+};
+ShapeFit fit_collectives(const RowShape& row, int ranks);
+
 // Bytes per element of an nccl-tests type name ("float", "bfloat16"); 0 if unknown.
 int type_size_bytes(std::string_view type);
 

@@ -12,10 +12,14 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<JobOptions>();
     auto* cmd = app.add_subcommand("estimate", "predict step time, MFU, breakdown and memory of one job");
     add_job_options(cmd, *opts);
-    cmd->callback([opts, &exit_code] {
+    auto schedule = std::make_shared<ScheduleModel>(ScheduleModel::closed_form);
+    cmd->add_option("--schedule", *schedule, "pipeline timing: closed (default) or simulate")
+        ->transform(CLI::CheckedTransformer(std::map<std::string, ScheduleModel>{
+            {"closed", ScheduleModel::closed_form}, {"simulate", ScheduleModel::simulation}}));
+    cmd->callback([opts, schedule, &exit_code] {
         const Job job = load_job_for(*opts);
         const Calibration cal = load_calibration_for(opts->calibration_path);
-        const Estimate e = estimate(job, cal);
+        const Estimate e = estimate(job, cal, *schedule);
         if (opts->format == Format::json) {
             std::printf("%s\n", estimate_json(job, e).dump(2).c_str());
         } else {

@@ -64,7 +64,7 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
 
 }  // namespace
 
-Estimate estimate(const Job& job, const Calibration& cal) {
+Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule) {
     const Model& model = job.model;
     const Training& tr = job.training;
     const ParallelPlan& p = job.plan;
@@ -119,9 +119,10 @@ Estimate estimate(const Job& job, const Calibration& cal) {
             rank_pass_worst = rank_pass;
         }
     }
-    const PipelineResult no_p2p = pipeline_closed_form(in);
+    const auto pipeline = schedule == ScheduleModel::simulation ? pipeline_simulate : pipeline_closed_form;
+    const PipelineResult no_p2p = pipeline(in);
     in.p2p_s = p2p_time_s(ctx, job);
-    const PipelineResult with_p2p = pipeline_closed_form(in);
+    const PipelineResult with_p2p = pipeline(in);
 
     Breakdown& bd = e.breakdown;
     const PassTime steady = rank_pass_worst.scaled(m);

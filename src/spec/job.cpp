@@ -63,7 +63,7 @@ void apply_override(YAML::Node& root, const std::string& expr) {
         if (p.empty()) throw InputError("--set", path, "empty key component");
         parts.push_back(p);
     }
-    if (parts.size() < 2) throw InputError("--set", path, "expected section.key=value");
+    if (parts.empty()) throw InputError("--set", path, "expected section.key=value");
     YAML::Node parsed = load_yaml(value, "--set " + path);
     std::vector<YAML::Node> chain{root};
     for (size_t i = 0; i + 1 < parts.size(); ++i) {

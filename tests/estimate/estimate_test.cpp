@@ -80,7 +80,7 @@ TEST(Estimate, SmallJobsAreLatencyBound) {
     // kernel and per collective take a large share, and MFU is low.
     const Estimate e = run({"model.num_hidden_layers=12", "model.hidden_size=768", "model.num_attention_heads=12",
                             "cluster.num_gpus=8", "training.global_batch_size=2", "training.micro_batch_size=1",
-                            "training.seq_length=1024", "parallel.tp=2", "parallel.pp=1"});
+                            "training.seq_length=1024", "parallel.tp=4", "parallel.pp=1"});
     EXPECT_LT(e.mfu, 0.15);
     EXPECT_GT((e.breakdown.overhead_s + e.breakdown.tp_comm_s + e.breakdown.dp_comm_s) / e.step_time_s, 0.3);
 }
@@ -105,6 +105,29 @@ TEST(Estimate, Deterministic) {
     const Estimate b = estimate(default_job(), default_calibration());
     EXPECT_EQ(a.step_time_s, b.step_time_s);
     EXPECT_EQ(a.memory.peak_bytes, b.memory.peak_bytes);
+}
+
+}  // namespace
+}  // namespace lostflops
+
+namespace lostflops {
+namespace {
+
+// llama.cpp's test-backend-ops idea: the closed-form pipeline and the
+// discrete-event simulation of Megatron-LM's schedule must agree on every
+// published plan (uneven first/last stages, interleaving, p2p included).
+TEST(Estimate, ClosedFormAgreesWithSimulationOnPublishedRuns) {
+    const Calibration cal = default_calibration();
+    for (const char* name : {"narayanan21-t1-gpt-1008b", "narayanan21-t1-gpt-145.6b", "narayanan21-t1-gpt-529.6b",
+                             "korthikanti22-t5-gpt-175b-selective", "megatron24-h100-gpt-462b",
+                             "megatron24-h100-gpt-70b", "torchtitan24-a100-llama3-8b-selective"}) {
+        const Job job = load_job(test::source_path(std::string("data/published/runs/") + name + ".json"));
+        const Estimate closed = estimate(job, cal, ScheduleModel::closed_form);
+        const Estimate sim = estimate(job, cal, ScheduleModel::simulation);
+        EXPECT_NEAR(closed.step_time_s / sim.step_time_s, 1.0, 0.03) << name;
+        EXPECT_NEAR(closed.breakdown.total_s(), closed.step_time_s, 1e-9 * closed.step_time_s);
+        EXPECT_NEAR(sim.breakdown.total_s(), sim.step_time_s, 1e-9 * sim.step_time_s);
+    }
 }
 
 }  // namespace

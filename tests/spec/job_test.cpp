@@ -1,6 +1,8 @@
 // Job loading: valid files parse to the expected values, presets and
 // overrides apply, and every class of bad input is an InputError naming the
 // file and the key.
+#include <cctype>
+
 #include <gtest/gtest.h>
 
 #include "lostflops/job.h"
@@ -70,6 +72,12 @@ TEST_P(BadInput, IsAnInputErrorNamingFileAndKey) {
     EXPECT_NE(msg.find(c.key), std::string::npos) << c.what << ": " << msg;
 }
 
+std::string case_name(const ::testing::TestParamInfo<BadCase>& info) {
+    std::string n;
+    for (const char* c = info.param.what; *c; ++c) n += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+    return n;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Classes, BadInput,
     ::testing::Values(
@@ -88,14 +96,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"absurd", {"cluster.num_gpus=1e12"}, "cluster.num_gpus"},
         BadCase{"absurd bandwidth", {"cluster.inter_node.bandwidth_GBps=1e30"}, "bandwidth_GBps"},
         BadCase{"heads by tp", {"parallel.tp=3", "cluster.num_gpus=6"}, "parallel.tp"},
-        BadCase{"gpus by tp*pp*cp", {"cluster.num_gpus=24", "parallel.pp=4"}, "cluster.num_gpus"},
+        BadCase{"gpus by tp*pp*cp", {"cluster.gpus_per_node=4", "cluster.num_gpus=12", "parallel.pp=4"}, "tp*pp*cp"},
         BadCase{"batch by dp*mb", {"training.global_batch_size=60"}, "training.global_batch_size"},
         BadCase{"dp disagrees", {"parallel.dp=3"}, "parallel.dp"},
         BadCase{"layers by pp*vpp", {"parallel.pp=2", "parallel.vpp=5"}, "parallel.pp"},
         BadCase{"zero stage", {"parallel.zero=4"}, "parallel.zero"},
         BadCase{"ep on dense", {"parallel.ep=2"}, "parallel.ep"},
         BadCase{"fp8 on A100", {"training.precision=fp8"}, "training.precision"},
-        BadCase{"inline gpu bad key", {"cluster.gpu={arch: ampere, peak_tflops: {bf16: 100}, bogus: 1}"}, "cluster.gpu"}));
+        BadCase{"inline gpu bad key", {"cluster.gpu={arch: ampere, peak_tflops: {bf16: 100}, bogus: 1}"}, "cluster.gpu"}),
+    case_name);
 
 TEST(Job, MissingSections) {
     for (const char* section : {"model", "cluster", "training", "parallel"}) {
@@ -140,7 +149,8 @@ TEST(Job, MissingFile) {
 
 TEST(Job, BadOverrideSyntax) {
     EXPECT_FALSE(parse_error(small_job_text(), {"parallel.tp"}).empty());
-    EXPECT_FALSE(parse_error(small_job_text(), {"tp=2"}).empty());
+    EXPECT_FALSE(parse_error(small_job_text(), {"tp=2"}).empty());  // unknown top-level key
+    EXPECT_FALSE(parse_error(small_job_text(), {"=2"}).empty());
     EXPECT_FALSE(parse_error(small_job_text(), {"parallel..tp=2"}).empty());
 }
 

@@ -1,0 +1,74 @@
+// The executable end to end: exit codes, messages on stderr, JSON on stdout,
+// and the acceptance figures of `validate` on the published runs.
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace {
+
+struct Run {
+    int code = -1;
+    std::string out;  // stdout and stderr together
+};
+
+Run run(const std::string& args) {
+    Run r;
+    const std::string cmd = std::string(LOSTFLOPS_BINARY) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+TEST(Cli, DefaultEstimateJson) {
+    const Run r = run("estimate --format json");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_GT(j["mfu"].get<double>(), 0.0);
+    EXPECT_LT(j["mfu"].get<double>(), 1.0);
+    EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+}
+
+TEST(Cli, BadInputExitsTwoNamingFileAndKey) {
+    const std::string bad = lostflops::test::source_path("tests/data/cli/bad_tp.yaml");
+    const Run r = run("estimate " + bad);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("bad_tp.yaml"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("parallel.tp"), std::string::npos) << r.out;
+    const Run missing = run("estimate /nonexistent.yaml");
+    EXPECT_EQ(missing.code, 2);
+    const Run set = run("estimate --set parallel.recompute=sometimes");
+    EXPECT_EQ(set.code, 2);
+    EXPECT_NE(set.out.find("parallel.recompute"), std::string::npos) << set.out;
+    const Run usage = run("estimate --no-such-flag");
+    EXPECT_EQ(usage.code, 2);
+}
+
+TEST(Cli, DoesNotFitExitsOne) {
+    const Run r = run("estimate " + lostflops::test::source_path("examples/gpt3-175b-8xa100.yaml"));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+}
+
+// Issue 2's acceptance: MAPE of tokens/s per GPU at most 10 %, no run off by
+// more than 25 %, on the published runs (calibration data, in-sample).
+TEST(Cli, ValidatePublishedRuns) {
+    const Run r = run("validate --format json " + lostflops::test::source_path("data/published/published-runs.csv"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["runs"].size(), 29u);
+    EXPECT_LE(j["mape_pct"].get<double>(), 10.0);
+    EXPECT_LE(j["max_abs_error_pct"].get<double>(), 25.0);
+}
+
+}  // namespace
