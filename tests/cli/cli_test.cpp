@@ -12,13 +12,13 @@
 
 namespace {
 
-struct Run {
+struct CliRun {
     int code = -1;
     std::string out;  // stdout and stderr together
 };
 
-Run run(const std::string& args) {
-    Run r;
+CliRun run_cli(const std::string& args) {
+    CliRun r;
     const std::string cmd = std::string(LOSTFLOPS_BINARY) + " " + args + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
@@ -31,7 +31,7 @@ Run run(const std::string& args) {
 }
 
 TEST(Cli, DefaultEstimateJson) {
-    const Run r = run("estimate --format json");
+    const CliRun r = run_cli("estimate --format json");
     ASSERT_EQ(r.code, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_GT(j["mfu"].get<double>(), 0.0);
@@ -41,21 +41,21 @@ TEST(Cli, DefaultEstimateJson) {
 
 TEST(Cli, BadInputExitsTwoNamingFileAndKey) {
     const std::string bad = lostflops::test::source_path("tests/data/cli/bad_tp.yaml");
-    const Run r = run("estimate " + bad);
+    const CliRun r = run_cli("estimate " + bad);
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("bad_tp.yaml"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("parallel.tp"), std::string::npos) << r.out;
-    const Run missing = run("estimate /nonexistent.yaml");
+    const CliRun missing = run_cli("estimate /nonexistent.yaml");
     EXPECT_EQ(missing.code, 2);
-    const Run set = run("estimate --set parallel.recompute=sometimes");
+    const CliRun set = run_cli("estimate --set parallel.recompute=sometimes");
     EXPECT_EQ(set.code, 2);
     EXPECT_NE(set.out.find("parallel.recompute"), std::string::npos) << set.out;
-    const Run usage = run("estimate --no-such-flag");
+    const CliRun usage = run_cli("estimate --no-such-flag");
     EXPECT_EQ(usage.code, 2);
 }
 
 TEST(Cli, DoesNotFitExitsOne) {
-    const Run r = run("estimate " + lostflops::test::source_path("examples/gpt3-175b-8xa100.yaml"));
+    const CliRun r = run_cli("estimate " + lostflops::test::source_path("examples/gpt3-175b-8xa100.yaml"));
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
 }
@@ -63,7 +63,7 @@ TEST(Cli, DoesNotFitExitsOne) {
 // Issue 2's acceptance: MAPE of tokens/s per GPU at most 10 %, no run off by
 // more than 25 %, on the published runs (calibration data, in-sample).
 TEST(Cli, ValidatePublishedRuns) {
-    const Run r = run("validate --format json " + lostflops::test::source_path("data/published/published-runs.csv"));
+    const CliRun r = run_cli("validate --format json " + lostflops::test::source_path("data/published/published-runs.csv"));
     ASSERT_EQ(r.code, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["runs"].size(), 29u);
