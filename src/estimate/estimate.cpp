@@ -77,7 +77,6 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     const LayerTime embed = embedding_time(ctx, hw);
 
     const int stages = p.pp, chunks = p.vpp;
-    const double layers_per_chunk = static_cast<double>(model.layers) / (stages * chunks);
     e.micro_batches = p.micro_batches(tr);
     const double m = static_cast<double>(e.micro_batches);
 
@@ -95,8 +94,9 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     for (int r = 0; r < stages; ++r) {
         PassTime rank_pass;
         for (int c = 0; c < chunks; ++c) {
-            PassTime f = layer.fwd.scaled(layers_per_chunk);
-            PassTime b = layer.bwd.scaled(layers_per_chunk);
+            const double layers = layers_on(job, r, c);
+            PassTime f = layer.fwd.scaled(layers);
+            PassTime b = layer.bwd.scaled(layers);
             if (r == 0 && c == 0) {
                 f += embed.fwd;
                 b += embed.bwd;

@@ -16,10 +16,27 @@ namespace lostflops {
 
 double grad_bytes_per_param(const ParallelPlan& p) { return p.grad_fp32 ? 4.0 : 2.0; }
 
+int layers_on(const Job& job, int rank, int chunk) {
+    const ParallelPlan& p = job.plan;
+    const int k = p.pp * p.vpp;                 // virtual stages
+    const int base = job.model.layers / k;
+    const int rem = job.model.layers % k;
+    if (rem == 0) return base;
+    // Virtual stage index in model order: chunk-major (Megatron interleaving).
+    const int vs = chunk * p.pp + rank;
+    // Layers missing from an even split of base+1 each: k - rem, taken from the
+    // two ends first, then inwards.
+    const int missing = k - rem;
+    const int from_end = k - 1 - vs;
+    const int dist = std::min(vs, from_end);    // 0 for the first and last
+    const int rank_from_ends = 2 * dist + (vs <= from_end ? 0 : 1);
+    return base + (rank_from_ends < missing ? 0 : 1);
+}
+
 StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank) {
     const ParallelPlan& p = job.plan;
     StageParams s;
-    s.layers = static_cast<double>(job.model.layers) / p.pp;
+    for (int c = 0; c < p.vpp; ++c) s.layers += layers_on(job, rank, c);
     s.first = rank == 0;
     s.last = rank == p.pp - 1;
     s.params = s.layers * lw.params;

@@ -14,6 +14,12 @@ struct StageParams {
     bool last = false;      // holds the output layer and loss
 };
 
+// Transformer layers on virtual stage (rank, chunk). When pp*vpp does not
+// divide the layers, the first and last virtual stages (which also hold the
+// embedding and the output layer) get the fewer layers, as Llama 3 405B's 126
+// layers on 16 stages did (Llama Team 2024, sec. 3.3.2).
+int layers_on(const Job& job, int rank, int chunk);
+
 StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank);
 
 Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,

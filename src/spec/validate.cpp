@@ -55,9 +55,9 @@ void validate_job(const Job& job) {
         fail(job, "training.global_batch_size",
              fmt::format("{} is not divisible by dp*micro_batch_size = {}*{}", t.global_batch, p.dp,
                          t.micro_batch));
-    if (m.layers % (p.pp * p.vpp) != 0)
+    if (m.layers < p.pp * p.vpp)
         fail(job, "parallel.pp",
-             fmt::format("num_hidden_layers {} is not divisible by pp*vpp = {}*{}", m.layers, p.pp, p.vpp));
+             fmt::format("num_hidden_layers {} is fewer than pp*vpp = {}*{} virtual stages", m.layers, p.pp, p.vpp));
     if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1");
     if (p.vpp > 1 && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/memory.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
@@ -128,6 +129,27 @@ TEST(Estimate, ClosedFormAgreesWithSimulationOnPublishedRuns) {
         EXPECT_NEAR(closed.breakdown.total_s(), closed.step_time_s, 1e-9 * closed.step_time_s);
         EXPECT_NEAR(sim.breakdown.total_s(), sim.step_time_s, 1e-9 * sim.step_time_s);
     }
+}
+
+}  // namespace
+}  // namespace lostflops
+
+namespace lostflops {
+namespace {
+
+TEST(Estimate, UnevenPipelineSplitPutsFewerLayersAtTheEnds) {
+    // Llama 3.1 405B: 126 layers on 16 stages: 14 stages of 8, ends of 7.
+    const Job job = parse_job(test::small_job_text(), "job.yaml",
+                              {"model={preset: llama3.1-405b}", "cluster.num_gpus=2048", "parallel.tp=8",
+                               "parallel.pp=16", "training.global_batch_size=1024", "training.micro_batch_size=1"});
+    int total = 0;
+    for (int r = 0; r < 16; ++r) total += layers_on(job, r, 0);
+    EXPECT_EQ(total, 126);
+    EXPECT_EQ(layers_on(job, 0, 0), 7);
+    EXPECT_EQ(layers_on(job, 15, 0), 7);
+    EXPECT_EQ(layers_on(job, 7, 0), 8);
+    const Estimate e = estimate(job, default_calibration());
+    EXPECT_GT(e.mfu, 0.2);
 }
 
 }  // namespace

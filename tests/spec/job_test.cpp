@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"gpus by tp*pp*cp", {"cluster.gpus_per_node=4", "cluster.num_gpus=12", "parallel.pp=4"}, "tp*pp*cp"},
         BadCase{"batch by dp*mb", {"training.global_batch_size=60"}, "training.global_batch_size"},
         BadCase{"dp disagrees", {"parallel.dp=3"}, "parallel.dp"},
-        BadCase{"layers by pp*vpp", {"parallel.pp=2", "parallel.vpp=5"}, "parallel.pp"},
+        BadCase{"layers below pp*vpp", {"parallel.pp=2", "parallel.vpp=13"}, "parallel.pp"},
         BadCase{"zero stage", {"parallel.zero=4"}, "parallel.zero"},
         BadCase{"ep on dense", {"parallel.ep=2"}, "parallel.ep"},
         BadCase{"fp8 on A100", {"training.precision=fp8"}, "training.precision"},
