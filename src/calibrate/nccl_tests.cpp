@@ -149,7 +149,7 @@ void Parser::comment(std::string_view raw, const std::vector<std::string_view>& 
         }
         if (t[0] == "nThread" && t.size() >= 4 && t[2] == "nGpus") {
             auto th = parse_uint(t[1]), g = parse_uint(t[3]);
-            if (th && g && *th < 100000 && *g < 100000) {
+            if (th && g && *th < 10000 && *g < 1000) {
                 cur_.nthreads = static_cast<int>(*th);
                 cur_.ngpus = static_cast<int>(*g);
             }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "lostflops/error.h"
@@ -29,7 +30,8 @@ struct Truncated {};  // internal signal: the input ended inside a value
 
 class Reader {
 public:
-    Reader(detail::ByteSource& src, TraceData& out) : src_(src), out_(out) { buf_.resize(kChunk); }
+    Reader(detail::ByteSource& src, TraceData& out)
+        : src_(src), out_(out), buf_(new char[kChunk]), cap_(kChunk) {}
 
     void run() {
         try {
@@ -51,20 +53,23 @@ private:
     bool refill(std::size_t& keep) {
         if (eof_) return false;
         if (keep > 0) {
-            std::memmove(buf_.data(), buf_.data() + keep, end_ - keep);
+            std::memmove(buf_.get(), buf_.get() + keep, end_ - keep);
             base_ += keep;
             end_ -= keep;
             pos_ -= keep;
             keep = 0;
         }
-        if (buf_.size() - end_ < kChunk / 2) {
-            if (buf_.size() >= kMaxValue) {
+        if (cap_ - end_ < kChunk / 2) {
+            if (cap_ >= kMaxValue) {
                 throw InputError(out_.source, "byte " + std::to_string(offset()),
                                  "a single JSON value is larger than 512 MiB");
             }
-            buf_.resize(buf_.size() * 2);
+            std::unique_ptr<char[]> bigger(new char[cap_ * 2]);  // not zero-filled
+            std::memcpy(bigger.get(), buf_.get(), end_);
+            buf_ = std::move(bigger);
+            cap_ *= 2;
         }
-        const std::size_t got = src_.read(buf_.data() + end_, buf_.size() - end_);
+        const std::size_t got = src_.read(buf_.get() + end_, cap_ - end_);
         if (got == 0) {
             eof_ = true;
             return false;
@@ -119,7 +124,7 @@ private:
         bool in_string = false;
         bool escape = false;
         for (;;) {
-            const char* d = buf_.data();
+            const char* d = buf_.get();
             while (i < end_) {
                 const char c = d[i++];
                 if (in_string) {
@@ -165,7 +170,7 @@ private:
         for (;;) {
             if (need() != '"') bad("expected a key string");
             auto [ks, ke] = cut();
-            std::string key(buf_.data() + ks + 1, ke - ks - 2);
+            std::string key(buf_.get() + ks + 1, ke - ks - 2);
             if (need() != ':') bad("expected ':' after key \"" + key + "\"");
             ++pos_;
             const int v = need();
@@ -174,7 +179,7 @@ private:
                 events();
             } else {
                 auto [vs, ve] = cut();
-                metadata(key, std::string_view(buf_.data() + vs, ve - vs));
+                metadata(key, std::string_view(buf_.get() + vs, ve - vs));
             }
             const int sep = need();
             ++pos_;
@@ -213,7 +218,7 @@ private:
         ++out_.events;
         for (;;) {
             std::size_t used = 0;
-            const auto r = detail::parse_event(buf_.data() + pos_, buf_.data() + end_, f_, err_, used);
+            const auto r = detail::parse_event(buf_.get() + pos_, buf_.get() + end_, f_, err_, used);
             if (r == detail::ParseResult::ok) {
                 pos_ += used;
                 break;
@@ -287,7 +292,8 @@ private:
     detail::KeepState state_;
     detail::EventFields f_;
     std::string err_;
-    std::vector<char> buf_;
+    std::unique_ptr<char[]> buf_;
+    std::size_t cap_ = 0;
     std::size_t pos_ = 0, end_ = 0;
     uint64_t base_ = 0;  // file offset of buf_[0]
     bool eof_ = false;

@@ -53,7 +53,7 @@ TEST(CalibrateFuzz, NcclReaderNeverCrashes) {
         seeds.push_back(test::read_text(test::calibrate_data(f)));
     std::mt19937 rng(20240611);
     int parsed = 0;
-    for (int i = 0; i < 1500; ++i) {
+    for (int i = 0; i < 800; ++i) {
         const std::string text = mutate(seeds[i % seeds.size()], rng, 8);
         NcclTestsOptions opt;
         if (i % 3 == 0) opt.op = Collective::all_to_all;
@@ -83,7 +83,7 @@ TEST(CalibrateFuzz, NcclReaderNeverCrashes) {
         } catch (const InputError&) {
         }
     }
-    EXPECT_GT(parsed, 100);  // the mutations must not all be rejected
+    EXPECT_GT(parsed, 60);  // the mutations must not all be rejected
 }
 
 TEST(CalibrateFuzz, CalibrationReaderNeverCrashes) {

@@ -195,6 +195,8 @@ TEST(NcclTests, InputsWithoutResultsAreErrors) {
     EXPECT_EQ(r.runs[0].ranks, 4);
     EXPECT_EQ(r.runs[0].op, Collective::all_reduce);  // redop sum, count*4 = size, ratio 1.8
     EXPECT_FALSE(r.warnings.empty());
+    // Absurd thread/GPU counts are not taken as a rank count.
+    EXPECT_THROW(parse_nccl_tests_text("# nThread 99999 nGpus 99999\n" + no_ranks, "n.txt"), InputError);
 }
 
 TEST(NcclTests, RootedTestsAreSkipped) {
