@@ -48,8 +48,13 @@ bool is_trace_name(const std::string& n) {
     return ends(".json") || ends(".json.gz");
 }
 
-std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
-    std::vector<std::string> files;
+struct TraceFile {
+    std::string path;
+    bool from_directory = false;  // a bad one is skipped with a warning, not an error
+};
+
+std::vector<TraceFile> expand_inputs(const std::vector<std::string>& inputs) {
+    std::vector<TraceFile> files;
     for (const auto& in : inputs) {
         std::error_code ec;
         if (fs::is_directory(in, ec)) {
@@ -62,9 +67,9 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
             if (ec) throw InputError(in, "", "cannot list directory: " + ec.message());
             if (found.empty()) throw InputError(in, "", "no *.json or *.json.gz traces in directory");
             std::sort(found.begin(), found.end());
-            files.insert(files.end(), found.begin(), found.end());
+            for (auto& f : found) files.push_back({std::move(f), true});
         } else if (fs::exists(in, ec)) {
-            files.push_back(in);
+            files.push_back({in, false});
         } else {
             throw InputError(in, "", "no such file or directory");
         }
@@ -73,16 +78,20 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
 }
 
 // Reads and analyses every file, several at a time; results in input order.
-std::vector<trace::RankReport> analyze_all(const std::vector<std::string>& files, bool hta,
+std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, bool hta,
                                            unsigned threads) {
-    std::vector<trace::RankReport> out(files.size());
+    std::vector<trace::RankReport> all(files.size());
     std::vector<std::exception_ptr> errors(files.size());
+    std::vector<std::string> skipped(files.size());
     std::atomic<std::size_t> next{0};
     const auto work = [&] {
         for (std::size_t i = next++; i < files.size(); i = next++) {
             try {
-                const auto data = trace::read_trace(files[i]);
-                out[i] = trace::analyze(data, trace::AnalyzeOptions{hta});
+                const auto data = trace::read_trace(files[i].path);
+                all[i] = trace::analyze(data, trace::AnalyzeOptions{hta});
+            } catch (const InputError& e) {
+                if (files[i].from_directory) skipped[i] = e.what();
+                else errors[i] = std::current_exception();
             } catch (...) {
                 errors[i] = std::current_exception();
             }
@@ -97,6 +106,15 @@ std::vector<trace::RankReport> analyze_all(const std::vector<std::string>& files
     for (const auto& e : errors) {
         if (e) std::rethrow_exception(e);
     }
+    std::vector<trace::RankReport> out;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (skipped[i].empty()) {
+            out.push_back(std::move(all[i]));
+        } else {
+            std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", skipped[i].c_str());
+        }
+    }
+    if (out.empty()) throw InputError(files.front().path, "", "none of the inputs is a usable trace");
     // Traces without distributedInfo (nor a rank in their name): the lowest
     // rank not taken, in input order.
     std::set<int> taken;

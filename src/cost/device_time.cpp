@@ -35,6 +35,9 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     DeviceModel d;
     const DeviceFactors& f = cal.device(gpu.arch);
     d.peak_flops = gpu.peak_tflops(p) * 1e12;
+    // fp8 training (Transformer Engine) runs only the GEMMs with weights in
+    // fp8; attention and everything else stay in bf16.
+    d.attention_peak_flops = (p == Precision::fp8 ? gpu.peak_tflops(Precision::bf16) : gpu.peak_tflops(p)) * 1e12;
     d.hbm_Bps = gpu.hbm_GBps * 1e9;
     d.sms = std::max(1, gpu.sm_count);
     d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
@@ -70,12 +73,12 @@ double gemm_time_s(const DeviceModel& d, double m, double n, double k) {
 
 double flash_attention_fwd_s(const DeviceModel& d, double flops) {
     if (flops <= 0) return 0;
-    return flops / (d.peak_flops * d.gemm_max * d.attention_fwd);
+    return flops / (d.attention_peak_flops * d.gemm_max * d.attention_fwd);
 }
 
 double flash_attention_bwd_s(const DeviceModel& d, double flops) {
     if (flops <= 0) return 0;
-    return 2.5 * flops / (d.peak_flops * d.gemm_max * d.attention_bwd);
+    return 2.5 * flops / (d.attention_peak_flops * d.gemm_max * d.attention_bwd);
 }
 
 double memory_time_s(const DeviceModel& d, double bytes) {

@@ -8,7 +8,8 @@
 namespace lostflops {
 
 struct DeviceModel {
-    double peak_flops = 0;       // dense, of the training precision
+    double peak_flops = 0;       // dense, of the training precision (GEMMs)
+    double attention_peak_flops = 0;  // attention runs in 16-bit even in fp8 training
     double hbm_Bps = 0;
     int sms = 1;
     double bytes_per_element = 2;  // operands of GEMMs (bf16/fp16; fp8: 1)

@@ -113,13 +113,13 @@ std::string report_table(const std::vector<RankReport>& ranks, const std::vector
     }
     if (cmp != nullptr) {
         out += fmt::format("\nMeasured vs predicted (step time from {})\n", cmp->step_source);
-        out += fmt::format("  {:<42} {:>12} {:>12}\n", "", "measured", "predicted");
-        out += fmt::format("  {:<42} {:>12.4f} {:>12.4f}\n", "step time (s)", cmp->measured_step_s,
+        out += fmt::format("  {:<46} {:>12} {:>12}\n", "", "measured", "predicted");
+        out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", "step time (s)", cmp->measured_step_s,
                            cmp->predicted_step_s);
-        out += fmt::format("  {:<42} {:>11.1f}% {:>11.1f}%\n", "MFU", 100 * cmp->measured_mfu,
+        out += fmt::format("  {:<46} {:>11.1f}% {:>11.1f}%\n", "MFU", 100 * cmp->measured_mfu,
                            100 * cmp->predicted_mfu);
         for (const auto& w : cmp->walls) {
-            out += fmt::format("  {:<42} {:>12.4f} {:>12.4f}\n", w.wall + " (s)", w.measured_s, w.predicted_s);
+            out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", w.wall + " (s)", w.measured_s, w.predicted_s);
         }
     }
     return out;

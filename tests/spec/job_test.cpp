@@ -156,3 +156,33 @@ TEST(Job, BadOverrideSyntax) {
 
 }  // namespace
 }  // namespace lostflops
+
+namespace lostflops {
+namespace {
+
+TEST(Job, HfConfigRelativeToTheJobFile) {
+    const Job j = load_job(test::source_path("tests/data/spec/hf_job.yaml"));
+    EXPECT_EQ(j.model.layers, 22);
+    EXPECT_EQ(j.model.kv_heads, 4);
+    EXPECT_EQ(j.model.ffn, 5632);
+    EXPECT_EQ(j.model.mlp, MlpKind::gated);
+    EXPECT_FALSE(j.model.tied_embeddings);
+    EXPECT_EQ(j.plan.dp, 8);
+    EXPECT_EQ(j.name, "hf_job");
+}
+
+TEST(Job, AttentionAutoFollowsTheSourceDate) {
+    EXPECT_EQ(default_attention("Narayanan et al. 2021, SC21, Table 1"), AttentionKernel::unfused);
+    EXPECT_EQ(default_attention("Korthikanti et al. 2022, Table 5"), AttentionKernel::unfused);
+    EXPECT_EQ(default_attention("torchtitan docs/performance.md (Oct 2024)"), AttentionKernel::flash);
+    EXPECT_EQ(default_attention(""), AttentionKernel::flash);
+    EXPECT_EQ(default_attention("run 12345 on cluster 7"), AttentionKernel::flash);
+    const Job j = parse_job("source: 'Narayanan et al. 2021'\n" + test::small_job_text(), "job.yaml");
+    EXPECT_EQ(j.training.attention, AttentionKernel::unfused);
+    const Job k = parse_job("source: 'Narayanan et al. 2021'\n" + test::small_job_text(), "job.yaml",
+                            {"training.attention=flash"});
+    EXPECT_EQ(k.training.attention, AttentionKernel::flash);
+}
+
+}  // namespace
+}  // namespace lostflops

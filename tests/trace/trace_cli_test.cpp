@@ -53,9 +53,29 @@ TEST(TraceCli, JsonContractAndMerge) {
     std::filesystem::remove_all(dir);
 }
 
+// --job: measured MFU uses the job's FLOPs, GPUs and peak like the estimate,
+// so measured/predicted MFU is the inverse ratio of the step times; the
+// measured walls split the measured step.
+TEST(TraceCli, JobGivesMeasuredMfuAndWalls) {
+    const auto r = run("trace --format json --job " + test::data_path("job-gpt3-125m-16xa100.yaml") + " " +
+                       test::data_path("a100-16rank-sendrecv.rank0.json.gz"));
+    ASSERT_EQ(r.code, 0);
+    const auto job = nlohmann::json::parse(r.out)["job"];
+    const double ms = job["measured_step_s"], ps = job["predicted_step_s"];
+    const double mm = job["measured_mfu"], pm = job["predicted_mfu"];
+    ASSERT_GT(ms, 0);
+    ASSERT_GT(pm, 0);
+    EXPECT_NEAR(mm / pm, ps / ms, 1e-9 * ps / ms);
+    double walls = 0;
+    for (const auto& w : job["walls"]) walls += w["measured_s"].get<double>();
+    EXPECT_NEAR(walls, ms, 1e-6 * ms);
+    EXPECT_EQ(run("trace --job /nonexistent/job.yaml " + test::data_path("mi250-toy-train.json.gz")).code, 2);
+}
+
 TEST(TraceCli, BadInputExitsTwo) {
     EXPECT_EQ(run("trace " + test::data_path("LICENSE-HTA")).code, 2);
     EXPECT_EQ(run("trace /nonexistent/x.json").code, 2);
+    EXPECT_NE(run("trace").code, 0);
 }
 
 }  // namespace
