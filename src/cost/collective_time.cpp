@@ -27,6 +27,14 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
         g.per_node = std::min(g.size, std::max(1, gpus_per_node / std::max(1, stride)));
     }
     g.nodes = (g.size + g.per_node - 1) / g.per_node;
+    // A group that fits in a node's size but not in its alignment (tp = 3 or
+    // 6 on 8-GPU nodes) straddles two nodes for some ranks; the slowest
+    // group sets the pace.
+    const int64_t span = static_cast<int64_t>(g.size) * stride;
+    if (g.nodes == 1 && span < gpus_per_node && gpus_per_node % span != 0) {
+        g.nodes = 2;
+        g.per_node = (g.size + 1) / 2;
+    }
     return g;
 }
 

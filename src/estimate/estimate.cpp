@@ -30,19 +30,22 @@ double p2p_time_s(const PlanContext& ctx, const Job& job) {
     // activation over the TP ranks and gathers it on NVLink (Narayanan et al.
     // 2021, sec. 4.1 "scatter/gather communication optimization").
     const double bytes = tokens * job.model.hidden * 2.0 / p.tp;
+    // The slowest boundary sets the pace: any stage boundary across nodes.
     const Link& link = ctx.pp_link.nodes > 1 ? ctx.comm.inter : ctx.comm.intra;
     return link.latency_us * 1e-6 + bytes / (link.bandwidth_GBps * 1e9 * ctx.comm.cal->p2p_eff);
 }
 
-// Exposed data-parallel time after overlap with the compute window.
-double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx,
-                    double stage_params, double layer_params, double bwd_window_s,
-                    double fwd_window_s, double microbatch_s, double m) {
+// Exposed data-parallel time after overlap with the compute window. Dense
+// weights are reduced over dp*cp ranks, expert weights over dp*cp/ep.
+double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx, const StageParams& sp,
+                    const LayerWork& lw, double bwd_window_s, double fwd_window_s, double microbatch_s,
+                    double m) {
     const ParallelPlan& p = job.plan;
-    if (p.dp <= 1) return 0;
     const double gb = grad_bytes_per_param(p);
-    const auto t = [&](Collective op, double bytes) {
-        return collective_time_s(ctx.comm, op, ctx.dp_group, bytes);
+    // Time of `op` over the dense group and the expert group for `bytes_per_param`.
+    const auto t = [&](Collective op, double bytes_per_param, double dense, double expert) {
+        return collective_time_s(ctx.comm, op, ctx.dp_group, dense * bytes_per_param) +
+               collective_time_s(ctx.comm, op, ctx.edp_group, expert * bytes_per_param);
     };
     const double overlap = p.overlap_grad_reduce ? cal.dp_overlap : 0.0;
     // Traffic hidden behind a compute window still slows that compute
@@ -52,14 +55,14 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
         return comm_s - hidden + hidden * cal.overlap_slowdown;
     };
     if (p.zero >= 3) {
-        const double per_mb = 2 * t(Collective::all_gather, stage_params * 2) +
-                              t(Collective::reduce_scatter, stage_params * gb);
-        const double first_gather = t(Collective::all_gather, layer_params * 2);
+        const double per_mb = 2 * t(Collective::all_gather, 2, sp.params, sp.expert_params) +
+                              t(Collective::reduce_scatter, gb, sp.params, sp.expert_params);
+        const double first_gather = t(Collective::all_gather, 2, lw.params, lw.expert_params);
         return m * exposed(per_mb, microbatch_s) + first_gather;
     }
-    if (p.zero == 0) return exposed(t(Collective::all_reduce, stage_params * gb), bwd_window_s);
-    return exposed(t(Collective::reduce_scatter, stage_params * gb), bwd_window_s) +
-           exposed(t(Collective::all_gather, stage_params * 2), fwd_window_s);
+    if (p.zero == 0) return exposed(t(Collective::all_reduce, gb, sp.params, sp.expert_params), bwd_window_s);
+    return exposed(t(Collective::reduce_scatter, gb, sp.params, sp.expert_params), bwd_window_s) +
+           exposed(t(Collective::all_gather, 2, sp.params, sp.expert_params), fwd_window_s);
 }
 
 }  // namespace
@@ -139,12 +142,14 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     // Data parallel and optimizer on the first rank (most parameters with the
     // embedding; it also finishes the pipeline last).
     const StageParams sp0 = stage_params(job, lw, hw, 0);
-    bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0.params, lw.params, first_rank_bwd, first_rank_fwd,
+    bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0, lw, first_rank_bwd, first_rank_fwd,
                                 first_rank_fwd + first_rank_bwd, m);
     if (model.tied_embeddings && p.pp > 1)
-        bd.dp_comm_s += collective_time_s(ctx.comm, Collective::all_reduce, ctx.pp_link,
+        bd.dp_comm_s += collective_time_s(ctx.comm, Collective::all_reduce, ctx.embedding_group,
                                           hw.embedding_params * grad_bytes_per_param(p));
-    const double opt_params = sp0.params / (p.zero >= 1 ? p.dp : 1);
+    // The optimizer step of the rank with the largest shard (first or last).
+    const double opt_params = std::max(optimizer_shard_params(p, sp0),
+                                       optimizer_shard_params(p, stage_params(job, lw, hw, p.pp - 1)));
     bd.optimizer_s = opt_params * cal.optimizer_bytes_per_param / (ctx.dev.hbm_Bps * ctx.dev.memory_bound) +
                      8 * ctx.dev.kernel_overhead_s;
 

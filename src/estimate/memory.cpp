@@ -16,6 +16,14 @@ namespace lostflops {
 
 double grad_bytes_per_param(const ParallelPlan& p) { return p.grad_fp32 ? 4.0 : 2.0; }
 
+int dense_replicas(const ParallelPlan& p) { return p.dp * p.cp; }
+int expert_replicas(const ParallelPlan& p) { return std::max(1, p.dp * p.cp / p.ep); }
+
+double optimizer_shard_params(const ParallelPlan& p, const StageParams& s) {
+    if (p.zero == 0) return s.params + s.expert_params;
+    return s.params / dense_replicas(p) + s.expert_params / expert_replicas(p);
+}
+
 int layers_on(const Job& job, int rank, int chunk) {
     const ParallelPlan& p = job.plan;
     const int k = p.pp * p.vpp;                 // virtual stages
@@ -40,6 +48,7 @@ StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw
     s.first = rank == 0;
     s.last = rank == p.pp - 1;
     s.params = s.layers * lw.params;
+    s.expert_params = s.layers * lw.expert_params;
     if (s.first) s.params += hw.embedding_params;
     // Untied: the output layer lives on the last rank. Tied with pp > 1: the
     // last rank keeps its own copy of the embedding (Megatron-LM).
@@ -51,16 +60,23 @@ Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
                     const HeadWork& hw, int rank) {
     const ParallelPlan& p = job.plan;
     const StageParams sp = stage_params(job, lw, hw, rank);
-    const double dp = p.dp;
+    const double nd = dense_replicas(p), ne = expert_replicas(p);
+    const auto sharded = [&](double bytes_per_param, int from_stage) {
+        return p.zero >= from_stage ? sp.params * bytes_per_param / nd + sp.expert_params * bytes_per_param / ne
+                                    : (sp.params + sp.expert_params) * bytes_per_param;
+    };
     Memory mem;
-    mem.weights_bytes = sp.params * 2.0 / (p.zero >= 3 ? dp : 1.0);
-    mem.gradients_bytes = sp.params * grad_bytes_per_param(p) / (p.zero >= 2 ? dp : 1.0);
-    mem.optimizer_bytes = sp.params * 12.0 / (p.zero >= 1 ? dp : 1.0);
+    mem.weights_bytes = sharded(2.0, 3);
+    mem.gradients_bytes = sharded(grad_bytes_per_param(p), 2);
+    mem.optimizer_bytes = sharded(12.0, 1);
 
     const double m = static_cast<double>(p.micro_batches(job.training));
-    double inflight = std::min(m, static_cast<double>(p.pp - rank));
-    if (p.vpp > 1) inflight *= 1.0 + (p.pp - 1.0) / (p.pp * static_cast<double>(p.vpp));
-    inflight = std::min(inflight, m);
+    // Micro-batches (in units of this rank's whole stage) whose activations
+    // are alive at the peak: 1F1B warm-up p - r - 1 plus one; interleaved,
+    // Megatron's warm-up 2(p - r - 1) + (v - 1)p chunk passes plus one, over v
+    // chunks (rank 0: p(1 + (p-1)/(pv)), Korthikanti et al. 2022).
+    const double pp = p.pp, v = p.vpp, r = rank;
+    double inflight = v == 1 ? std::min(m, pp - r) : std::min(m * v, 2 * (pp - r - 1) + (v - 1) * pp + 1) / v;
     if (p.recompute == Recompute::full) {
         mem.activations_bytes = inflight * sp.layers * lw.checkpoint_bytes + lw.activation_bytes_full;
     } else {
@@ -71,7 +87,7 @@ Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
 
     mem.buffers_bytes = cal.memory_reserved_bytes;
     // FSDP / ZeRO-3 materialises the current and the prefetched layer unsharded.
-    if (p.zero >= 3) mem.buffers_bytes += 2.0 * lw.params * 2.0;
+    if (p.zero >= 3) mem.buffers_bytes += 2.0 * (lw.params + lw.expert_params) * 2.0;
     mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
                      mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes;
     mem.capacity_bytes = static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;

@@ -9,7 +9,8 @@ namespace lostflops {
 
 struct StageParams {
     double layers = 0;      // transformer layers on this rank (all chunks)
-    double params = 0;      // parameters held by this rank (before ZeRO sharding)
+    double params = 0;         // dense parameters held by this rank (before ZeRO sharding)
+    double expert_params = 0;  // expert parameters held by this rank (before sharding)
     bool first = false;     // holds the embedding
     bool last = false;      // holds the output layer and loss
 };
@@ -24,6 +25,15 @@ StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw
 
 Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
                     const HeadWork& hw, int rank);
+
+// Ranks holding a copy of this rank's dense weights (dp*cp) and of its expert
+// weights (dp*cp/ep): the groups that reduce their gradients and over which
+// ZeRO shards them.
+int dense_replicas(const ParallelPlan& p);
+int expert_replicas(const ParallelPlan& p);
+
+// Parameters of this rank's optimizer shard.
+double optimizer_shard_params(const ParallelPlan& p, const StageParams& s);
 
 // Bytes per parameter of gradients as reduced (fp32 main grads or 16-bit).
 double grad_bytes_per_param(const ParallelPlan& p);

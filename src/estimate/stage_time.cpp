@@ -44,9 +44,15 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     ctx.tp_group = place_group(p.tp, 1, gpn);
     ctx.cp_group = place_group(p.cp, p.tp, gpn);
     ctx.ep_group = place_group(p.ep, p.tp * p.cp, gpn);
-    ctx.dp_group = place_group(p.dp, p.tp * p.cp, gpn);
-    // Consecutive pipeline stages are tp*cp*dp ranks apart.
-    ctx.pp_link = place_group(2, p.tp * p.cp * p.dp, gpn);
+    // Dense gradients are reduced over data and context parallel ranks.
+    ctx.dp_group = place_group(p.dp * p.cp, p.tp, gpn);
+    ctx.edp_group = place_group(std::max(1, p.dp * p.cp / p.ep), p.tp * p.ep, gpn);
+    // Consecutive pipeline stages are tp*cp*dp ranks apart; the pipeline as a
+    // whole decides whether some boundary crosses nodes.
+    const int stage_stride = p.tp * p.cp * p.dp;
+    ctx.pp_link = place_group(p.pp, stage_stride, gpn);
+    // Tied embeddings: the first and last stage all-reduce their copies.
+    ctx.embedding_group = place_group(2, std::max(1, (p.pp - 1) * stage_stride), gpn);
     ctx.tp_overlap = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
     ctx.overlap_slowdown = cal.overlap_slowdown;
     return ctx;

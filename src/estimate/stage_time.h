@@ -26,7 +26,7 @@ struct LayerTime {
 struct PlanContext {
     DeviceModel dev;
     CommModel comm;
-    GroupPlacement tp_group, cp_group, ep_group, dp_group, pp_link;
+    GroupPlacement tp_group, cp_group, ep_group, dp_group, edp_group, pp_link, embedding_group;
     double tp_overlap = 0;        // fraction of TP traffic hidden behind GEMMs
     double overlap_slowdown = 0;  // compute lost per second of hidden traffic
 };

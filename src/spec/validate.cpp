@@ -76,6 +76,20 @@ void validate_job(const Job& job) {
         if (m.experts_per_token > m.experts)
             fail(job, "model.num_experts_per_tok", "larger than num_local_experts");
     }
+    if (m.is_moe() && m.moe_ffn % p.tp != 0)
+        fail(job, "parallel.tp",
+             fmt::format("moe_intermediate_size {} is not divisible by tp {}", m.moe_ffn, p.tp));
+    if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
+        fail(job, "parallel.sequence_parallel",
+             fmt::format("seq_length/cp = {} is not divisible by tp {}", t.seq_length / p.cp, p.tp));
+    // The pipeline schedules (closed form and simulation) handle up to 5e7
+    // (micro-batch, virtual stage) cells; real steps have thousands.
+    if (static_cast<double>(p.micro_batches(t)) * p.pp * p.vpp > 5e7)
+        fail(job, "training.global_batch_size",
+             fmt::format("{} micro-batches per step on {} virtual stages is beyond what can be scheduled "
+                         "(at most 5e7 micro-batch passes per step)", p.micro_batches(t), p.pp * p.vpp));
+    if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
+        fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed");
     if (c.gpu.peak_tflops(t.precision) <= 0)
         fail(job, "training.precision",
              fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));

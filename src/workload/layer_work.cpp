@@ -108,16 +108,19 @@ LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) 
 
     // Activation memory (Korthikanti et al. 2022), bytes, per GPU.
     const double sbh = tokens * h;  // elements
-    const double gqa = static_cast<double>(m.kv_heads) / a;
     const bool dropout = !gated;
     const double masks = dropout ? 2 * sbh : 0;  // attention and MLP output masks (1 byte)
     const double replicated = 2 * sbh * 2 + 2 * sbh * 2 + masks;  // LN inputs, QKV/fc1 inputs, masks
-    double split = (2 * sbh + 4 * sbh * gqa + 2 * sbh);           // Q, K, V, out-proj input
+    // Q and out-proj input split over t; K and V hold kv_local heads per rank
+    // (replicated when tp > kv heads).
+    double split = 2 * sbh + 2 * sbh;                              // Q, out-proj input
+    const double kv_stored = 4 * tokens * kv_local * d;            // K and V, per rank
     const double ffn_elems = tokens * (m.is_moe() ? m.moe_ffn * m.experts_per_token : m.ffn);
     split += gated ? 6 * ffn_elems : 4 * ffn_elems;
-    if (m.is_moe()) split += 2 * 2 * tokens * m.experts_per_token * h;  // permuted copies
+    // Permuted token copies are hidden-sized: replicated across TP without SP.
+    const double permuted = m.is_moe() ? 2 * 2 * tokens * m.experts_per_token * h : 0;
     const double scores = b * a * (s / c) * s * (2 + (dropout ? 3 : 0));  // softmax out, mask, dropout out
-    const double full = replicated / sp_div + split / t + (w.unfused ? scores / t : 0);
+    const double full = (replicated + permuted) / sp_div + split / t + kv_stored + (w.unfused ? scores / t : 0);
     w.activation_bytes_full = full;
     w.checkpoint_bytes = 2 * sbh / sp_div;
     switch (p.recompute) {
@@ -127,12 +130,13 @@ LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) 
     }
 
     // Weights per GPU.
-    const double attn_params = h * d * (2.0 * a + 2.0 * m.kv_heads) / t;
+    const double attn_params = h * d * (2.0 * a / t + 2.0 * kv_local);
     const double mlp_mats = gated ? 3.0 : 2.0;
-    const double mlp_params = m.is_moe()
-        ? (static_cast<double>(m.experts) / p.ep) * mlp_mats * h * m.moe_ffn / t + h * m.experts
-        : mlp_mats * h * m.ffn / t;
-    w.params = attn_params + mlp_params + 2 * h;
+    // Expert weights are sharded over EP and reduced over the expert-data-
+    // parallel group (dp*cp/ep ranks); the router is dense.
+    w.expert_params = m.is_moe() ? (static_cast<double>(m.experts) / p.ep) * mlp_mats * h * m.moe_ffn / t : 0.0;
+    const double dense_mlp = m.is_moe() ? h * m.experts : mlp_mats * h * m.ffn / t;
+    w.params = attn_params + dense_mlp + 2 * h;
     return w;
 }
 

@@ -50,8 +50,10 @@ struct LayerWork {
     double activation_bytes_full = 0;   // no recompute (working set of one layer)
     double checkpoint_bytes = 0;        // layer input kept by full recompute
 
-    // Weights of the layer on this GPU (parameters, not bytes).
+    // Weights of the layer on this GPU (parameters, not bytes): dense ones
+    // (replicated over dp*cp) and expert ones (replicated over dp*cp/ep).
     double params = 0;
+    double expert_params = 0;
 };
 
 LayerWork layer_work(const Model& m, const Training& t, const ParallelPlan& p);

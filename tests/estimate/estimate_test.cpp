@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "cost/collective_time.h"
 #include "estimate/memory.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
+#include "workload/layer_work.h"
 #include "test_util.h"
 
 namespace lostflops {
@@ -150,6 +152,71 @@ TEST(Estimate, UnevenPipelineSplitPutsFewerLayersAtTheEnds) {
     EXPECT_EQ(layers_on(job, 7, 0), 8);
     const Estimate e = estimate(job, default_calibration());
     EXPECT_GT(e.mfu, 0.2);
+}
+
+}  // namespace
+}  // namespace lostflops
+
+namespace lostflops {
+namespace {
+
+// Regression tests from the review of the first version.
+TEST(Estimate, ContextParallelRanksReduceGradients) {
+    const Estimate e = run({"cluster.num_gpus=4", "parallel.tp=2", "parallel.pp=1", "parallel.cp=2",
+                            "training.global_batch_size=8"});
+    EXPECT_GT(e.breakdown.dp_comm_s, 0);
+}
+
+TEST(Estimate, ExpertWeightsShardOverExpertDataParallel) {
+    // 64 GPUs, tp 1, pp 8 -> dp 8; ep 8 -> expert-data-parallel group of 1:
+    // expert optimizer state is not sharded at all with ZeRO-1.
+    const Job job = parse_job(test::small_job_text(), "job.yaml",
+                              {"model={preset: mixtral-8x7b}", "cluster.num_gpus=64", "parallel.tp=1",
+                               "parallel.pp=8", "parallel.ep=8", "parallel.zero=1", "training.global_batch_size=64",
+                               "training.micro_batch_size=1"});
+    const LayerWork lw = layer_work(job.model, job.training, job.plan);
+    const HeadWork hw = head_work(job.model, job.training, job.plan);
+    const StageParams sp = stage_params(job, lw, hw, 1);
+    const Memory mem = stage_memory(job, default_calibration(), lw, hw, 1);
+    EXPECT_NEAR(mem.optimizer_bytes, 12.0 * (sp.params / 8 + sp.expert_params), 1.0);
+    EXPECT_GT(sp.expert_params, 3 * sp.params);  // one 176M expert vs 42M of attention per layer
+}
+
+TEST(Estimate, PipelineBoundaryAcrossNodesUsesTheNetwork) {
+    const Estimate one_node = run({"cluster.gpus_per_node=16", "parallel.pp=8", "parallel.tp=2",
+                                   "training.global_batch_size=32"});
+    const Estimate two_nodes = run({"parallel.pp=8", "parallel.tp=2", "training.global_batch_size=32"});
+    EXPECT_GT(two_nodes.breakdown.pp_p2p_s, 2 * one_node.breakdown.pp_p2p_s);
+}
+
+TEST(Estimate, InterleavedInFlightMicroBatchesPerRank) {
+    // Default job: p = 4, v = 5. Rank 0 holds p(1 + (p-1)/(pv)) = 4.6 stage
+    // micro-batches, the last rank (2(p-r-1) + (v-1)p + 1)/v = 17/5.
+    const Job job = default_job({"parallel.recompute=selective"});
+    const LayerWork lw = layer_work(job.model, job.training, job.plan);
+    const HeadWork hw = head_work(job.model, job.training, job.plan);
+    const Calibration cal = default_calibration();
+    const double layers0 = stage_params(job, lw, hw, 0).layers;
+    const double layers3 = stage_params(job, lw, hw, 3).layers;
+    const Memory first = stage_memory(job, cal, lw, hw, 0);
+    const Memory last = stage_memory(job, cal, lw, hw, 3);
+    EXPECT_NEAR((first.activations_bytes - 4.6 * hw.embed_bytes_fwd) / (layers0 * lw.activation_bytes), 4.6, 1e-9);
+    EXPECT_NEAR(last.activations_bytes / (layers3 * lw.activation_bytes), 17.0 / 5, 1e-9);
+}
+
+TEST(Estimate, KvHeadsReplicatedWhenTpExceedsThem) {
+    // Llama-3-70B at tp 16: 64/16 query heads and one (replicated) KV head per rank.
+    const Job job = default_job({"parallel.tp=16", "parallel.pp=4", "parallel.vpp=1", "parallel.sequence_parallel=false"});
+    const LayerWork lw = layer_work(job.model, job.training, job.plan);
+    const double hd = 8192.0 * 128;
+    const double mlp = 3.0 * 8192 * 28672 / 16;
+    EXPECT_NEAR(lw.params - mlp - 2 * 8192, hd * (2 * 64.0 / 16 + 2 * 1), 1.0);
+}
+
+TEST(Estimate, GroupsStraddlingNodes) {
+    EXPECT_EQ(place_group(3, 1, 8).nodes, 2);
+    EXPECT_EQ(place_group(4, 1, 8).nodes, 1);
+    EXPECT_EQ(place_group(8, 1, 8).nodes, 1);
 }
 
 }  // namespace

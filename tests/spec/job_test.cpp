@@ -103,6 +103,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"zero stage", {"parallel.zero=4"}, "parallel.zero"},
         BadCase{"ep on dense", {"parallel.ep=2"}, "parallel.ep"},
         BadCase{"fp8 on A100", {"training.precision=fp8"}, "training.precision"},
+        BadCase{"unschedulable batch", {"training.global_batch_size=1000000000", "training.micro_batch_size=1"},
+                "training.global_batch_size"},
+        BadCase{"fp8 without bf16", {"training.precision=fp8",
+                                     "cluster.gpu={arch: hopper, peak_tflops: {fp16: 100, bf16: 0, fp8: 200}, memory_GB: 80, hbm_GBps: 3000, nvlink_GBps: 400, sm_count: 132, tdp_w: 700}"},
+                "bf16"},
+        BadCase{"moe ffn by tp", {"model={preset: mixtral-8x7b, moe_intermediate_size: 1001}", "parallel.tp=2"}, "parallel.tp"},
+        BadCase{"sp seq by tp", {"parallel.sequence_parallel=true", "training.seq_length=2047"}, "sequence_parallel"},
         BadCase{"inline gpu bad key", {"cluster.gpu={arch: ampere, peak_tflops: {bf16: 100}, bogus: 1}"}, "cluster.gpu"}),
     case_name);
 
