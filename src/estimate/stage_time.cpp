@@ -53,8 +53,11 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     ctx.pp_link = place_group(p.pp, stage_stride, gpn);
     // Tied embeddings: the first and last stage all-reduce their copies.
     ctx.embedding_group = place_group(2, std::max(1, (p.pp - 1) * stage_stride), gpn);
-    ctx.tp_overlap = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
-    ctx.overlap_slowdown = cal.overlap_slowdown;
+    // Share of TP traffic on the critical path: what is not overlapped, plus
+    // the compute the overlapped part slows (NCCL kernels take SMs and HBM
+    // bandwidth from the GEMMs they overlap; calibration overlap_slowdown).
+    const double hidden = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
+    ctx.tp_exposed = 1.0 - hidden + hidden * cal.overlap_slowdown;
     return ctx;
 }
 
@@ -88,9 +91,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelP
         attn_fwd = flash_attention_fwd_s(d, w.attention_flops_fwd);
         attn_bwd = flash_attention_bwd_s(d, w.attention_flops_fwd);
     }
-    // Hidden traffic still costs: NCCL kernels take SMs and HBM bandwidth from
-    // the GEMMs they overlap (calibration overlap_slowdown).
-    const double exposed = 1.0 - ctx.tp_overlap + ctx.tp_overlap * ctx.overlap_slowdown;
+    const double exposed = ctx.tp_exposed;
     LayerTime t;
     t.fwd.compute_s = gemm_fwd + attn_fwd;
     t.fwd.memory_bound_s = memory_time_s(d, w.mem_bytes_fwd);
@@ -142,10 +143,10 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const ParallelPla
         const Collective op = p.sequence_parallel ? Collective::all_gather : Collective::all_reduce;
         t.fwd.tp_comm_s = (collective_time_s(ctx.comm, op, ctx.tp_group, p.sequence_parallel ? w.tp_bytes : 0) +
                            3 * collective_time_s(ctx.comm, Collective::all_reduce, ctx.tp_group, w.logits.m * 4)) *
-                          (1.0 - ctx.tp_overlap + ctx.tp_overlap * ctx.overlap_slowdown);
+                          ctx.tp_exposed;
         t.bwd.tp_comm_s = collective_time_s(ctx.comm, p.sequence_parallel ? Collective::reduce_scatter
                                                                            : Collective::all_reduce,
-                                            ctx.tp_group, w.tp_bytes) * (1.0 - ctx.tp_overlap + ctx.tp_overlap * ctx.overlap_slowdown);
+                                            ctx.tp_group, w.tp_bytes) * ctx.tp_exposed;
     }
     return t;
 }

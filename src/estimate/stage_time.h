@@ -27,8 +27,7 @@ struct PlanContext {
     DeviceModel dev;
     CommModel comm;
     GroupPlacement tp_group, cp_group, ep_group, dp_group, edp_group, pp_link, embedding_group;
-    double tp_overlap = 0;        // fraction of TP traffic hidden behind GEMMs
-    double overlap_slowdown = 0;  // compute lost per second of hidden traffic
+    double tp_exposed = 1;  // share of TP traffic that costs step time
 };
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal);

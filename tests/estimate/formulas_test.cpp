@@ -131,13 +131,18 @@ TEST(Memory, ZeroBytesPerParameter) {
     EXPECT_NEAR(state_bytes_per_param(1, true, 16), 6 + 12 / n, 1e-9);    // distributed optimizer
 }
 
-TEST(Collectives, RingAllReduceSingleNode) {
-    Calibration cal = default_calibration();
+// Eight GPUs per node; NVLink and network bandwidth per GPU per direction.
+Cluster dgx(double nvlink_GBps, double network_GBps) {
     Cluster c;
     c.gpus_per_node = 8;
-    c.intra_node = Link{300, 2};
-    c.inter_node = Link{25, 5};
-    const CommModel cm = make_comm_model(c, cal);
+    c.intra_node = Link{nvlink_GBps, 2};
+    c.inter_node = Link{network_GBps, 5};
+    return c;
+}
+
+TEST(Collectives, RingAllReduceSingleNode) {
+    Calibration cal = default_calibration();
+    const CommModel cm = make_comm_model(dgx(300, 25), cal);
     const GroupPlacement g = place_group(8, 1, 8);
     EXPECT_EQ(g.nodes, 1);
     const double bytes = 1e9;
@@ -160,11 +165,7 @@ TEST(Collectives, TwoLevelPlacement) {
     EXPECT_EQ(g.nodes, 16);
     // TP of 16 spills over two nodes: the network bounds it.
     Calibration cal = default_calibration();
-    Cluster c;
-    c.gpus_per_node = 8;
-    c.intra_node = Link{450, 2};
-    c.inter_node = Link{50, 5};
-    const CommModel cm = make_comm_model(c, cal);
+    const CommModel cm = make_comm_model(dgx(450, 50), cal);
     const double in_node = collective_time_s(cm, Collective::all_reduce, place_group(8, 1, 8), 1e8);
     const double spill = collective_time_s(cm, Collective::all_reduce, place_group(16, 1, 8), 1e8);
     EXPECT_GT(spill, 1.5 * in_node);
