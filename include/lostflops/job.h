@@ -29,5 +29,11 @@ const std::string& default_job_text();
 // top-level `source:` text: unfused softmax for runs dated 2015-2022 (before
 // FlashAttention was in Megatron-LM and PyTorch), flash otherwise.
 AttentionKernel default_attention(const std::string& cited_source);
+// `framework: auto`: the stack the cited source names (torchtitan, FSDP,
+// llm-foundry -> fsdp; Megatron-DeepSpeed -> megatron-lm; DeepSpeed ->
+// deepspeed; Megatron-Core -> megatron-core); otherwise Megatron-LM's legacy
+// stack when the attention is the unfused softmax path or the source is dated
+// before 2023, Megatron-Core after.
+Framework default_framework(const std::string& cited_source, AttentionKernel attention);
 
 }  // namespace lostflops

@@ -16,6 +16,13 @@ enum class Precision { fp16, bf16, fp8 };
 enum class MlpKind { gelu, gated };  // gelu: two matrices; gated (SwiGLU): three
 enum class Recompute { none, selective, full };
 enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softmax path
+// The training stack: selects kernel fusion, host (Python) work per layer and
+// the ZeRO-3 / FSDP engine's collective pattern (README "Frameworks").
+//   megatron_lm        Megatron-LM before Megatron-Core (apex/jit fused kernels), also Megatron-DeepSpeed
+//   megatron_core      Megatron-Core + Transformer Engine (2023 on)
+//   fsdp               PyTorch FSDP / FSDP2 eager (torchtitan, llm-foundry)
+//   deepspeed          DeepSpeed ZeRO on an eager PyTorch model
+enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
 
 struct Model {
     std::string name;
@@ -74,6 +81,8 @@ struct Training {
     AttentionKernel attention = AttentionKernel::flash;
     bool attention_auto = false;  // `attention: auto` (default): chosen from the job's source date
     bool causal_flops = false;  // count attention FLOPs halved (causal convention)
+    Framework framework = Framework::megatron_core;
+    bool framework_auto = false;  // `framework: auto` (default): chosen from the job's source
 };
 
 struct ParallelPlan {
@@ -104,5 +113,6 @@ const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(MlpKind k);
 const char* to_string(AttentionKernel k);
+const char* to_string(Framework f);
 
 }  // namespace lostflops

@@ -35,10 +35,12 @@ inline constexpr std::array<DeviceField, 4> kDeviceFields{{
     {"memory_bound", &DeviceFactors::memory_bound, Range::fraction},
 }};
 
-inline constexpr std::array<ScalarField, 12> kScalarFields{{
+inline constexpr std::array<ScalarField, 14> kScalarFields{{
     {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative},
     {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative},
     {"collective_launch_us", &Calibration::collective_launch_us, Range::non_negative},
+    {"host_op_us", &Calibration::host_op_us, Range::non_negative},
+    {"host_bwd_op_us", &Calibration::host_bwd_op_us, Range::non_negative},
     {"bus_eff_intra", &Calibration::bus_eff_intra, Range::fraction},
     {"bus_eff_inter", &Calibration::bus_eff_inter, Range::fraction},
     {"p2p_eff", &Calibration::p2p_eff, Range::fraction},

@@ -222,6 +222,13 @@ Training read_training(YAML::Node node, const std::string& file) {
     t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
     t.attention_auto = attn == "auto";
     t.causal_flops = s.bool_or("causal_flops", false);
+    const auto fw = s.choice_opt("framework", {"auto", "megatron-lm", "megatron-core", "fsdp", "deepspeed"})
+                        .value_or("auto");
+    t.framework_auto = fw == "auto";
+    t.framework = fw == "megatron-lm"  ? Framework::megatron_lm
+                  : fw == "fsdp"       ? Framework::fsdp
+                  : fw == "deepspeed"  ? Framework::deepspeed
+                                       : Framework::megatron_core;
     s.finish();
     return t;
 }
@@ -279,6 +286,18 @@ AttentionKernel default_attention(const std::string& cited_source) {
     return AttentionKernel::flash;
 }
 
+Framework default_framework(const std::string& cited_source, AttentionKernel attention) {
+    std::string low;
+    for (char ch : cited_source) low += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const auto has = [&low](const char* w) { return low.find(w) != std::string::npos; };
+    if (has("torchtitan") || has("fsdp") || has("llm-foundry") || has("llm foundry")) return Framework::fsdp;
+    if (has("megatron-deepspeed") || has("megatron deepspeed")) return Framework::megatron_lm;
+    if (has("deepspeed")) return Framework::deepspeed;
+    if (has("megatron-core") || has("mcore")) return Framework::megatron_core;
+    if (attention == AttentionKernel::unfused) return Framework::megatron_lm;
+    return Framework::megatron_core;
+}
+
 Job parse_job(const std::string& text, const std::string& source,
               const std::vector<std::string>& overrides) {
     check_text(text, source);
@@ -297,6 +316,7 @@ Job parse_job(const std::string& text, const std::string& source,
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch);
     top.finish();
     if (job.training.attention_auto) job.training.attention = default_attention(cited);
+    if (job.training.framework_auto) job.training.framework = default_framework(cited, job.training.attention);
     validate_job(job);
     return job;
 }

@@ -26,4 +26,14 @@ const char* to_string(MlpKind k) { return k == MlpKind::gated ? "gated" : "gelu"
 
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
 
+const char* to_string(Framework f) {
+    switch (f) {
+        case Framework::megatron_lm: return "megatron-lm";
+        case Framework::megatron_core: return "megatron-core";
+        case Framework::fsdp: return "fsdp";
+        case Framework::deepspeed: return "deepspeed";
+    }
+    return "?";
+}
+
 }  // namespace lostflops
