@@ -24,6 +24,7 @@ struct Breakdown {
     double memory_bound_s = 0;  // norms, activations, softmax, residuals, dropout
     double recompute_s = 0;     // forward work redone in backward
     double overhead_s = 0;      // kernel launch and tail time
+    double host_s = 0;          // GPU waiting for the CPU to issue work (host-bound passes)
     double tp_comm_s = 0;       // tensor/sequence-parallel collectives, exposed
     double cp_comm_s = 0;       // context-parallel key/value exchange, exposed
     double ep_comm_s = 0;       // expert-parallel all-to-all
@@ -33,7 +34,7 @@ struct Breakdown {
     double optimizer_s = 0;     // optimizer step
 
     double total_s() const {
-        return compute_s + memory_bound_s + recompute_s + overhead_s + tp_comm_s +
+        return compute_s + memory_bound_s + recompute_s + overhead_s + host_s + tp_comm_s +
                cp_comm_s + ep_comm_s + pp_bubble_s + pp_p2p_s + dp_comm_s + optimizer_s;
     }
 };

@@ -91,6 +91,10 @@ struct ParallelPlan {
     int zero = 0;     // 0..3; 3 = FSDP full shard
     bool sequence_parallel = false;
     Recompute recompute = Recompute::none;
+    // Full recompute of only this many layers of each virtual pipeline stage
+    // (Megatron-LM --recompute-method block --recompute-num-layers N); the
+    // others keep all their activations. -1: every layer.
+    int recompute_layers = -1;
     bool overlap_grad_reduce = true;  // DP reduction overlapped with backward
     bool tp_comm_overlap = false;     // TP collectives overlapped with GEMMs
     bool grad_fp32 = true;            // Megatron keeps fp32 main grads

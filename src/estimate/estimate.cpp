@@ -75,9 +75,15 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     const PlanContext ctx = make_plan_context(job, cal);
     const LayerWork lw = layer_work(model, tr, p);
     const HeadWork hw = head_work(model, tr, p);
-    const LayerTime layer = layer_time(ctx, lw, p);
-    const LayerTime head = head_time(ctx, hw, p);
-    const LayerTime embed = embedding_time(ctx, hw);
+    const HostOps ho = host_ops(model, tr, p);
+    const LayerTime layer = layer_time(ctx, lw, ho, p);
+    // Layers that full recompute leaves alone (parallel.recompute_layers).
+    ParallelPlan p_plain = p;
+    p_plain.recompute = Recompute::none;
+    const LayerTime layer_plain = layer_time(ctx, lw, ho, p_plain);
+    double recomputed_total = 0;
+    const LayerTime head = head_time(ctx, hw, ho, p);
+    const LayerTime embed = embedding_time(ctx, hw, ho);
 
     const int stages = p.pp, chunks = p.vpp;
     e.micro_batches = p.micro_batches(tr);
@@ -98,8 +104,11 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
         PassTime rank_pass;
         for (int c = 0; c < chunks; ++c) {
             const double layers = layers_on(job, r, c);
+            const double redone = p.recompute == Recompute::full ? recomputed_layers_on(job, r, c) : layers;
             PassTime f = layer.fwd.scaled(layers);
-            PassTime b = layer.bwd.scaled(layers);
+            PassTime b = layer.bwd.scaled(redone);
+            b += layer_plain.bwd.scaled(layers - redone);
+            recomputed_total += redone;
             if (r == 0 && c == 0) {
                 f += embed.fwd;
                 b += embed.bwd;
@@ -108,6 +117,12 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
                 f += head.fwd;
                 b += head.bwd;
             }
+            // The schedule's own host work per pass, then the GPU waits for
+            // whichever of GPU and CPU is slower.
+            f.cpu_s += ho.microbatch_fwd * ctx.host_op_s;
+            b.cpu_s += ho.microbatch_bwd * ctx.host_op_s;
+            f.bind_host();
+            b.bind_host();
             in.fwd_s[static_cast<size_t>(r * chunks + c)] = f.total_s();
             in.bwd_s[static_cast<size_t>(r * chunks + c)] = b.total_s();
             rank_pass += f;
@@ -133,6 +148,7 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     bd.memory_bound_s = steady.memory_bound_s;
     bd.recompute_s = steady.recompute_s;
     bd.overhead_s = steady.overhead_s;
+    bd.host_s = steady.host_wait_s;
     bd.tp_comm_s = steady.tp_comm_s;
     bd.cp_comm_s = steady.cp_comm_s;
     bd.ep_comm_s = steady.ep_comm_s;
@@ -157,7 +173,7 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     e.tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;
     e.tokens_per_s_per_gpu = e.tokens_per_step / e.step_time_s / gpus;
-    const FlopsPerToken fpt = flops_per_token(model, tr, p.recompute);
+    const FlopsPerToken fpt = flops_per_token(model, tr, p.recompute, recomputed_total / model.layers);
     e.model_flops_per_step = fpt.model * e.tokens_per_step;
     e.hardware_flops_per_step = fpt.hardware * e.tokens_per_step;
     e.model_tflops_per_gpu = e.model_flops_per_step / e.step_time_s / gpus / 1e12;

@@ -20,6 +20,9 @@ struct StageParams {
 // embedding and the output layer) get the fewer layers, as Llama 3 405B's 126
 // layers on 16 stages did (Llama Team 2024, sec. 3.3.2).
 int layers_on(const Job& job, int rank, int chunk);
+// Of those, the layers that full recompute redoes: all of them, or the first
+// parallel.recompute_layers (Megatron-LM's block method); 0 without full recompute.
+int recomputed_layers_on(const Job& job, int rank, int chunk);
 
 StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank);
 

@@ -20,6 +20,8 @@ PassTime& PassTime::operator+=(const PassTime& o) {
     tp_comm_s += o.tp_comm_s;
     cp_comm_s += o.cp_comm_s;
     ep_comm_s += o.ep_comm_s;
+    host_wait_s += o.host_wait_s;
+    cpu_s += o.cpu_s;
     return *this;
 }
 
@@ -32,6 +34,8 @@ PassTime PassTime::scaled(double f) const {
     t.tp_comm_s *= f;
     t.cp_comm_s *= f;
     t.ep_comm_s *= f;
+    t.host_wait_s *= f;
+    t.cpu_s *= f;
     return t;
 }
 
@@ -58,6 +62,8 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     // bandwidth from the GEMMs they overlap; calibration overlap_slowdown).
     const double hidden = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
     ctx.tp_exposed = 1.0 - hidden + hidden * cal.overlap_slowdown;
+    ctx.host_op_s = cal.host_op_us * 1e-6;
+    ctx.host_bwd_op_s = cal.host_bwd_op_us * 1e-6;
     return ctx;
 }
 
@@ -75,7 +81,7 @@ double tp_comm_fwd_s(const PlanContext& ctx, const LayerWork& w) {
 
 }  // namespace
 
-LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelPlan& p) {
+LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
     double gemm_fwd = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
@@ -112,6 +118,8 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelP
     t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
     t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
+    t.fwd.cpu_s = h.layer_fwd * ctx.host_op_s;
+    t.bwd.cpu_s = h.layer_bwd * ctx.host_bwd_op_s;
     switch (p.recompute) {
         case Recompute::none: break;
         case Recompute::selective:
@@ -122,14 +130,17 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelP
             t.bwd.tp_comm_s += t.fwd.tp_comm_s;
             t.bwd.ep_comm_s += t.fwd.ep_comm_s;
             t.bwd.cp_comm_s += t.fwd.cp_comm_s;
+            t.bwd.cpu_s += t.fwd.cpu_s;  // the forward's operators are issued again
             break;
     }
     return t;
 }
 
-LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const ParallelPlan& p) {
+LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
     LayerTime t;
+    t.fwd.cpu_s = h.head_fwd * ctx.host_op_s;
+    t.bwd.cpu_s = h.head_bwd * ctx.host_bwd_op_s;
     const double gemm = gemm_time_s(d, w.logits.m, w.logits.n, w.logits.k);
     t.fwd.compute_s = gemm;
     t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd);
@@ -151,8 +162,10 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const ParallelPla
     return t;
 }
 
-LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w) {
+LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h) {
     LayerTime t;
+    t.fwd.cpu_s = h.embed_fwd * ctx.host_op_s;
+    t.bwd.cpu_s = h.embed_bwd * ctx.host_bwd_op_s;
     t.fwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_fwd);
     t.fwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
     t.bwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_bwd);

@@ -3,17 +3,25 @@
 
 #include "cost/collective_time.h"
 #include "cost/device_time.h"
+#include "workload/host_ops.h"
 #include "workload/layer_work.h"
 
 namespace lostflops {
 
-// Seconds for one micro-batch, split the way Breakdown is.
+// Seconds for one micro-batch, split the way Breakdown is. `cpu_s` is the
+// host's time to issue the pass (not part of the total); `host_wait_s` the
+// GPU's wait for it once bind_host() has compared the two.
 struct PassTime {
     double compute_s = 0, memory_bound_s = 0, recompute_s = 0, overhead_s = 0;
     double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0;
-    double total_s() const {
+    double host_wait_s = 0;
+    double cpu_s = 0;
+    double gpu_s() const {
         return compute_s + memory_bound_s + recompute_s + overhead_s + tp_comm_s + cp_comm_s + ep_comm_s;
     }
+    double total_s() const { return gpu_s() + host_wait_s; }
+    // The GPU cannot run ahead of the CPU: a pass takes at least cpu_s.
+    void bind_host() { host_wait_s = cpu_s > gpu_s() ? cpu_s - gpu_s() : 0.0; }
     PassTime& operator+=(const PassTime& o);
     PassTime scaled(double f) const;
 };
@@ -28,12 +36,14 @@ struct PlanContext {
     CommModel comm;
     GroupPlacement tp_group, cp_group, ep_group, dp_group, edp_group, pp_link, embedding_group;
     double tp_exposed = 1;  // share of TP traffic that costs step time
+    double host_op_s = 0;      // CPU per forward operator (calibration host_op_us)
+    double host_bwd_op_s = 0;  // CPU per autograd node (calibration host_bwd_op_us)
 };
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal);
-LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const ParallelPlan& p);
+LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p);
 // Output layer + loss (last stage) and embedding (first stage).
-LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const ParallelPlan& p);
-LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w);
+LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h, const ParallelPlan& p);
+LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h);
 
 }  // namespace lostflops

@@ -15,6 +15,7 @@ namespace {
 std::vector<std::pair<const char*, double>> breakdown_rows(const Breakdown& b) {
     return {{"compute", b.compute_s},         {"memory_bound", b.memory_bound_s},
             {"recompute", b.recompute_s},     {"kernel_overhead", b.overhead_s},
+            {"host_bound", b.host_s},
             {"tp_comm", b.tp_comm_s},         {"cp_comm", b.cp_comm_s},
             {"ep_comm", b.ep_comm_s},         {"pp_bubble", b.pp_bubble_s},
             {"pp_p2p", b.pp_p2p_s},           {"dp_comm", b.dp_comm_s},

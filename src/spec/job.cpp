@@ -247,6 +247,13 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     const auto rc = s.choice_opt("recompute", {"none", "selective", "full"}).value_or("none");
     p.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective
                                                                        : Recompute::none;
+    if (auto rl = s.int_opt("recompute_layers", 0, 100'000)) {
+        if (p.recompute != Recompute::full)
+            throw InputError(file, "parallel.recompute_layers",
+                             "applies to recompute: full (layers of each pipeline stage recomputed); "
+                             "recompute is " + std::string(to_string(p.recompute)));
+        p.recompute_layers = static_cast<int>(*rl);
+    }
     p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", true);
     // Default: on with sequence parallelism on Hopper and newer, where
     // Transformer Engine overlaps the SP all-gathers/reduce-scatters with the

@@ -39,14 +39,15 @@ LayerForwardFlops layer_forward_flops(const Model& m, int64_t seq, bool causal) 
     return f;
 }
 
-FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r) {
+FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, double recomputed_share) {
     const LayerForwardFlops layer = layer_forward_flops(m, t.seq_length, t.causal_flops);
     const double logits = 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
     const double fwd = m.layers * (layer.weight_gemms + layer.attention_core) + logits;
     FlopsPerToken out;
     out.model = 3.0 * fwd;
     out.hardware = out.model;
-    if (r == Recompute::full) out.hardware += m.layers * (layer.weight_gemms + layer.attention_core);
+    if (r == Recompute::full)
+        out.hardware += recomputed_share * m.layers * (layer.weight_gemms + layer.attention_core);
     if (r == Recompute::selective) out.hardware += m.layers * layer.attention_core;
     return out;
 }

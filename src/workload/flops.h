@@ -28,7 +28,9 @@ struct LayerForwardFlops {
 };
 
 LayerForwardFlops layer_forward_flops(const Model& m, int64_t seq, bool causal);
-FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r);
+// `recomputed_share`: share of the layers that full recompute redoes (1 when
+// every layer is recomputed; parallel.recompute_layers makes it less).
+FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, double recomputed_share = 1.0);
 
 // Parameter counts. `total` counts every expert; `active` the experts a token
 // uses. Embedding and output layer (once if tied) included.

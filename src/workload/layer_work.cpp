@@ -78,6 +78,21 @@ LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) 
         fwd += 2 * tokens * (a / t + kv_local) * d * el;
         kernels += 1;
     }
+    // Eager PyTorch stacks (FSDP, DeepSpeed on a Hugging Face / torchtitan
+    // Llama) run the RMSNorm, rotary and SwiGLU as separate kernels through
+    // fp32 (torchtitan models/llama/model.py, HF LlamaRMSNorm): RMSNorm =
+    // float (r2 w4), pow (r4 w4), mean (r4), multiply (r4 w4), cast (r4 w2),
+    // weight (r2 w2) = 36 bytes per element against 4 fused; rotary = float,
+    // complex multiply, cast = ~20 bytes per Q/K element against 4; SwiGLU =
+    // silu (r2 w2) + multiply (r4 w2) = 10 bytes per FFN element against 6.
+    // GeLU models use PyTorch's fused LayerNorm and GeLU kernels: no extra.
+    const bool eager = tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed;
+    if (eager && gated) {
+        fwd += 2 * (36.0 - 4.0) / el * act;
+        fwd += (20.0 - 4.0) * tokens * (a / t + kv_local) * d;
+        fwd += (10.0 - 6.0) / el * ffn_act;
+        kernels += 2 * 5 + 2 * 2 + 1;
+    }
     double attn_mem = 0;
     const double score_elems = b * heads_local * (s / c) * s;
     if (w.unfused) {

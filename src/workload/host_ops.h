@@ -1,0 +1,29 @@
+// Host (CPU) work of one micro-batch: how many framework operators the
+// training loop issues from Python per transformer layer, per output layer
+// and embedding, and per micro-batch, by training stack. The GPU cannot run
+// ahead of the CPU that feeds it, so a pass takes at least the host's time for
+// it (estimate/stage_time.cpp). Counts, not seconds: calibration host_op_us
+// and host_bwd_op_us turn them into time.
+#pragma once
+
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+struct HostOps {
+    // Per transformer layer: operators the forward issues (module calls,
+    // tensor ops, collectives; Python), and autograd nodes the backward runs
+    // (C++ engine). Full recompute runs the forward ops again in backward.
+    double layer_fwd = 0;
+    double layer_bwd = 0;
+    // Output layer + loss, and the input embedding.
+    double head_fwd = 0, head_bwd = 0;
+    double embed_fwd = 0, embed_bwd = 0;
+    // Per micro-batch and stage: the schedule's own Python (get batch, send /
+    // receive, loss scaling, backward call).
+    double microbatch_fwd = 0, microbatch_bwd = 0;
+};
+
+HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p);
+
+}  // namespace lostflops
