@@ -118,11 +118,21 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
                 b += head.bwd;
             }
             // The schedule's own host work per pass, then the GPU waits for
-            // whichever of GPU and CPU is slower.
+            // whichever of GPU and CPU is slower. Megatron-LM synchronises the
+            // device at every pipeline send/receive (p2p_communication.py,
+            // torch.cuda.synchronize() after batch_isend_irecv), so with
+            // pp > 1 each pass is bound on its own; without a pipeline
+            // nothing synchronises between passes and the host runs ahead
+            // through a GPU-bound backward into the next forward, so forward
+            // and backward are bound together.
             f.cpu_s += ho.microbatch_fwd * ctx.host_op_s;
             b.cpu_s += ho.microbatch_bwd * ctx.host_op_s;
-            f.bind_host();
-            b.bind_host();
+            if (stages > 1) {
+                f.bind_host();
+                b.bind_host();
+            } else {
+                b.host_wait_s = std::max(0.0, f.cpu_s + b.cpu_s - f.gpu_s() - b.gpu_s());
+            }
             in.fwd_s[static_cast<size_t>(r * chunks + c)] = f.total_s();
             in.bwd_s[static_cast<size_t>(r * chunks + c)] = b.total_s();
             rank_pass += f;

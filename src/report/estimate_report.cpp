@@ -68,8 +68,11 @@ std::string estimate_table(const Job& job, const Estimate& e) {
                        p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp, p.zero, p.sequence_parallel ? "on" : "off",
                        to_string(p.recompute), e.micro_batches, job.training.micro_batch,
                        job.training.seq_length);
-    out += fmt::format("kernels    {} attention, TP overlap {}, DP overlap {}, {} main gradients\n",
-                       to_string(job.training.attention), p.tp_comm_overlap ? "on" : "off",
+    if (p.recompute == Recompute::full && p.recompute_layers >= 0)
+        out += fmt::format("           recompute only {} layers of each virtual stage\n", p.recompute_layers);
+    out += fmt::format("kernels    {}, {} attention, TP overlap {}, DP overlap {}, {} main gradients\n",
+                       to_string(job.training.framework), to_string(job.training.attention),
+                       p.tp_comm_overlap ? "on" : "off",
                        p.overlap_grad_reduce ? "on" : "off", p.grad_fp32 ? "fp32" : "16-bit");
     out += "\n";
     out += fmt::format("step time            {:10.4f} s\n", e.step_time_s);
