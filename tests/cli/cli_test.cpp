@@ -70,6 +70,7 @@ TEST(Cli, ValidatePublishedRuns) {
     // Issue 6: the default profile stays within 8 % on the published runs.
     EXPECT_LE(j["mape_pct"].get<double>(), 8.0);
     EXPECT_LE(j["max_abs_error_pct"].get<double>(), 25.0);
+    for (const auto& run : j["runs"]) EXPECT_TRUE(run["fits"].get<bool>()) << run["name"];
 }
 
 TEST(Cli, ValidateMeasuredSmallRuns) {
