@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lostflops/calibration.h"
+#include "lostflops/spec.h"
 
 namespace lostflops {
 
@@ -28,7 +29,26 @@ struct ValidationResult {
     double max_abs_error_pct = 0;
 };
 
-// Throws InputError for a missing/malformed table or job file.
+// One row of a runs table with its job loaded (load_job), ready for any
+// number of estimate() calls.
+struct MeasuredRun {
+    std::string name;
+    double measured_tokens_per_s_per_gpu = 0;  // the table's tokens_per_s_per_gpu
+    Job job;
+};
+
+// Reads the table and loads each row's job (runs/NAME.json, else
+// runs/NAME.yaml, beside the table), in table order. Throws InputError (file
+// and line or key) for a missing/malformed table or job file, a missing
+// column, a non-positive measurement, or a table without runs.
+std::vector<MeasuredRun> load_run_table(const std::string& csv_path);
+
+// Predicts each run with `cal`; runs that do not fit in memory are still
+// predicted and counted in the MAPE (ValidationRow::fits says which).
+// Precondition: runs not empty.
+ValidationResult validate_runs(const std::vector<MeasuredRun>& runs, const Calibration& cal);
+
+// load_run_table + validate_runs. Throws InputError.
 ValidationResult validate_table(const std::string& csv_path, const Calibration& cal);
 
 // CSV with RFC 4180 quoting; first row is the header. Exposed for tests.

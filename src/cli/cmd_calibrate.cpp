@@ -3,7 +3,15 @@
 // base profile or the built-in defaults, with the curves added or replaced),
 // written as YAML to OUT or stdout, plus a short summary of each curve. The
 // profile is what `--calibration FILE` reads (see lostflops/calibration.h).
+//
+// `lostflops calibrate runs TABLE.csv [-o OUT] [--base PROFILE] [--folds K]`:
+// measured runs (the `validate` table layout) -> the fitted factors of the
+// profile (lostflops/calibrate_runs.h) -> YAML to OUT or stdout, with the error
+// of each run before and after the fit, the fitted values against their ranges
+// and a k-fold cross-validated error (run i in fold i mod K; K = 5 by default,
+// or the number of runs if fewer).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -11,8 +19,10 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "lostflops/calibrate_runs.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_tests.h"
+#include "lostflops/validate.h"
 
 namespace lostflops::cli {
 
@@ -52,6 +62,13 @@ void print_summary(std::FILE* out, const std::vector<BusBwCurve>& curves) {
     }
 }
 
+void write_profile(const std::string& path, const std::string& yaml) {
+    std::ofstream out(path, std::ios::binary);
+    out << yaml;
+    out.close();
+    if (!out) throw InputError(path, "", "cannot write the calibration profile");
+}
+
 int run_nccl(const NcclOptions& o) {
     NcclTestsOptions parse_opt;
     if (!o.op.empty()) parse_opt.op = collective_from_string(o.op);
@@ -77,12 +94,98 @@ int run_nccl(const NcclOptions& o) {
         print_summary(stderr, curves);
         return 0;
     }
-    std::ofstream out(o.output, std::ios::binary);
-    out << yaml;
-    out.close();
-    if (!out) throw InputError(o.output, "", "cannot write the calibration profile");
+    write_profile(o.output, yaml);
     print_summary(stdout, curves);
     fmt::print("wrote {} ({} curve(s); use it with --calibration {})\n", o.output, cal.nccl.size(), o.output);
+    return 0;
+}
+
+struct RunsOptions {
+    std::string table;
+    std::string output;
+    std::string base;
+    int folds = 5;
+    bool folds_given = false;
+};
+
+constexpr int kDefaultFolds = 5;
+
+std::string runs_report(const std::string& table, const std::string& base_name, const FitResult& fit,
+                        const CrossValidation* cv, const std::vector<MeasuredRun>& runs) {
+    std::string out = fmt::format("{} runs of {} (base profile: {}); error of tokens/s per GPU\n\n", runs.size(),
+                                  table, base_name);
+    out += fmt::format("{:<40} {:>6} {:<14} {:>12} {:>8} {:>8}{}\n", "run", "GPUs", "gpu", "measured", "before",
+                       "after", cv ? fmt::format(" {:>9}", "held-out") : "");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const ValidationRow& b = fit.before.rows[i];
+        const ValidationRow& a = fit.after.rows[i];
+        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>7.1f}% {:>7.1f}%{}{}\n", a.name, a.num_gpus, a.gpu,
+                           a.published_tokens_per_s_per_gpu, b.error_pct, a.error_pct,
+                           cv ? fmt::format(" {:>8.1f}%", cv->held_out_error_pct[i]) : "",
+                           a.fits ? "" : "  (does not fit)");
+    }
+    auto worst = [](const ValidationResult& r) {
+        std::size_t w = 0;
+        for (std::size_t i = 0; i < r.rows.size(); ++i)
+            if (std::fabs(r.rows[i].error_pct) > std::fabs(r.rows[w].error_pct)) w = i;
+        return r.rows[w].name;
+    };
+    out += fmt::format("\nMAPE before {:.1f} % (worst {:.1f} %, {})\n", fit.before.mape_pct,
+                       fit.before.max_abs_error_pct, worst(fit.before));
+    out += fmt::format("MAPE after  {:.1f} % (worst {:.1f} %, {}); in-sample, {} evaluations\n",
+                       fit.after.mape_pct, fit.after.max_abs_error_pct, worst(fit.after), fit.evaluations);
+    if (cv) {
+        out += fmt::format("{}-fold cross-validation (run i in fold i mod {}, each fold predicted by a fit on "
+                           "the others): held-out MAPE {:.1f} % (worst {:.1f} %, {})\n",
+                           cv->folds, cv->folds, cv->mape_pct, cv->max_abs_error_pct, runs[cv->worst_run].name);
+        for (std::size_t f = 0; f < cv->per_fold.size(); ++f)
+            out += fmt::format("  fold {}: {} runs, MAPE {:.1f} %, worst {:.1f} %\n", f,
+                               cv->per_fold[f].held_out.size(), cv->per_fold[f].mape_pct,
+                               cv->per_fold[f].max_abs_error_pct);
+    } else {
+        out += "cross-validation: needs at least 2 runs; skipped\n";
+    }
+    out += fmt::format("\n{:<20} {:>10} {:>10}  {:<16} {}\n", "factor", "base", "fitted", "range", "note");
+    for (const auto& f : fit.factors) {
+        std::string note;
+        if (f.status != FactorStatus::fitted)
+            note = fmt::format("left at base: {}", to_string(f.status));
+        else if (f.at_bound)
+            note = fmt::format("on the {} bound: the model may miss a mechanism",
+                               std::fabs(f.value - f.lo) <= std::fabs(f.value - f.hi) ? "lower" : "upper");
+        out += fmt::format("{:<20} {:>10.4g} {:>10.4g}  {:<16} {}\n", f.key, f.base, f.value,
+                           fmt::format("[{:g}, {:g}]", f.lo, f.hi), note);
+    }
+    return out;
+}
+
+int run_runs(const RunsOptions& o) {
+    const std::vector<MeasuredRun> runs = load_run_table(o.table);
+    const Calibration base = o.base.empty() ? default_calibration() : load_calibration(o.base);
+    int folds = o.folds;
+    if (o.folds_given) {
+        if (folds < 2 || static_cast<std::size_t>(folds) > runs.size())
+            throw InputError(o.table, "--folds",
+                             fmt::format("{} folds given; expected 2 to {} (the number of runs in the table)", folds,
+                                         runs.size()));
+    } else {
+        folds = static_cast<int>(std::min<std::size_t>(kDefaultFolds, runs.size()));
+    }
+    FitResult fit = fit_runs(runs, base);
+    CrossValidation cv;
+    if (folds >= 2) cv = cross_validate(runs, base, folds);
+    const std::string base_name = o.base.empty() ? std::string("defaults") : o.base;
+    fit.calibration.source = base_name + ", fitted factors by calibrate runs on " + o.table;
+    const std::string yaml = calibration_to_yaml(fit.calibration);
+    const std::string report = runs_report(o.table, base_name, fit, folds >= 2 ? &cv : nullptr, runs);
+    if (o.output.empty()) {
+        std::fwrite(yaml.data(), 1, yaml.size(), stdout);
+        std::fwrite(report.data(), 1, report.size(), stderr);
+        return 0;
+    }
+    write_profile(o.output, yaml);
+    std::fwrite(report.data(), 1, report.size(), stdout);
+    fmt::print("\nwrote {} (use it with --calibration {})\n", o.output, o.output);
     return 0;
 }
 
@@ -102,6 +205,19 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
     nccl->add_option("--op", opts->op, "Collective measured, if the output does not name it")
         ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}));
     nccl->callback([opts, &exit_code] { exit_code = run_nccl(*opts); });
+
+    auto ropts = std::make_shared<RunsOptions>();
+    auto* runs = cmd->add_subcommand("runs", "Fit the fitted factors of the profile to measured runs "
+                                             "(CSV as for validate, job files in runs/ beside it)");
+    runs->add_option("table", ropts->table, "CSV with columns name and tokens_per_s_per_gpu")->required();
+    runs->add_option("-o,--output", ropts->output, "Profile to write (default: stdout)");
+    runs->add_option("--base", ropts->base, "Profile to start from (default: built-in defaults)");
+    auto* folds = runs->add_option("--folds", ropts->folds,
+                                   "Cross-validation folds, 2 to the number of runs (default: 5, or fewer runs)");
+    runs->callback([ropts, folds, &exit_code] {
+        ropts->folds_given = folds->count() > 0;
+        exit_code = run_runs(*ropts);
+    });
 }
 
 }  // namespace lostflops::cli

@@ -42,7 +42,9 @@ PassTime PassTime::scaled(double f) const {
 PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     PlanContext ctx;
     const ParallelPlan& p = job.plan;
-    const int gpn = job.cluster.gpus_per_node;
+    // A job on one node (or part of one) has every group on NVLink, whatever
+    // its strides: nothing can straddle a node boundary that is not there.
+    const int gpn = std::min(job.cluster.gpus_per_node, job.cluster.num_gpus);
     ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal);
     ctx.comm = make_comm_model(job.cluster, cal);
     ctx.tp_group = place_group(p.tp, 1, gpn);

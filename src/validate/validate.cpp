@@ -1,8 +1,11 @@
 // Published-run validation: predict each run of the table and report the
 // error of tokens/s per GPU, the one throughput figure that needs no FLOP
-// convention, and the mean absolute percentage error.
+// convention, and the mean absolute percentage error. The table is read and
+// every job loaded once (load_run_table), so callers that predict the same
+// runs many times (calibrate runs) parse nothing twice.
 #include "lostflops/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -65,7 +68,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
     return rows;
 }
 
-ValidationResult validate_table(const std::string& csv_path, const Calibration& cal) {
+std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
     const auto rows = parse_csv(read_text_file(csv_path), csv_path);
     if (rows.size() < 2) throw InputError(csv_path, "", "expected a header row and at least one run");
     const auto& header = rows[0];
@@ -77,25 +80,38 @@ ValidationResult validate_table(const std::string& csv_path, const Calibration& 
     const size_t c_name = column("name");
     const size_t c_tps = column("tokens_per_s_per_gpu");
     const auto dir = std::filesystem::path(csv_path).parent_path() / "runs";
-    ValidationResult out;
-    double sum_abs = 0;
+    std::vector<MeasuredRun> out;
     for (size_t r = 1; r < rows.size(); ++r) {
         const auto& row = rows[r];
         const std::string where = fmt::format("line {}", r + 1);
         if (row.size() != header.size())
             throw InputError(csv_path, where, fmt::format("{} fields; the header has {}", row.size(), header.size()));
-        ValidationRow v;
-        v.name = row[c_name];
+        MeasuredRun run;
+        run.name = row[c_name];
         char* end = nullptr;
-        v.published_tokens_per_s_per_gpu = std::strtod(row[c_tps].c_str(), &end);
-        if (row[c_tps].empty() || *end != '\0' || !(v.published_tokens_per_s_per_gpu > 0))
+        run.measured_tokens_per_s_per_gpu = std::strtod(row[c_tps].c_str(), &end);
+        if (row[c_tps].empty() || *end != '\0' || !(run.measured_tokens_per_s_per_gpu > 0) ||
+            !std::isfinite(run.measured_tokens_per_s_per_gpu))
             throw InputError(csv_path, where + ": tokens_per_s_per_gpu", "expected a positive number");
-        std::filesystem::path job_path = dir / (v.name + ".json");
-        if (!std::filesystem::exists(job_path)) job_path = dir / (v.name + ".yaml");
-        const Job job = load_job(job_path.string());
-        const Estimate e = estimate(job, cal);
-        v.gpu = job.cluster.gpu.name;
-        v.num_gpus = job.cluster.num_gpus;
+        if (run.name.empty()) throw InputError(csv_path, where + ": name", "expected the name of a run");
+        std::filesystem::path job_path = dir / (run.name + ".json");
+        if (!std::filesystem::exists(job_path)) job_path = dir / (run.name + ".yaml");
+        run.job = load_job(job_path.string());
+        out.push_back(std::move(run));
+    }
+    return out;
+}
+
+ValidationResult validate_runs(const std::vector<MeasuredRun>& runs, const Calibration& cal) {
+    ValidationResult out;
+    double sum_abs = 0;
+    for (const auto& run : runs) {
+        const Estimate e = estimate(run.job, cal);
+        ValidationRow v;
+        v.name = run.name;
+        v.gpu = run.job.cluster.gpu.name;
+        v.num_gpus = run.job.cluster.num_gpus;
+        v.published_tokens_per_s_per_gpu = run.measured_tokens_per_s_per_gpu;
         v.predicted_tokens_per_s_per_gpu = e.tokens_per_s_per_gpu;
         v.error_pct = 100.0 * (e.tokens_per_s_per_gpu - v.published_tokens_per_s_per_gpu) /
                       v.published_tokens_per_s_per_gpu;
@@ -105,8 +121,12 @@ ValidationResult validate_table(const std::string& csv_path, const Calibration& 
         out.max_abs_error_pct = std::max(out.max_abs_error_pct, std::fabs(v.error_pct));
         out.rows.push_back(v);
     }
-    out.mape_pct = sum_abs / static_cast<double>(out.rows.size());
+    if (!out.rows.empty()) out.mape_pct = sum_abs / static_cast<double>(out.rows.size());
     return out;
+}
+
+ValidationResult validate_table(const std::string& csv_path, const Calibration& cal) {
+    return validate_runs(load_run_table(csv_path), cal);
 }
 
 }  // namespace lostflops
