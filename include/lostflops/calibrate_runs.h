@@ -35,6 +35,10 @@ struct FitOptions {
     int max_sweeps = 6;      // coordinate-descent sweeps per grid, at most
     int refine_points = 9;   // local grid of each refinement round (>= 3)
     int refine_rounds = 2;   // each narrows the step by (refine_points - 1) / 2
+    // A factor moves only when that lowers the MAPE by at least this many
+    // percentage points: factors the runs cannot pin down keep their base
+    // (documented) value instead of drifting along a flat objective.
+    double min_gain_pct = 0.05;
 };
 
 enum class FactorStatus {

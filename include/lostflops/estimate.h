@@ -51,6 +51,12 @@ struct Memory {
     double capacity_bytes = 0;     // usable HBM
     int worst_stage = 0;
     bool fits = false;
+    // The assumptions the peak rests on (the report names the deciding one):
+    int64_t warmup_passes = 0;         // forward (chunk) passes before the first backward on worst_stage
+    double inflight_microbatches = 0;  // activations alive at the peak, in micro-batches of the whole stage
+    double zero_live_params = 0;       // ZeRO-3: gathered (unsharded) parameters alive at once
+    bool zero_live_capped = false;     // ZeRO-3: limited by parallel.zero_max_live_params
+    double zero_live_bytes = 0;        // ZeRO-3: those + the unreduced gradient buffer (in buffers_bytes)
 };
 
 struct Estimate {

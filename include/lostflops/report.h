@@ -22,4 +22,9 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e);
 // Empty when it fits.
 std::string memory_verdict(const Job& job, const Memory& m);
 
+// The assumption the verdict rests on (activations in flight, ZeRO-3 live
+// parameters) when the plan does not fit or is within 10 % of capacity;
+// empty otherwise.
+std::string memory_assumption(const Job& job, const Memory& m);
+
 }  // namespace lostflops

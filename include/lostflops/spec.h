@@ -98,6 +98,13 @@ struct ParallelPlan {
     bool overlap_grad_reduce = true;  // DP reduction overlapped with backward
     bool tp_comm_overlap = false;     // TP collectives overlapped with GEMMs
     bool grad_fp32 = true;            // Megatron keeps fp32 main grads
+    // ZeRO-3 / FSDP engine behaviour (README "ZeRO-3 engine"). Negative = not
+    // given: the default of training.framework (estimate/zero3_time.cpp).
+    int64_t zero_bucket_params = -1;         // elements per parameter all-gather; 0 = one per layer
+    int64_t zero_reduce_bucket_params = -1;  // elements per gradient reduce-scatter; 0 = one per layer
+    int zero_prefetch = -1;                  // gathers issued ahead of use (0 = none)
+    int zero_regather_recompute = -1;        // 1: full recompute gathers a layer once more
+    int64_t zero_max_live_params = -1;       // cap on gathered elements alive; 0 = no cap
 
     int64_t micro_batches(const Training& t) const {
         return t.global_batch / (static_cast<int64_t>(dp) * t.micro_batch);

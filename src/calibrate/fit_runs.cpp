@@ -61,7 +61,8 @@ struct SearchResult {
 // The working point of the search and the error of every run there.
 class Search {
 public:
-    Search(const std::vector<const MeasuredRun*>& runs, const Calibration& start) : runs_(runs), cal_(start) {
+    Search(const std::vector<const MeasuredRun*>& runs, const Calibration& start, double min_gain_pct)
+        : runs_(runs), cal_(start), min_gain_pct_(min_gain_pct) {
         abs_err_.reserve(runs_.size());
         for (const MeasuredRun* r : runs_) abs_err_.push_back(abs_error_pct(*r, prediction(*r, cal_)));
     }
@@ -121,6 +122,7 @@ public:
                 best_err = trial;
             }
         }
+        if (mean(abs_err_) - best < min_gain_pct_) best_x = start;
         x = best_x;
         if (best_x == start) return false;
         abs_err_ = std::move(best_err);
@@ -132,6 +134,7 @@ private:
     Calibration cal_;
     std::vector<double> abs_err_;
     long evaluations_ = 0;
+    double min_gain_pct_ = 0;
 };
 
 void check_options(const FitOptions& o) {
@@ -155,7 +158,7 @@ SearchResult search(const std::vector<const MeasuredRun*>& runs, const Calibrati
         double& x = calib::fitted_value(clamped, f);
         x = std::clamp(x, f.lo, f.hi);
     }
-    Search probe(runs, clamped);
+    Search probe(runs, clamped, 0.0);
     struct Active {
         const FittedField* field;
         std::vector<std::size_t> reach;
@@ -176,7 +179,7 @@ SearchResult search(const std::vector<const MeasuredRun*>& runs, const Calibrati
         }
         out.factors.push_back(ff);
     }
-    Search s(runs, start);
+    Search s(runs, start, opt.min_gain_pct);
 
     auto sweeps = [&](auto&& candidates_of) {
         for (int sweep = 0; sweep < opt.max_sweeps; ++sweep) {
@@ -215,7 +218,9 @@ SearchResult search(const std::vector<const MeasuredRun*>& runs, const Calibrati
         FactorFit& ff = out.factors[k];
         ff.value = calib::fitted_value(out.calibration, kFittedFields[k]);
         const double tol = 1e-9 * (ff.hi - ff.lo);
-        ff.at_bound = ff.status == FactorStatus::fitted &&
+        // A factor the search moved onto a bound (one that stayed at a base
+        // value which happens to be a bound says nothing).
+        ff.at_bound = ff.status == FactorStatus::fitted && std::fabs(ff.value - ff.base) > tol &&
                       (std::fabs(ff.value - ff.lo) <= tol || std::fabs(ff.value - ff.hi) <= tol);
     }
     return out;

@@ -4,9 +4,17 @@
 //   all-gather, reduce-scatter: half of that
 //   all-to-all      max((g-1)/n * M/B_intra, (n-g)/n * M/B_inter)
 // Bandwidths are link bandwidth x bus efficiency (nccl-tests' busbw compares
-// with link bandwidth directly, doc/PERFORMANCE.md). The latency term is the
-// collective's launch plus one link latency per ring step inside the node and
-// per tree level across nodes (NCCL picks trees for latency at scale).
+// with link bandwidth directly, doc/PERFORMANCE.md).
+// Latency follows NCCL's own model (NVIDIA/nccl src/graph/tuning.cc,
+// ncclTopoTuneModel: base latency + per-hop latency x step count), with the
+// calibrated launch cost as base and the job's link latency_us as the hop:
+//   ring all-gather / reduce-scatter (NCCL has no tree for them):
+//     n-1 steps, N-1 of them across nodes:  (n-N) a_intra + (N-1) a_inter
+//   ring all-reduce: twice the steps:       2(n-N) a_intra + 2(N-1) a_inter
+//   tree all-reduce (up and down):          2((g-1) a_intra + floor(log2 N) a_inter)
+// NCCL picks the faster algorithm for all-reduce; ring and tree have about the
+// same bus bandwidth at scale (same file), so the lower latency decides.
+// All-to-all and send/recv: launch + (g-1) a_intra + ceil(log2 N) a_inter.
 // A measured nccl-tests curve for the op and scope replaces the formula.
 #include "cost/collective_time.h"
 
@@ -24,7 +32,13 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
     if (stride >= gpus_per_node) {
         g.per_node = 1;
     } else {
-        g.per_node = std::min(g.size, std::max(1, gpus_per_node / std::max(1, stride)));
+        // Members 0, stride, 2*stride... from a node boundary: the last one
+        // sits (size-1)*stride ranks on (a stride that does not divide the
+        // node, like the first/last pipeline stage pair 6 ranks apart on 8
+        // GPUs, still puts several members on one node).
+        const int64_t last = static_cast<int64_t>(g.size - 1) * stride;
+        const int nodes = static_cast<int>(last / gpus_per_node) + 1;
+        g.per_node = (g.size + nodes - 1) / nodes;
     }
     g.nodes = (g.size + g.per_node - 1) / g.per_node;
     // A group that fits in a node's size but not in its alignment (tp = 3 or
@@ -74,13 +88,32 @@ double formula_time_s(const CommModel& cm, Collective op, const GroupPlacement& 
             bw_s = bytes / (n_nodes > 1 ? b_inter : b_intra);
             break;
     }
-    const double levels = n_nodes > 1 ? std::ceil(std::log2(n_nodes)) : 0.0;
-    const double latency_s = cal.collective_launch_us * 1e-6 +
-                             ring_factor(op) * ((gl - 1) * cm.intra.latency_us + levels * cm.inter.latency_us) * 1e-6;
-    return bw_s + latency_s;
+    return bw_s + collective_latency_s(cm, op, g);
 }
 
 }  // namespace
+
+double collective_latency_s(const CommModel& cm, Collective op, const GroupPlacement& g) {
+    if (g.size <= 1) return 0;
+    const double a_intra = cm.intra.latency_us * 1e-6, a_inter = cm.inter.latency_us * 1e-6;
+    const double n = g.size, nodes = g.nodes, gl = g.per_node;
+    const double launch = cm.cal->collective_launch_us * 1e-6;
+    switch (op) {
+        case Collective::all_gather:
+        case Collective::reduce_scatter:
+            return launch + (n - nodes) * a_intra + (nodes - 1) * a_inter;
+        case Collective::all_reduce: {
+            const double ring = 2 * ((n - nodes) * a_intra + (nodes - 1) * a_inter);
+            const double tree = 2 * ((gl - 1) * a_intra + std::floor(std::log2(nodes)) * a_inter);
+            return launch + std::min(ring, tree);
+        }
+        case Collective::all_to_all:
+        case Collective::send_recv:
+            break;
+    }
+    const double levels = nodes > 1 ? std::ceil(std::log2(nodes)) : 0.0;
+    return launch + (gl - 1) * a_intra + levels * a_inter;
+}
 
 double collective_time_s(const CommModel& cm, Collective op, const GroupPlacement& g, double bytes) {
     if (g.size <= 1 || bytes <= 0) return 0;

@@ -1,4 +1,5 @@
-// Time of collectives on the cluster topology (alpha-beta, two-level).
+// Time of collectives on the cluster topology (alpha-beta, two-level; latency
+// by algorithm and group size as NCCL models it).
 #pragma once
 
 #include "lostflops/calibration.h"
@@ -26,5 +27,9 @@ CommModel make_comm_model(const Cluster& c, const Calibration& cal);
 // One collective over `g` of `bytes` (nccl-tests convention: the full buffer;
 // for all_to_all the bytes each rank sends; for send_recv the message).
 double collective_time_s(const CommModel& m, Collective op, const GroupPlacement& g, double bytes);
+
+// The latency part of the formula above (launch + hops; NCCL's model of
+// src/graph/tuning.cc): what each extra collective of a bucketed transfer costs.
+double collective_latency_s(const CommModel& m, Collective op, const GroupPlacement& g);
 
 }  // namespace lostflops

@@ -15,6 +15,7 @@
 
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
+#include "estimate/zero3_time.h"
 #include "lostflops/pipeline.h"
 #include "workload/flops.h"
 
@@ -38,8 +39,8 @@ double p2p_time_s(const PlanContext& ctx, const Job& job) {
 // Exposed data-parallel time after overlap with the compute window. Dense
 // weights are reduced over dp*cp ranks, expert weights over dp*cp/ep.
 double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx, const StageParams& sp,
-                    const LayerWork& lw, double bwd_window_s, double fwd_window_s, double microbatch_s,
-                    double m) {
+                    const LayerWork& lw, double bwd_window_s, double fwd_window_s, double layer_fwd_s,
+                    double layer_bwd_s, double m) {
     const ParallelPlan& p = job.plan;
     const double gb = grad_bytes_per_param(p);
     // Time of `op` over the dense group and the expert group for `bytes_per_param`.
@@ -54,12 +55,8 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
         const double hidden = std::min(comm_s, overlap * window_s);
         return comm_s - hidden + hidden * cal.overlap_slowdown;
     };
-    if (p.zero >= 3) {
-        const double per_mb = 2 * t(Collective::all_gather, 2, sp.params, sp.expert_params) +
-                              t(Collective::reduce_scatter, gb, sp.params, sp.expert_params);
-        const double first_gather = t(Collective::all_gather, 2, lw.params, lw.expert_params);
-        return m * exposed(per_mb, microbatch_s) + first_gather;
-    }
+    // Per layer and bucket, behind each layer's compute (estimate/zero3_time.cpp).
+    if (p.zero >= 3) return zero3_exposed_s(job, cal, ctx, lw, sp, layer_fwd_s, layer_bwd_s, m);
     if (p.zero == 0) return exposed(t(Collective::all_reduce, gb, sp.params, sp.expert_params), bwd_window_s);
     return exposed(t(Collective::reduce_scatter, gb, sp.params, sp.expert_params), bwd_window_s) +
            exposed(t(Collective::all_gather, 2, sp.params, sp.expert_params), fwd_window_s);
@@ -78,9 +75,12 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     const HostOps ho = host_ops(model, tr, p);
     const LayerTime layer = layer_time(ctx, lw, ho, p);
     // Layers that full recompute leaves alone (parallel.recompute_layers).
-    ParallelPlan p_plain = p;
-    p_plain.recompute = Recompute::none;
-    const LayerTime layer_plain = layer_time(ctx, lw, ho, p_plain);
+    LayerTime layer_plain;
+    if (p.recompute == Recompute::full && p.recompute_layers >= 0) {
+        ParallelPlan p_plain = p;
+        p_plain.recompute = Recompute::none;
+        layer_plain = layer_time(ctx, lw, ho, p_plain);
+    }
     double recomputed_total = 0;
     const LayerTime head = head_time(ctx, hw, ho, p);
     const LayerTime embed = embedding_time(ctx, hw, ho);
@@ -163,13 +163,16 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     bd.cp_comm_s = steady.cp_comm_s;
     bd.ep_comm_s = steady.ep_comm_s;
     bd.pp_bubble_s = std::max(0.0, no_p2p.makespan_s - steady.total_s());
+    if (bd.pp_bubble_s < 1e-12 * no_p2p.makespan_s) bd.pp_bubble_s = 0;  // rounding, not a bubble
     bd.pp_p2p_s = std::max(0.0, with_p2p.makespan_s - no_p2p.makespan_s);
 
     // Data parallel and optimizer on the first rank (most parameters with the
     // embedding; it also finishes the pipeline last).
     const StageParams sp0 = stage_params(job, lw, hw, 0);
+    // A layer's wall time (the host may set it) is the window ZeRO-3 gathers hide in.
     bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0, lw, first_rank_bwd, first_rank_fwd,
-                                first_rank_fwd + first_rank_bwd, m);
+                                std::max(layer.fwd.total_s(), layer.fwd.cpu_s),
+                                std::max(layer.bwd.total_s(), layer.bwd.cpu_s), m);
     if (model.tied_embeddings && p.pp > 1)
         bd.dp_comm_s += collective_time_s(ctx.comm, Collective::all_reduce, ctx.embedding_group,
                                           hw.embedding_params * grad_bytes_per_param(p));

@@ -5,10 +5,14 @@
 // so 18 bytes/param for Megatron without sharding, 6 + 12/N_d with its
 // distributed optimizer, 16/N_d with ZeRO-3.
 // Activations: per-layer bytes (workload/layer_work.cpp) times the micro-batches
-// in flight: with 1F1B rank r holds min(m, p - r); interleaving multiplies the
-// first rank's share by 1 + (p-1)/(p*v) (Korthikanti et al. 2022, sec. 4.2.3).
+// in flight: with 1F1B rank r holds min(m, p - r); interleaved, Megatron-LM's
+// warm-up chunk passes plus one (estimate/inflight.cpp). ZeRO-3 gather
+// buffers: estimate/zero3_time.cpp.
 // Full recompute keeps only each layer's input plus one layer's working set.
 #include "estimate/memory.h"
+
+#include "estimate/inflight.h"
+#include "estimate/zero3_time.h"
 
 #include <algorithm>
 
@@ -41,6 +45,12 @@ int layers_on(const Job& job, int rank, int chunk) {
     return base + (rank_from_ends < missing ? 0 : 1);
 }
 
+int recomputed_layers_on(const Job& job, int rank, int chunk) {
+    if (job.plan.recompute != Recompute::full) return 0;
+    const int n = layers_on(job, rank, chunk);
+    return job.plan.recompute_layers < 0 ? n : std::min(n, job.plan.recompute_layers);
+}
+
 StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank) {
     const ParallelPlan& p = job.plan;
     StageParams s;
@@ -70,24 +80,38 @@ Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
     mem.gradients_bytes = sharded(grad_bytes_per_param(p), 2);
     mem.optimizer_bytes = sharded(12.0, 1);
 
-    const double m = static_cast<double>(p.micro_batches(job.training));
     // Micro-batches (in units of this rank's whole stage) whose activations
-    // are alive at the peak: 1F1B warm-up p - r - 1 plus one; interleaved,
-    // Megatron's warm-up 2(p - r - 1) + (v - 1)p chunk passes plus one, over v
-    // chunks (rank 0: p(1 + (p-1)/(pv)), Korthikanti et al. 2022).
-    const double pp = p.pp, v = p.vpp, r = rank;
-    double inflight = v == 1 ? std::min(m, pp - r) : std::min(m * v, 2 * (pp - r - 1) + (v - 1) * pp + 1) / v;
+    // are alive at the peak: Megatron-LM's 1F1B / interleaved warm-up plus one
+    // (estimate/inflight.cpp).
+    const InFlight fl = inflight_passes(job, rank);
+    const double inflight = fl.stage_units;
+    mem.warmup_passes = fl.warmup;
+    mem.inflight_microbatches = inflight;
     if (p.recompute == Recompute::full) {
-        mem.activations_bytes = inflight * sp.layers * lw.checkpoint_bytes + lw.activation_bytes_full;
+        // Recomputed layers keep their input; the others (recompute_layers
+        // below the stage's layers) keep everything; one recomputed layer's
+        // working set is live during its backward.
+        double recomputed = 0;
+        for (int c = 0; c < p.vpp; ++c) recomputed += recomputed_layers_on(job, rank, c);
+        mem.activations_bytes = inflight * (recomputed * lw.checkpoint_bytes +
+                                            (sp.layers - recomputed) * lw.activation_bytes_full) +
+                                (recomputed > 0 ? lw.activation_bytes_full : 0.0);
     } else {
         mem.activations_bytes = inflight * sp.layers * lw.activation_bytes;
     }
-    if (sp.first) mem.activations_bytes += inflight * hw.embed_bytes_fwd;
+    if (sp.first) mem.activations_bytes += fl.first_chunk * hw.embed_bytes_fwd;
     if (sp.last) mem.logits_bytes = hw.logits_memory_bytes;
 
     mem.buffers_bytes = cal.memory_reserved_bytes;
-    // FSDP / ZeRO-3 materialises the current and the prefetched layer unsharded.
-    if (p.zero >= 3) mem.buffers_bytes += 2.0 * (lw.params + lw.expert_params) * 2.0;
+    // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
+    // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).
+    if (p.zero >= 3) {
+        const Zero3Live z = zero3_live(job, lw, sp);
+        mem.buffers_bytes += z.bytes;
+        mem.zero_live_params = z.params;
+        mem.zero_live_capped = z.capped;
+        mem.zero_live_bytes = z.bytes;
+    }
     mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
                      mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes;
     mem.capacity_bytes = static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;

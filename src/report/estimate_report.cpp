@@ -92,6 +92,7 @@ std::string estimate_table(const Job& job, const Estimate& e) {
     out += fmt::format("  {:<18} {:>10} of {} usable: {}\n", "peak", gib(m.peak_bytes), gib(m.capacity_bytes),
                        m.fits ? "fits" : "DOES NOT FIT");
     if (!m.fits) out += "  " + memory_verdict(job, m) + "\n";
+    if (const std::string why = memory_assumption(job, m); !why.empty()) out += "  " + why + "\n";
     return out;
 }
 
@@ -120,6 +121,13 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e) {
     mem["fits"] = m.fits;
     mem["worst_stage"] = m.worst_stage;
     if (!m.fits) mem["verdict"] = memory_verdict(job, m);
+    mem["inflight_microbatches"] = m.inflight_microbatches;
+    mem["warmup_passes"] = m.warmup_passes;
+    if (job.plan.zero >= 3) {
+        mem["zero_live_params"] = m.zero_live_params;
+        mem["zero_live_bytes"] = m.zero_live_bytes;
+    }
+    if (const std::string why = memory_assumption(job, m); !why.empty()) mem["deciding_assumption"] = why;
     j["memory"] = mem;
     return j;
 }

@@ -233,7 +233,8 @@ Training read_training(YAML::Node node, const std::string& file) {
     return t;
 }
 
-ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch) {
+ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
+                           Framework fw) {
     if (!node || node.IsNull()) throw InputError(file, "parallel", "missing section");
     YamlSection s(node, file, "parallel");
     ParallelPlan p;
@@ -254,13 +255,34 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
                              "recompute is " + std::string(to_string(p.recompute)));
         p.recompute_layers = static_cast<int>(*rl);
     }
-    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", true);
-    // Default: on with sequence parallelism on Hopper and newer, where
-    // Transformer Engine overlaps the SP all-gathers/reduce-scatters with the
-    // GEMMs (userbuffers, --tp-comm-overlap; it needs sequence parallelism).
-    const bool tp_overlap_default = p.sequence_parallel && p.tp > 1 && (arch == "hopper" || arch == "blackwell");
+    // Default: overlapped, as PyTorch DDP/FSDP, DeepSpeed and Megatron-Core
+    // (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP all-reduced
+    // the gradients after the backward (megatron/model/distributed.py,
+    // allreduce_gradients() called from train_step; overlap arrived with
+    // Megatron-Core's distributed data parallel in 2023).
+    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", fw != Framework::megatron_lm);
+    // Default: on with sequence parallelism on Hopper and newer under
+    // Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
+    // reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it
+    // needs sequence parallelism and Transformer Engine).
+    const bool tp_overlap_default = fw == Framework::megatron_core && p.sequence_parallel && p.tp > 1 &&
+                                    (arch == "hopper" || arch == "blackwell");
     p.tp_comm_overlap = s.bool_or("tp_comm_overlap", tp_overlap_default);
     p.grad_fp32 = s.bool_or("grad_fp32", true);
+    // ZeRO-3 engine (README "ZeRO-3 engine"); absent keys keep the framework's default.
+    const auto zero3_key = [&](const char* key) {
+        if (s.has(key) && p.zero < 3)
+            throw InputError(file, s.key_path(key),
+                             fmt::format("applies to zero: 3 (ZeRO-3 / FSDP parameter gathers); zero is {}", p.zero));
+        return s.has(key);
+    };
+    constexpr int64_t kMaxElems = 10'000'000'000'000;  // 1e13 parameters
+    if (zero3_key("zero_bucket_params")) p.zero_bucket_params = s.int_req("zero_bucket_params", 0, kMaxElems);
+    if (zero3_key("zero_reduce_bucket_params"))
+        p.zero_reduce_bucket_params = s.int_req("zero_reduce_bucket_params", 0, kMaxElems);
+    if (zero3_key("zero_prefetch")) p.zero_prefetch = static_cast<int>(s.int_req("zero_prefetch", 0, 64));
+    if (zero3_key("zero_regather_recompute")) p.zero_regather_recompute = s.bool_or("zero_regather_recompute", false);
+    if (zero3_key("zero_max_live_params")) p.zero_max_live_params = s.int_req("zero_max_live_params", 0, kMaxElems);
     const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
     if (model_par > num_gpus)
         throw InputError(file, "parallel", fmt::format("tp*pp*cp = {} is more than num_gpus {}",
@@ -320,10 +342,11 @@ Job parse_job(const std::string& text, const std::string& source,
     job.model = read_model(top.raw("model"), source);
     job.cluster = read_cluster(top.raw("cluster"), source);
     job.training = read_training(top.raw("training"), source);
-    job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch);
-    top.finish();
     if (job.training.attention_auto) job.training.attention = default_attention(cited);
     if (job.training.framework_auto) job.training.framework = default_framework(cited, job.training.attention);
+    job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,
+                             job.training.framework);
+    top.finish();
     validate_job(job);
     return job;
 }

@@ -1,7 +1,8 @@
 // The cost model pinned to its published closed forms: Narayanan et al. 2021
 // eq. 3 (FLOPs), PaLM appendix B (6N + 12*L*h*s), Korthikanti et al. 2022
 // table 2 (activation memory), Rajbhandari et al. 2020 (ZeRO bytes per
-// parameter), Thakur et al. 2005 (ring all-reduce).
+// parameter), Thakur et al. 2005 (ring all-reduce), NCCL's latency model
+// (src/graph/tuning.cc).
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -152,6 +153,26 @@ TEST(Collectives, RingAllReduceSingleNode) {
     // Reduce-scatter moves half the bytes of an all-reduce.
     const double rs = collective_time_s(cm, Collective::reduce_scatter, g, bytes);
     EXPECT_NEAR(rs - (cal.collective_launch_us + 7 * 2.0) * 1e-6, 7.0 / 8 * bytes / (300e9 * cal.bus_eff_intra), 1e-12);
+}
+
+TEST(Collectives, LatencyByAlgorithmAcrossNodes) {
+    // NCCL's latency model (src/graph/tuning.cc): 4 nodes of 8 GPUs, 2 us
+    // NVLink and 5 us network hops. Ring all-gather / reduce-scatter: 31 steps,
+    // 3 across nodes = 28*2 + 3*5 = 71 us. All-reduce: ring 2*71 = 142 us or
+    // tree 2*(7*2 + log2(4)*5) = 48 us; NCCL takes the tree.
+    Calibration cal = default_calibration();
+    const CommModel cm = make_comm_model(dgx(300, 25), cal);
+    const GroupPlacement g = place_group(32, 1, 8);
+    ASSERT_EQ(g.nodes, 4);
+    const double bytes = 1e9;
+    const double b_intra = 300e9 * cal.bus_eff_intra, b_inter = 25e9 * cal.bus_eff_inter;
+    const double ag_bw = 7.0 / 8 * bytes / b_intra + 3.0 / 4 * (bytes / 8) / b_inter;
+    EXPECT_NEAR(collective_time_s(cm, Collective::all_gather, g, bytes),
+                ag_bw + (cal.collective_launch_us + 71) * 1e-6, 1e-12);
+    EXPECT_NEAR(collective_time_s(cm, Collective::reduce_scatter, g, bytes),
+                ag_bw + (cal.collective_launch_us + 71) * 1e-6, 1e-12);
+    EXPECT_NEAR(collective_time_s(cm, Collective::all_reduce, g, bytes),
+                2 * ag_bw + (cal.collective_launch_us + 48) * 1e-6, 1e-12);
 }
 
 TEST(Collectives, TwoLevelPlacement) {

@@ -1,0 +1,60 @@
+// In-flight activations of Megatron-LM's schedules
+// (megatron/core/pipeline_parallel/schedules.py):
+//   1F1B (forward_backward_pipelining_without_interleaving):
+//     warm-up = min(p - r - 1, m) forwards, then one forward before each
+//     backward: alive = min(p - r, m) micro-batches.
+//   interleaved (forward_backward_pipelining_with_interleaving), over m*v
+//     chunk passes: warm-up = min(2(p - r - 1) + (v - 1)p, m v); Megatron-LM
+//     before Megatron-Core's get_pp_rank_microbatches (framework megatron-lm)
+//     also runs all m v in warm-up when m == p ("run all forward passes and
+//     then all backward passes"), Megatron-Core does not (its
+//     microbatch_group_size_per_vp_stage defaults to p, the p above); the
+//     steady state runs one forward before each backward, so
+//     alive = min(warm-up + 1, m v) chunk passes. Forward pass k runs chunk
+//     (k mod pv) / p, so chunk c holds p per full group of pv passes plus
+//     min(p, max(0, rest - c p)).
+// Each alive pass keeps one chunk's activations for one micro-batch; rank 0
+// with m > p holds p(1 + (p-1)/(pv)) stage units (Korthikanti et al. 2022,
+// sec. 4.2.3).
+#include "estimate/inflight.h"
+
+#include <algorithm>
+
+#include "estimate/memory.h"
+
+namespace lostflops {
+
+InFlight inflight_passes(const Job& job, int rank) {
+    const ParallelPlan& p = job.plan;
+    const int64_t m = p.micro_batches(job.training);
+    const int64_t pp = p.pp, v = p.vpp, r = rank;
+    const int64_t total = m * v;
+    InFlight f;
+    if (v == 1) {
+        f.warmup = std::min(pp - r - 1, m);
+    } else if (m == pp && job.training.framework == Framework::megatron_lm) {
+        f.warmup = total;
+    } else {
+        f.warmup = std::min(2 * (pp - r - 1) + (v - 1) * pp, total);
+    }
+    f.alive = std::min(f.warmup + 1, total);
+    const int64_t group = pp * v;
+    const int64_t full = f.alive / group, rest = f.alive % group;
+    f.first_chunk = static_cast<double>(full * pp + std::clamp<int64_t>(rest, 0, pp));
+    // Even split: every chunk has the same layers.
+    if (job.model.layers % group == 0) {
+        f.stage_units = static_cast<double>(f.alive) / static_cast<double>(v);
+        return f;
+    }
+    double layers_alive = 0, layers_stage = 0;
+    for (int c = 0; c < v; ++c) {
+        const int64_t n = full * pp + std::clamp<int64_t>(rest - c * pp, 0, pp);
+        const double l = layers_on(job, rank, c);
+        layers_alive += static_cast<double>(n) * l;
+        layers_stage += l;
+    }
+    f.stage_units = layers_stage > 0 ? layers_alive / layers_stage : static_cast<double>(f.alive) / v;
+    return f;
+}
+
+}  // namespace lostflops

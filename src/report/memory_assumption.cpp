@@ -1,0 +1,81 @@
+// Which assumption decides a memory verdict. When a plan does not fit, or its
+// peak is within 10 % of the usable memory, the verdict rests on the parts the
+// model has to assume rather than count: the activations of the micro-batches
+// in flight (Megatron-LM's 1F1B / interleaved warm-up, estimate/inflight.cpp)
+// and, with ZeRO-3, the gathered parameters alive at once (current + prefetched
+// units, or DeepSpeed's stage3_max_live_parameters; estimate/zero3_time.cpp).
+// The larger one is named first; the other too when it is over 10 % of the peak.
+// When weights, gradients and optimizer state alone exceed the memory, no
+// assumption decides, and the text says so.
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lostflops/report.h"
+
+namespace lostflops {
+
+namespace {
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+std::string activations_reason(const Job& job, const Memory& m) {
+    const ParallelPlan& p = job.plan;
+    const int64_t micro = p.micro_batches(job.training);
+    std::string why;
+    if (p.pp == 1) {
+        why = "no pipeline: one micro-batch at a time";
+    } else if (p.vpp == 1) {
+        why = fmt::format("1F1B: rank {} runs {} warm-up forwards, min(pp - rank, m) = {:.3g} alive", m.worst_stage,
+                          m.warmup_passes, m.inflight_microbatches);
+    } else if (m.warmup_passes >= micro * p.vpp) {
+        why = fmt::format("interleaved 1F1B: all {} chunk forwards of rank {} run before its first backward",
+                          m.warmup_passes, m.worst_stage);
+    } else {
+        why = fmt::format("interleaved 1F1B warm-up on rank {}: 2(pp-rank-1) + (vpp-1)pp = {} chunk passes + 1, "
+                          "over {} chunks",
+                          m.worst_stage, m.warmup_passes, p.vpp);
+    }
+    return fmt::format("activations of {:.3g} in-flight micro-batch{} ({}; recompute {}) = {}",
+                       m.inflight_microbatches, m.inflight_microbatches == 1 ? "" : "es", why,
+                       to_string(p.recompute), gib(m.activations_bytes));
+}
+
+std::string zero3_reason(const Job& job, const Memory& m) {
+    const ParallelPlan& p = job.plan;
+    std::string how;
+    if (m.zero_live_capped) {
+        how = "capped by parallel.zero_max_live_params";
+    } else if (p.zero_max_live_params > 0 || job.training.framework == Framework::deepspeed) {
+        how = "the whole stage, under the live cap";
+    } else {
+        how = "current + prefetched layers and the root unit";
+    }
+    return fmt::format("ZeRO-3 live parameters {:.3g} B gathered ({}) + gradient buffer = {}",
+                       m.zero_live_params / 1e9, how, gib(m.zero_live_bytes));
+}
+
+}  // namespace
+
+std::string memory_assumption(const Job& job, const Memory& m) {
+    if (m.fits && m.peak_bytes < 0.9 * m.capacity_bytes) return "";
+    const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
+    if (states > m.capacity_bytes)
+        return fmt::format("deciding: weights, gradients and optimizer state alone ({}, zero = {}) exceed the "
+                           "usable memory; no activation or gather-buffer assumption changes that",
+                           gib(states), job.plan.zero);
+    struct Part {
+        double bytes;
+        std::string text;
+    };
+    std::vector<Part> parts;
+    parts.push_back({m.activations_bytes, activations_reason(job, m)});
+    if (job.plan.zero >= 3) parts.push_back({m.zero_live_bytes, zero3_reason(job, m)});
+    if (parts.size() == 2 && parts[1].bytes > parts[0].bytes) std::swap(parts[0], parts[1]);
+    std::string out = "deciding assumption: " + parts[0].text;
+    if (parts.size() == 2 && parts[1].bytes > 0.1 * m.peak_bytes) out += "; then " + parts[1].text;
+    return out;
+}
+
+}  // namespace lostflops
