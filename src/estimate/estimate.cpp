@@ -91,7 +91,10 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
 
     // Per (rank, chunk) pass times; the embedding sits on virtual stage 0, the
     // output layer on the last virtual stage.
-    PipelineInput in;
+    // Reused between calls on this thread: no allocation once warm (a search
+    // evaluates millions of plans).
+    static thread_local PipelineInput in;
+    in.p2p_s = 0;
     in.stages = stages;
     in.chunks = chunks;
     in.micro_batches = static_cast<int>(e.micro_batches);
@@ -104,10 +107,12 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
         PassTime rank_pass;
         for (int c = 0; c < chunks; ++c) {
             const double layers = layers_on(job, r, c);
-            const double redone = p.recompute == Recompute::full ? recomputed_layers_on(job, r, c) : layers;
+            const double redone = p.recompute == Recompute::full && p.recompute_layers >= 0
+                                      ? std::min(layers, static_cast<double>(p.recompute_layers))
+                                      : layers;
             PassTime f = layer.fwd.scaled(layers);
             PassTime b = layer.bwd.scaled(redone);
-            b += layer_plain.bwd.scaled(layers - redone);
+            if (redone < layers) b += layer_plain.bwd.scaled(layers - redone);
             recomputed_total += redone;
             if (r == 0 && c == 0) {
                 f += embed.fwd;

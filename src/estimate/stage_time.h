@@ -22,8 +22,32 @@ struct PassTime {
     double total_s() const { return gpu_s() + host_wait_s; }
     // The GPU cannot run ahead of the CPU: a pass takes at least cpu_s.
     void bind_host() { host_wait_s = cpu_s > gpu_s() ? cpu_s - gpu_s() : 0.0; }
-    PassTime& operator+=(const PassTime& o);
-    PassTime scaled(double f) const;
+    // Inline: the estimate's per-stage loop runs these for every pipeline pass.
+    PassTime& operator+=(const PassTime& o) {
+        compute_s += o.compute_s;
+        memory_bound_s += o.memory_bound_s;
+        recompute_s += o.recompute_s;
+        overhead_s += o.overhead_s;
+        tp_comm_s += o.tp_comm_s;
+        cp_comm_s += o.cp_comm_s;
+        ep_comm_s += o.ep_comm_s;
+        host_wait_s += o.host_wait_s;
+        cpu_s += o.cpu_s;
+        return *this;
+    }
+    PassTime scaled(double f) const {
+        PassTime t = *this;
+        t.compute_s *= f;
+        t.memory_bound_s *= f;
+        t.recompute_s *= f;
+        t.overhead_s *= f;
+        t.tp_comm_s *= f;
+        t.cp_comm_s *= f;
+        t.ep_comm_s *= f;
+        t.host_wait_s *= f;
+        t.cpu_s *= f;
+        return t;
+    }
 };
 
 struct LayerTime {
