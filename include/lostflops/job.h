@@ -32,8 +32,8 @@ AttentionKernel default_attention(const std::string& cited_source);
 // `framework: auto`: the stack the cited source names (torchtitan, FSDP,
 // llm-foundry -> fsdp; Megatron-DeepSpeed -> megatron-lm; DeepSpeed ->
 // deepspeed; Megatron-Core -> megatron-core); otherwise Megatron-LM's legacy
-// stack when the attention is the unfused softmax path or the source is dated
-// before 2023, Megatron-Core after.
+// stack when the attention is the unfused softmax path (which `attention:
+// auto` picks for sources dated before 2023), Megatron-Core otherwise.
 Framework default_framework(const std::string& cited_source, AttentionKernel attention);
 
 }  // namespace lostflops

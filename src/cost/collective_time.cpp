@@ -31,16 +31,19 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
     if (g.size == 1) return g;
     if (stride >= gpus_per_node) {
         g.per_node = 1;
+        g.nodes = g.size;
     } else {
         // Members 0, stride, 2*stride... from a node boundary: the last one
-        // sits (size-1)*stride ranks on (a stride that does not divide the
-        // node, like the first/last pipeline stage pair 6 ranks apart on 8
-        // GPUs, still puts several members on one node).
+        // sits (size-1)*stride ranks on, so the group spans that many nodes
+        // (a stride that does not divide the node, like the first/last
+        // pipeline stage pair 6 ranks apart on 8 GPUs, still puts several
+        // members on one node; 4 members 6 apart sit on nodes 0, 0, 1, 2).
+        // Groups starting elsewhere than a node boundary may span one node
+        // more; the first group is taken as representative.
         const int64_t last = static_cast<int64_t>(g.size - 1) * stride;
-        const int nodes = static_cast<int>(last / gpus_per_node) + 1;
-        g.per_node = (g.size + nodes - 1) / nodes;
+        g.nodes = static_cast<int>(last / gpus_per_node) + 1;
+        g.per_node = (g.size + g.nodes - 1) / g.nodes;
     }
-    g.nodes = (g.size + g.per_node - 1) / g.per_node;
     // A group that fits in a node's size but not in its alignment (tp = 3 or
     // 6 on 8-GPU nodes) straddles two nodes for some ranks; the slowest
     // group sets the pace.

@@ -174,10 +174,13 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     // Data parallel and optimizer on the first rank (most parameters with the
     // embedding; it also finishes the pipeline last).
     const StageParams sp0 = stage_params(job, lw, hw, 0);
-    // A layer's wall time (the host may set it) is the window ZeRO-3 gathers hide in.
+    // A layer's wall time (the host may set it) is the window ZeRO-3 gathers
+    // hide in; with partial recompute, the mean over recomputed and plain layers.
+    const double share = p.recompute == Recompute::full ? recomputed_total / model.layers : 1.0;
+    const double bwd_layer_s = share * std::max(layer.bwd.total_s(), layer.bwd.cpu_s) +
+                               (1 - share) * std::max(layer_plain.bwd.total_s(), layer_plain.bwd.cpu_s);
     bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0, lw, first_rank_bwd, first_rank_fwd,
-                                std::max(layer.fwd.total_s(), layer.fwd.cpu_s),
-                                std::max(layer.bwd.total_s(), layer.bwd.cpu_s), m);
+                                std::max(layer.fwd.total_s(), layer.fwd.cpu_s), bwd_layer_s, m);
     if (model.tied_embeddings && p.pp > 1)
         bd.dp_comm_s += collective_time_s(ctx.comm, Collective::all_reduce, ctx.embedding_group,
                                           hw.embedding_params * grad_bytes_per_param(p));

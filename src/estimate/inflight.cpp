@@ -4,11 +4,11 @@
 //     warm-up = min(p - r - 1, m) forwards, then one forward before each
 //     backward: alive = min(p - r, m) micro-batches.
 //   interleaved (forward_backward_pipelining_with_interleaving), over m*v
-//     chunk passes: warm-up = min(2(p - r - 1) + (v - 1)p, m v); Megatron-LM
-//     before Megatron-Core's get_pp_rank_microbatches (framework megatron-lm)
-//     also runs all m v in warm-up when m == p ("run all forward passes and
-//     then all backward passes"), Megatron-Core does not (its
-//     microbatch_group_size_per_vp_stage defaults to p, the p above); the
+//     chunk passes: warm-up = min(2(p - r - 1) + (v - 1)p, m v); Megatron
+//     (Megatron-LM, and Megatron-Core through its 2024 releases) runs all
+//     m v in warm-up when m == p ("run all forward passes and then all
+//     backward passes"; later Megatron-Core's get_pp_rank_microbatches
+//     dropped that case, not modelled); other stacks keep the formula; the
 //     steady state runs one forward before each backward, so
 //     alive = min(warm-up + 1, m v) chunk passes. Forward pass k runs chunk
 //     (k mod pv) / p, so chunk c holds p per full group of pv passes plus
@@ -32,7 +32,8 @@ InFlight inflight_passes(const Job& job, int rank) {
     InFlight f;
     if (v == 1) {
         f.warmup = std::min(pp - r - 1, m);
-    } else if (m == pp && job.training.framework == Framework::megatron_lm) {
+    } else if (m == pp && (job.training.framework == Framework::megatron_lm ||
+                           job.training.framework == Framework::megatron_core)) {
         f.warmup = total;
     } else {
         f.warmup = std::min(2 * (pp - r - 1) + (v - 1) * pp, total);

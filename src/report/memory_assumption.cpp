@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "estimate/zero3_time.h"
 #include "lostflops/report.h"
 
 namespace lostflops {
@@ -43,11 +44,10 @@ std::string activations_reason(const Job& job, const Memory& m) {
 }
 
 std::string zero3_reason(const Job& job, const Memory& m) {
-    const ParallelPlan& p = job.plan;
     std::string how;
     if (m.zero_live_capped) {
         how = "capped by parallel.zero_max_live_params";
-    } else if (p.zero_max_live_params > 0 || job.training.framework == Framework::deepspeed) {
+    } else if (zero3_engine(job).max_live_params > 0) {
         how = "the whole stage, under the live cap";
     } else {
         how = "current + prefetched layers and the root unit";

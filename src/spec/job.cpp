@@ -260,7 +260,8 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     // the gradients after the backward (megatron/model/distributed.py,
     // allreduce_gradients() called from train_step; overlap arrived with
     // Megatron-Core's distributed data parallel in 2023).
-    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", fw != Framework::megatron_lm);
+    // (ZeRO-3 under any stack is an FSDP-style engine, which overlaps.)
+    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", fw != Framework::megatron_lm || p.zero >= 3);
     // Default: on with sequence parallelism on Hopper and newer under
     // Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
     // reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it

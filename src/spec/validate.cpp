@@ -58,6 +58,12 @@ void validate_job(const Job& job) {
     if (m.layers < p.pp * p.vpp)
         fail(job, "parallel.pp",
              fmt::format("num_hidden_layers {} is fewer than pp*vpp = {}*{} virtual stages", m.layers, p.pp, p.vpp));
+    const int per_stage_max = (m.layers + p.pp * p.vpp - 1) / (p.pp * p.vpp);
+    if (p.recompute_layers > per_stage_max)
+        fail(job, "parallel.recompute_layers",
+             fmt::format("{} is more than the {} layers of a virtual pipeline stage ({} layers over pp*vpp = {}*{}); "
+                         "leave it out to recompute every layer",
+                         p.recompute_layers, per_stage_max, m.layers, p.pp, p.vpp));
     if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1");
     if (p.vpp > 1 && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",

@@ -70,7 +70,7 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
         {"memory-bound (elementwise, norms, copies)", other * step, b.memory_bound_s + b.optimizer_s},
         {"communication (exposed)", comm * step,
          b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_p2p_s + b.dp_comm_s},
-        {"idle (bubble, overhead)", idle * step, b.pp_bubble_s + b.overhead_s},
+        {"idle (bubble, overhead, host)", idle * step, b.pp_bubble_s + b.overhead_s + b.host_s},
     };
     return c;
 }

@@ -225,6 +225,17 @@ TEST(Estimate, GroupsStraddlingNodes) {
     EXPECT_EQ(place_group(3, 1, 8).nodes, 2);
     EXPECT_EQ(place_group(4, 1, 8).nodes, 1);
     EXPECT_EQ(place_group(8, 1, 8).nodes, 1);
+    EXPECT_EQ(place_group(16, 1, 8).nodes, 2);
+    EXPECT_EQ(place_group(16, 1, 8).per_node, 8);
+    EXPECT_EQ(place_group(64, 8, 8).nodes, 64);
+    // The first and last of 4 pipeline stages, 6 ranks apart on 8 GPUs
+    // (tp 2, dp 1... ranks 0 and 6): one node.
+    EXPECT_EQ(place_group(2, 6, 8).nodes, 1);
+    EXPECT_EQ(place_group(2, 6, 8).per_node, 2);
+    // 4 members 6 apart: ranks 0, 6, 12, 18 on nodes 0, 0, 1, 2.
+    EXPECT_EQ(place_group(4, 6, 8).nodes, 3);
+    EXPECT_EQ(place_group(4, 6, 8).per_node, 2);
+    EXPECT_EQ(place_group(5, 6, 8).nodes, 4);
 }
 
 }  // namespace

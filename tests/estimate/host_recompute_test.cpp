@@ -69,6 +69,18 @@ TEST(HostBound, SmallJobStepIsSetByTheHost) {
     EXPECT_NEAR(es.breakdown.total_s(), es.step_time_s, 1e-12);
 }
 
+TEST(HostBound, NoPublishedRunIsHostBound) {
+    // The published runs are large layers and micro-batches: the host model
+    // must leave them alone (their fit does not depend on host_op_us).
+    const std::vector<std::string> names = {
+        "narayanan21-t1-gpt-1.7b", "korthikanti22-t5-gpt-22b-selective", "megatron24-h100-gpt-1.7b",
+        "megatron24-h100-gpt-7.1b", "torchtitan24-a100-llama3-8b-selective", "megatron24-h100-gpt-462b"};
+    for (const auto& n : names) {
+        const Job job = load_job(test::source_path("data/published/runs/" + n + ".json"));
+        EXPECT_EQ(estimate(job, default_calibration()).breakdown.host_s, 0.0) << n;
+    }
+}
+
 TEST(HostBound, LargeJobIsNotHostBound) {
     // GPT 2048-hidden with micro-batch 2 x 2048 tokens: GEMMs dwarf the host.
     const Estimate e = estimate(small(), default_calibration());
@@ -123,6 +135,13 @@ TEST(RecomputeLayers, BadValuesAreNamed) {
     EXPECT_NE(test::parse_error(test::small_job_text(), {"parallel.recompute=full", "parallel.recompute_layers=x"})
                   .find("parallel.recompute_layers"),
               std::string::npos);
+    // 24 layers on pp 2: 12 per stage, so 13 cannot be meant.
+    const std::string too_many =
+        test::parse_error(test::small_job_text(), {"parallel.recompute=full", "parallel.recompute_layers=13"});
+    EXPECT_NE(too_many.find("parallel.recompute_layers: 13 is more than the 12 layers"), std::string::npos)
+        << too_many;
+    EXPECT_EQ(test::parse_error(test::small_job_text(), {"parallel.recompute=full", "parallel.recompute_layers=12"}),
+              "");
 }
 
 TEST(Framework, AutoFollowsTheCitedSource) {

@@ -229,18 +229,22 @@ TEST(InFlight, InterleavedWarmupByHand) {
     EXPECT_EQ(f.warmup, 4);
     EXPECT_DOUBLE_EQ(f.first_chunk, 4);
     EXPECT_DOUBLE_EQ(f.stage_units, 2.5);
-    // m == pp: legacy Megatron-LM runs all 8 chunk forwards before any
-    // backward, on every rank (the last one too: 4 stages, not 2.5) ...
+    // m == pp: Megatron (legacy and Megatron-Core through 2024) runs all 8
+    // chunk forwards before any backward, on every rank (the last one too:
+    // 4 stages, not 2.5) ...
     f = inflight_passes(job(4, "megatron-lm"), 3);
     EXPECT_EQ(f.warmup, 8);
     EXPECT_EQ(f.alive, 8);
     EXPECT_DOUBLE_EQ(f.stage_units, 4);
-    // ... Megatron-Core keeps the formula there (4 + 1 passes), and rank 0
+    f = inflight_passes(job(4, "megatron-core"), 3);
+    EXPECT_EQ(f.alive, 8);
+    EXPECT_DOUBLE_EQ(f.stage_units, 4);
+    // ... another stack keeps the formula there (4 + 1 passes), and rank 0
     // reaches all 8 anyway (2*3 + 4 = 10 > 8).
-    f = inflight_passes(job(4), 3);
+    f = inflight_passes(job(4, "fsdp"), 3);
     EXPECT_EQ(f.alive, 5);
     EXPECT_DOUBLE_EQ(f.stage_units, 2.5);
-    f = inflight_passes(job(4), 0);
+    f = inflight_passes(job(4, "fsdp"), 0);
     EXPECT_EQ(f.warmup, 8);
     EXPECT_EQ(f.alive, 8);
     // 1F1B (vpp 1), rank 1 of 4 with m = 8: min(p - r, m) = 3.
