@@ -106,10 +106,11 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     for (int r = 0; r < stages; ++r) {
         PassTime rank_pass;
         for (int c = 0; c < chunks; ++c) {
-            const double layers = layers_on(job, r, c);
-            const double redone = p.recompute == Recompute::full && p.recompute_layers >= 0
-                                      ? std::min(layers, static_cast<double>(p.recompute_layers))
-                                      : layers;
+            const int n = layers_on(job, r, c);
+            const double layers = n;
+            // Layers whose backward carries the plan's recompute (all of them
+            // unless recompute_layers limits full recompute).
+            const double redone = p.recompute == Recompute::full ? recomputed_of(p, n) : layers;
             PassTime f = layer.fwd.scaled(layers);
             PassTime b = layer.bwd.scaled(redone);
             if (redone < layers) b += layer_plain.bwd.scaled(layers - redone);

@@ -45,12 +45,6 @@ int layers_on(const Job& job, int rank, int chunk) {
     return base + (rank_from_ends < missing ? 0 : 1);
 }
 
-int recomputed_layers_on(const Job& job, int rank, int chunk) {
-    if (job.plan.recompute != Recompute::full) return 0;
-    const int n = layers_on(job, rank, chunk);
-    return job.plan.recompute_layers < 0 ? n : std::min(n, job.plan.recompute_layers);
-}
-
 StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank) {
     const ParallelPlan& p = job.plan;
     StageParams s;
@@ -92,7 +86,7 @@ Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
         // below the stage's layers) keep everything; one recomputed layer's
         // working set is live during its backward.
         double recomputed = 0;
-        for (int c = 0; c < p.vpp; ++c) recomputed += recomputed_layers_on(job, rank, c);
+        for (int c = 0; c < p.vpp; ++c) recomputed += recomputed_of(p, layers_on(job, rank, c));
         mem.activations_bytes = inflight * (recomputed * lw.checkpoint_bytes +
                                             (sp.layers - recomputed) * lw.activation_bytes_full) +
                                 (recomputed > 0 ? lw.activation_bytes_full : 0.0);

@@ -1,6 +1,8 @@
 // Memory per GPU of one pipeline rank, by kind. Internal to estimate.
 #pragma once
 
+#include <algorithm>
+
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
 #include "workload/layer_work.h"
@@ -20,9 +22,12 @@ struct StageParams {
 // embedding and the output layer) get the fewer layers, as Llama 3 405B's 126
 // layers on 16 stages did (Llama Team 2024, sec. 3.3.2).
 int layers_on(const Job& job, int rank, int chunk);
-// Of those, the layers that full recompute redoes: all of them, or the first
+// Of a virtual stage's `layers`, the ones that full recompute redoes: all of them, or the first
 // parallel.recompute_layers (Megatron-LM's block method); 0 without full recompute.
-int recomputed_layers_on(const Job& job, int rank, int chunk);
+inline int recomputed_of(const ParallelPlan& p, int layers) {
+    if (p.recompute != Recompute::full) return 0;
+    return p.recompute_layers < 0 ? layers : std::min(layers, p.recompute_layers);
+}
 
 StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank);
 

@@ -85,7 +85,6 @@ TEST(FitRuns, RecoversTheProfileThatGeneratedTheRuns) {
     EXPECT_LE(fit.after.mape_pct, fit.before.mape_pct);
     ASSERT_EQ(fit.factors.size(), calib::kFittedFields.size());
     for (const auto& f : fit.factors) {
-        EXPECT_EQ(f.value, calib::fitted_value(fit.calibration, calib::kFittedFields[&f - &fit.factors[0]]));
         if (f.status == FactorStatus::fitted) {
             EXPECT_GE(f.value, f.lo) << f.key;
             EXPECT_LE(f.value, f.hi) << f.key;
@@ -93,6 +92,8 @@ TEST(FitRuns, RecoversTheProfileThatGeneratedTheRuns) {
             EXPECT_EQ(f.value, f.base) << f.key;
         }
     }
+    // The reported "after" error is what the written profile really gives.
+    EXPECT_NEAR(validate_runs(runs, fit.calibration).mape_pct, fit.after.mape_pct, 1e-9);
     // The non-fitted factors are the base profile's.
     EXPECT_EQ(fit.calibration.bus_eff_intra, default_calibration().bus_eff_intra);
     EXPECT_EQ(fit.calibration.ampere.attention_fwd, default_calibration().ampere.attention_fwd);
