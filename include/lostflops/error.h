@@ -18,10 +18,13 @@ public:
     InputError(std::string file, std::string key, const std::string& message)
         : std::runtime_error(compose(file, key, message)),
           file_(std::move(file)),
-          key_(std::move(key)) {}
+          key_(std::move(key)),
+          message_(message) {}
 
     const std::string& file() const { return file_; }
     const std::string& key() const { return key_; }
+    // What was wrong and what was expected, without file and key.
+    const std::string& message() const { return message_; }
 
 private:
     static std::string compose(const std::string& file, const std::string& key,
@@ -32,6 +35,7 @@ private:
     }
     std::string file_;
     std::string key_;
+    std::string message_;
 };
 
 }  // namespace lostflops

@@ -353,7 +353,7 @@ Job parse_job(const std::string& text, const std::string& source,
 }
 
 Job load_job(const std::string& path, const std::vector<std::string>& overrides) {
-    return parse_job(read_text_file(path), path, overrides);
+    return parse_job(read_text_file(path, kMaxJobBytes, "job file"), input_name(path), overrides);
 }
 
 const std::string& default_job_text() {

@@ -1,9 +1,17 @@
-// Text-file intake with UTF-8 validation (RFC 3629 well-formed sequences), so
-// a binary file is reported as such instead of reaching a parser.
+// Text-file intake: the path's kind from stat(2) (POSIX: S_ISREG, S_ISDIR,
+// S_ISFIFO, S_ISCHR, S_ISBLK, S_ISSOCK; ELOOP for a symbolic-link loop), a read
+// bounded by max_bytes whatever size the file reports (devices and /proc files
+// report 0, directories report garbage), and UTF-8 validation (RFC 3629
+// well-formed sequences) so a binary file is reported as such instead of
+// reaching a parser.
 #include "spec/text_input.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <sstream>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -11,24 +19,69 @@
 
 namespace lostflops {
 
-std::string read_text_file(const std::string& path, size_t max_bytes) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "", "cannot open file");
-    in.seekg(0, std::ios::end);
-    const auto size = in.tellg();
-    if (size < 0) throw InputError(path, "", "cannot read file (is it a directory?)");
-    if (static_cast<size_t>(size) > max_bytes)
-        throw InputError(path, "", fmt::format("file is {} bytes; at most {} expected", static_cast<long long>(size), max_bytes));
-    in.seekg(0);
-    std::string text(static_cast<size_t>(size), '\0');
-    if (size > 0 && !in.read(text.data(), size)) throw InputError(path, "", "cannot read file");
-    check_text(text, path);
+std::string input_name(const std::string& path) { return path == "-" ? kStdinName : path; }
+
+void check_input_path(const std::string& path, const std::string& what) {
+    if (path == "-") return;
+    if (path.empty()) throw InputError("", "", "empty file name; expected a " + what);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        struct stat lst {};
+        if (err == ELOOP) throw InputError(path, "", "symbolic link loop; expected a " + what);
+        if (err == ENOENT && ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+            throw InputError(path, "", "dangling symbolic link (its target does not exist); expected a " + what);
+        if (err == ENOENT) throw InputError(path, "", "no such file; expected a " + what);
+        if (err == ENOTDIR) throw InputError(path, "", "a part of the path is not a directory; expected a " + what);
+        throw InputError(path, "", fmt::format("cannot open: {}", std::strerror(err)));
+    }
+    const auto kind = [&]() -> const char* {
+        if (S_ISREG(st.st_mode)) return nullptr;
+        if (S_ISDIR(st.st_mode)) return "a directory";
+        if (S_ISFIFO(st.st_mode)) return "a named pipe (FIFO)";
+        if (S_ISCHR(st.st_mode)) return "a character device";
+        if (S_ISBLK(st.st_mode)) return "a block device";
+        if (S_ISSOCK(st.st_mode)) return "a socket";
+        return "not a regular file";
+    }();
+    if (kind)
+        throw InputError(path, "", fmt::format("is {}; expected a {} (a regular file, or '-' to read standard input)",
+                                               kind, what));
+}
+
+std::string read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what) {
+    check_input_path(path, what);
+    const std::string name = input_name(path);
+    std::ifstream file;
+    std::istream* in = &std::cin;
+    if (path != "-") {
+        file.open(path, std::ios::binary);
+        if (!file) throw InputError(name, "", fmt::format("cannot open: {}", std::strerror(errno)));
+        in = &file;
+    }
+    std::string text;
+    char buf[1 << 16];
+    while (*in) {
+        in->read(buf, sizeof buf);
+        const auto got = static_cast<std::size_t>(in->gcount());
+        if (text.size() + got > max_bytes)
+            throw InputError(name, "", fmt::format("more than {} bytes ({} MiB); a {} is far smaller — is this the right file?",
+                                                   max_bytes, max_bytes >> 20, what));
+        text.append(buf, got);
+    }
+    if (in->bad()) throw InputError(name, "", "read error");
+    return text;
+}
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes, const std::string& what) {
+    std::string text = read_file_bounded(path, max_bytes, what);
+    check_text(text, input_name(path));
     return text;
 }
 
 void check_text(const std::string& text, const std::string& source) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        throw InputError(source, "", "file is empty");
+        throw InputError(source, "", text.empty() ? "file is empty" : "file holds only white space");
     size_t line = 1;
     for (size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);

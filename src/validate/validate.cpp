@@ -69,7 +69,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
 }
 
 std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
-    const auto rows = parse_csv(read_text_file(csv_path), csv_path);
+    const auto rows = parse_csv(read_text_file(csv_path, kMaxTableBytes, "run table (CSV)"), csv_path);
     if (rows.size() < 2) throw InputError(csv_path, "", "expected a header row and at least one run");
     const auto& header = rows[0];
     auto column = [&](const std::string& name) -> size_t {
