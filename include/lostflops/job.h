@@ -25,6 +25,16 @@ Job parse_job(const std::string& text, const std::string& source,
 Job default_job(const std::vector<std::string>& overrides = {});
 const std::string& default_job_text();
 
+// A setting that is accepted but does nothing, or costs much, under this job
+// (ZeRO with dp = 1, a TP group spanning nodes, sequence parallelism with
+// tp = 1, pipeline stages with unequal layer counts, ...). `key` is the dotted
+// key the warning is about ("parallel.zero"); `message` says why and what to do.
+struct JobWarning {
+    std::string key;
+    std::string message;
+};
+std::vector<JobWarning> job_warnings(const Job& job);
+
 // The attention kernel `training.attention: auto` resolves to, from the job's
 // top-level `source:` text: unfused softmax for runs dated 2015-2022 (before
 // FlashAttention was in Megatron-LM and PyTorch), flash otherwise.

@@ -362,7 +362,7 @@ const std::string& default_job_text() {
 }
 
 Job default_job(const std::vector<std::string>& overrides) {
-    return parse_job(default_job_text(), "<builtin default job>", overrides);
+    return parse_job(default_job_text(), "data/jobs/default.yaml (built in)", overrides);
 }
 
 }  // namespace lostflops
