@@ -4,9 +4,12 @@
 // interleaved schedule's micro-batch count divisible by PP.
 #include "spec/validate.h"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "lostflops/error.h"
+#include "lostflops/job.h"
 
 namespace lostflops {
 
