@@ -2,6 +2,7 @@
 // one curve per (op, scope, ranks), points sorted by size; a size measured in
 // two runs keeps the first run's point (reported as a warning).
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -27,10 +28,10 @@ std::vector<BusBwCurve> curves_from_runs(const std::vector<NcclTestsRun>& runs,
             it = out.end() - 1;
         }
         int repeated = 0;
+        std::set<double> sizes;
+        for (const auto& q : it->points) sizes.insert(q.bytes);
         for (const auto& p : run.points) {
-            const bool seen = std::any_of(it->points.begin(), it->points.end(),
-                                          [&](const BusBwPoint& q) { return q.bytes == p.bytes; });
-            if (seen) {
+            if (!sizes.insert(p.bytes).second) {
                 ++repeated;
                 continue;
             }

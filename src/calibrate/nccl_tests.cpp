@@ -20,6 +20,7 @@
 #include "calibrate/nccl_tests_format.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_curve.h"
+#include "spec/text_input.h"
 
 namespace lostflops {
 
@@ -224,6 +225,15 @@ void Parser::row(const std::vector<std::string_view>& t, int number, bool last) 
     r.busbw = *busbw;
     if (c.algbw >= 0 && c.algbw < static_cast<int>(t.size()))
         r.algbw = parse_double(t[c.algbw]).value_or(-1);
+    // nccl-tests sweeps sizes by a factor (-f 2 from 8 B to 16 GiB: 32 rows)
+    // or a step (-i); ten thousand rows is far beyond any sweep, and bounds
+    // the curves written to the profile (whose reader takes 4 MiB).
+    constexpr std::size_t kMaxRowsPerRun = 10'000;
+    if (cur_.rows.size() >= kMaxRowsPerRun)
+        throw InputError(source_, fmt::format("line {}", number),
+                         fmt::format("more than {} data rows in one run (header at line {}); an nccl-tests "
+                                     "sweep prints tens of rows — is this the right file?",
+                                     kMaxRowsPerRun, c.header_line));
     cur_.rows.push_back(std::move(r));
 }
 
@@ -376,12 +386,8 @@ void Parser::finish_run() {
 }  // namespace
 
 NcclTestsResult read_nccl_tests(const std::string& path, const NcclTestsOptions& options) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "", "cannot open nccl-tests output");
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) throw InputError(path, "", "cannot read nccl-tests output");
-    return parse_nccl_tests_text(buf.str(), path, options);
+    const std::string text = read_file_bounded(path, kMaxBenchOutputBytes, "nccl-tests output");
+    return parse_nccl_tests_text(text, input_name(path), options);
 }
 
 NcclTestsResult parse_nccl_tests_text(std::string_view text, const std::string& source,

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "calibrate/calibrate_test_util.h"
@@ -197,6 +198,30 @@ TEST(NcclTests, InputsWithoutResultsAreErrors) {
     EXPECT_FALSE(r.warnings.empty());
     // Absurd thread/GPU counts are not taken as a rank count.
     EXPECT_THROW(parse_nccl_tests_text("# nThread 99999 nGpus 99999\n" + no_ranks, "n.txt"), InputError);
+}
+
+TEST(NcclTests, ARunOfMoreRowsThanAnySweepIsAnErrorNamingTheLine) {
+    // 10,000 rows pass (and keep every distinct size); row 10,001 is refused.
+    std::string text =
+        "# nThread 1 nGpus 4\n"
+        "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+    for (int i = 1; i <= 10'000; ++i)
+        text += fmt::format("{} {} float sum -1 10.0 0.10 0.18 0 10.0 0.10 0.18 0\n", 16 * i, 4 * i);
+    NcclTestsOptions op;
+    op.op = Collective::all_reduce;
+    const NcclTestsResult ok = parse_nccl_tests_text(text, "many.txt", op);
+    ASSERT_EQ(ok.runs.size(), 1u);
+    EXPECT_EQ(ok.runs[0].points.size(), 10'000u);
+    std::vector<std::string> warnings;
+    EXPECT_EQ(curves_from_runs(ok.runs, warnings).at(0).points.size(), 10'000u);
+    text += "160016 40004 float sum -1 10.0 0.10 0.18 0 10.0 0.10 0.18 0\n";
+    try {
+        parse_nccl_tests_text(text, "many.txt", op);
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.key(), "line 10003");
+        EXPECT_NE(e.message().find("10000 data rows"), std::string::npos) << e.what();
+    }
 }
 
 TEST(NcclTests, RootedTestsAreSkipped) {

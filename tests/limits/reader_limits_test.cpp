@@ -1,0 +1,176 @@
+// Every reader of user input against bad input of any size: devices
+// (/dev/zero, /dev/urandom), endless standard input, a sparse 1 GiB file, a
+// large file of random bytes, a named pipe with no writer, a symbolic-link
+// loop. Each run must end by itself with exit code 2 (bad input) and a
+// message, within 256 MB of memory (peak resident set, getrusage(2)
+// ru_maxrss) and the CPU limit; a run killed by a signal or by the limits
+// fails. Runs the real executable (fork + execv), so the bounds hold for
+// what a user runs.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The issue 7 contract: no reader takes more than 256 MB or 10 s.
+constexpr long kMaxRssKiB = 256 * 1024;
+constexpr rlim_t kCpuLimitS = 10;
+// Hang guard (wall clock): a reader blocked on a pipe is killed by SIGALRM.
+constexpr unsigned kWallLimitS = 60;
+
+struct Outcome {
+    bool exited = false;
+    int code = -1;
+    int signal = 0;
+    long max_rss_kib = 0;
+    std::string err;
+};
+
+bool sanitized() {
+#ifdef LOSTFLOPS_SANITIZED
+    return true;
+#else
+    return false;
+#endif
+}
+
+// args after the executable; stdin_path: what the child reads as standard input.
+Outcome run(const std::vector<std::string>& args, const std::string& stdin_path, const fs::path& err_file) {
+    Outcome o;
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int in = open(stdin_path.c_str(), O_RDONLY);
+        const int err = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int out = open("/dev/null", O_WRONLY);
+        if (in < 0 || err < 0 || out < 0) _exit(120);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        if (!sanitized()) {
+            // Safety net so a runaway reader cannot take the test machine
+            // down; the assertion below is on the peak resident set.
+            const rlimit as{rlim_t{2} << 30, rlim_t{2} << 30};
+            setrlimit(RLIMIT_AS, &as);
+            const rlimit cpu{kCpuLimitS, kCpuLimitS};
+            setrlimit(RLIMIT_CPU, &cpu);
+        }
+        alarm(kWallLimitS);  // pending alarms survive execve(2)
+        std::vector<char*> argv;
+        std::string exe = LOSTFLOPS_BINARY;
+        argv.push_back(exe.data());
+        std::vector<std::string> copy = args;
+        for (auto& a : copy) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        execv(exe.c_str(), argv.data());
+        _exit(121);
+    }
+    int status = 0;
+    rusage ru{};
+    if (wait4(pid, &status, 0, &ru) != pid) return o;
+    o.exited = WIFEXITED(status);
+    o.code = o.exited ? WEXITSTATUS(status) : -1;
+    o.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    o.max_rss_kib = ru.ru_maxrss;
+    std::ifstream e(err_file);
+    o.err.assign(std::istreambuf_iterator<char>(e), {});
+    return o;
+}
+
+class ReaderLimits : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("lostflops-limits-" + std::to_string(getpid()));
+        fs::create_directories(dir_);
+        // 1 GiB of zeros that take no disk (a sparse file, truncate(2)).
+        sparse_ = dir_ / "sparse.bin";
+        { std::ofstream(sparse_.string()); }
+        fs::resize_file(sparse_, std::uintmax_t{1} << 30);
+        // 80 MiB of random bytes (seeded: same input, same outcome).
+        random_ = dir_ / "random.bin";
+        std::ofstream r(random_, std::ios::binary);
+        std::mt19937_64 gen(7);
+        std::vector<uint64_t> block(1 << 16);
+        for (int i = 0; i < 160; ++i) {
+            for (auto& w : block) w = gen();
+            r.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(block.size() * 8));
+        }
+        r.close();
+        fifo_ = dir_ / "pipe";
+        mkfifo(fifo_.c_str(), 0600);
+        loop_a_ = dir_ / "loop_a";
+        fs::create_symlink(dir_ / "loop_b", loop_a_);
+        fs::create_symlink(loop_a_, dir_ / "loop_b");
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+
+    // Every reader, with `bad` where it takes a file; a job file naming `bad`
+    // as its hf_config covers the config.json reader.
+    std::vector<std::vector<std::string>> readers(const std::string& bad) const {
+        const fs::path hf_job = dir_ / "hf_job.yaml";
+        std::ofstream j(hf_job);
+        j << "model: {hf_config: '" << bad << "'}\n"
+          << "cluster: {preset: dgx-h100, num_gpus: 8}\n"
+          << "training: {seq_length: 2048, global_batch_size: 8}\n"
+          << "parallel: {tp: 8}\n";
+        const std::string good_csv = lostflops::test::source_path("data/published/published-runs.csv");
+        return {{"estimate", bad},
+                {"estimate", "--calibration", bad},
+                {"estimate", hf_job.string()},
+                {"validate", bad},
+                {"calibrate", "nccl", bad},
+                {"calibrate", "runs", bad},
+                {"calibrate", "runs", good_csv, "--base", bad},
+                {"trace", bad},
+                {"trace", "merge", bad}};
+    }
+
+    void expect_bounded(const std::vector<std::string>& args, const std::string& stdin_path) {
+        std::string line;
+        for (const auto& a : args) line += a + " ";
+        SCOPED_TRACE(line + "< " + stdin_path);
+        const Outcome o = run(args, stdin_path, dir_ / "stderr.txt");
+        ASSERT_TRUE(o.exited) << "killed by signal " << o.signal << " (" << strsignal(o.signal) << ")";
+        EXPECT_EQ(o.code, 2) << o.err;
+        EXPECT_NE(o.err.find("error"), std::string::npos) << o.err;
+        EXPECT_EQ(o.err.find("internal error"), std::string::npos) << o.err;
+        if (!sanitized()) EXPECT_LT(o.max_rss_kib, kMaxRssKiB) << o.err;
+    }
+
+    fs::path dir_, sparse_, random_, fifo_, loop_a_;
+};
+
+TEST_F(ReaderLimits, DevicesPipesAndLinkLoopsAreRefusedAtOnce) {
+    for (const std::string& bad : std::vector<std::string>{"/dev/zero", "/dev/urandom", fifo_.string(), loop_a_.string()})
+        for (const auto& args : readers(bad)) expect_bounded(args, "/dev/null");
+}
+
+TEST_F(ReaderLimits, HugeRegularFilesAreCutAtTheReadersLimit) {
+    for (const std::string& bad : {sparse_.string(), random_.string()})
+        for (const auto& args : readers(bad)) expect_bounded(args, "/dev/null");
+}
+
+TEST_F(ReaderLimits, EndlessStandardInputIsCutAtTheReadersLimit) {
+    for (const std::string src : {"/dev/zero", "/dev/urandom"})
+        for (const auto& args : readers("-")) expect_bounded(args, src);
+}
+
+}  // namespace
