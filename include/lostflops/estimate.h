@@ -4,7 +4,8 @@
 // path beyond the returned value, no I/O, deterministic. Preconditions: the Job
 // came from load_job() (all divisibility checks passed).
 //
-// Conventions (DESIGN.md): model FLOPs count every matrix multiply of forward
+// Conventions (MFU as PaLM defines it, Chowdhery et al. 2022, Appendix B;
+// FLOP counting as Narayanan et al. 2021, SC21, eq. 3): model FLOPs count every matrix multiply of forward
 // and backward (backward = 2x forward) at 2*m*n*k, attention scores and values
 // in full (not halved for the causal mask unless training.causal_flops), and the
 // logits; recomputation is not counted. Hardware FLOPs add recomputation.

@@ -14,7 +14,11 @@
 
 namespace lostflops {
 
-// Reads and validates a job file. overrides: "section.key=value" strings.
+// Reads and validates a job file ("-": standard input). overrides:
+// "section.key=value" strings, applied before the sections are read; an error
+// about a key an override gave (or lies under, or a section it created) has
+// InputError::file() "--set section.key=value", not the job file. An empty
+// value is an error ("key=null" falls back to the default).
 Job load_job(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // Same, from text already in memory; `source` names it in error messages.
@@ -27,8 +31,9 @@ const std::string& default_job_text();
 
 // A setting that is accepted but does nothing, or costs much, under this job
 // (ZeRO with dp = 1, a TP group spanning nodes, sequence parallelism with
-// tp = 1, pipeline stages with unequal layer counts, ...). `key` is the dotted
-// key the warning is about ("parallel.zero"); `message` says why and what to do.
+// tp = 1, pipeline stages with unequal layer counts, ...; the list is in README
+// "Job file" and src/spec/job_warnings.cpp). `key` is the dotted key the
+// warning is about ("parallel.zero"); `message` says why, with the job's numbers.
 struct JobWarning {
     std::string key;
     std::string message;

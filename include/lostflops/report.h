@@ -1,25 +1,97 @@
-// Rendering an Estimate for people (text table) and programs (JSON). Returns
-// strings; the CLI prints them.
+// Rendering an Estimate for people (text table) and programs (JSON), and the
+// "does not fit" advice: each plan change evaluated by re-running the
+// estimate. Returns values and strings; the CLI prints them.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "lostflops/estimate.h"
+#include "lostflops/job.h"
 
 namespace lostflops {
 
-std::string estimate_table(const Job& job, const Estimate& e);
+// Version of the JSON objects `lostflops estimate|validate --format json`
+// print (and of their error object). Raised when a key is renamed or removed
+// or its meaning or unit changes; adding a key keeps it. README "JSON output".
+inline constexpr int kJsonSchemaVersion = 1;
 
-// The JSON contract: step_time_s, tokens_per_s_per_gpu, mfu, hfu (fractions),
-// model_tflops_per_gpu, hardware_tflops_per_gpu, memory {peak_bytes,
-// capacity_bytes, fits, parts...}, breakdown {cause: seconds} summing to
-// step_time_s.
-nlohmann::json estimate_json(const Job& job, const Estimate& e);
+enum class Fit { fits, does_not_fit };
 
-// Why a plan does not fit: the largest parts and what would shrink them.
-// Empty when it fits.
+// One change of the plan and what it would do to the worst GPU's memory.
+struct PlanChange {
+    std::string change;                // "zero 3", "micro_batch_size 1", ...
+    std::vector<std::string> set;      // the --set overrides that make it ("parallel.zero=3")
+    double peak_bytes = 0;             // memory per GPU on the worst pipeline rank
+    double capacity_bytes = 0;
+    Fit fit = Fit::does_not_fit;
+    double step_time_s = 0;            // estimated step time under the change
+};
+
+// The smallest number of the job's GPUs on which the model fits with some
+// plan of the minimum-memory family (fit_advice below states the method).
+struct MinGpus {
+    int num_gpus = 0;              // 0: no count up to searched_up_to fits
+    int searched_from = 0;         // the search's first count (lower bound: model states fully sharded)
+    int searched_up_to = 0;        // the last count tried
+    std::vector<std::string> set;  // --set overrides of the plan found (with cluster.num_gpus)
+    std::string plan;              // that plan in words
+    double peak_bytes = 0;
+    double step_time_s = 0;
+};
+
+struct FitAdvice {
+    // Only the changes that lower the peak by at least 0.05 GiB; those that
+    // fit first (fastest first), then the others (lowest peak first).
+    std::vector<PlanChange> changes;
+    MinGpus min_gpus;
+};
+
+// Evaluates, from the job's plan, one change at a time (each a copy of the
+// Job with plan fields changed, kept only when spec/validate.cpp accepts it):
+// ZeRO 1/2/3 above the current stage when dp*cp > 1; a smaller micro-batch
+// (the largest divisor below it, and 1); recompute selective / full (every
+// layer); more tp within a node (the smallest doubling that fits, else the
+// lowest peak), dp shrinking; more pp likewise; sequence parallelism when
+// tp > 1 and off. Then the GPU-count search (MinGpus): counts 1, 2, 4, ... up
+// to a node, then whole nodes, from the count on which the fully sharded model
+// states alone fill the memory; at each count every tp (power of two within a
+// node) and pp (divisor) with micro-batch 1, full recompute, sequence
+// parallelism, ZeRO-3 over dp*cp (ZeRO 0 when that is 1), vpp 1, the job's cp
+// and ep; the first count where one fits, with the fastest plan that fits.
+FitAdvice fit_advice(const Job& job, const Calibration& cal);
+
+// What the report adds beyond the Estimate itself.
+struct ReportExtras {
+    std::vector<JobWarning> warnings;  // job_warnings(job)
+    std::optional<FitAdvice> advice;   // fit_advice(job, cal), when the plan does not fit
+};
+
+std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras = {});
+std::string fit_advice_text(const FitAdvice& a);
+
+// The JSON contract (README "JSON output"), units in the key names: top level
+// schema_version, job (the resolved job: job_json), step_time_s,
+// tokens_per_s_per_gpu, mfu, hfu (fractions), ..., breakdown {cause_s},
+// memory {..._bytes, fits, ...}, warnings [{key, message}], and when the plan
+// does not fit advice [...] and min_gpus_to_fit {...}.
+nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtras& extras = {});
+
+// The job as resolved: model shape, GPU and its specs, cluster topology, the
+// full plan with every default and `auto` decided (attention kernel,
+// framework, overlap_grad_reduce, tp_comm_overlap, ZeRO-3 engine settings).
+nlohmann::json job_json(const Job& job);
+
+// {"advice": [{change, set, peak_bytes, capacity_bytes, fits, step_time_s}],
+//  "min_gpus_to_fit": {num_gpus (null: none found), searched_from_gpus,
+//  searched_up_to_gpus, plan, set, peak_bytes, step_time_s}}
+nlohmann::json fit_advice_json(const FitAdvice& a);
+
+// Why a plan does not fit: the largest parts and which kind of memory has to
+// shrink. Empty when it fits.
 std::string memory_verdict(const Job& job, const Memory& m);
 
 // The assumption the verdict rests on (activations in flight, ZeRO-3 live

@@ -3,11 +3,43 @@
 //
 // Reading is streaming (src/trace/trace_reader.cpp): the file is read in
 // chunks (zlib for .json.gz), each object of "traceEvents" is cut out and
-// parsed on its own, and only what the analysis needs is kept (per GPU event:
-// start, duration, stream, correlation, interned name and collective; per CPU
-// event with a correlation id: its earliest start). Memory is a small multiple
-// of the events kept, never of the file.
+// parsed on its own, and only what the analysis needs is kept (per GPU event
+// 24 bytes: start, duration, correlation and an index into a table of the
+// distinct (name, collective, stream, kind) labels; per CPU event with a
+// correlation id: its earliest start). Memory is a small multiple of the
+// events kept, never of the file.
 //
+// Limits (each a clear InputError, so that no input, endless or huge, makes
+// memory grow without bound; real Kineto traces are far inside them):
+//  - the path must be a regular file or "-" (standard input): directories,
+//    FIFOs, devices, sockets, dangling links and link loops are rejected
+//    before reading (check_input_path);
+//  - one JSON value (a trace event, a string inside it, a metadata value) or
+//    one run of white space: at most kMaxTraceValueBytes (16 MiB; a Kineto
+//    event is well under 100 KB even with call stacks and input shapes);
+//  - metadata values that are read (distributedInfo, deviceProperties,
+//    displayTimeUnit): at most kMaxTraceMetadataBytes (1 MiB);
+//  - events kept (GPU events + ProfilerStep marks + CPU launches): at most
+//    kMaxTraceKeptEvents (200 million, ~5 GB; a large real trace holds a few
+//    million); distinct labels: at most kMaxTraceLabels (1 million), distinct
+//    name bytes at most kMaxTraceNameBytes (64 MiB);
+//  - malformed or non-object items: more than kMaxTraceJunkItems (100 000)
+//    and more of them than good events means the file is not a trace.
+//
+// Implausible events (skipped, counted per reason in TraceData::skipped and
+// reported as one "skipped-events" warning per rank): a GPU event (kernel,
+// memcpy, memset, sync, or any event with a stream) or a ProfilerStep mark
+// whose
+//  - "ts" is missing, not a number (a string, null) or not finite;
+//  - "ts" is outside +-2^53 us (no longer a whole microsecond in a double:
+//    ~285 years from the epoch, so no real clock);
+//  - "dur" is missing or not a finite number (HTA drops such rows too);
+//  - "dur" is negative;
+//  - "dur" exceeds kMaxEventDurUs (one hour; the longest single kernels of
+//    real training are seconds, a ProfilerStep minutes);
+//  - start lies more than kMaxTsFromMedianUs (one day) from the median start
+//    of the rank's GPU events (a profiled window lasts seconds to minutes; the
+//    median is not moved by a minority of outliers).
 // Two conventions (AnalyzeOptions::hta_compatible):
 //  - native: every kernel/gpu_memcpy/gpu_memset event counts, at full
 //    (sub-microsecond) resolution; communication is recognised by the
@@ -26,7 +58,9 @@
 // microseconds; "displayTimeUnit" only tells viewers how to display them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,16 +83,26 @@ const char* to_string(KernelCategory c);
 
 enum class EventKind : uint8_t { kernel, gpu_memcpy, gpu_memset, cuda_sync, other };
 
-// One GPU event as kept by the reader (no raw JSON is kept).
-struct GpuEvent {
-    double ts_us = 0;        // as written in the file
-    double dur_us = 0;
-    int64_t correlation = -1;  // args.correlation, -1 when absent
-    int64_t stream = -1;       // args.stream, -1 when absent or not an integer
-    uint32_t name_id = 0;      // index into TraceData::names
+// What many GPU events share, stored once (TraceData::labels).
+struct GpuLabel {
+    uint32_t name_id = 0;        // index into TraceData::names
     uint32_t collective_id = 0;  // index into TraceData::names of args["Collective name"], 0 = none
+    int64_t stream = -1;         // args.stream, -1 when absent or not an integer
     EventKind kind = EventKind::other;
     bool has_stream = false;
+};
+
+// Correlation ids as kept: equality-preserving 32-bit keys. 0..2^31-1 are
+// kept as they are (CUPTI's ids are 32-bit counters), -1 (absent) is
+// kNoCorrelation, any other value gets a key of its own from 2^31 on.
+inline constexpr uint32_t kNoCorrelation = 0xFFFFFFFFu;
+
+// One GPU event as kept by the reader (no raw JSON is kept): 24 bytes.
+struct GpuEvent {
+    double ts_us = 0;        // as written in the file
+    double dur_us = 0;       // >= 0 and <= kMaxEventDurUs (implausible events are skipped)
+    uint32_t label = 0;      // index into TraceData::labels
+    uint32_t correlation = kNoCorrelation;  // key of args.correlation (see kNoCorrelation)
 };
 
 // One ProfilerStep#N annotation.
@@ -71,8 +115,33 @@ struct StepMark {
 
 // CPU events that carry a correlation id: where their launch happened.
 struct CpuLaunch {
-    int64_t correlation = -1;
+    uint32_t correlation = kNoCorrelation;  // key, as GpuEvent::correlation
     double ts_us = 0;  // earliest start among CPU events with this correlation
+};
+
+// Limits of the reader (see the top of this file).
+inline constexpr std::size_t kMaxTraceValueBytes = 16u << 20;
+inline constexpr std::size_t kMaxTraceMetadataBytes = 1u << 20;
+inline constexpr uint64_t kMaxTraceKeptEvents = 200'000'000;
+inline constexpr std::size_t kMaxTraceLabels = 1'000'000;
+inline constexpr std::size_t kMaxTraceNameBytes = 64u << 20;
+inline constexpr uint64_t kMaxTraceJunkItems = 100'000;
+// Plausibility bounds of one event (see the top of this file).
+inline constexpr double kMaxEventDurUs = 3600e6;        // one hour
+inline constexpr double kMaxTsFromMedianUs = 86400e6;   // one day
+inline constexpr double kMaxAbsTsUs = 9007199254740992.0;  // 2^53
+
+// Why implausible events were skipped; counts per reason.
+enum class SkipReason : uint8_t {
+    ts_not_number, ts_out_of_range, dur_not_number, dur_negative, dur_too_long, ts_far_from_median,
+};
+inline constexpr std::size_t kSkipReasons = 6;
+const char* to_string(SkipReason r);  // "ts not a number", "dur negative", ...
+struct SkippedEvents {
+    uint64_t count[kSkipReasons] = {};
+    uint64_t total() const;
+    // "ts not a number (1), dur negative (1)"; empty when none.
+    std::string describe() const;
 };
 
 struct TraceData {
@@ -82,6 +151,7 @@ struct TraceData {
     std::string display_time_unit; // "ms", "ns", ... (display only)
     std::string device_name;       // deviceProperties[0].name when present
     std::vector<std::string> names;  // interned strings; names[0] == ""
+    std::vector<GpuLabel> labels;    // distinct labels of the GPU events
     std::vector<GpuEvent> gpu;     // events with a stream or a GPU category
     std::vector<StepMark> steps;   // ProfilerStep annotations, file order
     std::vector<CpuLaunch> cpu_launches;  // sorted by correlation, unique
@@ -93,13 +163,22 @@ struct TraceData {
     bool fractional_ts = false;
     uint64_t bytes = 0;            // uncompressed JSON bytes read
     uint64_t events = 0;           // traceEvents items read
+    SkippedEvents skipped;         // implausible events left out
     std::vector<std::string> warnings;  // named: "truncated: ...", "control-characters: ..."
+    const GpuLabel& label(const GpuEvent& g) const { return labels[g.label]; }
+};
+
+struct ReadOptions {
+    // Called from the reading thread after each chunk with the number of
+    // (uncompressed) bytes read since the previous call; may be empty.
+    std::function<void(uint64_t)> on_bytes;
 };
 
 // Reads one trace file (.json or .json.gz; gzip is detected from the bytes).
 // Throws InputError for a file that cannot be read or is not a Chrome trace;
 // a file cut short keeps what was read and adds a "truncated" warning.
-TraceData read_trace(const std::string& path);
+// The path goes through check_input_path ("-" reads standard input).
+TraceData read_trace(const std::string& path, const ReadOptions& opts = {});
 // Same, from bytes in memory (uncompressed or gzip); `source` names it.
 TraceData read_trace_bytes(std::string_view bytes, const std::string& source);
 
@@ -142,6 +221,7 @@ struct RankReport {
     std::vector<CategoryTotal> categories;  // sorted by time, largest first
     std::vector<Iteration> iterations;
     double mean_step_us = 0;        // mean ProfilerStep duration, 0 without
+    uint64_t skipped_events = 0;    // implausible events left out (TraceData::skipped)
     std::vector<std::string> warnings;
 };
 
@@ -159,7 +239,7 @@ std::string collective_of(std::string_view name, std::string_view collective_arg
 // differ most from the median of all ranks.
 struct Straggler {
     int rank = 0;
-    std::string metric;       // "compute_us" or "waiting_us"
+    std::string metric;       // "compute" (compute_us) or "waiting" (idle_us + exposed_comm_us)
     double value_us = 0;
     double median_us = 0;
     double deviation_pct = 0; // (value - median) / median * 100
@@ -168,11 +248,16 @@ std::vector<Straggler> find_stragglers(const std::vector<RankReport>& ranks,
                                        std::size_t max_per_metric = 3);
 
 // Compact per-rank summaries: what `merge` needs, without the traces.
+// A summary is read with check_input_path and at most kMaxSummaryBytes; a
+// leading UTF-8 byte-order mark is accepted. Ranks must lie in
+// [0, kMaxRank]; times and counts must be finite and not negative.
+inline constexpr int kMaxRank = 1 << 24;  // 16.7 M ranks; the largest jobs have ~10^5 GPUs
 std::string summary_to_json(const std::vector<RankReport>& ranks);
 // Throws InputError naming `source` on a malformed summary.
 std::vector<RankReport> summary_from_json(const std::string& text, const std::string& source);
 std::vector<RankReport> load_summary(const std::string& path);
-// Concatenates, sorted by rank; a rank present twice throws InputError.
+// Concatenates, sorted by rank; a rank present twice throws InputError naming
+// both sources. `lostflops trace` applies the same rule to its traces.
 std::vector<RankReport> merge_summaries(const std::vector<std::vector<RankReport>>& parts);
 
 }  // namespace lostflops::trace

@@ -2,7 +2,8 @@
 // measured MFU and a side-by-side of the step time by wall.
 //
 // Measured MFU = model FLOPs per step / (measured step time x GPUs x dense
-// peak), DESIGN.md's definition with the measured step time: the mean
+// peak), PaLM's definition (Chowdhery et al. 2022, Appendix B) with the
+// measured step time: the mean
 // ProfilerStep duration (median over ranks), or the kernel span when the
 // trace has no ProfilerStep annotations.
 // Walls: each rank's kernel span is split into matmul compute (GEMM and

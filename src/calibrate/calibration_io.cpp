@@ -1,16 +1,16 @@
 // Reader of calibration profiles (YAML): the built-in defaults
 // (data/calibration/default.yaml, embedded) overlaid with a user's file.
 // Strict: unknown keys, wrong types, values outside their range (see
-// calibration_fields.h), NaN/inf, empty and binary files are InputErrors that
-// name the file and the dotted key or line, so that a typo never silently
-// keeps a default. Numbers are parsed with a full-match strtod.
+// calibration_fields.h), NaN/inf, repeated keys, empty and binary files are
+// InputErrors that name the file and the dotted key or line, so that a typo
+// never silently keeps a default. Documents and numbers go through the job
+// reader's YAML intake (spec/yaml_document.h: unique keys, nesting limit;
+// spec/yaml_reader.h: YAML 1.2 numbers), files through spec/text_input.h.
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
+#include <limits>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -20,6 +20,9 @@
 #include "lostflops/embedded.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_curve.h"
+#include "spec/text_input.h"
+#include "spec/yaml_document.h"
+#include "spec/yaml_reader.h"
 
 namespace lostflops {
 
@@ -32,14 +35,7 @@ std::string join_key(const std::string& prefix, const std::string& key) {
 }
 
 double parse_number(const YAML::Node& node, const std::string& file, const std::string& key) {
-    if (!node.IsScalar()) throw InputError(file, key, "expected a number");
-    const std::string& s = node.Scalar();
-    errno = 0;
-    char* end = nullptr;
-    const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v))
-        throw InputError(file, key, "expected a number, got '" + s + "'");
-    return v;
+    return scalar_number(node, file, key, std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max());
 }
 
 double parse_in_range(const YAML::Node& node, Range range, const std::string& file,
@@ -95,12 +91,25 @@ BusBwPoint read_point(const YAML::Node& node, const BusBwCurve& curve, const std
     p.busbw_GBps = parse_number(node[1], file, key + "[1]");
     if (!(p.bytes > 0)) throw InputError(file, key, "bytes must be > 0");
     if (!(p.busbw_GBps > 0)) throw InputError(file, key, "busbw_GBps must be > 0");
+    // Plausible ranges, as the job's hardware figures (spec/hardware_bounds.h):
+    // nccl-tests sweeps reach a few GB per message (-e 16G), so 1e12 bytes is
+    // 60x beyond; 1e5 GB/s is 100x NVLink 5's 900 per direction; one
+    // collective of 1e9 us (17 minutes) is no measurement. Small busbw figures
+    // are real (8-byte messages print 0.00 GB/s), so busbw has no lower bound
+    // but > 0; an absurd one shows in the time, which is bounded.
+    if (p.bytes > 1e12) throw InputError(file, key + "[0]", fmt::format("{} bytes is out of range; expected up to 1e12", node[0].Scalar()));
+    if (p.busbw_GBps > 1e5)
+        throw InputError(file, key + "[1]", fmt::format("{} GB/s is out of range; expected up to 100000", node[1].Scalar()));
     if (node.size() == 3) {
         p.time_us = parse_number(node[2], file, key + "[2]");
         if (!(p.time_us > 0)) throw InputError(file, key, "time_us must be > 0");
     } else {
         p.time_us = p.bytes * bus_factor(curve.op, curve.ranks) / (p.busbw_GBps * 1e3);
     }
+    if (!(p.time_us <= 1e9))
+        throw InputError(file, key, fmt::format("time {:.4g} us is out of range (more than 1e9 us, 17 minutes, for one "
+                                                "collective){}",
+                                                p.time_us, node.size() == 3 ? "" : ": busbw_GBps is too small"));
     return p;
 }
 
@@ -156,22 +165,10 @@ std::vector<BusBwCurve> read_curves(const YAML::Node& node, const std::string& f
     return out;
 }
 
-void check_text(std::string_view text, const std::string& file) {
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto ch = static_cast<unsigned char>(text[i]);
-        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
-            throw InputError(file, "", fmt::format("binary data (byte 0x{:02x} at offset {}); "
-                                                   "expected a YAML calibration profile", ch, i));
-    }
-}
-
 YAML::Node parse_yaml(std::string_view text, const std::string& file) {
-    check_text(text, file);
-    try {
-        return YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-        throw InputError(file, fmt::format("line {}", e.mark.line + 1), "invalid YAML: " + e.msg);
-    }
+    const std::string owned(text);
+    check_text(owned, file);
+    return load_yaml_document(owned, file);
 }
 
 }  // namespace
@@ -228,15 +225,10 @@ Calibration default_calibration() {
 }
 
 Calibration load_calibration(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw InputError(path, "", "is a directory; expected a calibration file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "", "cannot open calibration file");
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) throw InputError(path, "", "cannot read calibration file");
-    return parse_calibration_text(buf.str(), path);
+    // Bounded read: a device or a FIFO is refused by its kind, a huge file at
+    // the size limit, instead of being read to the end.
+    return parse_calibration_text(read_text_file(path, kMaxCalibrationBytes, "calibration profile"),
+                                  input_name(path));
 }
 
 }  // namespace lostflops

@@ -192,28 +192,30 @@ int run_runs(const RunsOptions& o) {
 }  // namespace
 
 void add_calibrate_command(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("calibrate", "Turn benchmark outputs into a calibration profile");
+    auto* cmd = app.add_subcommand("calibrate", "turn benchmark outputs into a calibration profile");
     cmd->require_subcommand(1);
     auto opts = std::make_shared<NcclOptions>();
-    auto* nccl = cmd->add_subcommand("nccl", "Bus-bandwidth curves from nccl-tests outputs "
+    auto* nccl = cmd->add_subcommand("nccl", "bus-bandwidth curves from nccl-tests outputs "
                                              "(all_reduce_perf, all_gather_perf, ...)");
     nccl->add_option("files", opts->files, "nccl-tests text outputs")->required();
-    nccl->add_option("-o,--output", opts->output, "Profile to write (default: stdout)");
-    nccl->add_option("--base", opts->base, "Profile to start from (default: built-in defaults)");
-    nccl->add_option("--scope", opts->scope, "Links measured, if not from the hosts in the output")
-        ->check(CLI::IsMember({"intra_node", "inter_node"}));
-    nccl->add_option("--op", opts->op, "Collective measured, if the output does not name it")
-        ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}));
+    nccl->add_option("-o,--output", opts->output, "profile to write (default: stdout)");
+    nccl->add_option("--base", opts->base, "profile to start from (default: built-in defaults)");
+    nccl->add_option("--scope", opts->scope, "links measured, if not from the hosts in the output")
+        ->check(CLI::IsMember({"intra_node", "inter_node"}).description(""))
+        ->type_name("{intra_node,inter_node}");
+    nccl->add_option("--op", opts->op, "collective measured, if the output does not name it")
+        ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}).description(""))
+        ->type_name("{all_reduce,all_gather,reduce_scatter,all_to_all,send_recv}");
     nccl->callback([opts, &exit_code] { exit_code = run_nccl(*opts); });
 
     auto ropts = std::make_shared<RunsOptions>();
-    auto* runs = cmd->add_subcommand("runs", "Fit the fitted factors of the profile to measured runs "
+    auto* runs = cmd->add_subcommand("runs", "fit the fitted factors of the profile to measured runs "
                                              "(CSV as for validate, job files in runs/ beside it)");
     runs->add_option("table", ropts->table, "CSV with columns name and tokens_per_s_per_gpu")->required();
-    runs->add_option("-o,--output", ropts->output, "Profile to write (default: stdout)");
-    runs->add_option("--base", ropts->base, "Profile to start from (default: built-in defaults)");
+    runs->add_option("-o,--output", ropts->output, "profile to write (default: stdout)");
+    runs->add_option("--base", ropts->base, "profile to start from (default: built-in defaults)");
     auto* folds = runs->add_option("--folds", ropts->folds,
-                                   "Cross-validation folds, 2 to the number of runs (default: 5, or fewer runs)");
+                                   "cross-validation folds, 2 to the number of runs (default: 5, or the number of runs if fewer)");
     runs->callback([ropts, folds, &exit_code] {
         ropts->folds_given = folds->count() > 0;
         exit_code = run_runs(*ropts);

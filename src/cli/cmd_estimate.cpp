@@ -1,31 +1,46 @@
-// `lostflops estimate [JOB]`: step time, MFU, breakdown and memory of one job.
-// Exit 0 when the plan fits in memory, 1 when it does not.
+// `lostflops estimate [JOB]`: step time, MFU, breakdown and memory of one job;
+// the job's warnings on stderr; when the plan does not fit, the changes that
+// would make it fit (fit_advice). Exit 0 when the plan fits in memory, 1 when
+// it does not.
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/error_report.h"
 #include "lostflops/estimate.h"
+#include "lostflops/job.h"
 #include "lostflops/report.h"
 
 namespace lostflops::cli {
 
 void add_estimate_command(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<JobOptions>();
-    auto* cmd = app.add_subcommand("estimate", "predict step time, MFU, breakdown and memory of one job");
+    auto* cmd = app.add_subcommand("estimate", "predict step time, MFU, breakdown and memory of one job "
+                                               "(exit 1 when the plan does not fit)");
     add_job_options(cmd, *opts);
     auto schedule = std::make_shared<ScheduleModel>(ScheduleModel::closed_form);
-    cmd->add_option("--schedule", *schedule, "pipeline timing: closed (default) or simulate")
-        ->transform(CLI::CheckedTransformer(std::map<std::string, ScheduleModel>{
-            {"closed", ScheduleModel::closed_form}, {"simulate", ScheduleModel::simulation}}));
+    cmd->add_option_function<std::string>(
+           "--schedule",
+           [schedule](const std::string& v) {
+               *schedule = v == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form;
+           },
+           "pipeline timing: closed form (default) or discrete-event simulation of Megatron-LM's schedule")
+        ->check(CLI::IsMember({"closed", "simulate"}).description(""))
+        ->type_name("{closed,simulate}");
     cmd->callback([opts, schedule, &exit_code] {
         const Job job = load_job_for(*opts);
         const Calibration cal = load_calibration_for(opts->calibration_path);
         const Estimate e = estimate(job, cal, *schedule);
+        ReportExtras extras;
+        extras.warnings = job_warnings(job);
+        if (!e.memory.fits) extras.advice = fit_advice(job, cal);
+        for (const auto& w : extras.warnings)
+            std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
         if (opts->format == Format::json) {
-            std::printf("%s\n", estimate_json(job, e).dump(2).c_str());
+            std::printf("%s\n", estimate_json(job, e, extras).dump(2).c_str());
         } else {
-            std::printf("%s", estimate_table(job, e).c_str());
+            std::printf("%s", estimate_table(job, e, extras).c_str());
         }
-        exit_code = e.memory.fits ? 0 : 1;
+        exit_code = static_cast<int>(e.memory.fits ? ExitCode::ok : ExitCode::does_not_fit);
     });
 }
 

@@ -1,16 +1,24 @@
 // `lostflops trace FILE_OR_DIR...`: measured breakdown of PyTorch profiler
 // (Kineto) traces, one per rank; `lostflops trace merge SUMMARIES...` combines
 // per-node summaries. Definitions: include/lostflops/trace.h (conventions,
-// HTA compatibility) and trace_compare.h (measured MFU, walls).
+// HTA compatibility) and trace_compare.h (measured MFU, walls). A progress
+// line goes to standard error, only when it is a terminal (isatty(3)), once
+// reading has taken over a second.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -21,6 +29,7 @@
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
 #include "lostflops/trace_report.h"
+#include "spec/text_input.h"
 
 namespace lostflops::cli {
 namespace {
@@ -29,7 +38,7 @@ namespace fs = std::filesystem;
 
 struct TraceOptions {
     std::vector<std::string> inputs;
-    std::string format = "table";
+    Format format = Format::table;
     bool hta = false;
     std::string job_path;
     std::vector<std::string> overrides;
@@ -37,7 +46,7 @@ struct TraceOptions {
     std::string summary_out;
     unsigned threads = 0;
     std::vector<std::string> summaries;
-    std::string merge_format = "table";
+    Format merge_format = Format::table;
 };
 
 bool is_trace_name(const std::string& n) {
@@ -53,29 +62,76 @@ struct TraceFile {
     bool from_directory = false;  // a bad one is skipped with a warning, not an error
 };
 
+// A directory contributes its regular *.json / *.json.gz files (links
+// followed; FIFOs, devices, sockets and broken links in it are passed over);
+// anything else goes through check_input_path.
 std::vector<TraceFile> expand_inputs(const std::vector<std::string>& inputs) {
     std::vector<TraceFile> files;
     for (const auto& in : inputs) {
         std::error_code ec;
-        if (fs::is_directory(in, ec)) {
+        if (in != "-" && fs::is_directory(in, ec)) {
             std::vector<std::string> found;
-            for (const auto& e : fs::directory_iterator(in, ec)) {
-                if (e.is_regular_file() && is_trace_name(e.path().filename().string())) {
-                    found.push_back(e.path().string());
+            fs::directory_iterator it(in, ec);
+            for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+                std::error_code kind_ec;
+                if (it->is_regular_file(kind_ec) && is_trace_name(it->path().filename().string())) {
+                    found.push_back(it->path().string());
                 }
             }
             if (ec) throw InputError(in, "", "cannot list directory: " + ec.message());
             if (found.empty()) throw InputError(in, "", "no *.json or *.json.gz traces in directory");
             std::sort(found.begin(), found.end());
             for (auto& f : found) files.push_back({std::move(f), true});
-        } else if (fs::exists(in, ec)) {
-            files.push_back({in, false});
         } else {
-            throw InputError(in, "", "no such file or directory");
+            check_input_path(in, "trace file (.json or .json.gz) or a directory of them");
+            files.push_back({in, false});
         }
     }
     return files;
 }
+
+// "reading traces: 3/8 files, 1.2 GB" on standard error, rewritten in place
+// twice a second once a second has passed; only on a terminal.
+class Progress {
+public:
+    explicit Progress(std::size_t files) : files_(files) {
+        if (isatty(STDERR_FILENO) == 1) thread_ = std::thread([this] { loop(); });
+    }
+    ~Progress() {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        if (thread_.joinable()) thread_.join();
+        if (shown_) std::fputs("\r\033[K", stderr);  // clear the line (ECMA-48 EL)
+    }
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+    void add_bytes(uint64_t n) { bytes_ += n; }
+    void file_done() { ++done_; }
+
+private:
+    void loop() {
+        const auto start = std::chrono::steady_clock::now();
+        std::unique_lock<std::mutex> lock(mu_);
+        while (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) {
+            if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) continue;
+            std::fprintf(stderr, "\rreading traces: %zu/%zu files, %.2f GB\033[K", done_.load(), files_,
+                         static_cast<double>(bytes_.load()) / 1e9);
+            std::fflush(stderr);
+            shown_ = true;
+        }
+    }
+    std::size_t files_;
+    std::atomic<uint64_t> bytes_{0};
+    std::atomic<std::size_t> done_{0};
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    bool shown_ = false;
+    std::thread thread_;
+};
 
 // Reads and analyses every file, several at a time; results in input order.
 std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, bool hta,
@@ -84,11 +140,15 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
     std::vector<std::exception_ptr> errors(files.size());
     std::vector<std::string> skipped(files.size());
     std::atomic<std::size_t> next{0};
+    auto progress = std::make_unique<Progress>(files.size());
+    trace::ReadOptions read_opts;
+    read_opts.on_bytes = [p = progress.get()](uint64_t n) { p->add_bytes(n); };
     const auto work = [&] {
         for (std::size_t i = next++; i < files.size(); i = next++) {
             try {
-                const auto data = trace::read_trace(files[i].path);
+                const auto data = trace::read_trace(files[i].path, read_opts);
                 all[i] = trace::analyze(data, trace::AnalyzeOptions{hta});
+                progress->file_done();
             } catch (const InputError& e) {
                 if (files[i].from_directory) skipped[i] = e.what();
                 else errors[i] = std::current_exception();
@@ -103,6 +163,7 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
     for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
+    progress.reset();
     for (const auto& e : errors) {
         if (e) std::rethrow_exception(e);
     }
@@ -127,10 +188,8 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
         taken.insert(free_rank);
         r.warnings.push_back("rank " + std::to_string(free_rank) + " assigned by file order");
     }
-    std::stable_sort(out.begin(), out.end(), [](const trace::RankReport& a, const trace::RankReport& b) {
-        return a.rank < b.rank;
-    });
-    return out;
+    // One rank, one file: the rule of `trace merge` (a rank twice names both files).
+    return trace::merge_summaries({std::move(out)});
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -161,7 +220,7 @@ int run_trace(const TraceOptions& o) {
     if (!o.summary_out.empty()) write_file(o.summary_out, trace::summary_to_json(ranks));
     print_warnings(ranks);
     const auto stragglers = trace::find_stragglers(ranks);
-    if (o.format == "json") {
+    if (o.format == Format::json) {
         std::fputs(trace::report_json(ranks, stragglers, cmp ? &*cmp : nullptr).c_str(), stdout);
     } else {
         std::fputs(trace::report_table(ranks, stragglers, cmp ? &*cmp : nullptr).c_str(), stdout);
@@ -175,7 +234,7 @@ int run_merge(const TraceOptions& o) {
     const auto ranks = trace::merge_summaries(parts);
     if (ranks.empty()) throw InputError(o.summaries.front(), "ranks", "the summaries hold no ranks");
     const auto stragglers = trace::find_stragglers(ranks);
-    if (o.merge_format == "json") {
+    if (o.merge_format == Format::json) {
         std::fputs(trace::report_json(ranks, stragglers, nullptr).c_str(), stdout);
     } else {
         std::fputs(trace::report_table(ranks, stragglers, nullptr).c_str(), stdout);
@@ -189,9 +248,9 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<TraceOptions>();
     auto* cmd = app.add_subcommand(
         "trace", "Measured breakdown of PyTorch profiler (Kineto) traces, one file per rank");
-    cmd->add_option("files", opts->inputs, "trace files (.json, .json.gz) or directories of them");
-    cmd->add_option("--format", opts->format, "output format")
-        ->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    cmd->add_option("files", opts->inputs,
+                    "trace files (.json, .json.gz; '-' for standard input) or directories of them");
+    add_format_option(cmd, opts->format);
     cmd->add_flag("--hta-compatible", opts->hta,
                   "use Holistic Trace Analysis' conventions (rounding, last step and "
                   "uncorrelated kernels dropped)");
@@ -199,13 +258,13 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--set", opts->overrides, "override a job key: section.key=value");
     cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML)");
     cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
-    cmd->add_option("--threads", opts->threads, "files read in parallel (default: all cores)");
+    cmd->add_option("--threads", opts->threads, "trace files read in parallel, one per thread (default: all cores)")
+        ->check(CLI::Range(0u, 1024u));
     cmd->require_subcommand(0, 1);
 
     auto* merge = cmd->add_subcommand("merge", "Combine per-rank summaries written by --summary-out");
-    merge->add_option("summaries", opts->summaries, "summary files")->required();
-    merge->add_option("--format", opts->merge_format, "output format")
-        ->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    merge->add_option("summaries", opts->summaries, "summary files ('-' for standard input)")->required();
+    add_format_option(merge, opts->merge_format);
     merge->callback([opts, &exit_code] { exit_code = run_merge(*opts); });
 
     cmd->callback([opts, cmd, merge, &exit_code] {

@@ -1,10 +1,13 @@
 // `lostflops validate TABLE.csv`: published vs predicted tokens/s per GPU.
+// Exit 0 whenever the table was read, runs that do not fit included (each row
+// says so; README "Exit codes").
 #include <cstdio>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "lostflops/report.h"
 #include "lostflops/validate.h"
 
 namespace lostflops::cli {
@@ -18,12 +21,14 @@ void add_validate_command(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("validate", "predict published runs and report the error (MAPE)");
     cmd->add_option("table", opts->table, "CSV of published runs; job files in runs/ beside it")->required();
-    cmd->add_option("--calibration", opts->calibration, "calibration profile (YAML)");
+    cmd->add_option("--calibration", opts->calibration, "calibration profile (YAML; default: built in)");
     add_format_option(cmd, opts->format);
     cmd->callback([opts, &exit_code] {
         const ValidationResult r = validate_table(opts->table, load_calibration_for(opts->calibration));
         if (opts->format == Format::json) {
             nlohmann::json j;
+            j["schema_version"] = kJsonSchemaVersion;
+            j["runs"] = nlohmann::json::array();
             for (const auto& row : r.rows)
                 j["runs"].push_back({{"name", row.name}, {"gpu", row.gpu}, {"num_gpus", row.num_gpus},
                                      {"published_tokens_per_s_per_gpu", row.published_tokens_per_s_per_gpu},

@@ -1,6 +1,7 @@
 // Subcommands of the lostflops executable. Each add_*_command registers one
 // CLI11 subcommand whose callback stores its exit status in `exit_code`.
-// Callbacks may throw lostflops::InputError; main() reports it and exits 2.
+// Callbacks may throw lostflops::InputError; main() reports it (error_report.h)
+// and exits 2.
 #pragma once
 
 #include <string>
@@ -24,7 +25,14 @@ struct JobOptions {
 };
 
 void add_job_options(CLI::App* cmd, JobOptions& opts);
-void add_format_option(CLI::App* cmd, Format& format);
+// `--format {table,json}` (default table), the same spelling and help in every
+// subcommand that has it.
+CLI::Option* add_format_option(CLI::App* cmd, Format& format);
+// The --format the command line asked of the subcommand that ran (the deepest
+// parsed subcommand first, then its parents); table when none. Read from
+// CLI11's record of the arguments, so it also answers after a parse error or
+// an exception thrown by a callback.
+Format requested_format(const CLI::App& app);
 Job load_job_for(const JobOptions& opts);
 Calibration load_calibration_for(const std::string& path);
 

@@ -1,19 +1,38 @@
-// Options shared by the commands that read a job.
+// Options shared by the subcommands: --format, and those of the commands that
+// read a job; which --format the command line asked for (for main's errors).
 #include "cli/commands.h"
 #include "lostflops/job.h"
 
 namespace lostflops::cli {
 
-void add_format_option(CLI::App* cmd, Format& format) {
-    cmd->add_option("--format", format, "output format")
-        ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"table", Format::table},
-                                                                          {"json", Format::json}}));
+CLI::Option* add_format_option(CLI::App* cmd, Format& format) {
+    // A string checked against the two names (not an enum transform, whose
+    // help prints the map and which would also accept 0 and 1).
+    return cmd
+        ->add_option_function<std::string>(
+            "--format", [&format](const std::string& v) { format = v == "json" ? Format::json : Format::table; },
+            "output format (default: table)")
+        ->check(CLI::IsMember({"table", "json"}).description(""))
+        ->type_name("{table,json}");
+}
+
+Format requested_format(const CLI::App& app) {
+    std::vector<const CLI::App*> chain{&app};
+    while (!chain.back()->get_subcommands().empty()) chain.push_back(chain.back()->get_subcommands().front());
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const CLI::Option* opt = (*it)->get_option_no_throw("--format");
+        if (opt == nullptr || opt->count() == 0 || opt->results().empty()) continue;
+        return opt->results().back() == "json" ? Format::json : Format::table;
+    }
+    return Format::table;
 }
 
 void add_job_options(CLI::App* cmd, JobOptions& opts) {
-    cmd->add_option("job", opts.job_path, "job file (YAML or JSON); built-in default job when absent");
+    cmd->add_option("job", opts.job_path,
+                    "job file (YAML or JSON; - for standard input); the built-in default job "
+                    "(data/jobs/default.yaml) when absent");
     cmd->add_option("--set", opts.overrides, "override a key: section.key=value (repeatable)");
-    cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML)");
+    cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)");
     add_format_option(cmd, opts.format);
 }
 

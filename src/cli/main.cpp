@@ -1,29 +1,54 @@
-// lostflops: thin front end. Parses the command line, runs one subcommand,
-// turns InputError into a message on stderr and exit code 2.
+// lostflops: thin front end. Parses the command line, runs one subcommand and
+// ends with its exit code; an error ends it with a message on stderr (and, when
+// the subcommand was asked for --format json, a JSON error object on stdout)
+// and exit code 2 (bad input) or 3 (internal error). Codes: cli/error_report.h.
 #include <cstdio>
 #include <exception>
+#include <functional>
 
 #include "cli/commands.h"
-#include "lostflops/error.h"
+#include "cli/error_report.h"
+#include "cli/version.h"
+
+namespace {
+
+// Every subcommand's --help names the codes too.
+void add_footers(CLI::App& app) {
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        sub->footer("Exit codes: 0 success, 1 does not fit (estimate), 2 bad input, 3 internal error "
+                    "(lostflops --help).\n");
+        add_footers(*sub);
+    }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"lostflops: where the compute of large-model training goes"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("lostflops ") + LOSTFLOPS_VERSION + " (git " +
+                                          LOSTFLOPS_GIT_REVISION + ")",
+                         "print the version and the build's git revision and exit");
+    app.footer(lostflops::cli::exit_codes_help());
     int exit_code = 0;
     lostflops::cli::add_estimate_command(app, exit_code);
     lostflops::cli::add_validate_command(app, exit_code);
     lostflops::cli::add_trace_command(app, exit_code);
     lostflops::cli::add_calibrate_command(app, exit_code);
+    add_footers(app);
+    lostflops::cli::ErrorReport failure;
     try {
         app.parse(argc, argv);
+        return exit_code;
     } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? 0 : 2;
-    } catch (const lostflops::InputError& e) {
-        std::fprintf(stderr, "lostflops: error: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "lostflops: internal error: %s\n", e.what());
-        return 1;
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        app.exit(e);  // the message and "Run with --help" on stderr
+        failure = lostflops::cli::describe_error(std::current_exception());
+    } catch (...) {
+        failure = lostflops::cli::describe_error(std::current_exception());
+        std::fprintf(stderr, "%s\n", failure.line.c_str());
     }
-    return exit_code;
+    if (lostflops::cli::requested_format(app) == lostflops::cli::Format::json)
+        std::printf("%s\n", lostflops::cli::error_json(failure).dump(2).c_str());
+    return static_cast<int>(failure.code);
 }

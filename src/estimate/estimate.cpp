@@ -6,7 +6,8 @@
 //        ZeRO parameter gathers) after what hides behind backward
 //      + tied-embedding gradient all-reduce between first and last stage
 //      + optimizer step (memory-bound Adam over the local shard).
-// MFU = model FLOPs per step / (step * GPUs * dense peak) (DESIGN.md).
+// MFU = model FLOPs per step / (step * GPUs * dense peak) (PaLM, Chowdhery
+// et al. 2022, Appendix B).
 // The breakdown charges the steady state to the slowest rank's causes, the
 // rest of the pipeline phase to the bubble, and p2p to pipeline transfers.
 #include "lostflops/estimate.h"

@@ -1,5 +1,6 @@
 // Text and JSON views of an Estimate. The breakdown is listed in a fixed
-// order, one row per wall, with its share of the step.
+// order, one row per wall, with its share of the step. JSON keys carry their
+// unit (README "JSON output"; schema version kJsonSchemaVersion).
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -43,15 +44,16 @@ std::string memory_verdict(const Job& job, const Memory& m) {
         out += fmt::format("{}{} {}", i ? ", " : "", rows[i].first, gib(rows[i].second));
     const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
     if (states > m.capacity_bytes) {
-        out += fmt::format(". Weights, gradients and optimizer state alone take {}: shard them further "
-                           "(tp*pp = {} now, zero = {}).", gib(states), p.tp * p.pp, p.zero);
+        out += fmt::format(". Weights, gradients and optimizer state alone take {} (tp*pp = {}, dp*cp = {}, "
+                           "zero = {}): they must be split or sharded over more GPUs.",
+                           gib(states), p.tp * p.pp, p.dp * p.cp, p.zero);
     } else if (m.activations_bytes > 0.3 * m.peak_bytes) {
-        out += ". Activations dominate: recompute, a smaller micro-batch, or more tp/cp.";
+        out += ". Activations dominate.";
     }
     return out;
 }
 
-std::string estimate_table(const Job& job, const Estimate& e) {
+std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras) {
     const ParallelPlan& p = job.plan;
     std::string out;
     out += fmt::format("job        {}  ({})\n", job.name, job.source);
@@ -93,13 +95,24 @@ std::string estimate_table(const Job& job, const Estimate& e) {
                        m.fits ? "fits" : "DOES NOT FIT");
     if (!m.fits) out += "  " + memory_verdict(job, m) + "\n";
     if (const std::string why = memory_assumption(job, m); !why.empty()) out += "  " + why + "\n";
+    if (extras.advice) {
+        out += "\n";
+        std::string text = fit_advice_text(*extras.advice);
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\n', at);
+            out += "  " + text.substr(at, end - at + 1);
+            at = end == std::string::npos ? text.size() : end + 1;
+        }
+    }
     return out;
 }
 
-nlohmann::json estimate_json(const Job& job, const Estimate& e) {
+nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtras& extras) {
     nlohmann::json j;
-    j["job"] = job.name;
+    j["schema_version"] = kJsonSchemaVersion;
+    j["job"] = job_json(job);
     j["step_time_s"] = e.step_time_s;
+    j["tokens_per_step"] = e.tokens_per_step;
     j["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
     j["mfu"] = e.mfu;
     j["hfu"] = e.hfu;
@@ -107,11 +120,10 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e) {
     j["hardware_tflops_per_gpu"] = e.hardware_tflops_per_gpu;
     j["model_flops_per_step"] = e.model_flops_per_step;
     j["hardware_flops_per_step"] = e.hardware_flops_per_step;
-    j["tokens_per_step"] = e.tokens_per_step;
-    j["micro_batches"] = e.micro_batches;
+    j["micro_batches_per_step"] = e.micro_batches;
     j["bubble_fraction"] = e.bubble_fraction;
     nlohmann::json b = nlohmann::json::object();
-    for (const auto& [name, s] : breakdown_rows(e.breakdown)) b[name] = s;
+    for (const auto& [name, s] : breakdown_rows(e.breakdown)) b[std::string(name) + "_s"] = s;
     j["breakdown"] = b;
     const Memory& m = e.memory;
     nlohmann::json mem;
@@ -119,16 +131,20 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e) {
     mem["peak_bytes"] = m.peak_bytes;
     mem["capacity_bytes"] = m.capacity_bytes;
     mem["fits"] = m.fits;
-    mem["worst_stage"] = m.worst_stage;
+    mem["worst_pipeline_rank"] = m.worst_stage;
     if (!m.fits) mem["verdict"] = memory_verdict(job, m);
-    mem["inflight_microbatches"] = m.inflight_microbatches;
-    mem["warmup_passes"] = m.warmup_passes;
+    mem["inflight_micro_batches"] = m.inflight_microbatches;
+    mem["warmup_forward_passes"] = m.warmup_passes;
     if (job.plan.zero >= 3) {
         mem["zero_live_params"] = m.zero_live_params;
         mem["zero_live_bytes"] = m.zero_live_bytes;
     }
     if (const std::string why = memory_assumption(job, m); !why.empty()) mem["deciding_assumption"] = why;
     j["memory"] = mem;
+    nlohmann::json warnings = nlohmann::json::array();
+    for (const auto& w : extras.warnings) warnings.push_back({{"key", w.key}, {"message", w.message}});
+    j["warnings"] = warnings;
+    if (extras.advice) j.update(fit_advice_json(*extras.advice));
     return j;
 }
 

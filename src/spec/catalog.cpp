@@ -12,6 +12,7 @@
 #include "lostflops/embedded.h"
 #include "lostflops/error.h"
 #include "spec/gpu_parse.h"
+#include "spec/yaml_document.h"
 
 namespace lostflops {
 
@@ -24,12 +25,8 @@ using Entries = std::map<std::string, YAML::Node>;
 Entries load_catalog(const std::string& name) {
     const auto text = embedded_file(name);
     if (!text) throw std::logic_error("catalog file not embedded: " + name);
-    YAML::Node root;
-    try {
-        root = YAML::Load(std::string(*text));
-    } catch (const YAML::Exception& e) {
-        throw InputError(name, "line " + std::to_string(e.mark.line + 1), e.msg);
-    }
+    // Duplicate keys inside an entry would silently keep the first figure.
+    const YAML::Node root = load_yaml_document(std::string(*text), name);
     if (!root.IsMap()) throw InputError(name, "", "expected a mapping of names to entries");
     Entries c;
     for (const auto& kv : root) {

@@ -2,29 +2,25 @@
 // Gpu::peak_tflops.
 //
 // Peaks are dense tensor-core figures (MFU is defined against the dense peak,
-// DESIGN.md "Definitions"). The sanity bounds below are not physics, only
-// "surely a typo": the largest GPU in the catalog (GB200) has 5e3 dense fp8
-// TFLOP/s, 186 GiB and 8e3 GB/s, so 1e6 TFLOP/s, 10 TiB and 1e6 GB/s leave
-// two orders of magnitude of headroom and still catch unit slips (bytes for
-// GiB, FLOP/s for TFLOP/s).
+// DESIGN.md "Definitions"). Every figure must lie in its plausible range
+// (spec/hardware_bounds.h, with the reasoning): not physics, only "surely a typo
+// or a unit slip" (bytes for GiB, FLOP/s for TFLOP/s).
 #include "spec/gpu_parse.h"
 
 #include <cmath>
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "lostflops/error.h"
+#include "spec/hardware_bounds.h"
 #include "spec/yaml_reader.h"
 
 namespace lostflops {
 
 namespace {
 
-constexpr double kMaxTflops = 1e6;        // sanity bound, see header comment
-constexpr double kMaxMemoryGiB = 10240;   // 10 TiB
-constexpr double kMaxBandwidthGBps = 1e6; // 1 PB/s
-constexpr int64_t kMaxSmCount = 100'000;
-constexpr double kMaxTdpW = 100'000;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
 
@@ -37,16 +33,14 @@ std::string last_part(const std::string& key) {
     return dot == std::string::npos ? key : key.substr(dot + 1);
 }
 
-// A required number in (0, max].
-double positive(YamlSection& s, const std::string& key, double max) {
-    const double v = s.num_req(key, 0, max);
-    if (v <= 0) throw InputError(s.file(), s.key_path(key), "must be greater than 0");
-    return v;
-}
-
-std::optional<double> positive_opt(YamlSection& s, const std::string& key, double max) {
-    auto v = s.num_opt(key, 0, max);
-    if (v && *v <= 0) throw InputError(s.file(), s.key_path(key), "must be greater than 0");
+// A peak: 0 (no tensor cores for this precision) or in [kMinTflops, kMaxTflops].
+double peak(YamlSection& s, const std::string& key, std::optional<double> fallback) {
+    const auto v = fallback ? s.num_or(key, *fallback, 0, bounds::kMaxTflops) : s.num_req(key, 0, bounds::kMaxTflops);
+    if (v != 0 && v < bounds::kMinTflops)
+        throw InputError(s.file(), s.key_path(key),
+                         fmt::format("{} TFLOP/s is out of range; expected 0 (no tensor cores for this precision) "
+                                     "or {} to {} dense TFLOP/s",
+                                     v, bounds::kMinTflops, bounds::kMaxTflops));
     return v;
 }
 
@@ -57,17 +51,18 @@ void read_peaks(YamlSection& parent, Gpu& g) {
     if (!n.IsMap()) throw InputError(parent.file(), path, "expected a mapping {fp16, bf16, fp8}");
     YamlSection s(n, parent.file(), path);
     // 0 marks a precision without tensor-core support (V100 bf16).
-    g.peak_fp16_tflops = s.num_req("fp16", 0, kMaxTflops);
-    g.peak_bf16_tflops = s.num_req("bf16", 0, kMaxTflops);
-    g.peak_fp8_tflops = s.num_or("fp8", 0, 0, kMaxTflops);
+    g.peak_fp16_tflops = peak(s, "fp16", std::nullopt);
+    g.peak_bf16_tflops = peak(s, "bf16", std::nullopt);
+    g.peak_fp8_tflops = peak(s, "fp8", 0.0);
     s.finish();
     if (g.peak_fp16_tflops <= 0 && g.peak_bf16_tflops <= 0)
         throw InputError(parent.file(), path, "fp16 and bf16 are both 0; expected a dense peak");
 }
 
 int64_t read_memory_bytes(YamlSection& s) {
-    const auto gib = positive_opt(s, "memory_GiB", kMaxMemoryGiB);
-    const auto gb = positive_opt(s, "memory_GB", kMaxMemoryGiB * kGiB / kGB);
+    const auto gib = s.num_opt("memory_GiB", bounds::kMinMemoryGiB, bounds::kMaxMemoryGiB);
+    // The same 1 GiB .. 10 TiB in 1e9-byte GB, rounded to whole GB.
+    const auto gb = s.num_opt("memory_GB", 1.0, 10'995.0);
     if (gib && gb)
         throw InputError(s.file(), s.key_path("memory_GB"),
                          "give memory_GiB or memory_GB, not both");
@@ -95,10 +90,10 @@ Gpu parse_gpu_node(const YAML::Node& node, const std::string& file, const std::s
     g.arch = *arch;
     read_peaks(s, g);
     g.memory_bytes = read_memory_bytes(s);
-    g.hbm_GBps = positive(s, "hbm_GBps", kMaxBandwidthGBps);
-    g.nvlink_GBps = positive(s, "nvlink_GBps", kMaxBandwidthGBps);
-    g.sm_count = static_cast<int>(s.int_req("sm_count", 1, kMaxSmCount));
-    g.tdp_w = positive(s, "tdp_w", kMaxTdpW);
+    g.hbm_GBps = s.num_req("hbm_GBps", bounds::kMinHbmGBps, bounds::kMaxHbmGBps);
+    g.nvlink_GBps = s.num_req("nvlink_GBps", bounds::kMinLinkGBps, bounds::kMaxLinkGBps);
+    g.sm_count = static_cast<int>(s.int_req("sm_count", 1, bounds::kMaxSmCount));
+    g.tdp_w = s.num_req("tdp_w", bounds::kMinTdpW, bounds::kMaxTdpW);
     s.str_opt("source");  // documentation only; must still be text
     s.finish();
     return g;

@@ -70,6 +70,9 @@ std::string read_file_bounded(const std::string& path, std::size_t max_bytes, co
         text.append(buf, got);
     }
     if (in->bad()) throw InputError(name, "", "read error");
+    // A UTF-8 byte-order mark (U+FEFF, written by some Windows editors) is
+    // not content (Unicode 15, section 23.8): dropped for every reader.
+    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
     return text;
 }
 

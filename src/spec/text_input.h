@@ -28,7 +28,8 @@ inline constexpr const char* kStdinName = "<stdin>";
 void check_input_path(const std::string& path, const std::string& what);
 
 // Whole file (or standard input for "-") as bytes, at most max_bytes;
-// InputError naming the limit when there are more.
+// InputError naming the limit when there are more. A leading UTF-8
+// byte-order mark is dropped.
 std::string read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what);
 
 // read_file_bounded + check_text.

@@ -104,7 +104,4 @@ void validate_job(const Job& job) {
              fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));
 }
 
-// Filled in by the warnings work of issue 7 (spec helper).
-std::vector<JobWarning> job_warnings(const Job&) { return {}; }
-
 }  // namespace lostflops

@@ -15,6 +15,19 @@
 
 namespace lostflops {
 
+// A YAML scalar as a number, in the YAML 1.2 core schema (section 10.3.2):
+// decimal integers and floats with an optional sign and exponent, 0x hex and
+// 0o octal integers. Each way of being wrong gets its own message, all with
+// the accepted range: out of range (including overflow past a double),
+// underflow (a nonzero value below the smallest normal double, 2.2e-308, as
+// 5e-324), infinite (.inf), not a number (.nan), digit separators (1_000, a
+// YAML 1.1 form), anything else "expected a number". [min, max] is inclusive.
+double scalar_number(const YAML::Node& node, const std::string& file, const std::string& key,
+                     double min, double max);
+// Same, and the value must be a whole number (2.0 is 2; 1e3 is 1000).
+int64_t scalar_integer(const YAML::Node& node, const std::string& file, const std::string& key,
+                       int64_t min, int64_t max);
+
 class YamlSection {
 public:
     // node may be undefined/null (an absent section): then every key is absent.

@@ -25,9 +25,10 @@ namespace {
 
 using detail::Interval;
 
+// 24 bytes per kernel analysed.
 struct Picked {
-    const GpuEvent* ev;
     Interval iv;
+    uint32_t ev;  // index into TraceData::gpu
     KernelCategory cat;
 };
 
@@ -36,10 +37,10 @@ bool is_compute(KernelCategory c) {
            c == KernelCategory::norm_elementwise || c == KernelCategory::other_compute;
 }
 
-double launch_ts(const TraceData& d, int64_t correlation, bool& found) {
+double launch_ts(const TraceData& d, uint32_t correlation, bool& found) {
     const auto it = std::lower_bound(
         d.cpu_launches.begin(), d.cpu_launches.end(), correlation,
-        [](const CpuLaunch& l, int64_t c) { return l.correlation < c; });
+        [](const CpuLaunch& l, uint32_t c) { return l.correlation < c; });
     found = it != d.cpu_launches.end() && it->correlation == correlation;
     return found ? it->ts_us : 0.0;
 }
@@ -51,25 +52,26 @@ struct Rounding {
     double end(double ts, double dur) const { return on ? std::floor(ts + dur) : ts + dur; }
 };
 
-// Classification is by name: done once per distinct (name, collective, kind).
+// Classification is by name: done once per label (name, collective, kind).
 class Classifier {
 public:
-    Classifier(const TraceData& d, bool hta) : d_(d), hta_(hta) {}
+    Classifier(const TraceData& d, bool hta) : d_(d), hta_(hta), cache_(d.labels.size(), -1) {}
     KernelCategory operator()(const GpuEvent& g) {
-        const uint64_t key = (static_cast<uint64_t>(g.name_id) << 35) ^
-                             (static_cast<uint64_t>(g.collective_id) << 3) ^ static_cast<uint64_t>(g.kind);
-        const auto it = cache_.find(key);
-        if (it != cache_.end()) return it->second;
-        const auto c = classify_kernel(d_.names[g.name_id], g.kind, d_.names[g.collective_id], hta_);
-        cache_.emplace(key, c);
-        return c;
+        int8_t& c = cache_[g.label];
+        if (c < 0) {
+            const GpuLabel& l = d_.labels[g.label];
+            c = static_cast<int8_t>(classify_kernel(d_.names[l.name_id], l.kind, d_.names[l.collective_id], hta_));
+        }
+        return static_cast<KernelCategory>(c);
     }
 
 private:
     const TraceData& d_;
     bool hta_;
-    std::unordered_map<uint64_t, KernelCategory> cache_;
+    std::vector<int8_t> cache_;
 };
+
+uint32_t index_of(const TraceData& d, const GpuEvent& g) { return static_cast<uint32_t>(&g - d.gpu.data()); }
 
 std::vector<Picked> pick_hta(const TraceData& d, std::vector<std::string>& warnings) {
     Classifier classify(d, true);
@@ -90,17 +92,18 @@ std::vector<Picked> pick_hta(const TraceData& d, std::vector<std::string>& warni
             "few-steps: fewer than two ProfilerStep annotations; all kernels kept (as HTA does)");
     }
     for (const auto& g : d.gpu) {
-        if (g.kind == EventKind::cuda_sync) continue;
+        const GpuLabel& l = d.label(g);
+        if (l.kind == EventKind::cuda_sync) continue;
         if (filter) {
-            if (g.stream < 0) continue;
+            if (l.stream < 0) continue;
             bool found = false;
             const double ts = launch_ts(d, g.correlation, found);
             if (!found || !(r.start(ts) < last_start)) continue;
-        } else if (g.stream == -1) {
+        } else if (l.stream == -1) {
             continue;
         }
         const auto cat = classify(g);
-        out.push_back({&g, {r.start(g.ts_us), r.end(g.ts_us, g.dur_us)}, cat});
+        out.push_back({{r.start(g.ts_us), r.end(g.ts_us, g.dur_us)}, index_of(d, g), cat});
     }
     return out;
 }
@@ -109,28 +112,42 @@ std::vector<Picked> pick_native(const TraceData& d) {
     Classifier classify(d, false);
     std::vector<Picked> out;
     for (const auto& g : d.gpu) {
-        if (g.kind != EventKind::kernel && g.kind != EventKind::gpu_memcpy &&
-            g.kind != EventKind::gpu_memset) continue;
+        const EventKind kind = d.label(g).kind;
+        if (kind != EventKind::kernel && kind != EventKind::gpu_memcpy && kind != EventKind::gpu_memset) continue;
         const auto cat = classify(g);
         if (cat == KernelCategory::sync) continue;
-        const double dur = std::max(0.0, g.dur_us);
-        out.push_back({&g, {g.ts_us, g.ts_us + dur}, cat});
+        out.push_back({{g.ts_us, g.ts_us + g.dur_us}, index_of(d, g), cat});
     }
     return out;
 }
 
-std::vector<Interval> merged_where(const std::vector<Picked>& ks, bool (*pred)(KernelCategory)) {
-    std::vector<Interval> v;
-    for (const auto& k : ks) if (pred(k.cat)) v.push_back(k.iv);
-    return detail::merge_intervals(std::move(v));
+// Groups (HTA's merge) of the kernels, in start order, that `pred` selects.
+template <typename Pred>
+detail::GroupMerger merge_where(const std::vector<Picked>& ks, Pred pred, std::vector<Interval>* keep = nullptr) {
+    detail::GroupMerger m(keep);
+    for (const auto& k : ks) if (pred(k.cat)) m.add(k.iv);
+    m.finish();
+    return m;
 }
+
+bool is_comm(KernelCategory c) { return c == KernelCategory::communication; }
+bool is_memory(KernelCategory c) { return c == KernelCategory::memcpy || c == KernelCategory::memset; }
+bool is_matmul(KernelCategory c) { return c == KernelCategory::gemm || c == KernelCategory::attention; }
 
 std::vector<CategoryTotal> category_totals(const TraceData& d, const std::vector<Picked>& ks) {
     std::map<std::string, CategoryTotal> by;
+    std::unordered_map<uint32_t, std::string> comm_key;  // label -> "comm:<collective>"
     for (const auto& k : ks) {
         std::string key = to_string(k.cat);
         if (k.cat == KernelCategory::communication) {
-            key = "comm:" + collective_of(d.names[k.ev->name_id], d.names[k.ev->collective_id]);
+            const uint32_t label = d.gpu[k.ev].label;
+            auto it = comm_key.find(label);
+            if (it == comm_key.end()) {
+                const GpuLabel& l = d.labels[label];
+                it = comm_key.emplace(label, "comm:" + collective_of(d.names[l.name_id], d.names[l.collective_id]))
+                         .first;
+            }
+            key = it->second;
         }
         auto& t = by[key];
         t.name = key;
@@ -145,39 +162,57 @@ std::vector<CategoryTotal> category_totals(const TraceData& d, const std::vector
     return out;
 }
 
-std::vector<Iteration> iterations(const TraceData& d, const std::vector<Picked>& ks) {
+// Per ProfilerStep: the kernels launched inside it (by their CPU launch, else
+// their start). Reorders `ks` by step (each step's kernels stay in start
+// order) and overwrites Picked::ev with the step: no per-step copies.
+std::vector<Iteration> iterations(const TraceData& d, std::vector<Picked>& ks) {
     std::vector<StepMark> steps;
     for (const auto& s : d.steps) if (s.on_cpu) steps.push_back(s);
     std::sort(steps.begin(), steps.end(),
               [](const StepMark& a, const StepMark& b) { return a.ts_us < b.ts_us; });
     std::vector<Iteration> out(steps.size());
-    std::vector<std::vector<Interval>> all(steps.size()), comp(steps.size()), comm(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
         out[i].number = steps[i].number;
         out[i].cpu_us = steps[i].dur_us;
     }
-    for (const auto& k : ks) {
+    if (steps.empty()) return out;
+    constexpr uint32_t kNone = 0xFFFFFFFFu;
+    for (auto& k : ks) {
         bool found = false;
-        double at = launch_ts(d, k.ev->correlation, found);
-        if (!found) at = k.ev->ts_us;
+        const GpuEvent& g = d.gpu[k.ev];
+        double at = launch_ts(d, g.correlation, found);
+        if (!found) at = g.ts_us;
+        k.ev = kNone;
         auto it = std::upper_bound(steps.begin(), steps.end(), at,
                                    [](double t, const StepMark& s) { return t < s.ts_us; });
         if (it == steps.begin()) continue;
         --it;
         if (at >= it->ts_us + it->dur_us) continue;
-        const auto i = static_cast<std::size_t>(it - steps.begin());
-        ++out[i].kernels;
-        all[i].push_back(k.iv);
-        if (is_compute(k.cat)) comp[i].push_back(k.iv);
-        if (k.cat == KernelCategory::communication) comm[i].push_back(k.iv);
+        k.ev = static_cast<uint32_t>(it - steps.begin());
     }
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        const auto m = detail::merge_intervals(std::move(all[i]));
-        if (m.empty()) continue;
-        out[i].gpu_span_us = m.back().end - m.front().start;
-        out[i].idle_us = out[i].gpu_span_us - detail::total_length(m);
-        out[i].compute_us = detail::total_length(detail::merge_intervals(std::move(comp[i])));
-        out[i].comm_us = detail::total_length(detail::merge_intervals(std::move(comm[i])));
+    std::sort(ks.begin(), ks.end(), [](const Picked& a, const Picked& b) {
+        return a.ev != b.ev ? a.ev < b.ev : a.iv.start < b.iv.start;
+    });
+    std::size_t from = 0;
+    while (from < ks.size() && ks[from].ev != kNone) {
+        const uint32_t step = ks[from].ev;
+        std::size_t to = from;
+        detail::GroupMerger all, comp, comm;
+        for (; to < ks.size() && ks[to].ev == step; ++to) {
+            all.add(ks[to].iv);
+            if (is_compute(ks[to].cat)) comp.add(ks[to].iv);
+            if (is_comm(ks[to].cat)) comm.add(ks[to].iv);
+        }
+        all.finish();
+        comp.finish();
+        comm.finish();
+        Iteration& it = out[step];
+        it.kernels = static_cast<int64_t>(to - from);
+        it.gpu_span_us = all.span();
+        it.idle_us = it.gpu_span_us - all.total();
+        it.compute_us = comp.total();
+        it.comm_us = comm.total();
+        from = to;
     }
     return out;
 }
@@ -197,47 +232,61 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
     RankReport r;
     r.source = d.source;
     r.hta_compatible = opts.hta_compatible;
-    r.warnings = d.warnings;
     if (d.rank) {
         r.rank = *d.rank;
     } else {
         const auto guess = rank_from_name(d.source);
         r.rank = guess.value_or(-1);
-        r.warnings.push_back(std::string("no-distributed-info: no distributedInfo.rank; ") +
-                             (guess ? "rank taken from the file name" : "rank unknown"));
     }
-    const auto ks = opts.hta_compatible ? pick_hta(d, r.warnings) : pick_native(d);
+    for (const auto& w : d.warnings) {
+        if (w.rfind("skipped-events:", 0) != 0) {
+            r.warnings.push_back(w);
+            continue;
+        }
+        // The form: "rank 3: skipped 2 events: ts not a number (1), dur negative (1)".
+        r.warnings.push_back("skipped-events: " +
+                             (r.rank >= 0 ? "rank " + std::to_string(r.rank) : std::string("rank unknown")) +
+                             ": skipped " + std::to_string(d.skipped.total()) + " events: " +
+                             d.skipped.describe());
+    }
+    r.skipped_events = d.skipped.total();
+    if (!d.rank) {
+        r.warnings.push_back(std::string("no-distributed-info: no distributedInfo.rank; ") +
+                             (r.rank >= 0 ? "rank taken from the file name" : "rank unknown"));
+    }
+    auto ks = opts.hta_compatible ? pick_hta(d, r.warnings) : pick_native(d);
     if (ks.empty()) {
         throw InputError(d.source, "traceEvents",
                          "no GPU kernels to analyse (expected events of cat kernel, gpu_memcpy "
                          "or gpu_memset with args.stream)");
     }
     r.kernels = static_cast<int64_t>(ks.size());
-    std::vector<Interval> every;
-    every.reserve(ks.size());
-    for (const auto& k : ks) every.push_back(k.iv);
-    const auto all = detail::merge_intervals(std::move(every));
-    const auto comp = merged_where(ks, is_compute);
-    const auto comm = merged_where(ks, [](KernelCategory c) { return c == KernelCategory::communication; });
-    const auto mem = merged_where(ks, [](KernelCategory c) {
-        return c == KernelCategory::memcpy || c == KernelCategory::memset;
-    });
-    const auto matmul = merged_where(ks, [](KernelCategory c) {
-        return c == KernelCategory::gemm || c == KernelCategory::attention;
-    });
-    r.kernel_span_us = all.back().end - all.front().start;
-    r.idle_us = r.kernel_span_us - detail::total_length(all);
-    r.compute_us = detail::total_length(comp);
+    // Start order once (stable: the order merge_intervals would give each
+    // subset); then every union is one pass, and only the groups the
+    // overlaps need are kept.
+    std::stable_sort(ks.begin(), ks.end(), [](const Picked& a, const Picked& b) { return a.iv.start < b.iv.start; });
+    const auto all = merge_where(ks, [](KernelCategory) { return true; });
+    r.kernel_span_us = all.span();
+    r.idle_us = r.kernel_span_us - all.total();
+    r.matmul_us = merge_where(ks, is_matmul).total();
+    double comm_overlap = 0;
+    {
+        std::vector<Interval> comp, comm;
+        r.compute_us = merge_where(ks, is_compute, &comp).total();
+        r.comm_us = merge_where(ks, is_comm, &comm).total();
+        comm_overlap = detail::overlap_length(comm, comp);
+    }
     r.non_compute_us = r.kernel_span_us - r.compute_us - r.idle_us;
-    r.comm_us = detail::total_length(comm);
-    r.memory_us = detail::total_length(mem);
-    r.matmul_us = detail::total_length(matmul);
-    const double comm_overlap = detail::overlap_length(comm, comp);
     r.exposed_comm_us = r.comm_us - comm_overlap;
-    // Memory copies hidden under neither compute nor communication.
-    std::vector<Interval> busy = comp;
-    busy.insert(busy.end(), comm.begin(), comm.end());
-    r.exposed_memory_us = r.memory_us - detail::overlap_length(mem, detail::merge_intervals(busy));
+    {
+        // Memory copies hidden under neither compute nor communication.
+        std::vector<Interval> mem, busy;
+        r.memory_us = merge_where(ks, is_memory, &mem).total();
+        if (!mem.empty()) {
+            merge_where(ks, [](KernelCategory c) { return is_compute(c) || is_comm(c); }, &busy);
+            r.exposed_memory_us = r.memory_us - detail::overlap_length(mem, busy);
+        }
+    }
     if (r.comm_us > 0) {
         const double pct = 100.0 * comm_overlap / r.comm_us;
         // HTA reports round(100 * ratio, 2).

@@ -1,5 +1,5 @@
 // Measured vs predicted step breakdown and MFU (definitions in
-// include/lostflops/trace_compare.h; MFU as in DESIGN.md, after PaLM,
+// include/lostflops/trace_compare.h; MFU as PaLM defines it,
 // Chowdhery et al. 2022, appendix B).
 #include "lostflops/trace_compare.h"
 

@@ -2,8 +2,10 @@
 // kept of each event, kernel-name rules, and HTA's interval arithmetic.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <set>
 #include <string>
@@ -16,20 +18,43 @@
 
 namespace lostflops::trace::detail {
 
+// A GPU label as a hash key: (name << 32 | collective), (stream index << 8 |
+// kind << 1 | has_stream).
+struct LabelKey {
+    uint64_t a = 0, b = 0;
+    bool operator==(const LabelKey& o) const { return a == o.a && b == o.b; }
+};
+struct LabelKeyHash {
+    std::size_t operator()(const LabelKey& k) const {
+        return std::hash<uint64_t>()(k.a * 0x9E3779B97F4A7C15ULL ^ k.b);
+    }
+};
+
 // Reader-side state while events stream by.
 struct KeepState {
     std::deque<std::string> names;  // stable storage for the interning map's keys
     std::unordered_map<std::string_view, uint32_t> name_ids;
-    std::unordered_map<int64_t, double> cpu_launch_min_ts;
+    std::size_t name_bytes = 0;
+    std::unordered_map<LabelKey, uint32_t, LabelKeyHash> label_ids;
+    std::unordered_map<int64_t, uint32_t> stream_ids;  // distinct stream values -> small index
+    std::unordered_map<int64_t, uint32_t> odd_correlations;  // correlation keys from 2^31 on
+    std::vector<CpuLaunch> cpu_launches;  // every CPU row with its correlation; reduced at the end
     std::set<std::string> step_names;
     double cpu_min_ts = std::numeric_limits<double>::infinity();
+    uint64_t kept = 0;  // GPU events + step marks + CPU launches
 };
 
 // Applies HTA's row rules (rows need "cat" and "dur"; cat "Trace" and
-// "gpu_user_annotation" dropped; "[memory]" instant events get dur 0) and
-// keeps what the analysis needs.
+// "gpu_user_annotation" dropped; "[memory]" instant events get dur 0),
+// skips implausible GPU events and step marks (trace.h) counting why, and
+// keeps what the analysis needs. Throws InputError (naming `out.source`)
+// past the limits of trace.h.
 void keep_event(const EventFields& f, TraceData& out, KeepState& st);
+// Reduces the CPU launches, skips events far from the median start.
 void finish_trace(TraceData& out, KeepState& st);
+
+// The 32-bit key of a correlation id (trace.h kNoCorrelation).
+uint32_t correlation_key(int64_t correlation, KeepState& st);
 
 // "ProfilerStep#N" (HTA: ^ProfilerStep#(\d+)); sets n.
 bool is_profiler_step(std::string_view name, int64_t& n);
@@ -41,6 +66,44 @@ struct Interval {
 // HTA's merge_kernel_intervals: sort by start; a new group begins when a start
 // exceeds the largest end so far; each group is (min start, max end).
 std::vector<Interval> merge_intervals(std::vector<Interval> v);
+// The same merge over intervals already in that (stable) order, one at a
+// time, without a copy: the total length of the groups, the first start and
+// the last group's end; the groups themselves only when `keep` is given.
+class GroupMerger {
+public:
+    explicit GroupMerger(std::vector<Interval>* keep = nullptr) : keep_(keep) {}
+    void add(const Interval& k) {
+        if (!any_) {
+            cur_ = k;
+            max_end_ = k.end;
+            first_start_ = k.start;
+            any_ = true;
+        } else if (k.start > max_end_) {
+            close();
+            cur_ = k;
+        } else {
+            cur_.start = std::min(cur_.start, k.start);
+            cur_.end = std::max(cur_.end, k.end);
+        }
+        max_end_ = std::max(max_end_, k.end);
+    }
+    // Ends the last group; call once, after the last add.
+    void finish() { if (any_) close(); }
+    bool any() const { return any_; }
+    double total() const { return total_; }
+    double span() const { return last_end_ - first_start_; }
+
+private:
+    void close() {
+        total_ += cur_.end - cur_.start;
+        last_end_ = cur_.end;
+        if (keep_) keep_->push_back(cur_);
+    }
+    std::vector<Interval>* keep_;
+    Interval cur_;
+    double max_end_ = 0, first_start_ = 0, last_end_ = 0, total_ = 0;
+    bool any_ = false;
+};
 double total_length(const std::vector<Interval>& merged);
 // Time covered by both merged lists (HTA's running-sum sweep: +1/-1 for a,
 // +2/-2 for b, summing the stretches where the sum is 3).

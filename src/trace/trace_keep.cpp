@@ -6,13 +6,51 @@
 // (normalize_gpu_stream_numbers). Rows with stream -1 are CPU rows: for them
 // only the earliest start per correlation id is kept (HTA keeps a GPU kernel
 // when some CPU row with its correlation starts before the last ProfilerStep).
+// GPU events and step marks with implausible times are skipped and counted
+// (rules in include/lostflops/trace.h); the median start for the "far from
+// the median" rule is taken from an evenly strided sample (at most 2^20
+// starts) so that the check needs no copy of every event.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
+#include "lostflops/error.h"
 #include "trace/trace_internal.h"
 
-namespace lostflops::trace::detail {
+namespace lostflops::trace {
+
+const char* to_string(SkipReason r) {
+    switch (r) {
+        case SkipReason::ts_not_number: return "ts not a number";
+        case SkipReason::ts_out_of_range: return "ts out of range";
+        case SkipReason::dur_not_number: return "dur not a number";
+        case SkipReason::dur_negative: return "dur negative";
+        case SkipReason::dur_too_long: return "dur over one hour";
+        case SkipReason::ts_far_from_median: return "ts over a day from the median";
+    }
+    return "?";
+}
+
+uint64_t SkippedEvents::total() const {
+    uint64_t n = 0;
+    for (auto c : count) n += c;
+    return n;
+}
+
+std::string SkippedEvents::describe() const {
+    std::string out;
+    for (std::size_t i = 0; i < kSkipReasons; ++i) {
+        if (count[i] == 0) continue;
+        if (!out.empty()) out += ", ";
+        out += std::string(to_string(static_cast<SkipReason>(i))) + " (" + std::to_string(count[i]) + ")";
+    }
+    return out;
+}
+
+namespace detail {
 namespace {
+
+constexpr std::size_t kMedianSample = 1u << 20;
 
 EventKind kind_of(std::string_view cat) {
     if (cat == "kernel") return EventKind::kernel;
@@ -22,18 +60,71 @@ EventKind kind_of(std::string_view cat) {
     return EventKind::other;
 }
 
+void count_kept(TraceData& out, KeepState& st) {
+    if (++st.kept > kMaxTraceKeptEvents) {
+        throw InputError(out.source, "traceEvents",
+                         "more than " + std::to_string(kMaxTraceKeptEvents) +
+                             " GPU events, step marks and CPU launches to keep (the reader's limit)");
+    }
+}
+
 uint32_t intern(std::string_view s, TraceData& out, KeepState& st) {
     if (s.empty()) return 0;
     const auto it = st.name_ids.find(s);
     if (it != st.name_ids.end()) return it->second;
+    st.name_bytes += s.size();
+    if (st.name_bytes > kMaxTraceNameBytes) {
+        throw InputError(out.source, "traceEvents",
+                         "distinct kernel names exceed " + std::to_string(kMaxTraceNameBytes >> 20) +
+                             " MiB (the reader's limit)");
+    }
     st.names.emplace_back(s);
     const auto id = static_cast<uint32_t>(st.names.size());  // 0 is ""
     st.name_ids.emplace(std::string_view(st.names.back()), id);
-    (void)out;
     return id;
 }
 
+uint32_t label_of(const EventFields& f, EventKind kind, TraceData& out, KeepState& st) {
+    const uint32_t name = intern(f.name, out, st);
+    const uint32_t coll = intern(f.collective, out, st);
+    const auto sit = st.stream_ids.try_emplace(f.stream, static_cast<uint32_t>(st.stream_ids.size())).first;
+    if (sit->second >= (1u << 20)) {
+        throw InputError(out.source, "traceEvents", "more than 2^20 distinct streams (the reader's limit)");
+    }
+    const LabelKey key{(static_cast<uint64_t>(name) << 32) | coll,
+                       (static_cast<uint64_t>(sit->second) << 8) | (static_cast<uint64_t>(kind) << 1) |
+                           (f.has_stream ? 1u : 0u)};
+    const auto [it, inserted] = st.label_ids.try_emplace(key, static_cast<uint32_t>(out.labels.size()));
+    if (inserted) {
+        if (out.labels.size() >= kMaxTraceLabels) {
+            throw InputError(out.source, "traceEvents",
+                             "more than " + std::to_string(kMaxTraceLabels) +
+                                 " distinct (name, stream, collective) labels (the reader's limit)");
+        }
+        out.labels.push_back(GpuLabel{name, coll, f.stream, kind, f.has_stream});
+    }
+    return it->second;
+}
+
+// Why a GPU event or step mark is implausible, or nothing.
+bool implausible(const EventFields& f, double dur, bool memory_instant, SkipReason& why) {
+    if (!f.has_ts) { why = SkipReason::ts_not_number; return true; }
+    if (std::fabs(f.ts) > kMaxAbsTsUs) { why = SkipReason::ts_out_of_range; return true; }
+    if (!f.has_dur && !memory_instant) { why = SkipReason::dur_not_number; return true; }
+    if (dur < 0) { why = SkipReason::dur_negative; return true; }
+    if (dur > kMaxEventDurUs) { why = SkipReason::dur_too_long; return true; }
+    return false;
+}
+
 }  // namespace
+
+uint32_t correlation_key(int64_t c, KeepState& st) {
+    if (c == -1) return kNoCorrelation;
+    if (c >= 0 && c < (int64_t{1} << 31)) return static_cast<uint32_t>(c);
+    const auto [it, inserted] =
+        st.odd_correlations.try_emplace(c, static_cast<uint32_t>((1u << 31) + st.odd_correlations.size()));
+    return it->second;  // bounded by the kept-event limit, far below 2^31 - 1
+}
 
 bool is_profiler_step(std::string_view name, int64_t& n) {
     constexpr std::string_view prefix = "ProfilerStep#";
@@ -51,50 +142,103 @@ bool is_profiler_step(std::string_view name, int64_t& n) {
 
 void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     if (!f.has_cat) return;
+    if (f.cat == "Trace" || f.cat == "gpu_user_annotation") return;
     const bool memory_instant =
         f.ph == "i" && f.name == "[memory]" && f.cat == "cpu_instant_event";
-    if (!f.has_dur && !memory_instant) return;
-    if (f.cat == "Trace" || f.cat == "gpu_user_annotation") return;
-    if (!f.has_ts) return;
-    const double dur = memory_instant ? 0.0 : f.dur;
     const EventKind kind = kind_of(f.cat);
     const bool cpu_row = f.stream == -1;
-
+    const bool gpu_event = !cpu_row || kind != EventKind::other;
     int64_t step = 0;
-    if (is_profiler_step(f.name, step)) {
+    const bool step_mark = is_profiler_step(f.name, step);
+    const double dur = memory_instant ? 0.0 : f.dur;
+    if (gpu_event || step_mark) {
+        SkipReason why{};
+        if (implausible(f, dur, memory_instant, why)) {
+            ++out.skipped.count[static_cast<std::size_t>(why)];
+            return;
+        }
+    } else if (!f.has_ts || (!f.has_dur && !memory_instant)) {
+        return;  // HTA drops rows without "dur"; CPU rows without a time say nothing
+    }
+    if (step_mark) {
         if (st.step_names.size() < 100000) st.step_names.emplace(f.name);
+        count_kept(out, st);
         out.steps.push_back(StepMark{step, f.ts, dur, cpu_row});
     }
     if (cpu_row) {
         out.has_cpu_events = true;
         st.cpu_min_ts = std::min(st.cpu_min_ts, f.ts);
-        const auto [it, inserted] = st.cpu_launch_min_ts.try_emplace(f.correlation, f.ts);
-        if (!inserted && f.ts < it->second) it->second = f.ts;
+        count_kept(out, st);
+        st.cpu_launches.push_back(CpuLaunch{correlation_key(f.correlation, st), f.ts});
     }
-    if (cpu_row && kind == EventKind::other) return;
+    if (!gpu_event) return;
+    count_kept(out, st);
     GpuEvent g;
     g.ts_us = f.ts;
     g.dur_us = dur;
-    g.correlation = f.correlation;
-    g.stream = f.stream;
-    g.has_stream = f.has_stream;
-    g.kind = kind;
-    g.name_id = intern(f.name, out, st);
-    g.collective_id = intern(f.collective, out, st);
+    g.correlation = correlation_key(f.correlation, st);
+    g.label = label_of(f, kind, out, st);
     out.gpu.push_back(g);
 }
+
+namespace {
+
+// Drops GPU events and step marks whose start is over a day from the median
+// GPU start (median of an evenly strided sample).
+void skip_far_from_median(TraceData& out) {
+    if (out.gpu.empty()) return;
+    const std::size_t n = out.gpu.size();
+    const std::size_t stride = (n + kMedianSample - 1) / kMedianSample;
+    std::vector<double> sample;
+    sample.reserve(n / stride + 1);
+    for (std::size_t i = 0; i < n; i += stride) sample.push_back(out.gpu[i].ts_us);
+    auto mid = sample.begin() + static_cast<std::ptrdiff_t>(sample.size() / 2);
+    std::nth_element(sample.begin(), mid, sample.end());
+    const double median = *mid;
+    const auto far = [&](double ts) { return std::fabs(ts - median) > kMaxTsFromMedianUs; };
+    uint64_t dropped = 0;
+    const auto gpu_end = std::remove_if(out.gpu.begin(), out.gpu.end(), [&](const GpuEvent& g) {
+        const bool f = far(g.ts_us);
+        dropped += f ? 1 : 0;
+        return f;
+    });
+    out.gpu.erase(gpu_end, out.gpu.end());
+    const auto step_end = std::remove_if(out.steps.begin(), out.steps.end(), [&](const StepMark& s) {
+        const bool f = far(s.ts_us);
+        dropped += f ? 1 : 0;
+        return f;
+    });
+    out.steps.erase(step_end, out.steps.end());
+    out.skipped.count[static_cast<std::size_t>(SkipReason::ts_far_from_median)] += dropped;
+}
+
+}  // namespace
 
 void finish_trace(TraceData& out, KeepState& st) {
     out.names.reserve(st.names.size() + 1);
     for (auto& s : st.names) out.names.push_back(std::move(s));
     st.name_ids.clear();
     st.names.clear();
-    out.cpu_launches.reserve(st.cpu_launch_min_ts.size());
-    for (const auto& [corr, ts] : st.cpu_launch_min_ts) out.cpu_launches.push_back({corr, ts});
-    std::sort(out.cpu_launches.begin(), out.cpu_launches.end(),
-              [](const CpuLaunch& a, const CpuLaunch& b) { return a.correlation < b.correlation; });
+    st.label_ids.clear();
+    // Earliest start per correlation key, sorted by key.
+    auto& v = st.cpu_launches;
+    std::sort(v.begin(), v.end(), [](const CpuLaunch& a, const CpuLaunch& b) {
+        return a.correlation != b.correlation ? a.correlation < b.correlation : a.ts_us < b.ts_us;
+    });
+    v.erase(std::unique(v.begin(), v.end(),
+                        [](const CpuLaunch& a, const CpuLaunch& b) { return a.correlation == b.correlation; }),
+            v.end());
+    v.shrink_to_fit();
+    out.cpu_launches = std::move(v);
     out.step_names.assign(st.step_names.begin(), st.step_names.end());
     out.cpu_min_ts_us = out.has_cpu_events ? st.cpu_min_ts : 0.0;
+    skip_far_from_median(out);
+    out.gpu.shrink_to_fit();
+    if (out.skipped.total() > 0) {
+        out.warnings.push_back("skipped-events: skipped " + std::to_string(out.skipped.total()) +
+                               " implausible events: " + out.skipped.describe());
+    }
 }
 
-}  // namespace lostflops::trace::detail
+}  // namespace detail
+}  // namespace lostflops::trace

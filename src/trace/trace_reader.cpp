@@ -5,7 +5,11 @@
 // value; every traceEvents object is handed to parse_event() and reduced to
 // what the analysis keeps (see trace.h). Top-level keys other than
 // traceEvents (distributedInfo, displayTimeUnit, deviceProperties) are cut out
-// whole and read with nlohmann::json, wherever they sit in the file.
+// whole and read with nlohmann::json, wherever they sit in the file; other
+// values are skipped as they stream by, keeping nothing. Every value, and
+// every run of white space, is bounded (limits in trace.h), so no input makes
+// the buffer grow past twice kMaxTraceValueBytes. A leading UTF-8 byte-order
+// mark (EF BB BF, Unicode 15 section 23.8) is skipped.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,6 +20,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
+#include "spec/text_input.h"
 #include "trace/trace_event.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_source.h"
@@ -23,15 +28,16 @@
 namespace lostflops::trace {
 namespace {
 
-constexpr std::size_t kChunk = 4u << 20;            // bytes per read
-constexpr std::size_t kMaxValue = 512u << 20;       // one event or metadata value
+constexpr std::size_t kChunk = 4u << 20;  // bytes per read
+
+std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 struct Truncated {};  // internal signal: the input ended inside a value
 
 class Reader {
 public:
-    Reader(detail::ByteSource& src, TraceData& out)
-        : src_(src), out_(out), buf_(new char[kChunk]), cap_(kChunk) {}
+    Reader(detail::ByteSource& src, TraceData& out, const ReadOptions& opts)
+        : src_(src), out_(out), opts_(opts), buf_(new char[kChunk]), cap_(kChunk) {}
 
     void run() {
         try {
@@ -49,7 +55,8 @@ public:
 private:
     // ---- buffer ----
     uint64_t offset() const { return base_ + pos_; }
-    // Reads more; keeps bytes from `keep` on. Returns false at the end.
+    // Reads more; keeps bytes from `keep` on (the value being read, which
+    // must not grow past value_limit_). Returns false at the end.
     bool refill(std::size_t& keep) {
         if (eof_) return false;
         if (keep > 0) {
@@ -59,11 +66,8 @@ private:
             pos_ -= keep;
             keep = 0;
         }
+        if (end_ > value_limit_) too_big(base_);
         if (cap_ - end_ < kChunk / 2) {
-            if (cap_ >= kMaxValue) {
-                throw InputError(out_.source, "byte " + std::to_string(offset()),
-                                 "a single JSON value is larger than 512 MiB");
-            }
             std::unique_ptr<char[]> bigger(new char[cap_ * 2]);  // not zero-filled
             std::memcpy(bigger.get(), buf_.get(), end_);
             buf_ = std::move(bigger);
@@ -76,15 +80,25 @@ private:
         }
         end_ += got;
         out_.bytes += got;
+        if (opts_.on_bytes) opts_.on_bytes(got);
         return true;
+    }
+    [[noreturn]] void too_big(uint64_t at) {
+        throw InputError(out_.source, "byte " + std::to_string(at),
+                         "a single JSON value is larger than " + mib(value_limit_) +
+                             " (the trace reader's limit; a trace event is well under 100 KB)");
     }
     // Next non-whitespace byte (not consumed); -1 at the end.
     int peek() {
+        uint64_t blank = 0;
         for (;;) {
             while (pos_ < end_) {
                 const char c = buf_[pos_];
                 if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return static_cast<unsigned char>(c);
                 ++pos_;
+                if (++blank > kMaxTraceValueBytes) {
+                    bad("more than " + mib(kMaxTraceValueBytes) + " of white space in a row: not a trace");
+                }
             }
             std::size_t keep = pos_;
             if (!refill(keep)) return -1;
@@ -99,8 +113,67 @@ private:
         throw InputError(out_.source, "byte " + std::to_string(offset()), what);
     }
 
-    // Cuts one complete JSON value starting at pos_; returns [start, end) in buf_.
-    std::pair<std::size_t, std::size_t> cut() {
+    // Cuts one complete JSON value starting at pos_, at most `limit` bytes;
+    // returns [start, end) in buf_.
+    std::pair<std::size_t, std::size_t> cut(std::size_t limit = kMaxTraceValueBytes) {
+        value_limit_ = limit;
+        const auto r = cut_value();
+        value_limit_ = kMaxTraceValueBytes;
+        if (r.second - r.first > limit) {
+            value_limit_ = limit;
+            too_big(base_ + r.first);
+        }
+        return r;
+    }
+
+    // Skips one complete JSON value starting at pos_ (bracket counting, as
+    // cut_value), keeping nothing; at most kMaxTraceValueBytes.
+    void skip_value() {
+        std::size_t i = pos_;
+        uint64_t scanned = 0;
+        const uint64_t at = offset();
+        const char first = buf_[i];
+        const bool scalar = first != '{' && first != '[' && first != '"';
+        int depth = 0;
+        bool in_string = false, escape = false;
+        for (;;) {
+            const char* d = buf_.get();
+            while (i < end_) {
+                const char c = d[i];
+                if (scalar) {
+                    if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+                        pos_ = i;
+                        return;
+                    }
+                    ++i;
+                    continue;
+                }
+                ++i;
+                if (in_string) {
+                    if (escape) escape = false;
+                    else if (c == '\\') escape = true;
+                    else if (c == '"') {
+                        in_string = false;
+                        if (depth == 0) { pos_ = i; return; }
+                    }
+                } else if (c == '"') {
+                    in_string = true;
+                } else if (c == '{' || c == '[') {
+                    ++depth;
+                } else if (c == '}' || c == ']') {
+                    if (--depth == 0) { pos_ = i; return; }
+                }
+            }
+            scanned += i - pos_;
+            if (scanned > kMaxTraceValueBytes) too_big(at);
+            pos_ = i;
+            std::size_t keep = i;
+            if (!refill(keep)) throw Truncated{};
+            i = pos_;
+        }
+    }
+
+    std::pair<std::size_t, std::size_t> cut_value() {
         std::size_t start = pos_;
         std::size_t i = pos_;
         const char first = buf_[i];
@@ -150,6 +223,7 @@ private:
 
     // ---- grammar ----
     void document() {
+        skip_bom();
         const int c = peek();
         if (c < 0) bad("empty file: expected a JSON object with \"traceEvents\"");
         if (c == '[') {  // JSON Array Format: the events themselves
@@ -165,6 +239,12 @@ private:
         if (!saw_events_) bad("no \"traceEvents\" array in the file");
     }
 
+    void skip_bom() {
+        std::size_t keep = pos_;
+        while (end_ - pos_ < 3 && refill(keep)) keep = pos_;
+        if (end_ - pos_ >= 3 && std::memcmp(buf_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
+    }
+
     void object() {
         if (need() == '}') { ++pos_; return; }
         for (;;) {
@@ -177,9 +257,11 @@ private:
             if (key == "traceEvents" && v == '[') {
                 ++pos_;
                 events();
-            } else {
-                auto [vs, ve] = cut();
+            } else if (key == "distributedInfo" || key == "displayTimeUnit" || key == "deviceProperties") {
+                auto [vs, ve] = cut(kMaxTraceMetadataBytes);
                 metadata(key, std::string_view(buf_.get() + vs, ve - vs));
+            } else {
+                skip_value();
             }
             const int sep = need();
             ++pos_;
@@ -198,10 +280,9 @@ private:
             if (c == '{') {
                 event();
             } else {
-                auto [s, e] = cut();  // not an object: skipped, like pandas would
-                (void)s;
-                (void)e;
+                skip_value();  // not an object: skipped, like pandas would
                 ++skipped_nonobject_;
+                check_junk();
             }
             const int sep = need();
             ++pos_;
@@ -220,12 +301,14 @@ private:
             std::size_t used = 0;
             const auto r = detail::parse_event(buf_.get() + pos_, buf_.get() + end_, f_, err_, used);
             if (r == detail::ParseResult::ok) {
+                if (used > kMaxTraceValueBytes) too_big(offset());
                 pos_ += used;
                 break;
             }
             if (r == detail::ParseResult::malformed) {
                 if (malformed_++ == 0) first_malformed_ = "byte " + std::to_string(offset()) + ", " + err_;
-                cut();
+                skip_value();
+                check_junk();
                 return;
             }
             std::size_t keep = pos_;
@@ -236,8 +319,17 @@ private:
         detail::keep_event(f_, out_, state_);
     }
 
+    // Many bad items and more bad than good: not a trace (bounds the time
+    // spent on a huge file of junk).
+    void check_junk() {
+        const uint64_t junk = malformed_ + skipped_nonobject_;
+        if (junk > kMaxTraceJunkItems && 2 * junk > out_.events + skipped_nonobject_) {
+            bad("more than " + std::to_string(kMaxTraceJunkItems) +
+                " malformed or non-object items in traceEvents, more than good events: not a trace");
+        }
+    }
+
     void metadata(const std::string& key, std::string_view text) {
-        if (key != "distributedInfo" && key != "displayTimeUnit" && key != "deviceProperties") return;
         const auto j = nlohmann::json::parse(text, nullptr, false);
         if (j.is_discarded()) {
             warn("metadata: \"" + key + "\" is not valid JSON; ignored");
@@ -246,14 +338,27 @@ private:
         if (key == "displayTimeUnit" && j.is_string()) {
             out_.display_time_unit = j.get<std::string>();
         } else if (key == "distributedInfo" && j.is_object()) {
-            const auto r = j.find("rank");
-            if (r != j.end() && r->is_number_integer()) out_.rank = r->get<int>();
-            const auto w = j.find("world_size");
-            if (w != j.end() && w->is_number_integer()) out_.world_size = w->get<int>();
+            out_.rank = small_int(j, "rank", 0, kMaxRank);
+            out_.world_size = small_int(j, "world_size", 1, kMaxRank + 1);
         } else if (key == "deviceProperties" && j.is_array() && !j.empty() && j[0].is_object()) {
             const auto n = j[0].find("name");
             if (n != j[0].end() && n->is_string()) out_.device_name = n->get<std::string>();
         }
+    }
+
+    // An integer of distributedInfo within [lo, hi]; a warning otherwise.
+    std::optional<int> small_int(const nlohmann::json& j, const char* key, int64_t lo, int64_t hi) {
+        const auto it = j.find(key);
+        if (it == j.end()) return std::nullopt;
+        if (it->is_number_integer()) {
+            const bool neg = it->is_number_unsigned() ? false : it->get<int64_t>() < 0;
+            const bool big = it->is_number_unsigned() ? it->get<uint64_t>() > static_cast<uint64_t>(hi)
+                                                      : it->get<int64_t>() > hi;
+            if (!neg && !big && it->get<int64_t>() >= lo) return static_cast<int>(it->get<int64_t>());
+        }
+        warn("metadata: distributedInfo." + std::string(key) + " = " + it->dump().substr(0, 40) +
+             " is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]; ignored");
+        return std::nullopt;
     }
 
     void warn(std::string w) { out_.warnings.push_back(std::move(w)); }
@@ -289,6 +394,8 @@ private:
 
     detail::ByteSource& src_;
     TraceData& out_;
+    const ReadOptions& opts_;
+    std::size_t value_limit_ = kMaxTraceValueBytes;
     detail::KeepState state_;
     detail::EventFields f_;
     std::string err_;
@@ -302,25 +409,26 @@ private:
     std::string first_malformed_;
 };
 
-TraceData read_from(detail::ByteSource& src, const std::string& source) {
+TraceData read_from(detail::ByteSource& src, const std::string& source, const ReadOptions& opts) {
     TraceData out;
     out.source = source;
     out.names.emplace_back();
-    Reader reader(src, out);
+    Reader reader(src, out, opts);
     reader.run();
     return out;
 }
 
 }  // namespace
 
-TraceData read_trace(const std::string& path) {
+TraceData read_trace(const std::string& path, const ReadOptions& opts) {
+    check_input_path(path, "trace file (.json or .json.gz)");
     auto src = detail::open_file_source(path);
-    return read_from(*src, path);
+    return read_from(*src, input_name(path), opts);
 }
 
 TraceData read_trace_bytes(std::string_view bytes, const std::string& source) {
     auto src = detail::memory_source(bytes, source);
-    return read_from(*src, source);
+    return read_from(*src, source, ReadOptions{});
 }
 
 }  // namespace lostflops::trace

@@ -65,16 +65,17 @@ std::string report_table(const std::vector<RankReport>& ranks, const std::vector
                          const JobComparison* cmp) {
     std::string out = fmt::format("Temporal breakdown per rank ({} conventions), shares of the kernel span\n",
                                   convention(ranks));
-    out += fmt::format("  {:>5} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>8} {:>10}\n", "rank", "kernels",
-                       "span_ms", "compute", "comm_exp", "mem_exp", "idle", "overlap", "step_ms");
+    out += fmt::format("  {:>5} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>8} {:>10}  {}\n", "rank", "kernels",
+                       "span_ms", "compute", "comm_exp", "mem_exp", "idle", "overlap", "step_ms", "file");
     for (const auto& r : ranks) {
         const double s = r.kernel_span_us;
-        out += fmt::format("  {:>5} {:>8} {:>11.3f} {:>7.1f}% {:>8.1f}% {:>8.1f}% {:>7.1f}% {:>8} {:>10}\n",
+        out += fmt::format("  {:>5} {:>8} {:>11.3f} {:>7.1f}% {:>8.1f}% {:>8.1f}% {:>7.1f}% {:>8} {:>10}  {}\n",
                            r.rank, r.kernels, s / 1e3, pct(r.compute_us, s), pct(r.exposed_comm_us, s),
                            pct(r.exposed_memory_us, s), pct(r.idle_us, s), overlap_text(r),
-                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-");
+                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-", r.source);
     }
-    out += "  (compute + comm_exp + mem_exp + idle = span; overlap = communication time with compute running)\n";
+    out += "  (compute + comm_exp + mem_exp + idle = span; overlap = communication time with compute running;\n"
+           "   step_ms = mean ProfilerStep duration; definitions in README, Traces)\n";
     if (ranks.size() <= 4) {
         for (const auto& r : ranks) {
             categories_table(out, r.categories, fmt::format("Kernels by category, rank {} ({})", r.rank, r.source));
@@ -104,7 +105,8 @@ std::string report_table(const std::vector<RankReport>& ranks, const std::vector
         categories_table(out, v, fmt::format("Kernels by category, all {} ranks", ranks.size()));
     }
     if (!stragglers.empty()) {
-        out += fmt::format("\nStragglers (furthest from the median of all ranks)\n  {:>5} {:<11} {:>12} {:>12} {:>9}\n",
+        out += fmt::format("\nStragglers (furthest from the median of all ranks; waiting = idle + exposed "
+                           "communication)\n  {:>5} {:<11} {:>12} {:>12} {:>9}\n",
                            "rank", "metric", "value_ms", "median_ms", "dev");
         for (const auto& s : stragglers) {
             out += fmt::format("  {:>5} {:<11} {:>12.3f} {:>12.3f} {:>+8.1f}%\n", s.rank, s.metric,

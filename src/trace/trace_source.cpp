@@ -1,11 +1,13 @@
-// Byte sources of the trace reader. gzip (RFC 1952) through zlib: gzread for
+// Byte sources of the trace reader ("-" is standard input). gzip (RFC 1952) through zlib: gzread for
 // files (it also reads plain files unchanged), inflate with a gzip header
 // (windowBits 16 + MAX_WBITS, zlib manual) for bytes in memory.
 #include "trace/trace_source.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 
@@ -16,10 +18,16 @@ namespace {
 
 class GzFileSource : public ByteSource {
 public:
-    explicit GzFileSource(const std::string& path) : path_(path) {
-        file_ = gzopen(path.c_str(), "rb");
+    explicit GzFileSource(const std::string& path) : path_(path == "-" ? "<stdin>" : path) {
+        if (path == "-") {
+            const int fd = ::dup(STDIN_FILENO);  // gzclose closes it, not standard input
+            file_ = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
+            if (file_ == nullptr && fd >= 0) ::close(fd);
+        } else {
+            file_ = gzopen(path.c_str(), "rb");
+        }
         if (file_ == nullptr) {
-            throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+            throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
         }
         gzbuffer(file_, 1 << 18);
     }

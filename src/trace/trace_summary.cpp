@@ -2,17 +2,19 @@
 // summarises its own traces and only summaries travel), their merge, and
 // stragglers: ranks whose compute time or waiting time (idle + exposed
 // communication) deviate most from the median over all ranks (the median, not
-// the mean, so that one slow rank does not move the reference).
+// the mean, so that one slow rank does not move the reference). Summaries are
+// read bounded (src/spec/text_input.h, kMaxSummaryBytes) with a leading UTF-8
+// byte-order mark skipped; every number is checked (finite, not negative,
+// ranks in [0, kMaxRank]) before use.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <set>
-#include <sstream>
+#include <limits>
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
+#include "spec/text_input.h"
 
 namespace lostflops::trace {
 namespace {
@@ -44,6 +46,7 @@ json rank_to_json(const RankReport& r) {
     j["matmul_us"] = r.matmul_us;
     j["comm_comp_overlap_pct"] = r.comm_comp_overlap_pct ? json(*r.comm_comp_overlap_pct) : json(nullptr);
     j["mean_step_us"] = r.mean_step_us;
+    j["skipped_events"] = r.skipped_events;
     json cats = json::array();
     for (const auto& c : r.categories) {
         cats.push_back({{"name", c.name}, {"category", to_string(c.category)},
@@ -83,33 +86,63 @@ T field(const json& j, const char* key, const std::string& source, const std::st
     }
 }
 
+// An integer in [lo, hi] (nlohmann's get<int> would wrap a larger one).
+int64_t int_field(const json& j, const char* key, const std::string& source, const std::string& where,
+                  int64_t lo, int64_t hi) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) throw InputError(source, where + "." + key, "missing");
+    const bool ok = it->is_number_integer() &&
+                    (it->is_number_unsigned() ? it->get<uint64_t>() <= static_cast<uint64_t>(hi)
+                                              : it->get<int64_t>() >= lo && it->get<int64_t>() <= hi);
+    if (!ok) {
+        throw InputError(source, where + "." + key,
+                         "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return it->get<int64_t>();
+}
+
+// A time or share: a finite number, >= 0 unless `signed_ok` (HTA's rounded
+// intervals can make a sum slightly negative).
+double num_field(const json& j, const char* key, const std::string& source, const std::string& where,
+                 bool signed_ok = false) {
+    const double v = field<double>(j, key, source, where);
+    if (!std::isfinite(v) || (!signed_ok && v < 0)) {
+        throw InputError(source, where + "." + key,
+                         signed_ok ? "expected a finite number" : "expected a finite number >= 0");
+    }
+    return v;
+}
+
+constexpr int64_t kMaxCount = int64_t{1} << 53;
+
 RankReport rank_from_json(const json& j, const std::string& source, const std::string& where) {
     if (!j.is_object()) throw InputError(source, where, "expected an object");
     RankReport r;
-    r.rank = field<int>(j, "rank", source, where);
+    r.rank = static_cast<int>(int_field(j, "rank", source, where, 0, kMaxRank));
     r.source = field<std::string>(j, "source", source, where);
     r.hta_compatible = field<bool>(j, "hta_compatible", source, where);
-    r.kernels = field<int64_t>(j, "kernels", source, where);
-    r.kernel_span_us = field<double>(j, "kernel_span_us", source, where);
-    r.compute_us = field<double>(j, "compute_us", source, where);
-    r.non_compute_us = field<double>(j, "non_compute_us", source, where);
-    r.idle_us = field<double>(j, "idle_us", source, where);
-    r.comm_us = field<double>(j, "comm_us", source, where);
-    r.memory_us = field<double>(j, "memory_us", source, where);
-    r.exposed_comm_us = field<double>(j, "exposed_comm_us", source, where);
-    r.exposed_memory_us = field<double>(j, "exposed_memory_us", source, where);
-    r.matmul_us = field<double>(j, "matmul_us", source, where);
+    r.kernels = int_field(j, "kernels", source, where, 0, kMaxCount);
+    r.kernel_span_us = num_field(j, "kernel_span_us", source, where);
+    r.compute_us = num_field(j, "compute_us", source, where);
+    r.non_compute_us = num_field(j, "non_compute_us", source, where, true);
+    r.idle_us = num_field(j, "idle_us", source, where, true);
+    r.comm_us = num_field(j, "comm_us", source, where, true);
+    r.memory_us = num_field(j, "memory_us", source, where, true);
+    r.exposed_comm_us = num_field(j, "exposed_comm_us", source, where, true);
+    r.exposed_memory_us = num_field(j, "exposed_memory_us", source, where, true);
+    r.matmul_us = num_field(j, "matmul_us", source, where, true);
     const auto ov = j.find("comm_comp_overlap_pct");
-    if (ov != j.end() && ov->is_number()) r.comm_comp_overlap_pct = ov->get<double>();
-    r.mean_step_us = field<double>(j, "mean_step_us", source, where);
+    if (ov != j.end() && ov->is_number()) r.comm_comp_overlap_pct = num_field(j, "comm_comp_overlap_pct", source, where, true);
+    r.mean_step_us = num_field(j, "mean_step_us", source, where);
+    if (j.contains("skipped_events")) r.skipped_events = static_cast<uint64_t>(int_field(j, "skipped_events", source, where, 0, kMaxCount));
     const auto cats = field<json>(j, "categories", source, where);
     if (!cats.is_array()) throw InputError(source, where + ".categories", "expected an array");
     for (const auto& c : cats) {
         CategoryTotal t;
         t.name = field<std::string>(c, "name", source, where + ".categories");
         t.category = category_from(field<std::string>(c, "category", source, where + ".categories"), source);
-        t.count = field<int64_t>(c, "count", source, where + ".categories");
-        t.time_us = field<double>(c, "time_us", source, where + ".categories");
+        t.count = int_field(c, "count", source, where + ".categories", 0, kMaxCount);
+        t.time_us = num_field(c, "time_us", source, where + ".categories", true);
         r.categories.push_back(t);
     }
     const auto its = j.find("iterations");
@@ -117,13 +150,13 @@ RankReport rank_from_json(const json& j, const std::string& source, const std::s
         for (const auto& i : *its) {
             const std::string w = where + ".iterations";
             Iteration it;
-            it.number = field<int64_t>(i, "number", source, w);
-            it.cpu_us = field<double>(i, "cpu_us", source, w);
-            it.kernels = field<int64_t>(i, "kernels", source, w);
-            it.gpu_span_us = field<double>(i, "gpu_span_us", source, w);
-            it.compute_us = field<double>(i, "compute_us", source, w);
-            it.comm_us = field<double>(i, "comm_us", source, w);
-            it.idle_us = field<double>(i, "idle_us", source, w);
+            it.number = int_field(i, "number", source, w, 0, std::numeric_limits<int64_t>::max());
+            it.cpu_us = num_field(i, "cpu_us", source, w);
+            it.kernels = int_field(i, "kernels", source, w, 0, kMaxCount);
+            it.gpu_span_us = num_field(i, "gpu_span_us", source, w, true);
+            it.compute_us = num_field(i, "compute_us", source, w, true);
+            it.comm_us = num_field(i, "comm_us", source, w, true);
+            it.idle_us = num_field(i, "idle_us", source, w, true);
             r.iterations.push_back(it);
         }
     }
@@ -156,8 +189,8 @@ std::vector<Straggler> find_stragglers(const std::vector<RankReport>& ranks, std
         if (s.size() > max_per_metric) s.resize(max_per_metric);
         out.insert(out.end(), s.begin(), s.end());
     };
-    pick("compute_us", [](const RankReport& r) { return r.compute_us; });
-    pick("waiting_us", [](const RankReport& r) { return r.idle_us + r.exposed_comm_us; });
+    pick("compute", [](const RankReport& r) { return r.compute_us; });
+    pick("waiting", [](const RankReport& r) { return r.idle_us + r.exposed_comm_us; });
     return out;
 }
 
@@ -172,7 +205,9 @@ std::string summary_to_json(const std::vector<RankReport>& ranks) {
 }
 
 std::vector<RankReport> summary_from_json(const std::string& text, const std::string& source) {
-    const json j = json::parse(text, nullptr, false);
+    std::string_view body(text);
+    if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);  // UTF-8 byte-order mark
+    const json j = json::parse(body, nullptr, false);
     if (j.is_discarded()) throw InputError(source, "", "not valid JSON (expected a trace summary)");
     if (!j.is_object() || j.value("format", std::string()) != kSummaryTag) {
         throw InputError(source, "format", std::string("not a trace summary (expected \"format\": \"") +
@@ -191,11 +226,8 @@ std::vector<RankReport> summary_from_json(const std::string& text, const std::st
 }
 
 std::vector<RankReport> load_summary(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "", "cannot open summary");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return summary_from_json(ss.str(), path);
+    const std::string text = read_file_bounded(path, kMaxSummaryBytes, "trace summary");
+    return summary_from_json(text, input_name(path));
 }
 
 std::vector<RankReport> merge_summaries(const std::vector<std::vector<RankReport>>& parts) {
@@ -204,10 +236,10 @@ std::vector<RankReport> merge_summaries(const std::vector<std::vector<RankReport
     std::stable_sort(out.begin(), out.end(),
                      [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
     for (std::size_t i = 1; i < out.size(); ++i) {
-        if (out[i].rank == out[i - 1].rank && out[i].rank >= 0) {
+        if (out[i].rank == out[i - 1].rank) {
             throw InputError(out[i].source, "rank",
-                             "rank " + std::to_string(out[i].rank) + " appears twice (also in " +
-                                 out[i - 1].source + ")");
+                             "rank " + std::to_string(out[i].rank) + " appears twice: in " + out[i - 1].source +
+                                 " and in " + out[i].source + " (each rank must come from one file)");
         }
     }
     return out;

@@ -211,6 +211,58 @@ TEST(CalibrationIo, MissingFileIsAnError) {
     EXPECT_THROW(load_calibration(std::string(LOSTFLOPS_SOURCE_DIR) + "/data"), InputError);
 }
 
+TEST(CalibrationIo, RepeatedKeysAreErrorsNamingBothLines) {
+    // YAML keys are unique; yaml-cpp would hand both to the reader, the last one winning.
+    const std::string top = error_of("p2p_eff: 0.8\ndp_overlap: 0.5\np2p_eff: 0.9\n");
+    EXPECT_NE(top.find("p2p_eff"), std::string::npos) << top;
+    EXPECT_NE(top.find("line 1"), std::string::npos) << top;
+    EXPECT_NE(top.find("line 3"), std::string::npos) << top;
+    const std::string nested = error_of("hopper:\n  gemm_max: 0.5\n  gemm_max: 0.6\n");
+    EXPECT_NE(nested.find("hopper.gemm_max"), std::string::npos) << nested;
+    const std::string curve =
+        error_of("nccl:\n  - {op: all_reduce, op: all_gather, scope: intra_node, ranks: 8, points: [[8, 1]]}\n");
+    EXPECT_NE(curve.find("nccl[0].op"), std::string::npos) << curve;
+}
+
+TEST(CalibrationIo, NumbersOutsideADoubleSayOutOfRange) {
+    // A subnormal efficiency would pass "> 0" and make every kernel take forever.
+    EXPECT_NE(error_of("p2p_eff: 5e-324\n").find("out of range"), std::string::npos);
+    EXPECT_NE(error_of("kernel_overhead_us: 1e400\n").find("out of range"), std::string::npos);
+    EXPECT_NE(error_of("kernel_overhead_us: .inf\n").find("infinite"), std::string::npos);
+}
+
+TEST(CalibrationIo, CurvePointsWithinPlausibleRanges) {
+    const std::string head = "nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, points: ";
+    EXPECT_NE(error_of(head + "[[1e300, 100, 5]]}\n").find("nccl[0].points[0][0]"), std::string::npos);
+    EXPECT_NE(error_of(head + "[[1024, 1e300, 5]]}\n").find("nccl[0].points[0][1]"), std::string::npos);
+    EXPECT_NE(error_of(head + "[[1024, 100, 1e300]]}\n").find("nccl[0].points[0]"), std::string::npos);
+    // A busbw so small that the derived time is absurd.
+    EXPECT_NE(error_of(head + "[[1e9, 1e-300]]}\n").find("out of range"), std::string::npos);
+}
+
+TEST(CalibrationIo, DeepNestingIsAnError) {
+    const std::string deep = "nccl: " + std::string(100000, '[') + std::string(100000, ']') + "\n";
+    EXPECT_NE(error_of(deep).find("nesting deeper than"), std::string::npos);
+}
+
+TEST(CalibrationIo, DevicesAndHugeFilesAreRefusedWithoutReadingThem) {
+    try {
+        load_calibration("/dev/zero");  // would be read forever
+        ADD_FAILURE() << "no error for /dev/zero";
+    } catch (const InputError& e) {
+        EXPECT_NE(e.message().find("device"), std::string::npos) << e.what();
+    }
+    // A valid profile padded with a comment past the size limit.
+    TempFile big("big.yaml", "p2p_eff: 0.8\n# " + std::string(5u << 20, 'x') + "\n");
+    try {
+        load_calibration(big.path());
+        ADD_FAILURE() << "no error for a 5 MiB profile";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.file(), big.path());
+        EXPECT_NE(e.message().find("more than"), std::string::npos) << e.what();
+    }
+}
+
 TEST(CalibrationIo, NamesRoundTrip) {
     for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
                          Collective::all_to_all, Collective::send_recv})

@@ -1,34 +1,17 @@
 // The executable end to end: exit codes, messages on stderr, JSON on stdout,
 // and the acceptance figures of `validate` on the published runs.
-#include <array>
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_util.h"
 #include "test_util.h"
 
 namespace {
 
-struct CliRun {
-    int code = -1;
-    std::string out;  // stdout and stderr together
-};
-
-CliRun run_cli(const std::string& args) {
-    CliRun r;
-    const std::string cmd = std::string(LOSTFLOPS_BINARY) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
+using lostflops::test::CliRun;
+using lostflops::test::run_cli;
 
 TEST(Cli, DefaultEstimateJson) {
     const CliRun r = run_cli("estimate --format json");
@@ -43,13 +26,14 @@ TEST(Cli, BadInputExitsTwoNamingFileAndKey) {
     const std::string bad = lostflops::test::source_path("tests/data/cli/bad_tp.yaml");
     const CliRun r = run_cli("estimate " + bad);
     EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.out.find("bad_tp.yaml"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("parallel.tp"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("bad_tp.yaml"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("parallel.tp"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");  // no JSON error object unless --format json
     const CliRun missing = run_cli("estimate /nonexistent.yaml");
     EXPECT_EQ(missing.code, 2);
     const CliRun set = run_cli("estimate --set parallel.recompute=sometimes");
     EXPECT_EQ(set.code, 2);
-    EXPECT_NE(set.out.find("parallel.recompute"), std::string::npos) << set.out;
+    EXPECT_NE(set.err.find("parallel.recompute"), std::string::npos) << set.err;
     const CliRun usage = run_cli("estimate --no-such-flag");
     EXPECT_EQ(usage.code, 2);
 }

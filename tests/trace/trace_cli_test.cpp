@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 #include "trace/trace_test_util.h"
@@ -17,9 +20,12 @@ struct Run {
     std::string out;
 };
 
-Run run(const std::string& args) {
+// Standard error is dropped, or kept after standard output with `with_stderr`;
+// `timeout` (coreutils) stops a run that would hang on a bad input.
+Run run(const std::string& args, bool with_stderr = false) {
     Run r;
-    const std::string cmd = std::string(LOSTFLOPS_BINARY) + " " + args + " 2>/dev/null";
+    const std::string cmd = "timeout 60 " + std::string(LOSTFLOPS_BINARY) + " " + args +
+                            (with_stderr ? " 2>&1" : " 2>/dev/null");
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
     char buf[4096];
@@ -76,6 +82,72 @@ TEST(TraceCli, BadInputExitsTwo) {
     EXPECT_EQ(run("trace " + test::data_path("LICENSE-HTA")).code, 2);
     EXPECT_EQ(run("trace /nonexistent/x.json").code, 2);
     EXPECT_NE(run("trace").code, 0);
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+// Devices and pipes are refused with a message, never read (before: `trace
+// merge /dev/zero` grew memory without end).
+TEST(TraceCli, DevicesAreRefused) {
+    for (const char* args : {"trace /dev/zero", "trace /dev/urandom", "trace merge /dev/zero"}) {
+        const auto r = run(args, true);
+        EXPECT_EQ(r.code, 2) << args;
+        EXPECT_TRUE(contains(r.out, "character device")) << args << ": " << r.out;
+    }
+}
+
+// One rule for `trace` and `trace merge`: a rank given twice is an error
+// naming both files.
+TEST(TraceCli, SameRankTwiceIsRejectedNamingBothFiles) {
+    const auto dir = std::filesystem::temp_directory_path() / "lostflops_trace_cli_dup";
+    std::filesystem::create_directories(dir);
+    const std::string a = test::data_path("sampled-128rank.rank0.json.gz");
+    const std::string b = (dir / "copy.json.gz").string();
+    std::filesystem::copy_file(a, b, std::filesystem::copy_options::overwrite_existing);
+    const auto r = run("trace " + a + " " + b, true);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_TRUE(contains(r.out, "appears twice") && contains(r.out, a) && contains(r.out, b)) << r.out;
+    std::filesystem::remove_all(dir);
+}
+
+// Trace tables: the straggler rows carry their unit in the column header, not
+// in the metric name; the per-rank rows name their file; every column is
+// defined in the README.
+TEST(TraceCli, TableColumnsUnitsFilesAndDefinitions) {
+    const std::string f0 = test::data_path("sampled-128rank.rank0.json.gz");
+    const std::string f1 = test::data_path("sampled-128rank.rank1.json.gz");
+    const auto r = run("trace " + f0 + " " + f1);
+    ASSERT_EQ(r.code, 0);
+    std::istringstream lines(r.out);
+    std::string line, per_rank_header, straggler_header;
+    bool in_stragglers = false;
+    int rows_with_file = 0;
+    while (std::getline(lines, line)) {
+        if (contains(line, " rank ") && contains(line, "span_ms")) per_rank_header = line;
+        if (contains(line, "Stragglers")) in_stragglers = true;
+        if (in_stragglers && contains(line, "value_ms")) straggler_header = line;
+        else if (in_stragglers && !line.empty()) EXPECT_FALSE(contains(line, "_us")) << line;
+        if (contains(line, f0) || contains(line, f1)) ++rows_with_file;
+        if (line.empty()) in_stragglers = false;
+    }
+    EXPECT_GE(rows_with_file, 2);
+    EXPECT_TRUE(contains(per_rank_header, "file"));
+    std::ifstream readme(std::string(LOSTFLOPS_SOURCE_DIR) + "/README.md");
+    const std::string text((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
+    std::istringstream words(per_rank_header + " " + straggler_header + " waiting");
+    std::string w;
+    while (words >> w) EXPECT_TRUE(contains(text, "`" + w + "`")) << "column " << w << " not defined in README";
+}
+
+// --format is declared the way `estimate` declares it.
+TEST(TraceCli, FormatOptionAsEstimate) {
+    const auto format_line = [](const std::string& help) {
+        const auto at = help.find("--format");
+        return at == std::string::npos ? std::string("none") : help.substr(at, help.find('\n', at) - at);
+    };
+    const std::string est = format_line(run("estimate --help").out);
+    EXPECT_EQ(format_line(run("trace --help").out), est);
+    EXPECT_EQ(format_line(run("trace merge --help").out), est);
 }
 
 }  // namespace

@@ -143,8 +143,8 @@ TEST(TraceReader, JsonArrayFormatAndEscapes) {
         "\"args\": {\"stream\": \"7\", \"correlation\": 3}}]";
     const auto d = read_trace_bytes(t, "arr");
     ASSERT_EQ(d.gpu.size(), 1u);
-    EXPECT_EQ(d.names[d.gpu[0].name_id], "abc\n");
-    EXPECT_EQ(d.gpu[0].stream, 7);
+    EXPECT_EQ(d.names[d.label(d.gpu[0]).name_id], "abc\n");
+    EXPECT_EQ(d.label(d.gpu[0]).stream, 7);
 }
 
 // HTA drops kernels launched in the last ProfilerStep and kernels without a

@@ -32,7 +32,7 @@ TEST(TraceSummary, RoundTripsAndMerges) {
     const auto s = find_stragglers(merged);
     ASSERT_FALSE(s.empty());
     EXPECT_EQ(s.front().rank, 1);
-    EXPECT_EQ(s.front().metric, "compute_us");
+    EXPECT_EQ(s.front().metric, "compute");
     EXPECT_GT(s.front().deviation_pct, 100.0);
     // The same rank twice is an error.
     EXPECT_THROW(merge_summaries({back_a, back_a}), InputError);

@@ -1,0 +1,265 @@
+// "Does not fit" advice that can be acted on: every candidate change of the
+// plan is a copy of the Job with plan fields changed, checked by
+// spec/validate.cpp's validate_job and re-estimated; only the changes that
+// lower the memory are kept, each with the memory it gives and whether it fits.
+// Then the smallest number of the job's GPUs on which the model fits with a
+// minimum-memory plan. Method: lostflops/report.h (fit_advice).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "lostflops/error.h"
+#include "lostflops/report.h"
+#include "spec/validate.h"
+#include "workload/flops.h"
+
+namespace lostflops {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr double kMinGainBytes = 0.05 * kGiB;  // below the text's 0.1 GiB precision
+constexpr int kMaxCountsTried = 256;           // GPU counts the search tries at most
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+
+std::optional<Estimate> evaluate(const Job& job, const Calibration& cal) {
+    try {
+        validate_job(job);
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+    return estimate(job, cal);
+}
+
+PlanChange make_change(std::string change, std::vector<std::string> set, const Estimate& e) {
+    return PlanChange{std::move(change), std::move(set), e.memory.peak_bytes, e.memory.capacity_bytes,
+                      e.memory.fits ? Fit::fits : Fit::does_not_fit, e.step_time_s};
+}
+
+int layers_per_virtual_stage(const Job& job) {
+    const int k = job.plan.pp * job.plan.vpp;
+    return (job.model.layers + k - 1) / k;
+}
+
+// tp or pp doubled until it fits (the smallest that does), else the one with
+// the lowest peak; dp follows from the GPU count.
+std::optional<PlanChange> scale_dimension(const Job& job, const Calibration& cal, const char* name, int ParallelPlan::*dim,
+                                          int limit) {
+    std::optional<PlanChange> best;
+    for (int v = job.plan.*dim * 2; v <= limit; v *= 2) {
+        Job j = job;
+        j.plan.*dim = v;
+        const int64_t model_par = static_cast<int64_t>(j.plan.tp) * j.plan.pp * j.plan.cp;
+        if (model_par > j.cluster.num_gpus || j.cluster.num_gpus % model_par != 0) break;
+        j.plan.dp = static_cast<int>(j.cluster.num_gpus / model_par);
+        const auto e = evaluate(j, cal);
+        if (!e) continue;
+        PlanChange c = make_change(fmt::format("{} {} (dp {})", name, v, j.plan.dp),
+                                   {fmt::format("parallel.{}={}", name, v), fmt::format("parallel.dp={}", j.plan.dp)}, *e);
+        if (!best || c.peak_bytes < best->peak_bytes) best = c;
+        if (c.fit == Fit::fits) return c;
+    }
+    return best;
+}
+
+std::vector<PlanChange> candidate_changes(const Job& job, const Calibration& cal) {
+    std::vector<PlanChange> out;
+    const ParallelPlan& p = job.plan;
+    const auto single = [&](std::string change, std::vector<std::string> set, const Job& j) {
+        if (const auto e = evaluate(j, cal)) out.push_back(make_change(std::move(change), std::move(set), *e));
+    };
+    if (static_cast<int64_t>(p.dp) * p.cp > 1) {
+        for (int z = p.zero + 1; z <= 3; ++z) {
+            Job j = job;
+            j.plan.zero = z;
+            single(fmt::format("zero {}", z), {fmt::format("parallel.zero={}", z)}, j);
+        }
+    }
+    if (job.training.micro_batch > 1) {
+        std::vector<int64_t> sizes;
+        for (int64_t d = job.training.micro_batch / 2; d >= 1; --d) {
+            if (job.training.micro_batch % d == 0) {
+                sizes.push_back(d);
+                break;
+            }
+        }
+        if (sizes.back() != 1) sizes.push_back(1);
+        for (const int64_t d : sizes) {
+            Job j = job;
+            j.training.micro_batch = d;
+            single(fmt::format("micro_batch_size {}", d), {fmt::format("training.micro_batch_size={}", d)}, j);
+        }
+    }
+    if (p.recompute == Recompute::none) {
+        Job j = job;
+        j.plan.recompute = Recompute::selective;
+        single("recompute selective", {"parallel.recompute=selective"}, j);
+    }
+    if (p.recompute != Recompute::full || p.recompute_layers >= 0) {
+        Job j = job;
+        j.plan.recompute = Recompute::full;
+        j.plan.recompute_layers = -1;
+        std::vector<std::string> set = {"parallel.recompute=full"};
+        if (p.recompute_layers >= 0)
+            set.push_back(fmt::format("parallel.recompute_layers={}", layers_per_virtual_stage(job)));
+        single("recompute full (every layer)", std::move(set), j);
+    }
+    const int tp_limit = std::min(job.cluster.gpus_per_node, job.cluster.num_gpus);
+    if (auto c = scale_dimension(job, cal, "tp", &ParallelPlan::tp, tp_limit)) out.push_back(*c);
+    if (auto c = scale_dimension(job, cal, "pp", &ParallelPlan::pp, job.model.layers / p.vpp)) out.push_back(*c);
+    if (p.tp > 1 && !p.sequence_parallel) {
+        Job j = job;
+        j.plan.sequence_parallel = true;
+        single("sequence_parallel on", {"parallel.sequence_parallel=true"}, j);
+    }
+    return out;
+}
+
+// GPU counts in the order tried: divisors of a node below it, then whole nodes.
+std::vector<int> gpu_counts_from(int lower, int gpus_per_node) {
+    std::vector<int> counts;
+    for (int c = 1; c < gpus_per_node && static_cast<int>(counts.size()) < kMaxCountsTried; ++c)
+        if (gpus_per_node % c == 0 && c >= lower) counts.push_back(c);
+    int64_t nodes = std::max<int64_t>(1, (static_cast<int64_t>(lower) + gpus_per_node - 1) / gpus_per_node);
+    while (static_cast<int>(counts.size()) < kMaxCountsTried && nodes * gpus_per_node <= 1'000'000)
+        counts.push_back(static_cast<int>(nodes++ * gpus_per_node));
+    return counts;
+}
+
+struct Candidate {
+    Job job;
+    Estimate e;
+};
+
+// The fastest plan of the minimum-memory family that fits on `n` GPUs, if any.
+std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, int n) {
+    std::optional<Candidate> best;
+    for (int tp = 1; tp <= std::min(n, job.cluster.gpus_per_node); tp *= 2) {
+        const int64_t rest = n / (static_cast<int64_t>(tp) * job.plan.cp);
+        if (rest < 1 || rest * tp * job.plan.cp != n) continue;
+        for (int64_t pp = 1; pp <= rest && pp <= job.model.layers; ++pp) {
+            if (rest % pp != 0) continue;
+            Job j = job;
+            j.cluster.num_gpus = n;
+            ParallelPlan& p = j.plan;
+            p.tp = tp;
+            p.pp = static_cast<int>(pp);
+            p.dp = static_cast<int>(rest / pp);
+            p.vpp = 1;
+            p.zero = static_cast<int64_t>(p.dp) * p.cp > 1 ? 3 : 0;
+            p.recompute = Recompute::full;
+            p.recompute_layers = -1;
+            p.sequence_parallel = tp > 1;
+            j.training.micro_batch = 1;
+            const auto e = evaluate(j, cal);
+            if (e && e->memory.fits && (!best || e->step_time_s < best->e.step_time_s)) best = Candidate{j, *e};
+        }
+    }
+    return best;
+}
+
+MinGpus min_gpus_to_fit(const Job& job, const Calibration& cal, const Memory& current) {
+    MinGpus out;
+    // Lower bound: weights, gradients and Adam state fully sharded over every GPU.
+    const double bytes_per_param = 2.0 + (job.plan.grad_fp32 ? 4.0 : 2.0) + 12.0;
+    const double states = count_params(job.model).total * bytes_per_param;
+    const double room = current.capacity_bytes - cal.memory_reserved_bytes;
+    if (room <= 0) return out;
+    const double bound = std::ceil(states / room);
+    const int lower = static_cast<int>(std::clamp(bound, 1.0, 1e6));
+    out.searched_from = lower;
+    for (const int n : gpu_counts_from(lower, job.cluster.gpus_per_node)) {
+        out.searched_up_to = n;
+        const auto c = fitting_plan(job, cal, n);
+        if (!c) continue;
+        const ParallelPlan& p = c->job.plan;
+        out.num_gpus = n;
+        out.peak_bytes = c->e.memory.peak_bytes;
+        out.step_time_s = c->e.step_time_s;
+        out.plan = fmt::format("tp {} pp {} dp {} cp {} ep {}, zero {}, recompute full, micro-batch 1, "
+                               "sequence parallel {}",
+                               p.tp, p.pp, p.dp, p.cp, p.ep, p.zero, p.sequence_parallel ? "on" : "off");
+        out.set = {fmt::format("cluster.num_gpus={}", n),         fmt::format("parallel.tp={}", p.tp),
+                   fmt::format("parallel.pp={}", p.pp),           fmt::format("parallel.dp={}", p.dp),
+                   "parallel.vpp=1",                              fmt::format("parallel.zero={}", p.zero),
+                   "parallel.recompute=full",                     "training.micro_batch_size=1",
+                   fmt::format("parallel.sequence_parallel={}", p.sequence_parallel)};
+        if (job.plan.recompute_layers >= 0)
+            out.set.push_back(fmt::format("parallel.recompute_layers={}", layers_per_virtual_stage(c->job)));
+        break;
+    }
+    return out;
+}
+
+std::string set_args(const std::vector<std::string>& set) {
+    std::string out;
+    for (const auto& s : set) out += (out.empty() ? "--set " : " --set ") + s;
+    return out;
+}
+
+}  // namespace
+
+FitAdvice fit_advice(const Job& job, const Calibration& cal) {
+    FitAdvice a;
+    const Estimate now = estimate(job, cal);
+    for (auto& c : candidate_changes(job, cal))
+        if (c.peak_bytes <= now.memory.peak_bytes - kMinGainBytes) a.changes.push_back(std::move(c));
+    std::stable_sort(a.changes.begin(), a.changes.end(), [](const PlanChange& x, const PlanChange& y) {
+        if (x.fit != y.fit) return x.fit == Fit::fits;
+        return x.fit == Fit::fits ? x.step_time_s < y.step_time_s : x.peak_bytes < y.peak_bytes;
+    });
+    a.min_gpus = min_gpus_to_fit(job, cal, now.memory);
+    return a;
+}
+
+std::string fit_advice_text(const FitAdvice& a) {
+    std::string out;
+    if (a.changes.empty()) {
+        out += "no single change of zero, micro-batch, recompute, tp, pp or sequence parallelism lowers the "
+               "memory per GPU\n";
+    } else {
+        out += "changes, each alone and re-estimated (those that fit first, fastest first):\n";
+        for (const auto& c : a.changes)
+            out += fmt::format("  {:<30} {:>10}  {:<12}  {:8.3f} s/step   {}\n", c.change, gib(c.peak_bytes),
+                               c.fit == Fit::fits ? "fits" : "does not fit", c.step_time_s, set_args(c.set));
+    }
+    const MinGpus& m = a.min_gpus;
+    if (m.num_gpus > 0) {
+        out += fmt::format("fewest of these GPUs that fit the model: {}, with {}: {}, {:.3f} s/step\n  {}\n",
+                           m.num_gpus, m.plan, gib(m.peak_bytes), m.step_time_s, set_args(m.set));
+    } else {
+        out += fmt::format("the model fits on none of {} to {} of these GPUs\n", m.searched_from, m.searched_up_to);
+    }
+    out += "  (searched from the count that the fully sharded weights, gradients and optimizer state fill, "
+           "whole nodes above one; plans with every tp within a node and every pp, ZeRO-3 over dp, full "
+           "recompute, micro-batch 1; the fastest that fits)\n";
+    return out;
+}
+
+nlohmann::json fit_advice_json(const FitAdvice& a) {
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& c : a.changes)
+        changes.push_back({{"change", c.change},
+                           {"set", c.set},
+                           {"peak_bytes", c.peak_bytes},
+                           {"capacity_bytes", c.capacity_bytes},
+                           {"fits", c.fit == Fit::fits},
+                           {"step_time_s", c.step_time_s}});
+    const MinGpus& m = a.min_gpus;
+    nlohmann::json min = {{"num_gpus", nullptr},
+                          {"searched_from_gpus", m.searched_from},
+                          {"searched_up_to_gpus", m.searched_up_to}};
+    if (m.num_gpus > 0) {
+        min["num_gpus"] = m.num_gpus;
+        min["plan"] = m.plan;
+        min["set"] = m.set;
+        min["peak_bytes"] = m.peak_bytes;
+        min["step_time_s"] = m.step_time_s;
+    }
+    return {{"advice", changes}, {"min_gpus_to_fit", min}};
+}
+
+}  // namespace lostflops

@@ -1,0 +1,113 @@
+// The resolved job as JSON (the `job` object of `estimate --format json`):
+// what the estimate actually used, every default and `auto` decided. Key names
+// follow the job file's (README "Job file") so a script can read them back;
+// units in the names as in the catalogs: *_GBps = 1e9 bytes/s per GPU per
+// direction, *_us, *_bytes, peak_tflops = dense 1e12 FLOP/s.
+#include <cstdint>
+
+#include "estimate/zero3_time.h"
+#include "lostflops/report.h"
+
+namespace lostflops {
+
+namespace {
+
+nlohmann::json model_json(const Model& m) {
+    nlohmann::json j = {{"name", m.name},
+                        {"num_hidden_layers", m.layers},
+                        {"hidden_size", m.hidden},
+                        {"intermediate_size", m.ffn},
+                        {"num_attention_heads", m.heads},
+                        {"num_key_value_heads", m.kv_heads},
+                        {"head_dim", m.head_dim()},
+                        {"vocab_size", m.vocab},
+                        {"mlp", m.mlp == MlpKind::gated ? "gated" : "gelu"},
+                        {"tie_word_embeddings", m.tied_embeddings},
+                        {"num_local_experts", m.experts}};
+    if (m.is_moe()) {
+        j["num_experts_per_tok"] = m.experts_per_token;
+        j["moe_intermediate_size"] = m.moe_ffn;
+    }
+    return j;
+}
+
+nlohmann::json link_json(const Link& l) {
+    return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}};
+}
+
+nlohmann::json cluster_json(const Cluster& c, Precision precision) {
+    const Gpu& g = c.gpu;
+    nlohmann::json peak = {{"fp16", g.peak_fp16_tflops}, {"bf16", g.peak_bf16_tflops}};
+    if (g.peak_fp8_tflops > 0) peak["fp8"] = g.peak_fp8_tflops;
+    const nlohmann::json gpu = {{"name", g.name},
+                                {"arch", g.arch},
+                                {"peak_tflops", peak},
+                                {"peak_tflops_used", g.peak_tflops(precision)},
+                                {"memory_bytes", g.memory_bytes},
+                                {"hbm_GBps", g.hbm_GBps},
+                                {"nvlink_GBps", g.nvlink_GBps},
+                                {"sm_count", g.sm_count},
+                                {"tdp_w", g.tdp_w}};
+    return {{"name", c.name},
+            {"gpu", gpu},
+            {"num_gpus", c.num_gpus},
+            {"gpus_per_node", c.gpus_per_node},
+            {"nodes", (c.num_gpus + c.gpus_per_node - 1) / c.gpus_per_node},
+            {"intra_node", link_json(c.intra_node)},
+            {"inter_node", link_json(c.inter_node)}};
+}
+
+nlohmann::json training_json(const Job& job) {
+    const Training& t = job.training;
+    return {{"seq_length", t.seq_length},
+            {"global_batch_size", t.global_batch},
+            {"micro_batch_size", t.micro_batch},
+            {"precision", to_string(t.precision)},
+            {"train_tokens", t.train_tokens},
+            {"attention", to_string(t.attention)},
+            {"attention_from_auto", t.attention_auto},
+            {"causal_flops", t.causal_flops},
+            {"framework", to_string(t.framework)},
+            {"framework_from_auto", t.framework_auto}};
+}
+
+nlohmann::json parallel_json(const Job& job) {
+    const ParallelPlan& p = job.plan;
+    nlohmann::json j = {{"tp", p.tp},
+                        {"pp", p.pp},
+                        {"dp", p.dp},
+                        {"cp", p.cp},
+                        {"ep", p.ep},
+                        {"vpp", p.vpp},
+                        {"zero", p.zero},
+                        {"sequence_parallel", p.sequence_parallel},
+                        {"recompute", to_string(p.recompute)},
+                        // null: every layer (with recompute: full), or no full recompute.
+                        {"recompute_layers", nullptr},
+                        {"overlap_grad_reduce", p.overlap_grad_reduce},
+                        {"tp_comm_overlap", p.tp_comm_overlap},
+                        {"grad_fp32", p.grad_fp32}};
+    if (p.recompute == Recompute::full && p.recompute_layers >= 0) j["recompute_layers"] = p.recompute_layers;
+    if (p.zero >= 3) {
+        const Zero3Engine e = zero3_engine(job);
+        j["zero_bucket_params"] = e.bucket_params;
+        j["zero_reduce_bucket_params"] = e.reduce_bucket_params;
+        j["zero_prefetch"] = e.prefetch;
+        j["zero_regather_recompute"] = e.regather_recompute;
+        j["zero_max_live_params"] = e.max_live_params;
+    }
+    return j;
+}
+
+}  // namespace
+
+nlohmann::json job_json(const Job& job) {
+    return {{"name", job.name},
+            {"file", job.source},
+            {"model", model_json(job.model)},
+            {"cluster", cluster_json(job.cluster, job.training.precision)},
+            {"training", training_json(job)},
+            {"parallel", parallel_json(job)}};
+}
+
+}  // namespace lostflops

@@ -1,0 +1,78 @@
+// `--set` overrides (job_overrides.h): parsing "dotted.key=value", applying it
+// to the job's YAML tree, and finding which override an error is about, so the
+// message names the command line rather than a file that never said it.
+#include "spec/job_overrides.h"
+
+#include <sstream>
+
+#include "spec/yaml_document.h"
+
+namespace lostflops {
+
+namespace {
+
+bool under(const std::string& key, const std::string& path) {
+    if (key.size() < path.size() || key.compare(0, path.size(), path) != 0) return false;
+    return key.size() == path.size() || key[path.size()] == '.' || key[path.size()] == '[';
+}
+
+AppliedOverride apply_one(YAML::Node& root, const std::string& expr) {
+    AppliedOverride o;
+    o.expr = expr;
+    const std::string src = o.source();
+    const auto eq = expr.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw InputError(src, "", "expected section.key=value");
+    o.path = expr.substr(0, eq);
+    const std::string value = expr.substr(eq + 1);
+    std::vector<std::string> parts;
+    std::stringstream ss(o.path);
+    for (std::string p; std::getline(ss, p, '.');) {
+        if (p.empty()) throw InputError(src, o.path, "empty key component; expected section.key=value");
+        parts.push_back(p);
+    }
+    if (parts.empty() || o.path.back() == '.')
+        throw InputError(src, o.path, "empty key component; expected section.key=value");
+    // An empty value would parse as YAML null, which reads as "key absent":
+    // the key would silently fall back to its default.
+    if (value.find_first_not_of(" \t") == std::string::npos)
+        throw InputError(src, o.path,
+                         "expected a value after '='; to fall back to the key's default, write " + o.path + "=null");
+    YAML::Node parsed = load_yaml_document(value, src, o.path);
+    std::vector<YAML::Node> chain{root};
+    std::string at;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+        at += (at.empty() ? "" : ".") + parts[i];
+        YAML::Node next = chain.back()[parts[i]];
+        if (!next || next.IsNull()) {
+            chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+            next = chain.back()[parts[i]];
+            o.created.push_back(at);
+        }
+        if (!next.IsMap()) throw InputError(src, o.path, at + " is not a section (a mapping of keys)");
+        chain.push_back(next);
+    }
+    chain.back()[parts.back()] = parsed;
+    return o;
+}
+
+}  // namespace
+
+std::vector<AppliedOverride> apply_overrides(YAML::Node& root, const std::vector<std::string>& exprs) {
+    std::vector<AppliedOverride> out;
+    for (const auto& e : exprs) out.push_back(apply_one(root, e));
+    return out;
+}
+
+const AppliedOverride* override_for(const InputError& e, const std::string& source,
+                                    const std::vector<AppliedOverride>& applied) {
+    if (e.file() != source || e.key().empty()) return nullptr;
+    for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
+        if (under(e.key(), it->path)) return &*it;
+        for (const auto& c : it->created)
+            if (under(e.key(), c)) return &*it;
+    }
+    return nullptr;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,181 @@
+// The cluster, training and parallel sections of a job (job_sections.h), and
+// the preset merge shared with the model section. Physical quantities must lie
+// in their plausible ranges (spec/hardware_bounds.h); the plan's cross-field
+// rules are in validate.cpp.
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "lostflops/catalog.h"
+#include "lostflops/error.h"
+#include "spec/gpu_parse.h"
+#include "spec/hardware_bounds.h"
+#include "spec/job_sections.h"
+#include "spec/yaml_reader.h"
+
+namespace lostflops {
+
+namespace {
+
+constexpr int64_t kMaxGpus = 1'000'000;
+constexpr int64_t kMaxSeq = 100'000'000;
+
+Link read_link(YamlSection& parent, const std::string& key, const std::optional<Link>& fallback) {
+    YAML::Node n = parent.raw(key);
+    if (!n) {
+        if (fallback) return *fallback;
+        throw InputError(parent.file(), parent.key_path(key),
+                         "missing; expected {bandwidth_GBps, latency_us}");
+    }
+    YamlSection s(n, parent.file(), parent.key_path(key));
+    Link l;
+    l.bandwidth_GBps = s.num_req("bandwidth_GBps", bounds::kMinLinkGBps, bounds::kMaxLinkGBps);
+    l.latency_us = s.num_or("latency_us", fallback ? fallback->latency_us : 5.0, bounds::kMinLatencyUs,
+                            bounds::kMaxLatencyUs);
+    s.finish({"source"});
+    return l;
+}
+
+}  // namespace
+
+Cluster read_cluster(YAML::Node node, const std::string& file) {
+    if (!node || node.IsNull()) throw InputError(file, "cluster", "missing section");
+    if (!node.IsMap()) throw InputError(file, "cluster", "expected a mapping");
+    std::string preset_name;
+    if (node["preset"]) {
+        preset_name = node["preset"].IsScalar() ? node["preset"].Scalar() : "";
+        auto yaml = cluster_preset_yaml(preset_name);
+        if (!yaml) {
+            std::string all;
+            for (const auto& n : cluster_names()) all += (all.empty() ? "" : ", ") + n;
+            throw InputError(file, "cluster.preset",
+                             "unknown cluster '" + preset_name + "'; known: " + all);
+        }
+        node = merged(YAML::Load(*yaml), node, "preset", file, "cluster");
+    }
+    YamlSection s(node, file, "cluster");
+    Cluster c;
+    c.name = s.str_opt("name").value_or(preset_name);
+    YAML::Node g = s.raw("gpu");
+    if (!g) throw InputError(file, "cluster.gpu", "missing; expected a catalog name or a spec");
+    if (g.IsScalar()) {
+        auto gpu = find_gpu(g.Scalar());
+        if (!gpu) {
+            std::string all;
+            for (const auto& n : gpu_names()) all += (all.empty() ? "" : ", ") + n;
+            throw InputError(file, "cluster.gpu", "unknown GPU '" + g.Scalar() + "'; known: " + all);
+        }
+        c.gpu = *gpu;
+    } else {
+        c.gpu = parse_gpu_node(g, file, "cluster.gpu");
+    }
+    c.num_gpus = static_cast<int>(s.int_req("num_gpus", 1, kMaxGpus));
+    c.gpus_per_node = static_cast<int>(s.int_or("gpus_per_node", std::min(c.num_gpus, 8), 1, 1024));
+    // Without an intra_node section the scale-up link is the GPU's own NVLink.
+    c.intra_node = read_link(s, "intra_node", Link{c.gpu.nvlink_GBps, 2.0});
+    std::optional<Link> single_node;
+    if (c.num_gpus <= c.gpus_per_node) single_node = c.intra_node;
+    c.inter_node = read_link(s, "inter_node", single_node);
+    s.finish({"source"});
+    return c;
+}
+
+Training read_training(YAML::Node node, const std::string& file) {
+    if (!node || node.IsNull()) throw InputError(file, "training", "missing section");
+    YamlSection s(node, file, "training");
+    Training t;
+    t.seq_length = s.int_req("seq_length", 1, kMaxSeq);
+    t.global_batch = s.int_req("global_batch_size", 1, 1'000'000'000);
+    t.micro_batch = s.int_or("micro_batch_size", 1, 1, 1'000'000);
+    const auto prec = s.choice_opt("precision", {"fp16", "bf16", "fp8"}).value_or("bf16");
+    t.precision = prec == "fp16" ? Precision::fp16 : prec == "fp8" ? Precision::fp8 : Precision::bf16;
+    t.train_tokens = s.num_or("train_tokens", 0, 0, 1e18);
+    const auto attn = s.choice_opt("attention", {"auto", "flash", "unfused"}).value_or("auto");
+    t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
+    t.attention_auto = attn == "auto";
+    t.causal_flops = s.bool_or("causal_flops", false);
+    const auto fw = s.choice_opt("framework", {"auto", "megatron-lm", "megatron-core", "fsdp", "deepspeed"})
+                        .value_or("auto");
+    t.framework_auto = fw == "auto";
+    t.framework = fw == "megatron-lm"  ? Framework::megatron_lm
+                  : fw == "fsdp"       ? Framework::fsdp
+                  : fw == "deepspeed"  ? Framework::deepspeed
+                                       : Framework::megatron_core;
+    s.finish();
+    return t;
+}
+
+ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
+                           Framework fw) {
+    if (!node || node.IsNull()) throw InputError(file, "parallel", "missing section");
+    YamlSection s(node, file, "parallel");
+    ParallelPlan p;
+    p.tp = static_cast<int>(s.int_or("tp", 1, 1, kMaxGpus));
+    p.pp = static_cast<int>(s.int_or("pp", 1, 1, kMaxGpus));
+    p.cp = static_cast<int>(s.int_or("cp", 1, 1, kMaxGpus));
+    p.ep = static_cast<int>(s.int_or("ep", 1, 1, kMaxGpus));
+    p.vpp = static_cast<int>(s.int_or("vpp", 1, 1, 1024));
+    p.zero = static_cast<int>(s.int_or("zero", 0, 0, 3));
+    p.sequence_parallel = s.bool_or("sequence_parallel", false);
+    const auto rc = s.choice_opt("recompute", {"none", "selective", "full"}).value_or("none");
+    p.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective
+                                                                       : Recompute::none;
+    if (auto rl = s.int_opt("recompute_layers", 0, 100'000)) {
+        if (p.recompute != Recompute::full)
+            throw InputError(file, "parallel.recompute_layers",
+                             "applies to recompute: full (layers of each pipeline stage recomputed); "
+                             "recompute is " + std::string(to_string(p.recompute)));
+        p.recompute_layers = static_cast<int>(*rl);
+    }
+    // Default: overlapped, as PyTorch DDP/FSDP, DeepSpeed and Megatron-Core
+    // (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP all-reduced
+    // the gradients after the backward (megatron/model/distributed.py,
+    // allreduce_gradients() called from train_step; overlap arrived with
+    // Megatron-Core's distributed data parallel in 2023).
+    // (ZeRO-3 under any stack is an FSDP-style engine, which overlaps.)
+    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", fw != Framework::megatron_lm || p.zero >= 3);
+    // Default: on with sequence parallelism on Hopper and newer under
+    // Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
+    // reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it
+    // needs sequence parallelism and Transformer Engine).
+    const bool tp_overlap_default = fw == Framework::megatron_core && p.sequence_parallel && p.tp > 1 &&
+                                    (arch == "hopper" || arch == "blackwell");
+    p.tp_comm_overlap = s.bool_or("tp_comm_overlap", tp_overlap_default);
+    p.grad_fp32 = s.bool_or("grad_fp32", true);
+    // ZeRO-3 engine (README "ZeRO-3 engine"); absent keys keep the framework's default.
+    const auto zero3_key = [&](const char* key) {
+        if (s.has(key) && p.zero < 3)
+            throw InputError(file, s.key_path(key),
+                             fmt::format("applies to zero: 3 (ZeRO-3 / FSDP parameter gathers); zero is {}", p.zero));
+        return s.has(key);
+    };
+    constexpr int64_t kMaxElems = 10'000'000'000'000;  // 1e13 parameters
+    if (zero3_key("zero_bucket_params")) p.zero_bucket_params = s.int_req("zero_bucket_params", 0, kMaxElems);
+    if (zero3_key("zero_reduce_bucket_params"))
+        p.zero_reduce_bucket_params = s.int_req("zero_reduce_bucket_params", 0, kMaxElems);
+    if (zero3_key("zero_prefetch")) p.zero_prefetch = static_cast<int>(s.int_req("zero_prefetch", 0, 64));
+    if (zero3_key("zero_regather_recompute")) p.zero_regather_recompute = s.bool_or("zero_regather_recompute", false);
+    if (zero3_key("zero_max_live_params")) p.zero_max_live_params = s.int_req("zero_max_live_params", 0, kMaxElems);
+    const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
+    if (model_par > num_gpus)
+        throw InputError(file, "parallel", fmt::format("tp*pp*cp = {} is more than num_gpus {}",
+                                                       model_par, num_gpus));
+    const int64_t derived = num_gpus / model_par;
+    p.dp = static_cast<int>(s.int_or("dp", derived, 1, kMaxGpus));
+    s.finish();
+    return p;
+}
+
+YAML::Node merged(const YAML::Node& base, const YAML::Node& section, const std::string& drop,
+                  const std::string& file, const std::string& key) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& kv : base) out[kv.first.Scalar()] = kv.second;
+    for (const auto& kv : section) {
+        if (!kv.first.IsScalar()) throw InputError(file, key, "keys must be plain strings");
+        if (kv.first.Scalar() != drop) out[kv.first.Scalar()] = kv.second;
+    }
+    return out;
+}
+
+}  // namespace lostflops

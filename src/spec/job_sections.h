@@ -1,0 +1,25 @@
+// The four sections of a job file (README "Job file"), read by parse_job
+// (job.cpp): model (job_model.cpp), cluster, training and parallel
+// (job_sections.cpp). Each throws InputError naming `file` and the dotted key.
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// `section` with the keys of `base` it does not set itself; `drop` is left out.
+// `key` names the section in errors (a key that is not a plain string).
+YAML::Node merged(const YAML::Node& base, const YAML::Node& section, const std::string& drop,
+                  const std::string& file, const std::string& key);
+
+Model read_model(YAML::Node node, const std::string& file);
+Cluster read_cluster(YAML::Node node, const std::string& file);
+Training read_training(YAML::Node node, const std::string& file);
+ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
+                           Framework fw);
+
+}  // namespace lostflops

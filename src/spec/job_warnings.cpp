@@ -1,0 +1,120 @@
+// Warnings about a valid job (job.h, job_warnings): settings that are accepted
+// but do nothing under this plan, or that cost much more than the user likely
+// meant. Each names the key and says why with the job's own numbers. The
+// rules follow the rank layout the cost model uses (Megatron-LM order: TP
+// innermost, then CP, then DP; pipeline stages outermost; estimate/stage_time.cpp).
+#include <algorithm>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "lostflops/job.h"
+
+namespace lostflops {
+
+namespace {
+
+std::string link_text(const Cluster& c) {
+    return fmt::format("{:g} GB/s per GPU between nodes instead of {:g} GB/s within one", c.inter_node.bandwidth_GBps,
+                       c.intra_node.bandwidth_GBps);
+}
+
+}  // namespace
+
+std::vector<JobWarning> job_warnings(const Job& job) {
+    const Model& m = job.model;
+    const Cluster& c = job.cluster;
+    const Training& t = job.training;
+    const ParallelPlan& p = job.plan;
+    std::vector<JobWarning> out;
+    const auto warn = [&out](const char* key, std::string message) { out.push_back({key, std::move(message)}); };
+    const int gpn = c.gpus_per_node;
+    const bool nodes = c.num_gpus > gpn;  // more than one node
+
+    // ZeRO shards optimizer state (1), gradients (2) and parameters (3) over
+    // the data-parallel ranks, dp x cp (Megatron-LM's distributed optimizer
+    // and FSDP shard over the data-parallel group including context parallelism).
+    if (p.zero > 0 && static_cast<int64_t>(p.dp) * p.cp == 1)
+        warn("parallel.zero", fmt::format("zero: {} shards over the data-parallel ranks, and dp x cp = {} x {} = 1: "
+                                          "nothing is sharded, so it does nothing here",
+                                          p.zero, p.dp, p.cp));
+
+    // TP groups are consecutive ranks; they stay inside a node only when tp
+    // divides gpus_per_node.
+    if (p.tp > 1 && nodes && p.tp > gpn)
+        warn("parallel.tp",
+             fmt::format("tp {} is more than the {} GPUs of a node: every tensor-parallel group spans {} nodes, and "
+                         "its collectives (several per layer, on the critical path) run at {}",
+                         p.tp, gpn, (p.tp + gpn - 1) / gpn, link_text(c)));
+    else if (p.tp > 1 && nodes && gpn % p.tp != 0)
+        warn("parallel.tp",
+             fmt::format("tp {} does not divide the {} GPUs of a node: some tensor-parallel groups straddle two "
+                         "nodes, and their collectives (several per layer) run at {}",
+                         p.tp, gpn, link_text(c)));
+
+    // Context-parallel groups: cp ranks tp apart, within tp x cp consecutive ranks.
+    const int64_t tp_cp = static_cast<int64_t>(p.tp) * p.cp;
+    if (p.cp > 1 && nodes && tp_cp > gpn)
+        warn("parallel.cp",
+             fmt::format("tp x cp = {} x {} = {} is more than the {} GPUs of a node: the context-parallel ring "
+                         "passes its key/value blocks every layer at {}",
+                         p.tp, p.cp, tp_cp, gpn, link_text(c)));
+
+    // Sequence parallelism splits norms and dropout over the TP group;
+    // Megatron-LM turns it off when tp = 1 (arguments.py).
+    if (p.sequence_parallel && p.tp == 1)
+        warn("parallel.sequence_parallel",
+             "sequence parallelism splits the activations of the tensor-parallel group; with tp = 1 it does nothing");
+    if (p.tp_comm_overlap && p.tp == 1)
+        warn("parallel.tp_comm_overlap",
+             "overlaps tensor-parallel collectives with the GEMMs; with tp = 1 there are none, so it does nothing");
+
+    // Layers split over pp x vpp virtual stages (estimate/memory.cpp layers_on):
+    // the fuller stages set the pace of every micro-batch.
+    const int stages = p.pp * p.vpp;
+    if (stages > 1 && m.layers % stages != 0) {
+        const int lo = m.layers / stages;
+        const int fuller = m.layers % stages;
+        warn(p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
+             fmt::format("num_hidden_layers {} does not split evenly over pp x vpp = {} x {} = {} stages: {} hold {} "
+                         "layers and {} hold {}; the pipeline runs at the pace of the fuller ones, so the others "
+                         "idle about {:.0f} % of their time",
+                         m.layers, p.pp, p.vpp, stages, fuller, lo + 1, stages - fuller, lo,
+                         100.0 / (lo + 1)));
+    }
+
+    // 1F1B pipeline bubble: (pp - 1) stage-times of fill and drain against
+    // vpp * m of work (Narayanan et al. 2021, sec. 2.2).
+    const int64_t mb = p.micro_batches(t);
+    if (p.pp > 1 && mb < p.pp) {
+        const double bubble = (p.pp - 1.0) / (static_cast<double>(p.vpp) * mb + p.pp - 1.0);
+        warn("training.global_batch_size",
+             fmt::format("micro-batches per step ({}) are fewer than the pp = {} pipeline stages: the pipeline is "
+                         "idle about {:.0f} % of the step (fill and drain); more micro-batches (a larger "
+                         "global_batch_size or a smaller micro_batch_size) or a smaller pp shrink it",
+                         mb, p.pp, 100.0 * bubble));
+    }
+
+    if (p.recompute == Recompute::full && p.recompute_layers == 0)
+        warn("parallel.recompute_layers",
+             "0 layers of each stage are recomputed: recompute: full does nothing, the same as recompute: none");
+
+    // DeepSpeed's pipeline engine refuses ZeRO stages 2 and 3
+    // (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible
+    // with pipeline parallelism").
+    if (t.framework == Framework::deepspeed && p.pp > 1 && p.zero >= 2)
+        warn("parallel.zero", fmt::format("zero: {} with pp = {}: DeepSpeed's pipeline engine supports ZeRO stages 0 "
+                                          "and 1 only; the real run would refuse this plan",
+                                          p.zero, p.pp));
+
+    if (t.train_tokens > 0) {
+        const double per_step = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_length);
+        warn("training.train_tokens",
+             fmt::format("accepted but not used yet: the estimate is per step ({:.4g} tokens per step, so {:.4g} "
+                         "tokens would take {:.4g} steps); total run time and cost from it are planned",
+                         per_step, t.train_tokens, t.train_tokens / per_step));
+    }
+    return out;
+}
+
+}  // namespace lostflops

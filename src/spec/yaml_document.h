@@ -1,0 +1,33 @@
+// Loading a whole YAML (or JSON) document from user text, with the checks
+// yaml-cpp leaves out: unique keys in every mapping (YAML 1.2.2 section 3.2.1.1:
+// "the content of a mapping node is an unordered set of key/value node pairs,
+// with the restriction that each of the keys is unique"; yaml-cpp keeps both
+// and lookups return the first) and a nesting limit. Shared by the job loader,
+// `hf_config:` files, the catalogs and calibration profiles.
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+namespace lostflops {
+
+// Deepest nesting of mappings and sequences accepted. The deepest real input is
+// a calibration profile's nccl[i].points[j] (4 levels) or an inline GPU's
+// cluster.gpu.peak_tflops (4); 64 leaves room for anything hand-written and
+// stays far below yaml-cpp's own recursion guard (DepthGuard<500> in
+// singledocparser.cpp), whose error text is only "bad file".
+inline constexpr int kMaxYamlDepth = 64;
+
+// Parses `text`; InputError(source, "line N", ...) when it is not YAML, nests
+// deeper than kMaxYamlDepth, or repeats a key (naming the dotted key and both
+// lines). `prefix` is the dotted path of the document's root in messages ("" for
+// a file, "parallel.tp" for a --set value).
+YAML::Node load_yaml_document(const std::string& text, const std::string& source,
+                              const std::string& prefix = "");
+
+// The unique-key and depth checks alone, on a document already loaded.
+void check_yaml_document(const YAML::Node& root, const std::string& source,
+                         const std::string& prefix = "");
+
+}  // namespace lostflops

@@ -1,0 +1,87 @@
+// The shared file intake (spec/text_input.h): what each kind of path is
+// called, the size bound, the byte-order mark, empty and binary text.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "lostflops/error.h"
+#include "spec/text_input.h"
+
+namespace lostflops {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TextInput : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("lostflops-text-" + std::to_string(getpid()));
+        fs::create_directories(dir_);
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+    std::string write(const std::string& name, const std::string& bytes) const {
+        const fs::path p = dir_ / name;
+        std::ofstream(p, std::ios::binary) << bytes;
+        return p.string();
+    }
+    // The message of reading `path`, or "" when it was read.
+    static std::string error_of(const std::string& path, std::size_t max_bytes = kMaxJobBytes) {
+        try {
+            read_text_file(path, max_bytes, "job file");
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.file(), path);
+            return e.message();
+        }
+        return "";
+    }
+    fs::path dir_;
+};
+
+TEST_F(TextInput, EachKindOfPathIsNamed) {
+    EXPECT_NE(error_of(dir_.string()).find("is a directory"), std::string::npos);
+    EXPECT_NE(error_of("/dev/zero").find("is a character device"), std::string::npos);
+    const std::string fifo = (dir_ / "pipe").string();
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_NE(error_of(fifo).find("named pipe"), std::string::npos);
+    const fs::path a = dir_ / "a", b = dir_ / "b";
+    fs::create_symlink(b, a);
+    EXPECT_NE(error_of(a.string()).find("dangling symbolic link"), std::string::npos);
+    fs::create_symlink(a, b);
+    EXPECT_NE(error_of(a.string()).find("symbolic link loop"), std::string::npos);
+    EXPECT_NE(error_of((dir_ / "missing.yaml").string()).find("no such file"), std::string::npos);
+    const std::string file = write("f.yaml", "a: 1\n");
+    EXPECT_NE(error_of(file + "/x").find("not a directory"), std::string::npos);
+    // Every message says what was expected.
+    EXPECT_NE(error_of(dir_.string()).find("job file"), std::string::npos);
+}
+
+TEST_F(TextInput, SizeBoundHoldsWhateverTheFileReports) {
+    const std::string ten = write("ten.yaml", "a: 123456\n");
+    EXPECT_EQ(error_of(ten, 10), "");
+    EXPECT_NE(error_of(ten, 9).find("more than 9 bytes"), std::string::npos);
+    // A sparse file larger than the bound is refused without reading it all.
+    const std::string big = write("big.yaml", "");
+    fs::resize_file(big, std::uintmax_t{8} << 30);
+    EXPECT_NE(error_of(big).find("more than"), std::string::npos);
+}
+
+TEST_F(TextInput, ByteOrderMarkIsDroppedEmptyAndBinaryAreNamed) {
+    EXPECT_EQ(read_text_file(write("bom.yaml", "\xEF\xBB\xBFname: x\n")), "name: x\n");
+    EXPECT_EQ(error_of(write("empty.yaml", "")), "file is empty");
+    EXPECT_EQ(error_of(write("blank.yaml", " \n\t\n")), "file holds only white space");
+    EXPECT_NE(error_of(write("nul.yaml", std::string("a: 1\n\0", 6))).find("control byte 0x00"),
+              std::string::npos);
+    EXPECT_NE(error_of(write("latin1.yaml", "name: caf\xE9\n")).find("invalid UTF-8"), std::string::npos);
+    EXPECT_EQ(input_name("-"), kStdinName);
+}
+
+}  // namespace
+}  // namespace lostflops

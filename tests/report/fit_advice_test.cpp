@@ -1,0 +1,128 @@
+// The "does not fit" advice (src/report/fit_advice.cpp): each change it prints
+// is re-estimated, lowers the memory, is only offered where it can act, and
+// reads back through --set to the same memory; the GPU-count search finds a
+// count that fits and none below it.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "lostflops/report.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+const std::string kGpt3 = "examples/gpt3-175b-8xa100.yaml";
+
+Estimate run(const Job& job) { return estimate(job, default_calibration()); }
+
+bool has_change(const FitAdvice& a, const std::string& prefix) {
+    return std::any_of(a.changes.begin(), a.changes.end(),
+                       [&](const PlanChange& c) { return c.change.rfind(prefix, 0) == 0; });
+}
+
+// Every change's --set arguments, applied to the job file, give the memory
+// the advice states; every change lowers the peak; the order is best first.
+void expect_consistent(const FitAdvice& a, const std::string& path, const std::vector<std::string>& base_set) {
+    const Estimate now = run(load_job(path, base_set));
+    for (const auto& c : a.changes) {
+        std::vector<std::string> set = base_set;
+        set.insert(set.end(), c.set.begin(), c.set.end());
+        const Estimate e = run(load_job(path, set));
+        EXPECT_NEAR(e.memory.peak_bytes, c.peak_bytes, 1e-9 * c.peak_bytes) << c.change;
+        EXPECT_EQ(e.memory.fits, c.fit == Fit::fits) << c.change;
+        EXPECT_LT(c.peak_bytes, now.memory.peak_bytes) << c.change;
+    }
+    for (std::size_t i = 1; i < a.changes.size(); ++i) {
+        const PlanChange& x = a.changes[i - 1];
+        const PlanChange& y = a.changes[i];
+        EXPECT_FALSE(x.fit == Fit::does_not_fit && y.fit == Fit::fits) << x.change << " before " << y.change;
+        if (x.fit == y.fit && x.fit == Fit::does_not_fit) EXPECT_LE(x.peak_bytes, y.peak_bytes);
+        if (x.fit == y.fit && x.fit == Fit::fits) EXPECT_LE(x.step_time_s, y.step_time_s);
+    }
+}
+
+TEST(FitAdvice, OffersNoZeroWithoutDataParallelNorSmallerMicroBatchAtOne) {
+    const std::string path = test::source_path(kGpt3);
+    const Job job = load_job(path);
+    ASSERT_EQ(job.plan.dp * job.plan.cp, 1);
+    ASSERT_EQ(job.training.micro_batch, 1);
+    ASSERT_FALSE(run(job).memory.fits);
+    const FitAdvice a = fit_advice(job, default_calibration());
+    EXPECT_FALSE(has_change(a, "zero")) << fit_advice_text(a);
+    EXPECT_FALSE(has_change(a, "micro_batch_size")) << fit_advice_text(a);
+    expect_consistent(a, path, {});
+}
+
+TEST(FitAdvice, EvaluatesZeroMicroBatchAndRecomputeWhereTheyAct) {
+    // Data parallel, micro-batch 4, interleaved: activations do not fit.
+    const std::vector<std::string> set = {"parallel.pp=8", "parallel.vpp=2", "training.micro_batch_size=4"};
+    const Job job = default_job(set);
+    ASSERT_FALSE(run(job).memory.fits);
+    const FitAdvice a = fit_advice(job, default_calibration());
+    EXPECT_TRUE(has_change(a, "micro_batch_size 2")) << fit_advice_text(a);
+    EXPECT_TRUE(has_change(a, "micro_batch_size 1")) << fit_advice_text(a);
+    EXPECT_TRUE(has_change(a, "recompute full")) << fit_advice_text(a);
+    EXPECT_TRUE(std::any_of(a.changes.begin(), a.changes.end(), [](const PlanChange& c) { return c.fit == Fit::fits; }))
+        << fit_advice_text(a);
+    // Re-read from the built-in job text with the same overrides.
+    const std::vector<std::string> base = set;
+    const std::string text = default_job_text();
+    for (const auto& c : a.changes) {
+        std::vector<std::string> all = base;
+        all.insert(all.end(), c.set.begin(), c.set.end());
+        const Estimate e = run(parse_job(text, "default.yaml", all));
+        EXPECT_NEAR(e.memory.peak_bytes, c.peak_bytes, 1e-9 * c.peak_bytes) << c.change;
+    }
+}
+
+TEST(FitAdvice, FollowingAChangeDoesNotOfferItAgain) {
+    const std::string path = test::source_path(kGpt3);
+    const FitAdvice first = fit_advice(load_job(path), default_calibration());
+    ASSERT_FALSE(first.changes.empty());
+    for (const auto& c : first.changes) {
+        const Job next = load_job(path, c.set);
+        if (run(next).memory.fits) continue;
+        const FitAdvice again = fit_advice(next, default_calibration());
+        for (const auto& d : again.changes) EXPECT_NE(d.set, c.set) << c.change << " offered again";
+        expect_consistent(again, path, c.set);
+    }
+}
+
+TEST(FitAdvice, SmallestGpuCountFitsAndNoneBelowIt) {
+    const std::string path = test::source_path(kGpt3);
+    const Job job = load_job(path);
+    const MinGpus m = fit_advice(job, default_calibration()).min_gpus;
+    ASSERT_GT(m.num_gpus, job.cluster.num_gpus);  // 175e9 x 18 bytes do not fit on one node
+    EXPECT_GE(m.num_gpus, m.searched_from);
+    const Estimate at = run(load_job(path, m.set));
+    EXPECT_TRUE(at.memory.fits);
+    EXPECT_NEAR(at.memory.peak_bytes, m.peak_bytes, 1e-9 * m.peak_bytes);
+    // One node fewer: no plan of the family fits (checked through --set).
+    const int fewer = m.num_gpus - job.cluster.gpus_per_node;
+    for (int tp = 1; tp <= job.cluster.gpus_per_node; tp *= 2) {
+        for (int pp = 1; pp <= fewer / tp; ++pp) {
+            if (fewer % (tp * pp) != 0) continue;
+            const int dp = fewer / (tp * pp);
+            std::vector<std::string> set = {"cluster.num_gpus=" + std::to_string(fewer),
+                                            "parallel.tp=" + std::to_string(tp),
+                                            "parallel.pp=" + std::to_string(pp),
+                                            "parallel.dp=" + std::to_string(dp),
+                                            "parallel.zero=" + std::string(dp > 1 ? "3" : "0"),
+                                            "parallel.recompute=full",
+                                            "parallel.sequence_parallel=" + std::string(tp > 1 ? "true" : "false")};
+            Job j;
+            try {
+                j = load_job(path, set);
+            } catch (const InputError&) {
+                continue;  // the plan does not divide
+            }
+            EXPECT_FALSE(run(j).memory.fits) << "fits on " << fewer << " GPUs with tp " << tp << " pp " << pp;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace lostflops

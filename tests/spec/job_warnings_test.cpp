@@ -1,0 +1,89 @@
+// job_warnings: each setting that does nothing or costs much under the plan is
+// named with its key and the job's numbers; a plain plan gets none.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "lostflops/job.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+// The warnings of the small job with `overrides`.
+std::vector<JobWarning> warnings_of(const std::vector<std::string>& overrides) {
+    return job_warnings(parse_job(test::small_job_text(), "job.yaml", overrides));
+}
+
+// The message of the warning about `key`, or "" when there is none.
+std::string warning(const std::vector<JobWarning>& all, const std::string& key) {
+    for (const auto& w : all)
+        if (w.key == key) return w.message;
+    return "";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(JobWarnings, PlainPlanHasNone) {
+    const auto w = warnings_of({});
+    EXPECT_TRUE(w.empty()) << w.front().key << ": " << w.front().message;
+}
+
+TEST(JobWarnings, ZeroWithOneDataParallelRank) {
+    const auto w = warnings_of({"cluster.num_gpus=4", "parallel.zero=1"});  // tp 2 x pp 2: dp 1
+    EXPECT_TRUE(has(warning(w, "parallel.zero"), "does nothing")) << warning(w, "parallel.zero");
+    EXPECT_EQ(warning(warnings_of({"parallel.zero=1"}), "parallel.zero"), "");  // dp 4
+}
+
+TEST(JobWarnings, TensorParallelGroupAcrossNodes) {
+    const auto w = warnings_of({"parallel.tp=16", "cluster.num_gpus=32"});
+    const std::string m = warning(w, "parallel.tp");
+    EXPECT_TRUE(has(m, "16") && has(m, "8") && has(m, "2 nodes")) << m;
+    // tp 16 on one node of 16 GPUs stays inside it.
+    EXPECT_EQ(warning(warnings_of({"parallel.tp=16", "parallel.pp=1", "cluster.gpus_per_node=16"}), "parallel.tp"), "");
+}
+
+TEST(JobWarnings, ContextParallelRingAcrossNodes) {
+    const auto w = warnings_of({"parallel.tp=8", "parallel.cp=2", "parallel.pp=1"});
+    EXPECT_TRUE(has(warning(w, "parallel.cp"), "8 x 2 = 16")) << warning(w, "parallel.cp");
+}
+
+TEST(JobWarnings, SequenceParallelAndTpOverlapWithoutTp) {
+    const auto w = warnings_of({"parallel.tp=1", "parallel.sequence_parallel=true", "parallel.tp_comm_overlap=true"});
+    EXPECT_TRUE(has(warning(w, "parallel.sequence_parallel"), "tp = 1"));
+    EXPECT_TRUE(has(warning(w, "parallel.tp_comm_overlap"), "tp = 1"));
+}
+
+TEST(JobWarnings, UnevenPipelineStages) {
+    const auto w = warnings_of({"model.num_hidden_layers=25"});  // 13 and 12 layers on pp 2
+    const std::string m = warning(w, "parallel.pp");
+    EXPECT_TRUE(has(m, "25") && has(m, "13") && has(m, "12")) << m;
+    // 24 layers over pp 2 x vpp 5 = 10 virtual stages: 4 of 3 layers, 6 of 2.
+    const std::string v = warning(warnings_of({"parallel.vpp=5"}), "parallel.vpp");
+    EXPECT_TRUE(has(v, "10 stages")) << v;
+}
+
+TEST(JobWarnings, FewerMicroBatchesThanStages) {
+    const auto w = warnings_of({"training.global_batch_size=8"});  // 8 / (dp 4 x 2) = 1 micro-batch, pp 2
+    EXPECT_TRUE(has(warning(w, "training.global_batch_size"), "step (1)")) << warning(w, "training.global_batch_size");
+}
+
+TEST(JobWarnings, RecomputeOfNoLayers) {
+    const auto w = warnings_of({"parallel.recompute=full", "parallel.recompute_layers=0"});
+    EXPECT_TRUE(has(warning(w, "parallel.recompute_layers"), "does nothing"));
+}
+
+TEST(JobWarnings, DeepSpeedPipelineWithZeroTwo) {
+    const auto w = warnings_of({"training.framework=deepspeed", "parallel.zero=2"});
+    EXPECT_TRUE(has(warning(w, "parallel.zero"), "DeepSpeed")) << warning(w, "parallel.zero");
+}
+
+TEST(JobWarnings, TrainTokensAreNotUsedYet) {
+    const auto w = warnings_of({"training.train_tokens=1e12"});
+    EXPECT_TRUE(has(warning(w, "training.train_tokens"), "not used")) << warning(w, "training.train_tokens");
+    EXPECT_FALSE(warning(job_warnings(default_job()), "training.train_tokens").empty());  // the default job gives it
+}
+
+}  // namespace
+}  // namespace lostflops
