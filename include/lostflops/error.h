@@ -13,7 +13,7 @@ namespace lostflops {
 
 class InputError : public std::runtime_error {
 public:
-    // file: path as the user gave it ("<--set>" for command-line overrides);
+    // file: path as the user gave it ("--set EXPR" for command-line overrides);
     // key: dotted key ("parallel.tp") or "line N"; may be empty.
     InputError(std::string file, std::string key, const std::string& message)
         : std::runtime_error(compose(file, key, message)),

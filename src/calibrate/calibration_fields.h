@@ -12,10 +12,13 @@
 namespace lostflops::calib {
 
 enum class Range {
-    fraction,           // (0, 1]: an efficiency; 0 would mean "never finishes"
+    fraction,           // [0.01, 1]: an efficiency; below 1 % no kernel or link
+                        // class runs on any GPU of the catalog (0 would mean
+                        // "never finishes")
     closed_fraction,    // [0, 1]: a share that may be nothing
-    non_negative,       // [0, inf): a time, a size, a count
+    non_negative,       // [0, max]: a time, a size, a count, bounded by `max`
 };
+inline constexpr double kMinEfficiency = 0.01;
 
 struct DeviceField {
     const char* key;
@@ -26,6 +29,7 @@ struct ScalarField {
     const char* key;
     double Calibration::*member;
     Range range;
+    double max = 1;  // upper bound of a non_negative field (its plausible range)
 };
 
 inline constexpr std::array<DeviceField, 4> kDeviceFields{{
@@ -35,21 +39,28 @@ inline constexpr std::array<DeviceField, 4> kDeviceFields{{
     {"memory_bound", &DeviceFactors::memory_bound, Range::fraction},
 }};
 
+// Upper bounds of the non_negative fields: gemm_k_half up to 65,536 (a
+// GEMM depth; the catalog's largest hidden sizes are ~30,000); per-kernel,
+// per-collective and per-operator host costs up to 10 ms (a kernel launch is
+// ~5 us, NVIDIA CUDA C++ Best Practices Guide; 10 ms is 2,000 launches);
+// optimizer state up to 64 bytes per parameter (Adam with fp32 master, two
+// moments and gradients is 16, ZeRO paper Rajbhandari et al. 2020, sec. 3.1);
+// reserved memory up to 1e12 bytes (more than any GPU of the catalog has).
 inline constexpr std::array<ScalarField, 14> kScalarFields{{
-    {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative},
-    {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative},
-    {"collective_launch_us", &Calibration::collective_launch_us, Range::non_negative},
-    {"host_op_us", &Calibration::host_op_us, Range::non_negative},
-    {"host_bwd_op_us", &Calibration::host_bwd_op_us, Range::non_negative},
+    {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative, 65536},
+    {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative, 10000},
+    {"collective_launch_us", &Calibration::collective_launch_us, Range::non_negative, 10000},
+    {"host_op_us", &Calibration::host_op_us, Range::non_negative, 10000},
+    {"host_bwd_op_us", &Calibration::host_bwd_op_us, Range::non_negative, 10000},
     {"bus_eff_intra", &Calibration::bus_eff_intra, Range::fraction},
     {"bus_eff_inter", &Calibration::bus_eff_inter, Range::fraction},
     {"p2p_eff", &Calibration::p2p_eff, Range::fraction},
     {"dp_overlap", &Calibration::dp_overlap, Range::closed_fraction},
     {"tp_overlap", &Calibration::tp_overlap, Range::closed_fraction},
     {"overlap_slowdown", &Calibration::overlap_slowdown, Range::closed_fraction},
-    {"optimizer_bytes_per_param", &Calibration::optimizer_bytes_per_param, Range::non_negative},
+    {"optimizer_bytes_per_param", &Calibration::optimizer_bytes_per_param, Range::non_negative, 64},
     {"memory_usable_fraction", &Calibration::memory_usable_fraction, Range::fraction},
-    {"memory_reserved_bytes", &Calibration::memory_reserved_bytes, Range::non_negative},
+    {"memory_reserved_bytes", &Calibration::memory_reserved_bytes, Range::non_negative, 1e12},
 }};
 
 struct DeviceSection {

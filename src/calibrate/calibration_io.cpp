@@ -39,19 +39,21 @@ double parse_number(const YAML::Node& node, const std::string& file, const std::
 }
 
 double parse_in_range(const YAML::Node& node, Range range, const std::string& file,
-                      const std::string& key) {
+                      const std::string& key, double max = 1) {
     const double v = parse_number(node, file, key);
     switch (range) {
         case Range::fraction:
-            if (v <= 0 || v > 1)
-                throw InputError(file, key, fmt::format("{} is not a fraction in (0, 1]", node.Scalar()));
+            if (v < calib::kMinEfficiency || v > 1)
+                throw InputError(file, key, fmt::format("{} is not an efficiency in [{}, 1] (below 1 % is not "
+                                                        "plausible for any GPU)", node.Scalar(), calib::kMinEfficiency));
             break;
         case Range::closed_fraction:
             if (v < 0 || v > 1)
                 throw InputError(file, key, fmt::format("{} is not a fraction in [0, 1]", node.Scalar()));
             break;
         case Range::non_negative:
-            if (v < 0) throw InputError(file, key, fmt::format("{} is negative; expected >= 0", node.Scalar()));
+            if (v < 0 || v > max)
+                throw InputError(file, key, fmt::format("{} is out of range; expected 0 to {}", node.Scalar(), max));
             break;
     }
     return v;
@@ -192,7 +194,7 @@ Calibration overlay_calibration(const Calibration& base, std::string_view text,
             }
             for (const auto& f : calib::kScalarFields) {
                 if (k != f.key) continue;
-                c.*f.member = parse_in_range(kv.second, f.range, source, k);
+                c.*f.member = parse_in_range(kv.second, f.range, source, k, f.max);
                 known = true;
             }
             if (k == "nccl") {

@@ -254,9 +254,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--hta-compatible", opts->hta,
                   "use Holistic Trace Analysis' conventions (rounding, last step and "
                   "uncorrelated kernels dropped)");
-    cmd->add_option("--job", opts->job_path, "job file of the traced run: measured MFU and measured vs predicted");
-    cmd->add_option("--set", opts->overrides, "override a job key: section.key=value");
-    cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML)");
+    auto* job = cmd->add_option("--job", opts->job_path,
+                                "job file of the traced run: measured MFU and measured vs predicted");
+    // Without --job there is no estimate for these to change: an error, not a silent no-op.
+    cmd->add_option("--set", opts->overrides, "override a job key: section.key=value (with --job)")->needs(job);
+    cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")->needs(job);
     cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
     cmd->add_option("--threads", opts->threads, "trace files read in parallel, one per thread (default: all cores)")
         ->check(CLI::Range(0u, 1024u));
@@ -265,7 +267,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     auto* merge = cmd->add_subcommand("merge", "Combine per-rank summaries written by --summary-out");
     merge->add_option("summaries", opts->summaries, "summary files ('-' for standard input)")->required();
     add_format_option(merge, opts->merge_format);
-    merge->callback([opts, &exit_code] { exit_code = run_merge(*opts); });
+    merge->callback([opts, merge, &exit_code] {
+        // `trace --format json merge ...`: the parent's --format, unless merge has its own.
+        if (merge->get_option("--format")->count() == 0) opts->merge_format = opts->format;
+        exit_code = run_merge(*opts);
+    });
 
     cmd->callback([opts, cmd, merge, &exit_code] {
         if (merge->parsed()) return;

@@ -2,7 +2,7 @@
 // Gpu::peak_tflops.
 //
 // Peaks are dense tensor-core figures (MFU is defined against the dense peak,
-// DESIGN.md "Definitions"). Every figure must lie in its plausible range
+// PaLM, Chowdhery et al. 2022, Appendix B). Every figure must lie in its plausible range
 // (spec/hardware_bounds.h, with the reasoning): not physics, only "surely a typo
 // or a unit slip" (bytes for GiB, FLOP/s for TFLOP/s).
 #include "spec/gpu_parse.h"

@@ -45,8 +45,9 @@ void check_input_path(const std::string& path, const std::string& what) {
         return "not a regular file";
     }();
     if (kind)
-        throw InputError(path, "", fmt::format("is {}; expected a {} (a regular file, or '-' to read standard input)",
-                                               kind, what));
+        throw InputError(path, "", fmt::format("is {}; expected a {} (a regular file{})", kind, what,
+                                               S_ISFIFO(st.st_mode) ? "; to read a pipe, give '-' where the "
+                                                                      "command reads standard input" : ""));
 }
 
 std::string read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what) {

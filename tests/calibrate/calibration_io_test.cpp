@@ -175,9 +175,9 @@ TEST(CalibrationIo, WrongTypesAreErrors) {
 }
 
 TEST(CalibrationIo, OutOfRangeValuesAreErrors) {
-    EXPECT_NE(error_of("kernel_overhead_us: -1\n").find("kernel_overhead_us: -1 is negative"),
+    EXPECT_NE(error_of("kernel_overhead_us: -1\n").find("kernel_overhead_us: -1 is out of range; expected 0 to 10000"),
               std::string::npos);
-    EXPECT_NE(error_of("bus_eff_intra: 1.2\n").find("bus_eff_intra: 1.2 is not a fraction"),
+    EXPECT_NE(error_of("bus_eff_intra: 1.2\n").find("bus_eff_intra: 1.2 is not an efficiency in [0.01, 1]"),
               std::string::npos);
     EXPECT_NE(error_of("ampere:\n  memory_bound: 0\n").find("ampere.memory_bound"), std::string::npos);
     EXPECT_NE(error_of("dp_overlap: -0.1\n").find("dp_overlap"), std::string::npos);
@@ -229,6 +229,16 @@ TEST(CalibrationIo, NumbersOutsideADoubleSayOutOfRange) {
     EXPECT_NE(error_of("p2p_eff: 5e-324\n").find("out of range"), std::string::npos);
     EXPECT_NE(error_of("kernel_overhead_us: 1e400\n").find("out of range"), std::string::npos);
     EXPECT_NE(error_of("kernel_overhead_us: .inf\n").find("infinite"), std::string::npos);
+}
+
+TEST(CalibrationIo, FactorsWithinPlausibleRanges) {
+    // Positive but absurd: an efficiency of 1e-300 or a 1e300 us launch cost
+    // would print a 300-digit step time.
+    EXPECT_NE(error_of("p2p_eff: 1e-300\n").find("not an efficiency in [0.01, 1]"), std::string::npos);
+    EXPECT_NE(error_of("hopper:\n  gemm_max: 0.001\n").find("hopper.gemm_max"), std::string::npos);
+    EXPECT_NE(error_of("kernel_overhead_us: 1e300\n").find("expected 0 to 10000"), std::string::npos);
+    EXPECT_NE(error_of("memory_reserved_bytes: 1e13\n").find("out of range"), std::string::npos);
+    EXPECT_NO_THROW(parse_calibration_text("kernel_overhead_us: 10000\np2p_eff: 0.01\n", "ok.yaml"));
 }
 
 TEST(CalibrationIo, CurvePointsWithinPlausibleRanges) {

@@ -61,6 +61,8 @@ struct BadCase {
     std::vector<std::string> overrides;  // applied to the small job
     const char* key;                      // must appear in the message
 };
+// What gtest prints for a case (ctest lists it by this, not by raw bytes).
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.what; }
 
 class BadInput : public ::testing::TestWithParam<BadCase> {};
 

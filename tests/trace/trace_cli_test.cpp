@@ -56,7 +56,21 @@ TEST(TraceCli, JsonContractAndMerge) {
     ASSERT_EQ(mj["ranks"].size(), 2u);
     EXPECT_EQ(mj["ranks"][1]["rank"], 1);
     EXPECT_FALSE(mj["stragglers"].empty());
+    // The parent's --format reaches merge when merge has none of its own.
+    const auto pm = run("trace --format json merge " + s0 + " " + s1);
+    EXPECT_TRUE(nlohmann::json::accept(pm.out)) << pm.out;
     std::filesystem::remove_all(dir);
+}
+
+// --set and --calibration change the estimate of --job; without it they would
+// do nothing, so they are refused.
+TEST(TraceCli, JobOptionsNeedJob) {
+    const std::string trace = test::data_path("sampled-128rank.rank0.json.gz");
+    for (const std::string opt : {"--set parallel.tp=2 ", "--calibration x.yaml "}) {
+        const auto r = run("trace " + opt + trace, true);
+        EXPECT_EQ(r.code, 2) << opt << r.out;
+        EXPECT_NE(r.out.find("--job"), std::string::npos) << r.out;
+    }
 }
 
 // --job: measured MFU uses the job's FLOPs, GPUs and peak like the estimate,
