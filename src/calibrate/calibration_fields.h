@@ -20,6 +20,16 @@ enum class Range {
 };
 inline constexpr double kMinEfficiency = 0.01;
 
+// Plausible range of a measured nccl curve point, shared by the profile
+// reader and the nccl-tests reader so that `calibrate nccl` never writes a
+// profile `--calibration` refuses: nccl-tests sweeps reach a few GB per
+// message (-e 16G), so 1e12 bytes is 60x beyond; 1e5 GB/s is 100x NVLink 5's
+// 900 GB/s per direction; one collective of 1e9 us (17 minutes) is no
+// measurement.
+inline constexpr double kMaxCurveBytes = 1e12;
+inline constexpr double kMaxCurveBusBwGBps = 1e5;
+inline constexpr double kMaxCurveTimeUs = 1e9;
+
 struct DeviceField {
     const char* key;
     double DeviceFactors::*member;

@@ -93,14 +93,11 @@ BusBwPoint read_point(const YAML::Node& node, const BusBwCurve& curve, const std
     p.busbw_GBps = parse_number(node[1], file, key + "[1]");
     if (!(p.bytes > 0)) throw InputError(file, key, "bytes must be > 0");
     if (!(p.busbw_GBps > 0)) throw InputError(file, key, "busbw_GBps must be > 0");
-    // Plausible ranges, as the job's hardware figures (spec/hardware_bounds.h):
-    // nccl-tests sweeps reach a few GB per message (-e 16G), so 1e12 bytes is
-    // 60x beyond; 1e5 GB/s is 100x NVLink 5's 900 per direction; one
-    // collective of 1e9 us (17 minutes) is no measurement. Small busbw figures
-    // are real (8-byte messages print 0.00 GB/s), so busbw has no lower bound
-    // but > 0; an absurd one shows in the time, which is bounded.
-    if (p.bytes > 1e12) throw InputError(file, key + "[0]", fmt::format("{} bytes is out of range; expected up to 1e12", node[0].Scalar()));
-    if (p.busbw_GBps > 1e5)
+    // Plausible ranges (calib::kMaxCurve*, with their reasons). Small busbw
+    // figures are real (8-byte messages print 0.00 GB/s), so busbw has no
+    // lower bound but > 0; an absurd one shows in the time, which is bounded.
+    if (p.bytes > calib::kMaxCurveBytes) throw InputError(file, key + "[0]", fmt::format("{} bytes is out of range; expected up to 1e12", node[0].Scalar()));
+    if (p.busbw_GBps > calib::kMaxCurveBusBwGBps)
         throw InputError(file, key + "[1]", fmt::format("{} GB/s is out of range; expected up to 100000", node[1].Scalar()));
     if (node.size() == 3) {
         p.time_us = parse_number(node[2], file, key + "[2]");
@@ -108,7 +105,7 @@ BusBwPoint read_point(const YAML::Node& node, const BusBwCurve& curve, const std
     } else {
         p.time_us = p.bytes * bus_factor(curve.op, curve.ranks) / (p.busbw_GBps * 1e3);
     }
-    if (!(p.time_us <= 1e9))
+    if (!(p.time_us <= calib::kMaxCurveTimeUs))
         throw InputError(file, key, fmt::format("time {:.4g} us is out of range (more than 1e9 us, 17 minutes, for one "
                                                 "collective){}",
                                                 p.time_us, node.size() == 3 ? "" : ": busbw_GBps is too small"));

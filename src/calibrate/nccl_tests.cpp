@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/calibration_fields.h"
 #include "calibrate/nccl_tests_format.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_curve.h"
@@ -344,7 +345,7 @@ void Parser::finish_run() {
 
     std::stable_sort(b.rows.begin(), b.rows.end(), [](const Row& x, const Row& y) { return x.size < y.size; });
     const double factor = bus_factor(run.op, n);
-    int repeated = 0, unusable = 0, mismatch_line = 0;
+    int repeated = 0, unusable = 0, implausible = 0, mismatch_line = 0;
     for (const Row& r : b.rows) {
         if (r.size == 0) continue;  // -b 0: no data moved, nothing to learn
         if (!(r.time_us > 0)) {
@@ -363,8 +364,18 @@ void Parser::finish_run() {
         p.busbw_GBps = round_significant(p.bytes / (r.time_us * 1e3) * factor, 6);
         if (r.busbw >= 1 && std::fabs(p.busbw_GBps - r.busbw) > 0.05 * r.busbw && !mismatch_line)
             mismatch_line = r.line;
+        if (p.bytes > calib::kMaxCurveBytes || p.busbw_GBps > calib::kMaxCurveBusBwGBps ||
+            p.time_us > calib::kMaxCurveTimeUs) {
+            ++implausible;
+            continue;
+        }
         run.points.push_back(p);
     }
+    if (implausible)
+        warn(first, fmt::format("skipped {} row(s) beyond a plausible measurement (size over {:g} bytes, "
+                                "busbw over {:g} GB/s or time over {:g} us)",
+                                implausible, calib::kMaxCurveBytes, calib::kMaxCurveBusBwGBps,
+                                calib::kMaxCurveTimeUs));
     if (repeated)
         warn(first, fmt::format("{} row(s) repeat a size (several types, reduction ops or cycles); "
                                 "kept the first of each", repeated));

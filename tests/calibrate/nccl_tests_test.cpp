@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "calibrate/calibrate_test_util.h"
+#include "lostflops/calibration.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_curve.h"
 #include "lostflops/nccl_tests.h"
@@ -222,6 +223,29 @@ TEST(NcclTests, ARunOfMoreRowsThanAnySweepIsAnErrorNamingTheLine) {
         EXPECT_EQ(e.key(), "line 10003");
         EXPECT_NE(e.message().find("10000 data rows"), std::string::npos) << e.what();
     }
+}
+
+TEST(NcclTests, ImplausibleRowsAreSkippedSoTheProfileReadsBack) {
+    // A 1e-6 us time makes 1e9 GB/s: skipped with a warning, and the curves
+    // written from the rest are a profile that `--calibration` accepts.
+    const std::string text =
+        "# nThread 1 nGpus 4\n"
+        "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+        "1024 256 float sum -1 10.0 0.10 0.18 0 10.0 0.10 0.18 0\n"
+        "2048 512 float sum -1 0.000001 1 1 0 0.000001 1 1 0\n"
+        "4096 1024 float sum -1 12.0 0.34 0.51 0 12.0 0.34 0.51 0\n";
+    NcclTestsOptions op;
+    op.op = Collective::all_reduce;
+    const NcclTestsResult r = parse_nccl_tests_text(text, "fast.txt", op);
+    ASSERT_EQ(r.runs.size(), 1u);
+    EXPECT_EQ(r.runs[0].points.size(), 2u);
+    bool warned = false;
+    for (const auto& w : r.warnings) warned |= w.find("skipped 1 row(s) beyond a plausible") != std::string::npos;
+    EXPECT_TRUE(warned);
+    std::vector<std::string> warnings;
+    Calibration c;
+    merge_curves(c, curves_from_runs(r.runs, warnings));
+    EXPECT_NO_THROW(parse_calibration_text(calibration_to_yaml(c), "written.yaml"));
 }
 
 TEST(NcclTests, RootedTestsAreSkipped) {
