@@ -257,7 +257,9 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     auto* job = cmd->add_option("--job", opts->job_path,
                                 "job file of the traced run: measured MFU and measured vs predicted");
     // Without --job there is no estimate for these to change: an error, not a silent no-op.
-    cmd->add_option("--set", opts->overrides, "override a job key: section.key=value (with --job)")->needs(job);
+    cmd->add_option("--set", opts->overrides, "override a job key: section.key=value (with --job; repeatable)")
+        ->allow_extra_args(false)
+        ->needs(job);
     cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")->needs(job);
     cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
     cmd->add_option("--threads", opts->threads, "trace files read in parallel, one per thread (default: all cores)")

@@ -31,7 +31,9 @@ void add_job_options(CLI::App* cmd, JobOptions& opts) {
     cmd->add_option("job", opts.job_path,
                     "job file (YAML or JSON; - for standard input); the built-in default job "
                     "(data/jobs/default.yaml) when absent");
-    cmd->add_option("--set", opts.overrides, "override a key: section.key=value (repeatable)");
+    // One value per --set, so `--set k=v JOB` leaves JOB to the positional.
+    cmd->add_option("--set", opts.overrides, "override a key: section.key=value (repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)");
     add_format_option(cmd, opts.format);
 }

@@ -209,4 +209,16 @@ TEST(CliWarnings, EstimatePrintsTheJobWarningsOnStderrAndInJson) {
 }
 
 }  // namespace
+// `--set k=v JOB` and `JOB --set k=v` are the same job: --set takes one value,
+// so the job file after it stays the positional (before: it was taken as a
+// second --set and refused).
+TEST(CliArgs, SetTakesOneValueSoTheJobMayFollowIt) {
+    const std::string job = source_path("examples/gpt3-175b-8xa100.yaml");
+    const CliRun before = run_cli("estimate --format json --set parallel.recompute=full " + job);
+    const CliRun after = run_cli("estimate --format json " + job + " --set parallel.recompute=full");
+    ASSERT_TRUE(before.code == 0 || before.code == 1) << before.all();
+    EXPECT_EQ(before.out, after.out);
+    EXPECT_EQ(nlohmann::json::parse(before.out)["job"]["parallel"]["recompute"], "full");
+}
+
 }  // namespace lostflops
