@@ -29,6 +29,23 @@ Job parse_job(const std::string& text, const std::string& source,
 Job default_job(const std::vector<std::string>& overrides = {});
 const std::string& default_job_text();
 
+// A job for the search (`lostflops search`): the parallel section may be
+// absent or partial; the keys it gives are the settings the search may not
+// change (fixed_keys, in file order); the plan is not checked against the
+// model and cluster (the search enumerates the plans that pass). Model,
+// cluster and training are checked as load_job checks them.
+struct SearchJob {
+    Job job;
+    std::vector<std::string> fixed_keys;  // keys present under `parallel:`
+    bool micro_batch_given = false;       // training.micro_batch_size present (the search varies it)
+};
+enum class SearchJobPlan { fixed_where_given, ignore };
+SearchJob load_search_job(const std::string& path, const std::vector<std::string>& overrides = {});
+SearchJob parse_search_job(const std::string& text, const std::string& source,
+                           const std::vector<std::string>& overrides, SearchJobPlan plan);
+// The built-in default job's model, cluster and training; its plan ignored.
+SearchJob default_search_job(const std::vector<std::string>& overrides = {});
+
 // A setting that is accepted but does nothing, or costs much, under this job
 // (ZeRO with dp = 1, a TP group spanning nodes, sequence parallelism with
 // tp = 1, pipeline stages with unequal layer counts, ...; the list is in README

@@ -84,6 +84,8 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
 // full plan with every default and `auto` decided (attention kernel,
 // framework, overlap_grad_reduce, tp_comm_overlap, ZeRO-3 engine settings).
 nlohmann::json job_json(const Job& job);
+// The job's `parallel:` section as a job file gives it (with the ZeRO-3 engine's resolved keys).
+nlohmann::json parallel_json(const Job& job);
 
 // {"advice": [{change, set, peak_bytes, capacity_bytes, fits, step_time_s}],
 //  "min_gpus_to_fit": {num_gpus (null: none found), searched_from_gpus,

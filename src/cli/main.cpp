@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     lostflops::cli::add_validate_command(app, exit_code);
     lostflops::cli::add_trace_command(app, exit_code);
     lostflops::cli::add_calibrate_command(app, exit_code);
+    lostflops::cli::add_search_command(app, exit_code);
     add_footers(app);
     lostflops::cli::ErrorReport failure;
     try {

@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 
 namespace lostflops {
 
@@ -50,15 +52,37 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     return d;
 }
 
-double gemm_tile_efficiency(const DeviceModel& d, double m, double n) {
+namespace {
+
+double tile_efficiency(int sms, double m, double n) {
     double best = 0;
     for (const Tile& t : kTiles) {
         const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n);
-        const double waves = std::ceil(tiles / d.sms);
-        const double filled = (m * n) / (waves * d.sms * t.m * t.n);
+        const double waves = std::ceil(tiles / sms);
+        const double filled = (m * n) / (waves * sms * t.m * t.n);
         best = std::max(best, filled * t.rate);
     }
     return std::min(best, 1.0);
+}
+
+}  // namespace
+
+double gemm_tile_efficiency(const DeviceModel& d, double m, double n) {
+    // A search asks for the same few shapes millions of times: a small
+    // per-thread memo of this pure function (same value, no allocation).
+    struct Entry {
+        double m = -1, n = -1;
+        int sms = 0;
+        double eff = 0;
+    };
+    if (!(m >= 0 && m < 1e15 && n >= 0 && n < 1e15)) return tile_efficiency(d.sms, m, n);
+    static thread_local Entry memo[64];
+    const uint64_t key = static_cast<uint64_t>(m) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(n) * 0xC2B2AE3D27D4EB4Full;
+    const auto h = static_cast<size_t>(key >> 58);  // top 6 bits: 64 entries
+    Entry& e = memo[h];
+    if (e.m == m && e.n == n && e.sms == d.sms) return e.eff;
+    e = {m, n, d.sms, tile_efficiency(d.sms, m, n)};
+    return e.eff;
 }
 
 double gemm_time_s(const DeviceModel& d, double m, double n, double k) {

@@ -13,11 +13,16 @@
 #include "lostflops/estimate.h"
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <vector>
 
+#include "estimate/estimate_parts.h"
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
 #include "estimate/zero3_time.h"
 #include "lostflops/pipeline.h"
+#include "schedule/pipeline_detail.h"
 #include "workload/flops.h"
 
 namespace lostflops {
@@ -65,101 +70,206 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
 
 }  // namespace
 
-Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule) {
-    const Model& model = job.model;
-    const Training& tr = job.training;
+PassSetup pass_setup(const Job& job, const Calibration& cal) {
     const ParallelPlan& p = job.plan;
-    Estimate e;
-    const PlanContext ctx = make_plan_context(job, cal);
-    const LayerWork lw = layer_work(model, tr, p);
-    const HeadWork hw = head_work(model, tr, p);
-    const HostOps ho = host_ops(model, tr, p);
-    const LayerTime layer = layer_time(ctx, lw, ho, p);
+    PassSetup s;
+    s.ctx = make_plan_context(job, cal);
+    s.lw = layer_work(job.model, job.training, p);
+    s.hw = head_work(job.model, job.training, p);
+    s.ho = host_ops(job.model, job.training, p);
+    s.layer = layer_time(s.ctx, s.lw, s.ho, p);
     // Layers that full recompute leaves alone (parallel.recompute_layers).
-    LayerTime layer_plain;
-    if (p.recompute == Recompute::full && p.recompute_layers >= 0) {
+    if (p.recompute == Recompute::full) {
         ParallelPlan p_plain = p;
         p_plain.recompute = Recompute::none;
-        layer_plain = layer_time(ctx, lw, ho, p_plain);
+        s.layer_plain = layer_time(s.ctx, s.lw, s.ho, p_plain);
     }
-    double recomputed_total = 0;
-    const LayerTime head = head_time(ctx, hw, ho, p);
-    const LayerTime embed = embedding_time(ctx, hw, ho);
+    s.head = head_time(s.ctx, s.hw, s.ho, p);
+    s.embed = embedding_time(s.ctx, s.hw, s.ho);
+    s.first_stage = stage_params(job, s.lw, s.hw, 0);
+    s.last_stage = stage_params(job, s.lw, s.hw, p.pp - 1);
+    return s;
+}
 
+PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel schedule) {
+    const ParallelPlan& p = job.plan;
+    const LayerTime& layer = s.layer;
+    const LayerTime& layer_plain = s.layer_plain;
+    const HostOps& ho = s.ho;
+    const PlanContext& ctx = s.ctx;
+    PipelinePhase ph;
     const int stages = p.pp, chunks = p.vpp;
-    e.micro_batches = p.micro_batches(tr);
-    const double m = static_cast<double>(e.micro_batches);
+    ph.micro_batches = p.micro_batches(job.training);
+    const double m = static_cast<double>(ph.micro_batches);
 
     // Per (rank, chunk) pass times; the embedding sits on virtual stage 0, the
-    // output layer on the last virtual stage.
+    // output layer on the last virtual stage. The closed form needs only each
+    // rank's sum and its chunk 0 (schedule/pipeline_detail.h PipelineSums);
+    // the simulation takes every pass.
     // Reused between calls on this thread: no allocation once warm (a search
     // evaluates millions of plans).
     static thread_local PipelineInput in;
+    static thread_local std::vector<double> rank_s, chunk0_s;
+    const bool simulate = schedule == ScheduleModel::simulation;
     in.p2p_s = 0;
     in.stages = stages;
     in.chunks = chunks;
-    in.micro_batches = static_cast<int>(e.micro_batches);
-    in.fwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
-    in.bwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
+    in.micro_batches = static_cast<int>(ph.micro_batches);
+    if (simulate) {
+        in.fwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
+        in.bwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
+    }
+    rank_s.assign(static_cast<size_t>(stages), 0.0);
+    chunk0_s.assign(static_cast<size_t>(stages), 0.0);
+    bool values_ok = true;
+    const auto plausible = [](double x) { return x >= 0 && x <= std::numeric_limits<double>::max(); };
     PassTime rank_pass_worst;
     double worst_total = -1;
-    double first_rank_bwd = 0, first_rank_fwd = 0;
+    // A pass away from the embedding and the output layer depends only on its
+    // layer count, which takes two values (layers_on): computed once each.
+    struct Cell {
+        int layers = -1;
+        PassTime f, b, both;
+        double f_s = 0, b_s = 0;
+        double redone = 0;
+    } cells[2];
+    const auto pass_of = [&](int n, bool first, bool last, PassTime& f, PassTime& b, double& redone_out) {
+        const double layers = n;
+        // Layers whose backward carries the plan's recompute (all of them
+        // unless recompute_layers limits full recompute).
+        const double redone = p.recompute == Recompute::full ? recomputed_of(p, n) : layers;
+        f = layer.fwd.scaled(layers);
+        b = layer.bwd.scaled(redone);
+        if (redone < layers) b += layer_plain.bwd.scaled(layers - redone);
+        redone_out = redone;
+        if (first) {
+            f += s.embed.fwd;
+            b += s.embed.bwd;
+        }
+        if (last) {
+            f += s.head.fwd;
+            b += s.head.bwd;
+        }
+        // The schedule's own host work per pass, then the GPU waits for
+        // whichever of GPU and CPU is slower. Megatron-LM synchronises the
+        // device at every pipeline send/receive (p2p_communication.py,
+        // torch.cuda.synchronize() after batch_isend_irecv), so with
+        // pp > 1 each pass is bound on its own; without a pipeline
+        // nothing synchronises between passes and the host runs ahead
+        // through a GPU-bound backward into the next forward, so forward
+        // and backward are bound together.
+        f.cpu_s += ho.microbatch_fwd * ctx.host_op_s;
+        b.cpu_s += ho.microbatch_bwd * ctx.host_op_s;
+        if (stages > 1) {
+            f.bind_host();
+            b.bind_host();
+        } else {
+            b.host_wait_s = std::max(0.0, f.cpu_s + b.cpu_s - f.gpu_s() - b.gpu_s());
+        }
+        values_ok &= plausible(f.total_s()) && plausible(b.total_s());
+    };
+    // Which virtual stages hold the fewer layers (layers_on): the first
+    // ceil(missing/2) and the last floor(missing/2) in model order, so a rank's
+    // count of them is closed form and a phase costs O(pp), not O(pp * vpp).
+    const int virtual_stages = stages * chunks;
+    const int base_layers = job.model.layers / virtual_stages;
+    const int missing = virtual_stages - job.model.layers % virtual_stages;
+    const int light_head = (missing + 1) / 2, light_tail = missing / 2;
+    const auto light_on_rank = [&](int r) {  // chunks of rank r with base_layers
+        const int head = r < light_head ? (light_head - r + stages - 1) / stages : 0;
+        const int from = virtual_stages - light_tail;  // first light virtual stage of the tail
+        const int first_c = r >= from ? 0 : (from - r + stages - 1) / stages;
+        const int tail = std::max(0, chunks - first_c);
+        return head + tail;
+    };
+    const auto cell_of = [&](int n) -> Cell& {
+        Cell& cell = cells[n == base_layers ? 0 : 1];
+        if (cell.layers != n) {
+            cell.layers = n;
+            pass_of(n, false, false, cell.f, cell.b, cell.redone);
+            cell.both = cell.f;
+            cell.both += cell.b;
+            cell.f_s = cell.f.total_s();
+            cell.b_s = cell.b.total_s();
+        }
+        return cell;
+    };
     for (int r = 0; r < stages; ++r) {
         PassTime rank_pass;
-        for (int c = 0; c < chunks; ++c) {
+        double t = 0;  // the rank's fwd + bwd per micro-batch
+        int light = light_on_rank(r), heavy = chunks - light;
+        // The embedding's pass (rank 0, chunk 0) and the output layer's (last
+        // rank, last chunk) are computed on their own.
+        const auto special = [&](int c, bool first, bool last) {
             const int n = layers_on(job, r, c);
-            const double layers = n;
-            // Layers whose backward carries the plan's recompute (all of them
-            // unless recompute_layers limits full recompute).
-            const double redone = p.recompute == Recompute::full ? recomputed_of(p, n) : layers;
-            PassTime f = layer.fwd.scaled(layers);
-            PassTime b = layer.bwd.scaled(redone);
-            if (redone < layers) b += layer_plain.bwd.scaled(layers - redone);
-            recomputed_total += redone;
-            if (r == 0 && c == 0) {
-                f += embed.fwd;
-                b += embed.bwd;
+            (n == base_layers ? light : heavy) -= 1;
+            PassTime f, b;
+            double redone = 0;
+            pass_of(n, first, last, f, b, redone);
+            ph.recomputed_layers += redone;
+            const double f_s = f.total_s(), b_s = b.total_s();
+            if (simulate) {
+                in.fwd_s[static_cast<size_t>(r * chunks + c)] = f_s;
+                in.bwd_s[static_cast<size_t>(r * chunks + c)] = b_s;
             }
-            if (r == stages - 1 && c == chunks - 1) {
-                f += head.fwd;
-                b += head.bwd;
-            }
-            // The schedule's own host work per pass, then the GPU waits for
-            // whichever of GPU and CPU is slower. Megatron-LM synchronises the
-            // device at every pipeline send/receive (p2p_communication.py,
-            // torch.cuda.synchronize() after batch_isend_irecv), so with
-            // pp > 1 each pass is bound on its own; without a pipeline
-            // nothing synchronises between passes and the host runs ahead
-            // through a GPU-bound backward into the next forward, so forward
-            // and backward are bound together.
-            f.cpu_s += ho.microbatch_fwd * ctx.host_op_s;
-            b.cpu_s += ho.microbatch_bwd * ctx.host_op_s;
-            if (stages > 1) {
-                f.bind_host();
-                b.bind_host();
-            } else {
-                b.host_wait_s = std::max(0.0, f.cpu_s + b.cpu_s - f.gpu_s() - b.gpu_s());
-            }
-            in.fwd_s[static_cast<size_t>(r * chunks + c)] = f.total_s();
-            in.bwd_s[static_cast<size_t>(r * chunks + c)] = b.total_s();
             rank_pass += f;
             rank_pass += b;
+            t += f_s + b_s;
+            if (c == 0) chunk0_s[static_cast<size_t>(r)] = f_s + b_s;
             if (r == 0) {
-                first_rank_fwd += f.total_s();
-                first_rank_bwd += b.total_s();
+                ph.first_rank_fwd_s += f_s;
+                ph.first_rank_bwd_s += b_s;
+            }
+        };
+        const bool has_first = r == 0, has_last = r == stages - 1;
+        if (has_first) special(0, true, has_last && chunks == 1);
+        if (has_last && !(has_first && chunks == 1)) special(chunks - 1, false, true);
+        for (int slot = 0; slot < 2; ++slot) {
+            const int count = slot == 0 ? light : heavy;
+            if (count <= 0) continue;
+            const Cell& cell = cell_of(base_layers + slot);
+            rank_pass += cell.both.scaled(count);
+            t += count * (cell.f_s + cell.b_s);
+            ph.recomputed_layers += count * cell.redone;
+            if (r == 0) {
+                ph.first_rank_fwd_s += count * cell.f_s;
+                ph.first_rank_bwd_s += count * cell.b_s;
             }
         }
+        if (!has_first && !(has_last && chunks == 1)) {
+            const Cell& cell = cell_of(layers_on(job, r, 0));
+            chunk0_s[static_cast<size_t>(r)] = cell.f_s + cell.b_s;
+        }
+        if (simulate) {
+            for (int c = 0; c < chunks; ++c) {
+                if ((has_first && c == 0) || (has_last && c == chunks - 1)) continue;
+                const Cell& cell = cell_of(layers_on(job, r, c));
+                in.fwd_s[static_cast<size_t>(r * chunks + c)] = cell.f_s;
+                in.bwd_s[static_cast<size_t>(r * chunks + c)] = cell.b_s;
+            }
+        }
+        rank_s[static_cast<size_t>(r)] = t;
         if (rank_pass.total_s() > worst_total) {
             worst_total = rank_pass.total_s();
             rank_pass_worst = rank_pass;
         }
     }
-    const auto pipeline = schedule == ScheduleModel::simulation ? pipeline_simulate : pipeline_closed_form;
-    const PipelineResult no_p2p = pipeline(in);
-    in.p2p_s = p2p_time_s(ctx, job);
-    const PipelineResult with_p2p = pipeline(in);
+    const double p2p_s = p2p_time_s(ctx, job);
+    PipelineResult no_p2p, with_p2p;
+    if (!values_ok)  // a programming error: validated jobs give finite, non-negative passes
+        throw std::invalid_argument("pipeline pass time is negative or not finite");
+    if (simulate) {
+        no_p2p = pipeline_simulate(in);
+        in.p2p_s = p2p_s;
+        with_p2p = pipeline_simulate(in);
+    } else {
+        PipelineSums sums{stages, chunks, in.micro_batches, 0.0, rank_s.data(), chunk0_s.data()};
+        no_p2p = pipeline_closed_form_sums(sums);
+        sums.p2p_s = p2p_s;
+        with_p2p = p2p_s == 0 ? no_p2p : pipeline_closed_form_sums(sums);
+    }
 
-    Breakdown& bd = e.breakdown;
+    Breakdown& bd = ph.breakdown;
     const PassTime steady = rank_pass_worst.scaled(m);
     bd.compute_s = steady.compute_s;
     bd.memory_bound_s = steady.memory_bound_s;
@@ -172,23 +282,38 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     bd.pp_bubble_s = std::max(0.0, no_p2p.makespan_s - steady.total_s());
     if (bd.pp_bubble_s < 1e-12 * no_p2p.makespan_s) bd.pp_bubble_s = 0;  // rounding, not a bubble
     bd.pp_p2p_s = std::max(0.0, with_p2p.makespan_s - no_p2p.makespan_s);
+    return ph;
+}
+
+void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
+                 Estimate& e) {
+    const Model& model = job.model;
+    const Training& tr = job.training;
+    const ParallelPlan& p = job.plan;
+    const PlanContext& ctx = s.ctx;
+    const LayerTime& layer = s.layer;
+    const LayerTime& layer_plain = s.layer_plain;
+    const double m = static_cast<double>(ph.micro_batches);
+    e.micro_batches = ph.micro_batches;
+    Breakdown& bd = e.breakdown;
+    bd = ph.breakdown;
 
     // Data parallel and optimizer on the first rank (most parameters with the
     // embedding; it also finishes the pipeline last).
-    const StageParams sp0 = stage_params(job, lw, hw, 0);
+    const StageParams& sp0 = s.first_stage;
     // A layer's wall time (the host may set it) is the window ZeRO-3 gathers
     // hide in; with partial recompute, the mean over recomputed and plain layers.
-    const double share = p.recompute == Recompute::full ? recomputed_total / model.layers : 1.0;
+    const double share = p.recompute == Recompute::full ? ph.recomputed_layers / model.layers : 1.0;
     const double bwd_layer_s = share * std::max(layer.bwd.total_s(), layer.bwd.cpu_s) +
                                (1 - share) * std::max(layer_plain.bwd.total_s(), layer_plain.bwd.cpu_s);
-    bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0, lw, first_rank_bwd, first_rank_fwd,
+    bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0, s.lw, ph.first_rank_bwd_s, ph.first_rank_fwd_s,
                                 std::max(layer.fwd.total_s(), layer.fwd.cpu_s), bwd_layer_s, m);
     if (model.tied_embeddings && p.pp > 1)
         bd.dp_comm_s += collective_time_s(ctx.comm, Collective::all_reduce, ctx.embedding_group,
-                                          hw.embedding_params * grad_bytes_per_param(p));
+                                          s.hw.embedding_params * grad_bytes_per_param(p));
     // The optimizer step of the rank with the largest shard (first or last).
     const double opt_params = std::max(optimizer_shard_params(p, sp0),
-                                       optimizer_shard_params(p, stage_params(job, lw, hw, p.pp - 1)));
+                                       optimizer_shard_params(p, s.last_stage));
     bd.optimizer_s = opt_params * cal.optimizer_bytes_per_param / (ctx.dev.hbm_Bps * ctx.dev.memory_bound) +
                      8 * ctx.dev.kernel_overhead_s;
 
@@ -196,7 +321,7 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     e.tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;
     e.tokens_per_s_per_gpu = e.tokens_per_step / e.step_time_s / gpus;
-    const FlopsPerToken fpt = flops_per_token(model, tr, p.recompute, recomputed_total / model.layers);
+    const FlopsPerToken fpt = flops_per_token(model, tr, p.recompute, ph.recomputed_layers / model.layers);
     e.model_flops_per_step = fpt.model * e.tokens_per_step;
     e.hardware_flops_per_step = fpt.hardware * e.tokens_per_step;
     e.model_tflops_per_gpu = e.model_flops_per_step / e.step_time_s / gpus / 1e12;
@@ -205,9 +330,14 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     e.mfu = e.model_tflops_per_gpu / peak;
     e.hfu = e.hardware_tflops_per_gpu / peak;
     e.bubble_fraction = bd.pp_bubble_s / e.step_time_s;
+}
 
-    const Memory first = stage_memory(job, cal, lw, hw, 0);
-    const Memory last = stage_memory(job, cal, lw, hw, p.pp - 1);
+Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule) {
+    Estimate e;
+    const PassSetup s = pass_setup(job, cal);
+    finish_time(job, cal, s, pipeline_phase(job, s, schedule), e);
+    const Memory first = stage_memory(job, cal, s.lw, s.hw, 0);
+    const Memory last = stage_memory(job, cal, s.lw, s.hw, job.plan.pp - 1);
     e.memory = last.peak_bytes > first.peak_bytes ? last : first;
     return e;
 }

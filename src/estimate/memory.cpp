@@ -28,23 +28,6 @@ double optimizer_shard_params(const ParallelPlan& p, const StageParams& s) {
     return s.params / dense_replicas(p) + s.expert_params / expert_replicas(p);
 }
 
-int layers_on(const Job& job, int rank, int chunk) {
-    const ParallelPlan& p = job.plan;
-    const int k = p.pp * p.vpp;                 // virtual stages
-    const int base = job.model.layers / k;
-    const int rem = job.model.layers % k;
-    if (rem == 0) return base;
-    // Virtual stage index in model order: chunk-major (Megatron interleaving).
-    const int vs = chunk * p.pp + rank;
-    // Layers missing from an even split of base+1 each: k - rem, taken from the
-    // two ends first, then inwards.
-    const int missing = k - rem;
-    const int from_end = k - 1 - vs;
-    const int dist = std::min(vs, from_end);    // 0 for the first and last
-    const int rank_from_ends = 2 * dist + (vs <= from_end ? 0 : 1);
-    return base + (rank_from_ends < missing ? 0 : 1);
-}
-
 StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank) {
     const ParallelPlan& p = job.plan;
     StageParams s;
@@ -60,10 +43,8 @@ StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw
     return s;
 }
 
-Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
-                    const HeadWork& hw, int rank) {
+Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& lw, const StageParams& sp) {
     const ParallelPlan& p = job.plan;
-    const StageParams sp = stage_params(job, lw, hw, rank);
     const double nd = dense_replicas(p), ne = expert_replicas(p);
     const auto sharded = [&](double bytes_per_param, int from_stage) {
         return p.zero >= from_stage ? sp.params * bytes_per_param / nd + sp.expert_params * bytes_per_param / ne
@@ -73,11 +54,27 @@ Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
     mem.weights_bytes = sharded(2.0, 3);
     mem.gradients_bytes = sharded(grad_bytes_per_param(p), 2);
     mem.optimizer_bytes = sharded(12.0, 1);
+    mem.buffers_bytes = cal.memory_reserved_bytes;
+    // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
+    // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).
+    if (p.zero >= 3) {
+        const Zero3Live z = zero3_live(job, lw, sp);
+        mem.buffers_bytes += z.bytes;
+        mem.zero_live_params = z.params;
+        mem.zero_live_capped = z.capped;
+        mem.zero_live_bytes = z.bytes;
+    }
+    mem.capacity_bytes = static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;
+    return mem;
+}
 
+Memory memory_activations(const Job& job, const LayerWork& lw, const HeadWork& hw, const StageParams& sp,
+                          const InFlight& fl, int rank) {
+    const ParallelPlan& p = job.plan;
+    Memory mem;
     // Micro-batches (in units of this rank's whole stage) whose activations
     // are alive at the peak: Megatron-LM's 1F1B / interleaved warm-up plus one
     // (estimate/inflight.cpp).
-    const InFlight fl = inflight_passes(job, rank);
     const double inflight = fl.stage_units;
     mem.warmup_passes = fl.warmup;
     mem.inflight_microbatches = inflight;
@@ -95,23 +92,28 @@ Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
     }
     if (sp.first) mem.activations_bytes += fl.first_chunk * hw.embed_bytes_fwd;
     if (sp.last) mem.logits_bytes = hw.logits_memory_bytes;
+    mem.worst_stage = rank;
+    return mem;
+}
 
-    mem.buffers_bytes = cal.memory_reserved_bytes;
-    // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
-    // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).
-    if (p.zero >= 3) {
-        const Zero3Live z = zero3_live(job, lw, sp);
-        mem.buffers_bytes += z.bytes;
-        mem.zero_live_params = z.params;
-        mem.zero_live_capped = z.capped;
-        mem.zero_live_bytes = z.bytes;
-    }
+Memory memory_total(const Memory& state, const Memory& act) {
+    Memory mem = state;
+    mem.activations_bytes = act.activations_bytes;
+    mem.logits_bytes = act.logits_bytes;
+    mem.warmup_passes = act.warmup_passes;
+    mem.inflight_microbatches = act.inflight_microbatches;
+    mem.worst_stage = act.worst_stage;
     mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
                      mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes;
-    mem.capacity_bytes = static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;
-    mem.worst_stage = rank;
     mem.fits = mem.peak_bytes <= mem.capacity_bytes;
     return mem;
+}
+
+Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
+                    const HeadWork& hw, int rank) {
+    const StageParams sp = stage_params(job, lw, hw, rank);
+    return memory_total(memory_state(job, cal, lw, sp),
+                        memory_activations(job, lw, hw, sp, inflight_passes(job, rank), rank));
 }
 
 }  // namespace lostflops

@@ -71,6 +71,8 @@ nlohmann::json training_json(const Job& job) {
             {"framework_from_auto", t.framework_auto}};
 }
 
+}  // namespace
+
 nlohmann::json parallel_json(const Job& job) {
     const ParallelPlan& p = job.plan;
     nlohmann::json j = {{"tp", p.tp},
@@ -98,8 +100,6 @@ nlohmann::json parallel_json(const Job& job) {
     }
     return j;
 }
-
-}  // namespace
 
 nlohmann::json job_json(const Job& job) {
     return {{"name", job.name},

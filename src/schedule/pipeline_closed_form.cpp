@@ -36,9 +36,11 @@
 //    per rank of distance, which hides a transfer as long as c <= u/3 (u = mean chunk
 //    fwd+bwd); above that each micro-batch exposes (v-1)*(c - u/3) (fit to the
 //    simulation for u/3 < c < u/2; larger c is outside the model's intended range).
-// O(p*v), no allocation: it runs on estimate's hot path.
+// O(p) from per-rank sums (pipeline_closed_form_sums; estimate's hot path),
+// O(p*v) from pass times.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "lostflops/pipeline.h"
 #include "schedule/pipeline_detail.h"
@@ -50,8 +52,7 @@ namespace {
 constexpr double kMaxSeconds = std::numeric_limits<double>::max();
 }  // namespace
 
-PipelineResult pipeline_closed_form(const PipelineInput& in) {
-    schedule_detail::check_pipeline_sizes(in);  // values are checked in the loop below
+PipelineResult pipeline_closed_form_sums(const PipelineSums& in) {
     const int p = in.stages;
     const int v = in.chunks;
     const double m = in.micro_batches;
@@ -65,16 +66,9 @@ PipelineResult pipeline_closed_form(const PipelineInput& in) {
     double t_max = 0, t_sum = 0, u_sum = 0, pair_max = 0, prev_t = 0;
     double g_max = 0;  // bracket of path_k, maximised over k
     int k_max = 0;
-    bool values_ok = c >= 0 && c <= kMaxSeconds;
     for (int r = 0; r < p; ++r) {
-        const double* f = &in.fwd_s[static_cast<std::size_t>(r) * v];
-        const double* b = &in.bwd_s[static_cast<std::size_t>(r) * v];
-        double t = 0;
-        for (int j = 0; j < v; ++j) {
-            values_ok &= f[j] >= 0 && f[j] <= kMaxSeconds && b[j] >= 0 && b[j] <= kMaxSeconds;
-            t += f[j] + b[j];
-        }
-        const double u = f[0] + b[0];
+        const double t = in.rank_s[r];
+        const double u = in.chunk0_s[r];
         const double g = m * t - u_sum - 2 * u - (p - 1 - r) * t * inv_v;
         if (r == 0 || g > g_max) {
             g_max = g;
@@ -86,13 +80,12 @@ PipelineResult pipeline_closed_form(const PipelineInput& in) {
         if (r > 0) pair_max = std::max(pair_max, 0.5 * (prev_t + t));
         prev_t = t;
     }
-    if (!values_ok) schedule_detail::check_pipeline_input(in);  // throws with a message
     const double path_max = 2 * u_sum + g_max;
     const double chunk_mean = t_sum / (static_cast<double>(p) * v);
 
     double group_excess = 0;  // rank 0's chunk-0 excess, paid p times (v > 1)
     if (v > 1 && k_max != 0) {
-        const double u0 = in.fwd_s[0] + in.bwd_s[0];
+        const double u0 = in.chunk0_s[0];
         group_excess = (p - 1) * std::max(0.0, u0 - chunk_mean);
     }
 
@@ -121,6 +114,30 @@ PipelineResult pipeline_closed_form(const PipelineInput& in) {
     res.busy_max_s = m * t_max;
     res.bubble_s = res.makespan_s - res.busy_max_s;
     return res;
+}
+
+PipelineResult pipeline_closed_form(const PipelineInput& in) {
+    schedule_detail::check_pipeline_sizes(in);  // values are checked in the loop below
+    const int p = in.stages;
+    const int v = in.chunks;
+    const double c = in.p2p_s;
+    static thread_local std::vector<double> rank_s, chunk0_s;
+    rank_s.assign(static_cast<std::size_t>(p), 0.0);
+    chunk0_s.assign(static_cast<std::size_t>(p), 0.0);
+    bool values_ok = c >= 0 && c <= kMaxSeconds;
+    for (int r = 0; r < p; ++r) {
+        const double* f = &in.fwd_s[static_cast<std::size_t>(r) * v];
+        const double* b = &in.bwd_s[static_cast<std::size_t>(r) * v];
+        double t = 0;
+        for (int j = 0; j < v; ++j) {
+            values_ok &= f[j] >= 0 && f[j] <= kMaxSeconds && b[j] >= 0 && b[j] <= kMaxSeconds;
+            t += f[j] + b[j];
+        }
+        rank_s[static_cast<std::size_t>(r)] = t;
+        chunk0_s[static_cast<std::size_t>(r)] = f[0] + b[0];
+    }
+    if (!values_ok) schedule_detail::check_pipeline_input(in);  // throws with a message
+    return pipeline_closed_form_sums({p, v, in.micro_batches, c, rank_s.data(), chunk0_s.data()});
 }
 
 }  // namespace lostflops

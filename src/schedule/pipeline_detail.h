@@ -6,6 +6,22 @@
 
 #include "lostflops/pipeline.h"
 
+namespace lostflops {
+
+// The closed form needs of each rank only its per-micro-batch total over its
+// chunks (T_r, summed chunk by chunk as fwd + bwd) and its chunk 0's fwd + bwd
+// (u_r): estimate's pipeline phase passes these directly. Values are not
+// checked (the caller checked them, or pipeline_closed_form did).
+struct PipelineSums {
+    int stages = 1, chunks = 1, micro_batches = 1;
+    double p2p_s = 0;
+    const double* rank_s = nullptr;    // [stages]
+    const double* chunk0_s = nullptr;  // [stages]
+};
+PipelineResult pipeline_closed_form_sums(const PipelineSums& in);
+
+}  // namespace lostflops
+
 namespace lostflops::schedule_detail {
 
 // Throws std::invalid_argument naming the broken precondition. O(p*v), no allocation

@@ -1,6 +1,7 @@
-// Layout enumeration by divisors: each rule of spec/validate.cpp (after
-// Megatron-LM's argument checks, megatron/training/arguments.py) becomes a
-// restriction of a candidate set instead of a test of a finished plan —
+// Layout enumeration by divisors: the candidates are divisors (of the GPUs,
+// the batch, the experts), and each rule of spec/validate.cpp (after
+// Megatron-LM's argument checks, megatron/training/arguments.py) is checked on
+// them in closed form —
 //   tp divides heads, ffn (and the experts' ffn), and tp and the kv heads
 //     divide one another; tp <= vocab;
 //   tp * cp * pp divides num_gpus (dp follows); 2 * cp divides seq_length;
@@ -36,45 +37,54 @@ bool tp_fits_model(const Model& m, int64_t tp) {
     return true;
 }
 
+bool free_or(int64_t fixed, int64_t value) { return fixed == 0 || fixed == value; }
+
 }  // namespace
 
-LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit) {
+LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit,
+                               const std::function<void(const Layout&)>& rejected, const LayoutFix& fix) {
     const Model& m = job.model;
     const Training& t = job.training;
     const int64_t gpus = job.cluster.num_gpus;
     LayoutCounts counts;
-    // Every tp divides the heads, so only divisors of gcd(heads, gpus) can pass.
-    for_divisors(std::gcd(static_cast<int64_t>(m.heads), gpus), [&](int64_t tp) {
-        if (!tp_fits_model(m, tp)) return;
+    for_divisors(gpus, [&](int64_t tp) {
+        if (!free_or(fix.tp, tp)) return;
+        const bool tp_ok = tp_fits_model(m, tp);
         for_divisors(gpus / tp, [&](int64_t cp) {
-            if (cp > 1 && t.seq_length % (2 * cp) != 0) return;
+            if (!free_or(fix.cp, cp)) return;
+            const bool cp_ok = cp == 1 || t.seq_length % (2 * cp) == 0;
             for_divisors(gpus / (tp * cp), [&](int64_t pp) {
-                if (pp > m.layers) return;
                 const int64_t dp = gpus / (tp * cp * pp);
-                if (t.global_batch % dp != 0) return;
-                for_divisors(t.global_batch / dp, [&](int64_t mb) {
-                    const int64_t micro_batches = t.global_batch / (dp * mb);
-                    const int64_t max_vpp = pp == 1 ? 1 : m.layers / pp;
+                if (!free_or(fix.pp, pp) || !free_or(fix.dp, dp)) return;
+                const bool pp_ok = pp <= m.layers;
+                for_divisors(t.global_batch, [&](int64_t mb) {
+                    if (!free_or(fix.micro_batch, mb)) return;
+                    const bool batch_ok = t.global_batch % (dp * mb) == 0;
+                    const int64_t micro_batches = batch_ok ? t.global_batch / (dp * mb) : 0;
+                    const int64_t max_vpp = pp == 1 || !pp_ok ? 1 : m.layers / pp;
                     for (int64_t vpp = 1; vpp <= max_vpp; ++vpp) {
-                        if (vpp > 1 && micro_batches % pp != 0) break;
-                        if (static_cast<double>(micro_batches) * pp * vpp > 5e7) break;
+                        if (!free_or(fix.vpp, vpp)) continue;
+                        const bool vpp_ok = vpp == 1 || micro_batches % pp == 0;
+                        const bool cells_ok = static_cast<double>(micro_batches) * pp * vpp <= 5e7;
+                        const bool ok = tp_ok && cp_ok && pp_ok && batch_ok && vpp_ok && cells_ok;
                         const auto emit = [&](int64_t ep) {
-                            Layout l;
-                            l.tp = static_cast<int>(tp);
-                            l.cp = static_cast<int>(cp);
-                            l.pp = static_cast<int>(pp);
-                            l.dp = static_cast<int>(dp);
-                            l.vpp = static_cast<int>(vpp);
-                            l.ep = static_cast<int>(ep);
-                            l.micro_batch = mb;
-                            ++counts.valid;
-                            visit(l);
+                            if (!free_or(fix.ep, ep)) return;
+                            const Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
+                                           static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
+                            ++counts.candidates;
+                            const bool ep_ok = !m.is_moe() || (dp * cp) % ep == 0;
+                            if (ok && ep_ok) {
+                                ++counts.valid;
+                                visit(l);
+                            } else if (rejected) {
+                                rejected(l);
+                            }
                         };
                         if (!m.is_moe()) {
                             emit(1);
                             continue;
                         }
-                        for_divisors(std::gcd(static_cast<int64_t>(m.experts), dp * cp), emit);
+                        for_divisors(m.experts, emit);
                     }
                 });
             });

@@ -6,29 +6,40 @@
 //
 // Preconditions: the job's model, cluster and training came from load_job
 // (model-level checks such as hidden % heads passed); its `plan` is ignored.
-// No allocation per layout; the order is fixed (tp, cp, pp, dp, micro-batch,
+// No allocation per layout; the order is fixed (tp, cp, pp, micro-batch,
 // vpp, ep ascending), so the same job gives the same sequence.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 
+#include "lostflops/search.h"
 #include "lostflops/spec.h"
 
 namespace lostflops::search {
 
-// How the GPUs and the batch are cut. dp = num_gpus / (tp * cp * pp).
-struct Layout {
-    int tp = 1, cp = 1, pp = 1, dp = 1, vpp = 1, ep = 1;
-    int64_t micro_batch = 1;  // sequences per micro-batch
+using Layout = SearchLayout;
+
+// Layout settings the user fixed (0: free). A candidate that disagrees with
+// one is not a candidate: it is neither visited nor counted.
+struct LayoutFix {
+    int tp = 0, cp = 0, pp = 0, dp = 0, vpp = 0, ep = 0;
+    int64_t micro_batch = 0;
 };
 
 struct LayoutCounts {
-    int64_t valid = 0;  // layouts passed to visit
+    int64_t candidates = 0;  // every combination walked (see enumerate_layouts)
+    int64_t valid = 0;       // layouts passed to visit
 };
 
-// Calls visit(layout) for every valid layout of `job`.
-LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit);
+// Walks the candidate space — tp, cp, pp over divisors of num_gpus (dp
+// follows), micro-batch over divisors of the global batch, vpp from 1 to
+// layers/pp (1 without a pipeline), ep over divisors of the experts (1 for a
+// dense model) — and calls visit(layout) for every valid one and rejected(layout)
+// for every other, in a fixed order.
+LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit,
+                               const std::function<void(const Layout&)>& rejected = {},
+                               const LayoutFix& fix = {});
 
 // `job` with its plan cut as `layout` and the micro-batch size set; every
 // other plan setting (zero, recompute, overlap, ...) kept.

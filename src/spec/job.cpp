@@ -48,7 +48,8 @@ std::string job_name(const std::string& named, const std::vector<AppliedOverride
     return fmt::format("{} (with --set {})", named, list);
 }
 
-Job read_job(YAML::Node root, const std::string& source, const std::vector<AppliedOverride>& applied) {
+Job read_job(YAML::Node root, const std::string& source, const std::vector<AppliedOverride>& applied,
+             JobChecks checks = JobChecks::all) {
     YamlSection top(root, source, "");
     Job job;
     job.source = source;
@@ -63,7 +64,7 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,
                              job.training.framework);
     top.finish();
-    validate_job(job);
+    validate_job(job, checks);
     return job;
 }
 
@@ -113,6 +114,40 @@ Job parse_job(const std::string& text, const std::string& source,
         if (const AppliedOverride* o = override_for(e, source, applied)) throw InputError(o->source(), e.key(), e.message());
         throw;
     }
+}
+
+SearchJob parse_search_job(const std::string& text, const std::string& source,
+                           const std::vector<std::string>& overrides, SearchJobPlan plan) {
+    check_text(text, source);
+    YAML::Node root = load_yaml_document(text, source);
+    if (!root.IsMap()) throw InputError(source, "", "expected a mapping with sections model, cluster, training, parallel");
+    if (plan == SearchJobPlan::ignore) root.remove("parallel");
+    const std::vector<AppliedOverride> applied = apply_overrides(root, overrides);
+    SearchJob out;
+    if (!root["parallel"] || root["parallel"].IsNull()) root["parallel"] = YAML::Node(YAML::NodeType::Map);
+    const YAML::Node parallel = root["parallel"];
+    if (parallel.IsMap())
+        for (const auto& kv : parallel)
+            if (kv.first.IsScalar()) out.fixed_keys.push_back(kv.first.Scalar());
+    const YAML::Node training = root["training"];
+    out.micro_batch_given = training && training.IsMap() && training["micro_batch_size"];
+    try {
+        out.job = read_job(root, source, applied, JobChecks::without_plan);
+    } catch (const InputError& e) {
+        if (const AppliedOverride* o = override_for(e, source, applied)) throw InputError(o->source(), e.key(), e.message());
+        throw;
+    }
+    return out;
+}
+
+SearchJob load_search_job(const std::string& path, const std::vector<std::string>& overrides) {
+    return parse_search_job(read_text_file(path, kMaxJobBytes, "job file"), input_name(path), overrides,
+                            SearchJobPlan::fixed_where_given);
+}
+
+SearchJob default_search_job(const std::vector<std::string>& overrides) {
+    return parse_search_job(default_job_text(), "data/jobs/default.yaml (built in)", overrides,
+                            SearchJobPlan::ignore);
 }
 
 Job load_job(const std::string& path, const std::vector<std::string>& overrides) {

@@ -21,7 +21,7 @@ namespace {
 
 }  // namespace
 
-void validate_job(const Job& job) {
+void validate_job(const Job& job, JobChecks checks) {
     const Model& m = job.model;
     const Cluster& c = job.cluster;
     const Training& t = job.training;
@@ -33,6 +33,17 @@ void validate_job(const Job& job) {
     if (m.heads % m.kv_heads != 0)
         fail(job, "model.num_key_value_heads",
              fmt::format("num_attention_heads {} is not divisible by {}", m.heads, m.kv_heads));
+    if (c.num_gpus % c.gpus_per_node != 0 && c.num_gpus > c.gpus_per_node)
+        fail(job, "cluster.num_gpus",
+             fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node));
+    if (m.is_moe() && m.experts_per_token > m.experts)
+        fail(job, "model.num_experts_per_tok", "larger than num_local_experts");
+    if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
+        fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed");
+    if (c.gpu.peak_tflops(t.precision) <= 0)
+        fail(job, "training.precision",
+             fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));
+    if (checks == JobChecks::without_plan) return;
     if (m.heads % p.tp != 0)
         fail(job, "parallel.tp",
              fmt::format("num_attention_heads {} is not divisible by tp {}", m.heads, p.tp));
@@ -44,9 +55,6 @@ void validate_job(const Job& job) {
              fmt::format("intermediate_size {} is not divisible by tp {}", m.ffn, p.tp));
     if (m.vocab < p.tp)
         fail(job, "parallel.tp", "tp is larger than the vocabulary");
-    if (c.num_gpus % c.gpus_per_node != 0 && c.num_gpus > c.gpus_per_node)
-        fail(job, "cluster.num_gpus",
-             fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node));
     const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
     if (c.num_gpus % model_par != 0)
         fail(job, "cluster.num_gpus",
@@ -82,8 +90,6 @@ void validate_job(const Job& job) {
                  fmt::format("num_local_experts {} is not divisible by ep {}", m.experts, p.ep));
         if ((static_cast<int64_t>(p.dp) * p.cp) % p.ep != 0)
             fail(job, "parallel.ep", fmt::format("ep {} must divide dp*cp = {}", p.ep, p.dp * p.cp));
-        if (m.experts_per_token > m.experts)
-            fail(job, "model.num_experts_per_tok", "larger than num_local_experts");
     }
     if (m.is_moe() && m.moe_ffn % p.tp != 0)
         fail(job, "parallel.tp",
@@ -97,11 +103,6 @@ void validate_job(const Job& job) {
         fail(job, "training.global_batch_size",
              fmt::format("{} micro-batches per step on {} virtual stages is beyond what can be scheduled "
                          "(at most 5e7 micro-batch passes per step)", p.micro_batches(t), p.pp * p.vpp));
-    if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
-        fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed");
-    if (c.gpu.peak_tflops(t.precision) <= 0)
-        fail(job, "training.precision",
-             fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));
 }
 
 }  // namespace lostflops

@@ -7,6 +7,9 @@
 
 namespace lostflops {
 
-void validate_job(const Job& job);
+// without_plan: the model, cluster and training checks only (the search's
+// job, whose parallel section may be partial).
+enum class JobChecks { all, without_plan };
+void validate_job(const Job& job, JobChecks checks = JobChecks::all);
 
 }  // namespace lostflops

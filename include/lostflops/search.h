@@ -1,0 +1,138 @@
+// Search: every parallel plan of a job, pruned, evaluated with estimate()'s
+// model and ranked (`lostflops search`, README "Search").
+//
+// A plan is a layout (tp, cp, pp, dp, vpp, ep, micro-batch size) and its knobs
+// (zero, recompute none / selective / full / full on the first k layers of
+// each virtual stage, sequence parallelism, tp_comm_overlap,
+// overlap_grad_reduce). Every plan is counted once as enumerated, then is
+// either pruned for divisibility (spec/validate.cpp's rules), pruned for
+// memory (estimate's peak over the first and last pipeline rank exceeds the
+// usable HBM) or evaluated:
+//   enumerated == pruned_divisibility + pruned_memory + evaluated.
+// Evaluated plans carry estimate()'s figures to the bit (tests hold the two
+// together). The ranking is a total order: the criterion, then step time,
+// then the plan's place in the enumeration (tp, cp, pp, micro-batch, vpp, ep,
+// zero, recompute, sequence parallelism, tp_comm_overlap,
+// overlap_grad_reduce ascending), so the same input gives the same ranking
+// whatever the thread count.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// Settings the search may not change (from the job file's parallel section
+// or --fix). Unset: searched.
+struct PlanFix {
+    std::optional<int> tp, cp, pp, dp, vpp, ep, zero;
+    std::optional<int64_t> micro_batch;
+    std::optional<Recompute> recompute;
+    std::optional<int> recompute_layers;  // with recompute full; -1: every layer
+    std::optional<bool> sequence_parallel, tp_comm_overlap, overlap_grad_reduce;
+};
+
+enum class RankBy { throughput, time_to_train, cost, memory };
+const char* to_string(RankBy by);
+
+// One evaluated plan: `plan` and `micro_batch` as a job file gives them.
+struct PlanScore {
+    ParallelPlan plan;
+    int64_t micro_batch = 0;
+    double step_time_s = 0;
+    double tokens_per_s_per_gpu = 0;
+    double mfu = 0;
+    double peak_bytes = 0;
+};
+
+// An evaluated plan as the search keeps it (24 bytes; millions fit).
+struct RankedPlan {
+    uint64_t order = 0;  // layout index << 32 | knob code: the plan's place in the enumeration
+    double step_time_s = 0;
+    double peak_bytes = 0;
+};
+
+struct SearchCounts {
+    int64_t layouts = 0;  // valid layouts
+    int64_t enumerated = 0;
+    int64_t pruned_divisibility = 0;
+    int64_t pruned_memory = 0;
+    int64_t evaluated = 0;
+};
+
+struct SearchOptions {
+    PlanFix fix;
+    RankBy by = RankBy::throughput;
+    // Worker threads; 0: std::thread::hardware_concurrency().
+    int threads = 0;
+    // Called from the calling thread about ten times a second with the share
+    // of layouts done (0..1); may be empty.
+    std::function<void(double)> progress;
+    // How many of the ranked plans to sort (the rest stay evaluated, unsorted);
+    // 0: all.
+    size_t sort_top = 0;
+    // When it turns true the search stops at the next layout and returns what
+    // it has (SearchResult::cancelled).
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+// How the GPUs and the batch are cut; dp = num_gpus / (tp * cp * pp).
+struct SearchLayout {
+    int tp = 1, cp = 1, pp = 1, dp = 1, vpp = 1, ep = 1;
+    int64_t micro_batch = 1;
+};
+
+struct SearchResult {
+    std::vector<RankedPlan> ranked;  // every evaluated plan; the first `sorted` in rank order
+    size_t sorted = 0;
+    // Best plan of each shape (tp, cp, pp, ep) other than the winner's, best first.
+    std::vector<RankedPlan> other_shapes;
+    SearchCounts counts;
+    bool cancelled = false;
+    double wall_s = 0;
+    // What plan_score needs to decode `order`.
+    std::vector<SearchLayout> layouts;
+};
+
+// Preconditions: job's model, cluster and training passed load_job's checks
+// (job.plan supplies only the settings no knob covers: grad_fp32 and the
+// ZeRO-3 engine's zero_* keys). Throws InputError when a fixed value is
+// outside what any plan could take.
+SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOptions& options);
+
+// The full figures of a kept plan (decoded from its order; tokens/s and MFU
+// as estimate() computes them from the step time).
+PlanScore plan_score(const Job& job, const SearchResult& result, const RankedPlan& plan);
+
+// `job` with the plan and micro-batch of `score`.
+Job job_with_plan(const Job& job, const PlanScore& score);
+
+// The ranking's total order under `by` (true when a ranks above b).
+bool ranks_before(const RankedPlan& a, const RankedPlan& b, RankBy by);
+
+}  // namespace lostflops
+
+namespace lostflops {
+
+// The settings a search job fixes: each key present under its `parallel:`.
+PlanFix plan_fix_from(const SearchJob& job);
+// Adds the settings of "key=value,key=value" (--fix, --compare) to `fix`;
+// keys: tp cp pp dp vpp ep zero micro_batch_size recompute recompute_layers
+// sequence_parallel tp_comm_overlap overlap_grad_reduce. Throws InputError
+// (file `source`, the key, what was expected).
+void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& source);
+// Whether `score` agrees with every setting of `fix`.
+bool plan_matches(const PlanFix& fix, const PlanScore& score);
+// "tp 8, cp 1, pp 16 (vpp 1), dp 128, mbs 1, zero 1, recompute selective, sp, tp-overlap, dp-overlap"
+std::string plan_words(const PlanScore& score);
+
+}  // namespace lostflops

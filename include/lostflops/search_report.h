@@ -1,0 +1,64 @@
+// Renderings of a search (`lostflops search`): table, JSON, CSV, and the
+// sweep over cluster sizes. The library never prints: the table is returned,
+// and the JSON / CSV of a whole ranking (millions of plans) are streamed
+// through `write` in pieces.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lostflops/search.h"
+
+namespace lostflops {
+
+struct SearchView {
+    RankBy by = RankBy::throughput;
+    size_t top = 5;            // plans listed (table, JSON "top"); ranking: all in JSON/CSV "plans" unless limit
+    size_t limit = 0;          // plans in JSON/CSV "plans"; 0: every evaluated plan
+    size_t other_shapes = 5;   // runner-ups of other shapes listed
+    double gpu_hour_price = 0; // money per GPU-hour for --by cost; 0: GPU-hours only
+};
+
+// The wall (breakdown field other than compute) that costs the plan most.
+struct Wall {
+    std::string name;  // "pp_bubble", "dp_comm", ...
+    double seconds = 0;
+};
+Wall costliest_wall(const Breakdown& b);
+
+// `cal` re-estimates the listed plans for their costliest wall.
+std::string search_table(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v);
+void search_json(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v,
+                 const std::function<void(std::string_view)>& write);
+void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
+                const std::function<void(std::string_view)>& write);
+
+// Where a given plan ranks (--compare): the best evaluated plan that agrees
+// with `fix`, its rank, its gap to the best and the walls that differ most.
+struct Comparison {
+    bool found = false;
+    size_t rank = 0;                  // 1-based
+    PlanScore best, compared;
+    Estimate best_estimate, compared_estimate;
+    std::string not_found_reason;     // when !found: why no evaluated plan agrees
+};
+Comparison compare_plan(const Job& job, const Calibration& cal, const SearchResult& r, const PlanFix& fix,
+                        RankBy by);
+std::string comparison_table(const Comparison& c);
+nlohmann::json comparison_json(const Comparison& c);
+
+// One cluster size of a sweep (--gpus) or the fewest GPUs (--min-gpus).
+struct SweepPoint {
+    int num_gpus = 0;
+    std::optional<PlanScore> best;  // none fits
+    SearchCounts counts;
+};
+std::string sweep_table(const std::vector<SweepPoint>& points);
+nlohmann::json sweep_json(const std::vector<SweepPoint>& points);
+
+}  // namespace lostflops

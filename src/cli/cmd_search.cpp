@@ -1,0 +1,216 @@
+// `lostflops search [JOB]`: every parallel plan of the job, pruned, evaluated
+// and ranked (include/lostflops/search.h); --gpus sweeps the cluster size,
+// --min-gpus finds the fewest GPUs that fit, --compare places a given plan.
+// Exit 0 when at least one plan fits, 1 when none does.
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/error_report.h"
+#include "lostflops/error.h"
+#include "lostflops/job.h"
+#include "lostflops/search.h"
+#include "lostflops/search_report.h"
+
+namespace lostflops::cli {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+struct SearchArgs {
+    std::string job_path, calibration_path, format = "table", by = "throughput", top = "", gpus, compare;
+    std::vector<std::string> overrides, fixes;
+    bool min_gpus = false;
+    int threads = 0;
+    double price = 0;
+};
+
+SearchJob load_for(const SearchArgs& a, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> o = a.overrides;
+    o.insert(o.end(), extra.begin(), extra.end());
+    return a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o);
+}
+
+RankBy rank_by(const std::string& s) {
+    if (s == "time-to-train") return RankBy::time_to_train;
+    if (s == "cost") return RankBy::cost;
+    if (s == "memory") return RankBy::memory;
+    return RankBy::throughput;
+}
+
+// "512..16384" (doubling) or "512,1024,4096".
+std::vector<int> gpu_list(const std::string& text) {
+    const auto num = [&](const std::string& s) {
+        try {
+            size_t used = 0;
+            const long v = std::stol(s, &used);
+            if (used != s.size() || v < 1 || v > 1'000'000) throw std::invalid_argument("range");
+            return static_cast<int>(v);
+        } catch (const std::exception&) {
+            throw InputError("--gpus", "", fmt::format("'{}': expected a GPU count from 1 to 1000000", s));
+        }
+    };
+    std::vector<int> out;
+    if (const auto dots = text.find(".."); dots != std::string::npos) {
+        const int lo = num(text.substr(0, dots)), hi = num(text.substr(dots + 2));
+        if (lo > hi) throw InputError("--gpus", "", fmt::format("{}..{}: the first count is above the last", lo, hi));
+        for (long n = lo; n <= hi; n *= 2) out.push_back(static_cast<int>(n));
+        return out;
+    }
+    size_t at = 0;
+    while (at <= text.size()) {
+        const size_t comma = text.find(',', at);
+        out.push_back(num(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return out;
+}
+
+SweepPoint sweep_point(const SearchArgs& a, const Calibration& cal, const SearchOptions& base, int gpus) {
+    SweepPoint pt;
+    pt.num_gpus = gpus;
+    const SearchJob sj = load_for(a, {fmt::format("cluster.num_gpus={}", gpus)});
+    SearchOptions o = base;
+    o.sort_top = 1;
+    const SearchResult r = search_plans(sj.job, cal, o);
+    pt.counts = r.counts;
+    if (!r.ranked.empty()) pt.best = plan_score(sj.job, r, r.ranked.front());
+    return pt;
+}
+
+void write_stdout(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+}  // namespace
+
+void add_search_command(CLI::App& app, int& exit_code) {
+    auto a = std::make_shared<SearchArgs>();
+    auto* cmd = app.add_subcommand("search", "search every parallel plan of a job and rank those that fit "
+                                             "(exit 1 when none fits)");
+    cmd->add_option("job", a->job_path,
+                    "job file; keys under parallel: are fixed, the rest searched (default: the built-in job's "
+                    "model, cluster and training)");
+    cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
+    cmd->add_option("--calibration", a->calibration_path, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--format", a->format, "output format (default: table)")
+        ->check(CLI::IsMember({"table", "json", "csv"}).description(""))
+        ->type_name("{table,json,csv}");
+    cmd->add_option("--fix", a->fixes, "settings not to search, e.g. tp=8,zero=1 (repeatable)")->allow_extra_args(false);
+    cmd->add_option("--by", a->by, "rank by (default: throughput = tokens/s per GPU)")
+        ->check(CLI::IsMember({"throughput", "time-to-train", "cost", "memory"}).description(""))
+        ->type_name("{throughput,time-to-train,cost,memory}");
+    cmd->add_option("--top", a->top, "plans listed: N or all (default: 5 in a table, all in JSON/CSV)");
+    cmd->add_option("--gpus", a->gpus, "sweep the cluster size: 512..16384 (doubling) or 512,1024,4096");
+    cmd->add_flag("--min-gpus", a->min_gpus, "the fewest GPUs on which the job fits, and the best plan there");
+    cmd->add_option("--compare", a->compare, "where this plan ranks and why, e.g. \"tp=8,pp=16,zero=1\"");
+    cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 256));
+    cmd->add_option("--gpu-hour-price", a->price, "money per GPU-hour, for --by cost")->check(CLI::Range(0.0, 1e6));
+    cmd->callback([a, &exit_code] {
+        SearchJob sj = load_for(*a);
+        PlanFix fix = plan_fix_from(sj);
+        for (const std::string& f : a->fixes) add_plan_fix(fix, f, "--fix " + f);
+        if (sj.micro_batch_given && !fix.micro_batch && !a->job_path.empty())
+            std::fprintf(stderr, "lostflops: note: training.micro_batch_size is searched; "
+                                 "--fix micro_batch_size=N keeps it\n");
+        const Calibration cal = load_calibration_for(a->calibration_path);
+        const bool table = a->format == "table";
+        SearchView view;
+        view.by = rank_by(a->by);
+        view.gpu_hour_price = a->price;
+        if (a->top == "all") {
+            view.top = 0;
+        } else if (!a->top.empty()) {
+            try {
+                size_t used = 0;
+                const long n = std::stol(a->top, &used);
+                if (used != a->top.size() || n < 1) throw std::invalid_argument("top");
+                view.top = static_cast<size_t>(n);
+            } catch (const std::exception&) {
+                throw InputError("--top", "", fmt::format("'{}': expected a positive count or all", a->top));
+            }
+        }
+        SearchOptions opts;
+        opts.fix = fix;
+        opts.by = view.by;
+        opts.threads = a->threads;
+        g_interrupted = false;
+        opts.cancel = &g_interrupted;
+        const auto previous = std::signal(SIGINT, on_sigint);
+        const bool tty = isatty(fileno(stderr)) != 0;
+        const auto start = std::chrono::steady_clock::now();
+        if (tty)
+            opts.progress = [start](double share) {
+                if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+                std::fprintf(stderr, "\rsearch: %3.0f%% of layouts", 100 * share);
+                std::fflush(stderr);
+            };
+        const auto done_progress = [&] {
+            if (tty && std::chrono::steady_clock::now() - start >= std::chrono::seconds(1))
+                std::fprintf(stderr, "\r%30s\r", "");
+        };
+        if (!a->gpus.empty() || a->min_gpus) {
+            std::vector<SweepPoint> points;
+            if (a->min_gpus) {
+                // Node counts upward from one node (or the job's GPUs when fewer).
+                const int gpn = sj.job.cluster.gpus_per_node;
+                for (int n = std::min(gpn, sj.job.cluster.num_gpus); n <= 1'000'000 && !g_interrupted; n += gpn) {
+                    SweepPoint pt = sweep_point(*a, cal, opts, n);
+                    if (!pt.best) continue;
+                    points.push_back(std::move(pt));
+                    break;
+                }
+            } else {
+                for (int n : gpu_list(a->gpus)) {
+                    if (g_interrupted) break;
+                    points.push_back(sweep_point(*a, cal, opts, n));
+                }
+            }
+            done_progress();
+            std::signal(SIGINT, previous);
+            if (a->format == "table") std::printf("%s", sweep_table(points).c_str());
+            else std::printf("%s\n", nlohmann::json{{"schema_version", 1}, {"sweep", sweep_json(points)}}.dump(2).c_str());
+            bool any = false;
+            for (const auto& p : points) any |= p.best.has_value();
+            exit_code = static_cast<int>(any ? ExitCode::ok : ExitCode::does_not_fit);
+            return;
+        }
+        // Table: the first --top (default 5). JSON / CSV: the whole ranking
+        // unless --top; JSON details ("top") for at most 5 of them.
+        const bool top_given = !a->top.empty();
+        if (!table) view.top = top_given ? view.top : 0;
+        opts.sort_top = table ? std::max<size_t>(view.top, 1) : view.top;
+        const SearchResult r = search_plans(sj.job, cal, opts);
+        done_progress();
+        std::signal(SIGINT, previous);
+        view.limit = view.top;
+        if (table) {
+            std::printf("%s", search_table(sj.job, cal, r, view).c_str());
+        } else if (a->format == "json") {
+            view.top = view.top == 0 ? 5 : std::min<size_t>(view.top, 5);
+            search_json(sj.job, cal, r, view, write_stdout);
+        } else {
+            search_csv(sj.job, r, view, write_stdout);
+            std::fprintf(stderr, "lostflops: %lld enumerated, %lld pruned (divisibility), %lld pruned (memory), "
+                                 "%lld evaluated\n", static_cast<long long>(r.counts.enumerated),
+                         static_cast<long long>(r.counts.pruned_divisibility),
+                         static_cast<long long>(r.counts.pruned_memory), static_cast<long long>(r.counts.evaluated));
+        }
+        if (!a->compare.empty()) {
+            PlanFix want;
+            add_plan_fix(want, a->compare, "--compare " + a->compare);
+            const Comparison c = compare_plan(sj.job, cal, r, want, view.by);
+            if (table) std::printf("\n%s", comparison_table(c).c_str());
+            else std::fprintf(stderr, "%s", comparison_table(c).c_str());
+        }
+        exit_code = static_cast<int>(r.ranked.empty() ? ExitCode::does_not_fit : ExitCode::ok);
+    });
+}
+
+}  // namespace lostflops::cli

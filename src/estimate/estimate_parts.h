@@ -1,0 +1,50 @@
+// The stages of estimate(), apart, so that the search (src/search) can
+// evaluate many plans of one layout and reuse what they share. estimate() is
+// exactly: pass_setup -> pipeline_phase -> finish_time, and stage_memory for
+// the first and last pipeline rank; the search calls the same functions, so
+// its figures are estimate's to the bit. Internal.
+#pragma once
+
+#include <cstdint>
+
+#include "estimate/memory.h"
+#include "estimate/stage_time.h"
+#include "lostflops/estimate.h"
+#include "workload/host_ops.h"
+#include "workload/layer_work.h"
+
+namespace lostflops {
+
+// Work and per-layer times of one plan. Depends on the layout (tp, cp, pp, dp,
+// vpp, ep, micro-batch), sequence_parallel, tp_comm_overlap, the recompute
+// mode and whether zero >= 3 (engine hooks on the host) — not on
+// recompute_layers, zero 0..2, overlap_grad_reduce or grad_fp32.
+struct PassSetup {
+    PlanContext ctx;
+    LayerWork lw;
+    HeadWork hw;
+    HostOps ho;
+    LayerTime layer;        // a layer under the plan's recompute mode
+    LayerTime layer_plain;  // a layer full recompute leaves alone (recompute: full only)
+    LayerTime head, embed;
+    StageParams first_stage, last_stage;  // pipeline ranks 0 and pp-1
+};
+PassSetup pass_setup(const Job& job, const Calibration& cal);
+
+// The pipeline phase: per-(rank, chunk) pass times through the schedule.
+// Fills breakdown fields compute_s .. pp_p2p_s (not dp_comm_s, optimizer_s).
+// Depends on the PassSetup's inputs and recompute_layers.
+struct PipelinePhase {
+    Breakdown breakdown;
+    int64_t micro_batches = 0;
+    double first_rank_fwd_s = 0, first_rank_bwd_s = 0;  // rank 0, per micro-batch, all chunks
+    double recomputed_layers = 0;                       // layers full recompute redoes, whole model
+};
+PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel schedule);
+
+// Data-parallel traffic, optimizer step, totals, throughput, MFU and HFU of
+// `e` (all but e.memory), from the pipeline phase.
+void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
+                 Estimate& e);
+
+}  // namespace lostflops

@@ -1,0 +1,194 @@
+// Search output: the ranked plans with their costliest wall (a fresh
+// estimate() of each listed plan: same figures, plus the breakdown), the
+// runner-ups of other shapes, the counts; JSON and CSV stream the whole
+// ranking; the sweep's scaling efficiency is throughput per GPU relative to
+// the smallest size that fits (strong scaling: same global batch).
+#include "lostflops/search_report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lostflops/report.h"
+
+namespace lostflops {
+
+namespace {
+
+std::string grouped(int64_t n) {
+    std::string s = std::to_string(n), out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
+        out += s[i];
+    }
+    return out;
+}
+
+std::string recompute_text(const ParallelPlan& p) {
+    if (p.recompute == Recompute::full && p.recompute_layers >= 0) return fmt::format("full x{}", p.recompute_layers);
+    return to_string(p.recompute);
+}
+
+std::string row(size_t rank, const PlanScore& s, const Wall& w) {
+    const ParallelPlan& p = s.plan;
+    return fmt::format("{:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>4} {:<10} {:>2} {:>3} {:>3} {:>8.3f} {:>9.0f} {:>5.1f}% "
+                       "{:>7.1f}  {} {:.2f} s\n",
+                       rank, p.tp, p.cp, p.pp, p.vpp, p.dp, p.ep, s.micro_batch, p.zero, recompute_text(p),
+                       p.sequence_parallel ? "y" : "-", p.tp_comm_overlap ? "y" : "-", p.overlap_grad_reduce ? "y" : "-",
+                       s.step_time_s, s.tokens_per_s_per_gpu, 100 * s.mfu, s.peak_bytes / (1024.0 * 1024 * 1024),
+                       w.name, w.seconds);
+}
+
+const char* kHeader =
+    " rank  tp  cp  pp vpp    dp  ep  mbs zero recompute  sp tpo dpo   step s tok/s/GPU    MFU peak GiB  costliest wall\n";
+
+size_t rank_of(const SearchResult& r, const RankedPlan& p, RankBy by) {
+    size_t n = 1;
+    for (const RankedPlan& q : r.ranked) n += ranks_before(q, p, by) ? 1 : 0;
+    return n;
+}
+
+void plan_fields(fmt::memory_buffer& b, const PlanScore& s) {
+    const ParallelPlan& p = s.plan;
+    fmt::format_to(std::back_inserter(b),
+                   "\"parallel\": {{\"tp\": {}, \"cp\": {}, \"pp\": {}, \"dp\": {}, \"vpp\": {}, \"ep\": {}, \"zero\": {}, "
+                   "\"sequence_parallel\": {}, \"recompute\": \"{}\", \"recompute_layers\": {}, \"tp_comm_overlap\": {}, "
+                   "\"overlap_grad_reduce\": {}}}, \"micro_batch_size\": {}, \"tokens_per_s_per_gpu\": {}, "
+                   "\"step_time_s\": {}, \"mfu\": {}, \"peak_bytes\": {}",
+                   p.tp, p.cp, p.pp, p.dp, p.vpp, p.ep, p.zero, p.sequence_parallel, to_string(p.recompute),
+                   p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers) : "null",
+                   p.tp_comm_overlap, p.overlap_grad_reduce, s.micro_batch, s.tokens_per_s_per_gpu, s.step_time_s, s.mfu,
+                   s.peak_bytes);
+}
+
+nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchResult& r, const RankedPlan& rp,
+                           size_t rank) {
+    const PlanScore s = plan_score(job, r, rp);
+    const Job j = job_with_plan(job, s);
+    const Wall w = costliest_wall(estimate(j, cal).breakdown);
+    return {{"rank", rank},
+            {"parallel", parallel_json(j)},
+            {"micro_batch_size", s.micro_batch},
+            {"tokens_per_s_per_gpu", s.tokens_per_s_per_gpu},
+            {"step_time_s", s.step_time_s},
+            {"mfu", s.mfu},
+            {"peak_bytes", s.peak_bytes},
+            {"costliest_wall", {{"name", w.name}, {"seconds", w.seconds}}}};
+}
+
+}  // namespace
+
+Wall costliest_wall(const Breakdown& b) {
+    const std::pair<const char*, double> walls[] = {
+        {"memory_bound", b.memory_bound_s}, {"recompute", b.recompute_s}, {"overhead", b.overhead_s},
+        {"host", b.host_s},                 {"tp_comm", b.tp_comm_s},     {"cp_comm", b.cp_comm_s},
+        {"ep_comm", b.ep_comm_s},           {"pp_bubble", b.pp_bubble_s}, {"pp_p2p", b.pp_p2p_s},
+        {"dp_comm", b.dp_comm_s},           {"optimizer", b.optimizer_s}};
+    Wall w;
+    for (const auto& [name, s] : walls)
+        if (s > w.seconds) w = {name, s};
+    return w;
+}
+
+std::string search_table(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v) {
+    const SearchCounts& c = r.counts;
+    std::string out = fmt::format("search: {} on {} x {}, seq {}, global batch {}; ranked by {}\n", job.model.name,
+                                  job.cluster.num_gpus, job.cluster.gpu.name, job.training.seq_length,
+                                  job.training.global_batch, to_string(v.by));
+    out += fmt::format("plans: {} enumerated = {} pruned (divisibility) + {} pruned (memory) + {} evaluated; "
+                       "{} layouts; {:.2f} s{}\n",
+                       grouped(c.enumerated), grouped(c.pruned_divisibility), grouped(c.pruned_memory),
+                       grouped(c.evaluated), grouped(c.layouts), r.wall_s,
+                       r.cancelled ? " (interrupted: best found so far)" : "");
+    if (r.ranked.empty()) return out + "no plan fits in GPU memory\n";
+    const auto wall_of = [&](const PlanScore& s) {
+        return costliest_wall(estimate(job_with_plan(job, s), cal).breakdown);
+    };
+    out += std::string("\n") + kHeader;
+    for (size_t i = 0; i < std::min(v.top, r.sorted); ++i) {
+        const PlanScore s = plan_score(job, r, r.ranked[i]);
+        out += row(i + 1, s, wall_of(s));
+    }
+    if (!r.other_shapes.empty() && v.other_shapes > 0) {
+        out += "\nbest plan of each other shape (tp x cp x pp x ep):\n";
+        out += kHeader;
+        for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i) {
+            const PlanScore s = plan_score(job, r, r.other_shapes[i]);
+            out += row(rank_of(r, r.other_shapes[i], v.by), s, wall_of(s));
+        }
+    }
+    const PlanScore best = plan_score(job, r, r.ranked.front());
+    if (v.by == RankBy::cost || v.by == RankBy::time_to_train) {
+        const double gpu_s_per_btok = 1e9 / best.tokens_per_s_per_gpu;
+        out += fmt::format("\nbest: {:.0f} GPU-hours per billion tokens", gpu_s_per_btok / 3600);
+        if (v.gpu_hour_price > 0) out += fmt::format(" ({:.0f} per billion tokens at {} per GPU-hour)",
+                                                     gpu_s_per_btok / 3600 * v.gpu_hour_price, v.gpu_hour_price);
+        if (job.training.train_tokens > 0)
+            out += fmt::format("; {:.1f} days for {:.3g} tokens", job.training.train_tokens /
+                                   (best.tokens_per_s_per_gpu * job.cluster.num_gpus) / 86400, job.training.train_tokens);
+        out += "\n";
+    }
+    return out;
+}
+
+void search_json(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v,
+                 const std::function<void(std::string_view)>& write) {
+    const SearchCounts& c = r.counts;
+    nlohmann::json head = {{"schema_version", kJsonSchemaVersion},
+                           {"ranked_by", to_string(v.by)},
+                           {"enumerated", c.enumerated},
+                           {"pruned_divisibility", c.pruned_divisibility},
+                           {"pruned_memory", c.pruned_memory},
+                           {"evaluated", c.evaluated},
+                           {"layouts", c.layouts},
+                           {"wall_s", r.wall_s},
+                           {"cancelled", r.cancelled}};
+    nlohmann::json top = nlohmann::json::array(), others = nlohmann::json::array();
+    for (size_t i = 0; i < std::min(v.top, r.sorted); ++i) top.push_back(detail_json(job, cal, r, r.ranked[i], i + 1));
+    for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i)
+        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, r.other_shapes[i], v.by)));
+    head["top"] = top;
+    head["other_shapes"] = others;
+    std::string text = head.dump(2);
+    text.pop_back();  // the closing brace: "plans" follows
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    write(text);
+    write(",\n  \"plans\": [");
+    const size_t n = v.limit == 0 ? r.sorted : std::min(v.limit, r.sorted);
+    fmt::memory_buffer b;
+    for (size_t i = 0; i < n; ++i) {
+        fmt::format_to(std::back_inserter(b), "{}\n    {{\"rank\": {}, ", i == 0 ? "" : ",", i + 1);
+        plan_fields(b, plan_score(job, r, r.ranked[i]));
+        b.push_back('}');
+        if (b.size() > (1 << 20)) {
+            write(std::string_view(b.data(), b.size()));
+            b.clear();
+        }
+    }
+    write(std::string_view(b.data(), b.size()));
+    write(n > 0 ? "\n  ]\n}\n" : "]\n}\n");
+}
+
+void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
+                const std::function<void(std::string_view)>& write) {
+    write("rank,tp,cp,pp,dp,vpp,ep,micro_batch_size,zero,recompute,recompute_layers,sequence_parallel,"
+          "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes\n");
+    const size_t n = v.limit == 0 ? r.sorted : std::min(v.limit, r.sorted);
+    fmt::memory_buffer b;
+    for (size_t i = 0; i < n; ++i) {
+        const PlanScore s = plan_score(job, r, r.ranked[i]);
+        const ParallelPlan& p = s.plan;
+        fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i + 1, p.tp, p.cp,
+                       p.pp, p.dp, p.vpp, p.ep, s.micro_batch, p.zero, to_string(p.recompute),
+                       p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers) : "",
+                       p.sequence_parallel, p.tp_comm_overlap, p.overlap_grad_reduce, s.step_time_s,
+                       s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes);
+        if (b.size() > (1 << 20)) {
+            write(std::string_view(b.data(), b.size()));
+            b.clear();
+        }
+    }
+    write(std::string_view(b.data(), b.size()));
+}
+
+}  // namespace lostflops

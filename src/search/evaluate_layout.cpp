@@ -1,0 +1,152 @@
+// Evaluation of one layout's plans (search/evaluate_layout.h).
+//
+// Memory: a plan's peak on a rank is state(zero) + activations(sp, recompute)
+// (estimate/memory.h memory_total, summed in the same order), so the layout
+// computes 4 states and |sp| x |recompute| activations per rank and each plan
+// costs two sums; the peak is the larger of the first and last rank, as in
+// estimate(). Time: PassSetup per (sp, tp_comm_overlap, recompute mode,
+// zero == 3) and PipelinePhase per (that, recompute depth), each computed on
+// first use; finish_time per plan. estimate() is these same calls.
+#include "search/evaluate_layout.h"
+
+#include <algorithm>
+
+#include "estimate/inflight.h"
+#include "estimate/memory.h"
+#include "search/enumerate.h"
+#include "search/knobs.h"
+
+namespace lostflops::search {
+
+namespace {
+
+int rc_mode_index(int rc) { return rc >= 2 ? 2 : rc; }  // none, selective, full (any depth)
+
+}  // namespace
+
+LayoutEvaluator::LayoutEvaluator(const Job& job, const Calibration& cal, const PlanFix& fix)
+    : base_(job), cal_(cal), fix_(fix), job_(job) {}
+
+int64_t LayoutEvaluator::plan_count(const SearchLayout& layout) const {
+    return knob_set(with_layout(base_, layout), fix_).count();
+}
+
+size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCounts& counts,
+                            std::vector<RankedPlan>& out) {
+    const size_t before = out.size();
+    job_ = with_layout(base_, layout);
+    ParallelPlan& p = job_.plan;
+    const KnobSet ks = knob_set(job_, fix_);
+    const int64_t total = ks.count();
+    counts.enumerated += total;
+    if (total == 0) return 0;
+    if (ks.fixed_recompute_too_deep) {
+        counts.pruned_divisibility += total;
+        return 0;
+    }
+    ++counts.layouts;
+    const int ranks = p.pp > 1 ? 2 : 1;
+    const int rank_of[2] = {0, p.pp - 1};
+    const int n_rc = ks.rc_end - ks.rc_first;
+
+    // Activations per (sp, recompute, rank): they do not depend on zero.
+    act_peak_.assign(static_cast<size_t>(4 * n_rc * ranks), 0.0);
+    StageParams sparams[2];
+    InFlight inflight[2];
+    bool sparams_ready = false;
+    for (int r = 0; r < ranks; ++r) inflight[r] = inflight_passes(job_, rank_of[r]);
+    bool sp_done[2] = {false, false};
+    for (int si = 0; si < ks.sps; ++si) {
+        const bool sp = ks.sp[si].sp;
+        if (sp_done[sp]) continue;
+        sp_done[sp] = true;
+        p.sequence_parallel = sp;
+        for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) {
+            apply_recompute(p, rc);
+            const LayerWork lw = layer_work(job_.model, job_.training, p);
+            const HeadWork hw = head_work(job_.model, job_.training, p);
+            for (int r = 0; r < ranks; ++r) {
+                if (!sparams_ready) sparams[r] = stage_params(job_, lw, hw, rank_of[r]);
+                const Memory a = memory_activations(job_, lw, hw, sparams[r], inflight[r], rank_of[r]);
+                const size_t i = static_cast<size_t>(((sp ? 1 : 0) * n_rc + (rc - ks.rc_first)) * ranks + r);
+                act_peak_[2 * i] = a.activations_bytes;
+                act_peak_[2 * i + 1] = a.logits_bytes;
+            }
+            sparams_ready = true;  // parameters per rank do not depend on sp or recompute
+        }
+    }
+    // State per (zero, rank); needs a LayerWork for parameter counts (knob-independent).
+    Memory state[4][2];
+    {
+        apply_recompute(p, 0);
+        p.sequence_parallel = false;
+        const LayerWork lw = layer_work(job_.model, job_.training, p);
+        for (int zi = 0; zi < ks.zeros; ++zi) {
+            p.zero = ks.zero[zi];
+            for (int r = 0; r < ranks; ++r) state[zi][r] = memory_state(job_, cal_, lw, sparams[r]);
+        }
+    }
+    const double capacity = state[0][0].capacity_bytes;
+
+    // Time caches: setup per (sp choice, rc mode, zero3), phase per (sp choice, rc, zero3).
+    const size_t n_setups = static_cast<size_t>(ks.sps) * 3 * 2;
+    const size_t n_phases = static_cast<size_t>(ks.sps) * n_rc * 2;
+    if (setups_.size() < n_setups) setups_.resize(n_setups);
+    if (phases_.size() < n_phases) phases_.resize(n_phases);
+    setup_ready_.assign(n_setups, 0);
+    phase_ready_.assign(n_phases, 0);
+
+    Estimate e;
+    for (int zi = 0; zi < ks.zeros; ++zi) {
+        const int zero = ks.zero[zi];
+        const int z3 = zero >= 3 ? 1 : 0;
+        for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) {
+            for (int si = 0; si < ks.sps; ++si) {
+                const SpChoice spc = ks.sp[si];
+                const int s = spc.sp ? 1 : 0;
+                double peak = 0;
+                for (int r = 0; r < ranks; ++r) {
+                    const Memory& st = state[zi][r];
+                    const size_t i = static_cast<size_t>((s * n_rc + (rc - ks.rc_first)) * ranks + r);
+                    // memory_total's sum, in its order.
+                    const double pr = st.weights_bytes + st.gradients_bytes + st.optimizer_bytes + act_peak_[2 * i] +
+                                      act_peak_[2 * i + 1] + st.buffers_bytes;
+                    peak = std::max(peak, pr);
+                }
+                const int n_ogr = ks.ogrs[z3];
+                if (!(peak <= capacity)) {
+                    counts.pruned_memory += n_ogr;
+                    continue;
+                }
+                p.zero = zero;
+                p.sequence_parallel = spc.sp;
+                p.tp_comm_overlap = spc.tp_overlap;
+                apply_recompute(p, rc);
+                const size_t setup_i = (static_cast<size_t>(si) * 3 + rc_mode_index(rc)) * 2 + z3;
+                if (!setup_ready_[setup_i]) {
+                    setups_[setup_i] = pass_setup(job_, cal_);
+                    setup_ready_[setup_i] = 1;
+                }
+                const size_t phase_i = (static_cast<size_t>(si) * n_rc + (rc - ks.rc_first)) * 2 + z3;
+                if (!phase_ready_[phase_i]) {
+                    phases_[phase_i] = pipeline_phase(job_, setups_[setup_i], ScheduleModel::closed_form);
+                    phase_ready_[phase_i] = 1;
+                }
+                for (int oi = 0; oi < n_ogr; ++oi) {
+                    const bool ogr = ks.ogr[z3][oi];
+                    p.overlap_grad_reduce = ogr;
+                    finish_time(job_, cal_, setups_[setup_i], phases_[phase_i], e);
+                    ++counts.evaluated;
+                    RankedPlan rp;
+                    rp.order = (static_cast<uint64_t>(index) << 32) | knob_code(zero, rc, spc.sp, spc.tp_overlap, ogr);
+                    rp.step_time_s = e.step_time_s;
+                    rp.peak_bytes = peak;
+                    out.push_back(rp);
+                }
+            }
+        }
+    }
+    return out.size() - before;
+}
+
+}  // namespace lostflops::search

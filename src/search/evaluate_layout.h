@@ -1,0 +1,39 @@
+// Every plan of one layout: memory first (exact, from the parts estimate sums),
+// then time for those that fit, reusing what plans of the layout share (work
+// and layer times per sequence-parallel / overlap / recompute mode, pipeline
+// phase per recompute depth). Internal to search.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "estimate/estimate_parts.h"
+#include "lostflops/search.h"
+
+namespace lostflops::search {
+
+// Reused between layouts on one thread: no allocation once warm.
+class LayoutEvaluator {
+public:
+    LayoutEvaluator(const Job& job, const Calibration& cal, const PlanFix& fix);
+
+    // Counts the layout's plans into `counts` and appends the ones that fit
+    // to `out` (order = index << 32 | knob code). Returns how many it appended.
+    size_t run(const SearchLayout& layout, uint32_t index, SearchCounts& counts, std::vector<RankedPlan>& out);
+
+    // Plans of a layout the enumerator rejected (counted as pruned for divisibility).
+    int64_t plan_count(const SearchLayout& layout) const;
+
+private:
+    const Job& base_;
+    const Calibration& cal_;
+    PlanFix fix_;
+    Job job_;  // the layout's job, its plan changed in place
+    std::vector<PassSetup> setups_;
+    std::vector<char> setup_ready_;
+    std::vector<PipelinePhase> phases_;
+    std::vector<char> phase_ready_;
+    std::vector<double> act_peak_;  // activation and logits bytes per (sp, recompute, rank)
+};
+
+}  // namespace lostflops::search

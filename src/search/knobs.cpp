@@ -1,0 +1,80 @@
+// Knob lists per layout (search/knobs.h states the rules and their sources).
+#include "search/knobs.h"
+
+#include <algorithm>
+
+namespace lostflops::search {
+
+int64_t KnobSet::count() const {
+    int64_t n = 0;
+    for (int i = 0; i < zeros; ++i) n += ogrs[zero[i] >= 3 ? 1 : 0];
+    return n * (rc_end - rc_first) * sps;
+}
+
+void apply_recompute(ParallelPlan& p, int rc) {
+    p.recompute = rc == 0 ? Recompute::none : rc == 1 ? Recompute::selective : Recompute::full;
+    p.recompute_layers = rc <= 2 ? -1 : rc - 2;
+}
+
+int recompute_index(Recompute mode, int layers) {
+    if (mode == Recompute::none) return 0;
+    if (mode == Recompute::selective) return 1;
+    return layers < 0 ? 2 : 2 + layers;
+}
+
+void apply_knob_code(ParallelPlan& p, uint32_t code) {
+    p.zero = static_cast<int>(code >> 28);
+    apply_recompute(p, static_cast<int>((code >> 3) & 0x1ffffff));
+    p.sequence_parallel = (code & 4u) != 0;
+    p.tp_comm_overlap = (code & 2u) != 0;
+    p.overlap_grad_reduce = (code & 1u) != 0;
+}
+
+KnobSet knob_set(const Job& job, const PlanFix& fix) {
+    const ParallelPlan& p = job.plan;
+    const Framework fw = job.training.framework;
+    const bool replicas = static_cast<int64_t>(p.dp) * p.cp > 1;
+    KnobSet k;
+    if (fix.zero) {
+        k.zero[k.zeros++] = *fix.zero;
+    } else {
+        for (int z = 0; z <= (replicas ? 3 : 0); ++z) k.zero[k.zeros++] = z;
+    }
+    // Layers of the largest virtual stage (spec/validate.cpp's bound on recompute_layers).
+    const int virtual_stages = p.pp * p.vpp;
+    const int per_stage = (job.model.layers + virtual_stages - 1) / virtual_stages;
+    if (fix.recompute) {
+        k.rc_first = recompute_index(*fix.recompute, fix.recompute_layers.value_or(-1));
+        k.rc_end = k.rc_first + 1;
+        k.fixed_recompute_too_deep = fix.recompute_layers.value_or(-1) > per_stage;
+    } else {
+        k.rc_first = 0;
+        k.rc_end = 2 + std::max(1, per_stage);  // none, selective, full, partial 1 .. per_stage-1
+    }
+    const bool sp_possible = p.tp > 1 && (job.training.seq_length / p.cp) % p.tp == 0;
+    const bool overlap_possible = fw == Framework::megatron_core;
+    for (int s = 0; s <= 1; ++s) {
+        const bool sp = s == 1;
+        if (fix.sequence_parallel ? *fix.sequence_parallel != sp : (sp && !sp_possible)) continue;
+        for (int o = 0; o <= 1; ++o) {
+            const bool ov = o == 1;
+            if (fix.tp_comm_overlap ? *fix.tp_comm_overlap != ov : (ov && !(sp && overlap_possible))) continue;
+            k.sp[k.sps++] = {sp, ov};
+        }
+    }
+    for (int z3 = 0; z3 <= 1; ++z3) {
+        int& n = k.ogrs[z3];
+        if (fix.overlap_grad_reduce) {
+            k.ogr[z3][n++] = *fix.overlap_grad_reduce;
+        } else if (!replicas) {
+            // Nothing to reduce: the framework's default alone (spec/job_sections.cpp).
+            k.ogr[z3][n++] = fw != Framework::megatron_lm || z3 == 1;
+        } else {
+            k.ogr[z3][n++] = false;
+            if (fw != Framework::megatron_lm || z3 == 1) k.ogr[z3][n++] = true;
+        }
+    }
+    return k;
+}
+
+}  // namespace lostflops::search

@@ -1,0 +1,136 @@
+// Fixed settings of a search: from the job's parallel section (the keys it
+// gives) and from --fix / --compare text ("tp=8,zero=1"), with the job file's
+// spellings and ranges (spec/job_sections.cpp read_parallel).
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "lostflops/error.h"
+#include "lostflops/search.h"
+
+namespace lostflops {
+
+namespace {
+
+std::string trim(const std::string& s) {
+    const auto a = s.find_first_not_of(" \t");
+    if (a == std::string::npos) return "";
+    return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+int64_t parse_int(const std::string& v, const std::string& key, const std::string& source, int64_t lo, int64_t hi) {
+    int64_t x = 0;
+    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || ptr != v.data() + v.size() || v.empty())
+        throw InputError(source, key, fmt::format("'{}' is not an integer", v));
+    if (x < lo || x > hi) throw InputError(source, key, fmt::format("{} is out of range; expected {} to {}", x, lo, hi));
+    return x;
+}
+
+bool parse_bool(const std::string& v, const std::string& key, const std::string& source) {
+    if (v == "true" || v == "on" || v == "1") return true;
+    if (v == "false" || v == "off" || v == "0") return false;
+    throw InputError(source, key, fmt::format("'{}': expected true or false", v));
+}
+
+void set_key(PlanFix& f, const std::string& key, const std::string& v, const std::string& source) {
+    constexpr int64_t kMax = 1'000'000;
+    if (key == "tp") f.tp = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "cp") f.cp = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "pp") f.pp = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "dp") f.dp = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "vpp") f.vpp = static_cast<int>(parse_int(v, key, source, 1, 1024));
+    else if (key == "ep") f.ep = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "zero") f.zero = static_cast<int>(parse_int(v, key, source, 0, 3));
+    else if (key == "micro_batch_size" || key == "mbs") f.micro_batch = parse_int(v, key, source, 1, kMax);
+    else if (key == "sequence_parallel" || key == "sp") f.sequence_parallel = parse_bool(v, key, source);
+    else if (key == "tp_comm_overlap") f.tp_comm_overlap = parse_bool(v, key, source);
+    else if (key == "overlap_grad_reduce") f.overlap_grad_reduce = parse_bool(v, key, source);
+    else if (key == "recompute") {
+        if (v == "none") f.recompute = Recompute::none;
+        else if (v == "selective") f.recompute = Recompute::selective;
+        else if (v == "full") f.recompute = Recompute::full;
+        else throw InputError(source, key, fmt::format("'{}': expected none, selective or full", v));
+        if (*f.recompute != Recompute::full) f.recompute_layers.reset();
+    } else if (key == "recompute_layers") {
+        f.recompute_layers = static_cast<int>(parse_int(v, key, source, 1, 100'000));
+        f.recompute = Recompute::full;
+    } else {
+        throw InputError(source, key,
+                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, zero, micro_batch_size, "
+                         "recompute, recompute_layers, sequence_parallel, tp_comm_overlap, overlap_grad_reduce");
+    }
+}
+
+template <class T>
+bool agrees(const std::optional<T>& fixed, const T& value) {
+    return !fixed || *fixed == value;
+}
+
+}  // namespace
+
+PlanFix plan_fix_from(const SearchJob& sj) {
+    const ParallelPlan& p = sj.job.plan;
+    PlanFix f;
+    for (const std::string& k : sj.fixed_keys) {
+        if (k == "tp") f.tp = p.tp;
+        else if (k == "cp") f.cp = p.cp;
+        else if (k == "pp") f.pp = p.pp;
+        else if (k == "dp") f.dp = p.dp;
+        else if (k == "vpp") f.vpp = p.vpp;
+        else if (k == "ep") f.ep = p.ep;
+        else if (k == "zero") f.zero = p.zero;
+        else if (k == "sequence_parallel") f.sequence_parallel = p.sequence_parallel;
+        else if (k == "tp_comm_overlap") f.tp_comm_overlap = p.tp_comm_overlap;
+        else if (k == "overlap_grad_reduce") f.overlap_grad_reduce = p.overlap_grad_reduce;
+        else if (k == "recompute") f.recompute = p.recompute;
+        else if (k == "recompute_layers") f.recompute_layers = p.recompute_layers;
+        // grad_fp32 and the zero_* engine keys are not searched: kept as given.
+    }
+    if (f.recompute && *f.recompute == Recompute::full && !f.recompute_layers) f.recompute_layers = -1;
+    return f;
+}
+
+void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& source) {
+    size_t at = 0;
+    while (at <= text.size()) {
+        const size_t comma = text.find(',', at);
+        const std::string item = trim(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        at = comma == std::string::npos ? text.size() + 1 : comma + 1;
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos)
+            throw InputError(source, item, "expected key=value (e.g. tp=8,zero=1)");
+        const std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+        if (value.empty()) throw InputError(source, key, "empty value");
+        set_key(fix, key, value, source);
+    }
+    if (fix.recompute && *fix.recompute == Recompute::full && !fix.recompute_layers) fix.recompute_layers = -1;
+}
+
+bool plan_matches(const PlanFix& f, const PlanScore& s) {
+    const ParallelPlan& p = s.plan;
+    return agrees(f.tp, p.tp) && agrees(f.cp, p.cp) && agrees(f.pp, p.pp) && agrees(f.dp, p.dp) &&
+           agrees(f.vpp, p.vpp) && agrees(f.ep, p.ep) && agrees(f.zero, p.zero) &&
+           agrees(f.micro_batch, s.micro_batch) && agrees(f.recompute, p.recompute) &&
+           (!f.recompute_layers || p.recompute != Recompute::full || *f.recompute_layers == p.recompute_layers) &&
+           agrees(f.sequence_parallel, p.sequence_parallel) && agrees(f.tp_comm_overlap, p.tp_comm_overlap) &&
+           agrees(f.overlap_grad_reduce, p.overlap_grad_reduce);
+}
+
+std::string plan_words(const PlanScore& s) {
+    const ParallelPlan& p = s.plan;
+    std::string rc = to_string(p.recompute);
+    if (p.recompute == Recompute::full && p.recompute_layers >= 0) rc = fmt::format("full x{}", p.recompute_layers);
+    std::string out = fmt::format("tp {}, cp {}, pp {}", p.tp, p.cp, p.pp);
+    if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
+    out += fmt::format(", dp {}", p.dp);
+    if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
+    out += fmt::format(", mbs {}, zero {}, recompute {}", s.micro_batch, p.zero, rc);
+    if (p.sequence_parallel) out += ", sp";
+    if (p.tp_comm_overlap) out += ", tp-overlap";
+    out += p.overlap_grad_reduce ? ", dp-overlap" : ", no dp-overlap";
+    return out;
+}
+
+}  // namespace lostflops

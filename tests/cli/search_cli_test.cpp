@@ -1,0 +1,89 @@
+// `lostflops search` from the command line: the JSON contract scripts rely
+// on, exit codes, fixed settings, --compare, --gpus and --min-gpus.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_util.h"
+
+namespace {
+
+using lostflops::test::CliRun;
+using lostflops::test::run_cli;
+
+// The default job's model and cluster (Llama-3-70B, DGX H100) on 64 GPUs: a
+// search of a few hundred thousand plans.
+const std::string kSmall = "search --set cluster.num_gpus=64 --set training.global_batch_size=64 ";
+
+TEST(SearchCli, JsonContract) {
+    const CliRun r = run_cli(kSmall + "--fix tp=8 --format json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const char* k : {"plans", "enumerated", "pruned_divisibility", "pruned_memory", "evaluated"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    EXPECT_EQ(j["enumerated"].get<int64_t>(), j["pruned_divisibility"].get<int64_t>() +
+                                                   j["pruned_memory"].get<int64_t>() + j["evaluated"].get<int64_t>());
+    const auto& plans = j["plans"];
+    ASSERT_EQ(plans.size(), j["evaluated"].get<size_t>());  // the whole ranking
+    for (size_t i = 0; i < plans.size(); ++i) {
+        EXPECT_EQ(plans[i]["parallel"]["tp"], 8);
+        for (const char* k : {"tokens_per_s_per_gpu", "step_time_s", "mfu", "peak_bytes"})
+            ASSERT_TRUE(plans[i].contains(k)) << k;
+        if (i > 0) EXPECT_GE(plans[i - 1]["tokens_per_s_per_gpu"], plans[i]["tokens_per_s_per_gpu"]);
+    }
+}
+
+TEST(SearchCli, BestPlanAgreesWithEstimate) {
+    const CliRun s = run_cli(kSmall + "--fix tp=8 --format json --top 1");
+    ASSERT_EQ(s.code, 0) << s.err;
+    const auto best = nlohmann::json::parse(s.out)["plans"][0];
+    const auto& p = best["parallel"];
+    std::string set = " --set cluster.num_gpus=64 --set training.global_batch_size=64";
+    for (const char* k : {"tp", "cp", "pp", "dp", "vpp", "ep", "zero"}) set += " --set parallel." + std::string(k) + "=" + p[k].dump();
+    for (const char* k : {"sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce"})
+        set += " --set parallel." + std::string(k) + "=" + p[k].dump();
+    set += " --set parallel.recompute=" + p["recompute"].get<std::string>();
+    if (!p["recompute_layers"].is_null()) set += " --set parallel.recompute_layers=" + p["recompute_layers"].dump();
+    set += " --set training.micro_batch_size=" + best["micro_batch_size"].dump();
+    const CliRun e = run_cli("estimate --format json" + set);
+    ASSERT_EQ(e.code, 0) << e.err;
+    const auto est = nlohmann::json::parse(e.out);
+    EXPECT_DOUBLE_EQ(est["step_time_s"].get<double>(), best["step_time_s"].get<double>());
+}
+
+TEST(SearchCli, ExitCodes) {
+    EXPECT_EQ(run_cli("search --set model.preset=llama3.1-405b --set cluster.num_gpus=8 "
+                      "--set training.global_batch_size=8").code, 1);
+    const CliRun bad = run_cli(kSmall + "--fix tp=three");
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_NE(bad.err.find("--fix tp=three"), std::string::npos) << bad.err;
+    EXPECT_EQ(run_cli(kSmall + "--gpus 64..32").code, 2);
+}
+
+TEST(SearchCli, CompareNamesRankAndWalls) {
+    const CliRun r = run_cli(kSmall + "--compare tp=8,pp=4,vpp=1,zero=1,mbs=1");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("compare: rank "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("walls that differ most"), std::string::npos) << r.out;
+    const CliRun none = run_cli(kSmall + "--compare tp=1,pp=1,cp=1,zero=0");
+    EXPECT_NE(none.out.find("does not fit"), std::string::npos) << none.out;
+}
+
+TEST(SearchCli, SweepAndMinGpus) {
+    const CliRun r = run_cli("search --set training.global_batch_size=256 --gpus 32..128 --format json --fix tp=8");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto sweep = nlohmann::json::parse(r.out)["sweep"];
+    ASSERT_EQ(sweep.size(), 3u);
+    EXPECT_EQ(sweep[0]["num_gpus"], 32);
+    EXPECT_EQ(sweep[2]["num_gpus"], 128);
+    const CliRun m = run_cli("search --set training.global_batch_size=256 --min-gpus --format json --fix tp=8");
+    ASSERT_EQ(m.code, 0) << m.err;
+    const auto pts = nlohmann::json::parse(m.out)["sweep"];
+    ASSERT_EQ(pts.size(), 1u);
+    const int n = pts[0]["num_gpus"];
+    // One node fewer does not fit.
+    const CliRun fewer = run_cli("search --set training.global_batch_size=256 --fix tp=8 --set cluster.num_gpus=" +
+                                 std::to_string(n - 8));
+    EXPECT_EQ(fewer.code, 1) << fewer.out;
+}
+
+}  // namespace

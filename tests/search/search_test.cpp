@@ -1,0 +1,193 @@
+// The search against estimate(): counts on jobs small enough to count by
+// hand; every evaluated plan carries estimate()'s figures to the bit; memory
+// pruning never drops a plan estimate() says fits (random jobs); the ranking
+// is a total order that does not depend on the thread count.
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "lostflops/error.h"
+#include "lostflops/search.h"
+#include "search/enumerate.h"
+#include "search/knobs.h"
+
+namespace lostflops {
+namespace {
+
+std::string tiny_job(int gpus, int layers, int64_t batch, const std::string& gpu = "h100-sxm") {
+    return "model:\n  num_hidden_layers: " + std::to_string(layers) +
+           "\n  hidden_size: 256\n  num_attention_heads: 2\n  intermediate_size: 1024\n  vocab_size: 1000\n"
+           "cluster:\n  gpu: " + gpu + "\n  num_gpus: " + std::to_string(gpus) +
+           "\n  gpus_per_node: 8\n  intra_node: {bandwidth_GBps: 450, latency_us: 2}\n"
+           "  inter_node: {bandwidth_GBps: 50, latency_us: 5}\n"
+           "training:\n  seq_length: 1024\n  global_batch_size: " + std::to_string(batch) +
+           "\n  framework: megatron-core\n";
+}
+
+SearchJob load(const std::string& text, const std::vector<std::string>& set = {}) {
+    return parse_search_job(text, "test.yaml", set, SearchJobPlan::fixed_where_given);
+}
+
+SearchResult run(const SearchJob& sj, int threads = 1, RankBy by = RankBy::throughput) {
+    SearchOptions o;
+    o.fix = plan_fix_from(sj);
+    o.threads = threads;
+    o.by = by;
+    return search_plans(sj.job, default_calibration(), o);
+}
+
+TEST(Search, OneGpuCountsByHand) {
+    // One GPU, 4 layers, batch 4: micro-batch 1, 2 or 4; no replicas, so zero 0
+    // and one overlap setting; tp 1, so no SP; recompute none, selective, full,
+    // full on 1, 2 or 3 layers: 3 x 6 = 18 plans.
+    const SearchResult r = run(load(tiny_job(1, 4, 4)));
+    EXPECT_EQ(r.counts.enumerated, 18);
+    EXPECT_EQ(r.counts.pruned_divisibility, 0);
+    EXPECT_EQ(r.counts.pruned_memory + r.counts.evaluated, 18);
+    EXPECT_EQ(r.counts.evaluated, 18);  // a 4-layer model fits anywhere
+}
+
+TEST(Search, TwoGpusCountsByHand) {
+    // (tp, cp, pp) in {(1,1,1) dp 2, (2,1,1), (1,2,1), (1,1,2)} x micro-batch {1, 2}:
+    //   (1,1,1) dp 2, mbs 1: zero 0-3 x overlap on/off x recompute 4 (2 layers) = 32
+    //   (1,1,1) dp 2, mbs 2: dp*mbs does not divide the batch of 2: 32 pruned for divisibility
+    //   (2,1,1): zero 0, SP off / on / on + tp-overlap = 3, recompute 4: 12 per mbs
+    //   (1,2,1): replicas dp*cp = 2: 4 x 2 x 4 = 32 per mbs
+    //   (1,1,2): one layer per stage: recompute 3: 3 per mbs
+    const SearchResult r = run(load(tiny_job(2, 2, 2)));
+    EXPECT_EQ(r.counts.enumerated, 32 + 32 + 2 * 12 + 2 * 32 + 2 * 3);
+    EXPECT_EQ(r.counts.pruned_divisibility, 32);
+    EXPECT_EQ(r.counts.evaluated, 32 + 24 + 64 + 6);
+    EXPECT_EQ(r.counts.layouts, 7);
+}
+
+TEST(Search, FixedSettingsComeFromTheParallelSectionAndFix) {
+    const SearchJob sj = load(tiny_job(2, 2, 2) + "parallel:\n  tp: 2\n");
+    const PlanFix f = plan_fix_from(sj);
+    ASSERT_TRUE(f.tp.has_value());
+    EXPECT_EQ(*f.tp, 2);
+    EXPECT_FALSE(f.pp.has_value());
+    const SearchResult r = run(sj);
+    EXPECT_EQ(r.counts.enumerated, 2 * 12);
+    PlanFix g;
+    add_plan_fix(g, "pp=2, mbs=1", "--fix");
+    EXPECT_EQ(*g.pp, 2);
+    EXPECT_EQ(*g.micro_batch, 1);
+    EXPECT_THROW(add_plan_fix(g, "tp=x", "--fix"), InputError);
+    EXPECT_THROW(add_plan_fix(g, "warp=2", "--fix"), InputError);
+    EXPECT_THROW(add_plan_fix(g, "zero=4", "--fix"), InputError);
+}
+
+// Every plan the enumerator yields, put through estimate(): the ones that fit
+// must be exactly the evaluated ones, with the same figures.
+SearchCounts check_against_estimate(const SearchJob& sj) {
+    const Calibration cal = default_calibration();
+    const SearchResult r = run(sj);
+    std::set<uint64_t> fitting;
+    int64_t plans = 0;
+    uint32_t index = 0;
+    search::enumerate_layouts(sj.job, [&](const search::Layout& l) {
+        const Job j = search::with_layout(sj.job, l);
+        const search::KnobSet ks = search::knob_set(j, PlanFix{});
+        for (int zi = 0; zi < ks.zeros; ++zi)
+            for (int rc = ks.rc_first; rc < ks.rc_end; ++rc)
+                for (int si = 0; si < ks.sps; ++si)
+                    for (int oi = 0; oi < ks.ogrs[ks.zero[zi] >= 3]; ++oi) {
+                        ++plans;
+                        const uint32_t code = search::knob_code(ks.zero[zi], rc, ks.sp[si].sp, ks.sp[si].tp_overlap,
+                                                                ks.ogr[ks.zero[zi] >= 3][oi]);
+                        Job k = j;
+                        search::apply_knob_code(k.plan, code);
+                        if (estimate(k, cal).memory.fits) fitting.insert((static_cast<uint64_t>(index) << 32) | code);
+                    }
+        ++index;
+    });
+    EXPECT_EQ(r.counts.enumerated - r.counts.pruned_divisibility, plans);
+    EXPECT_EQ(static_cast<size_t>(r.counts.evaluated), fitting.size());
+    for (const RankedPlan& p : r.ranked) {
+        EXPECT_TRUE(fitting.count(p.order)) << "evaluated a plan estimate() says does not fit";
+        const PlanScore s = plan_score(sj.job, r, p);
+        const Estimate e = estimate(job_with_plan(sj.job, s), cal);
+        EXPECT_EQ(e.step_time_s, s.step_time_s) << plan_words(s);
+        EXPECT_EQ(e.memory.peak_bytes, s.peak_bytes) << plan_words(s);
+        EXPECT_EQ(e.mfu, s.mfu) << plan_words(s);
+        EXPECT_EQ(e.tokens_per_s_per_gpu, s.tokens_per_s_per_gpu) << plan_words(s);
+    }
+    return r.counts;
+}
+
+TEST(Search, PruningNeverDropsAFittingPlanOnRandomJobs) {
+    std::mt19937 rng(20261122);  // seeded: same jobs every run
+    SearchCounts all;
+    const char* gpus_kind[] = {"h100-sxm", "a100-sxm-40gb"};
+    for (int trial = 0; trial < 12; ++trial) {
+        const int gpus = 1 << std::uniform_int_distribution<int>(1, 4)(rng);
+        const int layers = std::uniform_int_distribution<int>(2, 12)(rng);
+        const int64_t batch = int64_t{1} << std::uniform_int_distribution<int>(1, 5)(rng);
+        // Wide enough layers that memory prunes some plans on a 40 GB GPU.
+        const int64_t hidden = 2048 * std::uniform_int_distribution<int>(1, 4)(rng);
+        std::string text = tiny_job(gpus, layers, batch, gpus_kind[trial % 2]);
+        const std::vector<std::string> set = {"model.hidden_size=" + std::to_string(hidden),
+                                              "model.num_attention_heads=8", "model.intermediate_size=" +
+                                                                                 std::to_string(4 * hidden),
+                                              "model.vocab_size=32000", "training.seq_length=8192"};
+        SCOPED_TRACE("gpus " + std::to_string(gpus) + " layers " + std::to_string(layers) + " hidden " +
+                     std::to_string(hidden) + " batch " + std::to_string(batch));
+        const SearchCounts c = check_against_estimate(load(text, set));
+        all.pruned_memory += c.pruned_memory;
+        all.evaluated += c.evaluated;
+    }
+    // The jobs straddle the memory limit: both outcomes occur.
+    EXPECT_GT(all.pruned_memory, 1000);
+    EXPECT_GT(all.evaluated, 1000);
+}
+
+TEST(Search, RankingIsATotalOrderIndependentOfThreads) {
+    const SearchJob sj = load(tiny_job(8, 6, 16));
+    const SearchResult one = run(sj, 1), two = run(sj, 2), again = run(sj, 2);
+    ASSERT_EQ(one.ranked.size(), two.ranked.size());
+    ASSERT_GT(one.ranked.size(), 100u);
+    for (size_t i = 0; i < one.ranked.size(); ++i) {
+        ASSERT_EQ(one.ranked[i].order, two.ranked[i].order) << i;
+        ASSERT_EQ(two.ranked[i].order, again.ranked[i].order) << i;
+    }
+    for (size_t i = 1; i < one.ranked.size(); ++i) {
+        const RankedPlan &a = one.ranked[i - 1], &b = one.ranked[i];
+        ASSERT_TRUE(a.step_time_s < b.step_time_s || (a.step_time_s == b.step_time_s && a.order < b.order));
+    }
+    const SearchResult mem = run(sj, 2, RankBy::memory);
+    for (size_t i = 1; i < mem.ranked.size(); ++i) ASSERT_LE(mem.ranked[i - 1].peak_bytes, mem.ranked[i].peak_bytes);
+}
+
+TEST(Search, OtherShapesAreTheBestOfEachShape) {
+    const SearchJob sj = load(tiny_job(8, 6, 16));
+    const SearchResult r = run(sj, 2);
+    ASSERT_FALSE(r.other_shapes.empty());
+    const auto shape = [&](const RankedPlan& p) {
+        const SearchLayout& l = r.layouts[p.order >> 32];
+        return std::tuple(l.tp, l.cp, l.pp, l.ep);
+    };
+    std::set<std::tuple<int, int, int, int>> seen{shape(r.ranked.front())};
+    for (const RankedPlan& p : r.ranked) {
+        if (seen.count(shape(p))) continue;
+        seen.insert(shape(p));
+        bool listed = false;
+        for (const RankedPlan& o : r.other_shapes) listed |= o.order == p.order;
+        EXPECT_TRUE(listed) << "first plan of a new shape missing from other_shapes";
+    }
+    EXPECT_EQ(seen.size(), r.other_shapes.size() + 1);
+}
+
+TEST(Search, NothingFitsGivesNoPlans) {
+    // 405B parameters on 8 GPUs: nothing fits.
+    const SearchJob sj = load("model: {preset: llama3.1-405b}\ncluster: {preset: dgx-h100, num_gpus: 8}\n"
+                              "training: {seq_length: 8192, global_batch_size: 16}\n");
+    const SearchResult r = run(sj, 2);
+    EXPECT_EQ(r.counts.evaluated, 0);
+    EXPECT_GT(r.counts.pruned_memory, 0);
+    EXPECT_TRUE(r.ranked.empty());
+}
+
+}  // namespace
+}  // namespace lostflops
