@@ -40,7 +40,8 @@ struct SearchJob {
     bool micro_batch_given = false;       // training.micro_batch_size present (the search varies it)
 };
 enum class SearchJobPlan { fixed_where_given, ignore };
-SearchJob load_search_job(const std::string& path, const std::vector<std::string>& overrides = {});
+SearchJob load_search_job(const std::string& path, const std::vector<std::string>& overrides = {},
+                          SearchJobPlan plan = SearchJobPlan::fixed_where_given);
 SearchJob parse_search_job(const std::string& text, const std::string& source,
                            const std::vector<std::string>& overrides, SearchJobPlan plan);
 // The built-in default job's model, cluster and training; its plan ignored.

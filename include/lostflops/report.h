@@ -43,7 +43,17 @@ struct MinGpus {
     double step_time_s = 0;
 };
 
+// The fitting plan with the fewest changed settings, from the full search.
+struct NearestFit {
+    int changes = 0;
+    std::string plan;              // in words
+    std::vector<std::string> set;  // --set overrides that make it
+    double peak_bytes = 0;
+    double step_time_s = 0;
+};
+
 struct FitAdvice {
+    std::optional<NearestFit> nearest;
     // Only the changes that lower the peak by at least 0.05 GiB; those that
     // fit first (fastest first), then the others (lowest peak first).
     std::vector<PlanChange> changes;

@@ -125,6 +125,19 @@ namespace lostflops {
 
 // The settings a search job fixes: each key present under its `parallel:`.
 PlanFix plan_fix_from(const SearchJob& job);
+// The fitting plan that changes the fewest settings of job's plan (tp, cp,
+// pp, dp, vpp, ep, micro-batch, zero, recompute, recompute_layers, sequence
+// parallelism, tp_comm_overlap, overlap_grad_reduce), ties to the faster;
+// none when no plan fits. A full search.
+struct NearestPlan {
+    PlanScore plan;
+    int changes = 0;
+    std::vector<std::string> set;  // --set overrides that make it ("parallel.zero=3")
+};
+std::optional<NearestPlan> nearest_fitting_plan(const Job& job, const Calibration& cal);
+
+// Every setting of the job's plan and micro-batch (to place that exact plan).
+PlanFix plan_fix_all(const Job& job);
 // Adds the settings of "key=value,key=value" (--fix, --compare) to `fix`;
 // keys: tp cp pp dp vpp ep zero micro_batch_size recompute recompute_layers
 // sequence_parallel tp_comm_overlap overlap_grad_reduce. Throws InputError

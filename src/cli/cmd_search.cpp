@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <optional>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -27,7 +28,7 @@ extern "C" void on_sigint(int) { g_interrupted.store(true); }
 struct SearchArgs {
     std::string job_path, calibration_path, format = "table", by = "throughput", top = "", gpus, compare;
     std::vector<std::string> overrides, fixes;
-    bool min_gpus = false;
+    bool min_gpus = false, rank_plan = false;
     int threads = 0;
     double price = 0;
 };
@@ -110,10 +111,24 @@ void add_search_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--gpus", a->gpus, "sweep the cluster size: 512..16384 (doubling) or 512,1024,4096");
     cmd->add_flag("--min-gpus", a->min_gpus, "the fewest GPUs on which the job fits, and the best plan there");
     cmd->add_option("--compare", a->compare, "where this plan ranks and why, e.g. \"tp=8,pp=16,zero=1\"");
+    cmd->add_flag("--rank-plan", a->rank_plan,
+                  "search every plan (the job's parallel section freed) and place the job's own plan, as --compare");
     cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 256));
     cmd->add_option("--gpu-hour-price", a->price, "money per GPU-hour, for --by cost")->check(CLI::Range(0.0, 1e6));
     cmd->callback([a, &exit_code] {
-        SearchJob sj = load_for(*a);
+        std::optional<PlanFix> compare;
+        SearchJob sj;
+        if (a->rank_plan) {
+            // The job's own plan, checked as estimate checks it, then searched freely.
+            const Job given = a->job_path.empty() ? default_job(a->overrides) : load_job(a->job_path, a->overrides);
+            sj = a->job_path.empty()
+                     ? default_search_job(a->overrides)
+                     : load_search_job(a->job_path, a->overrides, SearchJobPlan::ignore);
+            sj.job.plan = given.plan;  // engine keys (grad_fp32, zero_*) as the job gives them
+            compare = plan_fix_all(given);
+        } else {
+            sj = load_for(*a);
+        }
         PlanFix fix = plan_fix_from(sj);
         for (const std::string& f : a->fixes) add_plan_fix(fix, f, "--fix " + f);
         if (sj.micro_batch_given && !fix.micro_batch && !a->job_path.empty())
@@ -181,6 +196,10 @@ void add_search_command(CLI::App& app, int& exit_code) {
             exit_code = static_cast<int>(any ? ExitCode::ok : ExitCode::does_not_fit);
             return;
         }
+        if (!a->compare.empty()) {
+            compare = PlanFix{};
+            add_plan_fix(*compare, a->compare, "--compare " + a->compare);
+        }
         // Table: the first --top (default 5). JSON / CSV: the whole ranking
         // unless --top; JSON details ("top") for at most 5 of them.
         const bool top_given = !a->top.empty();
@@ -202,10 +221,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
                          static_cast<long long>(r.counts.pruned_divisibility),
                          static_cast<long long>(r.counts.pruned_memory), static_cast<long long>(r.counts.evaluated));
         }
-        if (!a->compare.empty()) {
-            PlanFix want;
-            add_plan_fix(want, a->compare, "--compare " + a->compare);
-            const Comparison c = compare_plan(sj.job, cal, r, want, view.by);
+        if (compare) {
+            const Comparison c = compare_plan(sj.job, cal, r, *compare, view.by);
             if (table) std::printf("\n%s", comparison_table(c).c_str());
             else std::fprintf(stderr, "%s", comparison_table(c).c_str());
         }

@@ -71,9 +71,13 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
 }  // namespace
 
 PassSetup pass_setup(const Job& job, const Calibration& cal) {
+    return pass_setup(job, make_plan_context(job, cal), nullptr);
+}
+
+PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* same_layout) {
     const ParallelPlan& p = job.plan;
     PassSetup s;
-    s.ctx = make_plan_context(job, cal);
+    s.ctx = ctx;
     s.lw = layer_work(job.model, job.training, p);
     s.hw = head_work(job.model, job.training, p);
     s.ho = host_ops(job.model, job.training, p);
@@ -86,8 +90,13 @@ PassSetup pass_setup(const Job& job, const Calibration& cal) {
     }
     s.head = head_time(s.ctx, s.hw, s.ho, p);
     s.embed = embedding_time(s.ctx, s.hw, s.ho);
-    s.first_stage = stage_params(job, s.lw, s.hw, 0);
-    s.last_stage = stage_params(job, s.lw, s.hw, p.pp - 1);
+    if (same_layout != nullptr) {
+        s.first_stage = same_layout->first_stage;
+        s.last_stage = same_layout->last_stage;
+    } else {
+        s.first_stage = stage_params(job, s.lw, s.hw, 0);
+        s.last_stage = stage_params(job, s.lw, s.hw, p.pp - 1);
+    }
     return s;
 }
 
@@ -282,6 +291,7 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     bd.pp_bubble_s = std::max(0.0, no_p2p.makespan_s - steady.total_s());
     if (bd.pp_bubble_s < 1e-12 * no_p2p.makespan_s) bd.pp_bubble_s = 0;  // rounding, not a bubble
     bd.pp_p2p_s = std::max(0.0, with_p2p.makespan_s - no_p2p.makespan_s);
+    ph.flops = flops_per_token(job.model, job.training, p.recompute, ph.recomputed_layers / job.model.layers);
     return ph;
 }
 
@@ -321,7 +331,7 @@ void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, con
     e.tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;
     e.tokens_per_s_per_gpu = e.tokens_per_step / e.step_time_s / gpus;
-    const FlopsPerToken fpt = flops_per_token(model, tr, p.recompute, ph.recomputed_layers / model.layers);
+    const FlopsPerToken& fpt = ph.flops;
     e.model_flops_per_step = fpt.model * e.tokens_per_step;
     e.hardware_flops_per_step = fpt.hardware * e.tokens_per_step;
     e.model_tflops_per_gpu = e.model_flops_per_step / e.step_time_s / gpus / 1e12;

@@ -10,6 +10,7 @@
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
 #include "lostflops/estimate.h"
+#include "workload/flops.h"
 #include "workload/host_ops.h"
 #include "workload/layer_work.h"
 
@@ -30,6 +31,10 @@ struct PassSetup {
     StageParams first_stage, last_stage;  // pipeline ranks 0 and pp-1
 };
 PassSetup pass_setup(const Job& job, const Calibration& cal);
+// Same, with ctx = make_plan_context(job, cal) given, and the stage
+// parameters (which depend on the layout alone) copied from a setup of
+// another plan of the same layout when there is one: the search shares them.
+PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* same_layout);
 
 // The pipeline phase: per-(rank, chunk) pass times through the schedule.
 // Fills breakdown fields compute_s .. pp_p2p_s (not dp_comm_s, optimizer_s).
@@ -39,6 +44,7 @@ struct PipelinePhase {
     int64_t micro_batches = 0;
     double first_rank_fwd_s = 0, first_rank_bwd_s = 0;  // rank 0, per micro-batch, all chunks
     double recomputed_layers = 0;                       // layers full recompute redoes, whole model
+    FlopsPerToken flops;                                // model and hardware FLOPs per token
 };
 PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel schedule);
 

@@ -12,6 +12,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/report.h"
+#include "lostflops/search.h"
 #include "spec/validate.h"
 #include "workload/flops.h"
 
@@ -212,6 +213,8 @@ FitAdvice fit_advice(const Job& job, const Calibration& cal) {
         return x.fit == Fit::fits ? x.step_time_s < y.step_time_s : x.peak_bytes < y.peak_bytes;
     });
     a.min_gpus = min_gpus_to_fit(job, cal, now.memory);
+    if (const auto n = nearest_fitting_plan(job, cal))
+        a.nearest = NearestFit{n->changes, plan_words(n->plan), n->set, n->plan.peak_bytes, n->plan.step_time_s};
     return a;
 }
 
@@ -226,6 +229,13 @@ std::string fit_advice_text(const FitAdvice& a) {
             out += fmt::format("  {:<30} {:>10}  {:<12}  {:8.3f} s/step   {}\n", c.change, gib(c.peak_bytes),
                                c.fit == Fit::fits ? "fits" : "does not fit", c.step_time_s, set_args(c.set));
     }
+    if (a.nearest)
+        out += fmt::format("smallest change that fits (search of every plan on these GPUs): {} setting{}: {}: {}, "
+                           "{:.3f} s/step\n  {}\n",
+                           a.nearest->changes, a.nearest->changes == 1 ? "" : "s", a.nearest->plan,
+                           gib(a.nearest->peak_bytes), a.nearest->step_time_s, set_args(a.nearest->set));
+    else
+        out += "no plan fits on these GPUs (search of every plan)\n";
     const MinGpus& m = a.min_gpus;
     if (m.num_gpus > 0) {
         out += fmt::format("fewest of these GPUs that fit the model: {}, with {}: {}, {:.3f} s/step\n  {}\n",
@@ -259,7 +269,11 @@ nlohmann::json fit_advice_json(const FitAdvice& a) {
         min["peak_bytes"] = m.peak_bytes;
         min["step_time_s"] = m.step_time_s;
     }
-    return {{"advice", changes}, {"min_gpus_to_fit", min}};
+    nlohmann::json nearest = nullptr;
+    if (a.nearest)
+        nearest = {{"changes", a.nearest->changes}, {"plan", a.nearest->plan}, {"set", a.nearest->set},
+                   {"peak_bytes", a.nearest->peak_bytes}, {"step_time_s", a.nearest->step_time_s}};
+    return {{"advice", changes}, {"nearest_fitting_plan", nearest}, {"min_gpus_to_fit", min}};
 }
 
 }  // namespace lostflops

@@ -96,6 +96,9 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     setup_ready_.assign(n_setups, 0);
     phase_ready_.assign(n_phases, 0);
 
+    PlanContext ctx[2];
+    bool ctx_ready[2] = {false, false};
+    const PassSetup* any_setup = nullptr;
     Estimate e;
     for (int zi = 0; zi < ks.zeros; ++zi) {
         const int zero = ks.zero[zi];
@@ -124,7 +127,13 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                 apply_recompute(p, rc);
                 const size_t setup_i = (static_cast<size_t>(si) * 3 + rc_mode_index(rc)) * 2 + z3;
                 if (!setup_ready_[setup_i]) {
-                    setups_[setup_i] = pass_setup(job_, cal_);
+                    // The plan context depends on the layout and tp_comm_overlap alone.
+                    if (!ctx_ready[spc.tp_overlap]) {
+                        ctx[spc.tp_overlap] = make_plan_context(job_, cal_);
+                        ctx_ready[spc.tp_overlap] = true;
+                    }
+                    setups_[setup_i] = pass_setup(job_, ctx[spc.tp_overlap], any_setup);
+                    any_setup = &setups_[setup_i];
                     setup_ready_[setup_i] = 1;
                 }
                 const size_t phase_i = (static_cast<size_t>(si) * n_rc + (rc - ks.rc_first)) * 2 + z3;

@@ -140,9 +140,8 @@ SearchJob parse_search_job(const std::string& text, const std::string& source,
     return out;
 }
 
-SearchJob load_search_job(const std::string& path, const std::vector<std::string>& overrides) {
-    return parse_search_job(read_text_file(path, kMaxJobBytes, "job file"), input_name(path), overrides,
-                            SearchJobPlan::fixed_where_given);
+SearchJob load_search_job(const std::string& path, const std::vector<std::string>& overrides, SearchJobPlan plan) {
+    return parse_search_job(read_text_file(path, kMaxJobBytes, "job file"), input_name(path), overrides, plan);
 }
 
 SearchJob default_search_job(const std::vector<std::string>& overrides) {
