@@ -31,6 +31,7 @@ check: test sanitize
 
 bench: build
 	./build/bench_estimate
+	./build/bench_search
 	[ -x ./build/bench_trace ] && ./build/bench_trace || true
 
 fuzz:

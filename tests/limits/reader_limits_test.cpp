@@ -135,6 +135,8 @@ protected:
         return {{"estimate", bad},
                 {"estimate", "--calibration", bad},
                 {"estimate", hf_job.string()},
+                {"search", bad},
+                {"search", "--calibration", bad},
                 {"validate", bad},
                 {"calibrate", "nccl", bad},
                 {"calibrate", "runs", bad},
