@@ -53,4 +53,10 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
 void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
                  Estimate& e);
 
+// finish_time depends on parallel.zero only through this class: no sharding,
+// sharded optimizer state / gradients (ZeRO-1 and -2 move the same bytes:
+// reduce-scatter + all-gather, and shard the optimizer alike), ZeRO-3. The
+// search reuses a time across a class (its tests re-estimate every plan).
+inline int zero_time_class(int zero) { return zero == 0 ? 0 : zero < 3 ? 1 : 2; }
+
 }  // namespace lostflops

@@ -95,6 +95,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     if (phases_.size() < n_phases) phases_.resize(n_phases);
     setup_ready_.assign(n_setups, 0);
     phase_ready_.assign(n_phases, 0);
+    step_cache_.assign(n_phases * 3 * 2, -1.0);
 
     PlanContext ctx[2];
     bool ctx_ready[2] = {false, false};
@@ -144,11 +145,15 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                 for (int oi = 0; oi < n_ogr; ++oi) {
                     const bool ogr = ks.ogr[z3][oi];
                     p.overlap_grad_reduce = ogr;
-                    finish_time(job_, cal_, setups_[setup_i], phases_[phase_i], e);
+                    double& step = step_cache_[(phase_i * 3 + static_cast<size_t>(zero_time_class(zero))) * 2 + ogr];
+                    if (!(step >= 0)) {
+                        finish_time(job_, cal_, setups_[setup_i], phases_[phase_i], e);
+                        step = e.step_time_s;
+                    }
                     ++counts.evaluated;
                     RankedPlan rp;
                     rp.order = (static_cast<uint64_t>(index) << 32) | knob_code(zero, rc, spc.sp, spc.tp_overlap, ogr);
-                    rp.step_time_s = e.step_time_s;
+                    rp.step_time_s = step;
                     rp.peak_bytes = peak;
                     out.push_back(rp);
                 }

@@ -33,6 +33,7 @@ private:
     std::vector<char> setup_ready_;
     std::vector<PipelinePhase> phases_;
     std::vector<char> phase_ready_;
+    std::vector<double> step_cache_;  // step time per (phase, zero_time_class, overlap_grad_reduce); < 0: not yet
     std::vector<double> act_peak_;  // activation and logits bytes per (sp, recompute, rank)
 };
 
