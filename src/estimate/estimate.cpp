@@ -44,9 +44,12 @@ double p2p_time_s(const PlanContext& ctx, const Job& job) {
 
 // Exposed data-parallel time after overlap with the compute window. Dense
 // weights are reduced over dp*cp ranks, expert weights over dp*cp/ep.
-double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx, const StageParams& sp,
-                    const LayerWork& lw, double bwd_window_s, double fwd_window_s, double layer_fwd_s,
-                    double layer_bwd_s, double m) {
+// Data-parallel collectives of the first rank (dense weights over dp*cp
+// ranks, expert weights over dp*cp/ep), the tied-embedding all-reduce and the
+// optimizer step: they depend on the layout (and grad_fp32), not on the
+// pipeline phase, so pass_setup computes them once.
+DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, const StageParams& sp0,
+               const StageParams& last, const HeadWork& hw) {
     const ParallelPlan& p = job.plan;
     const double gb = grad_bytes_per_param(p);
     // Time of `op` over the dense group and the expert group for `bytes_per_param`.
@@ -54,6 +57,30 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
         return collective_time_s(ctx.comm, op, ctx.dp_group, dense * bytes_per_param) +
                collective_time_s(ctx.comm, op, ctx.edp_group, expert * bytes_per_param);
     };
+    DpComm d;
+    d.all_reduce_s = t(Collective::all_reduce, gb, sp0.params, sp0.expert_params);
+    d.reduce_scatter_s = t(Collective::reduce_scatter, gb, sp0.params, sp0.expert_params);
+    d.all_gather_s = t(Collective::all_gather, 2, sp0.params, sp0.expert_params);
+    if (job.model.tied_embeddings && p.pp > 1)
+        d.tied_embedding_s = collective_time_s(ctx.comm, Collective::all_reduce, ctx.embedding_group,
+                                               hw.embedding_params * gb);
+    // The optimizer step of the rank with the largest shard (first or last),
+    // unsharded (zero 0) and sharded (zero >= 1).
+    for (int sharded = 0; sharded <= 1; ++sharded) {
+        ParallelPlan q = p;
+        q.zero = sharded;
+        const double opt_params = std::max(optimizer_shard_params(q, sp0), optimizer_shard_params(q, last));
+        d.optimizer_s[sharded] = opt_params * cal.optimizer_bytes_per_param /
+                                     (ctx.dev.hbm_Bps * ctx.dev.memory_bound) +
+                                 8 * ctx.dev.kernel_overhead_s;
+    }
+    return d;
+}
+
+// Exposed data-parallel time after overlap with the compute window.
+double dp_exposed_s(const Job& job, const Calibration& cal, const PassSetup& s, double bwd_window_s,
+                    double fwd_window_s, double layer_fwd_s, double layer_bwd_s, double m) {
+    const ParallelPlan& p = job.plan;
     const double overlap = p.overlap_grad_reduce ? cal.dp_overlap : 0.0;
     // Traffic hidden behind a compute window still slows that compute
     // (overlap_slowdown); the rest is exposed.
@@ -62,10 +89,9 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PlanContext& c
         return comm_s - hidden + hidden * cal.overlap_slowdown;
     };
     // Per layer and bucket, behind each layer's compute (estimate/zero3_time.cpp).
-    if (p.zero >= 3) return zero3_exposed_s(job, cal, ctx, lw, sp, layer_fwd_s, layer_bwd_s, m);
-    if (p.zero == 0) return exposed(t(Collective::all_reduce, gb, sp.params, sp.expert_params), bwd_window_s);
-    return exposed(t(Collective::reduce_scatter, gb, sp.params, sp.expert_params), bwd_window_s) +
-           exposed(t(Collective::all_gather, 2, sp.params, sp.expert_params), fwd_window_s);
+    if (p.zero >= 3) return zero3_exposed_s(job, cal, s.ctx, s.lw, s.first_stage, layer_fwd_s, layer_bwd_s, m);
+    if (p.zero == 0) return exposed(s.dp.all_reduce_s, bwd_window_s);
+    return exposed(s.dp.reduce_scatter_s, bwd_window_s) + exposed(s.dp.all_gather_s, fwd_window_s);
 }
 
 }  // namespace
@@ -97,6 +123,13 @@ PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* sa
         s.first_stage = stage_params(job, s.lw, s.hw, 0);
         s.last_stage = stage_params(job, s.lw, s.hw, p.pp - 1);
     }
+    if (same_layout != nullptr && same_layout->lw.params == s.lw.params &&
+        same_layout->grad_fp32 == p.grad_fp32) {
+        s.dp = same_layout->dp;
+    } else {
+        s.dp = dp_comm(job, *ctx.comm.cal, ctx, s.first_stage, s.last_stage, s.hw);
+    }
+    s.grad_fp32 = p.grad_fp32;
     return s;
 }
 
@@ -300,7 +333,6 @@ void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, con
     const Model& model = job.model;
     const Training& tr = job.training;
     const ParallelPlan& p = job.plan;
-    const PlanContext& ctx = s.ctx;
     const LayerTime& layer = s.layer;
     const LayerTime& layer_plain = s.layer_plain;
     const double m = static_cast<double>(ph.micro_batches);
@@ -309,23 +341,16 @@ void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, con
     bd = ph.breakdown;
 
     // Data parallel and optimizer on the first rank (most parameters with the
-    // embedding; it also finishes the pipeline last).
-    const StageParams& sp0 = s.first_stage;
+    // embedding; it also finishes the pipeline last): s.dp.
     // A layer's wall time (the host may set it) is the window ZeRO-3 gathers
     // hide in; with partial recompute, the mean over recomputed and plain layers.
     const double share = p.recompute == Recompute::full ? ph.recomputed_layers / model.layers : 1.0;
     const double bwd_layer_s = share * std::max(layer.bwd.total_s(), layer.bwd.cpu_s) +
                                (1 - share) * std::max(layer_plain.bwd.total_s(), layer_plain.bwd.cpu_s);
-    bd.dp_comm_s = dp_exposed_s(job, cal, ctx, sp0, s.lw, ph.first_rank_bwd_s, ph.first_rank_fwd_s,
+    bd.dp_comm_s = dp_exposed_s(job, cal, s, ph.first_rank_bwd_s, ph.first_rank_fwd_s,
                                 std::max(layer.fwd.total_s(), layer.fwd.cpu_s), bwd_layer_s, m);
-    if (model.tied_embeddings && p.pp > 1)
-        bd.dp_comm_s += collective_time_s(ctx.comm, Collective::all_reduce, ctx.embedding_group,
-                                          s.hw.embedding_params * grad_bytes_per_param(p));
-    // The optimizer step of the rank with the largest shard (first or last).
-    const double opt_params = std::max(optimizer_shard_params(p, sp0),
-                                       optimizer_shard_params(p, s.last_stage));
-    bd.optimizer_s = opt_params * cal.optimizer_bytes_per_param / (ctx.dev.hbm_Bps * ctx.dev.memory_bound) +
-                     8 * ctx.dev.kernel_overhead_s;
+    if (model.tied_embeddings && p.pp > 1) bd.dp_comm_s += s.dp.tied_embedding_s;
+    bd.optimizer_s = s.dp.optimizer_s[p.zero == 0 ? 0 : 1];
 
     e.step_time_s = bd.total_s();
     e.tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;

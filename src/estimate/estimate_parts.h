@@ -20,6 +20,13 @@ namespace lostflops {
 // vpp, ep, micro-batch), sequence_parallel, tp_comm_overlap, the recompute
 // mode and whether zero >= 3 (engine hooks on the host) — not on
 // recompute_layers, zero 0..2, overlap_grad_reduce or grad_fp32.
+// Data-parallel collectives and optimizer step of a layout (estimate.cpp dp_comm).
+struct DpComm {
+    double all_reduce_s = 0, reduce_scatter_s = 0, all_gather_s = 0;  // gradients / parameters, first rank
+    double tied_embedding_s = 0;                                       // first-last embedding all-reduce
+    double optimizer_s[2] = {0, 0};                                    // zero 0; zero >= 1
+};
+
 struct PassSetup {
     PlanContext ctx;
     LayerWork lw;
@@ -29,6 +36,8 @@ struct PassSetup {
     LayerTime layer_plain;  // a layer full recompute leaves alone (recompute: full only)
     LayerTime head, embed;
     StageParams first_stage, last_stage;  // pipeline ranks 0 and pp-1
+    DpComm dp;
+    bool grad_fp32 = true;  // the plan's, which dp depends on
 };
 PassSetup pass_setup(const Job& job, const Calibration& cal);
 // Same, with ctx = make_plan_context(job, cal) given, and the stage
