@@ -23,6 +23,7 @@ namespace lostflops::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report it
 extern "C" void on_sigint(int) { g_interrupted.store(true); }
 
 struct SearchArgs {
@@ -194,6 +195,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
             bool any = false;
             for (const auto& p : points) any |= p.best.has_value();
             exit_code = static_cast<int>(any ? ExitCode::ok : ExitCode::does_not_fit);
+            if (g_interrupted) exit_code = kExitInterrupted;
             return;
         }
         if (!a->compare.empty()) {
@@ -227,6 +229,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
             else std::fprintf(stderr, "%s", comparison_table(c).c_str());
         }
         exit_code = static_cast<int>(r.ranked.empty() ? ExitCode::does_not_fit : ExitCode::ok);
+        if (r.cancelled) exit_code = kExitInterrupted;
     });
 }
 

@@ -15,7 +15,7 @@ namespace {
 // Every subcommand's --help names the codes too.
 void add_footers(CLI::App& app) {
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-        sub->footer("Exit codes: 0 success, 1 does not fit (estimate), 2 bad input, 3 internal error "
+        sub->footer("Exit codes: 0 success, 1 does not fit (estimate; search: no plan fits), 2 bad input, 3 internal error "
                     "(lostflops --help).\n");
         add_footers(*sub);
     }
