@@ -124,7 +124,7 @@ nlohmann::json comparison_json(const Comparison& c) {
 }
 
 std::string sweep_table(const std::vector<SweepPoint>& points) {
-    std::string out = "   gpus  tok/s/GPU   tok/s (all)   step s    MFU  scaling  best plan\n";
+    std::string out = "   gpus  tok/s/GPU   tok/s (all)   step s    MFU  scaling  GPU-h/Btok  best plan\n";
     double base = 0;
     for (const SweepPoint& p : points) {
         if (!p.best) {
@@ -132,9 +132,11 @@ std::string sweep_table(const std::vector<SweepPoint>& points) {
             continue;
         }
         if (base == 0) base = p.best->tokens_per_s_per_gpu;
-        out += fmt::format("{:>7} {:>10.0f} {:>13.0f} {:>8.3f} {:>5.1f}% {:>7.1f}%  {}\n", p.num_gpus,
+        // GPU-hours per billion tokens: the cost of the size.
+        out += fmt::format("{:>7} {:>10.0f} {:>13.0f} {:>8.3f} {:>5.1f}% {:>7.1f}% {:>11.0f}  {}\n", p.num_gpus,
                            p.best->tokens_per_s_per_gpu, p.best->tokens_per_s_per_gpu * p.num_gpus, p.best->step_time_s,
-                           100 * p.best->mfu, 100 * p.best->tokens_per_s_per_gpu / base, plan_words(*p.best));
+                           100 * p.best->mfu, 100 * p.best->tokens_per_s_per_gpu / base,
+                           1e9 / p.best->tokens_per_s_per_gpu / 3600, plan_words(*p.best));
     }
     return out;
 }
@@ -153,6 +155,7 @@ nlohmann::json sweep_json(const std::vector<SweepPoint>& points) {
             o["mfu"] = p.best->mfu;
             o["peak_bytes"] = p.best->peak_bytes;
             o["scaling_efficiency"] = p.best->tokens_per_s_per_gpu / base;
+            o["gpu_hours_per_billion_tokens"] = 1e9 / p.best->tokens_per_s_per_gpu / 3600;
         }
         out.push_back(o);
     }

@@ -1,5 +1,7 @@
 // `lostflops search` from the command line: the JSON contract scripts rely
 // on, exit codes, fixed settings, --compare, --gpus and --min-gpus.
+#include <functional>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -84,6 +86,37 @@ TEST(SearchCli, SweepAndMinGpus) {
     const CliRun fewer = run_cli("search --set training.global_batch_size=256 --fix tp=8 --set cluster.num_gpus=" +
                                  std::to_string(n - 8));
     EXPECT_EQ(fewer.code, 1) << fewer.out;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SearchCli, EstimateThatDoesNotFitNamesTheNearestFittingPlan) {
+    const std::string job = "estimate --set parallel.recompute=none --set parallel.zero=0 "
+                            "--set training.micro_batch_size=4 --format json";
+    const CliRun r = run_cli(job);
+    ASSERT_EQ(r.code, 1) << r.err;
+    const auto advice = nlohmann::json::parse(r.out);
+    const auto* nearest = &advice;
+    // The advice object sits beside the estimate; find "nearest_fitting_plan".
+    std::function<const nlohmann::json*(const nlohmann::json&)> find = [&](const nlohmann::json& j) -> const nlohmann::json* {
+        if (!j.is_object()) return nullptr;
+        if (j.contains("nearest_fitting_plan")) return &j["nearest_fitting_plan"];
+        for (const auto& [k, v] : j.items())
+            if (const auto* f = find(v)) return f;
+        return nullptr;
+    };
+    nearest = find(advice);
+    ASSERT_NE(nearest, nullptr) << r.out;
+    ASSERT_TRUE(nearest->is_object());
+    std::string set;
+    for (const auto& s : (*nearest)["set"]) set += " --set " + s.get<std::string>();
+    EXPECT_EQ(static_cast<size_t>((*nearest)["changes"].get<int>()), (*nearest)["set"].size());
+    // Its --set arguments on top of the job make it fit.
+    const CliRun fixed = run_cli("estimate --set parallel.recompute=none --set parallel.zero=0 "
+                                 "--set training.micro_batch_size=4" + set);
+    EXPECT_EQ(fixed.code, 0) << set << "\n" << fixed.out;
 }
 
 }  // namespace
