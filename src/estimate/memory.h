@@ -22,14 +22,13 @@ struct StageParams {
 // divide the layers, the first and last virtual stages (which also hold the
 // embedding and the output layer) get the fewer layers, as Llama 3 405B's 126
 // layers on 16 stages did (Llama Team 2024, sec. 3.3.2).
-inline int layers_on(const Job& job, int rank, int chunk) {
-    const ParallelPlan& p = job.plan;
-    const int k = p.pp * p.vpp;                 // virtual stages
-    const int base = job.model.layers / k;
-    const int rem = job.model.layers % k;
+inline int layers_on(int model_layers, int pp, int vpp, int rank, int chunk) {
+    const int k = pp * vpp;                     // virtual stages
+    const int base = model_layers / k;
+    const int rem = model_layers % k;
     if (rem == 0) return base;
     // Virtual stage index in model order: chunk-major (Megatron interleaving).
-    const int vs = chunk * p.pp + rank;
+    const int vs = chunk * pp + rank;
     // Layers missing from an even split of base+1 each: k - rem, taken from the
     // two ends first, then inwards.
     const int missing = k - rem;
@@ -37,6 +36,9 @@ inline int layers_on(const Job& job, int rank, int chunk) {
     const int dist = std::min(vs, from_end);    // 0 for the first and last
     const int rank_from_ends = 2 * dist + (vs <= from_end ? 0 : 1);
     return base + (rank_from_ends < missing ? 0 : 1);
+}
+inline int layers_on(const Job& job, int rank, int chunk) {
+    return layers_on(job.model.layers, job.plan.pp, job.plan.vpp, rank, chunk);
 }
 
 // Of a virtual stage's `layers`, the ones that full recompute redoes: all of them, or the first

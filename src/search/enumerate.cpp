@@ -93,14 +93,18 @@ LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const La
     return counts;
 }
 
+void apply_layout(ParallelPlan& p, const Layout& l) {
+    p.tp = l.tp;
+    p.cp = l.cp;
+    p.pp = l.pp;
+    p.dp = l.dp;
+    p.vpp = l.vpp;
+    p.ep = l.ep;
+}
+
 Job with_layout(const Job& job, const Layout& l) {
     Job out = job;
-    out.plan.tp = l.tp;
-    out.plan.cp = l.cp;
-    out.plan.pp = l.pp;
-    out.plan.dp = l.dp;
-    out.plan.vpp = l.vpp;
-    out.plan.ep = l.ep;
+    apply_layout(out.plan, l);
     out.training.micro_batch = l.micro_batch;
     return out;
 }

@@ -44,5 +44,7 @@ LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const La
 // `job` with its plan cut as `layout` and the micro-batch size set; every
 // other plan setting (zero, recompute, overlap, ...) kept.
 Job with_layout(const Job& job, const Layout& layout);
+// `p` cut as `layout` (tp, cp, pp, dp, vpp, ep; the micro-batch lives in Training).
+void apply_layout(ParallelPlan& p, const Layout& layout);
 
 }  // namespace lostflops::search

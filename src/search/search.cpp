@@ -62,7 +62,7 @@ struct Worker {
 // otherwise takes one page fault per 4 KiB. A hint; failure changes nothing.
 void advise_huge_pages(void* data, size_t bytes) {
 #ifdef MADV_HUGEPAGE
-    constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+    constexpr uintptr_t kHuge = uintptr_t{2} << 20;  // x86-64 transparent huge page (PMD) size
     const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
     const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
     if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
@@ -214,30 +214,26 @@ PlanScore plan_score(const Job& job, const SearchResult& result, const RankedPla
     const SearchLayout& l = result.layouts[plan.order >> 32];
     PlanScore s;
     s.plan = job.plan;
-    s.plan.tp = l.tp;
-    s.plan.cp = l.cp;
-    s.plan.pp = l.pp;
-    s.plan.dp = l.dp;
-    s.plan.vpp = l.vpp;
-    s.plan.ep = l.ep;
+    search::apply_layout(s.plan, l);
     search::apply_knob_code(s.plan, static_cast<uint32_t>(plan.order & 0xffffffffu));
     s.micro_batch = l.micro_batch;
     s.step_time_s = plan.step_time_s;
     s.peak_bytes = plan.peak_bytes;
-    // As estimate.cpp finish_time computes them.
+    // As estimate.cpp finish_time computes them (no Job copy: a JSON ranking
+    // decodes millions of plans).
     const Training& tr = job.training;
+    const int layers = job.model.layers;
     const double tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;
     s.tokens_per_s_per_gpu = tokens_per_step / s.step_time_s / gpus;
-    Job j = job_with_plan(job, s);
     double recomputed = 0;
     if (s.plan.recompute == Recompute::full) {
         for (int r = 0; r < l.pp; ++r)
-            for (int c = 0; c < l.vpp; ++c) recomputed += recomputed_of(s.plan, layers_on(j, r, c));
+            for (int c = 0; c < l.vpp; ++c) recomputed += recomputed_of(s.plan, layers_on(layers, l.pp, l.vpp, r, c));
     } else {
-        recomputed = j.model.layers;
+        recomputed = layers;
     }
-    const FlopsPerToken fpt = flops_per_token(j.model, tr, s.plan.recompute, recomputed / j.model.layers);
+    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute, recomputed / layers);
     const double model_tflops = fpt.model * tokens_per_step / s.step_time_s / gpus / 1e12;
     s.mfu = model_tflops / job.cluster.gpu.peak_tflops(tr.precision);
     return s;
