@@ -80,6 +80,16 @@ struct SearchOptions {
     // How many of the ranked plans to sort (the rest stay evaluated, unsorted);
     // 0: all.
     size_t sort_top = 0;
+    // Which evaluated plans to keep. 0: every one (JSON / CSV rankings,
+    // --compare, the nearest fitting plan). N > 0: each worker keeps at least
+    // its N best and every plan ranked before the best plan it dropped, so
+    // `ranked` holds every plan ranked before SearchResult::first_dropped:
+    // the first min(sort_top, N) plans are exact, and so are the ranks of the
+    // first `shape_ranks` other shapes (when one of those would not be, the
+    // search runs again keeping every plan). A table needs no more, and the
+    // search writes a few MiB instead of 24 bytes per evaluated plan.
+    size_t keep_best = 0;
+    size_t shape_ranks = 5;
     // When it turns true the search stops at the next layout and returns what
     // it has (SearchResult::cancelled).
     const std::atomic<bool>* cancel = nullptr;
@@ -92,8 +102,11 @@ struct SearchLayout {
 };
 
 struct SearchResult {
-    std::vector<RankedPlan> ranked;  // every evaluated plan; the first `sorted` in rank order
+    std::vector<RankedPlan> ranked;  // every kept plan (keep_best); the first `sorted` in rank order
     size_t sorted = 0;
+    // With keep_best: the best plan a worker dropped (every plan ranked before
+    // it is in `ranked`); empty when every evaluated plan was kept.
+    std::optional<RankedPlan> first_dropped;
     // Best plan of each shape (tp, cp, pp, ep) other than the winner's, best first.
     std::vector<RankedPlan> other_shapes;
     SearchCounts counts;

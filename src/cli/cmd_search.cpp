@@ -82,6 +82,8 @@ SweepPoint sweep_point(const SearchArgs& a, const Calibration& cal, const Search
     const SearchJob sj = load_for(a, {fmt::format("cluster.num_gpus={}", gpus)});
     SearchOptions o = base;
     o.sort_top = 1;
+    o.keep_best = 1;  // the best plan alone
+    o.shape_ranks = 0;
     const SearchResult r = search_plans(sj.job, cal, o);
     pt.counts = r.counts;
     if (!r.ranked.empty()) pt.best = plan_score(sj.job, r, r.ranked.front());
@@ -207,6 +209,12 @@ void add_search_command(CLI::App& app, int& exit_code) {
         const bool top_given = !a->top.empty();
         if (!table) view.top = top_given ? view.top : 0;
         opts.sort_top = table ? std::max<size_t>(view.top, 1) : view.top;
+        // A table lists the first --top plans and the other shapes' ranks: the
+        // search need not keep every plan (SearchOptions::keep_best).
+        if (table && !compare) {
+            opts.keep_best = std::max<size_t>(opts.sort_top, size_t{1} << 16);
+            opts.shape_ranks = view.other_shapes;
+        }
         const SearchResult r = search_plans(sj.job, cal, opts);
         done_progress();
         std::signal(SIGINT, previous);

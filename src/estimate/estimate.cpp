@@ -89,7 +89,7 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PassSetup& s, 
         return comm_s - hidden + hidden * cal.overlap_slowdown;
     };
     // Per layer and bucket, behind each layer's compute (estimate/zero3_time.cpp).
-    if (p.zero >= 3) return zero3_exposed_s(job, cal, s.ctx, s.lw, s.first_stage, layer_fwd_s, layer_bwd_s, m);
+    if (p.zero >= 3) return zero3_exposed_s(job, cal, s.zero3, s.first_stage, layer_fwd_s, layer_bwd_s, m);
     if (p.zero == 0) return exposed(s.dp.all_reduce_s, bwd_window_s);
     return exposed(s.dp.reduce_scatter_s, bwd_window_s) + exposed(s.dp.all_gather_s, fwd_window_s);
 }
@@ -129,7 +129,24 @@ PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* sa
     } else {
         s.dp = dp_comm(job, *ctx.comm.cal, ctx, s.first_stage, s.last_stage, s.hw);
     }
+    if (p.zero >= 3) s.zero3 = zero3_comm(job, s.ctx, s.lw, s.first_stage);
     s.grad_fp32 = p.grad_fp32;
+    return s;
+}
+
+PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
+    const ParallelPlan& p = job.plan;
+    PassSetup s = sibling;
+    s.ho = host_ops(job.model, job.training, p);
+    set_layer_host_time(s.layer, s.ctx, s.ho, p);
+    if (p.recompute == Recompute::full) {
+        ParallelPlan p_plain = p;
+        p_plain.recompute = Recompute::none;
+        set_layer_host_time(s.layer_plain, s.ctx, s.ho, p_plain);
+    }
+    set_head_host_time(s.head, s.ctx, s.ho);
+    set_embedding_host_time(s.embed, s.ctx, s.ho);
+    s.zero3 = p.zero >= 3 ? zero3_comm(job, s.ctx, s.lw, s.first_stage) : Zero3Comm{};
     return s;
 }
 
@@ -161,20 +178,25 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
         in.fwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
         in.bwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
     }
-    rank_s.assign(static_cast<size_t>(stages), 0.0);
-    chunk0_s.assign(static_cast<size_t>(stages), 0.0);
+    // Every entry is written below.
+    rank_s.resize(static_cast<size_t>(stages));
+    chunk0_s.resize(static_cast<size_t>(stages));
     bool values_ok = true;
     const auto plausible = [](double x) { return x >= 0 && x <= std::numeric_limits<double>::max(); };
     PassTime rank_pass_worst;
     double worst_total = -1;
     // A pass away from the embedding and the output layer depends only on its
     // layer count, which takes two values (layers_on): computed once each.
+    // Thread-local, reset by layer count: zeroing two cells on every call
+    // was a tenth of a search's time in this function.
     struct Cell {
         int layers = -1;
         PassTime f, b, both;
         double f_s = 0, b_s = 0;
         double redone = 0;
-    } cells[2];
+    };
+    static thread_local Cell cells[2];
+    cells[0].layers = cells[1].layers = -1;
     const auto pass_of = [&](int n, bool first, bool last, PassTime& f, PassTime& b, double& redone_out) {
         const double layers = n;
         // Layers whose backward carries the plan's recompute (all of them
@@ -217,13 +239,20 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     const int base_layers = job.model.layers / virtual_stages;
     const int missing = virtual_stages - job.model.layers % virtual_stages;
     const int light_head = (missing + 1) / 2, light_tail = missing / 2;
+    // For 0 <= r < stages and L = a*stages + b >= 0, the chunk count
+    // ceil((L - r) / stages), or 0 when r >= L, is a + (r < b): one division
+    // per phase, none per rank.
+    const int from = virtual_stages - light_tail;  // first light virtual stage of the tail
+    const int head_a = light_head / stages, head_b = light_head % stages;
+    const int from_a = from / stages, from_b = from % stages;
     const auto light_on_rank = [&](int r) {  // chunks of rank r with base_layers
-        const int head = r < light_head ? (light_head - r + stages - 1) / stages : 0;
-        const int from = virtual_stages - light_tail;  // first light virtual stage of the tail
-        const int first_c = r >= from ? 0 : (from - r + stages - 1) / stages;
+        const int head = head_a + (r < head_b ? 1 : 0);           // chunks c with c*stages + r < light_head
+        const int first_c = from_a + (r < from_b ? 1 : 0);        // first chunk c with c*stages + r >= from
         const int tail = std::max(0, chunks - first_c);
         return head + tail;
     };
+    // Layers on rank r's chunk 0 (virtual stage r), as layers_on gives them.
+    const auto chunk0_layers = [&](int r) { return base_layers + (r < light_head || r >= from ? 0 : 1); };
     const auto cell_of = [&](int n) -> Cell& {
         Cell& cell = cells[n == base_layers ? 0 : 1];
         if (cell.layers != n) {
@@ -236,10 +265,43 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
         }
         return cell;
     };
+    // A rank holding neither the embedding nor the output layer depends only
+    // on its count of light chunks, which takes at most three values: such a
+    // rank's sum is computed once per count (the same operations, so the same
+    // bits) and, being no larger than the first rank with that count, cannot
+    // become the worst.
+    struct Seen {
+        int light = -1;
+        double t = 0;
+    } seen[4];
+    int n_seen = 0;
     for (int r = 0; r < stages; ++r) {
         PassTime rank_pass;
         double t = 0;  // the rank's fwd + bwd per micro-batch
         int light = light_on_rank(r), heavy = chunks - light;
+        const bool middle = r != 0 && r != stages - 1;
+        if (middle) {
+            const Seen* hit = nullptr;
+            for (int i = 0; i < n_seen; ++i)
+                if (seen[i].light == light) hit = &seen[i];
+            if (hit != nullptr) {
+                for (int slot = 0; slot < 2; ++slot) {
+                    const int count = slot == 0 ? light : heavy;
+                    if (count > 0) ph.recomputed_layers += count * cell_of(base_layers + slot).redone;
+                }
+                const Cell& cell = cell_of(chunk0_layers(r));
+                chunk0_s[static_cast<size_t>(r)] = cell.f_s + cell.b_s;
+                if (simulate) {
+                    for (int c = 0; c < chunks; ++c) {
+                        const Cell& cc = cell_of(layers_on(job, r, c));
+                        in.fwd_s[static_cast<size_t>(r * chunks + c)] = cc.f_s;
+                        in.bwd_s[static_cast<size_t>(r * chunks + c)] = cc.b_s;
+                    }
+                }
+                rank_s[static_cast<size_t>(r)] = hit->t;
+                continue;
+            }
+        }
         // The embedding's pass (rank 0, chunk 0) and the output layer's (last
         // rank, last chunk) are computed on their own.
         const auto special = [&](int c, bool first, bool last) {
@@ -279,7 +341,7 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
             }
         }
         if (!has_first && !(has_last && chunks == 1)) {
-            const Cell& cell = cell_of(layers_on(job, r, 0));
+            const Cell& cell = cell_of(chunk0_layers(r));
             chunk0_s[static_cast<size_t>(r)] = cell.f_s + cell.b_s;
         }
         if (simulate) {
@@ -291,6 +353,7 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
             }
         }
         rank_s[static_cast<size_t>(r)] = t;
+        if (middle && n_seen < 4) seen[n_seen++] = {light, t};
         if (rank_pass.total_s() > worst_total) {
             worst_total = rank_pass.total_s();
             rank_pass_worst = rank_pass;
@@ -306,9 +369,10 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
         with_p2p = pipeline_simulate(in);
     } else {
         PipelineSums sums{stages, chunks, in.micro_batches, 0.0, rank_s.data(), chunk0_s.data()};
-        no_p2p = pipeline_closed_form_sums(sums);
+        const PipelineScan scan = pipeline_scan(sums);
+        no_p2p = pipeline_closed_form_scanned(sums, scan);
         sums.p2p_s = p2p_s;
-        with_p2p = p2p_s == 0 ? no_p2p : pipeline_closed_form_sums(sums);
+        with_p2p = p2p_s == 0 ? no_p2p : pipeline_closed_form_scanned(sums, scan);
     }
 
     Breakdown& bd = ph.breakdown;
@@ -328,16 +392,13 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     return ph;
 }
 
-void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
-                 Estimate& e) {
+void finish_breakdown(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
+                      Breakdown& bd) {
     const Model& model = job.model;
-    const Training& tr = job.training;
     const ParallelPlan& p = job.plan;
     const LayerTime& layer = s.layer;
     const LayerTime& layer_plain = s.layer_plain;
     const double m = static_cast<double>(ph.micro_batches);
-    e.micro_batches = ph.micro_batches;
-    Breakdown& bd = e.breakdown;
     bd = ph.breakdown;
 
     // Data parallel and optimizer on the first rank (most parameters with the
@@ -351,7 +412,14 @@ void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, con
                                 std::max(layer.fwd.total_s(), layer.fwd.cpu_s), bwd_layer_s, m);
     if (model.tied_embeddings && p.pp > 1) bd.dp_comm_s += s.dp.tied_embedding_s;
     bd.optimizer_s = s.dp.optimizer_s[p.zero == 0 ? 0 : 1];
+}
 
+void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
+                 Estimate& e) {
+    const Training& tr = job.training;
+    e.micro_batches = ph.micro_batches;
+    Breakdown& bd = e.breakdown;
+    finish_breakdown(job, cal, s, ph, bd);
     e.step_time_s = bd.total_s();
     e.tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;

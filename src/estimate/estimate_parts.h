@@ -9,6 +9,7 @@
 
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
+#include "estimate/zero3_time.h"
 #include "lostflops/estimate.h"
 #include "workload/flops.h"
 #include "workload/host_ops.h"
@@ -37,6 +38,7 @@ struct PassSetup {
     LayerTime head, embed;
     StageParams first_stage, last_stage;  // pipeline ranks 0 and pp-1
     DpComm dp;
+    Zero3Comm zero3;        // first rank's ZeRO-3 traffic; set when zero >= 3
     bool grad_fp32 = true;  // the plan's, which dp depends on
 };
 PassSetup pass_setup(const Job& job, const Calibration& cal);
@@ -44,6 +46,11 @@ PassSetup pass_setup(const Job& job, const Calibration& cal);
 // parameters (which depend on the layout alone) copied from a setup of
 // another plan of the same layout when there is one: the search shares them.
 PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* same_layout);
+// The setup of job.plan from `sibling`, the setup of a plan that differs
+// only in parallel.zero: the zero stage changes the host's operator count
+// (engine hooks under ZeRO-3) and the ZeRO-3 traffic, nothing else here, so
+// the GPU times are copied. Equal to pass_setup(job, ...) to the bit.
+PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling);
 
 // The pipeline phase: per-(rank, chunk) pass times through the schedule.
 // Fills breakdown fields compute_s .. pp_p2p_s (not dp_comm_s, optimizer_s).
@@ -57,8 +64,12 @@ struct PipelinePhase {
 };
 PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel schedule);
 
+// The step's breakdown: the phase's, with data-parallel exposure and the
+// optimizer step; the step time is bd.total_s(). What the search needs.
+void finish_breakdown(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
+                      Breakdown& bd);
 // Data-parallel traffic, optimizer step, totals, throughput, MFU and HFU of
-// `e` (all but e.memory), from the pipeline phase.
+// `e` (all but e.memory), from the pipeline phase (finish_breakdown, then the rates).
 void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,
                  Estimate& e);
 

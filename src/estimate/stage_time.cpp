@@ -93,8 +93,6 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
     t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
-    t.fwd.cpu_s = h.layer_fwd * ctx.host_op_s;
-    t.bwd.cpu_s = h.layer_bwd * ctx.host_bwd_op_s;
     switch (p.recompute) {
         case Recompute::none: break;
         case Recompute::selective:
@@ -105,17 +103,32 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
             t.bwd.tp_comm_s += t.fwd.tp_comm_s;
             t.bwd.ep_comm_s += t.fwd.ep_comm_s;
             t.bwd.cp_comm_s += t.fwd.cp_comm_s;
-            t.bwd.cpu_s += t.fwd.cpu_s;  // the forward's operators are issued again
             break;
     }
+    set_layer_host_time(t, ctx, h, p);
     return t;
+}
+
+void set_layer_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h, const ParallelPlan& p) {
+    t.fwd.cpu_s = h.layer_fwd * ctx.host_op_s;
+    t.bwd.cpu_s = h.layer_bwd * ctx.host_bwd_op_s;
+    if (p.recompute == Recompute::full) t.bwd.cpu_s += t.fwd.cpu_s;  // the forward's operators are issued again
+}
+
+void set_head_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h) {
+    t.fwd.cpu_s = h.head_fwd * ctx.host_op_s;
+    t.bwd.cpu_s = h.head_bwd * ctx.host_bwd_op_s;
+}
+
+void set_embedding_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h) {
+    t.fwd.cpu_s = h.embed_fwd * ctx.host_op_s;
+    t.bwd.cpu_s = h.embed_bwd * ctx.host_bwd_op_s;
 }
 
 LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
     LayerTime t;
-    t.fwd.cpu_s = h.head_fwd * ctx.host_op_s;
-    t.bwd.cpu_s = h.head_bwd * ctx.host_bwd_op_s;
+    set_head_host_time(t, ctx, h);
     const double gemm = gemm_time_s(d, w.logits.m, w.logits.n, w.logits.k);
     t.fwd.compute_s = gemm;
     t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd);
@@ -139,8 +152,7 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h,
 
 LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h) {
     LayerTime t;
-    t.fwd.cpu_s = h.embed_fwd * ctx.host_op_s;
-    t.bwd.cpu_s = h.embed_bwd * ctx.host_bwd_op_s;
+    set_embedding_host_time(t, ctx, h);
     t.fwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_fwd);
     t.fwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
     t.bwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_bwd);

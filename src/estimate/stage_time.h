@@ -69,5 +69,10 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
 // Output layer + loss (last stage) and embedding (first stage).
 LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h, const ParallelPlan& p);
 LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h);
+// The host's share of each (cpu_s), which the functions above set from `h`:
+// set again for other host operator counts, the GPU times left as they are.
+void set_layer_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h, const ParallelPlan& p);
+void set_head_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h);
+void set_embedding_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h);
 
 }  // namespace lostflops

@@ -129,13 +129,29 @@ PassExposure zero3_pass_exposure(double layers, double hideable_s, double edge_s
     return x;
 }
 
-double zero3_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx, const LayerWork& lw,
-                       const StageParams& sp, double layer_fwd_s, double layer_bwd_s, double m) {
+Zero3Comm zero3_comm(const Job& job, const PlanContext& ctx, const LayerWork& lw, const StageParams& sp) {
     const ParallelPlan& p = job.plan;
-    const Zero3Engine e = zero3_engine(job);
-    const Zero3Collectives c = zero3_layer_collectives(job, ctx, e, lw);
+    Zero3Comm z;
+    z.engine = zero3_engine(job);
+    const Zero3Engine& e = z.engine;
+    z.layer = zero3_layer_collectives(job, ctx, e, lw);
     // Prefetch needs room for a second unit under the live cap.
-    const bool prefetch = e.prefetch >= 1 && (e.max_live_params <= 0 || e.max_live_params >= 2 * gather_unit(e, lw));
+    z.prefetch = e.prefetch >= 1 && (e.max_live_params <= 0 || e.max_live_params >= 2 * gather_unit(e, lw));
+    // The rest of the stage (embedding, output layer): one unit, exposed.
+    const double root = std::max(0.0, sp.params - sp.layers * lw.params);
+    const double root_n = collectives(root, e.bucket_params, 2);
+    const double root_rs_n = collectives(root, e.reduce_bucket_params, 2);
+    z.root_s = bucketed_s(ctx, Collective::all_gather, ctx.dp_group, root_n, root * 2.0) +
+               bucketed_s(ctx, Collective::reduce_scatter, ctx.dp_group, root_rs_n, root * grad_bytes_per_param(p));
+    return z;
+}
+
+double zero3_exposed_s(const Job& job, const Calibration& cal, const Zero3Comm& comm, const StageParams& sp,
+                       double layer_fwd_s, double layer_bwd_s, double m) {
+    const ParallelPlan& p = job.plan;
+    const Zero3Engine& e = comm.engine;
+    const Zero3Collectives& c = comm.layer;
+    const bool prefetch = comm.prefetch;
     const bool overlap_rs = p.overlap_grad_reduce;
     // Share of this rank's layers that full recompute redoes (parallel.recompute_layers).
     double redone = 0;
@@ -149,16 +165,14 @@ double zero3_exposed_s(const Job& job, const Calibration& cal, const PlanContext
     const double hide_b = (prefetch ? g_b : 0) + (overlap_rs ? r : 0);
     const double serial_b = (prefetch ? 0 : g_b) + (overlap_rs ? 0 : r);
     const PassExposure bwd = zero3_pass_exposure(layers, hide_b, hide_b, serial_b, w * layer_bwd_s);
-    // The rest of the stage (embedding, output layer): one unit, exposed.
-    const double root = std::max(0.0, sp.params - sp.layers * lw.params);
-    const double root_n = collectives(root, e.bucket_params, 2);
-    const double root_rs_n = collectives(root, e.reduce_bucket_params, 2);
-    const double root_s = bucketed_s(ctx, Collective::all_gather, ctx.dp_group, root_n, root * 2.0) +
-                          bucketed_s(ctx, Collective::reduce_scatter, ctx.dp_group, root_rs_n,
-                                     root * grad_bytes_per_param(p));
-    const double per_mb = p.vpp * (fwd.exposed_s + bwd.exposed_s) + root_s;
+    const double per_mb = p.vpp * (fwd.exposed_s + bwd.exposed_s) + comm.root_s;
     const double hidden = p.vpp * (fwd.hidden_s + bwd.hidden_s);
     return m * (per_mb + hidden * cal.overlap_slowdown);
+}
+
+double zero3_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx, const LayerWork& lw,
+                       const StageParams& sp, double layer_fwd_s, double layer_bwd_s, double m) {
+    return zero3_exposed_s(job, cal, zero3_comm(job, ctx, lw, sp), sp, layer_fwd_s, layer_bwd_s, m);
 }
 
 Zero3Live zero3_live(const Job& job, const LayerWork& lw, const StageParams& sp) {

@@ -41,9 +41,25 @@ struct PassExposure {
 PassExposure zero3_pass_exposure(double layers, double hideable_s, double edge_s, double serial_s,
                                  double window_s);
 
+// The traffic of one pipeline rank's ZeRO-3 step that does not depend on
+// recompute depth, overlap_grad_reduce or the compute windows: the engine,
+// one layer's collectives, whether prefetch fits under the live cap, and the
+// rest of the stage (embedding, output layer) gathered and reduced as one
+// exposed unit. Computed once per plan setup (estimate/estimate_parts.h).
+struct Zero3Comm {
+    Zero3Engine engine;
+    Zero3Collectives layer;
+    bool prefetch = false;
+    double root_s = 0;  // per micro-batch
+};
+Zero3Comm zero3_comm(const Job& job, const PlanContext& ctx, const LayerWork& lw, const StageParams& sp);
+
 // Exposed seconds per step of ZeRO-3 traffic on one pipeline rank (hidden
 // traffic charged at calibration overlap_slowdown). layer_fwd_s/layer_bwd_s:
 // one layer's forward and backward (with recompute) for one micro-batch.
+double zero3_exposed_s(const Job& job, const Calibration& cal, const Zero3Comm& comm, const StageParams& sp,
+                       double layer_fwd_s, double layer_bwd_s, double m);
+// The same, with the traffic computed here.
 double zero3_exposed_s(const Job& job, const Calibration& cal, const PlanContext& ctx, const LayerWork& lw,
                        const StageParams& sp, double layer_fwd_s, double layer_bwd_s, double m);
 

@@ -52,11 +52,10 @@ namespace {
 constexpr double kMaxSeconds = std::numeric_limits<double>::max();
 }  // namespace
 
-PipelineResult pipeline_closed_form_sums(const PipelineSums& in) {
+PipelineScan pipeline_scan(const PipelineSums& in) {
     const int p = in.stages;
     const int v = in.chunks;
     const double m = in.micro_batches;
-    const double c = in.p2p_s;
     const double inv_v = 1.0 / v;
 
     // One pass over the ranks: T_r, u_r, their sums, the largest adjacent pair, and
@@ -80,6 +79,21 @@ PipelineResult pipeline_closed_form_sums(const PipelineSums& in) {
         if (r > 0) pair_max = std::max(pair_max, 0.5 * (prev_t + t));
         prev_t = t;
     }
+    return {t_max, t_sum, u_sum, pair_max, g_max, k_max};
+}
+
+PipelineResult pipeline_closed_form_sums(const PipelineSums& in) {
+    return pipeline_closed_form_scanned(in, pipeline_scan(in));
+}
+
+PipelineResult pipeline_closed_form_scanned(const PipelineSums& in, const PipelineScan& scan) {
+    const int p = in.stages;
+    const int v = in.chunks;
+    const double m = in.micro_batches;
+    const double c = in.p2p_s;
+    const double t_max = scan.t_max, t_sum = scan.t_sum, u_sum = scan.u_sum, pair_max = scan.pair_max;
+    const double g_max = scan.g_max;
+    const int k_max = scan.k_max;
     const double path_max = 2 * u_sum + g_max;
     const double chunk_mean = t_sum / (static_cast<double>(p) * v);
 

@@ -19,6 +19,15 @@ struct PipelineSums {
     const double* chunk0_s = nullptr;  // [stages]
 };
 PipelineResult pipeline_closed_form_sums(const PipelineSums& in);
+// The same in two parts: the pass over the ranks, which does not depend on
+// p2p_s, and the rest; the estimate times one pipeline with and without its
+// transfers from one scan.
+struct PipelineScan {
+    double t_max = 0, t_sum = 0, u_sum = 0, pair_max = 0, g_max = 0;
+    int k_max = 0;
+};
+PipelineScan pipeline_scan(const PipelineSums& in);
+PipelineResult pipeline_closed_form_scanned(const PipelineSums& in, const PipelineScan& scan);
 
 }  // namespace lostflops
 

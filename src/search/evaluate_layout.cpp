@@ -6,7 +6,8 @@
 // costs two sums; the peak is the larger of the first and last rank, as in
 // estimate(). Time: PassSetup per (sp, tp_comm_overlap, recompute mode,
 // zero == 3) and PipelinePhase per (that, recompute depth), each computed on
-// first use; finish_time per plan. estimate() is these same calls.
+// first use; the step (finish_breakdown) per plan and zero class.
+// estimate() is these same calls.
 #include "search/evaluate_layout.h"
 
 #include <algorithm>
@@ -61,10 +62,17 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
         if (sp_done[sp]) continue;
         sp_done[sp] = true;
         p.sequence_parallel = sp;
+        // Layer and head work depend on the recompute mode, not its depth.
+        int work_mode = -1;
+        LayerWork lw;
+        HeadWork hw;
         for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) {
             apply_recompute(p, rc);
-            const LayerWork lw = layer_work(job_.model, job_.training, p);
-            const HeadWork hw = head_work(job_.model, job_.training, p);
+            if (rc_mode_index(rc) != work_mode) {
+                work_mode = rc_mode_index(rc);
+                lw = layer_work(job_.model, job_.training, p);
+                hw = head_work(job_.model, job_.training, p);
+            }
             for (int r = 0; r < ranks; ++r) {
                 if (!sparams_ready) sparams[r] = stage_params(job_, lw, hw, rank_of[r]);
                 const Memory a = memory_activations(job_, lw, hw, sparams[r], inflight[r], rank_of[r]);
@@ -100,7 +108,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     PlanContext ctx[2];
     bool ctx_ready[2] = {false, false};
     const PassSetup* any_setup = nullptr;
-    Estimate e;
+    Breakdown bd;
     for (int zi = 0; zi < ks.zeros; ++zi) {
         const int zero = ks.zero[zi];
         const int z3 = zero >= 3 ? 1 : 0;
@@ -133,7 +141,12 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                         ctx[spc.tp_overlap] = make_plan_context(job_, cal_);
                         ctx_ready[spc.tp_overlap] = true;
                     }
-                    setups_[setup_i] = pass_setup(job_, ctx[spc.tp_overlap], any_setup);
+                    // A setup for the other side of zero == 3, when there is one, differs only
+                    // in host operators and ZeRO-3 traffic.
+                    if (setup_ready_[setup_i ^ 1])
+                        setups_[setup_i] = pass_setup_other_zero(job_, setups_[setup_i ^ 1]);
+                    else
+                        setups_[setup_i] = pass_setup(job_, ctx[spc.tp_overlap], any_setup);
                     any_setup = &setups_[setup_i];
                     setup_ready_[setup_i] = 1;
                 }
@@ -147,8 +160,8 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                     p.overlap_grad_reduce = ogr;
                     double& step = step_cache_[(phase_i * 3 + static_cast<size_t>(zero_time_class(zero))) * 2 + ogr];
                     if (!(step >= 0)) {
-                        finish_time(job_, cal_, setups_[setup_i], phases_[phase_i], e);
-                        step = e.step_time_s;
+                        finish_breakdown(job_, cal_, setups_[setup_i], phases_[phase_i], bd);
+                        step = bd.total_s();
                     }
                     ++counts.evaluated;
                     RankedPlan rp;

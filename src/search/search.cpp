@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <chrono>
 #include <thread>
+#include <optional>
 #include <unordered_map>
 
 #include "estimate/memory.h"
@@ -55,7 +56,26 @@ struct Worker {
     SearchCounts counts;
     std::vector<RankedPlan> plans;
     std::vector<RankedPlan> layout_best;  // best plan of each layout this worker ran
+    std::optional<RankedPlan> cutoff;     // keep_best: the best plan dropped so far
 };
+
+// keep_best: drop the plans from `from` on that rank after the worker's
+// cutoff; when 2N are kept, keep the N best and make the next one the cutoff.
+// Invariant: every plan ranked before the cutoff is kept.
+void keep_best_plans(Worker& w, size_t from, size_t keep, RankBy by) {
+    const auto before = [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); };
+    if (w.cutoff) {
+        const RankedPlan c = *w.cutoff;
+        const auto first = w.plans.begin() + static_cast<std::ptrdiff_t>(from);
+        w.plans.erase(std::remove_if(first, w.plans.end(), [&](const RankedPlan& p) { return !before(p, c); }),
+                      w.plans.end());
+    }
+    if (w.plans.size() < 2 * keep) return;
+    const auto nth = w.plans.begin() + static_cast<std::ptrdiff_t>(keep);
+    std::nth_element(w.plans.begin(), nth, w.plans.end(), before);
+    w.cutoff = *nth;
+    w.plans.resize(keep);
+}
 
 // Transparent huge pages for a large buffer, where the kernel offers them on
 // request (transparent_hugepage=madvise): a ranking of millions of plans
@@ -106,6 +126,7 @@ std::vector<RankedPlan> other_shapes(const SearchResult& r, const std::vector<Ra
 
 SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
+    const size_t keep = options.keep_best;
     SearchResult result;
     search::LayoutEvaluator counter(job, cal, options.fix);
     int64_t upper = 0;  // plans of the valid layouts: at most this many are evaluated
@@ -132,7 +153,8 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     // Room for every plan a worker could keep, reserved (not touched) up
     // front: no reallocation while the plans stream in, and the merge appends
     // in place.
-    const size_t room = static_cast<size_t>(std::min<int64_t>(upper, 2 * upper / threads + (int64_t{1} << 20)));
+    const size_t room = keep > 0 ? std::min<size_t>(static_cast<size_t>(upper), 2 * keep + (size_t{1} << 16))
+                                 : static_cast<size_t>(std::min<int64_t>(upper, 2 * upper / threads + (int64_t{1} << 20)));
     for (Worker& w : workers) {
         w.plans.reserve(room);
         advise_huge_pages(w.plans.data(), w.plans.capacity() * sizeof(RankedPlan));
@@ -155,6 +177,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                 w.layout_best.push_back(*std::min_element(from, w.plans.end(), [&](const RankedPlan& a, const RankedPlan& b) {
                     return ranks_before(a, b, options.by);
                 }));
+                if (keep > 0) keep_best_plans(w, w.plans.size() - added, keep, options.by);
             }
             done.fetch_add(last - first, std::memory_order_relaxed);
         }
@@ -183,6 +206,8 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     std::vector<RankedPlan> layout_best;
     for (size_t i = 0; i < workers.size(); ++i) {
         Worker& w = workers[i];
+        if (w.cutoff && (!result.first_dropped || ranks_before(*w.cutoff, *result.first_dropped, options.by)))
+            result.first_dropped = w.cutoff;
         layout_best.insert(layout_best.end(), w.layout_best.begin(), w.layout_best.end());
         add(result.counts, w.counts);
         if (i > 0) result.ranked.insert(result.ranked.end(), w.plans.begin(), w.plans.end());
@@ -190,15 +215,30 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     }
     const RankBy by = options.by;
     const auto before = [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); };
-    const size_t keep = options.sort_top == 0 ? result.ranked.size() : std::min(options.sort_top, result.ranked.size());
-    if (keep == result.ranked.size()) {
+    const size_t n_sort = options.sort_top == 0 ? result.ranked.size() : std::min(options.sort_top, result.ranked.size());
+    if (n_sort == result.ranked.size()) {
         std::sort(result.ranked.begin(), result.ranked.end(), before);
     } else {
-        std::partial_sort(result.ranked.begin(), result.ranked.begin() + static_cast<std::ptrdiff_t>(keep),
+        std::partial_sort(result.ranked.begin(), result.ranked.begin() + static_cast<std::ptrdiff_t>(n_sort),
                           result.ranked.end(), before);
     }
-    result.sorted = keep;
+    result.sorted = n_sort;
     result.other_shapes = other_shapes(result, layout_best, by);
+    if (result.first_dropped && !result.cancelled) {
+        // The ranks of the first shape_ranks other shapes count the plans
+        // before them: each must rank before every dropped plan, or search
+        // again keeping all.
+        const size_t n = std::min(options.shape_ranks, result.other_shapes.size());
+        for (size_t i = 0; i < n; ++i) {
+            if (!ranks_before(result.other_shapes[i], *result.first_dropped, by)) {
+                SearchOptions all = options;
+                all.keep_best = 0;
+                SearchResult full = search_plans(job, cal, all);
+                full.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                return full;
+            }
+        }
+    }
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;
 }

@@ -179,6 +179,50 @@ TEST(Search, OtherShapesAreTheBestOfEachShape) {
     EXPECT_EQ(seen.size(), r.other_shapes.size() + 1);
 }
 
+// Plans ranked before `p` in `r`, plus one: its rank when `r` holds every
+// plan ranked before it.
+size_t rank_in(const SearchResult& r, const RankedPlan& p) {
+    size_t n = 1;
+    for (const RankedPlan& q : r.ranked) n += ranks_before(q, p, RankBy::throughput) ? 1 : 0;
+    return n;
+}
+
+TEST(Search, KeepingTheBestGivesTheTopAndTheShapeRanksOfKeepingAll) {
+    const SearchJob sj = load(tiny_job(8, 6, 16));
+    SearchOptions o;
+    o.fix = plan_fix_from(sj);
+    o.threads = 2;
+    o.sort_top = 4;
+    const SearchResult all = search_plans(sj.job, default_calibration(), o);
+    ASSERT_GT(all.ranked.size(), 1000u);
+    EXPECT_FALSE(all.first_dropped.has_value());
+    // Keep 128 per worker (the first 3 other shapes rank 17, 72 and 96): most
+    // plans are dropped; the first 4 and those 3 ranks must not change.
+    o.keep_best = 128;
+    o.shape_ranks = 3;
+    const SearchResult best = search_plans(sj.job, default_calibration(), o);
+    ASSERT_TRUE(best.first_dropped.has_value());
+    EXPECT_LT(best.ranked.size(), all.ranked.size() / 2);
+    EXPECT_EQ(best.counts.evaluated, all.counts.evaluated);
+    ASSERT_EQ(best.sorted, 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(best.ranked[i].order, all.ranked[i].order) << i;
+    ASSERT_EQ(best.other_shapes.size(), all.other_shapes.size());
+    for (size_t i = 0; i < best.other_shapes.size(); ++i)
+        EXPECT_EQ(best.other_shapes[i].order, all.other_shapes[i].order) << i;
+    for (size_t i = 0; i < 3; ++i) {
+        const RankedPlan& s = best.other_shapes[i];
+        EXPECT_TRUE(ranks_before(s, *best.first_dropped, RankBy::throughput)) << i;
+        EXPECT_EQ(rank_in(best, s), rank_in(all, s)) << i;
+    }
+    // Every other shape's rank asked of 1 kept plan: some rank after a dropped
+    // plan, so the search keeps every plan after all.
+    o.keep_best = 1;
+    o.shape_ranks = all.other_shapes.size();
+    const SearchResult again = search_plans(sj.job, default_calibration(), o);
+    EXPECT_FALSE(again.first_dropped.has_value());
+    EXPECT_EQ(again.ranked.size(), all.ranked.size());
+}
+
 TEST(Search, NothingFitsGivesNoPlans) {
     // 405B parameters on 8 GPUs: nothing fits.
     const SearchJob sj = load("model: {preset: llama3.1-405b}\ncluster: {preset: dgx-h100, num_gpus: 8}\n"
