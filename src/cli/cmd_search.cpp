@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <limits>
 #include <optional>
 #include <cstdio>
 
@@ -207,11 +208,16 @@ void add_search_command(CLI::App& app, int& exit_code) {
         // Table: the first --top (default 5). JSON / CSV: the whole ranking
         // unless --top; JSON details ("top") for at most 5 of them.
         const bool top_given = !a->top.empty();
+        const bool top_all = a->top == "all";
         if (!table) view.top = top_given ? view.top : 0;
         opts.sort_top = table ? std::max<size_t>(view.top, 1) : view.top;
+        if (table && top_all) {  // every plan, sorted
+            opts.sort_top = 0;
+            view.top = std::numeric_limits<size_t>::max();
+        }
         // A table lists the first --top plans and the other shapes' ranks: the
         // search need not keep every plan (SearchOptions::keep_best).
-        if (table && !compare) {
+        if (table && !compare && !top_all) {
             opts.keep_best = std::max<size_t>(opts.sort_top, size_t{1} << 16);
             opts.shape_ranks = view.other_shapes;
         }

@@ -1,8 +1,10 @@
 // `lostflops search` from the command line: the JSON contract scripts rely
 // on, exit codes, fixed settings, --compare, --gpus and --min-gpus.
+#include <cctype>
 #include <functional>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
@@ -32,6 +34,38 @@ TEST(SearchCli, JsonContract) {
             ASSERT_TRUE(plans[i].contains(k)) << k;
         if (i > 0) EXPECT_GE(plans[i - 1]["tokens_per_s_per_gpu"], plans[i]["tokens_per_s_per_gpu"]);
     }
+}
+
+TEST(SearchCli, TableTopAllListsEveryPlanAndTopNTheJsonOrder) {
+    const std::string job = kSmall + "--fix tp=8,pp=4,zero=1 ";
+    const CliRun j = run_cli(job + "--format json");
+    ASSERT_EQ(j.code, 0) << j.err;
+    const auto plans = nlohmann::json::parse(j.out)["plans"];
+    ASSERT_GT(plans.size(), 20u);
+    const auto rows = [](const std::string& out) {  // plan rows: lines that start with a rank
+        size_t n = 0, at = 0;
+        while (at < out.size()) {
+            const size_t end = out.find('\n', at);
+            const std::string line = out.substr(at, end - at);
+            if (line.size() > 5 && line.find_first_not_of(' ') < 5 && std::isdigit(static_cast<unsigned char>(line[4])))
+                ++n;
+            at = end == std::string::npos ? out.size() : end + 1;
+        }
+        return n;
+    };
+    const CliRun all = run_cli(job + "--top all");
+    ASSERT_EQ(all.code, 0) << all.err;
+    EXPECT_GE(rows(all.out), plans.size());  // every plan, then the other shapes
+    const CliRun top = run_cli(job + "--top 7");
+    ASSERT_EQ(top.code, 0) << top.err;
+    // The table keeps only the best plans (SearchOptions::keep_best): its
+    // seventh plan is still the JSON ranking's seventh.
+    const std::string seventh = "\n    7 ";
+    const size_t at = top.out.find(seventh);
+    ASSERT_NE(at, std::string::npos) << top.out;
+    const std::string line = top.out.substr(at + 1, top.out.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(fmt::format("{:>9.0f}", plans[6]["tokens_per_s_per_gpu"].get<double>())), std::string::npos)
+        << line;
 }
 
 TEST(SearchCli, BestPlanAgreesWithEstimate) {
