@@ -48,35 +48,6 @@ RankBy rank_by(const std::string& s) {
     return RankBy::throughput;
 }
 
-// "512..16384" (doubling) or "512,1024,4096".
-std::vector<int> gpu_list(const std::string& text) {
-    const auto num = [&](const std::string& s) {
-        try {
-            size_t used = 0;
-            const long v = std::stol(s, &used);
-            if (used != s.size() || v < 1 || v > 1'000'000) throw std::invalid_argument("range");
-            return static_cast<int>(v);
-        } catch (const std::exception&) {
-            throw InputError("--gpus", "", fmt::format("'{}': expected a GPU count from 1 to 1000000", s));
-        }
-    };
-    std::vector<int> out;
-    if (const auto dots = text.find(".."); dots != std::string::npos) {
-        const int lo = num(text.substr(0, dots)), hi = num(text.substr(dots + 2));
-        if (lo > hi) throw InputError("--gpus", "", fmt::format("{}..{}: the first count is above the last", lo, hi));
-        for (long n = lo; n <= hi; n *= 2) out.push_back(static_cast<int>(n));
-        return out;
-    }
-    size_t at = 0;
-    while (at <= text.size()) {
-        const size_t comma = text.find(',', at);
-        out.push_back(num(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-    }
-    return out;
-}
-
 SweepPoint sweep_point(const SearchArgs& a, const Calibration& cal, const SearchOptions& base, int gpus) {
     SweepPoint pt;
     pt.num_gpus = gpus;

@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
+#include "lostflops/explain.h"
 #include "lostflops/job.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
@@ -44,6 +45,7 @@ struct TraceOptions {
     std::vector<std::string> overrides;
     std::string calibration_path;
     std::string summary_out;
+    std::string report_out;  // --report: HTML
     unsigned threads = 0;
     std::vector<std::string> summaries;
     Format merge_format = Format::table;
@@ -192,11 +194,11 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
     return trace::merge_summaries({std::move(out)});
 }
 
-void write_file(const std::string& path, const std::string& text) {
+void write_file(const std::string& path, const std::string& text, const char* what = "summary") {
     std::ofstream f(path, std::ios::binary);
-    if (!f) throw InputError(path, "", "cannot write summary");
+    if (!f) throw InputError(path, "", std::string("cannot write ") + what);
     f << text;
-    if (!f) throw InputError(path, "", "cannot write summary");
+    if (!f) throw InputError(path, "", std::string("cannot write ") + what);
 }
 
 void print_warnings(const std::vector<trace::RankReport>& ranks) {
@@ -220,6 +222,7 @@ int run_trace(const TraceOptions& o) {
     if (!o.summary_out.empty()) write_file(o.summary_out, trace::summary_to_json(ranks));
     print_warnings(ranks);
     const auto stragglers = trace::find_stragglers(ranks);
+    if (!o.report_out.empty()) write_file(o.report_out, trace_html_report(ranks, stragglers, cmp ? &*cmp : nullptr), "report");
     if (o.format == Format::json) {
         std::fputs(trace::report_json(ranks, stragglers, cmp ? &*cmp : nullptr).c_str(), stdout);
     } else {
@@ -262,6 +265,8 @@ void add_trace_command(CLI::App& app, int& exit_code) {
         ->needs(job);
     cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")->needs(job);
     cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
+    cmd->add_option("--report", opts->report_out,
+                    "also write a self-contained HTML report (per-rank breakdown, stragglers, measured vs predicted)");
     cmd->add_option("--threads", opts->threads, "trace files read in parallel, one per thread (default: all cores)")
         ->check(CLI::Range(0u, 1024u));
     cmd->require_subcommand(0, 1);

@@ -35,11 +35,15 @@ CLI::Option* add_format_option(CLI::App* cmd, Format& format);
 Format requested_format(const CLI::App& app);
 Job load_job_for(const JobOptions& opts);
 Calibration load_calibration_for(const std::string& path);
+// --gpus: "512..16384" (doubling) or "512,1024,4096"; InputError("--gpus", ...) otherwise.
+std::vector<int> gpu_list(const std::string& text);
 
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
+void add_explain_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
 
 }  // namespace lostflops::cli

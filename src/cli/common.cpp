@@ -1,6 +1,12 @@
 // Options shared by the subcommands: --format, and those of the commands that
-// read a job; which --format the command line asked for (for main's errors).
+// read a job; which --format the command line asked for (for main's errors);
+// the --gpus list of search and report.
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 #include "cli/commands.h"
+#include "lostflops/error.h"
 #include "lostflops/job.h"
 
 namespace lostflops::cli {
@@ -41,6 +47,34 @@ void add_job_options(CLI::App* cmd, JobOptions& opts) {
 Job load_job_for(const JobOptions& opts) {
     if (opts.job_path.empty()) return default_job(opts.overrides);
     return load_job(opts.job_path, opts.overrides);
+}
+
+std::vector<int> gpu_list(const std::string& text) {
+    const auto num = [&](const std::string& s) {
+        try {
+            size_t used = 0;
+            const long v = std::stol(s, &used);
+            if (used != s.size() || v < 1 || v > 1'000'000) throw std::invalid_argument("range");
+            return static_cast<int>(v);
+        } catch (const std::exception&) {
+            throw InputError("--gpus", "", fmt::format("'{}': expected a GPU count from 1 to 1000000", s));
+        }
+    };
+    std::vector<int> out;
+    if (const auto dots = text.find(".."); dots != std::string::npos) {
+        const int lo = num(text.substr(0, dots)), hi = num(text.substr(dots + 2));
+        if (lo > hi) throw InputError("--gpus", "", fmt::format("{}..{}: the first count is above the last", lo, hi));
+        for (long n = lo; n <= hi; n *= 2) out.push_back(static_cast<int>(n));
+        return out;
+    }
+    size_t at = 0;
+    while (at <= text.size()) {
+        const size_t comma = text.find(',', at);
+        out.push_back(num(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return out;
 }
 
 Calibration load_calibration_for(const std::string& path) {

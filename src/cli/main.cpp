@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
     lostflops::cli::add_trace_command(app, exit_code);
     lostflops::cli::add_calibrate_command(app, exit_code);
     lostflops::cli::add_search_command(app, exit_code);
+    lostflops::cli::add_explain_command(app, exit_code);
+    lostflops::cli::add_report_command(app, exit_code);
     add_footers(app);
     lostflops::cli::ErrorReport failure;
     try {

@@ -1,0 +1,97 @@
+// "Where did my FLOPs go?": the MFU waterfall of a job, the levers that win
+// FLOPs back, and the self-contained HTML report (`lostflops explain`,
+// `lostflops report`). Returns values and strings; the CLI prints them.
+//
+// Waterfall: the ideal step time is model FLOPs / (GPUs * dense peak); every
+// other second of estimate()'s step time goes to exactly one named step, so
+// 100 - sum(pp) == 100 * mfu (to rounding) with pp = 100 * s / step_time_s.
+// Levers: single changes of the plan or hardware, each a --set list applied to
+// the job as `estimate --set` would, kept when the changed job loads, fits in
+// memory and gains MFU; mfu_after is estimate() of that changed job.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
+#include "lostflops/spec.h"
+#include "lostflops/trace.h"
+#include "lostflops/trace_compare.h"
+
+namespace lostflops {
+
+// Where a job comes from, so that a lever can re-load it with more --set
+// overrides: a file ("-" is not accepted: it cannot be read twice) or the
+// built-in default job (empty path).
+struct JobSource {
+    std::string path;                    // empty: the built-in default job
+    std::vector<std::string> overrides;  // the command line's --set, in order
+};
+
+// load_job / default_job with `overrides` then `extra`. Throws InputError.
+Job load_job_source(const JobSource& src, const std::vector<std::string>& extra = {});
+
+struct WaterfallStep {
+    std::string key;   // stable identifier: "gemm", "attention", "memory_bound", ...
+    std::string name;  // for people
+    double pp = 0;     // percentage points of dense peak lost at this step
+    double s = 0;      // seconds per step
+};
+
+// The steps of `e` = estimate(job, cal), in the order the losses are taken.
+// Steps of zero seconds are left out. Attention can be negative when the
+// kernel skips the causal mask's half that model FLOPs count (README
+// "Definitions").
+std::vector<WaterfallStep> mfu_waterfall(const Job& job, const Calibration& cal, const Estimate& e);
+
+struct Lever {
+    std::string change;            // in words: "pp 8 (dp 16)"
+    std::vector<std::string> set;  // the --set overrides that make it (added to the job's own)
+    double mfu_after = 0;          // estimate() of the changed job
+    double step_time_s = 0;
+    double tokens_per_s_per_gpu = 0;
+};
+
+// Every candidate (README "explain" lists them), best MFU first, at most
+// `count`; only those that load, fit and raise the MFU.
+std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e,
+                              int count = 3);
+
+struct Explanation {
+    std::string job_name;
+    double mfu = 0;              // == estimate's
+    double step_time_s = 0;
+    double ideal_s = 0;          // model FLOPs / (GPUs * dense peak)
+    double peak_tflops = 0;      // dense, of the training precision
+    bool fits = true;            // estimate's memory verdict (the waterfall is given either way)
+    double peak_bytes = 0, capacity_bytes = 0;
+    std::vector<WaterfallStep> waterfall;
+    std::vector<Lever> levers;
+};
+
+Explanation explain(const JobSource& src, const Calibration& cal);
+
+std::string explain_table(const Explanation& x);
+std::string explain_markdown(const Explanation& x);
+// {mfu, step_time_s, ideal_s, peak_tflops, job, fits, waterfall: [{key, name, pp, s}],
+//  levers: [{change, set, mfu_after, step_time_s, tokens_per_s_per_gpu}]}
+nlohmann::json explain_json(const Explanation& x);
+
+// The whole report as one self-contained HTML document (inline CSS and SVG,
+// no script, no external resource): waterfall, roofline, pipeline timeline of
+// one step, memory per pipeline rank, with text tables beside each chart; and
+// when `scaling_gpus` is not empty, the scaling curve: the best plan of the
+// search at each of those GPU counts (the job's parallel section ignored).
+std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus = {});
+
+// The traces' report (`lostflops trace FILES --report F.html`), same page
+// rules: per-rank temporal breakdown, compute per rank against the median
+// with the stragglers marked, and with `cmp` the measured walls beside the
+// predicted ones.
+std::string trace_html_report(const std::vector<trace::RankReport>& ranks,
+                              const std::vector<trace::Straggler>& stragglers, const trace::JobComparison* cmp);
+
+}  // namespace lostflops

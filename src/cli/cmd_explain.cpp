@@ -1,0 +1,94 @@
+// `lostflops explain [JOB]`: the MFU waterfall and the three biggest levers
+// (lostflops/explain.h), as a table, Markdown or JSON; `lostflops report
+// [JOB] -o FILE.html`: the self-contained HTML report. Exit 0, 2 on bad input.
+#include <cstdio>
+#include <fstream>
+
+#include "cli/commands.h"
+#include "lostflops/error.h"
+#include "lostflops/explain.h"
+#include "lostflops/job.h"
+
+namespace lostflops::cli {
+
+namespace {
+
+enum class ExplainFormat { table, json, markdown };
+
+struct ExplainOptions {
+    std::string job_path;
+    std::vector<std::string> overrides;
+    std::string calibration_path;
+    ExplainFormat format = ExplainFormat::table;
+    std::string output_path;
+    std::string gpus;  // report: scaling curve over these GPU counts
+};
+
+void add_source_options(CLI::App* cmd, ExplainOptions& o) {
+    cmd->add_option("job", o.job_path,
+                    "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent");
+    cmd->add_option("--set", o.overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
+    cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)");
+}
+
+JobSource source_of(const ExplainOptions& o) {
+    // The levers re-load the job with more --set overrides: standard input
+    // cannot be read twice.
+    if (o.job_path == "-")
+        throw InputError("-", "job", "explain and report read the job more than once; give a file, not standard input");
+    return JobSource{o.job_path, o.overrides};
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app, int& exit_code) {
+    auto o = std::make_shared<ExplainOptions>();
+    auto* cmd = app.add_subcommand("explain", "MFU waterfall from dense peak to the prediction, and the levers "
+                                              "that would win the most back");
+    add_source_options(cmd, *o);
+    cmd->add_option_function<std::string>(
+           "--format",
+           [o](const std::string& v) {
+               o->format = v == "json" ? ExplainFormat::json : v == "markdown" ? ExplainFormat::markdown
+                                                                               : ExplainFormat::table;
+           },
+           "output format (default: table)")
+        ->check(CLI::IsMember({"table", "json", "markdown"}).description(""))
+        ->type_name("{table,json,markdown}");
+    cmd->callback([o, &exit_code] {
+        const Calibration cal = load_calibration_for(o->calibration_path);
+        const Explanation x = explain(source_of(*o), cal);
+        if (o->format == ExplainFormat::json) {
+            std::printf("%s\n", explain_json(x).dump(2).c_str());
+        } else if (o->format == ExplainFormat::markdown) {
+            std::printf("%s", explain_markdown(x).c_str());
+        } else {
+            std::printf("%s", explain_table(x).c_str());
+        }
+        exit_code = 0;
+    });
+}
+
+void add_report_command(CLI::App& app, int& exit_code) {
+    auto o = std::make_shared<ExplainOptions>();
+    auto* cmd = app.add_subcommand("report", "write a self-contained HTML report (waterfall, roofline, pipeline "
+                                             "timeline, memory per rank)");
+    add_source_options(cmd, *o);
+    cmd->add_option("-o,--output", o->output_path, "HTML file to write")->required();
+    cmd->add_option("--gpus", o->gpus,
+                    "add the scaling curve: the best plan of the search at 512..16384 (doubling) or 512,1024,4096 GPUs");
+    cmd->callback([o, &exit_code] {
+        const Calibration cal = load_calibration_for(o->calibration_path);
+        const std::vector<int> gpus = o->gpus.empty() ? std::vector<int>{} : gpu_list(o->gpus);
+        const std::string html = html_report(source_of(*o), cal, gpus);
+        std::ofstream out(o->output_path, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError(o->output_path, "-o", "cannot open for writing");
+        out << html;
+        out.close();
+        if (!out) throw InputError(o->output_path, "-o", "write failed");
+        std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", o->output_path.c_str(), html.size());
+        exit_code = 0;
+    });
+}
+
+}  // namespace lostflops::cli

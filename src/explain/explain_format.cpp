@@ -1,0 +1,92 @@
+// Rendering an Explanation: a text table for the terminal, Markdown for a
+// design document or a pull request, and the JSON contract of
+// lostflops/explain.h (mfu, waterfall [{key, name, pp, s}], levers
+// [{change, set, mfu_after, ...}]). Figures only; no computation.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "lostflops/explain.h"
+#include "lostflops/report.h"
+
+namespace lostflops {
+
+namespace {
+
+std::string set_args(const Lever& l) {
+    std::string out;
+    for (const auto& s : l.set) {
+        if (!out.empty()) out += ' ';
+        out += fmt::format("--set '{}'", s);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string explain_table(const Explanation& x) {
+    std::string out = fmt::format("{}: MFU {:.1f} %, step {:.3f} s (ideal at dense peak {:.3f} s, {:g} TFLOP/s per GPU)\n\n",
+                                  x.job_name, 100 * x.mfu, x.step_time_s, x.ideal_s, x.peak_tflops);
+    if (!x.fits)
+        out += fmt::format("The plan does NOT fit: {:.1f} GiB per GPU of {:.1f} GiB usable (lostflops estimate says what "
+                           "would); the figures are for the plan as given.\n\n",
+                           x.peak_bytes / (1024.0 * 1024 * 1024), x.capacity_bytes / (1024.0 * 1024 * 1024));
+    out += fmt::format("{:<66} {:>8} {:>10} {:>9}\n", "MFU waterfall", "pp", "s/step", "left %");
+    double left = 100;
+    out += fmt::format("{:<66} {:>8} {:>10} {:>9.1f}\n", "dense peak", "", "", left);
+    for (const auto& w : x.waterfall) {
+        left -= w.pp;
+        out += fmt::format("{:<66} {:>8.2f} {:>10.4f} {:>9.1f}\n", "- " + w.name, -w.pp, w.s, left);
+    }
+    out += fmt::format("{:<66} {:>8} {:>10} {:>9.1f}\n", "= predicted MFU", "", "", 100 * x.mfu);
+    out += "\nLevers (single changes, each re-estimated; best MFU first):\n";
+    if (x.levers.empty()) out += "  none of the candidate changes both fits and raises the MFU\n";
+    for (const auto& l : x.levers)
+        out += fmt::format("  {:<52} MFU {:5.1f} % ({:+.1f} pp), step {:.3f} s   {}\n", l.change, 100 * l.mfu_after,
+                           100 * (l.mfu_after - x.mfu), l.step_time_s, set_args(l));
+    return out;
+}
+
+std::string explain_markdown(const Explanation& x) {
+    std::string out = fmt::format("### Where the FLOPs go: {}\n\nPredicted MFU **{:.1f} %** (step {:.3f} s; "
+                                  "{:.3f} s at {:g} TFLOP/s dense peak per GPU).\n\n",
+                                  x.job_name, 100 * x.mfu, x.step_time_s, x.ideal_s, x.peak_tflops);
+    if (!x.fits)
+        out += fmt::format("**The plan does not fit** ({:.1f} GiB per GPU of {:.1f} GiB usable).\n\n",
+                           x.peak_bytes / (1024.0 * 1024 * 1024), x.capacity_bytes / (1024.0 * 1024 * 1024));
+    out += "| step | pp of peak | s per step | MFU left |\n|---|---:|---:|---:|\n| dense peak | | | 100.0 % |\n";
+    double left = 100;
+    for (const auto& w : x.waterfall) {
+        left -= w.pp;
+        out += fmt::format("| {} | −{:.2f} | {:.4f} | {:.1f} % |\n", w.name, w.pp, w.s, left);
+    }
+    out += fmt::format("| **predicted MFU** | | | **{:.1f} %** |\n\n", 100 * x.mfu);
+    out += "| lever | MFU after | gain | step time | `--set` |\n|---|---:|---:|---:|---|\n";
+    for (const auto& l : x.levers)
+        out += fmt::format("| {} | {:.1f} % | {:+.1f} pp | {:.3f} s | `{}` |\n", l.change, 100 * l.mfu_after,
+                           100 * (l.mfu_after - x.mfu), l.step_time_s, set_args(l));
+    if (x.levers.empty()) out += "| (no single change both fits and raises the MFU) | | | | |\n";
+    return out;
+}
+
+nlohmann::json explain_json(const Explanation& x) {
+    nlohmann::json j;
+    j["schema_version"] = kJsonSchemaVersion;
+    j["job"] = x.job_name;
+    j["mfu"] = x.mfu;
+    j["step_time_s"] = x.step_time_s;
+    j["ideal_s"] = x.ideal_s;
+    j["peak_tflops"] = x.peak_tflops;
+    j["fits"] = x.fits;
+    j["waterfall"] = nlohmann::json::array();
+    for (const auto& w : x.waterfall) j["waterfall"].push_back({{"key", w.key}, {"name", w.name}, {"pp", w.pp}, {"s", w.s}});
+    j["levers"] = nlohmann::json::array();
+    for (const auto& l : x.levers)
+        j["levers"].push_back({{"change", l.change},
+                               {"set", l.set},
+                               {"mfu_after", l.mfu_after},
+                               {"step_time_s", l.step_time_s},
+                               {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu}});
+    return j;
+}
+
+}  // namespace lostflops

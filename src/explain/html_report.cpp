@@ -1,0 +1,249 @@
+// The HTML report: one self-contained document (inline CSS and SVG; no
+// script, font or other resource fetched) with the waterfall, the roofline,
+// the pipeline timeline and the memory per rank, each chart followed by a
+// table of the same figures as its text alternative. Colours come from CSS
+// custom properties with a dark variant (prefers-color-scheme, Media Queries
+// Level 5) and a print variant; the palette is Okabe & Ito's colour-blind
+// safe set (Okabe & Ito 2008, "Color Universal Design").
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "explain/charts.h"
+#include "explain/report_data.h"
+#include "explain/svg.h"
+#include "lostflops/explain.h"
+
+namespace lostflops {
+
+namespace {
+
+constexpr const char* kStyle = R"css(
+:root { color-scheme: light dark;
+  --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --grid: #d0d7de; --panel: #f6f8fa;
+  --c1: #0072b2; --c2: #e69f00; --c3: #009e73; --c4: #cc79a7; --c5: #56b4e9; --c6: #d55e00; --c7: #999999; --c8: #f0e442;
+  --loss: #d55e00; --gain: #009e73; --total: #8c959f; --mfu: #0072b2; --idle: #eef1f4; }
+@media (prefers-color-scheme: dark) { :root {
+  --bg: #0d1117; --fg: #e6edf3; --muted: #9da7b3; --grid: #30363d; --panel: #161b22;
+  --c1: #56b4e9; --c2: #f0c05a; --c3: #3cc9a0; --c4: #e39ac6; --c5: #8fd0f5; --c6: #ff8a4c; --c7: #8b949e; --c8: #f0e442;
+  --loss: #ff8a4c; --gain: #3cc9a0; --total: #6e7681; --mfu: #56b4e9; --idle: #1c2128; } }
+@media print { :root { --bg: #fff; --fg: #000; --muted: #333; --grid: #ccc; --panel: #fff; --idle: #f2f2f2; }
+  section { break-inside: avoid; } }
+body { background: var(--bg); color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif;
+  margin: 0 auto; padding: 16px 24px; max-width: 1040px; }
+h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 17px; margin: 28px 0 6px; }
+p.sub { color: var(--muted); margin: 0 0 12px; }
+.kpis { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0; }
+.kpi { background: var(--panel); border: 1px solid var(--grid); border-radius: 6px; padding: 8px 12px; min-width: 130px; }
+.kpi b { display: block; font-size: 20px; } .kpi span { color: var(--muted); font-size: 12px; }
+svg.chart { max-width: 100%; height: auto; display: block; margin: 8px 0; }
+svg text { fill: var(--fg); font-size: 12px; font-family: inherit; }
+svg text.axis, svg text.note { fill: var(--muted); font-size: 11px; } svg text.legend { font-size: 11px; }
+svg text.strong { font-weight: 700; }
+svg .grid { stroke: var(--grid); stroke-width: 1; } svg .connector { stroke: var(--muted); stroke-width: 1; }
+svg .wf-total { fill: var(--total); } svg .wf-loss { fill: var(--loss); } svg .wf-gain { fill: var(--gain); }
+svg .wf-mfu { fill: var(--mfu); }
+svg .roof { fill: none; stroke: var(--fg); stroke-width: 2; } svg .ridge { stroke: var(--muted); stroke-dasharray: 4 3; }
+svg .pt { stroke: var(--bg); stroke-width: 1.5; } svg .pt0 { fill: var(--c1); } svg .pt1 { fill: var(--c2); }
+svg .pt2 { fill: var(--c3); }
+svg .tl-idle { fill: var(--idle); } svg .tl-fwd { fill: var(--c1); } svg .tl-bwd { fill: var(--c3); }
+svg .tl-rec { fill: var(--c2); } svg .tl-comm { fill: var(--c4); } svg .tl-host { fill: var(--c7); }
+svg .tl-dp { fill: var(--c6); } svg .tl-opt { fill: var(--c8); } svg .odd { fill-opacity: 0.7; }
+svg .mem0 { fill: var(--c1); } svg .mem1 { fill: var(--c5); } svg .mem2 { fill: var(--c2); } svg .mem3 { fill: var(--c3); }
+svg .mem4 { fill: var(--c4); } svg .mem5 { fill: var(--c7); }
+svg .curve { fill: none; stroke: var(--c1); stroke-width: 2; }
+svg .capacity { stroke: var(--loss); stroke-width: 2; stroke-dasharray: 6 4; }
+table { border-collapse: collapse; margin: 6px 0 8px; font-size: 13px; }
+th, td { border-bottom: 1px solid var(--grid); padding: 3px 10px; text-align: right; }
+th:first-child, td:first-child { text-align: left; } th.args { text-align: left; } caption { text-align: left; color: var(--muted); padding: 2px 0; }
+code { font-size: 12px; } td.args { text-align: left; }
+footer { color: var(--muted); font-size: 12px; margin-top: 28px; }
+)css";
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+std::string waterfall_table(const Explanation& x) {
+    std::string t = "<table><caption>MFU waterfall (text alternative of the chart)</caption>"
+                    "<thead><tr><th scope=\"col\">step</th><th scope=\"col\">pp of peak</th>"
+                    "<th scope=\"col\">s per step</th><th scope=\"col\">MFU left</th></tr></thead><tbody>";
+    double left = 100;
+    t += "<tr><td>dense peak</td><td></td><td></td><td>100.0 %</td></tr>";
+    for (const auto& w : x.waterfall) {
+        left -= w.pp;
+        t += fmt::format("<tr><td>{}</td><td>{:+.2f}</td><td>{:.4f}</td><td>{:.1f} %</td></tr>", esc(w.name), -w.pp, w.s,
+                         left);
+    }
+    t += fmt::format("<tr><th scope=\"row\">predicted MFU</th><td></td><td>{:.4f}</td><td>{:.1f} %</td></tr>",
+                     x.step_time_s, 100 * x.mfu);
+    return t + "</tbody></table>";
+}
+
+std::string levers_table(const Explanation& x) {
+    if (x.levers.empty()) return "<p>No single candidate change both fits in memory and raises the MFU.</p>";
+    std::string t = "<table><caption>The three biggest levers, each re-estimated with the model</caption><thead><tr>"
+                    "<th scope=\"col\">change</th><th scope=\"col\">MFU after</th><th scope=\"col\">gain</th>"
+                    "<th scope=\"col\">step time</th><th scope=\"col\">arguments</th></tr></thead><tbody>";
+    for (const auto& l : x.levers) {
+        std::string args;
+        for (const auto& s : l.set) {
+            if (!args.empty()) args += ' ';
+            args += "--set " + s;
+        }
+        t += fmt::format("<tr><td>{}</td><td>{:.1f} %</td><td>{:+.1f} pp</td><td>{:.3f} s</td><td class=\"args\"><code>{}</code></td></tr>",
+                         esc(l.change), 100 * l.mfu_after, 100 * (l.mfu_after - x.mfu), l.step_time_s, esc(args));
+    }
+    return t + "</tbody></table>";
+}
+
+std::string roofline_table(const Roofline& r) {
+    std::string t = fmt::format("<table><caption>Roofline points; dense peak {:.0f} TFLOP/s, HBM {:.0f} GB/s, ridge "
+                                "{:.0f} FLOP/byte</caption><thead><tr><th scope=\"col\">operator class</th>"
+                                "<th scope=\"col\">FLOP/byte</th><th scope=\"col\">TFLOP/s</th><th scope=\"col\">"
+                                "% of peak</th><th scope=\"col\">ms per layer and micro-batch</th></tr></thead><tbody>",
+                                r.peak_flops / 1e12, r.hbm_Bps / 1e9, r.ridge_flop_per_byte());
+    for (const auto& p : r.points)
+        t += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.3f}</td></tr>", esc(p.name),
+                         p.flop_per_byte, p.achieved_flop_per_s / 1e12, 100 * p.achieved_flop_per_s / r.peak_flops, 1e3 * p.time_s);
+    return t + "</tbody></table>";
+}
+
+std::string timeline_table(const StepTimeline& tl) {
+    std::string t = "<table><caption>Time per pipeline rank in the simulated step (text alternative of the "
+                    "timeline)</caption><thead><tr><th scope=\"col\">rank</th>";
+    const SegmentKind kinds[] = {SegmentKind::forward, SegmentKind::backward, SegmentKind::recompute, SegmentKind::comm,
+                                 SegmentKind::host_wait, SegmentKind::dp_comm, SegmentKind::optimizer};
+    for (const auto k : kinds) t += fmt::format("<th scope=\"col\">{} s</th>", to_string(k));
+    t += "<th scope=\"col\">idle s</th></tr></thead><tbody>";
+    for (int r = 0; r < tl.stages; ++r) {
+        double sum[7] = {}, busy = 0;
+        for (const auto& s : tl.segments) {
+            if (s.rank != r) continue;
+            sum[static_cast<int>(s.kind)] += s.end_s - s.start_s;
+            busy += s.end_s - s.start_s;
+        }
+        t += fmt::format("<tr><td>{}</td>", r);
+        for (const auto k : kinds) t += fmt::format("<td>{:.3f}</td>", sum[static_cast<int>(k)]);
+        t += fmt::format("<td>{:.3f}</td></tr>", tl.step_s - busy);
+    }
+    return t + "</tbody></table>";
+}
+
+std::string memory_table(const std::vector<Memory>& ranks) {
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    std::string t = "<table><caption>Memory per GPU by pipeline rank, GiB (text alternative of the chart)</caption>"
+                    "<thead><tr><th scope=\"col\">rank</th><th scope=\"col\">weights</th><th scope=\"col\">gradients"
+                    "</th><th scope=\"col\">optimizer</th><th scope=\"col\">activations</th><th scope=\"col\">logits"
+                    "</th><th scope=\"col\">buffers</th><th scope=\"col\">peak</th><th scope=\"col\">usable</th>"
+                    "</tr></thead><tbody>";
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        const Memory& m = ranks[i];
+        t += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td>"
+                         "<td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td></tr>",
+                         i, m.weights_bytes / kGiB, m.gradients_bytes / kGiB, m.optimizer_bytes / kGiB,
+                         m.activations_bytes / kGiB, m.logits_bytes / kGiB, m.buffers_bytes / kGiB, m.peak_bytes / kGiB,
+                         m.capacity_bytes / kGiB);
+    }
+    return t + "</tbody></table>";
+}
+
+std::string scaling_table(const std::vector<ScalingPoint>& pts) {
+    std::string t = "<table><caption>Best plan at each GPU count (text alternative of the curve)</caption><thead><tr>"
+                    "<th scope=\"col\">GPUs</th><th scope=\"col\">tokens/s per GPU</th><th scope=\"col\">MFU</th>"
+                    "<th scope=\"col\">step time</th><th scope=\"col\" class=\"args\">plan</th></tr></thead><tbody>";
+    for (const auto& p : pts) {
+        if (!p.fits) {
+            t += fmt::format("<tr><td>{}</td><td colspan=\"4\" class=\"args\">no plan fits</td></tr>", p.num_gpus);
+            continue;
+        }
+        t += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{:.1f} %</td><td>{:.3f} s</td><td class=\"args\">{}</td></tr>",
+                         p.num_gpus, p.best.tokens_per_s_per_gpu, 100 * p.best.mfu, p.best.step_time_s,
+                         esc(plan_words(p.best.plan, p.best.micro_batch)));
+    }
+    return t + "</tbody></table>";
+}
+
+}  // namespace
+
+const char* report_css() { return kStyle; }
+
+std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus) {
+    const Job job = load_job_source(src);
+    const Estimate e = estimate(job, cal);
+    Explanation x;
+    x.job_name = job.name;
+    x.mfu = e.mfu;
+    x.step_time_s = e.step_time_s;
+    x.peak_tflops = job.cluster.gpu.peak_tflops(job.training.precision);
+    x.ideal_s = e.model_flops_per_step / (job.cluster.num_gpus * x.peak_tflops * 1e12);
+    x.waterfall = mfu_waterfall(job, cal, e);
+    x.levers = mfu_levers(src, job, cal, e);
+    const Roofline rl = roofline(job, cal);
+    const StepTimeline tl = step_timeline(job, cal, e);
+    const std::vector<Memory> mem = memory_per_rank(job, cal);
+    const ParallelPlan& p = job.plan;
+    const std::string name = job.name.empty() ? "job" : job.name;
+
+    std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                    "<meta name=\"color-scheme\" content=\"light dark\">";
+    h += fmt::format("<title>lostflops report: {}</title><style>{}</style></head><body><main>", esc(name), kStyle);
+    h += fmt::format("<h1>Where the FLOPs go: {}</h1>", esc(name));
+    h += fmt::format("<p class=\"sub\">{} × {} · {} · tp {} · pp {} · vpp {} · dp {} · cp {} · ep {} · ZeRO {} · "
+                     "recompute {} · micro-batch {} · {} micro-batches per step</p>",
+                     job.cluster.num_gpus, esc(job.cluster.gpu.name), esc(job.model.name), p.tp, p.pp, p.vpp, p.dp, p.cp,
+                     p.ep, p.zero, to_string(p.recompute), job.training.micro_batch, e.micro_batches);
+    h += "<div class=\"kpis\">";
+    const auto kpi = [&](const std::string& v, const std::string& l) {
+        h += fmt::format("<div class=\"kpi\"><b>{}</b><span>{}</span></div>", esc(v), esc(l));
+    };
+    kpi(fmt::format("{:.1f} %", 100 * e.mfu), "MFU (model FLOPs / dense peak)");
+    kpi(fmt::format("{:.3f} s", e.step_time_s), "step time");
+    kpi(fmt::format("{:.0f}", e.tokens_per_s_per_gpu), "tokens/s per GPU");
+    kpi(fmt::format("{:.1f} / {:.1f} GiB", e.memory.peak_bytes / (1024.0 * 1024 * 1024),
+                    e.memory.capacity_bytes / (1024.0 * 1024 * 1024)),
+        e.memory.fits ? "peak memory per GPU (fits)" : "peak memory per GPU (does NOT fit)");
+    h += "</div>";
+    h += "<section aria-labelledby=\"h-waterfall\"><h2 id=\"h-waterfall\">MFU waterfall</h2>"
+         "<p>From 100 % of the GPU's dense peak to the predicted MFU: every second of the step beyond the ideal "
+         "(model FLOPs at peak) is charged to exactly one step.</p>";
+    h += waterfall_svg(x) + waterfall_table(x) + levers_table(x) + "</section>";
+    h += "<section aria-labelledby=\"h-roofline\"><h2 id=\"h-roofline\">Roofline</h2>"
+         "<p>Each operator class at its arithmetic intensity and the FLOP/s the model gives it (memory-bound "
+         "operators are placed at an assumed 1 FLOP per 16-bit element).</p>";
+    h += roofline_svg(rl) + roofline_table(rl) + "</section>";
+    h += "<section aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">Pipeline schedule of one step</h2>";
+    h += fmt::format("<p>Discrete-event simulation of Megatron-LM's {} schedule: the pipeline phase takes {:.3f} s, "
+                     "of which the bubble (idle time of the busiest rank) is {:.3f} s = {:.1f} % of that rank's pass "
+                     "time; Narayanan et al.'s (p − 1)/(v·m) for uniform stages is {:.1f} %. A pass's communication and "
+                     "host wait are drawn after its compute; in the run they interleave layer by layer.{}</p>",
+                     p.vpp > 1 ? "interleaved 1F1B" : "1F1B", tl.pipeline_s, tl.bubble_s,
+                     100 * tl.bubble_s / tl.busy_max_s,
+                     100.0 * (p.pp - 1) / (p.vpp * static_cast<double>(e.micro_batches)),
+                     p.vpp > 1 ? " Model chunks alternate in shade." : "");
+    h += timeline_svg(tl, 0, "chart-timeline", "Pipeline schedule of one step");
+    // With many passes per rank the whole step reads as stripes: the warm-up
+    // up to rank 0's first backward (and as long again) shows the fill bubble.
+    double first_bwd_end = tl.step_s;
+    for (const Segment& s : tl.segments)
+        if (s.rank == 0 && s.kind == SegmentKind::backward) first_bwd_end = std::min(first_bwd_end, s.end_s);
+    if (2 * first_bwd_end < 0.6 * tl.step_s) {
+        h += fmt::format("<p>The start of the step, up to {:.3f} s: the pipeline fills.</p>", 2 * first_bwd_end);
+        h += timeline_svg(tl, 2 * first_bwd_end, "chart-timeline-start", "Start of the step: pipeline fill");
+    }
+    h += timeline_table(tl) + "</section>";
+    h += "<section aria-labelledby=\"h-memory\"><h2 id=\"h-memory\">Memory per pipeline rank</h2>";
+    h += memory_svg(mem) + memory_table(mem) + "</section>";
+    if (!scaling_gpus.empty()) {
+        const auto pts = scaling_curve(src, cal, scaling_gpus);
+        h += "<section aria-labelledby=\"h-scaling\"><h2 id=\"h-scaling\">Scaling</h2><p>The best plan of the full "
+             "search at each GPU count (model, cluster and training of this job, its parallel section searched; "
+             "global batch kept), ranked by tokens/s per GPU; the MFU above each point.</p>";
+        h += scaling_svg(pts, job.cluster.num_gpus, e.tokens_per_s_per_gpu) + scaling_table(pts) + "</section>";
+    }
+    h += "<footer>Generated by lostflops from the model alone (no measurement). Regenerate with "
+         "<code>lostflops report JOB -o FILE.html</code>; the figures as text: <code>lostflops explain JOB</code>."
+         "</footer></main></body></html>\n";
+    return h;
+}
+
+}  // namespace lostflops

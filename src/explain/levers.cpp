@@ -1,0 +1,169 @@
+// The levers: single changes of the plan or the hardware, each evaluated by
+// estimate() on the changed job, ranked by the MFU after the change.
+//
+// A change is a list of `--set` overrides added after the job's own and
+// loaded exactly as `lostflops estimate --set ...` loads them (load_job with
+// every check of spec/validate.cpp), so mfu_after is what estimate prints for
+// the same arguments. Candidates (each only where it applies): tp doubled
+// within a node or halved, pp doubled or halved (with vpp kept, or 1), dp
+// following from the GPU count; vpp doubled, halved or 1; every other ZeRO
+// stage; every other recompute mode; the micro-batch doubled or halved;
+// sequence parallelism, TP comm overlap and DP overlap toggled; a 2x faster
+// inter-node network (same latency); the catalog GPU of the same architecture
+// with the next larger memory; fp8 when the GPU has fp8 tensor cores. Kept:
+// those that load, fit in memory and raise the MFU; ties by name.
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "lostflops/catalog.h"
+#include "lostflops/error.h"
+#include "lostflops/explain.h"
+#include "lostflops/job.h"
+
+namespace lostflops {
+
+Job load_job_source(const JobSource& src, const std::vector<std::string>& extra) {
+    std::vector<std::string> all = src.overrides;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return src.path.empty() ? default_job(all) : load_job(src.path, all);
+}
+
+namespace {
+
+struct Candidate {
+    std::string change;
+    std::vector<std::string> set;
+};
+
+std::vector<Candidate> candidates(const Job& job) {
+    std::vector<Candidate> out;
+    const ParallelPlan& p = job.plan;
+    const Cluster& cl = job.cluster;
+    const int gpn = std::min(cl.gpus_per_node, cl.num_gpus);
+    const auto layout = [&](int tp, int pp, int vpp) -> std::optional<Candidate> {
+        const long long model_par = 1LL * tp * pp * p.cp;
+        if (tp < 1 || pp < 1 || vpp < 1 || model_par > cl.num_gpus || cl.num_gpus % model_par != 0) return std::nullopt;
+        const int dp = static_cast<int>(cl.num_gpus / model_par);
+        Candidate c;
+        std::vector<std::string> diff;
+        if (tp != p.tp) diff.push_back(fmt::format("tp {}", tp));
+        if (pp != p.pp) diff.push_back(fmt::format("pp {}", pp));
+        if (vpp != p.vpp) diff.push_back(fmt::format("vpp {}", vpp));
+        c.change = fmt::format("{} (dp {})", fmt::join(diff, ", "), dp);
+        if (tp != p.tp) c.set.push_back(fmt::format("parallel.tp={}", tp));
+        if (pp != p.pp) c.set.push_back(fmt::format("parallel.pp={}", pp));
+        if (vpp != p.vpp) c.set.push_back(fmt::format("parallel.vpp={}", vpp));
+        c.set.push_back(fmt::format("parallel.dp={}", dp));
+        return c;
+    };
+    const auto push = [&](std::optional<Candidate> c) {
+        if (c) out.push_back(std::move(*c));
+    };
+    if (p.tp * 2 <= gpn) push(layout(p.tp * 2, p.pp, p.vpp));
+    if (p.tp % 2 == 0) push(layout(p.tp / 2, p.pp, p.vpp));
+    push(layout(p.tp, p.pp * 2, p.vpp));
+    if (p.vpp > 1) push(layout(p.tp, p.pp * 2, 1));
+    if (p.pp % 2 == 0) {
+        push(layout(p.tp, p.pp / 2, p.pp / 2 == 1 ? 1 : p.vpp));
+        if (p.vpp > 1 && p.pp / 2 > 1) push(layout(p.tp, p.pp / 2, 1));
+    }
+    if (p.pp > 1) {
+        push(layout(p.tp, p.pp, p.vpp * 2));
+        if (p.vpp % 2 == 0 && p.vpp > 2) push(layout(p.tp, p.pp, p.vpp / 2));
+        if (p.vpp > 1) push(layout(p.tp, p.pp, 1));
+    }
+    if (1LL * p.dp * p.cp > 1) {
+        for (int z = 0; z <= 3; ++z)
+            if (z != p.zero) out.push_back({fmt::format("zero {}", z), {fmt::format("parallel.zero={}", z)}});
+        out.push_back({fmt::format("overlap_grad_reduce {}", p.overlap_grad_reduce ? "off" : "on"),
+                       {fmt::format("parallel.overlap_grad_reduce={}", !p.overlap_grad_reduce)}});
+    }
+    for (const Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+        if (r == p.recompute && (r != Recompute::full || p.recompute_layers < 0)) continue;
+        Candidate c{fmt::format("recompute {}", to_string(r)), {fmt::format("parallel.recompute={}", to_string(r))}};
+        if (p.recompute_layers >= 0) c.set.push_back("parallel.recompute_layers=null");
+        out.push_back(std::move(c));
+    }
+    const Training& t = job.training;
+    if (t.global_batch % (2LL * p.dp * t.micro_batch) == 0)
+        out.push_back({fmt::format("micro_batch_size {}", 2 * t.micro_batch),
+                       {fmt::format("training.micro_batch_size={}", 2 * t.micro_batch)}});
+    if (t.micro_batch % 2 == 0)
+        out.push_back({fmt::format("micro_batch_size {}", t.micro_batch / 2),
+                       {fmt::format("training.micro_batch_size={}", t.micro_batch / 2)}});
+    if (p.tp > 1) {
+        out.push_back({fmt::format("sequence_parallel {}", p.sequence_parallel ? "off" : "on"),
+                       {fmt::format("parallel.sequence_parallel={}", !p.sequence_parallel)}});
+        out.push_back({fmt::format("tp_comm_overlap {}", p.tp_comm_overlap ? "off" : "on"),
+                       {fmt::format("parallel.tp_comm_overlap={}", !p.tp_comm_overlap)}});
+    }
+    if (cl.num_gpus > gpn) {
+        const double bw = 2 * cl.inter_node.bandwidth_GBps;
+        out.push_back({fmt::format("2x faster inter-node network ({:g} GB/s per GPU)", bw),
+                       {fmt::format("cluster.inter_node={{bandwidth_GBps: {}, latency_us: {}}}", bw,
+                                    cl.inter_node.latency_us)}});
+    }
+    std::optional<Gpu> bigger;
+    std::string bigger_name;
+    for (const std::string& name : gpu_names()) {
+        const auto g = find_gpu(name);
+        if (!g || g->arch != cl.gpu.arch || g->memory_bytes <= cl.gpu.memory_bytes) continue;
+        if (!bigger || g->memory_bytes < bigger->memory_bytes) {
+            bigger = g;
+            bigger_name = name;
+        }
+    }
+    if (bigger)
+        out.push_back({fmt::format("GPU {} ({:.0f} GiB, {:g} GB/s HBM)", bigger_name,
+                                   bigger->memory_bytes / (1024.0 * 1024 * 1024), bigger->hbm_GBps),
+                       {"cluster.gpu=" + bigger_name}});
+    if (cl.gpu.peak_fp8_tflops > 0 && t.precision != Precision::fp8)
+        out.push_back({"fp8 training", {"training.precision=fp8"}});
+    return out;
+}
+
+}  // namespace
+
+std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e,
+                              int count) {
+    std::vector<Lever> levers;
+    for (Candidate& c : candidates(job)) {
+        Job changed;
+        try {
+            changed = load_job_source(src, c.set);
+        } catch (const InputError&) {
+            continue;  // the plan the change makes is not valid for this job
+        }
+        const Estimate after = estimate(changed, cal);
+        if (!after.memory.fits || !(after.mfu > e.mfu)) continue;
+        levers.push_back(Lever{std::move(c.change), std::move(c.set), after.mfu, after.step_time_s,
+                               after.tokens_per_s_per_gpu});
+    }
+    std::stable_sort(levers.begin(), levers.end(), [](const Lever& a, const Lever& b) {
+        return a.mfu_after != b.mfu_after ? a.mfu_after > b.mfu_after : a.change < b.change;
+    });
+    if (count >= 0 && levers.size() > static_cast<size_t>(count)) levers.resize(static_cast<size_t>(count));
+    return levers;
+}
+
+Explanation explain(const JobSource& src, const Calibration& cal) {
+    const Job job = load_job_source(src);
+    const Estimate e = estimate(job, cal);
+    Explanation x;
+    x.job_name = job.name;
+    x.mfu = e.mfu;
+    x.step_time_s = e.step_time_s;
+    x.peak_tflops = job.cluster.gpu.peak_tflops(job.training.precision);
+    x.ideal_s = e.model_flops_per_step / (job.cluster.num_gpus * x.peak_tflops * 1e12);
+    x.fits = e.memory.fits;
+    x.peak_bytes = e.memory.peak_bytes;
+    x.capacity_bytes = e.memory.capacity_bytes;
+    x.waterfall = mfu_waterfall(job, cal, e);
+    x.levers = mfu_levers(src, job, cal, e);
+    return x;
+}
+
+}  // namespace lostflops

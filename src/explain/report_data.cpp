@@ -1,0 +1,110 @@
+// Data behind the report's charts.
+// Timeline: explain/pass_model.cpp's passes through schedule/pipeline_timeline.cpp
+// (Megatron-LM's per-rank order, Narayanan et al. 2021 sec. 2.2), then the
+// breakdown's exposed DP traffic and optimizer step (estimate.cpp adds them
+// after the pipeline phase). Roofline (Williams, Waterman, Patterson 2009,
+// CACM 52(4)): per operator class, FLOPs / bytes moved against the FLOP/s the
+// device model (cost/device_time.cpp) gives it. Memory: estimate/memory.cpp's
+// stage_memory per pipeline rank.
+#include "explain/report_data.h"
+
+#include "cost/device_time.h"
+#include "estimate/memory.h"
+#include "explain/pass_model.h"
+#include "lostflops/pipeline_timeline.h"
+
+namespace lostflops {
+
+const char* to_string(SegmentKind k) {
+    switch (k) {
+        case SegmentKind::forward: return "forward";
+        case SegmentKind::backward: return "backward";
+        case SegmentKind::recompute: return "recompute";
+        case SegmentKind::comm: return "TP/CP/EP communication";
+        case SegmentKind::host_wait: return "host wait";
+        case SegmentKind::dp_comm: return "DP/ZeRO communication";
+        case SegmentKind::optimizer: return "optimizer";
+    }
+    return "?";
+}
+
+StepTimeline step_timeline(const Job& job, const Calibration& cal, const Estimate& e) {
+    const JobPasses jp = job_passes(job, cal);
+    const PipelineTimeline tl = pipeline_timeline(jp.input);
+    StepTimeline st;
+    st.stages = job.plan.pp;
+    st.chunks = job.plan.vpp;
+    st.micro_batches = jp.micro_batches;
+    st.pipeline_s = tl.result.makespan_s;
+    st.bubble_s = tl.result.bubble_s;
+    st.busy_max_s = tl.result.busy_max_s;
+    for (const TimelinePass& tp : tl.passes) {
+        const size_t i = static_cast<size_t>(tp.rank) * job.plan.vpp + tp.op.chunk;
+        const PassTime& pt = tp.op.forward ? jp.fwd[i] : jp.bwd[i];
+        double t = tp.start_s;
+        const auto seg = [&](SegmentKind k, double d) {
+            if (d <= 0) return;
+            st.segments.push_back(Segment{tp.rank, k, t, t + d, tp.op.micro_batch, tp.op.chunk});
+            t += d;
+        };
+        if (!tp.op.forward) seg(SegmentKind::recompute, pt.recompute_s);
+        seg(tp.op.forward ? SegmentKind::forward : SegmentKind::backward,
+            pt.compute_s + pt.memory_bound_s + pt.overhead_s);
+        seg(SegmentKind::comm, pt.tp_comm_s + pt.cp_comm_s + pt.ep_comm_s);
+        seg(SegmentKind::host_wait, tp.end_s - t);
+    }
+    const double dp = e.breakdown.dp_comm_s, opt = e.breakdown.optimizer_s;
+    for (int r = 0; r < st.stages; ++r) {
+        if (dp > 0) st.segments.push_back(Segment{r, SegmentKind::dp_comm, st.pipeline_s, st.pipeline_s + dp, -1, -1});
+        if (opt > 0)
+            st.segments.push_back(
+                Segment{r, SegmentKind::optimizer, st.pipeline_s + dp, st.pipeline_s + dp + opt, -1, -1});
+    }
+    st.step_s = st.pipeline_s + dp + opt;
+    return st;
+}
+
+Roofline roofline(const Job& job, const Calibration& cal) {
+    const PassSetup s = pass_setup(job, cal);
+    const DeviceModel& d = s.ctx.dev;
+    const LayerWork& w = s.lw;
+    Roofline rl;
+    rl.peak_flops = d.peak_flops;
+    rl.hbm_Bps = d.hbm_Bps;
+    // GEMMs with weights: 2mnk FLOPs, A, B and C moved once (forward; backward
+    // runs two GEMMs of the same shape class, so the ratio is the same).
+    double gf = 0, gb = 0, gt = 0;
+    for (int i = 0; i < w.gemm_count; ++i) {
+        const GemmShape& g = w.gemms[i];
+        gf += g.count * 2 * g.m * g.n * g.k;
+        gb += g.count * (g.m * g.k + g.k * g.n + g.m * g.n) * d.bytes_per_element;
+        gt += g.count * gemm_time_s(d, g.m, g.n, g.k);
+    }
+    if (gt > 0) rl.points.push_back({"GEMMs", gf / gb, gf / gt, 3 * gt});
+    // Attention core: executed FLOPs forward + backward (FlashAttention-2:
+    // backward 2.5x forward); bytes: Q, K, V and O once forward, and about
+    // twice that backward (read Q, K, V, O, dO; write dQ, dK, dV).
+    const double tokens = static_cast<double>(job.training.micro_batch) * job.training.seq_length / job.plan.cp;
+    const double kv_dim = static_cast<double>(job.model.kv_heads) * job.model.head_dim();
+    const double qkvo_bytes = tokens * (2.0 * job.model.hidden + 2.0 * kv_dim) / job.plan.tp * 2.0;
+    const double attn_t = attention_layer_s(s);
+    double attn_f = 3.5 * w.attention_flops_fwd;
+    if (w.unfused) attn_f = 3 * 2 * (w.scores.m * w.scores.n * w.scores.k + w.values.m * w.values.n * w.values.k);
+    if (attn_t > 0 && attn_f > 0) rl.points.push_back({"attention", attn_f / (3 * qkvo_bytes), attn_f / attn_t, attn_t});
+    // Memory-bound kernels (norms, activations, residuals, dropout, softmax):
+    // ASSUMPTION for the picture only: 1 FLOP per 16-bit element moved, the
+    // order of an elementwise kernel; their time is bytes / (HBM * efficiency).
+    const double mb = w.mem_bytes_fwd + w.mem_bytes_bwd;
+    const double mt = memory_time_s(d, mb);
+    if (mt > 0) rl.points.push_back({"memory-bound operators", 0.5, 0.5 * mb / mt, mt});
+    return rl;
+}
+
+std::vector<Memory> memory_per_rank(const Job& job, const Calibration& cal) {
+    const PassSetup s = pass_setup(job, cal);
+    std::vector<Memory> out;
+    for (int r = 0; r < job.plan.pp; ++r) out.push_back(stage_memory(job, cal, s.lw, s.hw, r));
+    return out;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,93 @@
+// The report in a real browser: Debian's headless Chromium loads the file,
+// takes a screenshot and dumps the DOM it built; no console errors, and every
+// chart's SVG is in the DOM with shapes. Skipped (GTEST_SKIP) only when no
+// `chromium` is installed (scripts/install-deps.sh installs it).
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "cli/cli_util.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+std::string find_chromium() {
+    for (const char* name : {"chromium", "chromium-browser"}) {
+        int code = -1;
+        const std::string path = test::shell_output(std::string("command -v ") + name + " 2>/dev/null", &code);
+        if (code == 0 && !path.empty()) return path.substr(0, path.find('\n'));
+    }
+    return "";
+}
+
+std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(ReportChromium, RendersWithoutConsoleErrorsAndEveryChartHasShapes) {
+    const std::string chromium = find_chromium();
+    if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+    const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "lostflops-chromium-test";
+    std::filesystem::create_directories(dir);
+    const std::string html = (dir / "report.html").string(), png = (dir / "report.png").string();
+    std::filesystem::remove(png);
+    ASSERT_EQ(test::run_cli("report --gpus 512,1024 -o " + html).code, 0);
+    // A private profile directory: nothing shared with another run.
+    const std::string common = chromium + " --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
+                               (dir / "profile").string() + " --enable-logging=stderr --v=0 ";
+    int code = -1;
+    const std::string shot_log = test::shell_output(
+        common + "--screenshot=" + png + " --window-size=1100,2600 file://" + html + " 2>&1", &code);
+    EXPECT_EQ(code, 0) << shot_log;
+    ASSERT_TRUE(std::filesystem::exists(png)) << shot_log;
+    EXPECT_GT(std::filesystem::file_size(png), 20000u);  // a blank page compresses to a few kB
+    const std::string dom = test::shell_output(common + "--dump-dom file://" + html + " 2>" + (dir / "dom.log").string(),
+                                               &code);
+    EXPECT_EQ(code, 0);
+    const std::string log = shot_log + read((dir / "dom.log").string());
+    // Console messages are logged as "CONSOLE(line)" or ":CONSOLE:"; none may be an error.
+    std::istringstream lines(log);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find("CONSOLE") != std::string::npos) ADD_FAILURE() << "console message: " << line;
+        if (line.find("Uncaught") != std::string::npos) ADD_FAILURE() << line;
+    }
+    for (const char* id : {"chart-waterfall", "chart-roofline", "chart-timeline", "chart-timeline-start",
+                           "chart-memory", "chart-scaling"}) {
+        const auto start = dom.find(std::string("id=\"") + id + "\"");
+        ASSERT_NE(start, std::string::npos) << id << " missing from the rendered DOM";
+        const auto end = dom.find("</svg>", start);
+        ASSERT_NE(end, std::string::npos);
+        const std::string svg = dom.substr(start, end - start);
+        EXPECT_TRUE(svg.find("<rect") != std::string::npos || svg.find("<circle") != std::string::npos) << id;
+        EXPECT_NE(svg.find("<title"), std::string::npos) << id;
+        EXPECT_NE(svg.find("<text"), std::string::npos) << id;
+    }
+    EXPECT_EQ(dom.find("<script"), std::string::npos);
+    // The traces' report too.
+    const std::string trace_html = (dir / "trace.html").string();
+    ASSERT_EQ(test::run_cli("trace " + test::source_path("tests/data/trace/a100-16rank-sendrecv.rank0.json.gz") +
+                            " " + test::source_path("tests/data/trace/a100-8rank.rank3.json.gz") + " --job " +
+                            test::source_path("tests/data/trace/job-gpt3-125m-16xa100.yaml") + " --report " + trace_html)
+                  .code,
+              0);
+    const std::string trace_log = test::shell_output(common + "--dump-dom file://" + trace_html + " 2>&1 >/dev/null");
+    EXPECT_EQ(trace_log.find("CONSOLE"), std::string::npos) << trace_log;
+    const std::string trace_dom = test::shell_output(common + "--dump-dom file://" + trace_html + " 2>/dev/null");
+    for (const char* id : {"chart-trace-ranks", "chart-trace-stragglers", "chart-trace-walls"}) {
+        const auto start = trace_dom.find(std::string("id=\"") + id + "\"");
+        ASSERT_NE(start, std::string::npos) << id;
+        EXPECT_NE(trace_dom.substr(start, trace_dom.find("</svg>", start) - start).find("<rect"), std::string::npos) << id;
+    }
+    // The detector itself: a page that logs an error is caught by the same flags.
+    const std::string bad = (dir / "bad.html").string();
+    std::ofstream(bad) << "<!DOCTYPE html><html><body><script>console.error('boom');</script></body></html>";
+    const std::string bad_log = test::shell_output(common + "--dump-dom file://" + bad + " 2>&1 >/dev/null");
+    EXPECT_NE(bad_log.find("CONSOLE"), std::string::npos) << "chromium no longer logs console messages: " << bad_log;
+}
+
+}  // namespace
+}  // namespace lostflops

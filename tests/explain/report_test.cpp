@@ -1,0 +1,174 @@
+// The HTML report: self-contained (no script, no external resource), each
+// chart an accessible SVG with non-empty shapes, and the CLI's explain and
+// report commands against estimate.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_util.h"
+#include "explain/report_data.h"
+#include "explain/svg.h"
+#include "lostflops/explain.h"
+#include "lostflops/job.h"
+#include "lostflops/search.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+const char* kCharts[] = {"chart-waterfall", "chart-roofline", "chart-timeline", "chart-memory"};
+
+// The <svg id="ID" ...>...</svg> element of `html`, or "".
+std::string svg_element(const std::string& html, const std::string& id) {
+    const auto start = html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + id + "\"");
+    if (start == std::string::npos) return "";
+    const auto end = html.find("</svg>", start);
+    return end == std::string::npos ? "" : html.substr(start, end + 6 - start);
+}
+
+size_t count(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
+    return n;
+}
+
+TEST(HtmlReport, EveryChartIsAnAccessibleNonEmptySvg) {
+    for (const auto& src : {JobSource{}, JobSource{test::source_path("data/published/runs/megatron24-h100-gpt-70b.json"), {}},
+                            JobSource{"", {"parallel.pp=1", "parallel.vpp=1", "parallel.dp=128"}}}) {
+        const std::string html = html_report(src, default_calibration());
+        for (const char* id : kCharts) {
+            SCOPED_TRACE(id);
+            const std::string svg = svg_element(html, id);
+            ASSERT_FALSE(svg.empty());
+            EXPECT_NE(svg.find("role=\"img\""), std::string::npos);
+            EXPECT_NE(svg.find(std::string("aria-labelledby=\"") + id + "-title " + id + "-desc\""), std::string::npos);
+            EXPECT_NE(svg.find(std::string("<title id=\"") + id + "-title\">"), std::string::npos);
+            EXPECT_NE(svg.find(std::string("<desc id=\"") + id + "-desc\">"), std::string::npos);
+            EXPECT_GE(count(svg, "<rect") + count(svg, "<circle"), 3u);
+            EXPECT_EQ(svg.find("nan"), std::string::npos);
+            EXPECT_EQ(svg.find("inf\""), std::string::npos);
+            // No shape of negative size.
+            EXPECT_EQ(svg.find("width=\"-"), std::string::npos);
+            EXPECT_EQ(svg.find("height=\"-"), std::string::npos);
+        }
+        // Self-contained: no script, no fetched resource (the SVG namespace is a name, not a fetch).
+        EXPECT_EQ(html.find("<script"), std::string::npos);
+        EXPECT_EQ(html.find("<link"), std::string::npos);
+        EXPECT_EQ(html.find("@import"), std::string::npos);
+        EXPECT_EQ(html.find("url("), std::string::npos);
+        EXPECT_EQ(count(html, "http://") + count(html, "https://"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+        EXPECT_NE(html.find("prefers-color-scheme: dark"), std::string::npos);
+        EXPECT_NE(html.find("@media print"), std::string::npos);
+        EXPECT_GE(count(html, "<table>"), 4u);  // a text alternative per chart
+    }
+}
+
+TEST(HtmlReport, ScalingCurveIsTheSearchsBestPlan) {
+    const Calibration cal = default_calibration();
+    const auto pts = scaling_curve(JobSource{}, cal, {512, 1024});
+    ASSERT_EQ(pts.size(), 2u);
+    const Estimate own = estimate(default_job(), cal);
+    ASSERT_TRUE(pts[1].fits);
+    EXPECT_EQ(pts[1].num_gpus, 1024);
+    // The job's own plan is one of the plans searched: the best is at least as fast.
+    EXPECT_GE(pts[1].best.tokens_per_s_per_gpu, own.tokens_per_s_per_gpu);
+    // And its figures are estimate's for that plan.
+    const Job best = job_with_plan(default_job({"cluster.num_gpus=1024"}), pts[1].best);
+    EXPECT_NEAR(estimate(best, cal).step_time_s, pts[1].best.step_time_s, 1e-12 * pts[1].best.step_time_s);
+    const std::string html = html_report(JobSource{}, cal, {512, 1024});
+    const std::string svg = svg_element(html, "chart-scaling");
+    ASSERT_FALSE(svg.empty());
+    EXPECT_EQ(count(svg, "<circle"), 3u);  // two counts and the job's own plan
+    EXPECT_EQ(svg_element(html_report(JobSource{}, cal), "chart-scaling"), "");  // only when asked
+}
+
+TEST(HtmlReport, SameInputSameBytes) {
+    EXPECT_EQ(html_report(JobSource{}, default_calibration()), html_report(JobSource{}, default_calibration()));
+}
+
+TEST(Svg, EscapesText) {
+    EXPECT_EQ(xml_escape("a<b & \"c\" > 'd'"), "a&lt;b &amp; &quot;c&quot; &gt; &#39;d&#39;");
+    Svg s("x", 10, 10, "t<", "d&");
+    s.text(1, 2, "<script>", "c");
+    EXPECT_EQ(s.str().find("<script>"), std::string::npos);
+    EXPECT_NE(s.str().find("t&lt;"), std::string::npos);
+}
+
+TEST(ExplainCli, JsonMfuEqualsEstimateAndLeversReproduce) {
+    const auto x = test::run_cli("explain --set parallel.vpp=1 --format json");
+    ASSERT_EQ(x.code, 0) << x.err;
+    const auto est = test::run_cli("estimate --set parallel.vpp=1 --format json");
+    ASSERT_EQ(est.code, 0) << est.err;
+    const auto j = nlohmann::json::parse(x.out);
+    EXPECT_DOUBLE_EQ(j.at("mfu").get<double>(), nlohmann::json::parse(est.out).at("mfu").get<double>());
+    double pp = 0;
+    for (const auto& s : j.at("waterfall")) pp += s.at("pp").get<double>();
+    EXPECT_NEAR(100 - pp, 100 * j.at("mfu").get<double>(), 1e-6);
+    ASSERT_FALSE(j.at("levers").empty());
+    const auto& l = j.at("levers").at(0);
+    std::string args = "estimate --set parallel.vpp=1 --format json";
+    for (const auto& s : l.at("set")) args += " --set '" + s.get<std::string>() + "'";
+    const auto after = test::run_cli(args);
+    ASSERT_EQ(after.code, 0) << after.err;
+    EXPECT_DOUBLE_EQ(nlohmann::json::parse(after.out).at("mfu").get<double>(), l.at("mfu_after").get<double>());
+}
+
+TEST(ExplainCli, MarkdownReportAndErrors) {
+    const auto md = test::run_cli("explain --format markdown");
+    EXPECT_EQ(md.code, 0);
+    EXPECT_NE(md.out.find("| step | pp of peak |"), std::string::npos);
+    EXPECT_EQ(test::run_cli("explain --set parallel.tp=3").code, 2);
+    EXPECT_EQ(test::run_cli("explain --format yaml").code, 2);
+    EXPECT_EQ(test::run_cli("explain - < /dev/null").code, 2);
+    const std::string out = ::testing::TempDir() + "lostflops-report-test.html";
+    const auto r = test::run_cli("report -o " + out);
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::ifstream in(out);
+    const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(html.find("chart-timeline"), std::string::npos);
+    std::remove(out.c_str());
+    EXPECT_EQ(test::run_cli("report -o /nonexistent-dir/x.html").code, 2);
+    EXPECT_NE(test::run_cli("report").code, 0);  // -o is required
+    EXPECT_EQ(test::run_cli("report --gpus 0 -o " + out).code, 2);
+}
+
+}  // namespace
+}  // namespace lostflops
+
+namespace lostflops {
+namespace {
+
+TEST(TraceHtmlReport, ChartsOfRanksStragglersAndWalls) {
+    std::vector<trace::RankReport> ranks;
+    for (const char* f : {"sampled-128rank.rank0.json.gz", "sampled-128rank.rank1.json.gz", "a100-8rank.rank3.json.gz"})
+        ranks.push_back(trace::analyze(trace::read_trace(test::source_path(std::string("tests/data/trace/") + f))));
+    const auto st = trace::find_stragglers(ranks);
+    const std::string html = trace_html_report(ranks, st, nullptr);
+    for (const char* id : {"chart-trace-ranks", "chart-trace-stragglers"}) {
+        const std::string svg = svg_element(html, id);
+        ASSERT_FALSE(svg.empty()) << id;
+        EXPECT_GE(count(svg, "<rect"), ranks.size()) << id;
+        EXPECT_NE(svg.find("role=\"img\""), std::string::npos);
+    }
+    EXPECT_EQ(svg_element(html, "chart-trace-walls"), "");  // only with a job
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    // With --job: the walls chart, one measured and one predicted bar per wall.
+    const auto r = test::run_cli("trace " + test::source_path("tests/data/trace/a100-16rank-sendrecv.rank0.json.gz") +
+                                 " --job " + test::source_path("tests/data/trace/job-gpt3-125m-16xa100.yaml") +
+                                 " --report " + ::testing::TempDir() + "lostflops-trace-report.html");
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::ifstream in(::testing::TempDir() + "lostflops-trace-report.html");
+    const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string walls = svg_element(page, "chart-trace-walls");
+    ASSERT_FALSE(walls.empty());
+    EXPECT_EQ(count(walls, "measured:"), 4u);
+    EXPECT_EQ(count(walls, "predicted:"), 4u);
+    EXPECT_EQ(test::run_cli("trace " + test::source_path("tests/data/trace/a100-8rank.rank3.json.gz") +
+                            " --report /nonexistent-dir/r.html")
+                  .code,
+              2);
+}
+
+}  // namespace
+}  // namespace lostflops
