@@ -1,6 +1,8 @@
 // `lostflops search [JOB]`: every parallel plan of the job, pruned, evaluated
 // and ranked (include/lostflops/search.h); --gpus sweeps the cluster size,
-// --min-gpus finds the fewest GPUs that fit, --compare places a given plan.
+// --min-gpus finds the fewest GPUs that fit, --compare places a given plan;
+// --by time-to-train | cost with train_tokens re-ranks the first plans by the
+// whole run (report/search_run.cpp).
 // Exit 0 when at least one plan fits, 1 when none does.
 #include <unistd.h>
 
@@ -207,7 +209,14 @@ void add_search_command(CLI::App& app, int& exit_code) {
         const bool top_given = !a->top.empty();
         if (!table) view.top = top_given ? view.top : 0;
         opts.sort_top = table ? std::max<size_t>(view.top, 1) : view.top;
-        const SearchResult r = search_plans(sj.job, cal, opts);
+        // --by time-to-train | cost with train_tokens: the first plans
+        // re-ranked by the whole run (report/search_run.cpp).
+        const bool by_run = (view.by == RankBy::time_to_train || view.by == RankBy::cost) &&
+                            sj.job.training.train_tokens > 0;
+        constexpr size_t kRunRescored = 20;
+        if (by_run && opts.sort_top != 0) opts.sort_top = std::max(opts.sort_top, kRunRescored);
+        SearchResult r = search_plans(sj.job, cal, opts);
+        if (by_run) view.runs = rescore_by_run(sj.job, cal, r, kRunRescored);
         done_progress();
         std::signal(SIGINT, previous);
         view.limit = view.top;

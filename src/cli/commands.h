@@ -41,5 +41,6 @@ void add_validate_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
+void add_goodput_command(CLI::App& app, int& exit_code);
 
 }  // namespace lostflops::cli
