@@ -32,6 +32,7 @@ check: test sanitize
 bench: build
 	./build/bench_estimate
 	./build/bench_search
+	./build/bench_goodput
 	[ -x ./build/bench_trace ] && ./build/bench_trace || true
 
 fuzz:

@@ -11,6 +11,7 @@
 
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/run_cost.h"
 
 namespace lostflops {
 
@@ -78,6 +79,7 @@ FitAdvice fit_advice(const Job& job, const Calibration& cal);
 struct ReportExtras {
     std::vector<JobWarning> warnings;  // job_warnings(job)
     std::optional<FitAdvice> advice;   // fit_advice(job, cal), when the plan does not fit
+    std::optional<RunCost> run;        // run_cost(job, e), when training.train_tokens > 0
 };
 
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras = {});
@@ -87,7 +89,8 @@ std::string fit_advice_text(const FitAdvice& a);
 // schema_version, job (the resolved job: job_json), step_time_s,
 // tokens_per_s_per_gpu, mfu, hfu (fractions), ..., breakdown {cause_s},
 // memory {..._bytes, fits, ...}, warnings [{key, message}], and when the plan
-// does not fit advice [...] and min_gpus_to_fit {...}.
+// does not fit advice [...] and min_gpus_to_fit {...}; with extras.run the
+// whole run under `run` (run_report.h run_json).
 nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtras& extras = {});
 
 // The job as resolved: model shape, GPU and its specs, cluster topology, the

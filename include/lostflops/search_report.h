@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lostflops/run_cost.h"
 #include "lostflops/search.h"
 
 namespace lostflops {
@@ -22,7 +23,15 @@ struct SearchView {
     size_t limit = 0;          // plans in JSON/CSV "plans"; 0: every evaluated plan
     size_t other_shapes = 5;   // runner-ups of other shapes listed
     double gpu_hour_price = 0; // money per GPU-hour for --by cost; 0: GPU-hours only
+    // The whole run of the first plans (rescore_by_run), in rank order; empty: not re-scored.
+    std::vector<RunCost> runs;
 };
+
+// Re-orders the first k sorted plans of `r` by the expected wall time of the
+// whole run of job.training.train_tokens (run_cost.h: failures, checkpoints,
+// restarts, data stalls), each plan re-estimated; returns their runs in the
+// new order. For `search --by time-to-train | cost` (src/report/search_run.cpp).
+std::vector<RunCost> rescore_by_run(const Job& job, const Calibration& cal, SearchResult& r, size_t k);
 
 // The wall (breakdown field other than compute) that costs the plan most.
 struct Wall {

@@ -111,6 +111,32 @@ struct ParallelPlan {
     }
 };
 
+// The `run:` section: what turns a step time into a whole training run
+// (failures, checkpoints, restarts, spares, data loading, money, energy).
+// Every key is optional; spec/job_run.cpp resolves each default (with its
+// source) when the job is read, except checkpoint_bytes, which depends on the
+// model's parameter count and is derived by run/run_inputs.cpp when 0.
+enum class CheckpointMode { sync, async };  // async: only the snapshot to host memory blocks
+struct RunSpec {
+    double gpu_failure_rate_per_gpu_h = 0;   // interruptions per GPU per hour of wall time
+    double checkpoint_bytes = 0;             // whole checkpoint; 0 = derived from the model
+    double checkpoint_write_GBps = 0;        // storage, aggregate over the job
+    double checkpoint_read_GBps = 0;         // storage, aggregate over the job
+    double checkpoint_interval_s = 0;        // compute time between checkpoints; 0 = auto (Young/Daly)
+    CheckpointMode checkpoint_mode = CheckpointMode::async;
+    double snapshot_GBps = 0;                // device to host copy per GPU (async snapshot)
+    double restart_overhead_s = 0;           // detect, reschedule, re-initialise, warm up
+    int spare_nodes = 0;                     // idle nodes held for the job (billed)
+    double node_repair_s = 0;                // a failed node out of service; 0 = replaced at once
+    double price_per_gpu_hour = 0;           // money per GPU-hour; 0 = not given
+    double gpu_power_w = 0;                  // average power per GPU
+    double pue = 0;                          // power usage effectiveness of the data centre
+    double bytes_per_token = 0;              // training data read from storage per token
+    double storage_read_GBps = 0;            // aggregate read bandwidth for training data
+    double preprocess_tokens_per_s_per_core = 0;  // online preprocessing rate; 0 = pre-tokenized (not modelled)
+    int cpu_cores_per_gpu = 0;
+};
+
 struct Job {
     std::string source;  // file the job came from ("<builtin>" for the default)
     std::string name;
@@ -118,6 +144,7 @@ struct Job {
     Cluster cluster;
     Training training;
     ParallelPlan plan;
+    RunSpec run;  // `run:` section, defaults resolved
 };
 
 const char* to_string(Precision p);

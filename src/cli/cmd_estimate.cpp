@@ -1,7 +1,7 @@
 // `lostflops estimate [JOB]`: step time, MFU, breakdown and memory of one job;
 // the job's warnings on stderr; when the plan does not fit, the changes that
 // would make it fit (fit_advice). Exit 0 when the plan fits in memory, 1 when
-// it does not.
+// it does not. With training.train_tokens, the whole run (run_cost.h) too.
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -33,6 +33,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
         ReportExtras extras;
         extras.warnings = job_warnings(job);
         if (!e.memory.fits) extras.advice = fit_advice(job, cal);
+        if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
         for (const auto& w : extras.warnings)
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
         if (opts->format == Format::json) {

@@ -1,6 +1,8 @@
 // `lostflops search [JOB]`: every parallel plan of the job, pruned, evaluated
 // and ranked (include/lostflops/search.h); --gpus sweeps the cluster size,
-// --min-gpus finds the fewest GPUs that fit, --compare places a given plan.
+// --min-gpus finds the fewest GPUs that fit, --compare places a given plan;
+// --by time-to-train | cost with train_tokens re-ranks the first plans by the
+// whole run (report/search_run.cpp).
 // Exit 0 when at least one plan fits, 1 when none does.
 #include <unistd.h>
 
@@ -182,6 +184,12 @@ void add_search_command(CLI::App& app, int& exit_code) {
         const bool top_all = a->top == "all";
         if (!table) view.top = top_given ? view.top : 0;
         opts.sort_top = table ? std::max<size_t>(view.top, 1) : view.top;
+        // --by time-to-train | cost with train_tokens: the first plans
+        // re-ranked by the whole run (report/search_run.cpp).
+        const bool by_run = (view.by == RankBy::time_to_train || view.by == RankBy::cost) &&
+                            sj.job.training.train_tokens > 0;
+        constexpr size_t kRunRescored = 20;
+        if (by_run && opts.sort_top != 0) opts.sort_top = std::max(opts.sort_top, kRunRescored);
         if (table && top_all) {  // every plan, sorted
             opts.sort_top = 0;
             view.top = std::numeric_limits<size_t>::max();
@@ -192,7 +200,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
             opts.keep_best = std::max<size_t>(opts.sort_top, size_t{1} << 16);
             opts.shape_ranks = view.other_shapes;
         }
-        const SearchResult r = search_plans(sj.job, cal, opts);
+        SearchResult r = search_plans(sj.job, cal, opts);
+        if (by_run) view.runs = rescore_by_run(sj.job, cal, r, kRunRescored);
         done_progress();
         std::signal(SIGINT, previous);
         view.limit = view.top;

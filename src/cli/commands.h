@@ -45,5 +45,6 @@ void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
+void add_goodput_command(CLI::App& app, int& exit_code);
 
 }  // namespace lostflops::cli

@@ -15,7 +15,7 @@ namespace {
 // Every subcommand's --help names the codes too.
 void add_footers(CLI::App& app) {
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-        sub->footer("Exit codes: 0 success, 1 does not fit (estimate; search: no plan fits), 2 bad input, 3 internal error "
+        sub->footer("Exit codes: 0 success, 1 does not fit (estimate, goodput; search: no plan fits), 2 bad input, 3 internal error "
                     "(lostflops --help).\n");
         add_footers(*sub);
     }
@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     lostflops::cli::add_search_command(app, exit_code);
     lostflops::cli::add_explain_command(app, exit_code);
     lostflops::cli::add_report_command(app, exit_code);
+    lostflops::cli::add_goodput_command(app, exit_code);
     add_footers(app);
     lostflops::cli::ErrorReport failure;
     try {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/report.h"
+#include "lostflops/run_report.h"
 
 namespace lostflops {
 
@@ -95,6 +96,15 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
                        m.fits ? "fits" : "DOES NOT FIT");
     if (!m.fits) out += "  " + memory_verdict(job, m) + "\n";
     if (const std::string why = memory_assumption(job, m); !why.empty()) out += "  " + why + "\n";
+    if (extras.run) {
+        out += fmt::format("\nwhole run: {:.4g} tokens (run: section)\n", job.training.train_tokens);
+        std::string text = run_table(*extras.run);
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\n', at);
+            out += (end == at ? "" : "  ") + text.substr(at, end - at + 1);
+            at = end == std::string::npos ? text.size() : end + 1;
+        }
+    }
     if (extras.advice) {
         out += "\n";
         std::string text = fit_advice_text(*extras.advice);
@@ -144,6 +154,7 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
     nlohmann::json warnings = nlohmann::json::array();
     for (const auto& w : extras.warnings) warnings.push_back({{"key", w.key}, {"message", w.message}});
     j["warnings"] = warnings;
+    if (extras.run) j["run"] = run_json(*extras.run);
     if (extras.advice) j.update(fit_advice_json(*extras.advice));
     return j;
 }

@@ -7,6 +7,7 @@
 
 #include "estimate/zero3_time.h"
 #include "lostflops/report.h"
+#include "lostflops/run_report.h"
 
 namespace lostflops {
 
@@ -107,7 +108,8 @@ nlohmann::json job_json(const Job& job) {
             {"model", model_json(job.model)},
             {"cluster", cluster_json(job.cluster, job.training.precision)},
             {"training", training_json(job)},
-            {"parallel", parallel_json(job)}};
+            {"parallel", parallel_json(job)},
+            {"run", run_spec_json(job)}};
 }
 
 }  // namespace lostflops

@@ -3,6 +3,7 @@
 // runner-ups of other shapes, the counts; JSON and CSV stream the whole
 // ranking; the sweep's scaling efficiency is throughput per GPU relative to
 // the smallest size that fits (strong scaling: same global batch).
+#include "lostflops/run_report.h"
 #include "lostflops/search_report.h"
 
 #include <algorithm>
@@ -127,6 +128,15 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
             out += fmt::format("; {:.1f} days for {:.3g} tokens", job.training.train_tokens /
                                    (best.tokens_per_s_per_gpu * job.cluster.num_gpus) / 86400, job.training.train_tokens);
         out += "\n";
+        if (!v.runs.empty()) {
+            const RunCost& run = v.runs.front();
+            out += fmt::format("whole run (first {} plans re-ranked by it, run: section): {:.1f} days, goodput {:.1f} %, "
+                               "{:.0f} expected failures, {:.4g} GPU-hours",
+                               v.runs.size(), run.wall_time_s / 86400, 100 * run.goodput, run.expected_failures,
+                               run.gpu_hours);
+            if (run.cost_given) out += fmt::format(", cost {:.4g}", run.cost);
+            out += "\n";
+        }
     }
     return out;
 }
@@ -148,6 +158,10 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
     for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i)
         others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, r.other_shapes[i], v.by)));
     head["top"] = top;
+    if (!v.runs.empty()) {
+        head["run_rescored_plans"] = v.runs.size();
+        head["run"] = run_json(v.runs.front());
+    }
     head["other_shapes"] = others;
     std::string text = head.dump(2);
     text.pop_back();  // the closing brace: "plans" follows

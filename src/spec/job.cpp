@@ -63,6 +63,7 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     if (job.training.framework_auto) job.training.framework = default_framework(cited, job.training.attention);
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,
                              job.training.framework);
+    job.run = read_run(top.raw("run"), source, job.cluster, job.model);
     top.finish();
     validate_job(job, checks);
     return job;

@@ -1,6 +1,6 @@
-// The four sections of a job file (README "Job file"), read by parse_job
+// The sections of a job file (README "Job file"), read by parse_job
 // (job.cpp): model (job_model.cpp), cluster, training and parallel
-// (job_sections.cpp). Each throws InputError naming `file` and the dotted key.
+// (job_sections.cpp), run (job_run.cpp). Each throws InputError naming `file` and the dotted key.
 #pragma once
 
 #include <string>
@@ -21,5 +21,7 @@ Cluster read_cluster(YAML::Node node, const std::string& file);
 Training read_training(YAML::Node node, const std::string& file);
 ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
                            Framework fw);
+// The optional `run:` section (job_run.cpp); absent: every default.
+RunSpec read_run(YAML::Node node, const std::string& file, const Cluster& cluster, const Model& model);
 
 }  // namespace lostflops

@@ -107,13 +107,6 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           "and 1 only; the real run would refuse this plan",
                                           p.zero, p.pp));
 
-    if (t.train_tokens > 0) {
-        const double per_step = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_length);
-        warn("training.train_tokens",
-             fmt::format("accepted but not used yet: the estimate is per step ({:.4g} tokens per step, so {:.4g} "
-                         "tokens would take {:.4g} steps); total run time and cost from it are planned",
-                         per_step, t.train_tokens, t.train_tokens / per_step));
-    }
     return out;
 }
 

@@ -1,0 +1,43 @@
+// The whole-run Monte Carlo of issue 10: 1,000 samples of a 54-day run on
+// 16,384 H100 (Llama 3.1 405B, examples/llama3.1-405b-16384xh100-goodput.yaml,
+// its work cut to 54 days of failure-free steps), the default failure rate
+// (~419 failures per run) and the Young/Daly interval. Reports the time per
+// 1,000 samples and the failures simulated per second; never asserted.
+#include <cmath>
+
+#include <benchmark/benchmark.h>
+
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "lostflops/run_cost.h"
+
+namespace {
+
+using namespace lostflops;
+
+RunCost run_54_days() {
+    const Job job = load_job(std::string(LOSTFLOPS_SOURCE_DIR) + "/examples/llama3.1-405b-16384xh100-goodput.yaml");
+    const Estimate e = estimate(job, default_calibration());
+    RunCost r = run_cost(job, e);
+    r.inputs.steps = static_cast<int64_t>(std::round(54 * 86400 / e.step_time_s));
+    return r;
+}
+
+void BM_simulate_54_days_16k_gpus(benchmark::State& state) {
+    const RunCost r = run_54_days();
+    const int samples = static_cast<int>(state.range(0));
+    RunSimulation s;
+    for (auto _ : state) {
+        s = simulate_run(r.inputs, r.inputs.checkpoint_interval_s, samples, 1);
+        benchmark::DoNotOptimize(s.mean_wall_time_s);
+    }
+    state.counters["failures_per_sample"] = s.mean_failures;
+    state.counters["failures_per_s"] = benchmark::Counter(
+        s.mean_failures * samples * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_simulate_54_days_16k_gpus)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,71 @@
+// `lostflops goodput [JOB]`: the whole training run of a job (run_cost.h):
+// time to train with failures, checkpoints, restarts and data stalls,
+// goodput, GPU-hours, cost, energy and the effective compute utilisation;
+// with --simulate N a seeded Monte Carlo of the run beside the closed form.
+// Needs training.train_tokens. Exit 0, or 1 when the plan does not fit in
+// memory (the run is still costed, as estimate still estimates).
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/error_report.h"
+#include "lostflops/error.h"
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "lostflops/report.h"
+#include "lostflops/run_report.h"
+
+namespace lostflops::cli {
+
+namespace {
+
+struct GoodputArgs {
+    JobOptions job;
+    int samples = 0;
+    uint64_t seed = 0;
+};
+
+}  // namespace
+
+void add_goodput_command(CLI::App& app, int& exit_code) {
+    auto a = std::make_shared<GoodputArgs>();
+    auto* cmd = app.add_subcommand("goodput", "cost the whole run: failures, checkpoints, restarts, data stalls, "
+                                              "time to train, GPU-hours, cost and energy (needs training.train_tokens)");
+    add_job_options(cmd, a->job);
+    cmd->add_option("--simulate", a->samples, "Monte Carlo runs of the whole run (0: closed form only)")
+        ->check(CLI::Range(0, 10'000'000));
+    cmd->add_option("--seed", a->seed, "seed of the Monte Carlo (default 0); same seed, same figures");
+    cmd->callback([a, &exit_code] {
+        const Job job = load_job_for(a->job);
+        if (job.training.train_tokens <= 0)
+            throw InputError(job.source, "training.train_tokens",
+                             "missing; goodput costs a whole run of that many tokens "
+                             "(e.g. --set training.train_tokens=15e12)");
+        const Calibration cal = load_calibration_for(a->job.calibration_path);
+        const Estimate e = estimate(job, cal);
+        for (const auto& w : job_warnings(job))
+            std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
+        if (!e.memory.fits)
+            std::fprintf(stderr, "lostflops: warning: the plan does not fit in GPU memory (lostflops estimate says why)\n");
+        const RunCost run = run_cost(job, e);
+        std::optional<RunSimulation> sim;
+        if (a->samples > 0) sim = simulate_run(run.inputs, run.inputs.checkpoint_interval_s, a->samples, a->seed);
+        if (a->job.format == Format::json) {
+            nlohmann::json j = run_json(run, sim);
+            j["schema_version"] = kJsonSchemaVersion;
+            j["job"] = job_json(job);
+            j["step_time_s"] = e.step_time_s;
+            j["mfu"] = e.mfu;
+            j["fits"] = e.memory.fits;
+            std::printf("%s\n", j.dump(2).c_str());
+        } else {
+            std::printf("job        %s  (%s)\n", job.name.c_str(), job.source.c_str());
+            std::printf("step       %.4f s, MFU %.1f %%, %d GPUs, %.4g tokens\n\n", e.step_time_s, 100 * e.mfu,
+                        job.cluster.num_gpus, job.training.train_tokens);
+            std::printf("%s", run_table(run, sim).c_str());
+        }
+        exit_code = static_cast<int>(e.memory.fits ? ExitCode::ok : ExitCode::does_not_fit);
+    });
+}
+
+}  // namespace lostflops::cli
