@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
     lostflops::cli::add_trace_command(app, exit_code);
     lostflops::cli::add_calibrate_command(app, exit_code);
     lostflops::cli::add_search_command(app, exit_code);
+    lostflops::cli::add_import_command(app, exit_code);
+    lostflops::cli::add_export_command(app, exit_code);
     add_footers(app);
     lostflops::cli::ErrorReport failure;
     try {
