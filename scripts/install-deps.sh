@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
           libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          chromium)  # chromium: the test that renders `lostflops report` headless (tests/explain)
+          chromium  # the test that renders `lostflops report` headless (tests/explain)
+          pybind11-dev python3-dev)  # the Python module (README "Python")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -46,5 +46,8 @@ void add_search_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_goodput_command(CLI::App& app, int& exit_code);
+// Megatron-LM / torchtitan settings in and out (cmd_import.cpp, cmd_export.cpp).
+void add_import_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
 
 }  // namespace lostflops::cli

@@ -1,0 +1,77 @@
+// Other frameworks' words for a job, in and out: Megatron-LM / Megatron-Core
+// launch flags and torchtitan's TOML job config to our job file (YAML text),
+// and a Job's plan back to each.
+//
+// Contract: import returns the job file's text and a note for every setting it
+// read but could not carry over; it never drops a setting silently. Settings
+// that change the cost but that lostflops does not model are NoteKind::
+// not_modelled, settings that do not change the cost (paths, logging, seeds,
+// learning rate, ...) are NoteKind::ignored, settings it does not know are
+// NoteKind::unknown; a choice the input left open is NoteKind::assumed. Bad input (a flag without its value, a value that is not
+// a number, two flags that contradict each other) throws InputError whose key
+// is the flag ("--tensor-model-parallel-size") or the TOML key
+// ("parallelism.tensor_parallel_degree").
+//
+// The frameworks do not name the hardware: the job file's `cluster:` holds
+// `num_gpus` and `gpus_per_node` when the input gives them (torchrun's
+// --nnodes x --nproc-per-node, or torchtitan's explicit degrees) and a comment
+// asking for the rest (`--set cluster.preset=dgx-h100` completes it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// assumed: the input did not say and the importer chose (named in the note).
+enum class NoteKind { not_modelled, ignored, unknown, assumed };
+
+struct ImportNote {
+    NoteKind kind = NoteKind::ignored;
+    std::string setting;  // "--overlap-param-gather", "training.compile"
+    std::string message;  // why, or what was assumed
+};
+
+struct ImportResult {
+    std::string job_yaml;            // a job file (README "Job file")
+    std::vector<ImportNote> notes;   // in input order
+};
+
+struct ImportOptions {
+    int num_gpus = 0;       // 0: from the input when it says (torchrun, explicit degrees)
+    int gpus_per_node = 0;  // 0: from the input when it says
+};
+
+// Megatron-LM / Megatron-Core: a launch command (shell line continuations,
+// comments, quotes, `torchrun ... pretrain_gpt.py --flag value ...`, bash
+// arrays `ARGS=( ... )`) or a bare argument list; `--flag value` and
+// `--flag=value`. `source` names the text in errors.
+ImportResult import_megatron(const std::string& text, const std::string& source,
+                             const ImportOptions& options = {});
+// torchtitan job config (TOML): [model] name/flavor, [training], [parallelism]
+// (or the degrees under [training], as torchtitan had them in 2024),
+// [activation_checkpoint], [float8].
+ImportResult import_torchtitan(const std::string& text, const std::string& source,
+                               const ImportOptions& options = {});
+
+// The settings of a job's plan in the framework's words. `notes` receives
+// what could not be said in them (key: the job's dotted key).
+struct ExportResult {
+    std::string text;
+    std::vector<ImportNote> notes;
+};
+// A torchrun command line (`torchrun --nnodes N --nproc-per-node G
+// pretrain_gpt.py \`) and one flag per line with `\` continuations. Throws
+// InputError for a job Megatron cannot run as planned (ZeRO-2; an FSDP or
+// DeepSpeed framework).
+ExportResult export_megatron(const Job& job);
+// A torchtitan TOML job config. Throws InputError when the model is not one
+// of torchtitan's flavours (llama2 / llama3 presets) or the plan is not one
+// torchtitan runs (ZeRO 1/2, a Megatron framework is said in a note).
+ExportResult export_torchtitan(const Job& job);
+
+const char* to_string(NoteKind k);
+
+}  // namespace lostflops

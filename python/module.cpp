@@ -1,0 +1,167 @@
+// pybind11 bindings of lostflops_core for the Python package (python/lostflops):
+// each function takes plain strings and lists, calls the same library the CLI
+// calls (no subprocess) and returns the JSON text the CLI would print, which
+// the package turns into dicts. InputError becomes lostflops.LostflopsError, a
+// ValueError subclass carrying file, key and message. Sources: pybind11 2.10
+// documentation, "Registering custom translators" (exceptions).
+#include <set>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "lostflops/calibration.h"
+#include "lostflops/error.h"
+#include "lostflops/estimate.h"
+#include "lostflops/interop.h"
+#include "lostflops/job.h"
+#include "lostflops/report.h"
+#include "lostflops/search.h"
+#include "lostflops/search_report.h"
+#include "lostflops/trace.h"
+#include "lostflops/trace_report.h"
+
+namespace py = pybind11;
+using namespace lostflops;
+
+namespace {
+
+// job: a path, or the job's text (JSON or YAML) when is_text; "" = built-in default.
+Job job_from(const std::string& job, bool is_text, const std::vector<std::string>& set) {
+    if (is_text) return parse_job(job, "<dict>", set);
+    return job.empty() ? default_job(set) : load_job(job, set);
+}
+
+SearchJob search_job_from(const std::string& job, bool is_text, const std::vector<std::string>& set) {
+    if (is_text) return parse_search_job(job, "<dict>", set, SearchJobPlan::fixed_where_given);
+    return job.empty() ? default_search_job(set) : load_search_job(job, set);
+}
+
+Calibration calibration_from(const std::string& path) {
+    return path.empty() ? default_calibration() : load_calibration(path);
+}
+
+// `lostflops estimate --format json`: the estimate, the job's warnings and,
+// when the plan does not fit, the advice.
+std::string estimate_text(const std::string& job, bool is_text, const std::vector<std::string>& set,
+                          const std::string& calibration, const std::string& schedule) {
+    if (schedule != "closed" && schedule != "simulate")
+        throw InputError("schedule", "", "expected closed or simulate, got '" + schedule + "'");
+    const Job j = job_from(job, is_text, set);
+    const Calibration cal = calibration_from(calibration);
+    py::gil_scoped_release release;
+    const Estimate e = estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
+    ReportExtras extras;
+    extras.warnings = job_warnings(j);
+    if (!e.memory.fits) extras.advice = fit_advice(j, cal);
+    return estimate_json(j, e, extras).dump(2);
+}
+
+RankBy rank_by(const std::string& by) {
+    if (by == "throughput") return RankBy::throughput;
+    if (by == "time-to-train") return RankBy::time_to_train;
+    if (by == "cost") return RankBy::cost;
+    if (by == "memory") return RankBy::memory;
+    throw InputError("by", "", "expected throughput, time-to-train, cost or memory, got '" + by + "'");
+}
+
+// `lostflops search --format json --top N [--fix ...]`.
+std::string search_text(const std::string& job, bool is_text, const std::vector<std::string>& set,
+                        const std::vector<std::string>& fixes, const std::string& by, size_t top,
+                        const std::string& calibration) {
+    const SearchJob sj = search_job_from(job, is_text, set);
+    PlanFix fix = plan_fix_from(sj);
+    for (const auto& f : fixes) add_plan_fix(fix, f, "--fix " + f);
+    const Calibration cal = calibration_from(calibration);
+    SearchOptions opts;
+    opts.fix = fix;
+    opts.by = rank_by(by);
+    opts.sort_top = top;
+    SearchView view;
+    view.by = opts.by;
+    view.limit = top;
+    view.top = top == 0 ? 5 : std::min<size_t>(top, 5);
+    std::string out;
+    py::gil_scoped_release release;
+    const SearchResult r = search_plans(sj.job, cal, opts);
+    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); });
+    return out;
+}
+
+// `lostflops trace --format json FILE...`: one rank per file; files without a
+// rank of their own get the lowest free rank in order, as the CLI does.
+std::string trace_text(const std::vector<std::string>& paths, bool hta_compatible) {
+    if (paths.empty()) throw InputError("trace", "", "no trace file given");
+    py::gil_scoped_release release;
+    std::vector<trace::RankReport> out;
+    for (const auto& p : paths) out.push_back(trace::analyze(trace::read_trace(p), trace::AnalyzeOptions{hta_compatible}));
+    std::set<int> taken;
+    for (const auto& r : out)
+        if (r.rank >= 0) taken.insert(r.rank);
+    int free_rank = 0;
+    for (auto& r : out) {
+        if (r.rank >= 0) continue;
+        while (taken.count(free_rank) > 0) ++free_rank;
+        r.rank = free_rank;
+        taken.insert(free_rank);
+        r.warnings.push_back("rank " + std::to_string(free_rank) + " assigned by file order");
+    }
+    const auto ranks = trace::merge_summaries({std::move(out)});
+    return trace::report_json(ranks, trace::find_stragglers(ranks), nullptr);
+}
+
+py::list notes_list(const std::vector<ImportNote>& notes) {
+    py::list l;
+    for (const auto& n : notes) {
+        py::dict d;
+        d["kind"] = to_string(n.kind);
+        d["setting"] = n.setting;
+        d["message"] = n.message;
+        l.append(d);
+    }
+    return l;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_lostflops, m) {
+    m.doc() = "lostflops C++ core (use the `lostflops` package, not this module)";
+    static py::exception<InputError> error(m, "LostflopsError", PyExc_ValueError);
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const InputError& e) {
+            py::object inst = py::reinterpret_borrow<py::object>(error.ptr())(e.what());
+            inst.attr("file") = e.file();
+            inst.attr("key") = e.key();
+            inst.attr("message") = e.message();
+            PyErr_SetObject(error.ptr(), inst.ptr());
+        }
+    });
+    m.def("estimate", &estimate_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("calibration"),
+          py::arg("schedule"));
+    m.def("search", &search_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("fix"), py::arg("by"),
+          py::arg("top"), py::arg("calibration"));
+    m.def("trace", &trace_text, py::arg("paths"), py::arg("hta_compatible"));
+    m.def("import_megatron", [](const std::string& text, const std::string& source, int num_gpus) {
+        ImportOptions o;
+        o.num_gpus = num_gpus;
+        const ImportResult r = import_megatron(text, source, o);
+        return py::make_tuple(r.job_yaml, notes_list(r.notes));
+    });
+    m.def("import_torchtitan", [](const std::string& text, const std::string& source, int num_gpus) {
+        ImportOptions o;
+        o.num_gpus = num_gpus;
+        const ImportResult r = import_torchtitan(text, source, o);
+        return py::make_tuple(r.job_yaml, notes_list(r.notes));
+    });
+    m.def("export", [](const std::string& framework, const std::string& job, bool is_text,
+                       const std::vector<std::string>& set) {
+        const Job j = job_from(job, is_text, set);
+        if (framework != "megatron" && framework != "torchtitan")
+            throw InputError("framework", "", "expected megatron or torchtitan, got '" + framework + "'");
+        const ExportResult r = framework == "megatron" ? export_megatron(j) : export_torchtitan(j);
+        return py::make_tuple(r.text, notes_list(r.notes));
+    });
+}

@@ -1,0 +1,82 @@
+// `lostflops export {megatron,torchtitan} [JOB] [--set k=v]... [--best]`: the
+// launch settings of a job's plan in the framework's words, or with --best of
+// the best plan `lostflops search` finds for the job (ranked by throughput)
+// among the ZeRO stages the framework has.
+// What the framework cannot say goes to standard error.
+#include <cstdio>
+#include <optional>
+
+#include "cli/commands.h"
+#include "lostflops/error.h"
+#include "lostflops/interop.h"
+#include "lostflops/job.h"
+#include "lostflops/search.h"
+
+namespace lostflops::cli {
+
+namespace {
+
+struct ExportArgs {
+    std::string job_path;
+    std::vector<std::string> overrides;
+    std::string calibration_path;
+    bool best = false;
+};
+
+// --best: the search's best plan among the ZeRO stages the framework has
+// (Megatron 0, 1, 3; torchtitan 0, 3), one search per stage unless the job
+// fixes it; the best of those by the search's own order.
+Job job_to_export(const ExportArgs& a, const std::vector<int>& zero_stages) {
+    if (!a.best) return a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides);
+    const SearchJob sj = a.job_path.empty() ? default_search_job(a.overrides) : load_search_job(a.job_path, a.overrides);
+    const Calibration cal = load_calibration_for(a.calibration_path);
+    SearchOptions o;
+    o.fix = plan_fix_from(sj);
+    o.sort_top = 1;
+    o.keep_best = 1;
+    o.shape_ranks = 0;
+    std::vector<int> stages = zero_stages;
+    if (o.fix.zero) stages = {*o.fix.zero};
+    std::optional<Job> best;
+    std::optional<RankedPlan> best_rank;
+    for (int z : stages) {
+        o.fix.zero = z;
+        const SearchResult r = search_plans(sj.job, cal, o);
+        if (r.ranked.empty() || (best_rank && !ranks_before(r.ranked.front(), *best_rank, o.by))) continue;
+        best_rank = r.ranked.front();
+        best = job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
+    }
+    if (!best)
+        throw InputError(a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path, "parallel",
+                         "no plan fits in GPU memory (lostflops search says why)");
+    return *best;
+}
+
+void add_export_kind(CLI::App* parent, const char* kind, const char* what, ExportResult (*run)(const Job&),
+                     std::vector<int> zero_stages) {
+    auto a = std::make_shared<ExportArgs>();
+    auto* cmd = parent->add_subcommand(kind, what);
+    cmd->add_option("job", a->job_path, "job file (- for standard input); the built-in default job when absent");
+    cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
+    cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
+    cmd->add_option("--calibration", a->calibration_path, "calibration profile for --best (default: built in)");
+    cmd->callback([a, run, zero_stages] {
+        const ExportResult r = run(job_to_export(*a, zero_stages));
+        for (const auto& n : r.notes)
+            std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), n.setting.c_str(), n.message.c_str());
+        std::fwrite(r.text.data(), 1, r.text.size(), stdout);
+    });
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app, int& exit_code) {
+    (void)exit_code;
+    auto* cmd = app.add_subcommand("export", "a job's plan as another framework's launch settings");
+    cmd->require_subcommand(1);
+    add_export_kind(cmd, "megatron", "Megatron-LM / Megatron-Core launch command (torchrun, one flag per line)",
+                    export_megatron, {0, 1, 3});
+    add_export_kind(cmd, "torchtitan", "torchtitan job config (TOML)", export_torchtitan, {0, 3});
+}
+
+}  // namespace lostflops::cli

@@ -1,0 +1,33 @@
+// A job file under construction by an importer: the four sections as ordered
+// key/value lines with optional comments, rendered as YAML text (README "Job
+// file"). Values are YAML scalars already formatted (numbers, true/false,
+// plain words); the job loader does every check when the text is loaded.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lostflops::interop {
+
+struct DraftEntry {
+    std::string key;
+    std::string value;    // YAML scalar text; empty: the line is only a comment
+    std::string comment;  // without the leading "# "
+};
+
+struct JobDraft {
+    std::string name;
+    std::string source;       // the job's top-level `source:` (what it was imported from)
+    std::vector<std::string> header;  // comment lines above the job
+    std::vector<DraftEntry> model, cluster, training, parallel;
+};
+
+void add(std::vector<DraftEntry>& section, std::string key, std::string value, std::string comment = "");
+std::string render_yaml(const JobDraft& draft);
+// A string as a double-quoted YAML scalar.
+std::string quoted(const std::string& text);
+// A whole-string integer in [1, 2^31): the value of a flag or key. Throws
+// InputError(source, key, "expected a positive integer, got 'x'").
+int positive_int(const std::string& text, const std::string& source, const std::string& key);
+
+}  // namespace lostflops::interop

@@ -1,0 +1,287 @@
+// torchtitan job config (TOML) -> job file (interop.h). Keys and defaults
+// from torchtitan/config/job_config.py (pytorch/torchtitan, 2025) and, for the
+// 2024 layout that kept the parallel degrees and batch_size under [training],
+// torchtitan/config_manager.py (Oct 2024, the release of the published runs):
+//   training.local_batch_size (2024: batch_size) sequences per data-parallel
+//   rank per step; training.global_batch_size (default -1: local x dp; larger
+//   = gradient accumulation); parallelism.data_parallel_shard_degree (default
+//   -1: the GPUs left over) is FSDP's sharding group, replicate_degree (1)
+//   plain DDP (both > 1: HSDP); tensor parallelism always shards the sequence
+//   between blocks (SequenceParallel on the norms) and may run async TP;
+//   pipeline_parallel_microbatch_size (default 1) is the micro-batch with pp;
+//   multi-stage schedules (Interleaved1F1B, ...) put 2 stages on each rank
+//   unless pipeline_parallel_layers_per_stage says; activation_checkpoint.mode
+//   defaults to "selective" with selective_ac_option "2" (every 2nd block
+//   fully checkpointed), "op" = per-operator selective recompute.
+// Model flavours map to the presets of data/catalog/models.yaml with the same
+// shape (torchtitan/models/llama3/__init__.py: 8B, 70B, 405B; llama2: 7B,
+// 13B, 70B).
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+
+#include "interop/job_draft.h"
+#include "interop/toml_subset.h"
+#include "interop/torchtitan_flavors.h"
+#include "lostflops/error.h"
+#include "lostflops/interop.h"
+
+namespace lostflops {
+
+using interop::add;
+using interop::TomlValue;
+
+namespace {
+
+// Tables whose keys do not change the cost of a step.
+constexpr const char* kIgnoredTables[] = {"job", "metrics", "checkpoint", "profiling", "optimizer", "lr_scheduler",
+                                          "validation", "fault_tolerance", "memory_estimation", "comm"};
+// Keys of the read tables that do not change the cost.
+constexpr const char* kIgnoredKeys[] = {
+    "model.tokenizer_path", "model.hf_assets_path", "model.norm_type", "training.dataset", "training.dataset_path",
+    "training.max_norm", "training.lr", "training.warmup_steps", "training.seed", "training.deterministic",
+    "training.gc_freq", "training.use_cpu_offload_for_data", "parallelism.disable_loss_parallel",
+    "training.disable_loss_parallel", "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
+    "training.mixed_precision_reduce", "experimental.custom_model_path", "experimental.custom_import"};
+constexpr const char* kNotModelledKeys[] = {
+    "training.compile", "compile.enable", "compile.components", "training.enable_cpu_offload",
+    "parallelism.fsdp_reshard_after_forward", "training.fsdp_reshard_after_forward",
+    "parallelism.enable_compiled_autograd", "experimental.enable_compiled_autograd",
+    "parallelism.context_parallel_rotate_method", "experimental.context_parallel_rotate_method",
+    "float8.recipe_name", "float8.enable_fsdp_float8_all_gather", "float8.precompute_float8_dynamic_scale_for_fsdp",
+    "float8.filter_fqns", "parallelism.pipeline_parallel_split_points", "experimental.pipeline_parallel_split_points"};
+
+bool in(const char* const* list, size_t n, const std::string& s) {
+    for (size_t i = 0; i < n; ++i)
+        if (s == list[i]) return true;
+    return false;
+}
+
+class Config {
+public:
+    Config(interop::TomlTable t, std::string source) : t_(std::move(t)), source_(std::move(source)) {}
+
+    // The first of the given keys present (a key moved between torchtitan versions).
+    const TomlValue* find(std::initializer_list<const char*> keys, std::string* which = nullptr) {
+        const TomlValue* found = nullptr;
+        for (const char* k : keys) {
+            const auto it = t_.find(k);
+            if (it == t_.end()) continue;
+            if (found) throw InputError(source_, k, "the same setting as " + *which + "; give one");
+            found = &it->second;
+            if (which) *which = k;
+            used_.push_back(k);
+        }
+        return found;
+    }
+    int64_t integer(std::initializer_list<const char*> keys, int64_t fallback, int64_t min = 1) {
+        std::string key;
+        const TomlValue* v = find(keys, &key);
+        if (!v) return fallback;
+        const auto* i = std::get_if<int64_t>(&v->v);
+        if (!i) throw InputError(source_, key, "expected an integer");
+        if (*i < min || *i > INT32_MAX)
+            throw InputError(source_, key, "expected an integer from " + std::to_string(min) + ", got " + std::to_string(*i));
+        return *i;
+    }
+    std::string text(std::initializer_list<const char*> keys, const std::string& fallback) {
+        std::string key;
+        const TomlValue* v = find(keys, &key);
+        if (!v) return fallback;
+        if (const auto* s = std::get_if<std::string>(&v->v)) return *s;
+        if (const auto* i = std::get_if<int64_t>(&v->v)) return std::to_string(*i);
+        throw InputError(source_, key, "expected a string");
+    }
+    bool flag(std::initializer_list<const char*> keys) {
+        std::string key;
+        const TomlValue* v = find(keys, &key);
+        if (!v) return false;
+        const auto* b = std::get_if<bool>(&v->v);
+        if (!b) throw InputError(source_, key, "expected true or false");
+        return *b;
+    }
+    // Notes for every key not read above.
+    std::vector<ImportNote> leftovers() const {
+        std::vector<ImportNote> notes;
+        for (const auto& [key, v] : t_) {
+            if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
+            const std::string table = key.substr(0, key.find('.'));
+            if (in(kIgnoredTables, std::size(kIgnoredTables), table) || in(kIgnoredKeys, std::size(kIgnoredKeys), key))
+                notes.push_back({NoteKind::ignored, key, "does not change the cost of a step"});
+            else if (in(kNotModelledKeys, std::size(kNotModelledKeys), key) && std::get_if<bool>(&v.v) &&
+                     !std::get<bool>(v.v))
+                notes.push_back({NoteKind::ignored, key, "off"});
+            else if (in(kNotModelledKeys, std::size(kNotModelledKeys), key))
+                notes.push_back({NoteKind::not_modelled, key, "changes the cost; lostflops does not model it"});
+            else
+                notes.push_back({NoteKind::unknown, key, "not a torchtitan setting lostflops knows; not used"});
+        }
+        return notes;
+    }
+    const std::string& source() const { return source_; }
+
+private:
+    interop::TomlTable t_;
+    std::string source_;
+    std::vector<std::string> used_;
+};
+
+}  // namespace
+
+ImportResult import_torchtitan(const std::string& text, const std::string& source, const ImportOptions& options) {
+    Config c(interop::parse_toml_subset(text, source), source);
+    std::vector<ImportNote> notes;
+    interop::JobDraft d;
+    d.name = "torchtitan-import";
+    d.source = "torchtitan job config (" + source + ")";
+    d.header.push_back("Imported by `lostflops import torchtitan` from " + source + ".");
+
+    const std::string name = c.text({"model.name"}, "");
+    const std::string flavor = c.text({"model.flavor"}, "");
+    if (name.empty()) throw InputError(source, "model.name", "missing: the model (llama3, llama2)");
+    if (flavor.empty()) throw InputError(source, "model.flavor", "missing: the model's size (8B, 70B, ...)");
+    const auto known = interop::flavor_by_name(name, flavor);
+    if (!known)
+        throw InputError(source, "model.flavor",
+                         "no lostflops preset for torchtitan's " + name + " '" + flavor + "' (known: " +
+                             interop::known_flavors() + "); write the model section yourself");
+    add(d.model, "preset", known->preset, "torchtitan " + name + " " + flavor);
+    const int64_t layers = interop::preset_shape(known->preset).layers;
+
+    // Degrees: [parallelism] (2025) or [training] (2024).
+    const int64_t replicate =
+        c.integer({"parallelism.data_parallel_replicate_degree", "training.data_parallel_replicate_degree"}, 1);
+    const int64_t shard_given = c.integer(
+        {"parallelism.data_parallel_shard_degree", "training.data_parallel_shard_degree", "training.data_parallel_degree"},
+        -1, -1);
+    if (shard_given == 0) throw InputError(source, "parallelism.data_parallel_shard_degree", "expected -1 or a positive integer");
+    const int64_t tp = c.integer({"parallelism.tensor_parallel_degree", "training.tensor_parallel_degree"}, 1);
+    const int64_t pp = c.integer({"parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree"}, 1);
+    const int64_t cp = c.integer({"parallelism.context_parallel_degree", "experimental.context_parallel_degree"}, 1);
+    const int64_t ep = c.integer({"parallelism.expert_parallel_degree"}, 1);
+    const int64_t model_parallel = replicate * tp * pp * cp;
+    int64_t num_gpus = options.num_gpus;
+    int64_t shard = shard_given;
+    if (shard < 0) {
+        if (num_gpus <= 0)
+            throw InputError(source, "parallelism.data_parallel_shard_degree",
+                             "-1 (the GPUs left over) needs the GPU count: give --num-gpus N (torchtitan's NGPU x nodes)");
+        if (num_gpus % model_parallel != 0)
+            throw InputError(source, "parallelism.data_parallel_shard_degree",
+                             std::to_string(num_gpus) + " GPUs are not a multiple of replicate x tp x pp x cp = " +
+                                 std::to_string(model_parallel));
+        shard = num_gpus / model_parallel;
+    } else if (num_gpus > 0 && num_gpus != shard * model_parallel) {
+        throw InputError(source, "parallelism.data_parallel_shard_degree",
+                         "the degrees multiply to " + std::to_string(shard * model_parallel) + " GPUs, not --num-gpus " +
+                             std::to_string(num_gpus));
+    } else {
+        num_gpus = shard * model_parallel;
+    }
+    const int64_t dp = replicate * shard;
+
+    add(d.cluster, "", "", "torchtitan's config does not name the hardware: add gpu and links, or --set cluster.preset=NAME");
+    add(d.cluster, "num_gpus", std::to_string(num_gpus),
+        shard_given < 0 ? "--num-gpus" : "replicate x shard x tp x pp x cp degrees");
+    if (options.gpus_per_node > 0) add(d.cluster, "gpus_per_node", std::to_string(options.gpus_per_node));
+
+    const int64_t seq = c.integer({"training.seq_len"}, 2048);
+    const int64_t local = c.integer({"training.local_batch_size", "training.batch_size"}, 8);
+    const int64_t global_given = c.integer({"training.global_batch_size"}, -1, -1);
+    const int64_t global = global_given > 0 ? global_given : local * dp;
+    const int64_t micro = pp > 1 ? c.integer({"parallelism.pipeline_parallel_microbatch_size"}, 1) : local;
+    add(d.training, "seq_length", std::to_string(seq));
+    add(d.training, "global_batch_size", std::to_string(global),
+        global_given > 0 ? "training.global_batch_size" : "local batch x dp " + std::to_string(dp));
+    add(d.training, "micro_batch_size", std::to_string(micro),
+        pp > 1 ? "parallelism.pipeline_parallel_microbatch_size" : "local batch");
+    const std::string param = c.text({"training.mixed_precision_param"}, "bfloat16");
+    bool fp8 = c.flag({"float8.enable_float8_linear"});
+    std::string converters_key;
+    if (const TomlValue* conv = c.find({"model.converters"}, &converters_key)) {
+        const auto* arr = std::get_if<std::vector<TomlValue>>(&conv->v);
+        if (!arr) throw InputError(source, converters_key, "expected an array of strings");
+        for (const auto& e : *arr) {
+            const auto* s = std::get_if<std::string>(&e.v);
+            if (!s) throw InputError(source, converters_key, "expected an array of strings");
+            if (*s == "float8") fp8 = true;
+            else notes.push_back({NoteKind::not_modelled, converters_key, "converter " + *s});
+        }
+    }
+    if (param != "bfloat16" && param != "float16" && param != "float32")
+        throw InputError(source, "training.mixed_precision_param", "expected bfloat16, float16 or float32, got '" + param + "'");
+    if (param == "float32")
+        throw InputError(source, "training.mixed_precision_param", "float32 training is not modelled by lostflops");
+    add(d.training, "precision", fp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
+    if (const int64_t steps = c.integer({"training.steps"}, 0, 0); steps > 0)
+        add(d.training, "train_tokens", std::to_string(steps * global * seq), "training.steps x global batch x seq");
+    add(d.training, "attention", "flash", "PyTorch SDPA (flash)");
+    add(d.training, "framework", "fsdp", "torchtitan: FSDP2 on an eager model");
+
+    add(d.parallel, "tp", std::to_string(tp));
+    add(d.parallel, "pp", std::to_string(pp));
+    const std::string schedule =
+        c.text({"parallelism.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule"}, "1F1B");
+    int64_t vpp = 1;
+    const bool multi_stage = schedule == "Interleaved1F1B" || schedule == "LoopedBFS" ||
+                             schedule == "InterleavedZeroBubble" || schedule == "ZBVZeroBubble";
+    const int64_t layers_per_stage = c.integer({"parallelism.pipeline_parallel_layers_per_stage"}, 0, 0);
+    if (pp > 1 && multi_stage) {
+        if (layers_per_stage > 0) {
+            if (layers % (pp * layers_per_stage) != 0)
+                throw InputError(source, "parallelism.pipeline_parallel_layers_per_stage",
+                                 "pp " + std::to_string(pp) + " x " + std::to_string(layers_per_stage) +
+                                     " does not divide the " + std::to_string(layers) + " layers");
+            vpp = layers / (pp * layers_per_stage);
+        } else {
+            vpp = 2;
+            notes.push_back({NoteKind::assumed, "parallelism.pipeline_parallel_schedule",
+                             schedule + " without pipeline_parallel_layers_per_stage: 2 stages per rank (torchtitan's default)"});
+        }
+    }
+    if (pp > 1 && schedule != "1F1B" && schedule != "Interleaved1F1B")
+        notes.push_back({NoteKind::not_modelled, "parallelism.pipeline_parallel_schedule",
+                         schedule + ": costed as " + (multi_stage ? "interleaved 1F1B" : "1F1B")});
+    add(d.parallel, "vpp", std::to_string(vpp));
+    add(d.parallel, "cp", std::to_string(cp));
+    add(d.parallel, "ep", std::to_string(ep));
+    add(d.parallel, "zero", shard > 1 ? "3" : "0", shard > 1 ? "FSDP2 full shard over the shard degree" : "DDP replicas");
+    if (shard > 1 && replicate > 1)
+        notes.push_back({NoteKind::not_modelled, "parallelism.data_parallel_replicate_degree",
+                         "HSDP: costed as ZeRO-3 over all " + std::to_string(dp) + " data-parallel ranks"});
+    add(d.parallel, "sequence_parallel", tp > 1 ? "true" : "false", "torchtitan's TP shards the sequence between blocks");
+
+    const std::string mode = c.text({"activation_checkpoint.mode"}, "selective");
+    const std::string option = c.text({"activation_checkpoint.selective_ac_option"}, "2");
+    if (mode == "none") {
+        add(d.parallel, "recompute", "none");
+    } else if (mode == "full") {
+        add(d.parallel, "recompute", "full");
+    } else if (mode == "selective") {
+        if (option == "op") {
+            add(d.parallel, "recompute", "selective", "selective_ac_option op");
+        } else {
+            const int k = interop::positive_int(option, source, "activation_checkpoint.selective_ac_option");
+            add(d.parallel, "recompute", "full", "selective_ac_option " + option + ": every " + option + "-th block");
+            const int64_t per_stage = layers / (pp * vpp);
+            if (per_stage % k != 0)
+                notes.push_back({NoteKind::not_modelled, "activation_checkpoint.selective_ac_option",
+                                 "every " + option + "-th of " + std::to_string(per_stage) +
+                                     " blocks per stage: costed as " + std::to_string(per_stage / k)});
+            add(d.parallel, "recompute_layers", std::to_string(per_stage / k), "blocks per stage / " + option);
+        }
+    } else {
+        throw InputError(source, "activation_checkpoint.mode", "expected none, selective or full, got '" + mode + "'");
+    }
+    add(d.parallel, "overlap_grad_reduce", "true", "FSDP2 / DDP overlap the gradient reduction with backward");
+    add(d.parallel, "tp_comm_overlap",
+        c.flag({"parallelism.enable_async_tensor_parallel", "training.enable_async_tensor_parallel"}) ? "true" : "false",
+        "enable_async_tensor_parallel");
+
+    const auto left = c.leftovers();
+    notes.insert(notes.end(), left.begin(), left.end());
+    std::string yaml = interop::render_yaml(d);
+    return {yaml, std::move(notes)};
+}
+
+}  // namespace lostflops

@@ -1,0 +1,3 @@
+# a flag without its value
+--num-layers 2 \
+  --hidden-size

@@ -1,0 +1,31 @@
+# Korthikanti et al. 2022, Table 5 (configs Table 3): gpt-175b-full on 64 A100 80GB
+# Megatron-LM v3.0 (2022) flags; full recompute, no sequence parallelism.
+torchrun --nproc_per_node=8 --nnodes=8 pretrain_gpt.py \
+    --tensor-model-parallel-size=8 \
+    --pipeline-model-parallel-size=8 \
+    --num-layers-per-virtual-pipeline-stage=4 \
+    --num-layers=96 \
+    --hidden-size=12288 \
+    --num-attention-heads=96 \
+    --micro-batch-size=1 \
+    --global-batch-size=64 \
+    --seq-length=2048 \
+    --max-position-embeddings=2048 \
+    --tokenizer-type=GPT2BPETokenizer \
+    --vocab-file=gpt2-vocab.json \
+    --merge-file=gpt2-merges.txt \
+    --data-path=/data/my-gpt_text_document \
+    --split=949,50,1 \
+    --lr=6.0e-5 \
+    --min-lr=6.0e-6 \
+    --lr-decay-style=cosine \
+    --weight-decay=0.1 \
+    --adam-beta1=0.9 \
+    --adam-beta2=0.95 \
+    --init-method-std=0.006 \
+    --clip-grad=1.0 \
+    --bf16 \
+    --log-interval=1 \
+    --eval-iters=0 \
+    --recompute-granularity=full \
+    --recompute-method=uniform

@@ -1,0 +1,30 @@
+# Korthikanti et al. 2022, Table 5 (configs Table 3): gpt-1t-full on 512 A100 80GB
+# Megatron-LM v3.0 (2022) flags; full recompute, no sequence parallelism.
+torchrun --nproc_per_node=8 --nnodes=64 pretrain_gpt.py \
+    --tensor-model-parallel-size=8 \
+    --pipeline-model-parallel-size=64 \
+    --num-layers=128 \
+    --hidden-size=25600 \
+    --num-attention-heads=160 \
+    --micro-batch-size=1 \
+    --global-batch-size=512 \
+    --seq-length=2048 \
+    --max-position-embeddings=2048 \
+    --tokenizer-type=GPT2BPETokenizer \
+    --vocab-file=gpt2-vocab.json \
+    --merge-file=gpt2-merges.txt \
+    --data-path=/data/my-gpt_text_document \
+    --split=949,50,1 \
+    --lr=6.0e-5 \
+    --min-lr=6.0e-6 \
+    --lr-decay-style=cosine \
+    --weight-decay=0.1 \
+    --adam-beta1=0.9 \
+    --adam-beta2=0.95 \
+    --init-method-std=0.006 \
+    --clip-grad=1.0 \
+    --bf16 \
+    --log-interval=1 \
+    --eval-iters=0 \
+    --recompute-granularity=full \
+    --recompute-method=uniform

@@ -1,0 +1,30 @@
+# Korthikanti et al. 2022, Table 5 (configs Table 3): gpt-22b-selective on 8 A100 80GB
+# Megatron-LM v3.0 (2022) flags; sequence parallelism + selective recompute.
+torchrun --nproc_per_node=8 --nnodes=1 pretrain_gpt.py \
+    --tensor-model-parallel-size=8 \
+    --pipeline-model-parallel-size=1 \
+    --num-layers=48 \
+    --hidden-size=6144 \
+    --num-attention-heads=64 \
+    --micro-batch-size=4 \
+    --global-batch-size=4 \
+    --seq-length=2048 \
+    --max-position-embeddings=2048 \
+    --tokenizer-type=GPT2BPETokenizer \
+    --vocab-file=gpt2-vocab.json \
+    --merge-file=gpt2-merges.txt \
+    --data-path=/data/my-gpt_text_document \
+    --split=949,50,1 \
+    --lr=6.0e-5 \
+    --min-lr=6.0e-6 \
+    --lr-decay-style=cosine \
+    --weight-decay=0.1 \
+    --adam-beta1=0.9 \
+    --adam-beta2=0.95 \
+    --init-method-std=0.006 \
+    --clip-grad=1.0 \
+    --bf16 \
+    --log-interval=1 \
+    --eval-iters=0 \
+    --sequence-parallel \
+    --recompute-activations

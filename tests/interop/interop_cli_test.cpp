@@ -1,0 +1,61 @@
+// `lostflops import` / `export` from the command line: the job file on
+// standard output, notes on standard error, exit 2 naming the file and flag,
+// devices and directories refused, the imported file completed by --set.
+#include <gtest/gtest.h>
+
+#include "cli/cli_util.h"
+#include "test_util.h"
+
+namespace lostflops::test {
+namespace {
+
+TEST(InteropCli, ImportPrintsAJobThatEstimatesWithAClusterPreset) {
+    const std::string script = source_path("tests/data/interop/megatron/megatron24-h100-gpt-462b.sh");
+    const CliRun imp = run_cli("import megatron " + script);
+    ASSERT_EQ(imp.code, 0) << imp.err;
+    EXPECT_NE(imp.err.find("lostflops: not modelled: --overlap-param-gather"), std::string::npos) << imp.err;
+    EXPECT_NE(imp.err.find("lostflops: ignored: --lr"), std::string::npos);
+    char path[] = "/tmp/lostflops-import-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, imp.out.data(), imp.out.size()), static_cast<ssize_t>(imp.out.size()));
+    close(fd);
+    const CliRun est = run_cli(std::string("estimate --format json ") + path + " --set cluster.preset=dgx-h100");
+    const CliRun ref = run_cli("estimate --format json " + source_path("data/published/runs/megatron24-h100-gpt-462b.json"));
+    std::remove(path);
+    ASSERT_EQ(est.code, 0) << est.err;
+    const auto step = [](const std::string& json) {
+        const auto at = json.find("\"step_time_s\"");
+        return json.substr(at, json.find(',', at) - at);
+    };
+    EXPECT_EQ(step(est.out), step(ref.out));
+}
+
+TEST(InteropCli, BadInputExitsTwoNamingTheFlag) {
+    const CliRun r = run_cli("import megatron - < " + source_path("tests/data/interop/bad-missing-value.sh"));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("<stdin>: --hidden-size: expects a value"), std::string::npos) << r.err;
+    const CliRun p = run_cli("import megatron - < /dev/null");
+    EXPECT_EQ(p.code, 2);
+    const CliRun q = run_cli("import megatron /dev/zero");
+    EXPECT_EQ(q.code, 2);
+    EXPECT_NE(q.err.find("/dev/zero"), std::string::npos);
+    const CliRun d = run_cli("import torchtitan " + source_path("tests/data"));
+    EXPECT_EQ(d.code, 2);
+    const CliRun f = run_cli("export megatron " + source_path("data/published/runs/megatron24-h100-gpt-70b.json") +
+                             " --set parallel.zero=2");
+    EXPECT_EQ(f.code, 2);
+    EXPECT_NE(f.err.find("parallel.zero"), std::string::npos) << f.err;
+}
+
+TEST(InteropCli, ExportBestIsAPlanTheFrameworkRuns) {
+    const CliRun r = run_cli("export megatron --best " + source_path("data/published/runs/megatron24-h100-gpt-70b.json") +
+                             " --set parallel=null");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("# ", 0), 0u);
+    EXPECT_NE(r.out.find("torchrun --nnodes 96 --nproc-per-node 8 pretrain_gpt.py \\\n"), std::string::npos);
+    EXPECT_NE(r.out.find("--tensor-model-parallel-size"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lostflops::test

@@ -1,0 +1,154 @@
+// The readers under the importers: shell words, the TOML subset, and bad
+// input naming the flag or key.
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "interop/shell_words.h"
+#include "interop/toml_subset.h"
+#include "lostflops/error.h"
+#include "lostflops/interop.h"
+#include "lostflops/job.h"
+#include "test_util.h"
+
+namespace lostflops::test {
+namespace {
+
+std::string key_of_megatron_error(const std::string& flags) {
+    try {
+        import_megatron(flags, "flags");
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.file(), "flags");
+        return e.key();
+    }
+    return "(no error)";
+}
+
+const std::string kBase =
+    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 "
+    "--global-batch-size 8 ";
+
+TEST(InteropReaders, ShellWordsFollowTheShell) {
+    const auto w = interop::shell_words(
+        "# comment --not-a-flag\nA=(\n  --a 1 \\\n  --b='x y' \"--c\" 'it''s'  # trailing\n)\n--d=\"q\\\"\"\n", "s");
+    std::vector<std::string> texts;
+    for (const auto& x : w) texts.push_back(x.text);
+    EXPECT_EQ(texts, (std::vector<std::string>{"--a", "1", "--b=x y", "--c", "its", "--d=q\""}));
+    EXPECT_EQ(w[0].line, 3);
+    EXPECT_THROW(interop::shell_words("--a 'open", "s"), InputError);
+}
+
+TEST(InteropReaders, BadMegatronFlagsNameTheFlag) {
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --tensor-model-parallel-size"), "--tensor-model-parallel-size");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --tensor-model-parallel-size --sequence-parallel"),
+              "--tensor-model-parallel-size");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --ffn-hidden-size=abc"), "--ffn-hidden-size");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --pipeline-model-parallel-size 0"), "--pipeline-model-parallel-size");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --fp16"), "--fp16");
+    EXPECT_EQ(key_of_megatron_error(kBase), "--bf16");  // fp32: not modelled, not guessed
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --sequence-parallel=yes"), "--sequence-parallel");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --num-layers 4"), "--num-layers");  // twice, two values
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --recompute-granularity full"), "--recompute-granularity");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --recompute-granularity partial"), "--recompute-granularity");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --pipeline-model-parallel-size 2 "
+                                            "--num-layers-per-virtual-pipeline-stage 1 "
+                                            "--virtual-pipeline-model-parallel-size 2"),
+              "--virtual-pipeline-model-parallel-size");
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --use-legacy-models --use-mcore-models"), "--use-legacy-models");
+    EXPECT_EQ(key_of_megatron_error("--hidden-size 64 --bf16"), "--num-layers");
+    EXPECT_EQ(key_of_megatron_error("torchrun --nnodes x pretrain_gpt.py " + kBase + "--bf16"), "--nnodes");
+}
+
+std::string key_of_toml_error(const std::string& toml) {
+    try {
+        ImportOptions o;
+        o.num_gpus = 8;
+        import_torchtitan(toml, "t.toml", o);
+    } catch (const InputError& e) {
+        return e.key();
+    }
+    return "(no error)";
+}
+
+TEST(InteropReaders, TomlSubsetIsStrict) {
+    const auto t = interop::parse_toml_subset(
+        "top = 1\n[a]\nx = \"s\\\"q\"  # c\ny = 'lit'\nz = [1, 2.5, true, \"w\",]\nn = 1_000\nf = -3e2\n", "t");
+    EXPECT_EQ(std::get<int64_t>(t.at("top").v), 1);
+    EXPECT_EQ(std::get<std::string>(t.at("a.x").v), "s\"q");
+    EXPECT_EQ(std::get<std::string>(t.at("a.y").v), "lit");
+    EXPECT_EQ(std::get<std::vector<interop::TomlValue>>(t.at("a.z").v).size(), 4u);
+    EXPECT_EQ(std::get<int64_t>(t.at("a.n").v), 1000);
+    EXPECT_EQ(std::get<double>(t.at("a.f").v), -300.0);
+    for (const char* bad : {"[a]\n[a]\n", "x = 1\nx = 2\n", "x = {a = 1}\n", "x = \"open\n", "x = 1__0\n",
+                            "x = 1 2\n", "x = 1979-05-27\n", "[[a]]\n", "x = [1,\n2]\n", "= 1\n"})
+        EXPECT_THROW(interop::parse_toml_subset(bad, "t"), InputError) << bad;
+}
+
+TEST(InteropReaders, BadTorchtitanConfigsNameTheKey) {
+    const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+    EXPECT_EQ(key_of_toml_error(model + "[parallelism]\ntensor_parallel_degree = \"two\"\n"),
+              "parallelism.tensor_parallel_degree");
+    EXPECT_EQ(key_of_toml_error(model + "[parallelism]\ntensor_parallel_degree = 3\n"),
+              "parallelism.data_parallel_shard_degree");  // 8 GPUs are not a multiple of 3
+    EXPECT_EQ(key_of_toml_error("[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n"), "model.flavor");
+    EXPECT_EQ(key_of_toml_error(model + "[activation_checkpoint]\nmode = \"some\"\n"), "activation_checkpoint.mode");
+    EXPECT_EQ(key_of_toml_error(model + "[training]\ntensor_parallel_degree = 2\n[parallelism]\ntensor_parallel_degree = 2\n"),
+              "training.tensor_parallel_degree");
+    EXPECT_EQ(key_of_toml_error(model + "[training]\nmixed_precision_param = \"float32\"\n"),
+              "training.mixed_precision_param");
+    EXPECT_EQ(key_of_toml_error(model + "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"x\"\n"),
+              "activation_checkpoint.selective_ac_option");
+    try {
+        import_torchtitan(model, "t.toml");  // shard degree -1 and no GPU count
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.key(), "parallelism.data_parallel_shard_degree");
+    }
+}
+
+// Seeded random mutation of real inputs (as spec/job_fuzz_test does for job
+// files): every result is a job file that loads, or an InputError; nothing
+// else escapes, and with `make sanitize` nothing reads out of bounds.
+TEST(InteropReaders, MutatedInputsGiveAJobOrAnInputError) {
+    const auto read = [](const std::string& rel) {
+        std::ifstream in(source_path(rel));
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    const std::string seeds[] = {read("tests/data/interop/megatron/narayanan21-t1-gpt-145.6b.sh"),
+                                 read("tests/data/interop/megatron/megatron24-h100-gpt-462b.sh"),
+                                 read("tests/data/interop/torchtitan/torchtitan24-a100-llama3-8b-selective.toml")};
+    const std::string alphabet = "-=\\\"' \n#[]{},.0123456789abcdefxyz_()";
+    std::mt19937 rng(12);
+    int loaded = 0, errors = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const int which = i % 3;
+        std::string text = seeds[which];
+        const int edits = 1 + static_cast<int>(rng() % 6);
+        for (int e = 0; e < edits && !text.empty(); ++e) {
+            const size_t at = rng() % text.size();
+            switch (rng() % 3) {
+                case 0: text.erase(at, 1 + rng() % 12); break;
+                case 1: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+                default: text[at] = alphabet[rng() % alphabet.size()];
+            }
+        }
+        try {
+            ImportOptions o;
+            o.num_gpus = which == 2 ? 64 : 0;
+            const ImportResult r = which == 2 ? import_torchtitan(text, "fuzz", o) : import_megatron(text, "fuzz", o);
+            parse_job(r.job_yaml, "fuzz", {"cluster.preset=dgx-a100"});
+            ++loaded;
+        } catch (const InputError&) {
+            ++errors;
+        }
+    }
+    EXPECT_GT(loaded, 0);
+    EXPECT_GT(errors, 0);
+}
+
+}  // namespace
+}  // namespace lostflops::test

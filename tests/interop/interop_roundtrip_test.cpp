@@ -1,0 +1,72 @@
+// export -> import gives the job back, for every published run: the Megatron
+// runs through `export megatron` / `import megatron`, the torchtitan runs
+// through the torchtitan pair. The cluster is not a framework setting: it is
+// given back as the user would (--set cluster=...).
+#include "interop/interop_util.h"
+#include "lostflops/interop.h"
+#include "lostflops/job.h"
+
+namespace lostflops::test {
+namespace {
+
+Job round_trip(const Job& job, const std::string& name, bool torchtitan) {
+    const ExportResult e = torchtitan ? export_torchtitan(job) : export_megatron(job);
+    EXPECT_TRUE(e.notes.empty()) << name << ": " << (e.notes.empty() ? "" : e.notes.front().message);
+    const ImportResult r = torchtitan ? import_torchtitan(e.text, name + " (exported)")
+                                      : import_megatron(e.text, name + " (exported)");
+    for (const auto& n : r.notes) EXPECT_EQ(n.kind, NoteKind::ignored) << name << ": " << n.setting << ": " << n.message;
+    return parse_job(r.job_yaml, name + " (round trip)", {run_cluster_override(name)});
+}
+
+TEST(InteropRoundTrip, EveryPublishedRunComesBack) {
+    int runs = 0;
+    for (const std::string& name : published_run_names()) {
+        const bool torchtitan = name.rfind("torchtitan", 0) == 0;
+        ASSERT_TRUE(torchtitan || is_megatron_run(name)) << name << ": which framework?";
+        const Job job = load_job(run_path(name));
+        expect_same_job(round_trip(job, name, torchtitan), job, name);
+        ++runs;
+    }
+    EXPECT_EQ(runs, 29);
+}
+
+TEST(InteropRoundTrip, PlansBeyondThePublishedOnesComeBack) {
+    // Knobs the published runs leave at their defaults.
+    const std::vector<std::vector<std::string>> variants = {
+        {"parallel.cp=2", "parallel.recompute=full", "parallel.recompute_layers=3", "training.precision=fp8"},
+        {"parallel.zero=3", "parallel.overlap_grad_reduce=true", "training.framework=megatron-core"},
+        {"model.num_key_value_heads=8", "model.hidden_act=silu", "model.tie_word_embeddings=false",
+         "training.train_tokens=1e12"},
+        {"model.num_local_experts=8", "model.num_experts_per_tok=2", "model.moe_intermediate_size=8192",
+         "parallel.ep=4"},
+    };
+    const std::string name = "megatron24-h100-gpt-70b";
+    for (const auto& v : variants) {
+        const Job job = load_job(run_path(name), v);
+        expect_same_job(round_trip(job, name, false), job, name + " " + v.front());
+    }
+    // torchtitan: every-k-th block checkpointing, pipeline with interleaving, async TP.
+    const Job tt = load_job(run_path("torchtitan24-a100-llama3-70b-full"),
+                            {"parallel.pp=4", "parallel.vpp=2", "parallel.tp=2", "parallel.sequence_parallel=true",
+                             "parallel.tp_comm_overlap=true", "parallel.recompute_layers=5"});
+    expect_same_job(round_trip(tt, "torchtitan24-a100-llama3-70b-full", true), tt, "torchtitan variant");
+}
+
+TEST(InteropRoundTrip, ExportRefusesWhatTheFrameworkCannotRun) {
+    const Job zero2 = load_job(run_path("megatron24-h100-gpt-70b"), {"parallel.zero=2"});
+    try {
+        export_megatron(zero2);
+        FAIL() << "ZeRO-2 exported";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.key(), "parallel.zero");
+    }
+    try {
+        export_torchtitan(load_job(run_path("megatron24-h100-gpt-70b")));
+        FAIL() << "a GPT model exported as a torchtitan flavour";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.key(), "model");
+    }
+}
+
+}  // namespace
+}  // namespace lostflops::test

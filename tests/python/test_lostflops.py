@@ -1,0 +1,177 @@
+"""Tests of the Python module (python/lostflops): every function is called,
+its result is held against the command line's JSON for the same input, and
+bad input raises LostflopsError naming the key. Run by ctest with Debian's
+python3 and unittest:
+
+    PYTHONPATH=build/python LOSTFLOPS_BINARY=build/lostflops python3 -m unittest discover -s tests/python
+"""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import lostflops
+
+SOURCE = os.environ.get("LOSTFLOPS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+BINARY = os.environ.get("LOSTFLOPS_BINARY", os.path.join(SOURCE, "build", "lostflops"))
+
+
+def src(rel):
+    return os.path.join(SOURCE, rel)
+
+
+def cli_json(*args, expect=(0,)):
+    """The command line's JSON for the same input (the tests may run it; the module never does)."""
+    p = subprocess.run([BINARY, *args], capture_output=True, text=True, check=False)
+    if p.returncode not in expect:
+        raise AssertionError("%s: exit %d: %s" % (args, p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def drop_keys(value, names):
+    """value without the keys in `names` at any depth (timings that differ run to run)."""
+    if isinstance(value, dict):
+        return {k: drop_keys(v, names) for k, v in value.items() if k not in names}
+    if isinstance(value, list):
+        return [drop_keys(v, names) for v in value]
+    return value
+
+
+RUN = src("data/published/runs/megatron24-h100-gpt-70b.json")
+
+
+class Estimate(unittest.TestCase):
+    def test_equals_cli_json_for_files_the_default_and_overrides(self):
+        cases = [
+            ([RUN], RUN, []),
+            ([RUN, "--set", "parallel.pp=4", "--set", "parallel.tp=4"], RUN, ["parallel.pp=4", "parallel.tp=4"]),
+            ([], None, []),
+        ]
+        for args, job, sets in cases:
+            with self.subTest(args=args):
+                self.assertEqual(lostflops.estimate(job, set=sets), cli_json("estimate", "--format", "json", *args))
+
+    def test_a_plan_that_does_not_fit_carries_the_advice_as_the_cli(self):
+        job = src("examples/gpt3-175b-8xa100.yaml")
+        r = lostflops.estimate(job)
+        self.assertFalse(r["memory"]["fits"])
+        self.assertIn("advice", r)
+        self.assertEqual(r, cli_json("estimate", "--format", "json", job, expect=(1,)))
+
+    def test_a_dict_is_the_same_job_as_its_file(self):
+        with open(RUN) as f:
+            job = json.load(f)
+        from_dict = lostflops.estimate(job)
+        from_file = lostflops.estimate(RUN)
+        self.assertEqual(from_dict["job"]["file"], "<dict>")
+        self.assertEqual(drop_keys(from_dict, {"file"}), drop_keys(from_file, {"file"}))
+        self.assertGreater(from_dict["step_time_s"], 0)
+
+    def test_simulated_schedule(self):
+        r = lostflops.estimate(RUN, schedule="simulate")
+        self.assertEqual(r, cli_json("estimate", "--format", "json", "--schedule", "simulate", RUN))
+
+    def test_a_bad_job_raises_with_the_key_named(self):
+        with open(RUN) as f:
+            job = json.load(f)
+        job["parallel"]["tp"] = 3
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.estimate(job)
+        self.assertIsInstance(ctx.exception, ValueError)
+        self.assertEqual(ctx.exception.key, "parallel.tp")
+        self.assertEqual(ctx.exception.file, "<dict>")
+        self.assertIn("parallel.tp", str(ctx.exception))
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.estimate(RUN, set=["training.precision=fp32"])
+        self.assertEqual(ctx.exception.key, "training.precision")
+        self.assertTrue(ctx.exception.file.startswith("--set"))
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.estimate(src("no/such/job.yaml"))
+        self.assertIn("no/such/job.yaml", ctx.exception.file)
+        with self.assertRaises(TypeError):
+            lostflops.estimate(RUN, set="parallel.tp=4")
+
+
+class Search(unittest.TestCase):
+    JOB = src("tests/data/trace/job-gpt3-125m-16xa100.yaml")
+
+    def test_equals_cli_json(self):
+        got = lostflops.search(self.JOB, fix=["tp=2"], top=3)
+        want = cli_json("search", "--format", "json", "--top", "3", "--fix", "tp=2", self.JOB)
+        timings = {"wall_s", "search_wall_s", "elapsed_s"}
+        self.assertEqual(drop_keys(got, timings), drop_keys(want, timings))
+        self.assertGreater(len(got["plans"]), 0)
+
+    def test_bad_fix_raises_with_the_key_named(self):
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.search(self.JOB, fix=["tp=abc"])
+        self.assertIn("tp", str(ctx.exception))
+        with self.assertRaises(lostflops.LostflopsError):
+            lostflops.search(self.JOB, by="speed")
+
+
+class Trace(unittest.TestCase):
+    def test_equals_cli_json(self):
+        path = src("tests/data/trace/mi250-toy-train.json.gz")
+        self.assertEqual(lostflops.trace(path), cli_json("trace", "--format", "json", path))
+
+    def test_a_bad_trace_raises_with_the_file_named(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            f.write("{not json")
+            f.flush()
+            with self.assertRaises(lostflops.LostflopsError) as ctx:
+                lostflops.trace(f.name)
+            self.assertEqual(ctx.exception.file, f.name)
+
+
+class ImportExport(unittest.TestCase):
+    def test_export_equals_cli_and_imports_back(self):
+        text = lostflops.export_megatron(RUN)
+        p = subprocess.run([BINARY, "export", "megatron", RUN], capture_output=True, text=True, check=True)
+        self.assertEqual(text, p.stdout)
+        job_yaml, notes = lostflops.import_megatron(text)
+        self.assertEqual([n for n in notes if n["kind"] != "ignored"], [])
+        with open(RUN) as f:
+            cluster = json.dumps(json.load(f)["cluster"])
+        self.assertEqual(lostflops.estimate(job_yaml, set=["cluster=" + cluster])["step_time_s"],
+                         lostflops.estimate(RUN)["step_time_s"])
+
+    def test_torchtitan_pair(self):
+        run = src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json")
+        toml = lostflops.export_torchtitan(run)
+        job_yaml, notes = lostflops.import_torchtitan(toml)
+        self.assertIn("preset: llama3-8b", job_yaml)
+        config = src("tests/data/interop/torchtitan/torchtitan24-a100-llama3-8b-selective.toml")
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.import_torchtitan(config)  # shard degree -1 and no GPU count
+        self.assertEqual(ctx.exception.key, "parallelism.data_parallel_shard_degree")
+        job_yaml, notes = lostflops.import_torchtitan(config, num_gpus=64)
+        self.assertTrue(any(n["kind"] == "ignored" for n in notes))
+
+    def test_bad_flags_raise_with_the_flag_named(self):
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.import_megatron("--num-layers 2 --hidden-size")
+        self.assertEqual(ctx.exception.key, "--hidden-size")
+
+
+class Frames(unittest.TestCase):
+    def test_frames_with_pandas_or_a_clear_import_error(self):
+        est = [lostflops.estimate(RUN), lostflops.estimate(RUN, set=["parallel.pp=4"])]
+        ranking = lostflops.search(Search.JOB, fix=["tp=2"], top=3)
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with self.assertRaises(ImportError):
+                lostflops.breakdown_frame(est)
+            with self.assertRaises(ImportError):
+                lostflops.ranking_frame(ranking)
+            return
+        df = lostflops.breakdown_frame(est)
+        self.assertEqual(len(df), 2)
+        self.assertIn("pp_bubble_s", df.columns)
+        self.assertEqual(len(lostflops.ranking_frame(ranking)), len(ranking["plans"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
