@@ -3,8 +3,9 @@
 # are missing. Needs root (or sudo).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
-          libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
-          libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev)
+          libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev libisal-dev
+          libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libdeflate-dev)  # libdeflate: only the gzip comparison of bench_trace
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
