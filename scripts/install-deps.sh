@@ -3,8 +3,9 @@
 # are missing. Needs root (or sudo).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
-          libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
+          libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev libisal-dev
           libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libdeflate-dev  # only the gzip comparison of bench_trace
           chromium  # the test that renders `lostflops report` headless (tests/explain)
           pybind11-dev python3-dev)  # the Python module (README "Python")
 missing=()

@@ -2,12 +2,13 @@
 // intervals by category -> measured breakdown per rank, stragglers across ranks.
 //
 // Reading is streaming (src/trace/trace_reader.cpp): the file is read in
-// chunks (zlib for .json.gz), each object of "traceEvents" is cut out and
-// parsed on its own, and only what the analysis needs is kept (per GPU event
-// 24 bytes: start, duration, correlation and an index into a table of the
-// distinct (name, collective, stream, kind) labels; per CPU event with a
-// correlation id: its earliest start). Memory is a small multiple of the
-// events kept, never of the file.
+// chunks (ISA-L's igzip for .json.gz), each object of "traceEvents" is parsed
+// on its own by a hand-written strict parser, and only what the analysis
+// needs is kept (per GPU event 24 bytes: start, duration, correlation and an
+// index into a table of the distinct (name, collective, stream, kind) labels;
+// per correlation id of CPU events: the earliest start and its duration, 16
+// bytes; per NCCL kernel with recorded sizes: 24 bytes). Memory is a small
+// multiple of the events kept, never of the file.
 //
 // Limits (each a clear InputError, so that no input, endless or huge, makes
 // memory grow without bound; real Kineto traces are far inside them):
@@ -116,7 +117,18 @@ struct StepMark {
 // CPU events that carry a correlation id: where their launch happened.
 struct CpuLaunch {
     uint32_t correlation = kNoCorrelation;  // key, as GpuEvent::correlation
+    float dur_us = 0;  // duration of that earliest event (the launch call itself); in the padding
     double ts_us = 0;  // earliest start among CPU events with this correlation
+};
+
+// Message size of an NCCL kernel, from the arguments Kineto records on it
+// ("In msg nelems", "Out msg nelems", "Group size", "dtype"); kept only for
+// kernels that have them.
+struct CommSize {
+    uint32_t correlation = kNoCorrelation;  // key of the kernel, as GpuEvent::correlation
+    uint32_t group_size = 0;                // ranks in the group (0: not recorded)
+    double in_bytes = 0;                    // In msg nelems x element size
+    double out_bytes = 0;                   // Out msg nelems x element size
 };
 
 // Limits of the reader (see the top of this file).
@@ -155,6 +167,7 @@ struct TraceData {
     std::vector<GpuEvent> gpu;     // events with a stream or a GPU category
     std::vector<StepMark> steps;   // ProfilerStep annotations, file order
     std::vector<CpuLaunch> cpu_launches;  // sorted by correlation, unique
+    std::vector<CommSize> comm_sizes;     // sorted by correlation
     std::vector<std::string> step_names;  // distinct ProfilerStep#N names
     double cpu_min_ts_us = 0;      // earliest CPU event (for HTA's fallback)
     bool has_cpu_events = false;
@@ -201,6 +214,77 @@ struct Iteration {
     double compute_us = 0;    // union of their compute kernels
     double comm_us = 0;       // union of their communication kernels
     double idle_us = 0;       // gpu span minus union of all of them
+    // Start of its first communication kernel (trace time stamps, us); none without one.
+    std::optional<double> first_comm_start_us;
+};
+
+// GPU idle time of one stream split by cause, as Holistic Trace Analysis
+// defines it (hta/analyzers/breakdown_analysis.py _analyze_idle_time_for_stream):
+// the stream's kernels in start order; each gap from the previous kernel's end
+// to a kernel's start is
+//  - host wait when the kernel's CPU launch started after the previous kernel
+//    ended (the GPU had nothing queued: the CPU was late);
+//  - else kernel wait when the gap is shorter than kKernelWaitThresholdUs (the
+//    overhead of running back-to-back kernels);
+//  - else other (the kernel was queued but waited, e.g. on another stream).
+// HTA-compatible: HTA's rounded times, gaps summed as they are (a kernel
+// starting before the previous one ended adds a negative gap, as in HTA), a
+// kernel with no CPU launch is never host wait. Native: full resolution,
+// negative gaps count as zero.
+inline constexpr double kKernelWaitThresholdUs = 30;  // HTA get_idle_time_breakdown consecutive_kernel_delay default
+struct StreamIdle {
+    int64_t stream = -1;
+    int64_t kernels = 0;        // kernels on the stream
+    double host_wait_us = 0;
+    double kernel_wait_us = 0;
+    double other_us = 0;
+    double idle_us() const { return host_wait_us + kernel_wait_us + other_us; }
+};
+
+// CUDA launches (trace_launch.cpp): for every analysed kernel whose CPU launch
+// is in the trace (the CPU event with its correlation id: cudaLaunchKernel,
+// cudaMemcpyAsync, ...), the launch call's duration on the CPU, the kernel's
+// duration on the GPU, and the launch delay (kernel start - launch start:
+// the time the kernel waited in the stream's queue). A kernel is "launch
+// bound" when it ran on the GPU for less time than its launch took on the
+// CPU: back to back, such kernels leave the GPU waiting for the CPU (HTA's
+// cuda_kernel_analysis compares the same two durations).
+struct LaunchKernel {
+    std::string name;
+    int64_t count = 0;
+    double launch_us = 0;   // mean CPU duration of the launch call
+    double gpu_us = 0;      // mean GPU duration
+    double delay_us = 0;    // mean launch delay
+    int64_t launch_bound = 0;  // calls with gpu duration < launch duration
+};
+struct LaunchStats {
+    int64_t launched = 0;          // kernels with their CPU launch in the trace
+    double mean_launch_us = 0;
+    double mean_gpu_us = 0;
+    double mean_delay_us = 0;
+    double median_delay_us = 0;
+    int64_t launch_bound = 0;      // kernels shorter on the GPU than their launch on the CPU
+    double launch_bound_gpu_us = 0;  // their summed GPU time
+    // Kernel names with the most launch-bound calls (then the most calls), at most kMaxLaunchKernels.
+    std::vector<LaunchKernel> kernels;
+};
+inline constexpr std::size_t kMaxLaunchKernels = 10;
+
+// Achieved bandwidth per collective (trace_comm.cpp), for the communication
+// kernels whose message size the trace records. Size and bus bandwidth follow
+// nccl-tests (NVIDIA, doc/PERFORMANCE.md): size = the larger of the in and out
+// messages (all-gather: the gathered output; reduce-scatter: the input);
+// algorithm bandwidth = size / kernel time; bus bandwidth = algorithm
+// bandwidth x 2(n-1)/n for all-reduce, (n-1)/n for all-gather,
+// reduce-scatter and all-to-all, 1 for broadcast, reduce and send/recv.
+struct CollectiveStats {
+    std::string collective;   // collective_of(): "all_reduce", "all_gather", ...
+    int64_t calls = 0;        // kernels with a recorded size
+    int64_t group_size = 0;   // ranks (the largest group seen)
+    double bytes = 0;         // summed sizes
+    double time_us = 0;       // summed kernel durations
+    double algbw_gbps = 0;    // bytes / time, GB/s (1e9 bytes)
+    double busbw_gbps = 0;    // algbw x the factor above
 };
 
 struct RankReport {
@@ -221,6 +305,9 @@ struct RankReport {
     std::vector<CategoryTotal> categories;  // sorted by time, largest first
     std::vector<Iteration> iterations;
     double mean_step_us = 0;        // mean ProfilerStep duration, 0 without
+    std::vector<StreamIdle> idle_breakdown;  // one per stream with kernels, by stream number
+    LaunchStats launches;
+    std::vector<CollectiveStats> collectives;  // by summed time, largest first
     uint64_t skipped_events = 0;    // implausible events left out (TraceData::skipped)
     std::vector<std::string> warnings;
 };
@@ -246,6 +333,22 @@ struct Straggler {
 };
 std::vector<Straggler> find_stragglers(const std::vector<RankReport>& ranks,
                                        std::size_t max_per_metric = 3);
+
+// Across ranks, per profiler step: when each rank's first communication
+// kernel of the step started (Iteration::first_comm_start_us). A collective
+// cannot finish before its last rank joins, so the rank that starts last
+// makes the others wait for skew_us = latest - earliest start (trace_skew.cpp).
+// The ranks' clocks are those of their hosts: on several nodes the skew
+// includes their clock offset (NTP keeps it to about a millisecond or less).
+struct StepSkew {
+    int64_t step = 0;
+    int64_t ranks = 0;        // ranks with a communication kernel in the step
+    double skew_us = 0;
+    int latest_rank = 0;      // started last: the others wait for it
+    int earliest_rank = 0;
+};
+// Steps present on two or more ranks, by step number.
+std::vector<StepSkew> collective_skew(const std::vector<RankReport>& ranks);
 
 // Compact per-rank summaries: what `merge` needs, without the traces.
 // A summary is read with check_input_path and at most kMaxSummaryBytes; a

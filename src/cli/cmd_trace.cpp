@@ -280,8 +280,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
         exit_code = run_merge(*opts);
     });
 
-    cmd->callback([opts, cmd, merge, &exit_code] {
-        if (merge->parsed()) return;
+    add_trace_diff_command(cmd, opts->format, exit_code);
+    auto* diff = cmd->get_subcommand("diff");
+
+    cmd->callback([opts, cmd, merge, diff, &exit_code] {
+        if (merge->parsed() || diff->parsed()) return;
         if (opts->inputs.empty()) {
             throw CLI::RequiredError("files (or the merge subcommand)");
         }

@@ -41,6 +41,9 @@ std::vector<int> gpu_list(const std::string& text);
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
+// `trace diff A B` (cmd_trace_diff.cpp), under the trace subcommand; the
+// parent's --format applies unless diff has its own.
+void add_trace_diff_command(CLI::App* trace_cmd, Format& parent_format, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);

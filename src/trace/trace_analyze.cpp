@@ -4,6 +4,8 @@
 // get_temporal_breakdown): span = last end - first start of the merged kernel
 // intervals; idle = span - union of all kernels; compute = union of the
 // computation kernels; non-compute = span - compute - idle.
+// Idle time per stream by cause: trace_idle.cpp; launch statistics:
+// trace_launch.cpp; bandwidth per collective: trace_comm.cpp.
 // Overlap (communication_analysis.py get_comm_comp_overlap): time in both the
 // union of communication kernels and the union of computation kernels,
 // divided by the union of communication kernels.
@@ -25,32 +27,15 @@ namespace {
 
 using detail::Interval;
 
-// 24 bytes per kernel analysed.
-struct Picked {
-    Interval iv;
-    uint32_t ev;  // index into TraceData::gpu
-    KernelCategory cat;
-};
+using detail::Picked;
 
 bool is_compute(KernelCategory c) {
     return c == KernelCategory::gemm || c == KernelCategory::attention ||
            c == KernelCategory::norm_elementwise || c == KernelCategory::other_compute;
 }
 
-double launch_ts(const TraceData& d, uint32_t correlation, bool& found) {
-    const auto it = std::lower_bound(
-        d.cpu_launches.begin(), d.cpu_launches.end(), correlation,
-        [](const CpuLaunch& l, uint32_t c) { return l.correlation < c; });
-    found = it != d.cpu_launches.end() && it->correlation == correlation;
-    return found ? it->ts_us : 0.0;
-}
-
-// HTA: ceil the start, floor the end, when the file has fractional "ts".
-struct Rounding {
-    bool on = false;
-    double start(double ts) const { return on ? std::ceil(ts) : ts; }
-    double end(double ts, double dur) const { return on ? std::floor(ts + dur) : ts + dur; }
-};
+using detail::launch_ts;
+using detail::Rounding;
 
 // Classification is by name: done once per label (name, collective, kind).
 class Classifier {
@@ -120,6 +105,14 @@ std::vector<Picked> pick_native(const TraceData& d) {
     }
     return out;
 }
+
+}  // namespace
+
+std::vector<Picked> detail::pick_kernels(const TraceData& d, bool hta_compatible, std::vector<std::string>& warnings) {
+    return hta_compatible ? pick_hta(d, warnings) : pick_native(d);
+}
+
+namespace {
 
 // Groups (HTA's merge) of the kernels, in start order, that `pred` selects.
 template <typename Pred>
@@ -198,10 +191,14 @@ std::vector<Iteration> iterations(const TraceData& d, std::vector<Picked>& ks) {
         const uint32_t step = ks[from].ev;
         std::size_t to = from;
         detail::GroupMerger all, comp, comm;
+        std::optional<double> first_comm;
         for (; to < ks.size() && ks[to].ev == step; ++to) {
             all.add(ks[to].iv);
             if (is_compute(ks[to].cat)) comp.add(ks[to].iv);
-            if (is_comm(ks[to].cat)) comm.add(ks[to].iv);
+            if (is_comm(ks[to].cat)) {
+                comm.add(ks[to].iv);
+                if (!first_comm) first_comm = ks[to].iv.start;  // start order within the step
+            }
         }
         all.finish();
         comp.finish();
@@ -212,6 +209,7 @@ std::vector<Iteration> iterations(const TraceData& d, std::vector<Picked>& ks) {
         it.idle_us = it.gpu_span_us - all.total();
         it.compute_us = comp.total();
         it.comm_us = comm.total();
+        it.first_comm_start_us = first_comm;
         from = to;
     }
     return out;
@@ -254,7 +252,7 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
         r.warnings.push_back(std::string("no-distributed-info: no distributedInfo.rank; ") +
                              (r.rank >= 0 ? "rank taken from the file name" : "rank unknown"));
     }
-    auto ks = opts.hta_compatible ? pick_hta(d, r.warnings) : pick_native(d);
+    auto ks = detail::pick_kernels(d, opts.hta_compatible, r.warnings);
     if (ks.empty()) {
         throw InputError(d.source, "traceEvents",
                          "no GPU kernels to analyse (expected events of cat kernel, gpu_memcpy "
@@ -293,6 +291,10 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
         r.comm_comp_overlap_pct = opts.hta_compatible ? std::round(pct * 100.0) / 100.0 : pct;
     }
     r.categories = category_totals(d, ks);
+    const Rounding rounding{opts.hta_compatible && d.fractional_ts};
+    r.idle_breakdown = detail::idle_breakdown(d, ks, rounding, opts.hta_compatible);
+    r.launches = detail::launch_stats(d, ks, rounding);
+    r.collectives = detail::collective_stats(d, ks);
     r.iterations = iterations(d, ks);
     double sum = 0;
     int n = 0;

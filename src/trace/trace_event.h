@@ -22,8 +22,18 @@ struct EventFields {
     int64_t stream = -1;       // -1 when absent or not an integer (HTA's rule)
     int64_t correlation = -1;  // args.correlation, -1 when absent
     int control_chars = 0;     // raw control characters found inside strings
-    std::string name_buf, cat_buf, coll_buf, ph_buf;  // unescaped copies when needed
+    // NCCL kernels: args "In msg nelems", "Out msg nelems", "Group size" (-1 when
+    // absent or not a finite number) and "dtype".
+    double in_nelems = -1, out_nelems = -1, group_size = -1;
+    std::string_view dtype;
+    std::string name_buf, cat_buf, coll_buf, ph_buf, dtype_buf;  // unescaped copies when needed
 };
+
+// Python's int() as HTA applies it to args.stream and args.correlation:
+// integers and integral floats convert, decimal strings convert, anything
+// else (and numbers beyond +-9e18) is -1.
+int64_t python_int(double number);
+int64_t python_int(std::string_view text);
 
 enum class ParseResult { ok, need_more, malformed };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -41,6 +42,7 @@ struct KeepState {
     std::vector<CpuLaunch> cpu_launches;  // every CPU row with its correlation; reduced at the end
     std::set<std::string> step_names;
     double cpu_min_ts = std::numeric_limits<double>::infinity();
+    double no_correlation_ts = std::numeric_limits<double>::infinity();  // earliest CPU row without one
     uint64_t kept = 0;  // GPU events + step marks + CPU launches
 };
 
@@ -63,6 +65,57 @@ struct Interval {
     double start = 0;
     double end = 0;
 };
+
+// One kernel as the analysis sees it (trace_analyze.cpp): 24 bytes.
+struct Picked {
+    Interval iv;      // after the convention's rounding
+    uint32_t ev;      // index into TraceData::gpu
+    KernelCategory cat;
+};
+
+// HTA: ceil the start, floor the end, when the file has fractional "ts"
+// (trace_parser.py round_down_time_stamps).
+struct Rounding {
+    bool on = false;
+    double start(double ts) const { return on ? std::ceil(ts) : ts; }
+    double end(double ts, double dur) const { return on ? std::floor(ts + dur) : ts + dur; }
+};
+
+// Start of the CPU launch of a correlation key (TraceData::cpu_launches);
+// found = false when no CPU event carries it.
+inline double launch_ts(const TraceData& d, uint32_t correlation, bool& found) {
+    const auto it = std::lower_bound(
+        d.cpu_launches.begin(), d.cpu_launches.end(), correlation,
+        [](const CpuLaunch& l, uint32_t c) { return l.correlation < c; });
+    found = it != d.cpu_launches.end() && it->correlation == correlation;
+    return found ? it->ts_us : 0.0;
+}
+
+// The kernels a convention analyses (trace.h), in file order; warnings of
+// the choice (HTA-compatible with too few steps) are appended.
+std::vector<Picked> pick_kernels(const TraceData& d, bool hta_compatible, std::vector<std::string>& warnings);
+
+// The CPU launch of a correlation key, or nullptr.
+inline const CpuLaunch* find_launch(const TraceData& d, uint32_t correlation) {
+    const auto it = std::lower_bound(
+        d.cpu_launches.begin(), d.cpu_launches.end(), correlation,
+        [](const CpuLaunch& l, uint32_t c) { return l.correlation < c; });
+    return it != d.cpu_launches.end() && it->correlation == correlation ? &*it : nullptr;
+}
+
+// Launch statistics of the analysed kernels (trace_launch.cpp).
+LaunchStats launch_stats(const TraceData& d, const std::vector<Picked>& ks, const Rounding& r);
+
+// Bytes per element of a PyTorch dtype name as Kineto writes it ("Float",
+// "BFloat16", ...); 0 when unknown (trace_comm.cpp).
+double dtype_bytes(std::string_view dtype);
+// Achieved bandwidth per collective (trace_comm.cpp).
+std::vector<CollectiveStats> collective_stats(const TraceData& d, const std::vector<Picked>& ks);
+
+// Idle time of each stream split by cause (trace_idle.cpp); `ks` in start
+// order (stable), as analyze() holds them.
+std::vector<StreamIdle> idle_breakdown(const TraceData& d, const std::vector<Picked>& ks, const Rounding& r,
+                                       bool hta_compatible);
 // HTA's merge_kernel_intervals: sort by start; a new group begins when a start
 // exceeds the largest end so far; each group is (min start, max end).
 std::vector<Interval> merge_intervals(std::vector<Interval> v);

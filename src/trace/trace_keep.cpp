@@ -169,7 +169,13 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
         out.has_cpu_events = true;
         st.cpu_min_ts = std::min(st.cpu_min_ts, f.ts);
         count_kept(out, st);
-        st.cpu_launches.push_back(CpuLaunch{correlation_key(f.correlation, st), f.ts});
+        const uint32_t key = correlation_key(f.correlation, st);
+        if (key == kNoCorrelation) {
+            // Rows without a correlation share one key: only the earliest is kept.
+            st.no_correlation_ts = std::min(st.no_correlation_ts, f.ts);
+        } else {
+            st.cpu_launches.push_back(CpuLaunch{key, static_cast<float>(dur), f.ts});
+        }
     }
     if (!gpu_event) return;
     count_kept(out, st);
@@ -179,6 +185,14 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     g.correlation = correlation_key(f.correlation, st);
     g.label = label_of(f, kind, out, st);
     out.gpu.push_back(g);
+    if ((f.in_nelems >= 0 || f.out_nelems >= 0) && g.correlation != kNoCorrelation) {
+        const double size = dtype_bytes(f.dtype);
+        if (size > 0) {
+            const double group = f.group_size >= 1 && f.group_size <= kMaxRank + 1.0 ? f.group_size : 0;
+            out.comm_sizes.push_back(CommSize{g.correlation, static_cast<uint32_t>(group),
+                                              std::max(f.in_nelems, 0.0) * size, std::max(f.out_nelems, 0.0) * size});
+        }
+    }
 }
 
 namespace {
@@ -222,6 +236,9 @@ void finish_trace(TraceData& out, KeepState& st) {
     st.label_ids.clear();
     // Earliest start per correlation key, sorted by key.
     auto& v = st.cpu_launches;
+    if (st.no_correlation_ts < std::numeric_limits<double>::infinity()) {
+        v.push_back(CpuLaunch{kNoCorrelation, 0.0f, st.no_correlation_ts});
+    }
     std::sort(v.begin(), v.end(), [](const CpuLaunch& a, const CpuLaunch& b) {
         return a.correlation != b.correlation ? a.correlation < b.correlation : a.ts_us < b.ts_us;
     });
@@ -231,6 +248,9 @@ void finish_trace(TraceData& out, KeepState& st) {
     v.shrink_to_fit();
     out.cpu_launches = std::move(v);
     out.step_names.assign(st.step_names.begin(), st.step_names.end());
+    std::stable_sort(out.comm_sizes.begin(), out.comm_sizes.end(),
+                     [](const CommSize& a, const CommSize& b) { return a.correlation < b.correlation; });
+    out.comm_sizes.shrink_to_fit();
     out.cpu_min_ts_us = out.has_cpu_events ? st.cpu_min_ts : 0.0;
     skip_far_from_median(out);
     out.gpu.shrink_to_fit();

@@ -2,8 +2,9 @@
 // "JSON Object Format" with a traceEvents array, or the bare "JSON Array
 // Format"). Chunks of the (possibly gzipped) file go through a small state
 // machine that tracks strings, escapes and bracket depth to cut out each
-// value; every traceEvents object is handed to parse_event() and reduced to
-// what the analysis keeps (see trace.h). Top-level keys other than
+// value; every traceEvents object is parsed in place by the hand-written
+// strict parser of trace_event.cpp (parse_event) and reduced to what the
+// analysis keeps (see trace.h). Top-level keys other than
 // traceEvents (distributedInfo, displayTimeUnit, deviceProperties) are cut out
 // whole and read with nlohmann::json, wherever they sit in the file; other
 // values are skipped as they stream by, keeping nothing. Every value, and

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 
 namespace lostflops::trace {
@@ -36,6 +37,52 @@ void categories_table(std::string& out, const std::vector<CategoryTotal>& cats, 
     }
 }
 
+// Idle time per stream by cause (trace.h StreamIdle).
+void idle_table(std::string& out, const RankReport& r) {
+    if (r.idle_breakdown.empty()) return;
+    out += fmt::format("\nIdle time by stream, rank {} (host wait: launched after the previous kernel ended; "
+                       "kernel wait: gap < {:g} us; other)\n  {:>8} {:>8} {:>10} {:>10} {:>12} {:>10}\n",
+                       r.rank, kKernelWaitThresholdUs, "stream", "kernels", "idle_ms", "host_wait",
+                       "kernel_wait", "other");
+    for (const auto& s : r.idle_breakdown) {
+        const double idle = s.idle_us();
+        out += fmt::format("  {:>8} {:>8} {:>10.3f} {:>9.1f}% {:>11.1f}% {:>9.1f}%\n", s.stream, s.kernels,
+                           idle / 1e3, pct(s.host_wait_us, idle), pct(s.kernel_wait_us, idle),
+                           pct(s.other_us, idle));
+    }
+}
+
+// CUDA launches (trace.h LaunchStats).
+void launch_table(std::string& out, const RankReport& r) {
+    const LaunchStats& l = r.launches;
+    if (l.launched == 0) return;
+    out += fmt::format("\nCUDA launches, rank {}: {} kernels with their CPU launch; mean launch {:.1f} us, GPU "
+                       "{:.1f} us, delay {:.1f} us (median {:.1f}); launch bound (GPU shorter than the launch): "
+                       "{} ({:.1f}%), {:.3f} ms of GPU time\n",
+                       r.rank, l.launched, l.mean_launch_us, l.mean_gpu_us, l.mean_delay_us, l.median_delay_us,
+                       l.launch_bound, pct(static_cast<double>(l.launch_bound), static_cast<double>(l.launched)),
+                       l.launch_bound_gpu_us / 1e3);
+    out += fmt::format("  {:>7} {:>7} {:>10} {:>9} {:>10}  {}\n", "calls", "bound", "launch_us", "gpu_us",
+                       "delay_us", "kernel");
+    for (const auto& k : l.kernels) {
+        std::string name = k.name.size() > 80 ? k.name.substr(0, 77) + "..." : k.name;
+        out += fmt::format("  {:>7} {:>7} {:>10.1f} {:>9.1f} {:>10.1f}  {}\n", k.count, k.launch_bound, k.launch_us,
+                           k.gpu_us, k.delay_us, name);
+    }
+}
+
+// Achieved bandwidth per collective (trace.h CollectiveStats).
+void collective_table(std::string& out, const RankReport& r) {
+    if (r.collectives.empty()) return;
+    out += fmt::format("\nCollectives with recorded sizes, rank {} (bus bandwidth as nccl-tests defines it)\n"
+                       "  {:<16} {:>7} {:>6} {:>12} {:>11} {:>11} {:>11}\n",
+                       r.rank, "collective", "calls", "ranks", "MB", "time_ms", "algbw_GB/s", "busbw_GB/s");
+    for (const auto& c : r.collectives) {
+        out += fmt::format("  {:<16} {:>7} {:>6} {:>12.1f} {:>11.3f} {:>11.2f} {:>11.2f}\n", c.collective, c.calls,
+                           c.group_size, c.bytes / 1e6, c.time_us / 1e3, c.algbw_gbps, c.busbw_gbps);
+    }
+}
+
 }  // namespace
 
 std::string report_json(const std::vector<RankReport>& ranks, const std::vector<Straggler>& stragglers,
@@ -49,6 +96,12 @@ std::string report_json(const std::vector<RankReport>& ranks, const std::vector<
                      {"median_us", x.median_us}, {"deviation_pct", x.deviation_pct}});
     }
     j["stragglers"] = s;
+    json sk = json::array();
+    for (const auto& x : collective_skew(ranks)) {
+        sk.push_back({{"step", x.step}, {"ranks", x.ranks}, {"skew_us", x.skew_us},
+                      {"latest_rank", x.latest_rank}, {"earliest_rank", x.earliest_rank}});
+    }
+    j["collective_skew"] = sk;
     if (cmp != nullptr) {
         json walls = json::array();
         for (const auto& w : cmp->walls) {
@@ -79,6 +132,9 @@ std::string report_table(const std::vector<RankReport>& ranks, const std::vector
     if (ranks.size() <= 4) {
         for (const auto& r : ranks) {
             categories_table(out, r.categories, fmt::format("Kernels by category, rank {} ({})", r.rank, r.source));
+            idle_table(out, r);
+            launch_table(out, r);
+            collective_table(out, r);
             if (r.iterations.empty()) continue;
             out += fmt::format("\nIterations, rank {}\n  {:>8} {:>10} {:>8} {:>12} {:>11} {:>9} {:>9}\n", r.rank,
                                "step", "cpu_ms", "kernels", "gpu_span_ms", "compute_ms", "comm_ms", "idle_ms");
@@ -112,6 +168,19 @@ std::string report_table(const std::vector<RankReport>& ranks, const std::vector
             out += fmt::format("  {:>5} {:<11} {:>12.3f} {:>12.3f} {:>+8.1f}%\n", s.rank, s.metric,
                                s.value_us / 1e3, s.median_us / 1e3, s.deviation_pct);
         }
+    }
+    const auto skew = collective_skew(ranks);
+    if (!skew.empty()) {
+        out += fmt::format("\nCollective start skew per step (first communication kernel of the step; the latest "
+                           "rank makes the others wait)\n  {:>8} {:>6} {:>10} {:>7} {:>9}\n",
+                           "step", "ranks", "skew_ms", "latest", "earliest");
+        const std::size_t shown = std::min<std::size_t>(skew.size(), 20);
+        for (std::size_t i = 0; i < shown; ++i) {
+            const auto& x = skew[i];
+            out += fmt::format("  {:>8} {:>6} {:>10.3f} {:>7} {:>9}\n", x.step, x.ranks, x.skew_us / 1e3,
+                               x.latest_rank, x.earliest_rank);
+        }
+        if (skew.size() > shown) out += fmt::format("  ... and {} more steps (--format json lists all)\n", skew.size() - shown);
     }
     if (cmp != nullptr) {
         out += fmt::format("\nMeasured vs predicted (step time from {})\n", cmp->step_source);

@@ -1,9 +1,8 @@
-// Byte sources of the trace reader ("-" is standard input). gzip (RFC 1952) through zlib: gzread for
-// files (it also reads plain files unchanged), inflate with a gzip header
-// (windowBits 16 + MAX_WBITS, zlib manual) for bytes in memory.
+// Byte sources of the trace reader for bytes in memory (read_trace_bytes:
+// tests and fuzzing): plain, or gzip (RFC 1952) through zlib's inflate with a
+// gzip header (windowBits 16 + MAX_WBITS, zlib manual). Files: trace_inflate.cpp.
 #include "trace/trace_source.h"
 
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -15,51 +14,6 @@
 
 namespace lostflops::trace::detail {
 namespace {
-
-class GzFileSource : public ByteSource {
-public:
-    explicit GzFileSource(const std::string& path) : path_(path == "-" ? "<stdin>" : path) {
-        if (path == "-") {
-            const int fd = ::dup(STDIN_FILENO);  // gzclose closes it, not standard input
-            file_ = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
-            if (file_ == nullptr && fd >= 0) ::close(fd);
-        } else {
-            file_ = gzopen(path.c_str(), "rb");
-        }
-        if (file_ == nullptr) {
-            throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
-        }
-        gzbuffer(file_, 1 << 18);
-    }
-    ~GzFileSource() override {
-        if (file_ != nullptr) gzclose(file_);
-    }
-    GzFileSource(const GzFileSource&) = delete;
-    GzFileSource& operator=(const GzFileSource&) = delete;
-
-    std::size_t read(char* dst, std::size_t n) override {
-        if (done_) return 0;
-        const unsigned ask = static_cast<unsigned>(std::min<std::size_t>(n, INT_MAX / 2));
-        const int got = gzread(file_, dst, ask);
-        if (got > 0) return static_cast<std::size_t>(got);
-        int code = Z_OK;
-        const char* msg = gzerror(file_, &code);
-        done_ = true;
-        if (got == 0 && (code == Z_OK || code == Z_STREAM_END)) return 0;
-        if (code == Z_BUF_ERROR) {  // "unexpected end of file": stream cut short
-            cut_short_ = true;
-            return 0;
-        }
-        throw InputError(path_, "", std::string("cannot decompress: ") + (msg ? msg : "read error"));
-    }
-    bool cut_short() const override { return cut_short_; }
-
-private:
-    std::string path_;
-    gzFile file_ = nullptr;
-    bool done_ = false;
-    bool cut_short_ = false;
-};
 
 class PlainMemorySource : public ByteSource {
 public:
@@ -118,10 +72,6 @@ private:
 };
 
 }  // namespace
-
-std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
-    return std::make_unique<GzFileSource>(path);
-}
 
 std::unique_ptr<ByteSource> memory_source(std::string_view bytes, const std::string& source) {
     const bool gz = bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&

@@ -1,6 +1,6 @@
-// Byte sources for the streaming trace reader: a file (plain or gzip, read
-// through zlib's gzread, which passes plain files through unchanged) or bytes
-// in memory (inflated on the fly when they start with the gzip magic).
+// Byte sources for the streaming trace reader: a file (plain, or gzip
+// inflated with ISA-L as it streams; trace_inflate.cpp) or bytes in memory
+// (inflated with zlib when they start with the gzip magic; trace_source.cpp).
 #pragma once
 
 #include <cstddef>

@@ -57,9 +57,33 @@ json rank_to_json(const RankReport& r) {
     for (const auto& i : r.iterations) {
         its.push_back({{"number", i.number}, {"cpu_us", i.cpu_us}, {"kernels", i.kernels},
                        {"gpu_span_us", i.gpu_span_us}, {"compute_us", i.compute_us},
-                       {"comm_us", i.comm_us}, {"idle_us", i.idle_us}});
+                       {"comm_us", i.comm_us}, {"idle_us", i.idle_us},
+                       {"first_comm_start_us", i.first_comm_start_us ? json(*i.first_comm_start_us) : json(nullptr)}});
     }
     j["iterations"] = its;
+    json idle = json::array();
+    for (const auto& x : r.idle_breakdown) {
+        idle.push_back({{"stream", x.stream}, {"kernels", x.kernels}, {"host_wait_us", x.host_wait_us},
+                        {"kernel_wait_us", x.kernel_wait_us}, {"other_us", x.other_us}});
+    }
+    j["idle_breakdown"] = idle;
+    const LaunchStats& l = r.launches;
+    json lk = json::array();
+    for (const auto& k : l.kernels) {
+        lk.push_back({{"name", k.name}, {"count", k.count}, {"launch_us", k.launch_us}, {"gpu_us", k.gpu_us},
+                      {"delay_us", k.delay_us}, {"launch_bound", k.launch_bound}});
+    }
+    j["launch_stats"] = {{"launched", l.launched},           {"mean_launch_us", l.mean_launch_us},
+                         {"mean_gpu_us", l.mean_gpu_us},     {"mean_delay_us", l.mean_delay_us},
+                         {"median_delay_us", l.median_delay_us}, {"launch_bound", l.launch_bound},
+                         {"launch_bound_gpu_us", l.launch_bound_gpu_us}, {"kernels", lk}};
+    json colls = json::array();
+    for (const auto& c : r.collectives) {
+        colls.push_back({{"collective", c.collective}, {"calls", c.calls}, {"group_size", c.group_size},
+                         {"bytes", c.bytes}, {"time_us", c.time_us}, {"algbw_gbps", c.algbw_gbps},
+                         {"busbw_gbps", c.busbw_gbps}});
+    }
+    j["collectives"] = colls;
     j["warnings"] = r.warnings;
     return j;
 }
@@ -157,7 +181,62 @@ RankReport rank_from_json(const json& j, const std::string& source, const std::s
             it.compute_us = num_field(i, "compute_us", source, w, true);
             it.comm_us = num_field(i, "comm_us", source, w, true);
             it.idle_us = num_field(i, "idle_us", source, w, true);
+            const auto fc = i.find("first_comm_start_us");  // absent or null: none
+            if (fc != i.end() && !fc->is_null()) it.first_comm_start_us = num_field(i, "first_comm_start_us", source, w, true);
             r.iterations.push_back(it);
+        }
+    }
+    const auto idle = j.find("idle_breakdown");  // absent in summaries written before it existed
+    if (idle != j.end()) {
+        const std::string w = where + ".idle_breakdown";
+        if (!idle->is_array()) throw InputError(source, w, "expected an array");
+        for (const auto& x : *idle) {
+            StreamIdle s;
+            s.stream = int_field(x, "stream", source, w, std::numeric_limits<int64_t>::min(),
+                                 std::numeric_limits<int64_t>::max());
+            s.kernels = int_field(x, "kernels", source, w, 0, kMaxCount);
+            s.host_wait_us = num_field(x, "host_wait_us", source, w, true);
+            s.kernel_wait_us = num_field(x, "kernel_wait_us", source, w, true);
+            s.other_us = num_field(x, "other_us", source, w, true);
+            r.idle_breakdown.push_back(s);
+        }
+    }
+    const auto ls = j.find("launch_stats");  // absent in summaries written before it existed
+    if (ls != j.end()) {
+        const std::string w = where + ".launch_stats";
+        if (!ls->is_object()) throw InputError(source, w, "expected an object");
+        LaunchStats& l = r.launches;
+        l.launched = int_field(*ls, "launched", source, w, 0, kMaxCount);
+        l.mean_launch_us = num_field(*ls, "mean_launch_us", source, w);
+        l.mean_gpu_us = num_field(*ls, "mean_gpu_us", source, w, true);
+        l.mean_delay_us = num_field(*ls, "mean_delay_us", source, w, true);
+        l.median_delay_us = num_field(*ls, "median_delay_us", source, w, true);
+        l.launch_bound = int_field(*ls, "launch_bound", source, w, 0, kMaxCount);
+        l.launch_bound_gpu_us = num_field(*ls, "launch_bound_gpu_us", source, w, true);
+        const auto ks = field<json>(*ls, "kernels", source, w);
+        if (!ks.is_array()) throw InputError(source, w + ".kernels", "expected an array");
+        for (const auto& k : ks) {
+            const std::string wk = w + ".kernels";
+            l.kernels.push_back({field<std::string>(k, "name", source, wk), int_field(k, "count", source, wk, 0, kMaxCount),
+                                 num_field(k, "launch_us", source, wk), num_field(k, "gpu_us", source, wk, true),
+                                 num_field(k, "delay_us", source, wk, true),
+                                 int_field(k, "launch_bound", source, wk, 0, kMaxCount)});
+        }
+    }
+    const auto cs = j.find("collectives");  // absent in summaries written before it existed
+    if (cs != j.end()) {
+        const std::string w = where + ".collectives";
+        if (!cs->is_array()) throw InputError(source, w, "expected an array");
+        for (const auto& c : *cs) {
+            CollectiveStats s;
+            s.collective = field<std::string>(c, "collective", source, w);
+            s.calls = int_field(c, "calls", source, w, 0, kMaxCount);
+            s.group_size = int_field(c, "group_size", source, w, 0, kMaxRank + 1);
+            s.bytes = num_field(c, "bytes", source, w);
+            s.time_us = num_field(c, "time_us", source, w, true);
+            s.algbw_gbps = num_field(c, "algbw_gbps", source, w, true);
+            s.busbw_gbps = num_field(c, "busbw_gbps", source, w, true);
+            r.collectives.push_back(s);
         }
     }
     const auto ws = j.find("warnings");
