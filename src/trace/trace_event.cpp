@@ -1,14 +1,16 @@
-// One trace event object -> EventFields. A strict JSON (RFC 8259) recursive
+// One trace event object -> EventFields. parse_event tries the fast path of
+// trace_event_fast.cpp first; this file is the strict parser that decides
+// every event the fast path gives up on (and names the error of a malformed
+// one). A strict JSON (RFC 8259) recursive
 // descent parser over a complete in-memory slice, written for speed: no DOM,
 // strings scanned 16 bytes at a time (SSE2 compares and a byte mask, the
 // technique of simdjson's string scanner, Langdale and Lemire 2019), string
 // views into the input unless a string holds escapes, numbers with
-// std::from_chars (correctly rounded, like Python's float()). Raw control
+// json_number (trace_number.cpp: correctly rounded, like Python's float()). Raw control
 // characters inside strings are tolerated and counted (real traces contain
 // them; the reader reports them as a named warning).
 #include "trace/trace_event.h"
 
-#include <charconv>
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
@@ -233,16 +235,7 @@ private:
         out.fractional = frac;
         out.text = std::string_view(start, p_ - start);
         if (!convert) return true;
-        double v = 0;
-        const auto r = std::from_chars(start, p_, v);
-        if (r.ec == std::errc::result_out_of_range) {
-            // Overflow gives infinity, underflow zero (a negative exponent).
-            const std::string_view lit(start, static_cast<std::size_t>(p_ - start));
-            const std::size_t e = lit.find_first_of("eE");
-            const bool tiny = e != std::string_view::npos && e + 1 < lit.size() && lit[e + 1] == '-';
-            v = tiny ? 0.0 : HUGE_VAL;
-            if (*start == '-') v = -v;
-        }
+        const double v = json_number(start, p_);
         out.number = v;
         return true;
     }
@@ -381,23 +374,7 @@ private:
 
 }  // namespace
 
-int64_t python_int(double number) {
-    if (!std::isfinite(number) || std::fabs(number) > 9.0e18) return -1;
-    return static_cast<int64_t>(number);
-}
-
-int64_t python_int(std::string_view s) {
-    while (!s.empty() && is_ws(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_ws(s.back())) s.remove_suffix(1);
-    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-    int64_t out = -1;
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-    if (r.ec != std::errc() || r.ptr != s.data() + s.size() || s.empty()) return -1;
-    return out;
-}
-
-ParseResult parse_event(const char* p, const char* end, EventFields& out, std::string& error,
-                        std::size_t& consumed) {
+void reset_event_fields(EventFields& out) {
     out.ph = out.cat = out.name = out.collective = {};
     out.has_cat = out.has_ts = out.has_dur = out.has_stream = false;
     out.ts_fractional = true;  // a missing "ts" makes pandas read the column as float
@@ -407,6 +384,19 @@ ParseResult parse_event(const char* p, const char* end, EventFields& out, std::s
     out.control_chars = 0;
     out.dtype = {};
     out.in_nelems = out.out_nelems = out.group_size = -1;
+}
+
+ParseResult parse_event(const char* p, const char* end, EventFields& out, std::string& error,
+                        std::size_t& consumed) {
+    reset_event_fields(out);
+    if (parse_event_fast(p, end, out, consumed)) return ParseResult::ok;
+    // The fast path gave up (trace_event_fast.cpp): the strict parser decides.
+    return parse_event_strict(p, end, out, error, consumed);
+}
+
+ParseResult parse_event_strict(const char* p, const char* end, EventFields& out, std::string& error,
+                               std::size_t& consumed) {
+    reset_event_fields(out);
     Parser parser(p, end, out, error);
     if (parser.event()) {
         consumed = parser.consumed();

@@ -1,6 +1,7 @@
 // Field extractor for one Chrome-trace event object (already cut out of the
 // stream): a hand-written strict JSON parser (RFC 8259) that keeps only the
-// fields the analysis needs and validates and skips the rest.
+// fields the analysis needs and validates and skips the rest, behind a fast
+// path that takes the events written the usual way (trace_event_fast.cpp).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,16 @@ struct EventFields {
     std::string name_buf, cat_buf, coll_buf, ph_buf, dtype_buf;  // unescaped copies when needed
 };
 
+// A JSON number's text [b, e) (RFC 8259 grammar) to the nearest double, as
+// Python's float() gives it; beyond the double range +-infinity, below it
+// zero (trace_number.cpp).
+double json_number(const char* b, const char* e);
+// m x 10^exp10 (sign apart), correctly rounded, when Clinger's fast path
+// gives it (m at most 2^53 and |exp10| at most 22 once trailing zeros are
+// dropped) or, for exp10 from -19 to -1, an exact 128-bit division; false
+// otherwise (trace_number.cpp).
+bool exact_decimal(uint64_t m, int exp10, bool negative, double& v);
+
 // Python's int() as HTA applies it to args.stream and args.correlation:
 // integers and integral floats convert, decimal strings convert, anything
 // else (and numbers beyond +-9e18) is -1.
@@ -43,5 +54,18 @@ enum class ParseResult { ok, need_more, malformed };
 // JSON, `error` says where (offset inside the event) and why.
 ParseResult parse_event(const char* p, const char* end, EventFields& out, std::string& error,
                         std::size_t& consumed);
+
+// Every field to its value for an event without it.
+void reset_event_fields(EventFields& out);
+
+// The strict parser alone (parse_event without the fast path).
+ParseResult parse_event_strict(const char* p, const char* end, EventFields& out, std::string& error,
+                               std::size_t& consumed);
+
+// The fast path parse_event tries first (trace_event_fast.cpp): true with the
+// same fields and length the strict parser would give; false when the event
+// needs the strict parser (escapes, control characters, fields of unusual
+// types, deep nesting, errors, the end of the buffer). `out` must be reset.
+bool parse_event_fast(const char* p, const char* end, EventFields& out, std::size_t& consumed);
 
 }  // namespace lostflops::trace::detail

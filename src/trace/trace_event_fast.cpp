@@ -1,0 +1,407 @@
+// Fast path of the event parser: one pass over an event written the way
+// Kineto writes them (no escapes or raw control characters in the strings
+// read, "ph"/"cat"/"name" strings, "ts"/"dur" numbers, nesting under 48
+// levels), validating the JSON grammar of RFC 8259 as the strict parser of
+// trace_event.cpp does but without recursion, per-value records or copies:
+// values the analysis does not read are checked by an iterative walk with a
+// bit stack of open containers, keys are told apart by length and bytes, and
+// strings are scanned 16 bytes at a time (SSE2, as in trace_event.cpp). It
+// returns false on anything else (an escape, a control character, a
+// non-string name, an error, the end of the buffer), and parse_event then
+// parses the same bytes again with the strict parser, which gives the answer
+// and the exact error text; so the fast path only ever accepts events the
+// strict parser accepts, with the same fields.
+#include "trace/trace_event.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace lostflops::trace::detail {
+namespace {
+
+constexpr int kMaxFastDepth = 48;  // deeper nesting goes to the strict parser (limit 128)
+
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool starts_number(char c) { return c == '-' || is_digit(c); }
+
+class FastParser {
+public:
+    FastParser(const char* p, const char* end, EventFields& f) : p_(p), end_(end), f_(f) {}
+
+    bool event() {
+        const char* begin = p_;
+        if (p_ >= end_ || *p_ != '{') return false;
+        ++p_;
+        ws();
+        if (p_ < end_ && *p_ == '}') {
+            ++p_;
+            consumed_ = static_cast<std::size_t>(p_ - begin);
+            return true;
+        }
+        for (;;) {
+            const char* key = nullptr;
+            std::size_t len = 0;
+            if (!key_colon(key, len)) return false;
+            if (!top_field(key, len)) return false;
+            ws();
+            if (p_ >= end_) return false;
+            const char c = *p_++;
+            if (c == ',') { ws(); continue; }
+            if (c == '}') break;
+            return false;
+        }
+        consumed_ = static_cast<std::size_t>(p_ - begin);
+        return true;
+    }
+    std::size_t consumed() const { return consumed_; }
+
+private:
+    void ws() { while (p_ < end_ && is_ws(*p_)) ++p_; }
+
+    // At '"'. A string without escapes or control characters; out is its content.
+    bool string(const char*& s, std::size_t& len) {
+        if (p_ >= end_ || *p_ != '"') return false;
+        const char* start = ++p_;
+#if defined(__SSE2__)
+        const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+        const __m128i below = _mm_set1_epi8(0x20), sign = _mm_set1_epi8(static_cast<char>(0x80));
+        while (end_ - p_ >= 16) {
+            const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
+            const __m128i ctrl = _mm_cmplt_epi8(_mm_xor_si128(w, sign), _mm_xor_si128(below, sign));
+            const __m128i hit =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)), ctrl);
+            const int mask = _mm_movemask_epi8(hit);
+            if (mask != 0) {
+                p_ += __builtin_ctz(static_cast<unsigned>(mask));
+                if (*p_ != '"') return false;
+                s = start;
+                len = static_cast<std::size_t>(p_ - start);
+                ++p_;
+                return true;
+            }
+            p_ += 16;
+        }
+#endif
+        while (p_ < end_) {
+            const char c = *p_;
+            if (c == '"') {
+                s = start;
+                len = static_cast<std::size_t>(p_ - start);
+                ++p_;
+                return true;
+            }
+            if (c == '\\' || static_cast<unsigned char>(c) < 0x20) return false;
+            ++p_;
+        }
+        return false;
+    }
+
+    // A key, white space, ':' and white space.
+    bool key_colon(const char*& key, std::size_t& len) {
+        if (!string(key, len)) return false;
+        ws();
+        if (p_ >= end_ || *p_ != ':') return false;
+        ++p_;
+        ws();
+        return p_ < end_;
+    }
+
+    // A number by RFC 8259's grammar; [start, p_) on success.
+    bool number(bool& fractional) {
+        if (p_ < end_ && *p_ == '-') ++p_;
+        if (p_ >= end_) return false;
+        if (*p_ == '0') {
+            ++p_;
+        } else if (*p_ >= '1' && *p_ <= '9') {
+            while (p_ < end_ && is_digit(*p_)) ++p_;
+        } else {
+            return false;
+        }
+        fractional = false;
+        if (p_ < end_ && *p_ == '.') {
+            fractional = true;
+            ++p_;
+            if (p_ >= end_ || !is_digit(*p_)) return false;
+            while (p_ < end_ && is_digit(*p_)) ++p_;
+        }
+        if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+            fractional = true;
+            ++p_;
+            if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+            if (p_ >= end_ || !is_digit(*p_)) return false;
+            while (p_ < end_ && is_digit(*p_)) ++p_;
+        }
+        // The strict parser stops at the same byte; the end of the buffer
+        // right after a number may hide more digits.
+        return p_ < end_;
+    }
+    // A number and its value in one pass: the digits (at most 19) are summed
+    // as they are checked, and exact_decimal gives the double; longer
+    // numbers and exponents go through json_number. The same double either way.
+    bool number_value(double& v, bool& fractional) {
+        const char* start = p_;
+        const bool negative = *p_ == '-';
+        if (negative) ++p_;
+        if (p_ >= end_) return false;
+        uint64_t m = 0;
+        int digits = 0, exp10 = 0;
+        if (*p_ == '0') {
+            ++p_;
+        } else if (*p_ >= '1' && *p_ <= '9') {
+            for (; p_ < end_ && is_digit(*p_); ++p_, ++digits) m = m * 10 + static_cast<uint64_t>(*p_ - '0');
+        } else {
+            return false;
+        }
+        fractional = false;
+        if (p_ < end_ && *p_ == '.') {
+            fractional = true;
+            ++p_;
+            if (p_ >= end_ || !is_digit(*p_)) return false;
+            for (; p_ < end_ && is_digit(*p_); ++p_, ++digits, --exp10) {
+                m = m * 10 + static_cast<uint64_t>(*p_ - '0');
+            }
+        }
+        bool simple = digits <= 19;  // m has not wrapped
+        if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+            fractional = true;
+            simple = false;
+            ++p_;
+            if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+            if (p_ >= end_ || !is_digit(*p_)) return false;
+            while (p_ < end_ && is_digit(*p_)) ++p_;
+        }
+        if (p_ >= end_) return false;  // more digits may follow in the next read
+        if (!simple || !exact_decimal(m, exp10, negative, v)) v = json_number(start, p_);
+        return true;
+    }
+
+    bool literal(const char* word, std::size_t n) {
+        if (static_cast<std::size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return false;
+        p_ += n;
+        return true;
+    }
+
+    // Any value, validated and skipped, `depth` levels below the event
+    // (the strict parser's depth argument).
+    bool skip(int depth) {
+        uint64_t objects = 0;  // bit i: container i is an object
+        int open = 0;
+        for (;;) {
+            // A value.
+            if (p_ >= end_) return false;
+            const char c = *p_;
+            if (c == '"') {
+                const char* s;
+                std::size_t n;
+                if (!string(s, n)) return false;
+            } else if (c == '{' || c == '[') {
+                if (depth + open >= kMaxFastDepth) return false;
+                ++p_;
+                ws();
+                if (p_ >= end_) return false;
+                if (*p_ == (c == '{' ? '}' : ']')) {
+                    ++p_;
+                } else {
+                    const bool object = c == '{';
+                    objects = (objects & ~(uint64_t{1} << open)) | (uint64_t{object} << open);
+                    ++open;
+                    if (object) {
+                        const char* k;
+                        std::size_t n;
+                        if (!key_colon(k, n)) return false;
+                    }
+                    continue;  // the first member's value
+                }
+            } else if (c == 't') {
+                if (!literal("true", 4)) return false;
+            } else if (c == 'f') {
+                if (!literal("false", 5)) return false;
+            } else if (c == 'n') {
+                if (!literal("null", 4)) return false;
+            } else {
+                bool fractional;
+                if (!number(fractional)) return false;
+            }
+            // After a value: close containers, or go on to the next member.
+            for (;;) {
+                if (open == 0) return true;
+                ws();
+                if (p_ >= end_) return false;
+                const bool object = (objects >> (open - 1)) & 1;
+                const char d = *p_++;
+                if (d == ',') {
+                    ws();
+                    if (object) {
+                        const char* k;
+                        std::size_t n;
+                        if (!key_colon(k, n)) return false;
+                    }
+                    break;  // the next value
+                }
+                if (d != (object ? '}' : ']')) return false;
+                --open;
+            }
+        }
+    }
+
+    static bool is(const char* key, std::size_t len, const char* word, std::size_t n) {
+        return len == n && std::memcmp(key, word, n) == 0;
+    }
+
+    bool top_field(const char* key, std::size_t len) {
+        const char c = *p_;
+        switch (len) {
+            case 2:
+                if (is(key, len, "ph", 2)) return text(f_.ph);
+                if (is(key, len, "ts", 2)) {
+                    if (!starts_number(c)) return false;
+                    double v;
+                    bool fractional;
+                    if (!number_value(v, fractional)) return false;
+                    f_.has_ts = std::isfinite(v);
+                    f_.ts = v;
+                    f_.ts_fractional = !f_.has_ts || fractional;
+                    return true;
+                }
+                break;
+            case 3:
+                if (is(key, len, "cat", 3)) {
+                    if (!text(f_.cat)) return false;
+                    f_.has_cat = true;
+                    return true;
+                }
+                if (is(key, len, "dur", 3)) {
+                    if (!starts_number(c)) return false;
+                    double v;
+                    bool fractional;
+                    if (!number_value(v, fractional)) return false;
+                    f_.has_dur = std::isfinite(v);
+                    f_.dur = v;
+                    return true;
+                }
+                break;
+            case 4:
+                if (is(key, len, "name", 4)) return text(f_.name);
+                if (is(key, len, "args", 4)) return c == '{' ? args() : skip(1);
+                break;
+            default:
+                break;
+        }
+        return skip(1);
+    }
+
+    // A string field read as a view into the event (strings only; anything
+    // else goes to the strict parser).
+    bool text(std::string_view& out) {
+        const char* s;
+        std::size_t n;
+        if (!string(s, n)) return false;
+        out = std::string_view(s, n);
+        return true;
+    }
+
+    // args.stream and args.correlation: Python's int() of a number or a
+    // string, -1 for anything else (the strict parser's to_int).
+    bool int_field(int64_t& out) {
+        const char c = *p_;
+        if (c == '"') {
+            std::string_view s;
+            if (!text(s)) return false;
+            out = python_int(s);
+            return true;
+        }
+        if (!starts_number(c)) {
+            out = -1;
+            return skip(2);
+        }
+        double v;
+        bool fractional;
+        if (!number_value(v, fractional)) return false;
+        out = python_int(v);
+        return true;
+    }
+    // NCCL sizes: a finite number, else -1.
+    bool size_field(double& out) {
+        if (!starts_number(*p_)) {
+            out = -1;
+            return skip(2);
+        }
+        double v;
+        bool fractional;
+        if (!number_value(v, fractional)) return false;
+        out = std::isfinite(v) ? v : -1;
+        return true;
+    }
+
+    bool arg(const char* key, std::size_t len) {
+        switch (len) {
+            case 5:
+                if (is(key, len, "dtype", 5)) return text(f_.dtype);
+                break;
+            case 6:
+                if (is(key, len, "stream", 6)) {
+                    f_.has_stream = true;
+                    return int_field(f_.stream);
+                }
+                break;
+            case 10:
+                if (is(key, len, "Group size", 10)) return size_field(f_.group_size);
+                break;
+            case 11:
+                if (is(key, len, "correlation", 11)) return int_field(f_.correlation);
+                break;
+            case 13:
+                if (is(key, len, "In msg nelems", 13)) return size_field(f_.in_nelems);
+                break;
+            case 14:
+                if (is(key, len, "Out msg nelems", 14)) return size_field(f_.out_nelems);
+                break;
+            case 15:
+                if (is(key, len, "Collective name", 15)) return text(f_.collective);
+                break;
+            default:
+                break;
+        }
+        return skip(2);
+    }
+
+    bool args() {
+        ++p_;
+        ws();
+        if (p_ >= end_) return false;
+        if (*p_ == '}') { ++p_; return true; }
+        for (;;) {
+            const char* key;
+            std::size_t len;
+            if (!key_colon(key, len)) return false;
+            if (!arg(key, len)) return false;
+            ws();
+            if (p_ >= end_) return false;
+            const char c = *p_++;
+            if (c == ',') { ws(); continue; }
+            if (c == '}') return true;
+            return false;
+        }
+    }
+
+    const char* p_;
+    const char* end_;
+    EventFields& f_;
+    std::size_t consumed_ = 0;
+};
+
+}  // namespace
+
+bool parse_event_fast(const char* p, const char* end, EventFields& out, std::size_t& consumed) {
+    FastParser parser(p, end, out);
+    if (!parser.event()) return false;
+    consumed = parser.consumed();
+    return true;
+}
+
+}  // namespace lostflops::trace::detail
