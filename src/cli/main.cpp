@@ -55,6 +55,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", failure.line.c_str());
     }
     if (lostflops::cli::requested_format(app) == lostflops::cli::Format::json)
-        std::printf("%s\n", lostflops::cli::error_json(failure).dump(2).c_str());
+        std::printf("%s\n", lostflops::cli::error_json(failure).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return static_cast<int>(failure.code);
 }

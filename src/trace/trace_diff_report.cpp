@@ -56,7 +56,7 @@ std::string diff_json(const TraceDiff& d) {
     for (const auto& c : d.categories) cs.push_back(row_json(c));
     j["categories"] = cs;
     j["kernels"] = ks;
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string diff_table(const TraceDiff& d, std::size_t max_rows) {

@@ -111,7 +111,8 @@ std::string report_json(const std::vector<RankReport>& ranks, const std::vector<
                     {"measured_mfu", cmp->measured_mfu}, {"predicted_mfu", cmp->predicted_mfu},
                     {"step_source", cmp->step_source}, {"walls", walls}};
     }
-    return j.dump(2) + "\n";
+    // Kernel names are the trace's bytes: invalid UTF-8 becomes U+FFFD, not an error.
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string report_table(const std::vector<RankReport>& ranks, const std::vector<Straggler>& stragglers,

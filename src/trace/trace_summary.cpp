@@ -280,7 +280,7 @@ std::string summary_to_json(const std::vector<RankReport>& ranks) {
     json arr = json::array();
     for (const auto& r : ranks) arr.push_back(rank_to_json(r));
     j["ranks"] = arr;
-    return j.dump(1) + "\n";
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::vector<RankReport> summary_from_json(const std::string& text, const std::string& source) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -59,6 +60,29 @@ TEST(TraceCli, JsonContractAndMerge) {
     // The parent's --format reaches merge when merge has none of its own.
     const auto pm = run("trace --format json merge " + s0 + " " + s1);
     EXPECT_TRUE(nlohmann::json::accept(pm.out)) << pm.out;
+    std::filesystem::remove_all(dir);
+}
+
+// A kernel name with a byte that is not UTF-8 (a real trace's, one byte
+// changed) is text from the file: JSON output replaces it, exit 0.
+TEST(TraceCli, InvalidUtf8InANameIsReplacedInJson) {
+    const auto dir = std::filesystem::temp_directory_path() / "lostflops_trace_cli_utf8";
+    std::filesystem::create_directories(dir);
+    const std::string plain = (dir / "mi.json").string();
+    ASSERT_EQ(std::system(("gzip -dc " + test::data_path("mi250-toy-train.json.gz") + " > " + plain).c_str()), 0);
+    std::ifstream in(plain, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t kernel = text.find("\"cat\": \"kernel\"");
+    ASSERT_NE(kernel, std::string::npos);
+    const size_t name = text.find("\"name\": \"", kernel);
+    ASSERT_NE(name, std::string::npos);
+    text.insert(name + 9, "\xff");
+    const std::string bad = (dir / "bad.json").string();
+    std::ofstream(bad, std::ios::binary) << text;
+    const auto r = run("trace --format json " + bad);
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(nlohmann::json::accept(r.out));
+    EXPECT_NE(r.out.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
     std::filesystem::remove_all(dir);
 }
 
