@@ -4,7 +4,6 @@
 // the package turns into dicts. InputError becomes lostflops.LostflopsError, a
 // ValueError subclass carrying file, key and message. Sources: pybind11 2.10
 // documentation, "Registering custom translators" (exceptions).
-#include <set>
 #include <string>
 #include <vector>
 
@@ -96,17 +95,7 @@ std::string trace_text(const std::vector<std::string>& paths, bool hta_compatibl
     py::gil_scoped_release release;
     std::vector<trace::RankReport> out;
     for (const auto& p : paths) out.push_back(trace::analyze(trace::read_trace(p), trace::AnalyzeOptions{hta_compatible}));
-    std::set<int> taken;
-    for (const auto& r : out)
-        if (r.rank >= 0) taken.insert(r.rank);
-    int free_rank = 0;
-    for (auto& r : out) {
-        if (r.rank >= 0) continue;
-        while (taken.count(free_rank) > 0) ++free_rank;
-        r.rank = free_rank;
-        taken.insert(free_rank);
-        r.warnings.push_back("rank " + std::to_string(free_rank) + " assigned by file order");
-    }
+    trace::assign_missing_ranks(out);
     const auto ranks = trace::merge_summaries({std::move(out)});
     return trace::report_json(ranks, trace::find_stragglers(ranks), nullptr);
 }

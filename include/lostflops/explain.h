@@ -73,6 +73,8 @@ struct Explanation {
 };
 
 Explanation explain(const JobSource& src, const Calibration& cal);
+// The same for a job already loaded from `src` and its estimate.
+Explanation explain(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e);
 
 std::string explain_table(const Explanation& x);
 std::string explain_markdown(const Explanation& x);

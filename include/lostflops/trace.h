@@ -362,5 +362,8 @@ std::vector<RankReport> load_summary(const std::string& path);
 // Concatenates, sorted by rank; a rank present twice throws InputError naming
 // both sources. `lostflops trace` applies the same rule to its traces.
 std::vector<RankReport> merge_summaries(const std::vector<std::vector<RankReport>>& parts);
+// Ranks of traces without one (no distributedInfo, no rank in the name):
+// the lowest rank not taken, in input order, each with a warning saying so.
+void assign_missing_ranks(std::vector<RankReport>& ranks);
 
 }  // namespace lostflops::trace

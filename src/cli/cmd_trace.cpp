@@ -19,7 +19,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <set>
 #include <thread>
 
 #include "cli/commands.h"
@@ -180,16 +179,7 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
     if (out.empty()) throw InputError(files.front().path, "", "none of the inputs is a usable trace");
     // Traces without distributedInfo (nor a rank in their name): the lowest
     // rank not taken, in input order.
-    std::set<int> taken;
-    for (const auto& r : out) if (r.rank >= 0) taken.insert(r.rank);
-    int free_rank = 0;
-    for (auto& r : out) {
-        if (r.rank >= 0) continue;
-        while (taken.count(free_rank) > 0) ++free_rank;
-        r.rank = free_rank;
-        taken.insert(free_rank);
-        r.warnings.push_back("rank " + std::to_string(free_rank) + " assigned by file order");
-    }
+    trace::assign_missing_ranks(out);
     // One rank, one file: the rule of `trace merge` (a rank twice names both files).
     return trace::merge_summaries({std::move(out)});
 }

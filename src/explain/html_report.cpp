@@ -169,14 +169,7 @@ const char* report_css() { return kStyle; }
 std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus) {
     const Job job = load_job_source(src);
     const Estimate e = estimate(job, cal);
-    Explanation x;
-    x.job_name = job.name;
-    x.mfu = e.mfu;
-    x.step_time_s = e.step_time_s;
-    x.peak_tflops = job.cluster.gpu.peak_tflops(job.training.precision);
-    x.ideal_s = e.model_flops_per_step / (job.cluster.num_gpus * x.peak_tflops * 1e12);
-    x.waterfall = mfu_waterfall(job, cal, e);
-    x.levers = mfu_levers(src, job, cal, e);
+    const Explanation x = explain(src, job, cal, e);
     const Roofline rl = roofline(job, cal);
     const StepTimeline tl = step_timeline(job, cal, e);
     const std::vector<Memory> mem = memory_per_rank(job, cal);

@@ -151,7 +151,10 @@ std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibr
 
 Explanation explain(const JobSource& src, const Calibration& cal) {
     const Job job = load_job_source(src);
-    const Estimate e = estimate(job, cal);
+    return explain(src, job, cal, estimate(job, cal));
+}
+
+Explanation explain(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e) {
     Explanation x;
     x.job_name = job.name;
     x.mfu = e.mfu;

@@ -4,7 +4,10 @@
 // bad plans into InputError first), so they throw std::invalid_argument.
 #pragma once
 
+#include <vector>
+
 #include "lostflops/pipeline.h"
+#include "lostflops/pipeline_timeline.h"
 
 namespace lostflops {
 
@@ -32,6 +35,10 @@ PipelineResult pipeline_closed_form_scanned(const PipelineSums& in, const Pipeli
 }  // namespace lostflops
 
 namespace lostflops::schedule_detail {
+
+// pipeline_simulate, appending each rank's passes in execution order to
+// (*per_rank)[rank] when per_rank is not null (pipeline_timeline).
+PipelineResult pipeline_simulate_recorded(const PipelineInput& in, std::vector<std::vector<TimelinePass>>* per_rank);
 
 // Throws std::invalid_argument naming the broken precondition. O(p*v), no allocation
 // unless it throws.

@@ -12,13 +12,15 @@
 // dependency order with a work list of ranks that may be able to advance (a rank
 // can only be unblocked by its neighbours r-1 and r+1, which own s-1 and s+1).
 // If no rank can advance before all ops are done, the schedule is inconsistent and
-// std::logic_error is thrown. Cost: O(p * v * m) time and memory, two allocations.
+// std::logic_error is thrown. Cost: O(p * v * m) time and memory, two allocations
+// (plus the passes, when pipeline_timeline.cpp asks for them).
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
 #include "lostflops/pipeline.h"
+#include "lostflops/pipeline_timeline.h"
 #include "schedule/pipeline_detail.h"
 
 namespace lostflops {
@@ -37,7 +39,10 @@ struct RankState {
 
 }  // namespace
 
-PipelineResult pipeline_simulate(const PipelineInput& in) {
+PipelineResult pipeline_simulate(const PipelineInput& in) { return schedule_detail::pipeline_simulate_recorded(in, nullptr); }
+
+PipelineResult schedule_detail::pipeline_simulate_recorded(const PipelineInput& in,
+                                                           std::vector<std::vector<TimelinePass>>* per_rank) {
     schedule_detail::check_pipeline_input(in);
     // The simulation keeps two finish times per (micro-batch, virtual stage): cap the
     // memory at 2 * 5e7 doubles (800 MB); real plans are below 1e6 cells.
@@ -60,6 +65,7 @@ PipelineResult pipeline_simulate(const PipelineInput& in) {
     };
 
     std::vector<RankState> ranks(static_cast<std::size_t>(p));
+    if (per_rank != nullptr) per_rank->assign(static_cast<std::size_t>(p), {});
     std::vector<int> work;  // stack of ranks to try; each rank at most once in it
     work.reserve(static_cast<std::size_t>(p));
     for (int r = p - 1; r >= 0; --r) {
@@ -109,6 +115,7 @@ PipelineResult pipeline_simulate(const PipelineInput& in) {
             const double start = std::max(st.free_s, ready);
             st.free_s = start + dur;
             end_at(op.forward ? 0 : 1, j, s) = st.free_s;
+            if (per_rank != nullptr) (*per_rank)[r].push_back(TimelinePass{r, op, start, st.free_s});
             ++st.next_op;
             --remaining;
             advanced = true;

@@ -15,9 +15,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace lostflops::trace::detail {
 namespace {
@@ -115,35 +112,7 @@ private:
         if (!expect('"')) return false;
         const char* start = p_;
         for (;;) {
-            // Sixteen bytes at a time (SSE2, part of every x86-64) while none
-            // is '"', '\\' or a control character; then eight (SWAR).
-#if defined(__SSE2__)
-            {
-                const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
-                const __m128i below = _mm_set1_epi8(0x20), sign = _mm_set1_epi8(static_cast<char>(0x80));
-                while (end_ - p_ >= 16) {
-                    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
-                    // Unsigned c < 0x20 as a signed compare after flipping the sign bit.
-                    const __m128i ctrl = _mm_cmplt_epi8(_mm_xor_si128(w, sign), _mm_xor_si128(below, sign));
-                    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)), ctrl);
-                    const int mask = _mm_movemask_epi8(hit);
-                    if (mask != 0) {
-                        p_ += __builtin_ctz(static_cast<unsigned>(mask));
-                        break;
-                    }
-                    p_ += 16;
-                }
-            }
-#endif
-            while (end_ - p_ >= 8) {
-                uint64_t w;
-                std::memcpy(&w, p_, 8);
-                constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-                const uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-                const uint64_t special = ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w);
-                if ((special & highs) != 0) break;
-                p_ += 8;
-            }
+            p_ = scan_plain_string(p_, end_);
             if (p_ >= end_) return fail("unterminated string");
             const char c = *p_;
             if (c == '"') { out = std::string_view(start, p_ - start); ++p_; return true; }

@@ -16,9 +16,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace lostflops::trace::detail {
 namespace {
@@ -67,38 +64,12 @@ private:
     bool string(const char*& s, std::size_t& len) {
         if (p_ >= end_ || *p_ != '"') return false;
         const char* start = ++p_;
-#if defined(__SSE2__)
-        const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
-        const __m128i below = _mm_set1_epi8(0x20), sign = _mm_set1_epi8(static_cast<char>(0x80));
-        while (end_ - p_ >= 16) {
-            const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
-            const __m128i ctrl = _mm_cmplt_epi8(_mm_xor_si128(w, sign), _mm_xor_si128(below, sign));
-            const __m128i hit =
-                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)), ctrl);
-            const int mask = _mm_movemask_epi8(hit);
-            if (mask != 0) {
-                p_ += __builtin_ctz(static_cast<unsigned>(mask));
-                if (*p_ != '"') return false;
-                s = start;
-                len = static_cast<std::size_t>(p_ - start);
-                ++p_;
-                return true;
-            }
-            p_ += 16;
-        }
-#endif
-        while (p_ < end_) {
-            const char c = *p_;
-            if (c == '"') {
-                s = start;
-                len = static_cast<std::size_t>(p_ - start);
-                ++p_;
-                return true;
-            }
-            if (c == '\\' || static_cast<unsigned char>(c) < 0x20) return false;
-            ++p_;
-        }
-        return false;
+        p_ = scan_plain_string(p_, end_);
+        if (p_ >= end_ || *p_ != '"') return false;
+        s = start;
+        len = static_cast<std::size_t>(p_ - start);
+        ++p_;
+        return true;
     }
 
     // A key, white space, ':' and white space.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
@@ -307,6 +308,20 @@ std::vector<RankReport> summary_from_json(const std::string& text, const std::st
 std::vector<RankReport> load_summary(const std::string& path) {
     const std::string text = read_file_bounded(path, kMaxSummaryBytes, "trace summary");
     return summary_from_json(text, input_name(path));
+}
+
+void assign_missing_ranks(std::vector<RankReport>& ranks) {
+    std::set<int> taken;
+    for (const auto& r : ranks)
+        if (r.rank >= 0) taken.insert(r.rank);
+    int free_rank = 0;
+    for (auto& r : ranks) {
+        if (r.rank >= 0) continue;
+        while (taken.count(free_rank) > 0) ++free_rank;
+        r.rank = free_rank;
+        taken.insert(free_rank);
+        r.warnings.push_back("rank " + std::to_string(free_rank) + " assigned by file order");
+    }
 }
 
 std::vector<RankReport> merge_summaries(const std::vector<std::vector<RankReport>>& parts) {
