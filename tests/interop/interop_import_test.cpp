@@ -96,11 +96,16 @@ TEST(InteropImport, MegatronDefaultsFollowMegatron) {
     EXPECT_EQ(j.model.vocab, 50432);
     EXPECT_EQ(j.training.global_batch, 2 * 8);
     EXPECT_EQ(j.model.mlp, MlpKind::gated);
-    EXPECT_EQ(j.training.framework, Framework::megatron_lm);  // no Megatron-Core flag: said in a note
-    EXPECT_EQ(j.training.attention, AttentionKernel::unfused);
-    bool assumed = false;
-    for (const auto& n : r.notes) assumed |= n.kind == NoteKind::assumed && n.setting == "training.framework";
-    EXPECT_TRUE(assumed);
+    // No flag of legacy Megatron-LM: Megatron-Core, its default since core_r0.8, with TE's attention.
+    EXPECT_EQ(j.training.framework, Framework::megatron_core);
+    EXPECT_EQ(j.training.attention, AttentionKernel::flash);
+    // A flag of the legacy era makes it legacy Megatron-LM, with its softmax attention.
+    const Job legacy = parse_job(
+        import_megatron("torchrun --nnodes=2 --nproc_per_node=8 pretrain_gpt.py " + base + "--data-impl mmap", "launch")
+            .job_yaml,
+        "imported", {"cluster.preset=dgx-a100"});
+    EXPECT_EQ(legacy.training.framework, Framework::megatron_lm);
+    EXPECT_EQ(legacy.training.attention, AttentionKernel::unfused);
     // Block recompute of N layers, GQA, vpp by either flag.
     const ImportResult r2 = import_megatron(
         "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py " + base +
