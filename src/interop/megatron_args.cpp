@@ -110,6 +110,12 @@ std::optional<std::string> MegatronArgs::str(const char* name) const {
     return v.text;
 }
 
+std::optional<std::string> MegatronArgs::known_str(const char* name) const {
+    const auto it = read_.find(name);
+    if (it == read_.end() || it->second.values.empty() || !it->second.values.back().known()) return std::nullopt;
+    return it->second.values.back().text;
+}
+
 std::optional<int> MegatronArgs::num(const char* name) const {
     const auto v = str(name);
     if (!v) return std::nullopt;

@@ -33,6 +33,8 @@ public:
     // The value of a read flag; throws InputError "cannot evaluate" when the
     // script could not say what it is.
     std::optional<std::string> str(const char* name) const;
+    // The value when the script says what it is (a path may not), else nullopt.
+    std::optional<std::string> known_str(const char* name) const;
     std::optional<int> num(const char* name) const;
     int required(const char* name) const;
     // The value, checked against the choices argparse allows.

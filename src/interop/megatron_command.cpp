@@ -75,8 +75,13 @@ void check_program(const LaunchCommand& l, const std::string& source, std::vecto
         notes.push_back({NoteKind::assumed, "python -m " + l.program, "taken as a GPT-style training program (pretrain_gpt.py's flags)"});
         return;
     }
-    if (b == "pretrain_bert.py")
-        throw InputError(source, where, "pretrain_bert.py trains BERT, an encoder; lostflops models decoder-only language models");
+    if (b == "pretrain_bert.py") {
+        notes.push_back({NoteKind::not_modelled, l.program,
+                         "BERT: costed as its transformer layers with bidirectional attention (all attention FLOPs, as "
+                         "lostflops counts them by default); the pooler, the next-sentence head and the MLM head's "
+                         "transform are not costed"});
+        return;
+    }
     if (b == "pretrain_t5.py")
         throw InputError(source, where, "pretrain_t5.py trains T5, an encoder-decoder; lostflops models decoder-only language models");
     if (b == "pretrain_retro.py" || b == "pretrain_ict.py" || b.rfind("pretrain_vision", 0) == 0)
@@ -141,9 +146,14 @@ MegatronCommand megatron_command(const std::string& text, const std::string& sou
     std::string why;
     for (const auto& [what, message] : run.notes)
         if (message.rfind("cannot evaluate", 0) == 0) why += "; " + message;
-    if (run.exit_line > 0)
+    if (run.exit_line > 0) {
+        std::string unset;
+        for (const auto& n : run.unset_read) unset += (unset.empty() ? "" : ", ") + n;
+        if (!unset.empty()) why += "; it reads " + unset + ", not given (give --env NAME=VALUE)";
+        for (const auto& a : run.args_tested) why += "; it tests " + a;
         throw InputError(run.exit_file.empty() ? source : run.exit_file, "line " + std::to_string(run.exit_line),
                          "the script exits here before running a training command" + why);
+    }
     throw InputError(source, "",
                      "no training command found (torchrun, python -m torch.distributed.run, python X.py, deepspeed, "
                      "srun ... python) and no Megatron flags" + why);

@@ -29,10 +29,13 @@ const MegatronFlag kFlags[] = {
     {"num-query-groups", A::one, R::read, ""},
     {"kv-channels", A::one, R::read, ""},
     {"seq-length", A::one, R::read, ""},
+    {"encoder-seq-length", A::one, R::read, ""},
+    {"decoder-seq-length", A::one, R::read, ""},
     {"vocab-size", A::one, R::read, ""},
     {"padded-vocab-size", A::one, R::read, ""},
     {"make-vocab-size-divisible-by", A::one, R::read, ""},
     {"tokenizer-type", A::one, R::read, ""},
+    {"tokenizer-model", A::one, R::read, ""},
     {"swiglu", A::none, R::read, ""},
     {"untie-embeddings-and-output-weights", A::none, R::read, ""},
     {"num-experts", A::one, R::read, ""},
@@ -207,6 +210,8 @@ const MegatronFlag kFlags[] = {
     {"DDP-impl", A::one, R::not_modelled, "torch DDP overlaps the gradient all-reduce with the backward; costed as Megatron-LM's local DDP (no overlap)"},
     {"fp8", A::one, R::not_modelled, "older name of --fp8-format; give --fp8-format"},
     {"perform-rl-step", A::none, R::not_modelled, "reinforcement-learning steps (generation and training)"},
+    {"encoder-num-layers", A::one, R::not_modelled, "an encoder stack (encoder-decoder models)"},
+    {"decoder-num-layers", A::one, R::not_modelled, "a decoder stack of another depth (encoder-decoder models)"},
 };
 
 size_t edit_distance(const std::string& a, const std::string& b) {

@@ -141,7 +141,6 @@ const MegatronFlag kNoCost[] = {
     {"sft-tokenizer-prompt-format", A::one, I, kData},
     {"vocab-file", A::one, I, kData},
     {"merge-file", A::one, I, kData},
-    {"tokenizer-model", A::one, I, kData},
     {"tiktoken-pattern", A::one, I, kData},
     {"trust-remote-code", A::none, I, kData},
     {"no-use-tokenizer-model-from-checkpoint-args", A::none, I, kData},

@@ -29,8 +29,52 @@ using interop::add;
 
 namespace {
 
+// Vocabularies of Megatron's tokenizers when no --vocab-size says: GPT-2's
+// BPE has 50,257 entries (OpenAI encoder.json); Llama 2's SentencePiece model
+// 32,000 (Touvron et al. 2023, section 2.1); BERT's WordPiece 30,522
+// uncased and 28,996 cased (google-research/bert vocab.txt of BERT-Large).
+// The file is the user's: all but GPT-2's are assumed.
+struct KnownVocab {
+    int64_t size;
+    std::string what;
+    bool assumed;
+};
+// A Hugging Face tokenizer (--tokenizer-model ORG/NAME, or a cache folder
+// models--ORG--NAME) of a model whose config.json gives its embedding rows:
+// DeepSeek-V3 129,280, Llama 3 / 3.1 8B 128,256, Qwen2 / Qwen2.5 152,064
+// (../shared/realworld/hf/*.json and the models' pages); Mistral-7B-v0.3
+// 32,768; Yi-34B 64,000 (Young et al. 2024, "Yi", section 2.2). Megatron
+// pads the tokenizer's length, which these rows bound: assumed.
+struct HfVocab {
+    const char* name;
+    int64_t size;
+};
+constexpr HfVocab kHfVocabs[] = {
+    {"deepseek-ai/DeepSeek-V3", 129280},          {"meta-llama/Llama-3.1-8B-Instruct", 128256},
+    {"meta-llama/Llama-3.1-8B", 128256},          {"meta-llama/Meta-Llama-3.1-8B-Instruct", 128256},
+    {"meta-llama/Meta-Llama-3-8B-Instruct", 128256}, {"meta-llama/Meta-Llama-3-8B", 128256},
+    {"Qwen/Qwen2-72B-Instruct", 152064},          {"Qwen/Qwen2.5-7B-Instruct", 152064},
+    {"mistralai/Mistral-7B-Instruct-v0.3", 32768}, {"NousResearch/Nous-Hermes-2-Yi-34B", 64000},
+};
+
+std::optional<KnownVocab> tokenizer_vocab(const std::string& tokenizer, const std::string& model) {
+    if (tokenizer == "GPT2BPETokenizer") return KnownVocab{50257, "50,257", false};
+    if (tokenizer == "Llama2Tokenizer") return KnownVocab{32000, "32,000", true};
+    if (tokenizer == "BertWordPieceLowerCase") return KnownVocab{30522, "30,522", true};
+    if (tokenizer == "BertWordPieceCase") return KnownVocab{28996, "28,996", true};
+    if (tokenizer != "HuggingFaceTokenizer" && tokenizer != "MultimodalTokenizer") return std::nullopt;
+    for (const auto& v : kHfVocabs) {
+        const std::string name = v.name;
+        std::string cached = "models--" + name;
+        cached.replace(cached.find('/'), 1, "--");
+        if (model.find(name) != std::string::npos || model.find(cached) != std::string::npos)
+            return KnownVocab{v.size, std::to_string(v.size) + " (" + name + "'s config.json)", true};
+    }
+    return std::nullopt;
+}
+
 void model_section(const interop::MegatronArgs& f, interop::JobDraft& d, std::vector<ImportNote>& notes, int layers,
-                   int tp) {
+                   int tp, bool bert) {
     const int hidden = f.required("hidden-size");
     const int heads = f.required("num-attention-heads");
     add(d.model, "num_hidden_layers", std::to_string(layers));
@@ -61,13 +105,17 @@ void model_section(const interop::MegatronArgs& f, interop::JobDraft& d, std::ve
         const int divisible_by = f.num("make-vocab-size-divisible-by").value_or(128);
         std::optional<int64_t> vocab;
         std::string vocab_from;
-        const std::string tokenizer = f.str("tokenizer-type").value_or("");
+        std::string tokenizer = f.str("tokenizer-type").value_or("");
+        if (tokenizer.empty()) tokenizer = bert ? "BertWordPieceLowerCase" : "GPT2BPETokenizer";  // the programs' args_defaults
         if (const auto v = f.num("vocab-size")) {
             vocab = *v;
             vocab_from = "--vocab-size " + std::to_string(*v);
-        } else if (tokenizer == "GPT2BPETokenizer" || tokenizer.empty()) {
-            vocab = 50257;
-            vocab_from = tokenizer.empty() ? "GPT-2 BPE's 50,257 (pretrain_gpt.py's default tokenizer)" : "GPT-2 BPE's 50,257";
+        } else if (const auto known = tokenizer_vocab(tokenizer, f.known_str("tokenizer-model").value_or(""))) {
+            vocab = known->size;
+            vocab_from = tokenizer + "'s " + known->what;
+            if (known->assumed)
+                notes.push_back({NoteKind::assumed, "--tokenizer-type", tokenizer + ": " + known->what +
+                                                                            " assumed (the vocabulary of its usual model file)"});
         }
         if (vocab) {
             const int64_t multiple = static_cast<int64_t>(divisible_by) * tp;
@@ -118,7 +166,8 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
                          "(Mamba) stack yet (issue 18)");
     const int layers = f.required("num-layers");
     const int tp = f.num("tensor-model-parallel-size").value_or(1);
-    model_section(f, d, notes, layers, tp);
+    const std::string program = cmd.program.substr(cmd.program.rfind('/') == std::string::npos ? 0 : cmd.program.rfind('/') + 1);
+    model_section(f, d, notes, layers, tp, program == "pretrain_bert.py");
 
     // Cluster: what the launcher says; the rest is the user's.
     const int num_gpus = options.num_gpus > 0 ? options.num_gpus : cmd.num_gpus.value_or(0);
@@ -132,11 +181,22 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     if (per_node > 0) add(d.cluster, "gpus_per_node", std::to_string(per_node));
 
     // Training.
-    const int seq = f.required("seq-length");
+    // --encoder-seq-length is the same setting as --seq-length; a multimodal
+    // model's language model runs --decoder-seq-length tokens (examples/
+    // multimodal: --seq-length counts the image embeddings).
+    const bool multimodal = cmd.program.find("multimodal/") != std::string::npos || cmd.program.find("mimo/") != std::string::npos;
+    if (f.has("seq-length") && f.has("encoder-seq-length"))
+        throw InputError(source, "--encoder-seq-length", "the same setting as --seq-length; give one");
+    const char* seq_flag = multimodal && f.has("decoder-seq-length") ? "decoder-seq-length"
+                           : f.has("encoder-seq-length")             ? "encoder-seq-length"
+                                                                      : "seq-length";
+    const int seq = f.required(seq_flag);
+    if (f.has("decoder-seq-length") && !multimodal)
+        notes.push_back({NoteKind::ignored, "--decoder-seq-length", "the decoder of an encoder-decoder model"});
     const int micro = f.required("micro-batch-size");
     const int pp = f.num("pipeline-model-parallel-size").value_or(1);
     const int cp = f.num("context-parallel-size").value_or(1);
-    add(d.training, "seq_length", std::to_string(seq));
+    add(d.training, "seq_length", std::to_string(seq), std::string(seq_flag) == "seq-length" ? "" : std::string("--") + seq_flag);
     int64_t global = 0;
     if (const auto g = f.num("global-batch-size")) {
         global = *g;

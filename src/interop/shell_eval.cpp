@@ -226,7 +226,7 @@ Status ShellEvaluator::exec_for(const Node& n) {
         for (const auto& a : state.args) items.push_back({a.text, a.unknown, n.line});
     } else {
         for (const auto& w : n.words)
-            for (auto& f : expand(w, Mode::fields)) items.push_back(std::move(f));
+            for (auto& f : expand(w, Mode::fields)) items.push_back(settle(f));
     }
     for (const auto& it : items) {
         if (it.known()) continue;
@@ -247,11 +247,11 @@ Status ShellEvaluator::exec_for(const Node& n) {
 }
 
 Status ShellEvaluator::exec_case(const Node& n) {
-    const ShellField subject = expand_one(n.words[0]);
+    const ShellField subject = settle(expand_one(n.words[0]));
     for (size_t arm = 0; arm < n.children.size(); ++arm) {
         for (const auto& p : n.patterns[arm]) {
             std::string mask;
-            const ShellField pat = expand_pattern(p, mask);
+            const ShellField pat = settle(expand_pattern(p, mask));
             if (!subject.known() || !pat.known()) {
                 const std::string why =
                     "the `case` at " + where(n.line) + " on " + (subject.known() ? pat.unknown : subject.unknown);

@@ -63,6 +63,7 @@ struct ShellOptions {
 struct ShellRun {
     std::vector<ShellCommand> commands;
     std::vector<std::string> unset_read;   // variables read while neither set by the script nor given
+    std::vector<std::string> args_tested;  // "argument N": positional arguments not given that a condition read
     std::vector<std::pair<std::string, std::string>> notes;  // (what, message): assumptions made
     int exit_line = 0;                     // the line of an `exit` that ended the script; 0 if none
     std::string exit_file;

@@ -312,7 +312,7 @@ private:
 
     void emit_got(const Got& g, bool dq) {
         if (!g.missing.empty()) {
-            b_.value({"", g.missing}, dq);
+            b_.value({ev_.placeholder(g.missing, true), g.missing}, dq);
             return;
         }
         if (!g.multi) {
@@ -402,6 +402,10 @@ private:
         if (colon) ++i;
         const char op = in[i];
         const std::string word = in.substr(i + 1);
+        if (!g.multi && !g.items.empty()) {
+            const ShellField settled = ev_.settle({g.items[0].text, g.items[0].unknown, line_});
+            if (settled.known()) g.items[0] = {settled.text, ""};  // a positional argument not given: empty
+        }
         const bool null = g.items.empty() || (!g.multi && g.items[0].unknown.empty() && g.items[0].text.empty());
         const bool absent = !g.set || (colon && null);
         const bool value_unknown = !g.items.empty() && !g.items[0].unknown.empty() && !g.multi;
@@ -557,13 +561,30 @@ ShellField ShellEvaluator::expand_pattern(const ShellWordRaw& w, std::string& ma
     return fields[0];
 }
 
-std::string ShellEvaluator::placeholder(const std::string& why) {
+std::string ShellEvaluator::placeholder(const std::string& why, bool soft) {
     auto it = reason_ids_.find(why);
     if (it == reason_ids_.end()) {
         it = reason_ids_.emplace(why, reasons_.size()).first;
         reasons_.push_back(why);
     }
+    if (soft) soft_.insert(it->second);
     return std::string(1, kMark) + std::to_string(it->second) + kMarkEnd;
+}
+
+ShellField ShellEvaluator::settle(const ShellField& f) const {
+    if (f.known()) return f;
+    for (size_t at = f.text.find(kMark); at != std::string::npos; at = f.text.find(kMark, at + 1)) {
+        size_t id = reasons_.size();
+        try {
+            id = std::stoul(f.text.substr(at + 1, 8));
+        } catch (const std::exception&) {
+        }
+        if (!soft_.count(id)) return f;
+    }
+    if (f.text.find(kMark) == std::string::npos) return f;
+    if (std::find(out.args_tested.begin(), out.args_tested.end(), f.unknown) == out.args_tested.end())
+        out.args_tested.push_back(f.unknown);
+    return {strip(f.text), "", f.line};
 }
 
 std::string ShellEvaluator::reason_in(const std::string& text) const {
@@ -586,7 +607,7 @@ std::string ShellEvaluator::strip(const std::string& text) {
 }
 
 ShellValue ShellEvaluator::arith_expansion(const std::string& inner, int line) {
-    const ShellField text = expand_one({inner, line}, Mode::heredoc);
+    const ShellField text = settle(expand_one({inner, line}, Mode::heredoc));
     if (!text.known()) return {"", text.unknown};
     std::string why;
     const auto v = arith_value(text.text, line, why);
@@ -601,7 +622,11 @@ std::optional<int64_t> ShellEvaluator::arith_value(const std::string& text, int 
         int depth;
         Scope(ShellEvaluator& e, int l, int d) : ev(e), line(l), depth(d) {}
         std::optional<int64_t> get(const std::string& name, std::string& w) override {
-            const auto v = ev.lookup(name, true);
+            auto v = ev.lookup(name, true);
+            if (v) {
+                const ShellField settled = ev.settle({v->text, v->unknown, line});
+                v = ShellValue{settled.text, settled.unknown};
+            }
             if (!v || v->text.empty()) {
                 if (v && !v->unknown.empty()) w = v->unknown;
                 return v && !v->unknown.empty() ? std::nullopt : std::optional<int64_t>(0);

@@ -95,7 +95,7 @@ void ShellLexer::read_double(std::string& raw) {
             if (text_[pos_ + 1] == '\n') ++line_;
             pos_ += 2;
         } else if (c == '$') {
-            read_dollar(raw);
+            read_dollar(raw, true);
         } else if (c == '`') {
             read_backquote(raw);
         } else {
@@ -142,16 +142,19 @@ void ShellLexer::read_balanced(std::string& raw, char open, char close) {
     fail(opened, std::string("unterminated '") + open + "': no matching '" + close + "'");
 }
 
-void ShellLexer::read_dollar(std::string& raw) {
+void ShellLexer::read_dollar(std::string& raw, bool in_double) {
     raw += text_[pos_++];  // '$'
     const char c = peek();
     if (c == '(' || c == '{') {
         raw += c;
         ++pos_;
         read_balanced(raw, c, c == '(' ? ')' : '}');
-    } else if (c == '\'') {  // $'...': ANSI-C quoting
+    } else if (c == '$' || c == '!' || c == '?' || c == '#' || c == '@' || c == '*' || c == '-') {
+        raw += c;  // a special parameter: $$, $!, ...
+        ++pos_;
+    } else if (c == '\'' && !in_double) {  // $'...': ANSI-C quoting
         read_escaped(raw, '\'', "$'...' quote");
-    } else if (c == '"') {
+    } else if (c == '"' && !in_double) {  // $"...": a double-quoted string
         read_double(raw);
     }
 }
@@ -198,7 +201,7 @@ bool ShellLexer::read_quoted(std::string& raw) {
     } else if (c == '`') {
         read_backquote(raw);
     } else if (c == '$') {
-        read_dollar(raw);
+        read_dollar(raw, false);
     } else if (c == '\\' && pos_ + 1 < text_.size()) {
         raw += c;
         raw += text_[pos_ + 1];

@@ -51,7 +51,7 @@ private:
     void read_word(std::string& raw);
     void read_single(std::string& raw);
     void read_double(std::string& raw);
-    void read_dollar(std::string& raw);
+    void read_dollar(std::string& raw, bool in_double);
     void read_backquote(std::string& raw);
     void read_escaped(std::string& raw, char close, const char* what);
     bool read_quoted(std::string& raw);

@@ -96,9 +96,13 @@ public:
     ShellValue arith_expansion(const std::string& inner, int line);
     std::optional<int64_t> arith_value(const std::string& text, int line, std::string& unknown);
     bool joining() const { return joining_; }
-    std::string placeholder(const std::string& why);
+    // `soft`: a positional argument not given, which is empty when the
+    // script runs without it (conditions see it so) and unknown as a value.
+    std::string placeholder(const std::string& why, bool soft = false);
     std::string reason_in(const std::string& text) const;  // "" when the text holds no placeholder
     static std::string strip(const std::string& text);     // placeholders removed
+    // A field whose only unknown parts are soft: known, with them empty.
+    ShellField settle(const ShellField& f) const;
 
     // shell_vars.cpp: variables.
     // nullopt when unset; `note` records a read of a variable nobody set.
@@ -164,6 +168,7 @@ public:
     std::string exit_file_;                 // the file of the `exit` that ended the script
     std::set<std::string> fixed_read_;      // --var names the script read
     std::vector<std::string> reasons_;      // of placeholders, by number
+    std::set<size_t> soft_;                 // placeholders of positional arguments not given
     std::map<std::string, size_t> reason_ids_;
 };
 

@@ -124,7 +124,9 @@ bool glob_match(const std::string& p, const std::string& quoted, const std::stri
     return pi == p.size();
 }
 
-Truth ShellEvaluator::test_words(const std::vector<ShellField>& a, int line) {
+Truth ShellEvaluator::test_words(const std::vector<ShellField>& given, int line) {
+    std::vector<ShellField> a;
+    for (const auto& f : given) a.push_back(settle(f));
     // One primary: a unary test, a binary test, or a string.
     struct P {
         ShellEvaluator& ev;
@@ -230,7 +232,7 @@ Truth ShellEvaluator::cond_words(const std::vector<ShellWordRaw>& w, int line) {
 
         bool is(const char* op) const { return i < w.size() && w[i].op && w[i].raw == op; }
         bool word_is(size_t k, const char* text) const { return k < w.size() && !w[k].op && w[k].raw == text; }
-        ShellField value(size_t k) { return ev.expand_one(w[k], ShellEvaluator::Mode::single); }
+        ShellField value(size_t k) { return ev.settle(ev.expand_one(w[k], ShellEvaluator::Mode::single)); }
 
         Truth expr() {
             Truth t = conj();
@@ -274,12 +276,12 @@ Truth ShellEvaluator::cond_words(const std::vector<ShellWordRaw>& w, int line) {
                 i += 3;
                 if (op == "==" || op == "=" || op == "!=") {
                     std::string mask;
-                    const ShellField y = ev.expand_pattern(rhs, mask);
+                    const ShellField y = ev.settle(ev.expand_pattern(rhs, mask));
                     if (!x.known() || !y.known()) return Truth::unknown(unknown_of(x, y));
                     const bool m = glob_match(y.text, mask, x.text);
                     return Truth::of(op == "!=" ? !m : m);
                 }
-                const ShellField y = ev.expand_one(rhs, ShellEvaluator::Mode::single);
+                const ShellField y = ev.settle(ev.expand_one(rhs, ShellEvaluator::Mode::single));
                 if (!x.known() || !y.known()) return Truth::unknown(unknown_of(x, y));
                 if (op == "=~") {
                     if (x.text.size() > 4096 || y.text.size() > 1024) return Truth::unknown("a long =~ regular expression");

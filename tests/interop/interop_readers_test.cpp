@@ -50,7 +50,7 @@ TEST(InteropReaders, BadMegatronFlagsNameTheFlag) {
     EXPECT_EQ(key_of_megatron_error("torchrun pretrain_gpt.py " + kBase + "--bf16 --recompute-activations "
                                     "--recompute-method uniform"),
               "--recompute-method");  // selective takes no method
-    EXPECT_EQ(key_of_megatron_error("torchrun pretrain_bert.py " + kBase + "--bf16"), "line 1");
+    EXPECT_EQ(key_of_megatron_error("torchrun pretrain_t5.py " + kBase + "--bf16"), "line 1");
     EXPECT_EQ(key_of_megatron_error("N=$(nproc)\ntorchrun pretrain_gpt.py " + kBase + "--bf16 --hidden-size $N"),
               "--hidden-size");  // cannot evaluate: a command substitution
     EXPECT_EQ(key_of_megatron_error("echo start\nexit 1\ntorchrun pretrain_gpt.py " + kBase + "--bf16"), "line 2");
