@@ -80,6 +80,7 @@ const MegatronFlag kFlags[] = {
     {"data-parallel-sharding-strategy", A::one, R::read, ""},
     {"overlap-grad-reduce", A::none, R::read, ""},
     {"tp-comm-overlap", A::none, R::read, ""},
+    {"DDP-impl", A::one, R::read, ""},
 
     // The layer-stack model (per-kind layers) is needed.
     {"multi-latent-attention", A::none, R::layer_stack, "multi-latent attention (MLA)"},
@@ -207,7 +208,6 @@ const MegatronFlag kFlags[] = {
     {"step-batch-size-schedule", A::one, R::not_modelled, "a batch size that grows during the run; the step is costed at --global-batch-size"},
     {"rampup-batch-size", A::many, R::not_modelled, "a batch size that grows during the run; the step is costed at --global-batch-size"},
     {"spec", A::many, R::not_modelled, "another layer implementation module"},
-    {"DDP-impl", A::one, R::not_modelled, "torch DDP overlaps the gradient all-reduce with the backward; costed as Megatron-LM's local DDP (no overlap)"},
     {"fp8", A::one, R::not_modelled, "older name of --fp8-format; give --fp8-format"},
     {"perform-rl-step", A::none, R::not_modelled, "reinforcement-learning steps (generation and training)"},
     {"encoder-num-layers", A::one, R::not_modelled, "an encoder stack (encoder-decoder models)"},

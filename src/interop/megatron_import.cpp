@@ -206,7 +206,10 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
         add(d.training, "global_batch_size", std::to_string(global), "Megatron's default: micro-batch x data-parallel size");
     } else {
         throw InputError(source, "--global-batch-size",
-                         "missing, and the data-parallel size that would default it is unknown (no GPU count: give --num-gpus)");
+                         "missing, and the data-parallel size that would default it is unknown (the GPU count: " +
+                             (num_gpus > 0 ? std::to_string(num_gpus) + " GPUs are not a multiple of tp x pp x cp"
+                                           : cmd.gpus_unknown.empty() ? std::string("no launcher") : cmd.gpus_unknown) +
+                             "; give --num-gpus)");
     }
     add(d.training, "micro_batch_size", std::to_string(micro));
     const std::string prec = precision(f);

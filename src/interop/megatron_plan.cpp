@@ -21,6 +21,8 @@
 // ZeRO: --use-distributed-optimizer shards the optimizer state (ZeRO-1);
 // --use-torch-fsdp2 is ZeRO-3; --use-megatron-fsdp shards by
 // --data-parallel-sharding-strategy (default optim_grads_params: ZeRO-3;
+// (--DDP-impl local, Megatron-LM's own DDP until 2023, all-reduces after
+// the backward, which is what overlap_grad_reduce false costs);
 // optim_grads: 2; optim: 1; no_shard: 0). vpp from
 // --num-layers-per-virtual-pipeline-stage (layers / (pp x N)),
 // --num-virtual-stages-per-pipeline-rank or
@@ -171,6 +173,10 @@ void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d
     add(d.parallel, "sequence_parallel", f.has("sequence-parallel") ? "true" : "false");
     recompute(f, layers, d, notes);
     add(d.parallel, "overlap_grad_reduce", f.has("overlap-grad-reduce") ? "true" : "false");
+    if (f.has("DDP-impl") && f.choice("DDP-impl", {"local", "torch"}) == "torch" && !f.has("overlap-grad-reduce"))
+        notes.push_back({NoteKind::not_modelled, "--DDP-impl torch",
+                         "torch DDP overlaps the gradient all-reduce with the backward; costed as Megatron-LM's local "
+                         "DDP, which all-reduces after it"});
     add(d.parallel, "tp_comm_overlap", f.has("tp-comm-overlap") ? "true" : "false");
     if (f.has("grad-reduce-in-bf16")) {
         if (!bf16)
