@@ -244,12 +244,7 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
 
     interop::megatron_parallel(f, layers, prec == "bf16" || prec == "fp8", d, notes);
 
-    if (options.strict)
-        for (const auto& n : notes)
-            if (n.kind == NoteKind::not_modelled || n.kind == NoteKind::unknown)
-                throw InputError(source, n.setting,
-                                 std::string(n.kind == NoteKind::unknown ? "unknown" : "not modelled") + " (--strict): " +
-                                     n.message);
+    if (options.strict) interop::refuse_unmodelled(notes, source);
     return {interop::render_yaml(d), std::move(notes)};
 }
 

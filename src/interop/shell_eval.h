@@ -73,4 +73,9 @@ struct ShellRun {
 // exceeded, a `source` outside the script's folder or missing.
 ShellRun evaluate_shell(const std::string& text, const std::string& source, const ShellOptions& options);
 
+// `path` (relative to `dir`) lexically normalised, when it names an existing
+// file inside the folder `root` also after following links; else "" and
+// `error` says why. The rule for every file a script makes lostflops read.
+std::string file_inside(const std::string& root, const std::string& dir, const std::string& path, std::string& error);
+
 }  // namespace lostflops::interop

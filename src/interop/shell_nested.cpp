@@ -42,32 +42,44 @@ bool sbatch_flag(const std::string& o) {
 
 }  // namespace
 
-std::string ShellEvaluator::resolve_inside(const std::string& path, int line, const char* what) {
+std::string file_inside(const std::string& root, const std::string& dir, const std::string& path, std::string& error) {
     namespace fs = std::filesystem;
+    fs::path p = path;
+    if (p.is_relative()) p = fs::path(dir) / p;
+    p = p.lexically_normal();
+    const auto inside = [](const fs::path& x, const fs::path& folder) {
+        const fs::path rel = x.lexically_relative(folder);
+        return !rel.empty() && *rel.begin() != "..";
+    };
+    if (!inside(p, fs::path(root))) {
+        error = p.string() + " is outside " + root + ", the folder of the script; lostflops reads only files beside the script";
+        return "";
+    }
+    std::error_code ec;
+    if (!fs::exists(p, ec)) {
+        error = "no such file (" + p.string() + ")";
+        return "";
+    }
+    const fs::path real = fs::weakly_canonical(p, ec);
+    const fs::path real_root = fs::weakly_canonical(fs::path(root), ec);
+    if (ec || !inside(real, real_root)) {
+        error = p.string() + " leads outside " + root + " through a symbolic link; not read";
+        return "";
+    }
+    return p.string();
+}
+
+std::string ShellEvaluator::resolve_inside(const std::string& path, int line, const char* what) {
     const std::string shown = std::string("`") + what + " " + path + "`";
     if (root.empty())
         fail(line, "cannot evaluate: " + shown + " in a script read from standard input; give the script as a file "
                    "so that the files beside it can be read");
-    fs::path p = path;
-    if (p.is_relative()) {
-        if (!state.cwd_unknown.empty()) fail(line, "cannot evaluate: " + shown + " after " + state.cwd_unknown);
-        p = fs::path(state.cwd) / p;
-    }
-    p = p.lexically_normal();
-    const auto inside = [](const fs::path& x, const fs::path& dir) {
-        const fs::path rel = x.lexically_relative(dir);
-        return !rel.empty() && *rel.begin() != "..";
-    };
-    if (!inside(p, fs::path(root)))
-        fail(line, shown + ": " + p.string() + " is outside " + root +
-                       ", the folder of the script; lostflops reads only files beside the script");
-    std::error_code ec;
-    if (!fs::exists(p, ec)) fail(line, shown + ": no such file (" + p.string() + ")");
-    const fs::path real = fs::weakly_canonical(p, ec);
-    const fs::path real_root = fs::weakly_canonical(fs::path(root), ec);
-    if (ec || !inside(real, real_root))
-        fail(line, shown + ": " + p.string() + " leads outside " + root + " through a symbolic link; not read");
-    return p.string();
+    if (!state.cwd_unknown.empty() && !path.empty() && path[0] != '/')
+        fail(line, "cannot evaluate: " + shown + " after " + state.cwd_unknown);
+    std::string error;
+    const std::string p = file_inside(root, state.cwd, path, error);
+    if (p.empty()) fail(line, shown + ": " + error);
+    return p;
 }
 
 Status ShellEvaluator::source_file(const ShellField& path, const std::vector<ShellField>& args, int line) {
