@@ -1,7 +1,8 @@
 // Job -> Megatron-LM / Megatron-Core launch flags (interop.h): the inverse of
 // megatron_import.cpp, flag by flag, so that importing the output gives the
 // job back (tests/interop). Flag names from megatron/training/arguments.py
-// (Megatron-LM core_r0.8.0). The vocabulary is written as padded; when it is
+// (Megatron-LM core_r0.8.0; --attention-backend and --grad-reduce-in-bf16 as
+// at d98e8a64, 2026-08). The vocabulary is written as padded; when it is
 // not a multiple of 128 x tp, --make-vocab-size-divisible-by is lowered so
 // that Megatron's padding leaves it as it is.
 #include <numeric>
@@ -81,9 +82,7 @@ ExportResult export_megatron(const Job& job) {
     if (t.framework == Framework::megatron_core) {
         l.add("--use-mcore-models");
         l.add("--transformer-impl", "transformer_engine");
-        if (t.attention == AttentionKernel::unfused)
-            out.notes.push_back({NoteKind::not_modelled, "training.attention",
-                                 "unfused attention under Megatron-Core: Transformer Engine picks its fused kernels"});
+        if (t.attention == AttentionKernel::unfused) l.add("--attention-backend", "unfused");
     } else {
         l.add("--use-legacy-models");
         l.add("--transformer-impl", "local");
@@ -121,8 +120,13 @@ ExportResult export_megatron(const Job& job) {
     if (p.zero == 3) l.add("--use-torch-fsdp2");
     if (p.overlap_grad_reduce) l.add("--overlap-grad-reduce");
     if (p.tp_comm_overlap) l.add("--tp-comm-overlap");
-    if (!p.grad_fp32)
-        out.notes.push_back({NoteKind::not_modelled, "parallel.grad_fp32", "Megatron keeps fp32 main gradients"});
+    if (!p.grad_fp32) {
+        if (t.precision == Precision::fp16)
+            out.notes.push_back({NoteKind::not_modelled, "parallel.grad_fp32",
+                                 "Megatron reduces 16-bit gradients only with --bf16 (--grad-reduce-in-bf16)"});
+        else
+            l.add("--grad-reduce-in-bf16");
+    }
     if (p.zero == 3 && (p.zero_bucket_params >= 0 || p.zero_prefetch >= 0 || p.zero_reduce_bucket_params >= 0 ||
                         p.zero_regather_recompute >= 0 || p.zero_max_live_params >= 0))
         out.notes.push_back({NoteKind::not_modelled, "parallel.zero_*", "FSDP engine settings have no Megatron flag"});
