@@ -92,8 +92,7 @@ MegatronArgs::MegatronArgs(const std::vector<ShellField>& words, std::string sou
             case FlagRole::layer_stack:
                 notes.push_back({NoteKind::not_modelled, shown,
                                  "not modelled yet: " + std::string(f->why) +
-                                     " needs per-kind layers in lostflops' model (issue 18); costed as the "
-                                     "uniform model of the other flags"});
+                                     " (lostflops' layer-stack model does not have it yet, issue 18); costed without it"});
                 break;
             case FlagRole::read: read_[name] = Given{std::move(values), w.line}; break;
         }

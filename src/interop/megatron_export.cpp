@@ -7,6 +7,7 @@
 // that Megatron's padding leaves it as it is.
 #include <numeric>
 
+#include "interop/megatron_export_model.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 
@@ -36,29 +37,7 @@ ExportResult export_megatron(const Job& job) {
         throw InputError(job.source, "parallel.zero",
                          "Megatron has no ZeRO-2 (--use-distributed-optimizer is ZeRO-1, --use-torch-fsdp2 is ZeRO-3)");
     Lines l;
-    // The flags below describe one layer kind (attention with a dense or MoE
-    // MLP); a stack of several kinds is exported by its first one, noted.
-    const LayerKind& k = m.kind(0);
-    if (!m.uniform() || k.mixer != MixerKind::attention || k.attention.head_dim * k.attention.heads != m.hidden)
-        out.notes.push_back({NoteKind::not_modelled, "model",
-                             "only a uniform stack of standard attention layers is exported; the layers are written as: " +
-                                 describe(k)});
-    const Mlp& mlp = k.is_moe() ? k.moe.expert : k.mlp;
-    l.add("--num-layers", m.layers);
-    l.add("--hidden-size", m.hidden);
-    l.add("--ffn-hidden-size", mlp.ffn);
-    l.add("--num-attention-heads", k.attention.heads);
-    if (k.attention.kv_heads != k.attention.heads) {
-        l.add("--group-query-attention");
-        l.add("--num-query-groups", k.attention.kv_heads);
-    }
-    if (mlp.kind == MlpKind::gated) l.add("--swiglu");
-    if (!m.tied_embeddings) l.add("--untie-embeddings-and-output-weights");
-    if (k.is_moe()) {
-        l.add("--num-experts", k.moe.experts);
-        l.add("--moe-router-topk", k.moe.top_k);
-        l.add("--moe-ffn-hidden-size", k.moe.expert.ffn);
-    }
+    interop::megatron_model_flags(m, l.flags, out.notes);
     l.add("--seq-length", t.seq_length);
     l.add("--max-position-embeddings", t.seq_length);
     l.add("--vocab-size", m.vocab);

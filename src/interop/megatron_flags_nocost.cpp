@@ -212,6 +212,7 @@ const MegatronFlag kNoCost[] = {
     {"max-tokens-to-oom", A::one, I, kChecks},
     {"test-mode", A::none, I, kChecks},
     {"enable-experimental", A::none, I, "allows experimental features; each is read on its own"},
+    {"is-hybrid-model", A::none, I, "a hybrid model: --hybrid-layer-pattern gives its layers"},
     {"distributed-backend", A::one, I, "NCCL is assumed"},
     {"distributed-timeout-minutes", A::one, I, kDist},
     {"disable-gloo-process-groups", A::none, I, kDist},

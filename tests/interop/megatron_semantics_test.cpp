@@ -97,13 +97,14 @@ TEST(MegatronSemantics, VocabularyAndVirtualStages) {
 
 TEST(MegatronSemantics, EveryFlagIsReadDocumentedOrReported) {
     std::vector<ImportNote> notes;
-    job_of("--multi-latent-attention --q-lora-rank 1536 --kv-channels 128 --lr 1e-4 --fp8-param-gather "
-           "--num-layer 8 --frobnicate",
-           &notes);
-    ASSERT_TRUE(note(notes, "--multi-latent-attention"));
-    EXPECT_EQ(note(notes, "--multi-latent-attention")->kind, NoteKind::not_modelled);
-    EXPECT_NE(note(notes, "--multi-latent-attention")->message.find("not modelled yet"), std::string::npos);
-    EXPECT_NE(note(notes, "--kv-channels")->message.find("not modelled yet"), std::string::npos);  // 128 x 16 != 1024
+    const Job j = job_of("--decoder-first-pipeline-num-layers 2 --kv-channels 128 --lr 1e-4 --fp8-param-gather "
+                         "--num-layer 8 --frobnicate --q-lora-rank 64",
+                         &notes);
+    ASSERT_TRUE(note(notes, "--decoder-first-pipeline-num-layers"));
+    EXPECT_EQ(note(notes, "--decoder-first-pipeline-num-layers")->kind, NoteKind::not_modelled);
+    EXPECT_NE(note(notes, "--decoder-first-pipeline-num-layers")->message.find("not modelled yet"), std::string::npos);
+    EXPECT_EQ(j.model.kind(0).attention.head_dim, 128);  // --kv-channels: 128 x 16 heads != hidden 1024
+    EXPECT_EQ(note(notes, "--q-lora-rank")->kind, NoteKind::ignored);  // without --multi-latent-attention
     EXPECT_EQ(note(notes, "--lr")->kind, NoteKind::ignored);
     EXPECT_EQ(note(notes, "--fp8-param-gather")->kind, NoteKind::not_modelled);
     ASSERT_TRUE(note(notes, "--num-layer 8"));
