@@ -57,6 +57,10 @@ std::optional<KnownVocab> tokenizer_vocab(const std::string& tokenizer, const st
         if (model.find(name) != std::string::npos || model.find(cached) != std::string::npos)
             return KnownVocab{v.size, std::to_string(v.size) + " (" + name + "'s config.json)", true};
     }
+    // Every Llama 3.x text model has the Llama 3 tokenizer's 128,256 rows
+    // (Llama 3 / 3.1 / 3.2 config.json in ../shared/realworld/hf).
+    if (model.find("Llama-3") != std::string::npos)
+        return KnownVocab{128256, "128,256 (the Llama 3 tokenizer of " + model + ")", true};
     return std::nullopt;
 }
 

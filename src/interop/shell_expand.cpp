@@ -483,7 +483,12 @@ private:
         const ShellField pat = ev_.expand_pattern({pat_raw, line_}, mask);
         for (auto& v : g.items) {
             if (!pat.known()) v.unknown = pat.unknown;
-            if (!v.unknown.empty()) continue;
+            if (v.unknown.empty() && v.text.size() > 4096)
+                v.unknown = "a pattern operation on a value of more than 4,096 characters (not evaluated)";
+            if (!v.unknown.empty()) {
+                v.text = ev_.placeholder(v.unknown);
+                continue;
+            }
             v.text = replace(v.text, pat.text, mask, rep, all, longest, anchor_start, anchor_end, op == '/');
         }
         emit_got(g, dq);

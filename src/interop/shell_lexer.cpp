@@ -14,6 +14,10 @@ namespace lostflops::interop {
 
 namespace {
 
+// Nesting of quotes and expansions inside one another: far beyond any launch
+// script, and far from the end of the stack of the recursive readers.
+constexpr int kMaxNesting = 100;
+
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 bool ends_word(char c) {
     return c == '\0' || is_blank(c) || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' || c == '>' ||
@@ -35,6 +39,13 @@ bool is_shell_name(const std::string& s) {
 
 ShellLexer::ShellLexer(const std::string& text, std::string source, int first_line)
     : text_(text), source_(std::move(source)), line_(first_line) {}
+
+ShellLexer::NestingGuard::NestingGuard(ShellLexer& l, int line) : lexer(l) {
+    if (++lexer.nesting_ > kMaxNesting) {
+        --lexer.nesting_;
+        lexer.fail(line, "quotes and expansions nested more than 100 deep");
+    }
+}
 
 void ShellLexer::fail(int line, const std::string& what) const {
     throw InputError(source_, "line " + std::to_string(line), what);
@@ -85,6 +96,7 @@ void ShellLexer::read_single(std::string& raw) {
 
 void ShellLexer::read_double(std::string& raw) {
     const int opened = line_;
+    const NestingGuard guard(*this, opened);
     raw += text_[pos_++];
     while (pos_ < text_.size() && text_[pos_] != '"') {
         if (continuation()) continue;
@@ -128,6 +140,7 @@ void ShellLexer::read_backquote(std::string& raw) { read_escaped(raw, '`', "back
 // skipping quoted text and nested expansions.
 void ShellLexer::read_balanced(std::string& raw, char open, char close) {
     const int opened = line_;
+    const NestingGuard guard(*this, opened);
     int depth = 1;
     while (pos_ < text_.size()) {
         if (continuation()) continue;

@@ -45,6 +45,15 @@ private:
         bool strip_tabs = false;
     };
     [[noreturn]] void fail(int line, const std::string& what) const;
+    // Counts one level of quotes or expansions for as long as it lives;
+    // past kMaxNesting an InputError, before the readers' recursion runs out of stack.
+    struct NestingGuard {
+        NestingGuard(ShellLexer& lexer, int line);
+        ~NestingGuard() { --lexer.nesting_; }
+        NestingGuard(const NestingGuard&) = delete;
+        NestingGuard& operator=(const NestingGuard&) = delete;
+        ShellLexer& lexer;
+    };
     char peek(size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
     bool continuation();           // at "\\\n": skips it
     void skip_blanks();
@@ -64,6 +73,7 @@ private:
     size_t pos_ = 0;
     int line_ = 1;
     bool any_token_ = false;
+    int nesting_ = 0;
     std::vector<Pending> pending_;
     std::vector<std::pair<std::string, int>> sbatch_;
 };

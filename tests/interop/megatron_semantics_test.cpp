@@ -93,6 +93,17 @@ TEST(MegatronSemantics, VocabularyAndVirtualStages) {
     EXPECT_THROW(job_of("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2 "
                         "--num-virtual-stages-per-pipeline-rank 4"),
                  InputError);
+    // A Llama 3.x tokenizer not in the table of named models: the Llama 3 tokenizer's rows.
+    const std::string no_vocab = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+                                 "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 "
+                                 "--global-batch-size 64 --bf16 --tokenizer-type HuggingFaceTokenizer ";
+    const auto vocab_of = [&](const std::string& model) {
+        return parse_job(import_megatron(no_vocab + "--tokenizer-model " + model, "t.sh").job_yaml, "i",
+                         {"cluster.preset=dgx-h100"})
+            .model.vocab;
+    };
+    EXPECT_EQ(vocab_of("meta-llama/Llama-3.3-70B-Instruct"), 128256);
+    EXPECT_THROW(vocab_of("some-org/unknown-model"), InputError);  // no vocabulary: said, not guessed
 }
 
 TEST(MegatronSemantics, EveryFlagIsReadDocumentedOrReported) {

@@ -194,6 +194,21 @@ TEST(ShellEval, ExitEndsTheScript) {
     EXPECT_EQ(r.exit_line, 2);
 }
 
+TEST(ShellEval, PathologicalScriptsEndWithAnAnswerOrAnInputError) {
+    std::string deep;
+    for (int i = 0; i < 5000; ++i) deep += "$(";
+    EXPECT_THROW(eval("cmd " + deep + "\n"), InputError);  // unbalanced: an error
+    std::string nested = "x";
+    for (int i = 0; i < 500; ++i) nested = "\"$(echo " + nested + ")\"";
+    EXPECT_THROW(eval("cmd " + nested + "\n"), InputError);  // nested too deep: an error, not a crashed stack
+    EXPECT_THROW(eval("for i in $(seq 1 10000); do for j in $(seq 1 10000); do :; done; done\n"), InputError);
+    EXPECT_THROW(eval("A=x\nwhile :; do A=\"$A$A\"; done\n"), InputError);  // a value past 1 MiB
+    std::string parens(3000, '(');
+    EXPECT_THROW(eval("cmd $((" + parens + "1" + std::string(3000, ')') + "))\n"), InputError);
+    const auto long_value = eval("A=$(seq 1 5000)\ncmd ${A//1/one}\n");
+    EXPECT_EQ(words_of(long_value), (W{"?"}));  // not evaluated: said, not guessed
+}
+
 class ShellSource : public ::testing::Test {
 protected:
     void SetUp() override {
