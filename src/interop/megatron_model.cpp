@@ -49,7 +49,10 @@ std::optional<KnownVocab> tokenizer_vocab(const std::string& tokenizer, const st
     if (tokenizer == "Llama2Tokenizer") return KnownVocab{32000, "32,000", true};
     if (tokenizer == "BertWordPieceLowerCase") return KnownVocab{30522, "30,522", true};
     if (tokenizer == "BertWordPieceCase") return KnownVocab{28996, "28,996", true};
-    if (tokenizer != "HuggingFaceTokenizer" && tokenizer != "MultimodalTokenizer") return std::nullopt;
+    // SFTTokenizer wraps the HuggingFace tokenizer of --tokenizer-model (Megatron-LM
+    // megatron/core/tokenizers/text/libraries/sft_tokenizer.py: AutoTokenizer.from_pretrained).
+    if (tokenizer != "HuggingFaceTokenizer" && tokenizer != "MultimodalTokenizer" && tokenizer != "SFTTokenizer")
+        return std::nullopt;
     for (const auto& v : kHfVocabs) {
         const std::string name = v.name;
         std::string cached = "models--" + name;

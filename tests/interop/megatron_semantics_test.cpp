@@ -103,6 +103,10 @@ TEST(MegatronSemantics, VocabularyAndVirtualStages) {
             .model.vocab;
     };
     EXPECT_EQ(vocab_of("meta-llama/Llama-3.3-70B-Instruct"), 128256);
+    const Job sft = parse_job(import_megatron(no_vocab + "--tokenizer-type SFTTokenizer --tokenizer-model "
+                                                         "meta-llama/Llama-3.1-8B-Instruct", "t.sh").job_yaml,
+                              "i", {"cluster.preset=dgx-h100"});
+    EXPECT_EQ(sft.model.vocab, 128256);  // SFTTokenizer wraps the HuggingFace tokenizer it names
     EXPECT_THROW(vocab_of("some-org/unknown-model"), InputError);  // no vocabulary: said, not guessed
 }
 
