@@ -85,7 +85,7 @@ TEST(NcclFormats, EveryRealWorldOutputParsesOrSaysWhatIsMissing) {
     if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " is absent: the real nccl-tests outputs are not tested";
     int files = 0, parsed = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
-        if (e.path().extension() != ".txt") continue;
+        if (!e.is_regular_file()) continue;  // every file, whatever its name
         ++files;
         SCOPED_TRACE(e.path().filename().string());
         try {
@@ -95,6 +95,7 @@ TEST(NcclFormats, EveryRealWorldOutputParsesOrSaysWhatIsMissing) {
         } catch (const InputError& err) {
             const std::string what = err.what();
             EXPECT_NE(what.find("give --ranks N"), std::string::npos) << what;
+            EXPECT_NE(what.find(e.path().filename().string() + ": line "), std::string::npos) << what;  // file and line
             const auto say = what.find("the bandwidths say ");
             if (say == std::string::npos) continue;
             NcclTestsOptions o;
