@@ -140,14 +140,27 @@ namespace lostflops {
 PlanFix plan_fix_from(const SearchJob& job);
 // The fitting plan that changes the fewest settings of job's plan (tp, cp,
 // pp, dp, vpp, ep, micro-batch, zero, recompute, recompute_layers, sequence
-// parallelism, tp_comm_overlap, overlap_grad_reduce), ties to the faster;
-// none when no plan fits. A full search.
+// parallelism, tp_comm_overlap, overlap_grad_reduce), ties to the faster,
+// then to the plan's place in the enumeration: the plan a scan of every
+// evaluated plan of the search picks. Visits the layouts nearest the job's
+// first and stops once no unvisited plan can be nearer
+// (src/search/nearest_plan.cpp).
 struct NearestPlan {
     PlanScore plan;
     int changes = 0;
     std::vector<std::string> set;  // --set overrides that make it ("parallel.zero=3")
 };
-std::optional<NearestPlan> nearest_fitting_plan(const Job& job, const Calibration& cal);
+struct NearestSearch {
+    std::optional<NearestPlan> plan;  // none: no plan fits (when complete)
+    // False: stopped before it could decide, the plans it had still to
+    // evaluate being more than max_plans; `plan` is then empty.
+    bool complete = true;
+    int64_t plans = 0;    // with max_plans: plans of the layouts visited (what the bound counts)
+    SearchCounts counts;  // of the plans evaluated
+};
+// max_plans > 0: stop rather than evaluate more plans than that (counted
+// layout by layout before evaluating them). threads: 0 every core.
+NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64_t max_plans = 0, int threads = 0);
 
 // Every setting of the job's plan and micro-batch (to place that exact plan).
 PlanFix plan_fix_all(const Job& job);
