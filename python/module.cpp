@@ -77,15 +77,16 @@ std::string search_text(const std::string& job, bool is_text, const std::vector<
     SearchOptions opts;
     opts.fix = fix;
     opts.by = rank_by(by);
-    opts.sort_top = top;
     SearchView view;
     view.by = opts.by;
     view.limit = top;
     view.top = top == 0 ? 5 : std::min<size_t>(top, 5);
+    keep_for_listing(opts, top, view.other_shapes);  // top 0: every plan, streamed as the CLI's --top all
     std::string out;
     py::gil_scoped_release release;
     const SearchResult r = search_plans(sj.job, cal, opts);
-    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); });
+    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); },
+                top == 0 ? every_plan(sj.job, cal, opts, r) : PlanChunks{});
     return out;
 }
 

@@ -150,6 +150,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     std::atomic<size_t> done{0};
     std::atomic<bool> stopped{false};
     std::vector<Worker> workers(threads);
+    if (options.record_spans) result.spans.assign(n_layouts, LayoutSpan{});
     // Room for every plan a worker could keep, reserved (not touched) up
     // front: no reallocation while the plans stream in, and the merge appends
     // in place.
@@ -171,12 +172,29 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
             if (first >= n_layouts) return;
             const size_t last = std::min(n_layouts, first + kBlock);
             for (size_t i = first; i < last; ++i) {
-                const size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans);
+                if (options.spans) {
+                    const LayoutSpan& sp = (*options.spans)[i];
+                    if (!sp.any || (options.after && !ranks_before(*options.after, sp.worst, options.by)) ||
+                        (w.cutoff && !ranks_before(sp.best, *w.cutoff, options.by)))
+                        continue;
+                }
+                size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans);
+                if (options.after && added > 0) {
+                    const RankedPlan a = *options.after;
+                    const auto first_added = w.plans.end() - static_cast<std::ptrdiff_t>(added);
+                    const auto kept = std::remove_if(first_added, w.plans.end(), [&](const RankedPlan& p) {
+                        return !ranks_before(a, p, options.by);
+                    });
+                    added -= static_cast<size_t>(w.plans.end() - kept);
+                    w.plans.erase(kept, w.plans.end());
+                }
                 if (added == 0) continue;
                 const auto from = w.plans.end() - static_cast<std::ptrdiff_t>(added);
-                w.layout_best.push_back(*std::min_element(from, w.plans.end(), [&](const RankedPlan& a, const RankedPlan& b) {
+                const auto [lo, hi] = std::minmax_element(from, w.plans.end(), [&](const RankedPlan& a, const RankedPlan& b) {
                     return ranks_before(a, b, options.by);
-                }));
+                });
+                w.layout_best.push_back(*lo);
+                if (options.record_spans) result.spans[i] = LayoutSpan{*lo, *hi, true};
                 if (keep > 0) keep_best_plans(w, w.plans.size() - added, keep, options.by);
             }
             done.fetch_add(last - first, std::memory_order_relaxed);
@@ -199,15 +217,26 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         for (auto& th : pool) th.join();
     }
     result.cancelled = stopped.load() || (options.cancel && options.cancel->load());
+    // With keep_best, only the plans ranked before the best dropped one are
+    // certain; the others are dropped before the merge (less to copy and sort).
+    for (const Worker& w : workers)
+        if (w.cutoff && (!result.first_dropped || ranks_before(*w.cutoff, *result.first_dropped, options.by)))
+            result.first_dropped = w.cutoff;
     size_t total = 0;
-    for (const Worker& w : workers) total += w.plans.size();
+    for (Worker& w : workers) {
+        if (result.first_dropped) {
+            const RankedPlan c = *result.first_dropped;
+            w.plans.erase(std::remove_if(w.plans.begin(), w.plans.end(),
+                                         [&](const RankedPlan& p) { return !ranks_before(p, c, options.by); }),
+                          w.plans.end());
+        }
+        total += w.plans.size();
+    }
     result.ranked = std::move(workers[0].plans);
     if (result.ranked.capacity() < total) result.ranked.reserve(total);
     std::vector<RankedPlan> layout_best;
     for (size_t i = 0; i < workers.size(); ++i) {
         Worker& w = workers[i];
-        if (w.cutoff && (!result.first_dropped || ranks_before(*w.cutoff, *result.first_dropped, options.by)))
-            result.first_dropped = w.cutoff;
         layout_best.insert(layout_best.end(), w.layout_best.begin(), w.layout_best.end());
         add(result.counts, w.counts);
         if (i > 0) result.ranked.insert(result.ranked.end(), w.plans.begin(), w.plans.end());
@@ -241,6 +270,39 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     }
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;
+}
+
+size_t exact_prefix(const SearchResult& r, RankBy by) {
+    if (!r.first_dropped) return r.sorted;
+    const auto end = r.ranked.begin() + static_cast<std::ptrdiff_t>(r.sorted);
+    return static_cast<size_t>(std::lower_bound(r.ranked.begin(), end, *r.first_dropped,
+                                                [by](const RankedPlan& a, const RankedPlan& b) {
+                                                    return ranks_before(a, b, by);
+                                                }) -
+                               r.ranked.begin());
+}
+
+void for_each_ranked(const Job& job, const Calibration& cal, const SearchOptions& options, const SearchResult& first,
+                     size_t chunk, const std::function<void(const SearchResult&, size_t)>& emit) {
+    size_t n = exact_prefix(first, options.by);
+    emit(first, n);
+    if (!first.first_dropped || first.cancelled || n == 0) return;
+    SearchOptions o = options;
+    o.keep_best = std::max<size_t>(chunk, 1);
+    o.sort_top = 0;
+    o.shape_ranks = 0;
+    o.progress = {};
+    o.record_spans = false;
+    if (first.spans.size() == first.layouts.size()) o.spans = &first.spans;
+    RankedPlan last = first.ranked[n - 1];
+    for (;;) {
+        o.after = last;
+        const SearchResult r = search_plans(job, cal, o);
+        n = exact_prefix(r, o.by);
+        emit(r, n);
+        if (!r.first_dropped || r.cancelled || n == 0) return;
+        last = r.ranked[n - 1];
+    }
 }
 
 Job job_with_plan(const Job& job, const PlanScore& score) {

@@ -113,6 +113,13 @@ class Search(unittest.TestCase):
         self.assertEqual(drop_keys(got, timings), drop_keys(want, timings))
         self.assertGreater(len(got["plans"]), 0)
 
+    def test_top_zero_is_every_plan_as_the_cli_top_all(self):
+        got = lostflops.search(self.JOB, fix=["tp=2"], top=0)
+        want = cli_json("search", "--format", "json", "--top", "all", "--fix", "tp=2", self.JOB)
+        timings = {"wall_s", "search_wall_s", "elapsed_s"}
+        self.assertEqual(drop_keys(got, timings), drop_keys(want, timings))
+        self.assertEqual(len(got["plans"]), got["evaluated"])
+
     def test_bad_fix_raises_with_the_key_named(self):
         with self.assertRaises(lostflops.LostflopsError) as ctx:
             lostflops.search(self.JOB, fix=["tp=abc"])
