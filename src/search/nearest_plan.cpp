@@ -27,6 +27,7 @@
 #include "search/enumerate.h"
 #include "search/evaluate_layout.h"
 #include "search/knobs.h"
+#include "search/layout_space.h"
 
 namespace lostflops {
 
@@ -172,7 +173,8 @@ NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64
     NearestSearch out;
     const ParallelPlan& q = job.plan;
     const SearchLayout own{q.tp, q.cp, q.pp, q.dp, q.vpp, q.ep, job.training.micro_batch};
-    const search::LayoutEvaluator counter(job, cal, PlanFix{});
+    const PlanFix free;
+    search::PlanCounter counter(job, free);
     std::optional<Candidate> best;
     std::vector<SearchLayout> group;
     for (int g = 0; g <= kLayoutSettings; ++g) {
@@ -185,7 +187,7 @@ NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64
                 [&](const SearchLayout& l) {
                     if (differing(l, own) != s) return;
                     group.push_back(l);
-                    if (max_plans > 0) plans += counter.plan_count(l);
+                    if (max_plans > 0) plans += counter(l);
                 },
                 {}, fix_outside(own, s));
         }

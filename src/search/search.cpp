@@ -1,5 +1,6 @@
-// The search driver: layouts from the enumerator (main thread), their plans
-// evaluated by worker threads that take layouts from a shared counter, the
+// The search driver: layouts from the enumerator (search/layout_space.h,
+// shapes split across worker threads), their plans evaluated by worker
+// threads that take layouts from a shared counter, the
 // evaluated plans merged and ranked by a total order (include/lostflops/search.h),
 // so the result does not depend on the thread count or scheduling.
 #include "lostflops/search.h"
@@ -16,6 +17,7 @@
 #include "estimate/memory.h"
 #include "search/enumerate.h"
 #include "search/evaluate_layout.h"
+#include "search/layout_space.h"
 #include "search/knobs.h"
 #include "workload/flops.h"
 
@@ -128,24 +130,15 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     const auto t0 = std::chrono::steady_clock::now();
     const size_t keep = options.keep_best;
     SearchResult result;
-    search::LayoutEvaluator counter(job, cal, options.fix);
-    int64_t upper = 0;  // plans of the valid layouts: at most this many are evaluated
-    search::enumerate_layouts(
-        job,
-        [&](const search::Layout& l) {
-            result.layouts.push_back(l);
-            upper += counter.plan_count(l);
-        },
-        [&](const search::Layout& l) {
-            const int64_t n = counter.plan_count(l);
-            result.counts.enumerated += n;
-            result.counts.pruned_divisibility += n;
-        },
-        layout_fix(options.fix));
+    const unsigned cores = options.threads > 0 ? static_cast<unsigned>(options.threads) : std::thread::hardware_concurrency();
+    search::LayoutSpace space = search::layout_space(job, options.fix, layout_fix(options.fix), std::max(1u, cores));
+    result.layouts = std::move(space.layouts);
+    const int64_t upper = space.plans;  // plans of the valid layouts: at most this many are evaluated
+    result.counts.enumerated += space.rejected_plans;
+    result.counts.pruned_divisibility += space.rejected_plans;
 
     const size_t n_layouts = result.layouts.size();
-    unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads) : std::thread::hardware_concurrency();
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(1, n_layouts / 64))));
+    unsigned threads = std::max(1u, std::min<unsigned>(cores, static_cast<unsigned>(std::max<size_t>(1, n_layouts / 64))));
     std::atomic<size_t> next{0};
     std::atomic<size_t> done{0};
     std::atomic<bool> stopped{false};
