@@ -11,6 +11,8 @@
 //   micro-batches x pp x vpp <= 5e7 (what the schedules handle).
 #include "search/enumerate.h"
 
+#include "spec/validate.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -31,12 +33,7 @@ void for_divisors(int64_t n, F&& f) {
         if (n % d == 0) f(n / d);
 }
 
-bool tp_fits_model(const Model& m, int64_t tp) {
-    if (m.heads % tp != 0 || m.ffn % tp != 0 || m.vocab < tp) return false;
-    if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) return false;
-    if (m.is_moe() && m.moe_ffn % tp != 0) return false;
-    return true;
-}
+bool tp_fits_model(const Model& m, int64_t tp) { return !tp_issue(m, tp); }
 
 bool free_or(int64_t fixed, int64_t value) { return fixed == 0 || fixed == value; }
 
@@ -76,7 +73,7 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
     const auto add_ep = [&](int64_t ep) {
         if (free_or(fix.ep, ep)) eps.push_back(static_cast<int>(ep));
     };
-    if (m.is_moe()) for_divisors(m.experts, add_ep);
+    if (m.is_moe()) for_divisors(m.experts_gcd(), add_ep);
     else add_ep(1);
     if (eps.empty()) return counts;
     const auto n_eps = static_cast<int64_t>(eps.size());

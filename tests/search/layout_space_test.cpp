@@ -37,7 +37,7 @@ LayoutSpace walk(const Job& job, const PlanFix& fix, const LayoutFix& lf) {
                 for (const int64_t mb : divisors(job.training.global_batch)) {
                     const int64_t max_vpp = pp == 1 || pp > job.model.layers ? 1 : job.model.layers / pp;
                     for (int64_t vpp = 1; vpp <= max_vpp; ++vpp)
-                        for (const int64_t ep : job.model.is_moe() ? divisors(job.model.experts) : divisors(1)) {
+                        for (const int64_t ep : job.model.is_moe() ? divisors(job.model.experts_gcd()) : divisors(1)) {
                             if (!agrees(lf.micro_batch, mb) || !agrees(lf.vpp, vpp) || !agrees(lf.ep, ep)) continue;
                             const Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
                                            static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
