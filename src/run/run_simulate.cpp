@@ -119,6 +119,9 @@ public:
         full_ = std::floor(work / tau_);
         rest_ = work - full_ * tau_;
         last_ = rest_ < 1e-9 * tau_ ? 0 : rest_ + in.checkpoint_block_s;
+        restart_s_ = in.restart_overhead_s + in.checkpoint_read_s;
+        persist_s_ = in.checkpoint_persist_s;
+        repairs_s_ = in.node_repair_s;
     }
 
     void start_block(const Xoshiro256::State& stream) { rng_.set(stream); }
@@ -132,7 +135,7 @@ public:
         repairs_.clear();
         double t = 0;
         auto left = static_cast<int64_t>(full_);  // whole cycles not yet durable
-        const double d = in_.restart_overhead_s + in_.checkpoint_read_s;
+        const double d = restart_s_;
         double gap = draw_gap();
         for (;;) {
             const double remaining = static_cast<double>(left) * cycle_ + last_;
@@ -143,13 +146,13 @@ public:
             const double taken = std::min(std::floor(gap / cycle_), static_cast<double>(left));
             const double into = gap - taken * cycle_;
             // An async checkpoint still persisting at the failure is not durable.
-            left -= static_cast<int64_t>(taken) - (taken > 0 && into < in_.checkpoint_persist_s ? 1 : 0);
+            left -= static_cast<int64_t>(taken) - (taken > 0 && into < persist_s_ ? 1 : 0);
             ++count;
             // Recovery: the wait for a spare node (no running node to fail),
             // then the restart, which a failure starts again.
             double lost = gap;
             for (;;) {
-                lost += spare_wait(t + lost);
+                if (repairs_s_ > 0) lost += spare_wait(t + lost);
                 const double g = draw_gap();
                 if (g >= d) {
                     lost += d;
@@ -189,6 +192,7 @@ private:
     Xoshiro256 rng_;
     double mtbf_s_;
     double tau_ = 0, cycle_ = 0, full_ = 0, rest_ = 0, last_ = 0;
+    double restart_s_ = 0, persist_s_ = 0, repairs_s_ = 0;  // the inputs a run reads per failure
     std::vector<double> repairs_, sorted_;
 };
 
