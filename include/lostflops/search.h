@@ -92,8 +92,9 @@ struct SearchOptions {
     // ranked before the best plan it dropped, so `ranked` holds exactly the
     // plans ranked before SearchResult::first_dropped (at least N):
     // the first min(sort_top, N) plans are exact, and so are the ranks of the
-    // first `shape_ranks` other shapes (when one of those would not be, the
-    // search runs again keeping every plan). A listing needs no more, and the
+    // first `shape_ranks` other shapes (when one of those ranks after a
+    // dropped plan, the search runs again counting the plans before each:
+    // SearchResult::other_shape_ranks). A listing needs no more, and the
     // search writes a few MiB instead of 24 bytes per evaluated plan.
     size_t keep_best = 0;
     size_t shape_ranks = 5;
@@ -105,6 +106,9 @@ struct SearchOptions {
     std::optional<RankedPlan> after;
     // Record SearchResult::spans.
     bool record_spans = false;
+    // For each of these plans, count the evaluated plans ranked before it
+    // (SearchResult::counted_before).
+    std::vector<RankedPlan> count_before;
     // The spans of an earlier search of the same job and options: a layout
     // is skipped (neither evaluated nor counted) when it has no plan that
     // fits, all its plans rank before `after`, or its best ranks after the
@@ -126,6 +130,11 @@ struct SearchResult {
     std::optional<RankedPlan> first_dropped;
     // Best plan of each shape (tp, cp, pp, ep) other than the winner's, best first.
     std::vector<RankedPlan> other_shapes;
+    // With keep_best, when `ranked` does not hold every plan before them:
+    // the ranks (1-based) of the first shape_ranks other shapes, counted by
+    // a second search; empty otherwise (count them in `ranked`).
+    std::vector<size_t> other_shape_ranks;
+    std::vector<int64_t> counted_before;  // SearchOptions::count_before
     SearchCounts counts;
     bool cancelled = false;
     double wall_s = 0;

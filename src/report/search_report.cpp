@@ -43,7 +43,10 @@ std::string row(size_t rank, const PlanScore& s, const Wall& w) {
 const char* kHeader =
     " rank  tp  cp  pp vpp    dp  ep  mbs zero recompute  sp tpo dpo   step s tok/s/GPU    MFU peak GiB  costliest wall\n";
 
-size_t rank_of(const SearchResult& r, const RankedPlan& p, RankBy by) {
+// The rank of other shape i: counted by the search, or in the plans kept.
+size_t rank_of(const SearchResult& r, size_t i, RankBy by) {
+    if (i < r.other_shape_ranks.size()) return r.other_shape_ranks[i];
+    const RankedPlan& p = r.other_shapes[i];
     size_t n = 1;
     for (const RankedPlan& q : r.ranked) n += ranks_before(q, p, by) ? 1 : 0;
     return n;
@@ -128,7 +131,7 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
         out += kHeader;
         for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i) {
             const PlanScore s = plan_score(job, r, r.other_shapes[i]);
-            out += row(rank_of(r, r.other_shapes[i], v.by), s, wall_of(s));
+            out += row(rank_of(r, i, v.by), s, wall_of(s));
         }
     }
     const PlanScore best = plan_score(job, r, r.ranked.front());
@@ -180,7 +183,7 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
     nlohmann::json top = nlohmann::json::array(), others = nlohmann::json::array();
     for (size_t i = 0; i < std::min(v.top, r.sorted); ++i) top.push_back(detail_json(job, cal, r, r.ranked[i], i + 1));
     for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i)
-        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, r.other_shapes[i], v.by)));
+        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, i, v.by)));
     head["top"] = top;
     if (!v.runs.empty()) {
         head["run_rescored_plans"] = v.runs.size();

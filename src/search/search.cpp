@@ -56,6 +56,7 @@ search::LayoutFix layout_fix(const PlanFix& f) {
 
 struct Worker {
     SearchCounts counts;
+    std::vector<int64_t> before;  // plans ranked before each of SearchOptions::count_before
     std::vector<RankedPlan> plans;
     std::vector<RankedPlan> layout_best;  // best plan of each layout this worker ran
     std::optional<RankedPlan> cutoff;     // keep_best: the best plan dropped so far
@@ -143,6 +144,8 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     std::atomic<size_t> done{0};
     std::atomic<bool> stopped{false};
     std::vector<Worker> workers(threads);
+    for (Worker& w : workers) w.before.assign(options.count_before.size(), 0);
+    result.counted_before.assign(options.count_before.size(), 0);
     if (options.record_spans) result.spans.assign(n_layouts, LayoutSpan{});
     // Room for every plan a worker could keep, reserved (not touched) up
     // front: no reallocation while the plans stream in, and the merge appends
@@ -172,6 +175,11 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                         continue;
                 }
                 size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans);
+                if (!options.count_before.empty()) {
+                    for (auto p = w.plans.end() - static_cast<std::ptrdiff_t>(added); p != w.plans.end(); ++p)
+                        for (size_t j = 0; j < options.count_before.size(); ++j)
+                            w.before[j] += ranks_before(*p, options.count_before[j], options.by) ? 1 : 0;
+                }
                 if (options.after && added > 0) {
                     const RankedPlan a = *options.after;
                     const auto first_added = w.plans.end() - static_cast<std::ptrdiff_t>(added);
@@ -232,6 +240,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         Worker& w = workers[i];
         layout_best.insert(layout_best.end(), w.layout_best.begin(), w.layout_best.end());
         add(result.counts, w.counts);
+        for (size_t j = 0; j < w.before.size(); ++j) result.counted_before[j] += w.before[j];
         if (i > 0) result.ranked.insert(result.ranked.end(), w.plans.begin(), w.plans.end());
         std::vector<RankedPlan>().swap(w.plans);
     }
@@ -248,17 +257,22 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     result.other_shapes = other_shapes(result, layout_best, by);
     if (result.first_dropped && !result.cancelled) {
         // The ranks of the first shape_ranks other shapes count the plans
-        // before them: each must rank before every dropped plan, or search
-        // again keeping all.
+        // before them: when one ranks after a dropped plan, the search runs
+        // again counting, for each, the plans ranked before it.
         const size_t n = std::min(options.shape_ranks, result.other_shapes.size());
         for (size_t i = 0; i < n; ++i) {
-            if (!ranks_before(result.other_shapes[i], *result.first_dropped, by)) {
-                SearchOptions all = options;
-                all.keep_best = 0;
-                SearchResult full = search_plans(job, cal, all);
-                full.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                return full;
-            }
+            if (ranks_before(result.other_shapes[i], *result.first_dropped, by)) continue;
+            SearchOptions again = options;
+            again.shape_ranks = 0;
+            again.sort_top = 1;
+            again.keep_best = 1;
+            again.record_spans = false;
+            again.progress = {};
+            again.count_before.assign(result.other_shapes.begin(), result.other_shapes.begin() + static_cast<std::ptrdiff_t>(n));
+            const SearchResult counted = search_plans(job, cal, again);
+            result.cancelled |= counted.cancelled;
+            for (const int64_t c : counted.counted_before) result.other_shape_ranks.push_back(static_cast<size_t>(c) + 1);
+            break;
         }
     }
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
