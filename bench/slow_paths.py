@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--few", type=int, default=3, help="runs of the long cases")
     ap.add_argument("--python", default=os.path.join(ROOT, "build/python"), help="where the lostflops package is")
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
+    ap.add_argument("--calls", type=int, default=20, help="Python calls per timing")
     a = ap.parse_args()
     print("load average at start: %.2f %.2f %.2f" % os.getloadavg())
     print("%-42s %5s %10s %10s %9s %12s %4s" % ("case", "runs", "wall s", "cpu s", "peak MiB", "stdout bytes", "exit"))
@@ -89,10 +90,11 @@ def main():
     except TypeError:  # a module from before advice=
         pass
     for name, f in cases:
-        number = 20
-        t = timeit.repeat(f, number=number, repeat=max(3, a.runs))
-        print("%-42s %5d %10.6f (median of %d x %d calls, per call)" % (name, len(t), statistics.median(t) / number,
-                                                                     len(t), number))
+        number = a.calls
+        wall = timeit.repeat(f, number=number, repeat=max(3, a.runs))
+        cpu = timeit.repeat(f, number=number, repeat=max(3, a.runs), timer=time.process_time)
+        print("%-42s %5d %10.6f %10.6f (medians of %d x %d calls, per call)" % (
+            name, len(wall), statistics.median(wall) / number, statistics.median(cpu) / number, len(wall), number))
     print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
 
 
