@@ -156,6 +156,22 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         w.plans.reserve(room);
         advise_huge_pages(w.plans.data(), w.plans.capacity() * sizeof(RankedPlan));
     }
+    // A later chunk of a streamed ranking (spans and `after`): only the
+    // layouts with plans ranked after `after`, in the order of their best
+    // plan: the workers' cutoffs (keep_best) come early, and then every
+    // layout whose best plan ranks after a worker's cutoff is skipped.
+    std::vector<uint32_t> order;
+    const bool ordered = options.spans && options.after;
+    if (ordered) {
+        const std::vector<LayoutSpan>& spans = *options.spans;
+        for (size_t i = 0; i < n_layouts; ++i)
+            if (spans[i].any && ranks_before(*options.after, spans[i].worst, options.by))
+                order.push_back(static_cast<uint32_t>(i));
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+            return ranks_before(spans[a].best, spans[b].best, options.by);
+        });
+    }
+    const size_t n_items = ordered ? order.size() : n_layouts;
     const auto work = [&](Worker& w) {
         search::LayoutEvaluator ev(job, cal, options.fix);
         constexpr size_t kBlock = 16;
@@ -165,9 +181,10 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                 return;
             }
             const size_t first = next.fetch_add(kBlock);
-            if (first >= n_layouts) return;
-            const size_t last = std::min(n_layouts, first + kBlock);
-            for (size_t i = first; i < last; ++i) {
+            if (first >= n_items) return;
+            const size_t last = std::min(n_items, first + kBlock);
+            for (size_t k = first; k < last; ++k) {
+                const size_t i = ordered ? order[k] : k;
                 if (options.spans) {
                     const LayoutSpan& sp = (*options.spans)[i];
                     if (!sp.any || (options.after && !ranks_before(*options.after, sp.worst, options.by)) ||
@@ -208,8 +225,8 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         std::vector<std::thread> pool;
         for (unsigned t = first_spawned; t < threads; ++t) pool.emplace_back(work, std::ref(workers[t]));
         if (options.progress) {
-            while (done.load() < n_layouts && !stopped.load()) {
-                options.progress(static_cast<double>(done.load()) / static_cast<double>(n_layouts));
+            while (done.load() < n_items && !stopped.load()) {
+                options.progress(static_cast<double>(done.load()) / static_cast<double>(n_items));
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }
         } else {
