@@ -244,8 +244,9 @@ std::string fit_advice_text(const FitAdvice& a) {
                                c.fit == Fit::fits ? "fits" : "does not fit", c.step_time_s, set_args(c.set));
     }
     if (!a.nearest_searched)
-        out += fmt::format("smallest change that fits: not searched (more than {} plans; estimate --advice searches "
-                           "every plan on these GPUs)\n", kCheapNearestPlans);
+        out += fmt::format("smallest change that fits: not searched (more than {},{:03} plans; estimate --advice "
+                           "searches every plan on these GPUs)\n",
+                           kCheapNearestPlans / 1000, kCheapNearestPlans % 1000);
     else if (a.nearest)
         out += fmt::format("smallest change that fits (search of every plan on these GPUs): {} setting{}: {}: {}, "
                            "{:.3f} s/step\n  {}\n",
