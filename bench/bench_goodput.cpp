@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
@@ -42,7 +43,8 @@ BENCHMARK(BM_simulate_54_days_16k_gpus)->ArgNames({"samples", "threads"})->Args(
 
 // `goodput --simulate 1000000` of issue 21: the whole example run
 // (examples/llama3.1-405b-16384xh100-goodput.yaml, 15.6T tokens, ~588
-// failures per run), 10^6 samples; threads:0 every core.
+// failures per run), 10^6 samples; threads:0 every core. The label gives the
+// figures to 17 digits, to compare between thread counts (1, 2, 8, every core).
 void BM_simulate_example_1m(benchmark::State& state) {
     const Job job = load_job(std::string(LOSTFLOPS_SOURCE_DIR) + "/examples/llama3.1-405b-16384xh100-goodput.yaml");
     const RunCost r = run_cost(job, estimate(job, default_calibration()));
@@ -52,8 +54,12 @@ void BM_simulate_example_1m(benchmark::State& state) {
         benchmark::DoNotOptimize(s.mean_wall_time_s);
     }
     state.counters["failures_per_sample"] = s.mean_failures;
+    state.SetLabel(fmt::format("wall p10/p50/p90/mean {:.17g}/{:.17g}/{:.17g}/{:.17g} s, goodput mean {:.17g}, "
+                               "failures mean {:.17g}",
+                               s.p10_wall_time_s, s.p50_wall_time_s, s.p90_wall_time_s, s.mean_wall_time_s,
+                               s.mean_goodput, s.mean_failures));
 }
-BENCHMARK(BM_simulate_example_1m)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_simulate_example_1m)->ArgName("threads")->Arg(1)->Arg(2)->Arg(8)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 
