@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/job.h"
+#include "spec/stage_layout.h"
 
 namespace lostflops {
 
@@ -69,10 +70,11 @@ std::vector<JobWarning> job_warnings(const Job& job) {
         warn("parallel.tp_comm_overlap",
              "overlaps tensor-parallel collectives with the GEMMs; with tp = 1 there are none, so it does nothing");
 
-    // Layers split over pp x vpp virtual stages (estimate/memory.cpp layers_on):
-    // the fuller stages set the pace of every micro-batch.
+    // Layers split over pp x vpp virtual stages (spec/stage_layout.h, the
+    // default split; a layout the job gives is its own choice): the fuller
+    // stages set the pace of every micro-batch.
     const int stages = p.pp * p.vpp;
-    if (stages > 1 && m.layers % stages != 0) {
+    if (stages > 1 && m.layers % stages != 0 && default_split(p)) {
         const int lo = m.layers / stages;
         const int fuller = m.layers % stages;
         warn(p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
