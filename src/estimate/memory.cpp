@@ -54,7 +54,7 @@ StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, in
     s.first = rank == 0;
     s.last = rank == p.pp - 1;
     if (simple(job, works)) {
-        for (int c = 0; c < p.vpp; ++c) s.layers += layers_on(job, rank, c);
+        s.layers = static_cast<double>(default_rank_split(job.model.layers, p.pp, p.vpp, rank).layers());
         s.params = s.layers * works[0].params;
         s.expert_params = s.layers * works[0].expert_params;
     } else {
@@ -121,8 +121,9 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
             // Recomputed layers keep their input; the others (recompute_layers
             // below the stage's layers) keep everything; one recomputed layer's
             // working set is live during its backward.
-            double recomputed = 0;
-            for (int c = 0; c < p.vpp; ++c) recomputed += recomputed_of(p, layers_on(job, rank, c));
+            const RankSplit rs = default_rank_split(job.model.layers, p.pp, p.vpp, rank);
+            const double recomputed = static_cast<double>(rs.light()) * recomputed_of(p, rs.base) +
+                                      static_cast<double>(rs.heavy()) * recomputed_of(p, rs.base + 1);
             mem.activations_bytes = inflight * (recomputed * lw.checkpoint_bytes +
                                                 (sp.layers - recomputed) * lw.activation_bytes_full) +
                                     (recomputed > 0 ? lw.activation_bytes_full : 0.0);

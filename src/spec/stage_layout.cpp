@@ -51,4 +51,18 @@ VirtualStage virtual_stage(const Job& job, int rank, int chunk) {
     return s;
 }
 
+int max_stage_layers(const Job& job) {
+    const ParallelPlan& p = job.plan;
+    if (p.layout) {
+        int most = 0;
+        for (const auto& st : p.layout->stages) most = std::max(most, st.layers);
+        return most;
+    }
+    const int stages = p.pp * p.vpp;
+    if (default_split(p)) return (job.model.layers + stages - 1) / stages;
+    int most = virtual_stage(job, std::min(1, p.pp - 1), 0).layers;  // a middle rank's chunk
+    most = std::max(most, virtual_stage(job, 0, 0).layers);
+    return std::max(most, virtual_stage(job, p.pp - 1, 0).layers);
+}
+
 }  // namespace lostflops

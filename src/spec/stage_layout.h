@@ -37,11 +37,36 @@ inline int layers_on(int model_layers, int pp, int vpp, int rank, int chunk) {
     return base + (rank_from_ends < missing ? 0 : 1);
 }
 
+// Rank `rank`'s chunks under the default split, in closed form: the light
+// ones hold `base` layers (the first `head` chunks and the last `tail`), the
+// others base + 1. (All `base` when pp*vpp divides the layers.)
+struct RankSplit {
+    int base = 0, head = 0, tail = 0, chunks = 0;
+    int light() const { return head + tail; }
+    int heavy() const { return chunks - head - tail; }
+    int64_t layers() const { return static_cast<int64_t>(light()) * base + static_cast<int64_t>(heavy()) * (base + 1); }
+};
+inline RankSplit default_rank_split(int model_layers, int pp, int vpp, int rank) {
+    const int stages = pp * vpp;
+    const int missing = stages - model_layers % stages;
+    const int light_head = (missing + 1) / 2, from = stages - missing / 2;
+    RankSplit s;
+    s.base = model_layers / stages;
+    s.chunks = vpp;
+    // Chunks c with c*pp + rank < light_head, and with c*pp + rank >= from.
+    s.head = light_head / pp + (rank < light_head % pp ? 1 : 0);
+    s.tail = std::max(0, vpp - (from / pp + (rank < from % pp ? 1 : 0)));
+    return s;
+}
+
 inline bool default_split(const ParallelPlan& p) {
     return !p.layout && p.first_stage_layers < 0 && p.last_stage_layers < 0;
 }
 
 VirtualStage virtual_stage(const Job& job, int rank, int chunk);
+
+// Layers of the fullest virtual stage (O(1) but for an explicit layout).
+int max_stage_layers(const Job& job);
 
 inline int layers_on(const Job& job, int rank, int chunk) {
     if (default_split(job.plan)) return layers_on(job.model.layers, job.plan.pp, job.plan.vpp, rank, chunk);

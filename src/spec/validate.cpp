@@ -69,18 +69,6 @@ std::optional<PlanIssue> stage_layout_issue(const Job& job) {
     return std::nullopt;
 }
 
-namespace {
-
-// Layers of the fullest virtual stage.
-int max_stage_layers(const Job& job) {
-    int most = 0;
-    for (int r = 0; r < job.plan.pp; ++r)
-        for (int c = 0; c < job.plan.vpp; ++c) most = std::max(most, virtual_stage(job, r, c).layers);
-    return most;
-}
-
-}  // namespace
-
 std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp) {
     for (const LayerKind& k : m.kinds()) {
         const Attention& a = k.attention;
