@@ -177,7 +177,7 @@ FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, do
         const LayerForwardFlops layer = layer_forward_flops(m.kinds()[k], m.hidden, t.seq_length, t.causal_flops);
         const double n = m.kind_count(static_cast<int>(k));
         layers_fwd += n * (layer.weight_gemms + layer.attention_core);
-        core_fwd += n * layer.attention_core;
+        if (m.kinds()[k].has_attention()) core_fwd += n * layer.attention_core;  // what selective recompute redoes
         recomputed += recomputed_share * n * (layer.weight_gemms + layer.attention_core);
     }
     const double logits = 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
