@@ -348,18 +348,11 @@ PlanScore plan_score(const Job& job, const SearchResult& result, const RankedPla
     // As estimate.cpp finish_time computes them (no Job copy: a JSON ranking
     // decodes millions of plans).
     const Training& tr = job.training;
-    const int layers = job.model.layers;
     const double tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;
     s.tokens_per_s_per_gpu = tokens_per_step / s.step_time_s / gpus;
-    double recomputed = 0;
-    if (s.plan.recompute == Recompute::full) {
-        for (int r = 0; r < l.pp; ++r)
-            for (int c = 0; c < l.vpp; ++c) recomputed += recomputed_of(s.plan, layers_on(layers, l.pp, l.vpp, r, c));
-    } else {
-        recomputed = layers;
-    }
-    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute, recomputed / layers);
+    // Model FLOPs do not depend on recomputation (flops.h): no per-stage count needed.
+    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute);
     const double model_tflops = fpt.model * tokens_per_step / s.step_time_s / gpus / 1e12;
     s.mfu = model_tflops / job.cluster.gpu.peak_tflops(tr.precision);
     return s;
