@@ -2,7 +2,8 @@
 // in-memory bytes (plain JSON or gzip). Contract: return or throw InputError;
 // anything else (crash, sanitizer report, other exception) is a finding.
 // The same bytes also go through the summary reader (`trace merge`).
-// Seed corpus: the traces in tests/data/trace (decompressed or not).
+// Seed corpus: traces of `lostflops trace synth`, and the real ones of
+// ../shared/traces (decompressed or not).
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -272,9 +272,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
 
     add_trace_diff_command(cmd, opts->format, exit_code);
     auto* diff = cmd->get_subcommand("diff");
+    add_trace_synth_command(cmd, exit_code);
+    auto* synth = cmd->get_subcommand("synth");
 
-    cmd->callback([opts, cmd, merge, diff, &exit_code] {
-        if (merge->parsed() || diff->parsed()) return;
+    cmd->callback([opts, cmd, merge, diff, synth, &exit_code] {
+        if (merge->parsed() || diff->parsed() || synth->parsed()) return;
         if (opts->inputs.empty()) {
             throw CLI::RequiredError("files (or the merge subcommand)");
         }

@@ -1,7 +1,7 @@
 // Bandwidth per collective (trace.h CollectiveStats): nccl-tests' bus
 // bandwidth factors on a synthetic trace, and the sizes of a real trace
-// (a100-2rank-nccl records "In msg nelems" on its NCCL kernels) summed
-// directly from its JSON.
+// (../shared/traces/a100-2rank-nccl records "In msg nelems" on its NCCL
+// kernels; skipped when absent) summed directly from its JSON.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -48,7 +48,7 @@ TEST(TraceComm, BusBandwidthFactors) {
 }
 
 TEST(TraceComm, RealTraceSizesSummedDirectly) {
-    const std::string file = test::data_path("a100-2rank-nccl.rank0.json.gz");
+    LOSTFLOPS_SHARED_TRACE(file, "a100-2rank-nccl.rank0.json.gz");
     const auto j = nlohmann::json::parse(test::gunzip_file(file));
     double bytes = 0, time = 0;
     int64_t calls = 0;

@@ -1,6 +1,6 @@
-// `trace diff`: a trace against itself changes nothing; against a copy made by
-// scripts/slow_kernels.py with chosen kernels slowed, exactly those kernels
-// are "slower" (through the command and its JSON); kernels present on one
+// `trace diff`: a generated trace against itself changes nothing; against a
+// copy made by scripts/slow_kernels.py with chosen kernels slowed, exactly
+// those kernels are "slower" (through the command and its JSON); kernels present on one
 // side only are "new" or "vanished".
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,8 +19,15 @@
 namespace lostflops::trace {
 namespace {
 
+SynthSpec job_of_two() {
+    SynthSpec s;
+    s.ranks = 2;
+    s.jitter_pct = 4;  // kernels of one name differ call to call
+    return s;
+}
+
 TEST(TraceDiff, SameTraceChangesNothing) {
-    const auto a = read_trace(test::data_path("a100-2rank-nccl.rank0.json.gz"));
+    const auto a = read_trace_bytes(synth_trace(job_of_two(), 0), "rank0.json");
     for (const bool hta : {false, true}) {
         const auto d = diff_traces(a, a, DiffOptions{hta, 5.0});
         ASSERT_FALSE(d.kernels.empty());
@@ -69,13 +76,12 @@ std::string slurp(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-// Two kernels of a real trace slowed by 1.5 with the generator: the command's
+// Two kernels of a generated trace slowed by 1.5 with the generator: the command's
 // JSON lists exactly those as slower (by 50 % per call), the rest the same.
 TEST(TraceDiff, FindsExactlyTheSlowedKernels) {
     if (sh("python3 -c 'pass' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not available";
-    const auto dir = std::filesystem::temp_directory_path() / "lostflops_trace_diff_test";
-    std::filesystem::create_directories(dir);
-    const std::string a = test::data_path("a100-2rank-nccl.rank0.json.gz");
+    const std::filesystem::path dir = test::temp_dir("trace_diff_test");
+    const std::string a = test::write_synth(job_of_two(), {0}, dir.string())[0];
     const std::string b = (dir / "slowed.json.gz").string();
     const auto base = diff_traces(read_trace(a), read_trace(a));
     ASSERT_GE(base.kernels.size(), 4u);

@@ -1,6 +1,7 @@
 // Idle-time breakdown per stream (trace.h StreamIdle): with --hta-compatible
 // conventions it agrees with what HTA's get_idle_time_breakdown reports for
-// the real traces of hta-idle-reference.json (HTA's own figures, per stream)
+// the real traces of ../shared/traces/hta-idle-reference.json (HTA's own
+// figures, per stream; skipped without them)
 // within 0.5 % of each stream's idle time; on a small synthetic trace each
 // gap lands in the category its cause says.
 #include <gtest/gtest.h>
@@ -20,14 +21,15 @@ namespace {
 double value_or_zero(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<double>() : 0.0; }
 
 TEST(TraceIdle, AgreesWithHtaIdleReference) {
-    std::ifstream in(test::data_path("hta-idle-reference.json"));
-    ASSERT_TRUE(in) << "missing hta-idle-reference.json";
+    LOSTFLOPS_SHARED_TRACE(ref_path, "hta-idle-reference.json");
+    std::ifstream in(ref_path);
     const auto ref = nlohmann::json::parse(in);
     ASSERT_EQ(ref["traces"].size(), 5u);
     for (const auto& t : ref["traces"]) {
         const std::string file = t["trace"].get<std::string>();
         SCOPED_TRACE(file);
-        const auto rep = analyze(read_trace(test::data_path(file)), AnalyzeOptions{true});
+        LOSTFLOPS_SHARED_TRACE(path, file);
+        const auto rep = analyze(read_trace(path), AnalyzeOptions{true});
         std::map<int64_t, StreamIdle> got;
         for (const auto& s : rep.idle_breakdown) got[s.stream] = s;
         ASSERT_EQ(got.size(), t["streams"].size()) << "one entry per stream with kernels";
@@ -98,7 +100,11 @@ TEST(TraceIdle, KernelWaitIsBelowThreshold) {
 // {stream, host_wait_us, kernel_wait_us, other_us}; it survives a summary
 // round trip; the text output has the table.
 TEST(TraceIdle, JsonContractAndSummaryRoundTrip) {
-    const auto rep = analyze(read_trace(test::data_path("v100-2rank-allreduce.rank1.json.gz")), AnalyzeOptions{true});
+    SynthSpec spec;
+    spec.ranks = 16;
+    spec.tp = 8;
+    const auto rep = analyze(read_trace_bytes(synth_trace(spec, 1), "rank1.json"), AnalyzeOptions{true});
+    ASSERT_EQ(rep.idle_breakdown.size(), 2u);  // streams 7 and 20
     const auto j = nlohmann::json::parse(report_json({rep}, {}, nullptr));
     const auto& idle = j["ranks"][0]["idle_breakdown"];
     ASSERT_TRUE(idle.is_array());

@@ -44,7 +44,8 @@ TEST(TraceLaunch, SyntheticFigures) {
 }
 
 TEST(TraceLaunch, RealTraceAgreesWithDirectCount) {
-    const auto d = read_trace(test::data_path("v100-2rank-allreduce.rank1.json.gz"));
+    LOSTFLOPS_SHARED_TRACE(path, "v100-2rank-allreduce.rank1.json.gz");
+    const auto d = read_trace(path);
     const auto rep = analyze(d);
     // Direct count: native kernels (kernel, memcpy, memset; not sync) whose correlation a CPU event carries.
     std::unordered_map<uint32_t, const CpuLaunch*> cpu;

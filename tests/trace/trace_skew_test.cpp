@@ -60,8 +60,10 @@ double first_comm_start(const TraceData& d, int64_t step) {
 }
 
 TEST(TraceSkew, RealRanksOfOneJob) {
-    const auto d0 = read_trace(test::data_path("sampled-128rank.rank0.json.gz"));
-    const auto d1 = read_trace(test::data_path("sampled-128rank.rank1.json.gz"));
+    LOSTFLOPS_SHARED_TRACE(p0, "sampled-128rank.rank0.json.gz");
+    LOSTFLOPS_SHARED_TRACE(p1, "sampled-128rank.rank1.json.gz");
+    const auto d0 = read_trace(p0);
+    const auto d1 = read_trace(p1);
     const std::vector<RankReport> ranks{analyze(d0), analyze(d1)};
     const auto skew = collective_skew(ranks);
     ASSERT_EQ(skew.size(), 2u);

@@ -2,14 +2,23 @@
 #include "trace/trace_test_util.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 namespace lostflops::trace::test {
 
 std::string data_path(const std::string& name) {
     return std::string(LOSTFLOPS_SOURCE_DIR) + "/tests/data/trace/" + name;
+}
+
+std::string shared_trace(const std::string& name) {
+    const std::string p = std::string(LOSTFLOPS_SOURCE_DIR) + "/../shared/traces/" + name;
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec) ? p : std::string();
 }
 
 std::string gunzip_file(const std::string& path) {
@@ -21,6 +30,46 @@ std::string gunzip_file(const std::string& path) {
     while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
     gzclose(f);
     return out;
+}
+
+std::string gzip_text(const std::string& text) {
+    z_stream zs{};
+    if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("deflateInit2");
+    std::string out(deflateBound(&zs, static_cast<uLong>(text.size())), '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    zs.avail_in = static_cast<uInt>(text.size());
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    const int rc = deflate(&zs, Z_FINISH);
+    out.resize(zs.total_out);
+    deflateEnd(&zs);
+    if (rc != Z_STREAM_END) throw std::runtime_error("deflate");
+    return out;
+}
+
+std::string read_bytes(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot open " + path);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::string temp_dir(const std::string& name) {
+    const auto p = std::filesystem::temp_directory_path() /
+                   ("lostflops_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(p);
+    std::filesystem::create_directories(p);
+    return p.string();
+}
+
+std::vector<std::string> write_synth(const SynthSpec& s, const std::vector<int>& ranks, const std::string& dir) {
+    const SynthJob job(s);
+    std::vector<std::string> paths;
+    for (const int r : ranks) {
+        paths.push_back(dir + "/" + synth_file_name(r));
+        std::ofstream(paths.back(), std::ios::binary) << job.trace(r);
+    }
+    return paths;
 }
 
 std::string make_trace(const std::vector<Ev>& events, int rank, const std::string& unit) {
