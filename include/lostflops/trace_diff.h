@@ -44,6 +44,7 @@ struct TraceDiff {
     // Changed kernels first, by |delta_us| (largest first), then the rest by name.
     std::vector<KernelDiff> kernels;
     std::vector<KernelDiff> categories;    // same order
+    std::vector<std::string> warnings;     // "SOURCE: duplicate-events: ..." of either trace
 };
 
 struct DiffOptions {

@@ -29,7 +29,9 @@
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
 #include "lostflops/trace_report.h"
+#include "lostflops/trace_summary.h"
 #include "spec/text_input.h"
+#include "trace/trace_text.h"
 
 namespace lostflops::cli {
 namespace {
@@ -173,7 +175,7 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
         if (skipped[i].empty()) {
             out.push_back(std::move(all[i]));
         } else {
-            std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", skipped[i].c_str());
+            std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", trace::printable(skipped[i]).c_str());
         }
     }
     if (out.empty()) throw InputError(files.front().path, "", "none of the inputs is a usable trace");
@@ -193,7 +195,8 @@ void write_file(const std::string& path, const std::string& text, const char* wh
 
 void print_warnings(const std::vector<trace::RankReport>& ranks) {
     for (const auto& r : ranks) {
-        for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s: %s\n", r.source.c_str(), w.c_str());
+        for (const auto& w : r.warnings)
+            std::fprintf(stderr, "warning: %s: %s\n", trace::printable(r.source).c_str(), trace::printable(w).c_str());
     }
 }
 
@@ -209,7 +212,7 @@ int run_trace(const TraceOptions& o) {
         const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
         cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path);
     }
-    if (!o.summary_out.empty()) write_file(o.summary_out, trace::summary_to_json(ranks));
+    if (!o.summary_out.empty()) write_file(o.summary_out, trace::summary_to_json(ranks, o.summary_out));
     print_warnings(ranks);
     const auto stragglers = trace::find_stragglers(ranks);
     if (!o.report_out.empty()) write_file(o.report_out, trace_html_report(ranks, stragglers, cmp ? &*cmp : nullptr), "report");

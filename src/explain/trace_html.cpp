@@ -13,6 +13,7 @@
 #include "explain/charts.h"
 #include "explain/svg.h"
 #include "lostflops/explain.h"
+#include "trace/trace_text.h"
 
 namespace lostflops {
 
@@ -20,7 +21,7 @@ namespace {
 
 using trace::RankReport;
 
-std::string esc(const std::string& s) { return xml_escape(s); }
+std::string esc(const std::string& s) { return xml_escape(trace::printable(s)); }
 
 std::string ranks_svg(const std::vector<RankReport>& ranks) {
     const double w = 900, l = 80, r = 20, top = 40, b = 40;

@@ -28,9 +28,11 @@ struct Side {
     double step_us = 0;
 };
 
-Side totals_of(const TraceData& d, bool hta) {
-    std::vector<std::string> warnings;
-    const auto ks = detail::pick_kernels(d, hta, warnings);
+Side totals_of(const TraceData& d, bool hta, std::vector<std::string>& warnings) {
+    std::vector<std::string> picked;
+    const auto ks = detail::pick_kernels(d, hta, picked);
+    for (auto& w : picked)
+        if (w.rfind("duplicate-events:", 0) == 0) warnings.push_back(d.source + ": " + w);
     if (ks.empty()) {
         throw InputError(d.source, "traceEvents", "no GPU kernels to compare (expected events of cat kernel, "
                                                   "gpu_memcpy or gpu_memset with args.stream)");
@@ -137,9 +139,9 @@ TraceDiff diff_traces(const TraceData& a, const TraceData& b, const DiffOptions&
     if (!(opts.threshold_pct >= 0) || !std::isfinite(opts.threshold_pct)) {
         throw InputError("--threshold", "", "expected a finite percentage >= 0");
     }
-    const Side sa = totals_of(a, opts.hta_compatible);
-    const Side sb = totals_of(b, opts.hta_compatible);
     TraceDiff d;
+    const Side sa = totals_of(a, opts.hta_compatible, d.warnings);
+    const Side sb = totals_of(b, opts.hta_compatible, d.warnings);
     d.source_a = a.source;
     d.source_b = b.source;
     d.steps_a = sa.steps;

@@ -2,6 +2,8 @@
 // per-rank JSON objects are the summary objects (trace_summary.cpp), so the
 // output of `trace --format json` and of `trace merge --format json` agree.
 #include "lostflops/trace_report.h"
+#include "lostflops/trace_summary.h"
+#include "trace/trace_text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -65,7 +67,7 @@ void launch_table(std::string& out, const RankReport& r) {
     out += fmt::format("  {:>7} {:>7} {:>10} {:>9} {:>10}  {}\n", "calls", "bound", "launch_us", "gpu_us",
                        "delay_us", "kernel");
     for (const auto& k : l.kernels) {
-        std::string name = k.name.size() > 80 ? k.name.substr(0, 77) + "..." : k.name;
+        std::string name = printable(k.name.size() > 80 ? k.name.substr(0, 77) + "..." : k.name);
         out += fmt::format("  {:>7} {:>7} {:>10.1f} {:>9.1f} {:>10.1f}  {}\n", k.count, k.launch_bound, k.launch_us,
                            k.gpu_us, k.delay_us, name);
     }
@@ -89,7 +91,9 @@ std::string report_json(const std::vector<RankReport>& ranks, const std::vector<
                         const JobComparison* cmp) {
     json j;
     j["convention"] = convention(ranks);
-    j["ranks"] = json::parse(summary_to_json(ranks))["ranks"];
+    json rs = json::array();
+    for (const auto& r : ranks) rs.push_back(json::parse(rank_json(r)));
+    j["ranks"] = std::move(rs);
     json s = json::array();
     for (const auto& x : stragglers) {
         s.push_back({{"rank", x.rank}, {"metric", x.metric}, {"value_us", x.value_us},
@@ -126,13 +130,13 @@ std::string report_table(const std::vector<RankReport>& ranks, const std::vector
         out += fmt::format("  {:>5} {:>8} {:>11.3f} {:>7.1f}% {:>8.1f}% {:>8.1f}% {:>7.1f}% {:>8} {:>10}  {}\n",
                            r.rank, r.kernels, s / 1e3, pct(r.compute_us, s), pct(r.exposed_comm_us, s),
                            pct(r.exposed_memory_us, s), pct(r.idle_us, s), overlap_text(r),
-                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-", r.source);
+                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-", printable(r.source));
     }
     out += "  (compute + comm_exp + mem_exp + idle = span; overlap = communication time with compute running;\n"
            "   step_ms = mean ProfilerStep duration; definitions in README, Traces)\n";
     if (ranks.size() <= 4) {
         for (const auto& r : ranks) {
-            categories_table(out, r.categories, fmt::format("Kernels by category, rank {} ({})", r.rank, r.source));
+            categories_table(out, r.categories, fmt::format("Kernels by category, rank {} ({})", r.rank, printable(r.source)));
             idle_table(out, r);
             launch_table(out, r);
             collective_table(out, r);

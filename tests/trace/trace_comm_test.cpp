@@ -9,6 +9,7 @@
 #include <map>
 
 #include "lostflops/trace.h"
+#include "lostflops/trace_summary.h"
 #include "lostflops/trace_report.h"
 #include "trace/trace_test_util.h"
 

@@ -70,7 +70,9 @@ bool agree(const std::string& ev, bool& accepted) {
                       fast.correlation == strict.correlation && fast.control_chars == strict.control_chars &&
                       bits(fast.in_nelems) == bits(strict.in_nelems) &&
                       bits(fast.out_nelems) == bits(strict.out_nelems) &&
-                      bits(fast.group_size) == bits(strict.group_size) && fast.dtype == strict.dtype;
+                      bits(fast.group_size) == bits(strict.group_size) && fast.dtype == strict.dtype &&
+                      fast.pg_name == strict.pg_name && fast.pg_desc == strict.pg_desc &&
+                      fast.pg_ranks == strict.pg_ranks;
     EXPECT_TRUE(same) << ev;
     return same;
 }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "lostflops/trace.h"
+#include "lostflops/trace_summary.h"
 #include "lostflops/trace_report.h"
 #include "trace/trace_test_util.h"
 

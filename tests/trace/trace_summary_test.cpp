@@ -3,6 +3,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
+#include "lostflops/trace_summary.h"
 #include "trace/trace_test_util.h"
 
 namespace lostflops::trace {

@@ -7,7 +7,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
 #include <stdexcept>
+
+#include "lostflops/error.h"
 
 namespace lostflops::trace::test {
 
@@ -92,6 +95,36 @@ std::string make_trace(const std::vector<Ev>& events, int rank, const std::strin
     }
     s += fmt::format("  ],\n  \"displayTimeUnit\": \"{}\"\n}}\n", unit);
     return s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+long child_peak_rss_kib(const std::string& shell_command, int& code) {
+    // A child forked from this (large) test process would start its peak at
+    // ours and keep it through exec(2): python3 starts the command afresh and
+    // reports its children's peak (getrusage RUSAGE_CHILDREN).
+    const std::string dir = temp_dir("rss");
+    const std::string script = dir + "/rss.py", out = dir + "/rss.txt";
+    std::ofstream(script) << "import resource, subprocess, sys\n"
+                             "rc = subprocess.run(['/bin/sh', '-c', sys.argv[1]]).returncode\n"
+                             "open(sys.argv[2], 'w').write('%d %d' % (rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n";
+    std::string quoted = "'";
+    for (const char c : shell_command) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    quoted += "'";
+    const int status = std::system(("python3 " + script + " " + quoted + " " + out).c_str());
+    long kib = -1;
+    code = -1;
+    std::ifstream in(out);
+    if (status != 0 || !(in >> code >> kib)) throw std::runtime_error("cannot measure " + shell_command);
+    std::filesystem::remove_all(dir);
+    return kib;
 }
 
 }  // namespace lostflops::trace::test

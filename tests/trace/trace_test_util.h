@@ -3,6 +3,7 @@
 // written to files, gzip, and small hand-made traces.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,3 +43,12 @@ std::string make_trace(const std::vector<Ev>& events, int rank = 0, const std::s
     if (VAR.empty())                                                                                       \
     GTEST_SKIP() << "../shared/traces/" << (NAME)                                                         \
                  << " not found (real traces are kept outside the project): skipped"
+
+namespace lostflops::trace::test {
+// What the InputError f() throws says (file: key: message), or "" when it throws none.
+std::string error_of(const std::function<void()>& f);
+// Runs `shell_command` (/bin/sh -c, started by python3 so that its peak is
+// its own) and returns its peak resident set in KiB; `code` gets its exit
+// status. Throws std::runtime_error when it cannot be run.
+long child_peak_rss_kib(const std::string& shell_command, int& code);
+}  // namespace lostflops::trace::test
