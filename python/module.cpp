@@ -20,6 +20,7 @@
 #include "lostflops/search_report.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_report.h"
+#include "lostflops/trace_triage.h"
 
 namespace py = pybind11;
 using namespace lostflops;
@@ -97,7 +98,9 @@ std::string trace_text(const std::vector<std::string>& paths, bool hta_compatibl
     for (const auto& p : paths) out.push_back(trace::analyze(trace::read_trace(p), trace::AnalyzeOptions{hta_compatible}));
     trace::assign_missing_ranks(out);
     const auto ranks = trace::merge_summaries({std::move(out)});
-    return trace::report_json(ranks, trace::find_stragglers(ranks), nullptr);
+    const auto cluster = trace::cluster_report(ranks);
+    const auto items = trace::triage(cluster, nullptr, {});
+    return trace::report_json(trace::TraceReport{&ranks, &cluster, &items, nullptr});
 }
 
 py::list notes_list(const std::vector<ImportNote>& notes) {

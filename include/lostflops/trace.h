@@ -377,22 +377,11 @@ KernelCategory classify_kernel(std::string_view name, EventKind kind,
 // given, else from the kernel name (ncclKernel_* and ncclDevKernel_*).
 std::string collective_of(std::string_view name, std::string_view collective_arg);
 
-// Across ranks: ranks whose compute or waiting (idle + exposed communication)
-// differ most from the median of all ranks.
-struct Straggler {
-    int rank = 0;
-    std::string metric;       // "compute" (compute_us) or "waiting" (idle_us + exposed_comm_us)
-    double value_us = 0;
-    double median_us = 0;
-    double deviation_pct = 0; // (value - median) / median * 100
-};
-std::vector<Straggler> find_stragglers(const std::vector<RankReport>& ranks,
-                                       std::size_t max_per_metric = 3);
-
 // Across ranks, per profiler step: when each rank's first communication
 // kernel of the step started (Iteration::first_comm_start_us). A collective
 // cannot finish before its last rank joins, so the rank that starts last
-// makes the others wait for skew_us = latest - earliest start (trace_skew.cpp).
+// makes the others wait for skew_us = latest - earliest start
+// (ClusterReport::step_skew, trace_cluster.h; per process group there too).
 // The ranks' clocks are those of their hosts: on several nodes the skew
 // includes their clock offset (NTP keeps it to about a millisecond or less).
 struct StepSkew {
@@ -402,9 +391,6 @@ struct StepSkew {
     int latest_rank = 0;      // started last: the others wait for it
     int earliest_rank = 0;
 };
-// Steps present on two or more ranks, by step number.
-std::vector<StepSkew> collective_skew(const std::vector<RankReport>& ranks);
-
 // Ranks lie in [0, kMaxRank] (distributedInfo, summaries).
 inline constexpr int kMaxRank = 1 << 24;  // 16.7 M ranks; the largest jobs have ~10^5 GPUs
 

@@ -21,7 +21,7 @@ json row_json(const KernelDiff& k) {
 
 void rows_table(std::string& out, const std::vector<KernelDiff>& rows, std::size_t max_rows, bool changed_only,
                 int name_width) {
-    out += fmt::format("  {:<9} {:>11} {:>11} {:>10} {:>9} {:>8}  {}\n", "change", "a_ms/step", "b_ms/step",
+    out += fmt::format("  {:<11} {:>11} {:>11} {:>10} {:>9} {:>8}  {}\n", "change", "a_ms/step", "b_ms/step",
                        "delta_ms", "mean", "of_step", "name");
     std::size_t shown = 0, left = 0;
     for (const auto& k : rows) {
@@ -35,7 +35,7 @@ void rows_table(std::string& out, const std::vector<KernelDiff>& rows, std::size
             name = name.substr(0, static_cast<std::size_t>(name_width) - 3) + "...";
         }
         name = printable(name);
-        out += fmt::format("  {:<9} {:>11.3f} {:>11.3f} {:>+10.3f} {:>9} {:>+7.2f}%  {}\n", to_string(k.change),
+        out += fmt::format("  {:<11} {:>11.3f} {:>11.3f} {:>+10.3f} {:>9} {:>+7.2f}%  {}\n", to_string(k.change),
                            k.time_a_us / 1e3, k.time_b_us / 1e3, k.delta_us / 1e3, mean, k.step_share_pct, name);
     }
     if (shown == 0) out += "  (none)\n";

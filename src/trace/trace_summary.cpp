@@ -1,9 +1,6 @@
-// The merge of per-rank reports (one rank, one file), ranks for files without
-// one, and stragglers: ranks whose compute time or waiting time (idle +
-// exposed communication) deviate most from the median over all ranks (the
-// median, not the mean, so that one slow rank does not move the reference).
-// Summaries are written and read in trace_summary_write.cpp and
-// trace_summary_read.cpp.
+// The merge of per-rank reports (one rank, one file) and ranks for files
+// without one. Summaries are written and read in trace_summary_write.cpp and
+// trace_summary_read.cpp; the cross-rank answers are trace_cluster.cpp's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,40 +10,6 @@
 #include "lostflops/trace.h"
 
 namespace lostflops::trace {
-namespace {
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
-
-std::vector<Straggler> find_stragglers(const std::vector<RankReport>& ranks, std::size_t max_per_metric) {
-    std::vector<Straggler> out;
-    if (ranks.size() < 2) return out;
-    const auto pick = [&](const char* metric, auto value_of) {
-        std::vector<double> v;
-        for (const auto& r : ranks) v.push_back(value_of(r));
-        const double med = median(v);
-        std::vector<Straggler> s;
-        for (const auto& r : ranks) {
-            const double x = value_of(r);
-            if (x == med) continue;
-            const double dev = med != 0 ? (x - med) / med * 100.0 : (x > med ? 100.0 : -100.0);
-            s.push_back({r.rank, metric, x, med, dev});
-        }
-        std::stable_sort(s.begin(), s.end(), [](const Straggler& a, const Straggler& b) {
-            return std::fabs(a.deviation_pct) > std::fabs(b.deviation_pct);
-        });
-        if (s.size() > max_per_metric) s.resize(max_per_metric);
-        out.insert(out.end(), s.begin(), s.end());
-    };
-    pick("compute", [](const RankReport& r) { return r.compute_us; });
-    pick("waiting", [](const RankReport& r) { return r.idle_us + r.exposed_comm_us; });
-    return out;
-}
 
 void assign_missing_ranks(std::vector<RankReport>& ranks) {
     std::set<int> taken;

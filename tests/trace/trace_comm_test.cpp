@@ -74,7 +74,7 @@ TEST(TraceComm, RealTraceSizesSummedDirectly) {
     EXPECT_NEAR(it->algbw_gbps, bytes / (time * 1e-6) / 1e9, 1e-6 * it->algbw_gbps);
     EXPECT_DOUBLE_EQ(it->busbw_gbps, it->algbw_gbps);  // two ranks: 2(n-1)/n = 1
     // JSON and the summary round trip.
-    const auto out = nlohmann::json::parse(report_json({rep}, {}, nullptr));
+    const auto out = nlohmann::json::parse(report_json(std::vector<RankReport>{rep}));
     EXPECT_TRUE(out["ranks"][0]["collectives"].is_array());
     const auto back = summary_from_json(summary_to_json({rep}), "s.json");
     ASSERT_EQ(back[0].collectives.size(), rep.collectives.size());

@@ -66,6 +66,36 @@ TEST(TraceDiff, NewAndVanishedKernels) {
     EXPECT_EQ(d.kernels.back().name, "gemm_a");
 }
 
+// A kernel whose calls got longer but fewer lost time: never "slower" (the
+// issue's case); more calls of a shorter one: "more calls"; a kernel slower
+// per call and in total: "slower".
+TEST(TraceDiff, SlowerMeansMoreTimeNotOnlyALongerMean) {
+    using test::Ev;
+    std::vector<Ev> a, b;
+    for (int i = 0; i < 10; ++i) a.push_back({"k_fewer", "kernel", 100.0 * i, 10, 7});      // 100 us
+    for (int i = 0; i < 5; ++i) b.push_back({"k_fewer", "kernel", 100.0 * i, 12, 7});       // 60 us: each 20 % longer
+    for (int i = 0; i < 4; ++i) a.push_back({"k_more", "kernel", 2000.0 + 100 * i, 10, 7});  // 40 us
+    for (int i = 0; i < 8; ++i) b.push_back({"k_more", "kernel", 2000.0 + 100 * i, 9, 7});   // 72 us: each 10 % shorter
+    a.push_back({"k_slow", "kernel", 5000, 100, 7});
+    b.push_back({"k_slow", "kernel", 5000, 150, 7});
+    a.push_back({"k_end", "kernel", 9000, 1, 7});
+    b.push_back({"k_end", "kernel", 9000, 1, 7});
+    const auto d = diff_traces(read_trace_bytes(test::make_trace(a), "a"), read_trace_bytes(test::make_trace(b), "b"));
+    std::map<std::string, KernelDiff> by;
+    for (const auto& k : d.kernels) by[k.name] = k;
+    EXPECT_EQ(by["k_fewer"].change, Change::fewer_calls);
+    EXPECT_LT(by["k_fewer"].delta_us, 0);
+    EXPECT_GT(by["k_fewer"].mean_change_pct, 5);
+    EXPECT_EQ(by["k_more"].change, Change::more_calls);
+    EXPECT_EQ(by["k_slow"].change, Change::slower);
+    EXPECT_EQ(by["k_end"].change, Change::same);
+    for (const auto& k : d.kernels) {
+        if (k.change == Change::slower) EXPECT_GT(k.delta_us, 0) << k.name;
+        if (k.change == Change::faster) EXPECT_LT(k.delta_us, 0) << k.name;
+    }
+    EXPECT_NE(diff_table(d).find("fewer calls"), std::string::npos);
+}
+
 int sh(const std::string& cmd) {
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

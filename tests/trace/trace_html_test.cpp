@@ -8,6 +8,7 @@
 #include "test_util.h"
 #include "lostflops/explain.h"
 #include "lostflops/trace.h"
+#include "lostflops/trace_cluster.h"
 #include "trace/trace_test_util.h"
 
 namespace lostflops {
@@ -23,8 +24,8 @@ TEST(TraceHtmlReport, ChartsOfRanksStragglersAndWalls) {
     const trace::SynthJob job(spec);
     std::vector<trace::RankReport> ranks;
     for (int r = 0; r < 3; ++r) ranks.push_back(trace::analyze(trace::read_trace_bytes(job.trace(r), "r")));
-    const auto st = trace::find_stragglers(ranks);
-    const std::string html = trace_html_report(ranks, st, nullptr);
+    const auto cluster = trace::cluster_report(ranks);
+    const std::string html = trace_html_report(trace::TraceReport{&ranks, &cluster, nullptr, nullptr});
     for (const char* id : {"chart-trace-ranks", "chart-trace-stragglers"}) {
         const std::string svg = svg_element(html, id);
         ASSERT_FALSE(svg.empty()) << id;

@@ -106,7 +106,7 @@ TEST(TraceIdle, JsonContractAndSummaryRoundTrip) {
     spec.tp = 8;
     const auto rep = analyze(read_trace_bytes(synth_trace(spec, 1), "rank1.json"), AnalyzeOptions{true});
     ASSERT_EQ(rep.idle_breakdown.size(), 2u);  // streams 7 and 20
-    const auto j = nlohmann::json::parse(report_json({rep}, {}, nullptr));
+    const auto j = nlohmann::json::parse(report_json(std::vector<RankReport>{rep}));
     const auto& idle = j["ranks"][0]["idle_breakdown"];
     ASSERT_TRUE(idle.is_array());
     ASSERT_EQ(idle.size(), rep.idle_breakdown.size());
@@ -122,7 +122,7 @@ TEST(TraceIdle, JsonContractAndSummaryRoundTrip) {
         EXPECT_DOUBLE_EQ(back[0].idle_breakdown[i].host_wait_us, rep.idle_breakdown[i].host_wait_us);
         EXPECT_DOUBLE_EQ(back[0].idle_breakdown[i].other_us, rep.idle_breakdown[i].other_us);
     }
-    const std::string text = report_table({rep}, {}, nullptr);
+    const std::string text = report_table(std::vector<RankReport>{rep});
     EXPECT_NE(text.find("Idle time by stream"), std::string::npos);
 }
 
