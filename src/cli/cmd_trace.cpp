@@ -199,7 +199,7 @@ int run_trace(const TraceOptions& o) {
     std::optional<trace::JobComparison> cmp;
     std::vector<trace::LeverHint> levers;
     if (!o.job_path.empty()) {
-        const Job job = load_job(o.job_path, o.overrides);
+        const Job job = check_model_keys(load_job(o.job_path, o.overrides));
         const Calibration cal =
             o.calibration_path.empty() ? default_calibration() : load_calibration(o.calibration_path);
         const Estimate est = estimate(job, cal);
