@@ -25,9 +25,11 @@ std::vector<std::string> directory_files(const std::string& dir, const std::vect
 std::vector<std::string> summary_paths(const std::vector<std::string>& inputs, const std::string& list_file);
 
 // Reads each summary in order into one ClusterMerger (gpus_per_node as
-// there). Throws InputError naming the file on a bad summary or a rank given
-// twice, and when the summaries hold no rank.
-ClusterReport merge_summary_files(const std::vector<std::string>& paths, int gpus_per_node = 0);
+// there), parsing `threads` files at a time (at most 2 x threads parsed files
+// held; the result does not depend on it). Throws InputError naming the file
+// on a bad summary (the first in `paths` order) or a rank given twice, and
+// when the summaries hold no rank.
+ClusterReport merge_summary_files(const std::vector<std::string>& paths, int gpus_per_node = 0, unsigned threads = 1);
 // The same from summary texts in memory, `sources` naming them.
 ClusterReport merge_summary_texts(const std::vector<std::string>& texts, const std::vector<std::string>& sources,
                                   int gpus_per_node = 0);

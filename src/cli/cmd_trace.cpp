@@ -221,7 +221,9 @@ int run_trace(const TraceOptions& o) {
 }
 
 int run_merge(const TraceOptions& o) {
-    const auto cluster = trace::merge_summary_files(trace::summary_paths(o.summaries, o.summary_list), o.gpus_per_node);
+    const unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+    const auto cluster =
+        trace::merge_summary_files(trace::summary_paths(o.summaries, o.summary_list), o.gpus_per_node, threads);
     const auto items = trace::triage(cluster, nullptr, {});
     print_report(trace::TraceReport{nullptr, &cluster, &items, nullptr}, o.merge_format, o.merge_report_out);
     return 0;
@@ -249,7 +251,8 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
     cmd->add_option("--report", opts->report_out,
                     "also write a self-contained HTML report (everything the text has, as charts and tables)");
-    cmd->add_option("--threads", opts->threads, "trace files read in parallel, one per thread (default: all cores)")
+    cmd->add_option("--threads", opts->threads,
+                    "trace (or merge: summary) files read in parallel, one per thread (default: all cores)")
         ->check(CLI::Range(0u, 1024u));
     cmd->add_option("--gpus-per-node", opts->gpus_per_node,
                     "ranks per node, for the nodes that hold the others back (default: the traces' deviceProperties)")

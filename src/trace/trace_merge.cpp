@@ -1,12 +1,18 @@
 // Merging summaries at scale (contract in include/lostflops/trace_merge.h):
 // each file read (bounded: kMaxSummaryBytes), parsed in one SAX pass with one
 // rank's tree at a time (trace_summary_read.cpp), each rank handed to the
-// ClusterMerger and dropped.
+// ClusterMerger and dropped. Files are parsed `threads` at a time, in batches
+// of 2 x threads files whose ranks are then added in file order, so the
+// answer and the first error reported do not depend on the thread count and
+// memory holds at most one batch of parsed files.
 #include "lostflops/trace_merge.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "lostflops/error.h"
 #include "lostflops/trace_summary.h"
@@ -73,14 +79,37 @@ std::vector<std::string> summary_paths(const std::vector<std::string>& inputs, c
     return out;
 }
 
-ClusterReport merge_summary_files(const std::vector<std::string>& paths, int gpus_per_node) {
+ClusterReport merge_summary_files(const std::vector<std::string>& paths, int gpus_per_node, unsigned threads) {
     ClusterMerger m(gpus_per_node);
     int64_t ranks = 0;
-    for (const auto& p : paths) {
-        load_summary(p, [&](RankReport&& r) {
-            m.add(r, input_name(p));
-            ++ranks;
-        });
+    const unsigned n = std::max(1u, threads);
+    const std::size_t batch = 2 * static_cast<std::size_t>(n);
+    std::vector<std::vector<RankReport>> parsed(batch);
+    std::vector<std::exception_ptr> errors(batch);
+    for (std::size_t first = 0; first < paths.size(); first += batch) {
+        const std::size_t count = std::min(batch, paths.size() - first);
+        std::atomic<std::size_t> next{0};
+        const auto work = [&] {
+            for (std::size_t i = next++; i < count; i = next++) {
+                try {
+                    parsed[i] = load_summary(paths[first + i]);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::thread> pool;
+        for (unsigned t = 1; t < std::min<std::size_t>(n, count); ++t) pool.emplace_back(work);
+        work();
+        for (auto& t : pool) t.join();
+        for (std::size_t i = 0; i < count; ++i) {
+            if (errors[i]) std::rethrow_exception(errors[i]);
+            for (auto& r : parsed[i]) {
+                m.add(r, input_name(paths[first + i]));
+                ++ranks;
+            }
+            parsed[i] = {};
+        }
     }
     if (ranks == 0) throw InputError(paths.empty() ? "trace merge" : paths.front(), "ranks", "the summaries hold no ranks");
     return m.finish();

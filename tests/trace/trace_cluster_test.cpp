@@ -127,9 +127,10 @@ TEST(TraceCluster, MergeOfSummaryFilesEqualsTheTraces) {
         list << name << "\n";
     }
     list.close();
-    for (const auto& paths : {summary_paths({dir + "/summaries"}, ""), summary_paths({}, dir + "/list.txt")}) {
+    for (const auto& paths : {summary_paths({dir + "/summaries"}, ""), summary_paths({}, dir + "/list.txt")})
+    for (const unsigned threads : {1u, 3u}) {  // parsed in parallel: the same answer
         ASSERT_EQ(paths.size(), 64u);
-        const auto got = merge_summary_files(paths);
+        const auto got = merge_summary_files(paths, 0, threads);
         ASSERT_EQ(got.rows.size(), want.rows.size());
         for (std::size_t i = 0; i < got.rows.size(); ++i) {
             EXPECT_EQ(got.rows[i].rank, want.rows[i].rank);
@@ -147,6 +148,14 @@ TEST(TraceCluster, MergeOfSummaryFilesEqualsTheTraces) {
     const std::string e = test::error_of([&] { merge_summary_files(summary_paths({dir + "/summaries"}, "")); });
     EXPECT_NE(e.find("rank 3 appears twice"), std::string::npos) << e;
     EXPECT_NE(e.find("3b.json"), std::string::npos) << e;
+    // Two bad files: the first in file order is named, however many threads parse them.
+    std::filesystem::remove(dir + "/summaries/3b.json");
+    std::ofstream(dir + "/summaries/40.json") << "{";
+    std::ofstream(dir + "/summaries/7.json") << "[]";
+    for (const unsigned threads : {1u, 4u}) {
+        const std::string bad = test::error_of([&] { merge_summary_files(summary_paths({dir + "/summaries"}, ""), 0, threads); });
+        EXPECT_NE(bad.find("40.json"), std::string::npos) << bad;  // "40.json" sorts before "7.json"
+    }
     std::filesystem::remove_all(dir);
 }
 
