@@ -8,6 +8,7 @@
 #include "estimate/estimate_parts.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/pipeline_schedules.h"
 #include "test_util.h"
 
 namespace lostflops {
