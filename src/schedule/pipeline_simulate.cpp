@@ -76,13 +76,6 @@ PipelineResult schedule_detail::pipeline_simulate_recorded(const PipelineInput& 
             default: return c * p + r;
         }
     };
-    const auto rank_of = [&](int g) -> int {
-        switch (sched) {
-            case PipelineSchedule::dualpipe: return g < p ? g : p - 1 - (g - p);
-            case PipelineSchedule::dualpipev: return g < p ? g : 2 * p - 1 - g;
-            default: return g % p;
-        }
-    };
     const int stream_stages = streams == 2 ? p : virtual_stages;  // stages of one stream
     const int cells = streams * stream_stages;
 
@@ -96,20 +89,24 @@ PipelineResult schedule_detail::pipeline_simulate_recorded(const PipelineInput& 
     const auto bcomm = [&](std::size_t i) { return in.bwd_comm_s.empty() ? 0.0 : in.bwd_comm_s[i]; };
     // Ready time of a forward / backward of micro-batch j at global stage g,
     // or kNotDone when a dependency has not run.
+    // Consecutive stages of a stream sit on neighbouring ranks, but for the
+    // V's turn (stages p-1 and p of dualpipev, both on rank p-1): no transfer.
+    const int turn = sched == PipelineSchedule::dualpipev ? p - 1 : -1;
+    const auto first_of_stream = [&](int g) { return g == 0 || (streams == 2 && g == p); };
+    const auto last_of_stream = [&](int g) { return g == cells - 1 || (streams == 2 && g == p - 1); };
     const auto fwd_ready = [&](int j, int g) -> double {
-        const int s = g % stream_stages;
-        if (s == 0) return 0.0;
+        if (first_of_stream(g)) return 0.0;
         const double dep = end_at(0, j, g - 1);
         if (dep < 0) return kNotDone;
-        return dep + (rank_of(g - 1) == rank_of(g) ? 0.0 : p2p_s);
+        return dep + (g - 1 == turn ? 0.0 : p2p_s);
     };
     const auto bwd_ready = [&](int j, int g) -> double {
         const double own_fwd = end_at(0, j, g);
         if (own_fwd < 0) return kNotDone;
-        if (g % stream_stages == stream_stages - 1) return own_fwd;
+        if (last_of_stream(g)) return own_fwd;
         const double dep = end_at(1, j, g + 1);
         if (dep < 0) return kNotDone;
-        return std::max(own_fwd, dep + (rank_of(g + 1) == rank_of(g) ? 0.0 : p2p_s));
+        return std::max(own_fwd, dep + (g == turn ? 0.0 : p2p_s));
     };
 
     std::vector<std::vector<PipelineOp>> orders;
@@ -149,7 +146,7 @@ PipelineResult schedule_detail::pipeline_simulate_recorded(const PipelineInput& 
                                    : orders[static_cast<std::size_t>(r)][static_cast<std::size_t>(st.next_op)];
             if (family) op.kind = op.forward ? PassKind::forward : PassKind::backward;
             const int j = op.micro_batch;
-            const int g = stage_of(r, op.chunk);
+            const int g = family ? op.chunk * p + r : stage_of(r, op.chunk);
             const std::size_t at = static_cast<std::size_t>(r) * v + op.chunk;
             double ready = 0, dur = 0;
             switch (op.kind) {
