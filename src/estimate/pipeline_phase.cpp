@@ -28,14 +28,17 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     if (embedding) {
         f += s.embed.fwd;
         b += s.embed.bwd;
+        out.wgrad_s += s.embed.wgrad_s;
     }
     if (loss) {
         f += s.head.fwd;
         b += s.head.bwd;
+        out.wgrad_s += s.head.wgrad_s;
     }
     if (mtp > 0) {
         f += s.mtp.fwd.scaled(mtp);
         b += s.mtp.bwd.scaled(mtp);
+        out.wgrad_s += s.mtp.wgrad_s * mtp;
     }
     // The schedule's own host work per pass, then the GPU waits for
     // whichever of GPU and CPU is slower. Megatron-LM synchronises the
@@ -84,6 +87,7 @@ StagePass stage_pass_uniform(const Job& job, const PassSetup& s, int layers_n, b
     out.b = s.layer.bwd.scaled(redone);
     if (redone < layers) out.b += s.layer_plain.bwd.scaled(layers - redone);
     out.redone = redone;
+    out.wgrad_s = s.layer.wgrad_s * layers;
     finish_pass(job, s, embedding, loss, mtp, out);
     return out;
 }
@@ -104,6 +108,7 @@ StagePass stage_pass(const Job& job, const PassSetup& s, int rank, int chunk) {
         const int r = full ? st.count_in(kind, vs.first, vs.first + redo) : n;
         const KindTime& t = s.kind_time[k];
         out.f += t.layer.fwd.scaled(n);
+        out.wgrad_s += t.layer.wgrad_s * n;
         out.b += t.layer.bwd.scaled(r);
         if (r < n) out.b += t.layer_plain.bwd.scaled(n - r);
     }
@@ -243,14 +248,14 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
                     in.fwd_s[at] = f_s;
                     in.bwd_s[at] = b_s;
                     if (!family) {
-                        in.wgrad_s[at] = std::min(b_s, sp.b.wgrad_s);
+                        in.wgrad_s[at] = std::min(b_s, sp.wgrad_s);
                         in.fwd_comm_s[at] = sp.f.ep_comm_s;
                         in.bwd_comm_s[at] = sp.b.ep_comm_s;
                     }
                 }
                 if (dual) sps[c] = sp;
                 fwd_sum += f_s;
-                wgrad_sum += std::min(b_s, sp.b.wgrad_s);
+                wgrad_sum += std::min(b_s, sp.wgrad_s);
                 rank_pass += sp.f;
                 rank_pass += sp.b;
                 t += f_s + b_s;

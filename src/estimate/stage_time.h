@@ -16,13 +16,6 @@ struct PassTime {
     double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0;
     double host_wait_s = 0;
     double cpu_s = 0;
-    // Of the above, the weight-gradient work of a backward pass (W of the
-    // zero-bubble and DualPipe schedules; lostflops/pipeline_schedules.h), not
-    // added again to the total. The rule (stage_time.cpp): W is the
-    // weight-gradient GEMMs, as many FLOPs as the forward GEMMs (half of the
-    // backward GEMMs); the attention core, memory-bound kernels, recompute and
-    // communication stay with B, the input gradient. 0 in a forward pass.
-    double wgrad_s = 0;
     double gpu_s() const {
         return compute_s + memory_bound_s + recompute_s + overhead_s + tp_comm_s + cp_comm_s + ep_comm_s;
     }
@@ -40,7 +33,6 @@ struct PassTime {
         ep_comm_s += o.ep_comm_s;
         host_wait_s += o.host_wait_s;
         cpu_s += o.cpu_s;
-        wgrad_s += o.wgrad_s;
         return *this;
     }
     PassTime scaled(double f) const {
@@ -54,7 +46,6 @@ struct PassTime {
         t.ep_comm_s *= f;
         t.host_wait_s *= f;
         t.cpu_s *= f;
-        t.wgrad_s *= f;
         return t;
     }
 };
@@ -62,6 +53,13 @@ struct PassTime {
 struct LayerTime {
     PassTime fwd;
     PassTime bwd;  // includes recomputation
+    // Of bwd, the weight-gradient work (W of the zero-bubble and DualPipe
+    // schedules; lostflops/pipeline_schedules.h). The rule (stage_time.cpp):
+    // the weight-gradient GEMMs, as many FLOPs as the forward GEMMs (half of
+    // the backward GEMMs); the attention core, memory-bound kernels,
+    // recompute and communication stay with B, the input gradient. Kept out
+    // of PassTime: the 1F1B family's hot paths never add it.
+    double wgrad_s = 0;
 };
 
 struct PlanContext {

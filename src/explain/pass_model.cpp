@@ -64,7 +64,7 @@ JobPasses job_passes(const Job& job, const Calibration& cal) {
             jp.input.fwd_s[i] = f.total_s();
             jp.input.bwd_s[i] = b.total_s();
             if (!family) {  // as estimate's pipeline phase gives them (estimate/pipeline_phase.cpp)
-                jp.input.wgrad_s[i] = std::min(b.total_s(), b.wgrad_s);
+                jp.input.wgrad_s[i] = std::min(b.total_s(), sp.wgrad_s);
                 jp.input.fwd_comm_s[i] = f.ep_comm_s;
                 jp.input.bwd_comm_s[i] = b.ep_comm_s;
             }
