@@ -12,7 +12,10 @@
 // closed form uses the slowest stage for the steady state and the mean stage for
 // fill and drain. The simulation executes Megatron-LM's actual per-rank order of
 // forward and backward passes, and is the reference the closed form is tested
-// against.
+// against. Zero-bubble ZB-H1 and DualPipe / DualPipeV (PipelineInput::schedule;
+// the table in lostflops/pipeline_schedules.h) run their own orders with B, W
+// and F&B passes (schedule/schedule_order.cpp) and closed forms
+// (schedule/schedule_closed_form.cpp).
 #pragma once
 
 #include <vector>
