@@ -329,6 +329,16 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     add(d.parallel, "vpp", std::to_string(vpp));
     add(d.parallel, "cp", std::to_string(cp));
     add(d.parallel, "ep", std::to_string(f.num("expert-model-parallel-size").value_or(1)));
+    // Megatron-Core: --expert-tensor-parallel-size absent = tp (the job's default too).
+    if (const auto etp = f.num("expert-tensor-parallel-size")) add(d.parallel, "etp", std::to_string(*etp));
+    if (f.has("moe-token-dispatcher-type")) {
+        // "flex" runs DeepEP (or HybridEP) kernels; "alltoall_seq" is the older all-to-all.
+        const std::string t = choice(f, "moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"});
+        add(d.parallel, "moe_dispatcher", t == "flex" ? "deepep" : t == "allgather" ? "allgather" : "alltoall",
+            "--moe-token-dispatcher-type " + t);
+    }
+    if (f.has("overlap-moe-expert-parallel-comm")) add(d.parallel, "moe_a2a_overlap", "true");
+    if (const auto cf = f.str("moe-expert-capacity-factor")) add(d.parallel, "moe_capacity_factor", *cf);
     f.conflict("use-distributed-optimizer", "use-torch-fsdp2", "FSDP2 shards the optimizer itself");
     const int zero = f.has("use-torch-fsdp2") ? 3 : f.has("use-distributed-optimizer") ? 1 : 0;
     add(d.parallel, "zero", std::to_string(zero),

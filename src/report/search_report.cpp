@@ -52,11 +52,13 @@ size_t rank_of(const SearchResult& r, const RankedPlan& p, RankBy by) {
 void plan_fields(fmt::memory_buffer& b, const PlanScore& s) {
     const ParallelPlan& p = s.plan;
     fmt::format_to(std::back_inserter(b),
-                   "\"parallel\": {{\"tp\": {}, \"cp\": {}, \"pp\": {}, \"dp\": {}, \"vpp\": {}, \"ep\": {}, \"zero\": {}, "
+                   "\"parallel\": {{\"tp\": {}, \"cp\": {}, \"pp\": {}, \"dp\": {}, \"vpp\": {}, \"ep\": {}, \"etp\": {}, "
+                   "\"moe_dispatcher\": \"{}\", \"zero\": {}, "
                    "\"sequence_parallel\": {}, \"recompute\": \"{}\", \"recompute_layers\": {}, \"tp_comm_overlap\": {}, "
                    "\"overlap_grad_reduce\": {}}}, \"micro_batch_size\": {}, \"tokens_per_s_per_gpu\": {}, "
                    "\"step_time_s\": {}, \"mfu\": {}, \"peak_bytes\": {}",
-                   p.tp, p.cp, p.pp, p.dp, p.vpp, p.ep, p.zero, p.sequence_parallel, to_string(p.recompute),
+                   p.tp, p.cp, p.pp, p.dp, p.vpp, p.ep, p.expert_tp(), to_string(p.moe_dispatcher), p.zero,
+                   p.sequence_parallel, to_string(p.recompute),
                    p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers) : "null",
                    p.tp_comm_overlap, p.overlap_grad_reduce, s.micro_batch, s.tokens_per_s_per_gpu, s.step_time_s, s.mfu,
                    s.peak_bytes);
@@ -186,17 +188,17 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
 void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
                 const std::function<void(std::string_view)>& write) {
     write("rank,tp,cp,pp,dp,vpp,ep,micro_batch_size,zero,recompute,recompute_layers,sequence_parallel,"
-          "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes\n");
+          "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes,etp,moe_dispatcher\n");
     const size_t n = v.limit == 0 ? r.sorted : std::min(v.limit, r.sorted);
     fmt::memory_buffer b;
     for (size_t i = 0; i < n; ++i) {
         const PlanScore s = plan_score(job, r, r.ranked[i]);
         const ParallelPlan& p = s.plan;
-        fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i + 1, p.tp, p.cp,
+        fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i + 1, p.tp, p.cp,
                        p.pp, p.dp, p.vpp, p.ep, s.micro_batch, p.zero, to_string(p.recompute),
                        p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers) : "",
                        p.sequence_parallel, p.tp_comm_overlap, p.overlap_grad_reduce, s.step_time_s,
-                       s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes);
+                       s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes, p.expert_tp(), to_string(p.moe_dispatcher));
         if (b.size() > (1 << 20)) {
             write(std::string_view(b.data(), b.size()));
             b.clear();

@@ -7,7 +7,12 @@
 //   tp * cp * pp divides num_gpus (dp follows); 2 * cp divides seq_length;
 //   dp * micro_batch divides the global batch; pp * vpp <= layers;
 //   vpp > 1 needs pp > 1 and micro-batches divisible by pp;
-//   ep divides the experts and dp * cp (mixture-of-experts models only);
+//   ep divides the experts, etp divides tp and the experts' width, and
+//     etp * ep divides tp * cp * dp (MoE parallel folding; mixture-of-experts
+//     models only); etp is 1 or tp (the two Megatron-Core recipes use;
+//     Megatron-Core allows more); the dispatcher is the fixed one, else
+//     alltoall here and the search picks the fastest for each layout
+//     (search/dispatcher_choice.h: it changes only the dispatch time);
 //   micro-batches x pp x vpp <= 5e7 (what the schedules handle).
 #include "search/enumerate.h"
 
@@ -43,6 +48,9 @@ LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const La
     const Model& m = job.model;
     const Training& t = job.training;
     const int64_t gpus = job.cluster.num_gpus;
+    int64_t expert_width_gcd = 0;  // what etp must divide
+    for (const LayerKind& k : m.kinds())
+        if (k.is_moe()) expert_width_gcd = std::gcd(expert_width_gcd, k.moe.expert.ffn);
     LayoutCounts counts;
     for_divisors(gpus, [&](int64_t tp) {
         if (!free_or(fix.tp, tp)) return;
@@ -64,12 +72,15 @@ LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const La
                         const bool vpp_ok = vpp == 1 || micro_batches % pp == 0;
                         const bool cells_ok = static_cast<double>(micro_batches) * pp * vpp <= 5e7;
                         const bool ok = tp_ok && cp_ok && pp_ok && batch_ok && vpp_ok && cells_ok;
-                        const auto emit = [&](int64_t ep) {
-                            if (!free_or(fix.ep, ep)) return;
-                            const Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
-                                           static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
+                        const auto emit = [&](int64_t ep, int64_t etp, MoeDispatcher d) {
+                            if (!free_or(fix.ep, ep) || !free_or(fix.etp, etp)) return;
+                            if (fix.dispatcher >= 0 && fix.dispatcher != static_cast<int>(d)) return;
+                            Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
+                                     static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
+                            l.etp = static_cast<int>(etp);
+                            l.dispatcher = d;
                             ++counts.candidates;
-                            const bool ep_ok = !m.is_moe() || (dp * cp) % ep == 0;
+                            const bool ep_ok = !m.is_moe() || ((tp * cp * dp) % (etp * ep) == 0 && expert_width_gcd % etp == 0);
                             if (ok && ep_ok) {
                                 ++counts.valid;
                                 visit(l);
@@ -78,10 +89,15 @@ LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const La
                             }
                         };
                         if (!m.is_moe()) {
-                            emit(1);
+                            emit(1, 1, MoeDispatcher::alltoall);
                             continue;
                         }
-                        for_divisors(m.experts_gcd(), emit);
+                        const MoeDispatcher d = fix.dispatcher >= 0 ? static_cast<MoeDispatcher>(fix.dispatcher)
+                                                                    : MoeDispatcher::alltoall;
+                        for_divisors(m.experts_gcd(), [&](int64_t ep) {
+                            emit(ep, 1, d);
+                            if (tp > 1) emit(ep, tp, d);
+                        });
                     }
                 });
             });
@@ -97,6 +113,8 @@ void apply_layout(ParallelPlan& p, const Layout& l) {
     p.dp = l.dp;
     p.vpp = l.vpp;
     p.ep = l.ep;
+    p.etp = l.etp;
+    p.moe_dispatcher = l.dispatcher;
 }
 
 Job with_layout(const Job& job, const Layout& l) {

@@ -25,6 +25,8 @@ using Layout = SearchLayout;
 struct LayoutFix {
     int tp = 0, cp = 0, pp = 0, dp = 0, vpp = 0, ep = 0;
     int64_t micro_batch = 0;
+    int etp = 0;
+    int dispatcher = -1;  // a MoeDispatcher; -1: free
 };
 
 struct LayoutCounts {
@@ -35,7 +37,8 @@ struct LayoutCounts {
 // Walks the candidate space — tp, cp, pp over divisors of num_gpus (dp
 // follows), micro-batch over divisors of the global batch, vpp from 1 to
 // layers/pp (1 without a pipeline), ep over divisors of the experts (1 for a
-// dense model) — and calls visit(layout) for every valid one and rejected(layout)
+// dense model), etp 1 or tp for MoE models, the dispatcher as fixed (else
+// alltoall, for search_plans to choose) — and calls visit(layout) for every valid one and rejected(layout)
 // for every other, in a fixed order.
 LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit,
                                const std::function<void(const Layout&)>& rejected = {},
@@ -44,7 +47,7 @@ LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const La
 // `job` with its plan cut as `layout` and the micro-batch size set; every
 // other plan setting (zero, recompute, overlap, ...) kept.
 Job with_layout(const Job& job, const Layout& layout);
-// `p` cut as `layout` (tp, cp, pp, dp, vpp, ep; the micro-batch lives in Training).
+// `p` cut as `layout` (tp, cp, pp, dp, vpp, ep, etp, dispatcher; the micro-batch lives in Training).
 void apply_layout(ParallelPlan& p, const Layout& layout);
 
 }  // namespace lostflops::search

@@ -41,6 +41,13 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
     else if (key == "dp") f.dp = static_cast<int>(parse_int(v, key, source, 1, kMax));
     else if (key == "vpp") f.vpp = static_cast<int>(parse_int(v, key, source, 1, 1024));
     else if (key == "ep") f.ep = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "etp") f.etp = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "moe_dispatcher") {
+        if (v == "alltoall") f.moe_dispatcher = MoeDispatcher::alltoall;
+        else if (v == "allgather") f.moe_dispatcher = MoeDispatcher::allgather;
+        else if (v == "deepep") f.moe_dispatcher = MoeDispatcher::deepep;
+        else throw InputError(source, key, fmt::format("'{}': expected alltoall, allgather or deepep", v));
+    }
     else if (key == "zero") f.zero = static_cast<int>(parse_int(v, key, source, 0, 3));
     else if (key == "micro_batch_size" || key == "mbs") f.micro_batch = parse_int(v, key, source, 1, kMax);
     else if (key == "sequence_parallel" || key == "sp") f.sequence_parallel = parse_bool(v, key, source);
@@ -57,7 +64,7 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
         f.recompute = Recompute::full;
     } else {
         throw InputError(source, key,
-                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, zero, micro_batch_size, "
+                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, etp, moe_dispatcher, zero, micro_batch_size, "
                          "recompute, recompute_layers, sequence_parallel, tp_comm_overlap, overlap_grad_reduce");
     }
 }
@@ -79,6 +86,8 @@ PlanFix plan_fix_from(const SearchJob& sj) {
         else if (k == "dp") f.dp = p.dp;
         else if (k == "vpp") f.vpp = p.vpp;
         else if (k == "ep") f.ep = p.ep;
+        else if (k == "etp") f.etp = p.expert_tp();
+        else if (k == "moe_dispatcher") f.moe_dispatcher = p.moe_dispatcher;
         else if (k == "zero") f.zero = p.zero;
         else if (k == "sequence_parallel") f.sequence_parallel = p.sequence_parallel;
         else if (k == "tp_comm_overlap") f.tp_comm_overlap = p.tp_comm_overlap;
@@ -100,6 +109,10 @@ PlanFix plan_fix_all(const Job& job) {
     f.dp = p.dp;
     f.vpp = p.vpp;
     f.ep = p.ep;
+    if (job.model.is_moe()) {
+        f.etp = p.expert_tp();
+        f.moe_dispatcher = p.moe_dispatcher;
+    }
     f.zero = p.zero;
     f.micro_batch = job.training.micro_batch;
     f.recompute = p.recompute;
@@ -131,6 +144,7 @@ bool plan_matches(const PlanFix& f, const PlanScore& s) {
     const ParallelPlan& p = s.plan;
     return agrees(f.tp, p.tp) && agrees(f.cp, p.cp) && agrees(f.pp, p.pp) && agrees(f.dp, p.dp) &&
            agrees(f.vpp, p.vpp) && agrees(f.ep, p.ep) && agrees(f.zero, p.zero) &&
+           (!f.etp || *f.etp == p.expert_tp()) && agrees(f.moe_dispatcher, p.moe_dispatcher) &&
            agrees(f.micro_batch, s.micro_batch) && agrees(f.recompute, p.recompute) &&
            (!f.recompute_layers || p.recompute != Recompute::full || *f.recompute_layers == p.recompute_layers) &&
            agrees(f.sequence_parallel, p.sequence_parallel) && agrees(f.tp_comm_overlap, p.tp_comm_overlap) &&
@@ -150,7 +164,8 @@ std::optional<NearestPlan> nearest_fitting_plan(const Job& job, const Calibratio
         const int rl = p.recompute == Recompute::full ? p.recompute_layers : -1;
         const int ql = q.recompute == Recompute::full ? q.recompute_layers : -1;
         const int changes = (p.tp != q.tp) + (p.cp != q.cp) + (p.pp != q.pp) + (p.dp != q.dp) + (p.vpp != q.vpp) +
-                            (p.ep != q.ep) + (s.micro_batch != job.training.micro_batch) + (p.zero != q.zero) +
+                            (p.ep != q.ep) + (p.expert_tp() != q.expert_tp()) +
+                            (p.moe_dispatcher != q.moe_dispatcher) + (s.micro_batch != job.training.micro_batch) + (p.zero != q.zero) +
                             (p.recompute != q.recompute) + (rl != ql) + (p.sequence_parallel != q.sequence_parallel) +
                             (p.tp_comm_overlap != q.tp_comm_overlap) + (p.overlap_grad_reduce != q.overlap_grad_reduce);
         if (best && (changes > best->changes || (changes == best->changes && !ranks_before(rp, *best_rp, RankBy::throughput))))
@@ -169,6 +184,8 @@ std::optional<NearestPlan> nearest_fitting_plan(const Job& job, const Calibratio
     add(p.dp != q.dp, fmt::format("parallel.dp={}", p.dp));
     add(p.vpp != q.vpp, fmt::format("parallel.vpp={}", p.vpp));
     add(p.ep != q.ep, fmt::format("parallel.ep={}", p.ep));
+    add(p.expert_tp() != q.expert_tp(), fmt::format("parallel.etp={}", p.expert_tp()));
+    add(p.moe_dispatcher != q.moe_dispatcher, fmt::format("parallel.moe_dispatcher={}", to_string(p.moe_dispatcher)));
     add(best->plan.micro_batch != job.training.micro_batch,
         fmt::format("training.micro_batch_size={}", best->plan.micro_batch));
     add(p.zero != q.zero, fmt::format("parallel.zero={}", p.zero));
@@ -190,6 +207,8 @@ std::string plan_words(const PlanScore& s) {
     if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
     out += fmt::format(", dp {}", p.dp);
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
+    if (p.etp > 0 && (p.ep > 1 || p.etp != p.tp)) out += fmt::format(", etp {}", p.etp);
+    if (p.ep > 1) out += fmt::format(", {}", to_string(p.moe_dispatcher));
     out += fmt::format(", mbs {}, zero {}, recompute {}", s.micro_batch, p.zero, rc);
     if (p.sequence_parallel) out += ", sp";
     if (p.tp_comm_overlap) out += ", tp-overlap";

@@ -15,6 +15,7 @@
 
 #include "estimate/memory.h"
 #include "search/enumerate.h"
+#include "search/dispatcher_choice.h"
 #include "search/evaluate_layout.h"
 #include "search/knobs.h"
 #include "workload/flops.h"
@@ -48,6 +49,8 @@ search::LayoutFix layout_fix(const PlanFix& f) {
     l.dp = f.dp.value_or(0);
     l.vpp = f.vpp.value_or(0);
     l.ep = f.ep.value_or(0);
+    l.etp = f.etp.value_or(0);
+    l.dispatcher = f.moe_dispatcher ? static_cast<int>(*f.moe_dispatcher) : -1;
     l.micro_batch = f.micro_batch.value_or(0);
     return l;
 }
@@ -134,6 +137,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         job,
         [&](const search::Layout& l) {
             result.layouts.push_back(l);
+            if (!options.fix.moe_dispatcher) result.layouts.back().dispatcher = search::fastest_dispatcher(job, cal, l);
             upper += counter.plan_count(l);
         },
         [&](const search::Layout& l) {
