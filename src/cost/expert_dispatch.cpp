@@ -90,13 +90,13 @@ double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan&
 }  // namespace
 
 double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
-                         double top_k, double token_bytes, bool fp8_dispatch) {
+                         double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather) {
     if (tokens <= 0) return 0;
     const double dispatch_bytes_per_copy =
         fp8_dispatch && p.moe_dispatcher == MoeDispatcher::deepep ? token_bytes / 2 : token_bytes;
     double t = one_way_s(cm, g, p, tokens, top_k, dispatch_bytes_per_copy, false) +
                one_way_s(cm, g, p, tokens, top_k, token_bytes, true);
-    if (p.moe_dispatcher != MoeDispatcher::allgather && g.etp.size > 1) {
+    if (p.moe_dispatcher != MoeDispatcher::allgather && g.etp.size > 1 && etp_gather) {
         // The copies this rank received (balanced: as many as it sent), gathered over etp.
         const double received = tokens * top_k * token_bytes * g.etp.size * p.moe_imbalance;
         t += collective_time_s(cm, Collective::all_gather, g.etp, received) +

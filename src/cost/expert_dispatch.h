@@ -51,7 +51,8 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, doubl
 // receives. fp8 training with deepep dispatches in fp8 (1 byte per element,
 // DeepEP README: "FP8 dispatching and BF16 combining"); `fp8_dispatch` says so.
 // The backward moves the same bytes in 16-bit: expert_dispatch_s(..., false).
+// `etp_gather`: LayerWork::moe_etp_gather.
 double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
-                         double top_k, double token_bytes, bool fp8_dispatch);
+                         double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather = true);
 
 }  // namespace lostflops

@@ -94,8 +94,10 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     }
     t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
     if (w.moe_dispatches_fwd > 0) {
-        t.fwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes, ctx.fp8);
-        t.bwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes, false);
+        t.fwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes,
+                                            ctx.fp8, w.moe_etp_gather);
+        t.bwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes,
+                                            false, w.moe_etp_gather);
         if (p.moe_a2a_overlap && t.fwd.ep_comm_s + t.bwd.ep_comm_s > 0) {
             // Megatron-Core --overlap-moe-expert-parallel-comm: one micro-batch's
             // dispatch and combine run while another's forward or backward

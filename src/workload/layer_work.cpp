@@ -225,12 +225,13 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2 * core_kernels);
 
     // Tensor parallel traffic: each block's collectives move one full
-    // activation. An MoE block gathers over TP only for its shared experts
-    // (the routed tokens travel by the dispatcher, cost/expert_dispatch.h).
+    // activation. With sequence parallelism an MoE block gathers over TP only
+    // for its shared experts (the routed tokens travel by the dispatcher,
+    // cost/expert_dispatch.h); without it the block all-reduces its output.
     if (p.tp > 1) {
         w.tp_bytes = tokens * h * el;
         w.tp_sequence_parallel = sp;
-        const double tp_blocks = blocks - (moe && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
+        const double tp_blocks = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
         w.tp_collectives_fwd = static_cast<int>(tp_blocks) * (sp ? 2 : 1);  // SP: an all-gather + a reduce-scatter each
     }
     if (p.cp > 1 && attention) w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
@@ -239,7 +240,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         w.moe_tokens = tokens / sp_div;
         w.moe_top_k = k.moe.top_k;
         w.moe_token_bytes = h * el;
-        if (p.ep > 1 || p.expert_tp() > 1) w.moe_dispatches_fwd = 2;  // dispatch and combine
+        w.moe_etp_gather = p.expert_tp() > 1 && sp;
+        if (p.ep > 1 || w.moe_etp_gather) w.moe_dispatches_fwd = 2;  // dispatch and combine
     }
 
     // Activation memory (Korthikanti et al. 2022), bytes, per GPU.

@@ -59,11 +59,15 @@ struct LayerWork {
     // and dispatches, b*s/(cp*tp) with sequence parallelism (b*s/cp without),
     // the copies of each (top-k) and the bytes of one copy (hidden x 2).
     // moe_dispatches_fwd: 2 (dispatch + combine) when tokens leave the rank
-    // (ep > 1 or etp > 1), else 0.
+    // (ep > 1, or etp > 1 with sequence parallelism), else 0. moe_etp_gather:
+    // the etp ranks gather the received copies (etp > 1 with sequence
+    // parallelism; without it every TP rank holds every token and the
+    // experts' outputs are all-reduced over TP like a dense MLP's).
     double moe_tokens = 0;
     double moe_top_k = 0;
     double moe_token_bytes = 0;
     int moe_dispatches_fwd = 0;
+    bool moe_etp_gather = false;
 
     // Activation memory stored for backward, bytes (Korthikanti et al. 2022).
     double activation_bytes = 0;        // with the plan's recompute mode

@@ -10,6 +10,7 @@
 #include "cost/expert_dispatch.h"
 #include "cost/grouped_gemm.h"
 #include "lostflops/error.h"
+#include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "test_util.h"
 #include "workload/layer_work.h"
@@ -216,6 +217,33 @@ TEST(ExpertDispatch, TimeOnTheRightFabric) {
     ParallelPlan skew = in.plan;
     skew.moe_imbalance = 1.5;
     EXPECT_GT(expert_dispatch_s(cm, gin, skew, 4096, 8, 4096, false), 1.45 * t_in);
+}
+
+TEST(ExpertDispatch, OverlapImbalanceAndCapacityInTheEstimate) {
+    // ep 16 over two nodes (etp 1): the all-to-all is exposed by default;
+    // moe_a2a_overlap hides it behind compute (what remains exposed plus the
+    // overlap slowdown is less); an imbalance of 1.5 makes the step slower;
+    // a capacity factor is warned about as not modelled.
+    const std::string plan = "{tp: 2, ep: 16, etp: 1, sequence_parallel: true";
+    const Calibration cal;
+    const Estimate base = estimate(load(plan + "}"), cal);
+    const Estimate hidden = estimate(load(plan + ", moe_a2a_overlap: true}"), cal);
+    const Estimate skew = estimate(load(plan + ", moe_imbalance: 1.5}"), cal);
+    EXPECT_GT(base.breakdown.ep_comm_s, 0);
+    EXPECT_LT(hidden.breakdown.ep_comm_s, base.breakdown.ep_comm_s);
+    EXPECT_GT(skew.step_time_s, base.step_time_s);
+    EXPECT_GT(skew.breakdown.compute_s, base.breakdown.compute_s);
+    const auto warnings = job_warnings(load(plan + ", moe_capacity_factor: 1.25}"));
+    bool warned = false;
+    for (const auto& w : warnings)
+        warned |= w.key == "parallel.moe_capacity_factor" && w.message.find("not modelled") != std::string::npos;
+    EXPECT_TRUE(warned);
+    // The all-gather dispatcher moves the tokens once instead of top-8 copies:
+    // with ep 4 in one node it sends 3 x the tokens against the all-to-all's
+    // 3/4 x 8 = 6 x.
+    const Estimate a2a = estimate(load("{tp: 1, ep: 4}"), cal);
+    const Estimate ag = estimate(load("{tp: 1, ep: 4, moe_dispatcher: allgather}"), cal);
+    EXPECT_LT(ag.breakdown.ep_comm_s, a2a.breakdown.ep_comm_s);
 }
 
 TEST(GroupedGemm, TableMatchesTheCommittedCsv) {
