@@ -41,10 +41,11 @@ Calibration calibration_from(const std::string& path) {
     return path.empty() ? default_calibration() : load_calibration(path);
 }
 
-// `lostflops estimate --format json`: the estimate, the job's warnings and,
-// when the plan does not fit, the advice.
+// `lostflops estimate --format json`: the estimate and the job's warnings;
+// with `advice`, when the plan does not fit, the advice of `estimate --advice`
+// (without it none is computed: the verdict is in "memory").
 std::string estimate_text(const std::string& job, bool is_text, const std::vector<std::string>& set,
-                          const std::string& calibration, const std::string& schedule) {
+                          const std::string& calibration, const std::string& schedule, bool advice) {
     if (schedule != "closed" && schedule != "simulate")
         throw InputError("schedule", "", "expected closed or simulate, got '" + schedule + "'");
     const Job j = job_from(job, is_text, set);
@@ -53,7 +54,7 @@ std::string estimate_text(const std::string& job, bool is_text, const std::vecto
     const Estimate e = estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
     ReportExtras extras;
     extras.warnings = job_warnings(j);
-    if (!e.memory.fits) extras.advice = fit_advice(j, cal);
+    if (advice && !e.memory.fits) extras.advice = fit_advice(j, cal, AdviceSearch::full);
     return estimate_json(j, e, extras).dump(2);
 }
 
@@ -76,15 +77,16 @@ std::string search_text(const std::string& job, bool is_text, const std::vector<
     SearchOptions opts;
     opts.fix = fix;
     opts.by = rank_by(by);
-    opts.sort_top = top;
     SearchView view;
     view.by = opts.by;
     view.limit = top;
     view.top = top == 0 ? 5 : std::min<size_t>(top, 5);
+    keep_for_listing(opts, top, view.other_shapes);  // top 0: every plan, streamed as the CLI's --top all
     std::string out;
     py::gil_scoped_release release;
     const SearchResult r = search_plans(sj.job, cal, opts);
-    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); });
+    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); },
+                top == 0 ? every_plan(sj.job, cal, opts, r) : PlanChunks{});
     return out;
 }
 
@@ -129,7 +131,7 @@ PYBIND11_MODULE(_lostflops, m) {
         }
     });
     m.def("estimate", &estimate_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("calibration"),
-          py::arg("schedule"));
+          py::arg("schedule"), py::arg("advice"));
     m.def("search", &search_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("fix"), py::arg("by"),
           py::arg("top"), py::arg("calibration"));
     m.def("trace", &trace_text, py::arg("paths"), py::arg("hta_compatible"));

@@ -67,16 +67,22 @@ def _strings(name: str, values: Optional[Iterable[str]]) -> List[str]:
 
 
 def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
-             schedule: str = "closed") -> Dict[str, Any]:
+             schedule: str = "closed", advice: bool = False) -> Dict[str, Any]:
     """Estimate one job: the dict ``lostflops estimate --format json`` prints.
 
     job: path, dict, YAML/JSON text, or None (the built-in default job).
     set: overrides ``["section.key=value", ...]`` as ``--set``.
     calibration: a calibration profile path (default: the built-in one).
     schedule: ``"closed"`` (default) or ``"simulate"``.
+    advice: when the plan does not fit, add the advice of ``estimate --advice``
+    (the changes that would make it fit, the nearest fitting plan and the
+    fewest GPUs: a search of every plan, up to a second on large jobs). False
+    (the default): no advice is computed; ``memory["fits"]`` and
+    ``memory["verdict"]`` still say whether and why it does not fit.
     """
     text, is_text = _job_arg(job)
-    return json.loads(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule))
+    return json.loads(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule,
+                                          bool(advice)))
 
 
 def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[Sequence[str]] = None,

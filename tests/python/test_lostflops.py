@@ -52,12 +52,22 @@ class Estimate(unittest.TestCase):
             with self.subTest(args=args):
                 self.assertEqual(lostflops.estimate(job, set=sets), cli_json("estimate", "--format", "json", *args))
 
-    def test_a_plan_that_does_not_fit_carries_the_advice_as_the_cli(self):
+    def test_a_plan_that_does_not_fit_carries_the_advice_only_when_asked(self):
         job = src("examples/gpt3-175b-8xa100.yaml")
-        r = lostflops.estimate(job)
+        r = lostflops.estimate(job, advice=True)
         self.assertFalse(r["memory"]["fits"])
         self.assertIn("advice", r)
-        self.assertEqual(r, cli_json("estimate", "--format", "json", job, expect=(1,)))
+        self.assertIn("nearest_fitting_plan", r)
+        self.assertIn("min_gpus_to_fit", r)
+        self.assertEqual(r, cli_json("estimate", "--format", "json", "--advice", job, expect=(1,)))
+        # By default no advice is computed; the verdict is there.
+        plain = lostflops.estimate(job)
+        self.assertFalse(plain["memory"]["fits"])
+        self.assertIn("verdict", plain["memory"])
+        for key in ("advice", "nearest_fitting_plan", "min_gpus_to_fit"):
+            self.assertNotIn(key, plain)
+        self.assertEqual(plain, {k: v for k, v in r.items() if k not in ("advice", "nearest_fitting_plan",
+                                                                          "min_gpus_to_fit")})
 
     def test_a_dict_is_the_same_job_as_its_file(self):
         with open(RUN) as f:
@@ -102,6 +112,13 @@ class Search(unittest.TestCase):
         timings = {"wall_s", "search_wall_s", "elapsed_s"}
         self.assertEqual(drop_keys(got, timings), drop_keys(want, timings))
         self.assertGreater(len(got["plans"]), 0)
+
+    def test_top_zero_is_every_plan_as_the_cli_top_all(self):
+        got = lostflops.search(self.JOB, fix=["tp=2"], top=0)
+        want = cli_json("search", "--format", "json", "--top", "all", "--fix", "tp=2", self.JOB)
+        timings = {"wall_s", "search_wall_s", "elapsed_s"}
+        self.assertEqual(drop_keys(got, timings), drop_keys(want, timings))
+        self.assertEqual(len(got["plans"]), got["evaluated"])
 
     def test_bad_fix_raises_with_the_key_named(self):
         with self.assertRaises(lostflops.LostflopsError) as ctx:
