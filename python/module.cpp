@@ -19,7 +19,10 @@
 #include "lostflops/search.h"
 #include "lostflops/search_report.h"
 #include "lostflops/trace.h"
+#include "lostflops/trace_merge.h"
 #include "lostflops/trace_report.h"
+#include "lostflops/trace_summary.h"
+#include "lostflops/trace_triage.h"
 
 namespace py = pybind11;
 using namespace lostflops;
@@ -99,7 +102,25 @@ std::string trace_text(const std::vector<std::string>& paths, bool hta_compatibl
     for (const auto& p : paths) out.push_back(trace::analyze(trace::read_trace(p), trace::AnalyzeOptions{hta_compatible}));
     trace::assign_missing_ranks(out);
     const auto ranks = trace::merge_summaries({std::move(out)});
-    return trace::report_json(ranks, trace::find_stragglers(ranks), nullptr);
+    const auto cluster = trace::cluster_report(ranks);
+    const auto items = trace::triage(cluster, nullptr, {});
+    return trace::report_json(trace::TraceReport{&ranks, &cluster, &items, nullptr});
+}
+
+// `lostflops trace FILE --summary-out S`: the summary (JSON text) of one trace file.
+std::string trace_summary_text(const std::string& path, bool hta_compatible) {
+    py::gil_scoped_release release;
+    std::vector<trace::RankReport> one{trace::analyze(trace::read_trace(path), trace::AnalyzeOptions{hta_compatible})};
+    trace::assign_missing_ranks(one);
+    return trace::summary_to_json(one, path);
+}
+
+// `lostflops trace merge --format json`: of summaries given as JSON texts.
+std::string merge_summaries_text(const std::vector<std::string>& texts, const std::vector<std::string>& sources) {
+    py::gil_scoped_release release;
+    const auto cluster = trace::merge_summary_texts(texts, sources);
+    const auto items = trace::triage(cluster, nullptr, {});
+    return trace::report_json(trace::TraceReport{nullptr, &cluster, &items, nullptr});
 }
 
 py::list notes_list(const std::vector<ImportNote>& notes) {
@@ -135,6 +156,8 @@ PYBIND11_MODULE(_lostflops, m) {
     m.def("search", &search_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("fix"), py::arg("by"),
           py::arg("top"), py::arg("calibration"));
     m.def("trace", &trace_text, py::arg("paths"), py::arg("hta_compatible"));
+    m.def("trace_summary", &trace_summary_text, py::arg("path"), py::arg("hta_compatible"));
+    m.def("merge_summaries", &merge_summaries_text, py::arg("texts"), py::arg("sources"));
     m.def("import_megatron", [](const std::string& text, const std::string& source, int num_gpus) {
         ImportOptions o;
         o.num_gpus = num_gpus;

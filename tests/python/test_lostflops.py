@@ -130,8 +130,11 @@ class Search(unittest.TestCase):
 
 class Trace(unittest.TestCase):
     def test_equals_cli_json(self):
-        path = src("tests/data/trace/mi250-toy-train.json.gz")
-        self.assertEqual(lostflops.trace(path), cli_json("trace", "--format", "json", path))
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([BINARY, "trace", "synth", d, "--ranks", "2", "--rank", "1"], check=True,
+                           capture_output=True)
+            path = os.path.join(d, "rank00001.json")
+            self.assertEqual(lostflops.trace(path), cli_json("trace", "--format", "json", path))
 
     def test_a_bad_trace_raises_with_the_file_named(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
@@ -140,6 +143,46 @@ class Trace(unittest.TestCase):
             with self.assertRaises(lostflops.LostflopsError) as ctx:
                 lostflops.trace(f.name)
             self.assertEqual(ctx.exception.file, f.name)
+
+
+def synth(d, *args):
+    subprocess.run([BINARY, "trace", "synth", d, "--tp", "8", "--layers", "2", *args], check=True, capture_output=True)
+
+
+class TraceSummaries(unittest.TestCase):
+    def test_local_threads_merge_as_the_cli(self):
+        with tempfile.TemporaryDirectory() as d:
+            synth(d, "--ranks", "32", "--slow-rank", "5", "--jitter-pct", "2")
+            summaries = lostflops.trace_summaries(d)
+            self.assertEqual(len(summaries), 32)
+            self.assertEqual(summaries[3]["format"], "lostflops-trace-summary")
+            self.assertEqual([s["ranks"][0]["rank"] for s in summaries], list(range(32)))
+            merged = lostflops.merge_summaries(summaries)
+            cli = cli_json("trace", "--format", "json", d)
+            self.assertEqual(merged["cluster"]["totals"], cli["cluster"]["totals"])
+            self.assertEqual(merged["cluster"]["slow_ranks"], cli["cluster"]["slow_ranks"])
+            self.assertEqual(merged["cluster"]["slow_ranks"][0]["rank"], 5)
+            with self.assertRaises(lostflops.LostflopsError):  # a rank twice
+                lostflops.merge_summaries(summaries + summaries[:1])
+
+    def test_dask_local_cluster_names_the_slow_rank_and_the_slow_node(self):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            self.skipTest("dask.distributed is not installed (Debian: python3-distributed)")
+        with tempfile.TemporaryDirectory() as d:
+            synth(d, "--ranks", "256", "--slow-rank", "77", "--slow-node", "20", "--jitter-pct", "2")
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                    Client(cluster) as client:
+                summaries = lostflops.trace_summaries(d, client=client)
+            self.assertEqual(len(summaries), 256)
+            merged = lostflops.merge_summaries(summaries)
+            slow = merged["cluster"]["slow_ranks"]
+            self.assertEqual(slow[0]["rank"], 77)
+            # Only rank 77 and the ranks of the slow node (160-167) may be listed.
+            self.assertTrue({s["rank"] for s in slow} <= {77} | set(range(160, 168)), slow)
+            nodes = merged["cluster"]["slow_nodes"]
+            self.assertEqual([n["node"] for n in nodes], ["node 20"])
 
 
 class ImportExport(unittest.TestCase):
