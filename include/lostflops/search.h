@@ -35,6 +35,8 @@ namespace lostflops {
 // or --fix). Unset: searched.
 struct PlanFix {
     std::optional<int> tp, cp, pp, dp, vpp, ep, zero;
+    std::optional<int> etp;                      // expert tensor parallel (resolved: tp when the job leaves it out)
+    std::optional<MoeDispatcher> moe_dispatcher;
     std::optional<int64_t> micro_batch;
     std::optional<Recompute> recompute;
     std::optional<int> recompute_layers;  // with recompute full; -1: every layer
@@ -120,6 +122,8 @@ struct SearchOptions {
 struct SearchLayout {
     int tp = 1, cp = 1, pp = 1, dp = 1, vpp = 1, ep = 1;
     int64_t micro_batch = 1;
+    int etp = 1;  // expert tensor parallel (MoE models; 1 for dense ones)
+    MoeDispatcher dispatcher = MoeDispatcher::alltoall;
 };
 
 struct SearchResult {

@@ -7,6 +7,7 @@
 // per GPU per direction), *_tflops (1e12 FLOP/s).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +27,15 @@ enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softm
 //   fsdp               PyTorch FSDP / FSDP2 eager (torchtitan, llm-foundry)
 //   deepspeed          DeepSpeed ZeRO on an eager PyTorch model
 enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
+// How tokens reach their experts (Megatron-Core --moe-token-dispatcher-type;
+// README "Expert parallelism"):
+//   alltoall   each token copy sent to its expert's rank (MoEAlltoAllTokenDispatcher)
+//   allgather  every rank gathers the tokens of the expert group and keeps its
+//              experts' (MoEAllGatherTokenDispatcher)
+//   deepep     DeepEP's kernels (Megatron's "flex" dispatcher): one copy per
+//              destination node over the network, forwarded over NVLink inside
+//              it, tokens limited to moe_max_nodes nodes (DeepSeek-V3 sec. 3.2.2)
+enum class MoeDispatcher { alltoall, allgather, deepep };
 
 struct Gpu {
     std::string name;
@@ -98,6 +108,28 @@ struct ParallelPlan {
     // 1F1B when vpp > 1 (the default); schedule_given: the job named it.
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
     bool schedule_given = false;
+    // Expert layers (MoE parallel folding, Liu et al. 2025; Megatron-Core
+    // parallel_state.py): the same tp*cp*dp ranks of a pipeline stage laid out
+    // a second time as etp x ep x edp, expert tensor parallelism fastest.
+    // 0: not given, as tp (Megatron-Core: --expert-tensor-parallel-size None
+    // -> tensor_model_parallel_size). ep*etp divides tp*cp*dp.
+    int etp = 0;
+    MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+    // DeepEP's node-limited routing: a token's experts sit on at most this
+    // many nodes (DeepSeek-V3 sec. 3.2.2: M = 4). 0: not limited.
+    int moe_max_nodes = 4;
+    // Dispatch/combine overlapped with another micro-batch's compute
+    // (Megatron-Core --overlap-moe-expert-parallel-comm; DualPipe does it by
+    // schedule). Off by default, as in plain 1F1B.
+    bool moe_a2a_overlap = false;
+    // Tokens of the busiest expert rank over the mean (>= 1). 1: balanced, as
+    // the published Megatron-Core benchmarks force it
+    // (--moe-router-force-load-balancing; README "Expert parallelism").
+    double moe_imbalance = 1.0;
+    // Expert capacity (tokens per expert over the balanced share), past which
+    // tokens are dropped (--moe-expert-capacity-factor). 0: dropless. Read and
+    // warned about: dropping is not modelled (spec/job_warnings.cpp).
+    double moe_capacity_factor = 0;
     // Layers of the first and of the last pipeline rank (Megatron-LM
     // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers);
     // the other ranks share the rest evenly, each rank's layers split evenly
@@ -123,6 +155,13 @@ struct ParallelPlan {
     int zero_prefetch = -1;                  // gathers issued ahead of use (0 = none)
     int zero_regather_recompute = -1;        // 1: full recompute gathers a layer once more
     int64_t zero_max_live_params = -1;       // cap on gathered elements alive; 0 = no cap
+
+    int expert_tp() const { return etp > 0 ? etp : tp; }
+    // Expert data parallel: the replicas of each expert, tp*cp*dp / (etp*ep).
+    int expert_dp() const {
+        const int64_t folded = static_cast<int64_t>(expert_tp()) * ep;
+        return static_cast<int>(std::max<int64_t>(1, static_cast<int64_t>(tp) * cp * dp / folded));
+    }
 
     int64_t micro_batches(const Training& t) const {
         return t.global_batch / (static_cast<int64_t>(dp) * t.micro_batch);
@@ -169,5 +208,6 @@ const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(AttentionKernel k);
 const char* to_string(Framework f);
+const char* to_string(MoeDispatcher d);
 
 }  // namespace lostflops

@@ -30,9 +30,9 @@ namespace lostflops {
 namespace {
 
 // Exposed data-parallel time after overlap with the compute window. Dense
-// weights are reduced over dp*cp ranks, expert weights over dp*cp/ep.
+// weights are reduced over dp*cp ranks, expert weights over tp*cp*dp/(etp*ep).
 // Data-parallel collectives of the first rank (dense weights over dp*cp
-// ranks, expert weights over dp*cp/ep), the tied-embedding all-reduce and the
+// ranks, expert weights over tp*cp*dp/(etp*ep)), the tied-embedding all-reduce and the
 // optimizer step: they depend on the layout (and grad_fp32), not on the
 // pipeline phase, so pass_setup computes them once.
 DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, const StageParams& sp0,

@@ -44,7 +44,8 @@ int last_kind(const Model& m) { return m.stack->kind_of.empty() ? 0 : m.stack->k
 double grad_bytes_per_param(const ParallelPlan& p) { return p.grad_fp32 ? 4.0 : 2.0; }
 
 int dense_replicas(const ParallelPlan& p) { return p.dp * p.cp; }
-int expert_replicas(const ParallelPlan& p) { return std::max(1, p.dp * p.cp / p.ep); }
+// Expert weights are replicated over the expert data parallel ranks, tp*cp*dp/(etp*ep) (MoE parallel folding).
+int expert_replicas(const ParallelPlan& p) { return p.expert_dp(); }
 
 double optimizer_shard_params(const ParallelPlan& p, const StageParams& s) {
     if (p.zero == 0) return s.params + s.expert_params;

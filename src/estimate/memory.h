@@ -67,7 +67,7 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
 Memory memory_total(const Memory& state, const Memory& act);
 
 // Ranks holding a copy of this rank's dense weights (dp*cp) and of its expert
-// weights (dp*cp/ep): the groups that reduce their gradients and over which
+// weights (tp*cp*dp/(etp*ep), ParallelPlan::expert_dp): the groups that reduce their gradients and over which
 // ZeRO shards them.
 int dense_replicas(const ParallelPlan& p);
 int expert_replicas(const ParallelPlan& p);

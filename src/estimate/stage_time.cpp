@@ -14,6 +14,8 @@
 // its weight gradient (its input is token ids).
 #include "estimate/stage_time.h"
 
+#include "cost/grouped_gemm.h"
+
 #include <algorithm>
 
 namespace lostflops {
@@ -28,10 +30,13 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     ctx.comm = make_comm_model(job.cluster, cal);
     ctx.tp_group = place_group(p.tp, 1, gpn);
     ctx.cp_group = place_group(p.cp, p.tp, gpn);
-    ctx.ep_group = place_group(p.ep, p.tp * p.cp, gpn);
-    // Dense gradients are reduced over data and context parallel ranks.
+    // Dense gradients are reduced over data and context parallel ranks; the
+    // experts' over their expert-data-parallel ranks (cost/expert_dispatch.h).
     ctx.dp_group = place_group(p.dp * p.cp, p.tp, gpn);
-    ctx.edp_group = place_group(std::max(1, p.dp * p.cp / p.ep), p.tp * p.ep, gpn);
+    ctx.experts = place_expert_groups(p, gpn);
+    ctx.edp_group = ctx.experts.edp;
+    ctx.fp8 = job.training.precision == Precision::fp8;
+    ctx.moe_overlap_slowdown = p.moe_a2a_overlap ? cal.overlap_slowdown : 0.0;
     // Consecutive pipeline stages are tp*cp*dp ranks apart; the pipeline as a
     // whole decides whether some boundary crosses nodes.
     const int stage_stride = p.tp * p.cp * p.dp;
@@ -67,7 +72,9 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     double gemm_fwd = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
         const GemmShape& g = w.gemms[i];
-        gemm_fwd += g.count * gemm_time_s(d, g.m, g.n, g.k);
+        // Grouped expert GEMMs: the busiest expert rank (moe_imbalance) sets the pace.
+        gemm_fwd += g.grouped ? p.moe_imbalance * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
+                              : g.count * gemm_time_s(d, g.m, g.n, g.k);
     }
     double attn_fwd = 0, attn_bwd = 0;
     if (w.unfused) {
@@ -91,12 +98,26 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
         t.fwd.cp_comm_s = std::max(0.0, ring - attn_fwd);
         t.bwd.cp_comm_s = std::max(0.0, 2 * ring - attn_bwd);
     }
-    if (w.ep_alltoalls_fwd > 0) {
-        t.fwd.ep_comm_s = w.ep_alltoalls_fwd * collective_time_s(ctx.comm, Collective::all_to_all, ctx.ep_group, w.ep_bytes);
-        t.bwd.ep_comm_s = t.fwd.ep_comm_s;
-    }
     t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
     t.wgrad_s = gemm_fwd;
+    if (w.moe_dispatches_fwd > 0) {
+        t.fwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes,
+                                            ctx.fp8, w.moe_etp_gather);
+        t.bwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes,
+                                            false, w.moe_etp_gather);
+        if (p.moe_a2a_overlap && t.fwd.ep_comm_s + t.bwd.ep_comm_s > 0) {
+            // Megatron-Core --overlap-moe-expert-parallel-comm: one micro-batch's
+            // dispatch and combine run while another's forward or backward
+            // computes; what exceeds that compute stays exposed, and the hidden
+            // part slows the compute it overlaps (calibration overlap_slowdown).
+            const double comm = t.fwd.ep_comm_s + t.bwd.ep_comm_s;
+            const double compute = t.fwd.compute_s + t.bwd.compute_s;
+            const double hidden = std::min(comm, compute);
+            const double exposed_share = (comm - hidden) / comm;
+            t.fwd.ep_comm_s = t.fwd.ep_comm_s * exposed_share + ctx.moe_overlap_slowdown * hidden * t.fwd.ep_comm_s / comm;
+            t.bwd.ep_comm_s = t.bwd.ep_comm_s * exposed_share + ctx.moe_overlap_slowdown * hidden * t.bwd.ep_comm_s / comm;
+        }
+    }
     t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
     t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;

@@ -3,6 +3,7 @@
 
 #include "cost/collective_time.h"
 #include "cost/device_time.h"
+#include "cost/expert_dispatch.h"
 #include "workload/host_ops.h"
 #include "workload/layer_work.h"
 
@@ -65,7 +66,10 @@ struct LayerTime {
 struct PlanContext {
     DeviceModel dev;
     CommModel comm;
-    GroupPlacement tp_group, cp_group, ep_group, dp_group, edp_group, pp_link, embedding_group;
+    GroupPlacement tp_group, cp_group, dp_group, edp_group, pp_link, embedding_group;
+    ExpertGroups experts;  // the expert layers' folded groups (edp_group = experts.edp)
+    bool fp8 = false;      // training precision fp8 (DeepEP dispatches in fp8)
+    double moe_overlap_slowdown = 0;  // overlap_slowdown when moe_a2a_overlap, else 0
     double tp_exposed = 1;  // share of TP traffic that costs step time
     double host_op_s = 0;      // CPU per forward operator (calibration host_op_us)
     double host_bwd_op_s = 0;  // CPU per autograd node (calibration host_bwd_op_us)

@@ -90,6 +90,11 @@ ExportResult export_megatron(const Job& job) {
     }
     if (p.cp > 1) l.add("--context-parallel-size", p.cp);
     if (p.ep > 1) l.add("--expert-model-parallel-size", p.ep);
+    if (p.etp > 0) l.add("--expert-tensor-parallel-size", p.etp);
+    if (p.ep > 1 || p.etp > 0) {
+        l.add("--moe-token-dispatcher-type", p.moe_dispatcher == MoeDispatcher::deepep ? "flex" : to_string(p.moe_dispatcher));
+        if (p.moe_dispatcher == MoeDispatcher::deepep) l.add("--moe-enable-deepep");
+    }
     if (p.sequence_parallel) l.add("--sequence-parallel");
     if (p.recompute == Recompute::selective) {
         l.add("--recompute-granularity", "selective");

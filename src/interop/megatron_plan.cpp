@@ -167,6 +167,16 @@ void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d
     add(d.parallel, "vpp", std::to_string(virtual_stages(f, layers, pp)));
     add(d.parallel, "cp", std::to_string(f.num("context-parallel-size").value_or(1)));
     add(d.parallel, "ep", std::to_string(f.num("expert-model-parallel-size").value_or(1)));
+    // Megatron-Core: --expert-tensor-parallel-size absent = tp (the job's default too).
+    if (const auto etp = f.num("expert-tensor-parallel-size")) add(d.parallel, "etp", std::to_string(*etp));
+    if (f.has("moe-token-dispatcher-type")) {
+        // "flex" runs DeepEP (or HybridEP) kernels; "alltoall_seq" is the older all-to-all.
+        const std::string t = f.choice("moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"});
+        add(d.parallel, "moe_dispatcher", t == "flex" ? "deepep" : t == "allgather" ? "allgather" : "alltoall",
+            "--moe-token-dispatcher-type " + t);
+    }
+    if (f.has("overlap-moe-expert-parallel-comm")) add(d.parallel, "moe_a2a_overlap", "true");
+    if (const auto cf = f.str("moe-expert-capacity-factor")) add(d.parallel, "moe_capacity_factor", *cf);
     std::string zero_why;
     const int zero = zero_stage(f, zero_why);
     add(d.parallel, "zero", std::to_string(zero), zero_why);

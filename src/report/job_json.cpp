@@ -120,6 +120,16 @@ nlohmann::json parallel_json(const Job& job) {
                         {"tp_comm_overlap", p.tp_comm_overlap},
                         {"grad_fp32", p.grad_fp32}};
     if (p.recompute == Recompute::full && p.recompute_layers >= 0) j["recompute_layers"] = p.recompute_layers;
+    if (job.model.is_moe()) {
+        // Expert layers (README "Expert parallelism"): etp resolved (tp when not given).
+        j["etp"] = p.expert_tp();
+        j["expert_dp"] = p.expert_dp();
+        j["moe_dispatcher"] = to_string(p.moe_dispatcher);
+        if (p.moe_dispatcher == MoeDispatcher::deepep) j["moe_max_nodes"] = p.moe_max_nodes;
+        j["moe_a2a_overlap"] = p.moe_a2a_overlap;
+        j["moe_imbalance"] = p.moe_imbalance;
+        j["moe_capacity_factor"] = p.moe_capacity_factor > 0 ? nlohmann::json(p.moe_capacity_factor) : nlohmann::json();
+    }
     if (p.zero >= 3) {
         const Zero3Engine e = zero3_engine(job);
         j["zero_bucket_params"] = e.bucket_params;

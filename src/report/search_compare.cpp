@@ -36,6 +36,8 @@ Job job_with_fix(const Job& job, const PlanFix& f) {
     p.pp = f.pp.value_or(p.pp);
     p.vpp = f.vpp.value_or(p.vpp);
     p.ep = f.ep.value_or(p.ep);
+    if (f.etp) p.etp = *f.etp;
+    p.moe_dispatcher = f.moe_dispatcher.value_or(p.moe_dispatcher);
     p.zero = f.zero.value_or(p.zero);
     p.recompute = f.recompute.value_or(p.recompute);
     p.recompute_layers = p.recompute == Recompute::full ? f.recompute_layers.value_or(-1) : -1;

@@ -7,7 +7,12 @@
 //   tp * cp * pp divides num_gpus (dp follows); 2 * cp divides seq_length;
 //   dp * micro_batch divides the global batch; pp * vpp <= layers;
 //   vpp > 1 needs pp > 1 and micro-batches divisible by pp;
-//   ep divides the experts and dp * cp (mixture-of-experts models only);
+//   ep divides the experts, etp divides tp and the experts' width, and
+//     etp * ep divides tp * cp * dp (MoE parallel folding; mixture-of-experts
+//     models only); etp is 1 or tp (the two Megatron-Core recipes use;
+//     Megatron-Core allows more); the dispatcher is the fixed one, else
+//     alltoall here and the search picks the fastest for each layout
+//     (search/dispatcher_choice.h: it changes only the dispatch time);
 //   micro-batches x pp x vpp <= 5e7 (what the schedules handle).
 #include "search/enumerate.h"
 
@@ -68,20 +73,43 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
     const int vpp_first = fix.vpp == 0 ? 1 : fix.vpp;
     const int vpp_last = fix.vpp == 0 ? max_vpp : std::min(fix.vpp, max_vpp);
     if (vpp_first > vpp_last) return counts;
-    // The ep values: 1 for a dense model, the divisors of the experts otherwise; those the fix allows.
-    std::vector<int> eps;
-    const auto add_ep = [&](int64_t ep) {
-        if (free_or(fix.ep, ep)) eps.push_back(static_cast<int>(ep));
+    // The expert layouts: (ep 1, etp 1) for a dense model; otherwise each
+    // divisor of the experts with etp 1 and, when tp > 1, etp tp; those the
+    // fix allows. The dispatcher: the fixed one, else alltoall (search_plans
+    // picks the fastest per layout).
+    struct Expert {
+        int ep, etp;
     };
-    if (m.is_moe()) for_divisors(m.experts_gcd(), add_ep);
-    else add_ep(1);
+    std::vector<Expert> eps;
+    const auto add_ep = [&](int64_t ep, int64_t etp) {
+        if (free_or(fix.ep, ep) && free_or(fix.etp, etp)) eps.push_back({static_cast<int>(ep), static_cast<int>(etp)});
+    };
+    int64_t expert_width_gcd = 0;  // what etp must divide
+    for (const LayerKind& k : m.kinds())
+        if (k.is_moe()) expert_width_gcd = std::gcd(expert_width_gcd, k.moe.expert.ffn);
+    if (m.is_moe()) {
+        for_divisors(m.experts_gcd(), [&](int64_t ep) {
+            add_ep(ep, 1);
+            if (s.tp > 1) add_ep(ep, s.tp);
+        });
+    } else {
+        add_ep(1, 1);
+    }
     if (eps.empty()) return counts;
     const auto n_eps = static_cast<int64_t>(eps.size());
+    const MoeDispatcher dispatcher = fix.dispatcher >= 0 ? static_cast<MoeDispatcher>(fix.dispatcher)
+                                                         : MoeDispatcher::alltoall;
     const auto reject = [&](const Layout& l, int last, int64_t times) {
         counts.candidates += times * (last - l.vpp + 1);
         if (rejected) rejected(RejectedRun{l, last, times});
     };
-    Layout l{s.tp, s.cp, s.pp, s.dp, vpp_first, eps.front(), 1};
+    Layout l{s.tp, s.cp, s.pp, s.dp, vpp_first, eps.front().ep, 1};
+    l.etp = eps.front().etp;
+    l.dispatcher = dispatcher;
+    const auto first_expert = [&] {
+        l.ep = eps.front().ep;
+        l.etp = eps.front().etp;
+    };
     if (!shape_ok) {  // every micro-batch, vpp and ep of the shape at once
         int64_t mbs = 0;
         for_divisors(t.global_batch, [&](int64_t mb) {
@@ -95,7 +123,7 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
         if (!free_or(fix.micro_batch, mb)) return;
         l.micro_batch = mb;
         l.vpp = vpp_first;
-        l.ep = eps.front();
+        first_expert();
         if (t.global_batch % (s.dp * mb) != 0) {
             reject(l, vpp_last, n_eps);
             return;
@@ -103,16 +131,18 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
         const int64_t micro_batches = t.global_batch / (s.dp * mb);
         for (int vpp = vpp_first; vpp <= vpp_last; ++vpp) {
             l.vpp = vpp;
-            l.ep = eps.front();
+            first_expert();
             const bool vpp_ok = vpp == 1 || micro_batches % s.pp == 0;
             const bool cells_ok = static_cast<double>(micro_batches) * s.pp * vpp <= 5e7;
             if (!vpp_ok || !cells_ok) {
                 reject(l, vpp, n_eps);
                 continue;
             }
-            for (const int ep : eps) {
-                l.ep = ep;
-                if (!m.is_moe() || (static_cast<int64_t>(s.dp) * s.cp) % ep == 0) {
+            for (const Expert& e : eps) {
+                l.ep = e.ep;
+                l.etp = e.etp;
+                const int64_t stage = static_cast<int64_t>(s.tp) * s.cp * s.dp;
+                if (!m.is_moe() || (stage % (static_cast<int64_t>(e.etp) * e.ep) == 0 && expert_width_gcd % e.etp == 0)) {
                     ++counts.candidates;
                     ++counts.valid;
                     visit(l);
@@ -143,6 +173,8 @@ void apply_layout(ParallelPlan& p, const Layout& l) {
     p.dp = l.dp;
     p.vpp = l.vpp;
     p.ep = l.ep;
+    p.etp = l.etp;
+    p.moe_dispatcher = l.dispatcher;
 }
 
 Job with_layout(const Job& job, const Layout& l) {

@@ -26,6 +26,8 @@ using Layout = SearchLayout;
 struct LayoutFix {
     int tp = 0, cp = 0, pp = 0, dp = 0, vpp = 0, ep = 0;
     int64_t micro_batch = 0;
+    int etp = 0;
+    int dispatcher = -1;  // a MoeDispatcher; -1: free
 };
 
 struct LayoutCounts {
@@ -35,8 +37,8 @@ struct LayoutCounts {
 
 // Candidates the rules reject, in runs: `layout` (its vpp the first of the
 // run) for every vpp from layout.vpp to vpp_last, each `times` over (the
-// micro-batches and the ep values of the run; layout.micro_batch and
-// layout.ep are the first of them). Everything a run stands for has the
+// micro-batches and the (ep, etp) values of the run; layout.micro_batch,
+// layout.ep and layout.etp are the first of them). Everything a run stands for has the
 // layout's tp, cp, pp and dp.
 struct RejectedRun {
     Layout layout;
@@ -53,7 +55,8 @@ std::vector<Shape> enumerate_shapes(const Job& job, const LayoutFix& fix = {});
 
 // The candidates of one shape — micro-batch over divisors of the global
 // batch, vpp from 1 to layers/pp (1 without a pipeline), ep over divisors of
-// the experts (1 for a dense model) — calling visit(layout) for every valid
+// the experts (1 for a dense model) with etp 1 or tp (MoE models), the
+// dispatcher as fixed (else alltoall, for search_plans to choose) — calling visit(layout) for every valid
 // one and rejected(run) for the others, in a fixed order.
 LayoutCounts enumerate_shape(const Job& job, const Shape& shape, const std::function<void(const Layout&)>& visit,
                              const std::function<void(const RejectedRun&)>& rejected = {}, const LayoutFix& fix = {});

@@ -55,9 +55,14 @@ unsigned differing(const SearchLayout& l, const SearchLayout& job) {
     return d;
 }
 
-// `job`'s layout with the settings outside `free_mask` fixed.
-search::LayoutFix fix_outside(const SearchLayout& job, unsigned free_mask) {
+// `job`'s layout with the settings outside `free_mask` fixed; an MoE job's
+// etp and dispatcher always (the nearest plan keeps them).
+search::LayoutFix fix_outside(const SearchLayout& job, unsigned free_mask, bool moe) {
     search::LayoutFix f;
+    if (moe) {
+        f.etp = job.etp;
+        f.dispatcher = static_cast<int>(job.dispatcher);
+    }
     const auto fixed = [&](int i) { return (free_mask >> i & 1u) == 0; };
     if (fixed(0)) f.tp = job.tp;
     if (fixed(1)) f.cp = job.cp;
@@ -172,7 +177,9 @@ NearestPlan nearest_of(const Job& job, const Candidate& c) {
 NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64_t max_plans, int threads) {
     NearestSearch out;
     const ParallelPlan& q = job.plan;
-    const SearchLayout own{q.tp, q.cp, q.pp, q.dp, q.vpp, q.ep, job.training.micro_batch};
+    SearchLayout own{q.tp, q.cp, q.pp, q.dp, q.vpp, q.ep, job.training.micro_batch};
+    own.etp = q.expert_tp();
+    own.dispatcher = q.moe_dispatcher;
     const PlanFix free;
     search::PlanCounter counter(job, free);
     std::optional<Candidate> best;
@@ -189,7 +196,7 @@ NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64
                     group.push_back(l);
                     if (max_plans > 0) plans += counter(l);
                 },
-                {}, fix_outside(own, s));
+                {}, fix_outside(own, s, job.model.is_moe()));
         }
         if (max_plans > 0 && out.plans + plans > max_plans) {
             out.complete = false;

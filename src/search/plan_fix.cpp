@@ -41,6 +41,13 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
     else if (key == "dp") f.dp = static_cast<int>(parse_int(v, key, source, 1, kMax));
     else if (key == "vpp") f.vpp = static_cast<int>(parse_int(v, key, source, 1, 1024));
     else if (key == "ep") f.ep = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "etp") f.etp = static_cast<int>(parse_int(v, key, source, 1, kMax));
+    else if (key == "moe_dispatcher") {
+        if (v == "alltoall") f.moe_dispatcher = MoeDispatcher::alltoall;
+        else if (v == "allgather") f.moe_dispatcher = MoeDispatcher::allgather;
+        else if (v == "deepep") f.moe_dispatcher = MoeDispatcher::deepep;
+        else throw InputError(source, key, fmt::format("'{}': expected alltoall, allgather or deepep", v));
+    }
     else if (key == "zero") f.zero = static_cast<int>(parse_int(v, key, source, 0, 3));
     else if (key == "micro_batch_size" || key == "mbs") f.micro_batch = parse_int(v, key, source, 1, kMax);
     else if (key == "sequence_parallel" || key == "sp") f.sequence_parallel = parse_bool(v, key, source);
@@ -57,7 +64,7 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
         f.recompute = Recompute::full;
     } else {
         throw InputError(source, key,
-                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, zero, micro_batch_size, "
+                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, etp, moe_dispatcher, zero, micro_batch_size, "
                          "recompute, recompute_layers, sequence_parallel, tp_comm_overlap, overlap_grad_reduce");
     }
 }
@@ -79,6 +86,8 @@ PlanFix plan_fix_from(const SearchJob& sj) {
         else if (k == "dp") f.dp = p.dp;
         else if (k == "vpp") f.vpp = p.vpp;
         else if (k == "ep") f.ep = p.ep;
+        else if (k == "etp") f.etp = p.expert_tp();
+        else if (k == "moe_dispatcher") f.moe_dispatcher = p.moe_dispatcher;
         else if (k == "zero") f.zero = p.zero;
         else if (k == "sequence_parallel") f.sequence_parallel = p.sequence_parallel;
         else if (k == "tp_comm_overlap") f.tp_comm_overlap = p.tp_comm_overlap;
@@ -100,6 +109,10 @@ PlanFix plan_fix_all(const Job& job) {
     f.dp = p.dp;
     f.vpp = p.vpp;
     f.ep = p.ep;
+    if (job.model.is_moe()) {
+        f.etp = p.expert_tp();
+        f.moe_dispatcher = p.moe_dispatcher;
+    }
     f.zero = p.zero;
     f.micro_batch = job.training.micro_batch;
     f.recompute = p.recompute;
@@ -131,6 +144,7 @@ bool plan_matches(const PlanFix& f, const PlanScore& s) {
     const ParallelPlan& p = s.plan;
     return agrees(f.tp, p.tp) && agrees(f.cp, p.cp) && agrees(f.pp, p.pp) && agrees(f.dp, p.dp) &&
            agrees(f.vpp, p.vpp) && agrees(f.ep, p.ep) && agrees(f.zero, p.zero) &&
+           (!f.etp || *f.etp == p.expert_tp()) && agrees(f.moe_dispatcher, p.moe_dispatcher) &&
            agrees(f.micro_batch, s.micro_batch) && agrees(f.recompute, p.recompute) &&
            (!f.recompute_layers || p.recompute != Recompute::full || *f.recompute_layers == p.recompute_layers) &&
            agrees(f.sequence_parallel, p.sequence_parallel) && agrees(f.tp_comm_overlap, p.tp_comm_overlap) &&
@@ -145,6 +159,8 @@ std::string plan_words(const PlanScore& s) {
     if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
     out += fmt::format(", dp {}", p.dp);
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
+    if (p.etp > 0 && (p.ep > 1 || p.etp != p.tp)) out += fmt::format(", etp {}", p.etp);
+    if (p.ep > 1) out += fmt::format(", {}", to_string(p.moe_dispatcher));
     out += fmt::format(", mbs {}, zero {}, recompute {}", s.micro_batch, p.zero, rc);
     if (p.sequence_parallel) out += ", sp";
     if (p.tp_comm_overlap) out += ", tp-overlap";

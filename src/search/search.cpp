@@ -16,6 +16,7 @@
 
 #include "estimate/memory.h"
 #include "search/enumerate.h"
+#include "search/dispatcher_choice.h"
 #include "search/evaluate_layout.h"
 #include "search/layout_space.h"
 #include "search/knobs.h"
@@ -50,6 +51,8 @@ search::LayoutFix layout_fix(const PlanFix& f) {
     l.dp = f.dp.value_or(0);
     l.vpp = f.vpp.value_or(0);
     l.ep = f.ep.value_or(0);
+    l.etp = f.etp.value_or(0);
+    l.dispatcher = f.moe_dispatcher ? static_cast<int>(*f.moe_dispatcher) : -1;
     l.micro_batch = f.micro_batch.value_or(0);
     return l;
 }
@@ -134,6 +137,9 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     const unsigned cores = options.threads > 0 ? static_cast<unsigned>(options.threads) : std::thread::hardware_concurrency();
     search::LayoutSpace space = search::layout_space(job, options.fix, layout_fix(options.fix), std::max(1u, cores));
     result.layouts = std::move(space.layouts);
+    // MoE layouts: the fastest dispatcher of each unless fixed (search/dispatcher_choice.h).
+    if (job.model.is_moe() && !options.fix.moe_dispatcher)
+        for (search::Layout& l : result.layouts) l.dispatcher = search::fastest_dispatcher(job, cal, l);
     const int64_t upper = space.plans;  // plans of the valid layouts: at most this many are evaluated
     result.counts.enumerated += space.rejected_plans;
     result.counts.pruned_divisibility += space.rejected_plans;

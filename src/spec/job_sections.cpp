@@ -127,6 +127,19 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
             p.schedule_given = true;
         }
     }
+    // Expert layers (README "Expert parallelism"); checked against the plan in spec/validate.cpp.
+    p.etp = static_cast<int>(s.int_or("etp", 0, 1, kMaxGpus));
+    const auto disp = s.choice_opt("moe_dispatcher", {"alltoall", "allgather", "deepep"}).value_or("alltoall");
+    p.moe_dispatcher = disp == "allgather" ? MoeDispatcher::allgather
+                       : disp == "deepep"  ? MoeDispatcher::deepep
+                                           : MoeDispatcher::alltoall;
+    if (s.has("moe_max_nodes") && p.moe_dispatcher != MoeDispatcher::deepep)
+        throw InputError(file, s.key_path("moe_max_nodes"),
+                         "applies to moe_dispatcher: deepep (node-limited routing); the dispatcher is " + disp);
+    p.moe_max_nodes = static_cast<int>(s.int_or("moe_max_nodes", 4, 0, kMaxGpus));
+    p.moe_a2a_overlap = s.bool_or("moe_a2a_overlap", false);
+    p.moe_imbalance = s.num_or("moe_imbalance", 1.0, 1.0, 1000.0);
+    p.moe_capacity_factor = s.num_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
     // Custom stage layouts (README "Job file"; checked against the model in spec/validate.cpp).
     p.first_stage_layers = static_cast<int>(s.int_or("first_stage_layers", -1, 0, 100'000));
     p.last_stage_layers = static_cast<int>(s.int_or("last_stage_layers", -1, 0, 100'000));

@@ -40,6 +40,21 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           "nothing is sharded, so it does nothing here",
                                           p.zero, p.dp, p.cp));
 
+    // Token dropping at an expert capacity shortens the busiest experts' work;
+    // the model runs every routed token (dropless, as Megatron-Core's default).
+    if (p.moe_capacity_factor > 0)
+        warn("parallel.moe_capacity_factor",
+             fmt::format("not modelled: tokens past {:g} x the balanced share are dropped; the estimate runs every "
+                         "routed token (dropless) with the busiest expert rank at moe_imbalance {:g}",
+                         p.moe_capacity_factor, p.moe_imbalance));
+    // The expert all-to-all leaves the node when etp x ep is more than a node
+    // (MoE parallel folding: ep ranks etp apart, cost/expert_dispatch.h).
+    if (p.ep > 1 && nodes && static_cast<int64_t>(p.expert_tp()) * p.ep > gpn)
+        warn("parallel.ep",
+             fmt::format("etp x ep = {} x {} is more than the {} GPUs of a node: the expert all-to-all (four per MoE "
+                         "layer and micro-batch) crosses nodes at {}",
+                         p.expert_tp(), p.ep, gpn, link_text(c)));
+
     // TP groups are consecutive ranks; they stay inside a node only when tp
     // divides gpus_per_node.
     if (p.tp > 1 && nodes && p.tp > gpn)

@@ -34,4 +34,13 @@ const char* to_string(Framework f) {
     return "?";
 }
 
+const char* to_string(MoeDispatcher d) {
+    switch (d) {
+        case MoeDispatcher::alltoall: return "alltoall";
+        case MoeDispatcher::allgather: return "allgather";
+        case MoeDispatcher::deepep: return "deepep";
+    }
+    return "?";
+}
+
 }  // namespace lostflops

@@ -169,8 +169,24 @@ void validate_job(const Job& job, JobChecks checks) {
             if (k.is_moe() && k.moe.experts % p.ep != 0)
                 fail(job, "parallel.ep",
                      fmt::format("num_local_experts {} is not divisible by ep {}", k.moe.experts, p.ep));
-        if ((static_cast<int64_t>(p.dp) * p.cp) % p.ep != 0)
-            fail(job, "parallel.ep", fmt::format("ep {} must divide dp*cp = {}", p.ep, p.dp * p.cp));
+        // MoE parallel folding (Megatron-Core parallel_state.py): the expert
+        // layers lay the tp*cp*dp ranks of a stage out again as etp x ep x edp,
+        // so world_size must divide by etp*ep*pp.
+        const int etp = p.expert_tp();
+        const int64_t dense = static_cast<int64_t>(p.tp) * p.cp * p.dp;
+        const int64_t folded = static_cast<int64_t>(etp) * p.ep;
+        if (dense % folded != 0)
+            fail(job, p.etp > 0 ? "parallel.etp" : "parallel.ep",
+                 fmt::format("etp x ep = {} x {} = {} must divide tp x cp x dp = {} x {} x {} = {} (the expert layers "
+                             "lay the same GPUs out as etp x ep x expert-dp){}",
+                             etp, p.ep, folded, p.tp, p.cp, p.dp, dense,
+                             p.etp > 0 ? "" : "; etp is tp when not given, parallel.etp: 1 folds experts over tp too"));
+        for (const LayerKind& k : m.kinds())
+            if (k.is_moe() && k.moe.expert.ffn % etp != 0)
+                fail(job, p.etp > 0 ? "parallel.etp" : "parallel.tp",
+                     fmt::format("the experts' width {} is not divisible by etp {}", k.moe.expert.ffn, etp));
+    } else if (p.etp > 1) {
+        fail(job, "parallel.etp", "etp > 1 needs a mixture-of-experts model");
     }
     if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
         fail(job, "parallel.sequence_parallel",

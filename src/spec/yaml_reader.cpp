@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/error.h"
+#include "spec/did_you_mean.h"
 
 namespace lostflops {
 
@@ -229,7 +230,8 @@ std::optional<std::string> YamlSection::choice_opt(const std::string& key,
         if (*s == a) return s;
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    throw InputError(file_, key_path(key), "unknown value '" + *s + "'; expected one of: " + list);
+    throw InputError(file_, key_path(key), "unknown value '" + *s + "'; expected one of: " + list +
+                                               did_you_mean(*s, allowed));
 }
 
 void YamlSection::finish(const std::set<std::string>& tolerated) const {

@@ -111,14 +111,21 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         add(tokens, h, k.mlp.ffn / ffn_div);                        // fc2
         ffn_width = static_cast<double>(k.mlp.ffn);
     } else if (moe) {
-        // Balanced routing: every GPU processes tokens*k expert-token pairs over
-        // its experts/ep local experts (expert tensor parallel = tp).
+        // Balanced routing under MoE parallel folding (Liu et al. 2025): the
+        // tp ranks split the tokens (b*s/(cp*tp) each), the router runs on the
+        // tokens a rank holds; each expert tensor parallel group of etp ranks
+        // gathers its members' tokens, so a rank runs etp*(b*s/(cp*tp))*k
+        // expert-token pairs over its experts/ep local experts with 1/etp of
+        // each expert's width (one grouped GEMM per matrix).
         const Moe& e = k.moe;
+        const double etp = p.expert_tp();
         const double local_experts = static_cast<double>(e.experts) / p.ep;
-        const double per_expert = tokens * e.top_k / local_experts;
-        add(tokens, e.experts, h);  // router
-        add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / ffn_div, h, local_experts);
-        add(per_expert, h, e.expert.ffn / ffn_div, local_experts);
+        const double per_expert = etp * (tokens / t) * e.top_k / local_experts;
+        add(tokens / sp_div, e.experts, h);  // router
+        add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
+        w.gemms[w.gemm_count - 1].grouped = true;
+        add(per_expert, h, e.expert.ffn / etp, local_experts);
+        w.gemms[w.gemm_count - 1].grouped = true;
         ffn_width = static_cast<double>(e.expert.ffn) * e.top_k;
         if (e.shared_ffn > 0) {
             add(tokens, (gated ? 2.0 : 1.0) * e.shared_ffn / ffn_div, h);  // shared experts, one fused MLP
@@ -197,9 +204,18 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         attn_mem = score_elems * (2 + 2 + 2 + 2 + 1);  // scale-mask-softmax, dropout + mask
         kernels += 2;
     }
-    if (moe) {  // permute and un-permute token copies
-        fwd += 2 * 2 * tokens * k.moe.top_k * h * el;
-        kernels += 4;
+    if (moe) {
+        // Router scores (fp32 logits written, read by the softmax or sigmoid
+        // and the top-k, probabilities written: 3 x 4 bytes per token and
+        // expert; Megatron-Core router.py), and the permutation of the token
+        // copies before dispatch and after combine, each read and written
+        // (moe_utils.py permute/unpermute), on the tokens this rank holds;
+        // with etp > 1 the gathered copies are sorted by local expert again.
+        const double held = tokens / sp_div;
+        const double copies = held * k.moe.top_k * (p.expert_tp() > 1 ? 2.0 : 1.0);
+        fwd += held * k.moe.experts * 4.0 * 3.0;
+        fwd += 2 * 2 * copies * h * el;
+        kernels += 3 + 4;
     }
     w.mem_bytes_attention_fwd = attn_mem;
     w.mem_bytes_fwd = fwd + attn_mem;
@@ -208,17 +224,24 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     w.kernels_fwd = kernels + w.gemm_count + (w.unfused ? 2 : core_kernels);
     w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2 * core_kernels);
 
-    // Tensor parallel traffic: each block's collectives move one full activation.
+    // Tensor parallel traffic: each block's collectives move one full
+    // activation. With sequence parallelism an MoE block gathers over TP only
+    // for its shared experts (the routed tokens travel by the dispatcher,
+    // cost/expert_dispatch.h); without it the block all-reduces its output.
     if (p.tp > 1) {
         w.tp_bytes = tokens * h * el;
         w.tp_sequence_parallel = sp;
-        w.tp_collectives_fwd = static_cast<int>(blocks) * (sp ? 2 : 1);  // SP: an all-gather + a reduce-scatter each
+        const double tp_blocks = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
+        w.tp_collectives_fwd = static_cast<int>(tp_blocks) * (sp ? 2 : 1);  // SP: an all-gather + a reduce-scatter each
     }
     if (p.cp > 1 && attention) w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
     if (p.cp > 1 && mla) w.cp_bytes_fwd = (c - 1) * tokens * heads_local * (d + dv) * el;
-    if (moe && p.ep > 1) {
-        w.ep_bytes = tokens * k.moe.top_k * h * el;
-        w.ep_alltoalls_fwd = 2;  // dispatch and combine
+    if (moe) {
+        w.moe_tokens = tokens / sp_div;
+        w.moe_top_k = k.moe.top_k;
+        w.moe_token_bytes = h * el;
+        w.moe_etp_gather = p.expert_tp() > 1 && sp;
+        if (p.ep > 1 || w.moe_etp_gather) w.moe_dispatches_fwd = 2;  // dispatch and combine
     }
 
     // Activation memory (Korthikanti et al. 2022), bytes, per GPU.
@@ -291,13 +314,14 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     w.expert_params = 0;
     if (moe) {
         const Moe& e = k.moe;
-        const double expert = mlp_mats * h * e.expert.ffn / t +
-                              (e.expert.bias ? ((gated ? 2.0 : 1.0) * e.expert.ffn / t + h) : 0.0);
+        const double etp = p.expert_tp();  // experts split over etp, not tp
+        const double expert = mlp_mats * h * e.expert.ffn / etp +
+                              (e.expert.bias ? ((gated ? 2.0 : 1.0) * e.expert.ffn / etp + h) : 0.0);
         w.expert_params = (static_cast<double>(e.experts) / p.ep) * expert;
         dense_mlp = h * e.experts + (e.router_bias ? e.experts : 0.0) + (e.score_bias ? e.experts : 0.0);
         if (e.shared_ffn > 0) dense_mlp += mlp_mats * h * e.shared_ffn / t + (e.shared_gate ? h : 0.0);
-        // MoE without expert bias: the old layout, (E/ep) * mats * h * f / t.
-        if (!e.expert.bias) w.expert_params = (static_cast<double>(e.experts) / p.ep) * mlp_mats * h * e.expert.ffn / t;
+        // MoE without expert bias: (E/ep) * mats * h * f / etp.
+        if (!e.expert.bias) w.expert_params = (static_cast<double>(e.experts) / p.ep) * mlp_mats * h * e.expert.ffn / etp;
     } else if (has_mlp) {
         dense_mlp = mlp_mats * h * k.mlp.ffn / t;
         if (k.mlp.bias) dense_mlp += (gated ? 2.0 : 1.0) * k.mlp.ffn / t + h;

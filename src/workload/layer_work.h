@@ -15,6 +15,10 @@ namespace lostflops {
 struct GemmShape {
     double m = 0, n = 0, k = 0;
     double count = 1;  // identical GEMMs (e.g. local experts)
+    // One grouped GEMM over `count` groups of m rows (the local experts;
+    // cost/grouped_gemm.h): its tiles share one launch, small groups lose
+    // efficiency by DeepGEMM's component table.
+    bool grouped = false;
 };
 
 struct LayerWork {
@@ -50,9 +54,20 @@ struct LayerWork {
 
     // Context parallel: K/V bytes each rank passes around the ring per layer.
     double cp_bytes_fwd = 0;
-    // Expert parallel: bytes each rank sends per all-to-all, all-to-alls in fwd.
-    double ep_bytes = 0;
-    int ep_alltoalls_fwd = 0;
+    // Expert layers (README "Expert parallelism"; cost/expert_dispatch.h
+    // turns them into bytes per fabric and time): the tokens this rank holds
+    // and dispatches, b*s/(cp*tp) with sequence parallelism (b*s/cp without),
+    // the copies of each (top-k) and the bytes of one copy (hidden x 2).
+    // moe_dispatches_fwd: 2 (dispatch + combine) when tokens leave the rank
+    // (ep > 1, or etp > 1 with sequence parallelism), else 0. moe_etp_gather:
+    // the etp ranks gather the received copies (etp > 1 with sequence
+    // parallelism; without it every TP rank holds every token and the
+    // experts' outputs are all-reduced over TP like a dense MLP's).
+    double moe_tokens = 0;
+    double moe_top_k = 0;
+    double moe_token_bytes = 0;
+    int moe_dispatches_fwd = 0;
+    bool moe_etp_gather = false;
 
     // Activation memory stored for backward, bytes (Korthikanti et al. 2022).
     double activation_bytes = 0;        // with the plan's recompute mode
@@ -60,7 +75,7 @@ struct LayerWork {
     double checkpoint_bytes = 0;        // layer input kept by full recompute
 
     // Weights of the layer on this GPU (parameters, not bytes): dense ones
-    // (replicated over dp*cp) and expert ones (replicated over dp*cp/ep).
+    // (replicated over dp*cp) and expert ones (replicated over tp*cp*dp/(etp*ep)).
     double params = 0;
     double expert_params = 0;
     // Weight tensors of each group, as a ZeRO-3 engine gathers them one by one.

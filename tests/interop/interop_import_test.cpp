@@ -151,5 +151,33 @@ TEST(InteropImport, MegatronDefaultsFollowMegatron) {
     EXPECT_EQ(test::attention_of(j2.model).kv_heads, 8);
 }
 
+TEST(InteropImport, MegatronExpertFlagsAreRead) {
+    // MoE parallel folding (README "Expert parallelism"): ep 16 over tp 2 x dp 8
+    // with --expert-tensor-parallel-size 1, the flex (DeepEP) dispatcher, the
+    // a2a overlap and a capacity factor (read, warned as not modelled).
+    const ImportResult r = import_megatron(
+        "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+        "--num-attention-heads 8 --seq-length 1024 --micro-batch-size 1 --global-batch-size 16 --vocab-size 1024 "
+        "--bf16 --use-mcore-models --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 512 "
+        "--tensor-model-parallel-size 2 --sequence-parallel --expert-model-parallel-size 16 "
+        "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex --moe-enable-deepep "
+        "--overlap-moe-expert-parallel-comm --moe-expert-capacity-factor 1.25",
+        "launch");
+    for (const auto& n : r.notes) EXPECT_NE(n.setting.rfind("--expert-tensor", 0), 0u) << n.setting;
+    const Job j = parse_job(r.job_yaml, "imported", {"cluster.preset=dgx-h100"});
+    EXPECT_EQ(j.plan.ep, 16);
+    EXPECT_EQ(j.plan.expert_tp(), 1);
+    EXPECT_EQ(j.plan.dp, 8);
+    EXPECT_EQ(j.plan.moe_dispatcher, MoeDispatcher::deepep);
+    EXPECT_TRUE(j.plan.moe_a2a_overlap);
+    EXPECT_DOUBLE_EQ(j.plan.moe_capacity_factor, 1.25);
+    // An unknown dispatcher type names the flag.
+    EXPECT_THROW(import_megatron("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
+                                 "--micro-batch-size 1 --global-batch-size 8 --vocab-size 1024 "
+                                 "--moe-token-dispatcher-type alltoal",
+                                 "flags"),
+                 InputError);
+}
+
 }  // namespace
 }  // namespace lostflops::test

@@ -16,9 +16,11 @@
 namespace lostflops::search {
 namespace {
 
-using Key = std::tuple<int, int, int, int, int, int, int64_t>;  // tp cp pp dp vpp ep mb
+using Key = std::tuple<int, int, int, int, int, int, int64_t, int, int>;  // tp cp pp dp vpp ep mb etp dispatcher
 
-Key key_of(const Layout& l) { return {l.tp, l.cp, l.pp, l.dp, l.vpp, l.ep, l.micro_batch}; }
+Key key_of(const Layout& l) {
+    return {l.tp, l.cp, l.pp, l.dp, l.vpp, l.ep, l.micro_batch, l.etp, static_cast<int>(l.dispatcher)};
+}
 
 std::vector<Key> enumerated(const Job& job) {
     std::vector<Key> out;
@@ -27,7 +29,9 @@ std::vector<Key> enumerated(const Job& job) {
     return out;
 }
 
-// Every combination up to the GPU count, layer count and batch, checked by validate_job.
+// Every combination up to the GPU count, layer count and batch, checked by
+// validate_job; for MoE models etp 1 or tp (the search's space; Megatron-Core
+// allows other etp too), the dispatcher alltoall (search_plans chooses it).
 std::set<Key> brute_force(const Job& job) {
     std::set<Key> ok;
     const int gpus = job.cluster.num_gpus;
@@ -38,14 +42,19 @@ std::set<Key> brute_force(const Job& job) {
                 if (gpus % (tp * cp * pp) != 0) continue;  // dp = gpus / (tp*cp*pp) must be whole
                 for (int vpp = 1; vpp <= job.model.layers; ++vpp)
                     for (int ep = 1; ep <= max_ep; ++ep)
-                        for (int64_t mb = 1; mb <= job.training.global_batch; ++mb) {
-                            Layout l{tp, cp, pp, gpus / (tp * cp * pp), vpp, ep, mb};
-                            try {
-                                validate_job(with_layout(job, l));
-                                ok.insert(key_of(l));
-                            } catch (const InputError&) {
-                            }
-                        }
+                        for (int etp = 1; etp <= (job.model.is_moe() ? tp : 1); ++etp)
+                            for (int d = 0; d < 1; ++d)
+                                for (int64_t mb = 1; mb <= job.training.global_batch; ++mb) {
+                                    if (etp != 1 && etp != tp) continue;
+                                    Layout l{tp, cp, pp, gpus / (tp * cp * pp), vpp, ep, mb};
+                                    l.etp = etp;
+                                    l.dispatcher = static_cast<MoeDispatcher>(d);
+                                    try {
+                                        validate_job(with_layout(job, l));
+                                        ok.insert(key_of(l));
+                                    } catch (const InputError&) {
+                                    }
+                                }
             }
     return ok;
 }
@@ -81,9 +90,14 @@ TEST(EnumerateLayouts, MixtureOfExpertsAddsExpertGroups) {
                                "training.micro_batch_size=1", "parallel.tp=4", "parallel.pp=2"});
     const auto got = enumerated(job);
     EXPECT_EQ(std::set<Key>(got.begin(), got.end()), brute_force(job));
-    bool has_ep4 = false;
-    for (const Key& k : got) has_ep4 |= std::get<5>(k) == 4;
+    bool has_ep4 = false, folded = false;
+    for (const Key& k : got) {
+        has_ep4 |= std::get<5>(k) == 4;
+        // ep 4 with dp 1: only by folding over tp (etp 1, tp 4).
+        folded |= std::get<5>(k) == 4 && std::get<3>(k) == 1 && std::get<7>(k) == 1;
+    }
     EXPECT_TRUE(has_ep4);
+    EXPECT_TRUE(folded);
 }
 
 TEST(EnumerateLayouts, SameJobSameOrder) {

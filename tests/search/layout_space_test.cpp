@@ -2,7 +2,7 @@
 // in the enumerator's order and the plans of valid and rejected candidates,
 // against a plain walk of every candidate (tp, cp, pp over divisors of the
 // GPUs, micro-batch over divisors of the batch, vpp up to layers / pp, ep over
-// divisors of the experts) put through validate_job and
+// divisors of the experts with etp 1 or tp) put through validate_job and
 // LayoutEvaluator::plan_count; the same for any thread count and under fixes.
 #include <gtest/gtest.h>
 
@@ -37,10 +37,13 @@ LayoutSpace walk(const Job& job, const PlanFix& fix, const LayoutFix& lf) {
                 for (const int64_t mb : divisors(job.training.global_batch)) {
                     const int64_t max_vpp = pp == 1 || pp > job.model.layers ? 1 : job.model.layers / pp;
                     for (int64_t vpp = 1; vpp <= max_vpp; ++vpp)
-                        for (const int64_t ep : job.model.is_moe() ? divisors(job.model.experts_gcd()) : divisors(1)) {
+                        for (const int64_t ep : job.model.is_moe() ? divisors(job.model.experts_gcd()) : divisors(1))
+                        for (int e = 0; e < (job.model.is_moe() && tp > 1 ? 2 : 1); ++e) {  // etp 1, and tp for MoE
+                            const int64_t etp = e == 0 ? 1 : tp;
                             if (!agrees(lf.micro_batch, mb) || !agrees(lf.vpp, vpp) || !agrees(lf.ep, ep)) continue;
-                            const Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
-                                           static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
+                            Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
+                                     static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
+                            l.etp = static_cast<int>(etp);
                             bool valid = true;
                             try {
                                 validate_job(with_layout(job, l));
@@ -72,7 +75,7 @@ void expect_same(const Job& job, const PlanFix& fix, const LayoutFix& lf) {
         for (size_t i = 0; i < got.layouts.size(); ++i) {
             const Layout &a = got.layouts[i], &b = want.layouts[i];
             ASSERT_TRUE(a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.vpp == b.vpp &&
-                        a.ep == b.ep && a.micro_batch == b.micro_batch)
+                        a.ep == b.ep && a.etp == b.etp && a.micro_batch == b.micro_batch)
                 << i;
         }
     }

@@ -179,6 +179,51 @@ TEST(Search, StacksOfKindsAndCustomLayoutsHaveEstimatesFigures) {
     EXPECT_GT(pruned, 0);  // memory decides some plans
 }
 
+TEST(Search, ExpertLayoutsAreSearchedWithEstimatesFigures) {
+    // 16 experts, top 8, on 16 GPUs in two nodes: ep, etp and the dispatcher
+    // are searched; every plan has estimate()'s figures (check_against_estimate);
+    // folded layouts (ep > dp x cp, possible only over tp) are among them;
+    // DeepEP's one copy per node wins where the expert group spans the two
+    // nodes (4 network copies per token with alltoall at ep 16, 1 with deepep),
+    // the all-to-all inside a node.
+    const std::string job = "model:\n  num_hidden_layers: 4\n  hidden_size: 512\n  num_attention_heads: 4\n"
+                            "  intermediate_size: 1024\n  num_local_experts: 16\n  num_experts_per_tok: 8\n"
+                            "  vocab_size: 1000\n  hidden_act: silu\n"
+                            "cluster:\n  gpu: h100-sxm\n  num_gpus: 16\n  gpus_per_node: 8\n"
+                            "  intra_node: {bandwidth_GBps: 450, latency_us: 2}\n"
+                            "  inter_node: {bandwidth_GBps: 50, latency_us: 5}\n"
+                            "training:\n  seq_length: 1024\n  global_batch_size: 16\n  framework: megatron-core\n";
+    const SearchJob sj = load(job);
+    const SearchCounts c = check_against_estimate(sj);
+    EXPECT_GT(c.evaluated, 100);
+    const SearchResult r = run(sj);
+    bool folded = false, deepep = false, alltoall = false, etp_below_tp = false;
+    for (const RankedPlan& rp : r.ranked) {
+        const PlanScore ps = plan_score(sj.job, r, rp);
+        const ParallelPlan& p = ps.plan;
+        folded |= p.ep > p.dp * p.cp;
+        deepep |= p.moe_dispatcher == MoeDispatcher::deepep;
+        alltoall |= p.moe_dispatcher == MoeDispatcher::alltoall && p.ep > 1;
+        if (p.ep == 16) EXPECT_EQ(p.moe_dispatcher, MoeDispatcher::deepep);
+        etp_below_tp |= p.expert_tp() < p.tp;
+    }
+    EXPECT_TRUE(folded);
+    EXPECT_TRUE(deepep);
+    EXPECT_TRUE(alltoall);
+    EXPECT_TRUE(etp_below_tp);
+    // Fixing them keeps only such plans.
+    const SearchJob fixed = load(job + "parallel:\n  tp: 2\n  ep: 8\n  etp: 1\n  moe_dispatcher: allgather\n");
+    const SearchResult rf = run(fixed);
+    ASSERT_FALSE(rf.ranked.empty());
+    for (const RankedPlan& rp : rf.ranked) {
+        const PlanScore ps = plan_score(fixed.job, rf, rp);
+        const ParallelPlan& p = ps.plan;
+        EXPECT_EQ(p.ep, 8);
+        EXPECT_EQ(p.expert_tp(), 1);
+        EXPECT_EQ(p.moe_dispatcher, MoeDispatcher::allgather);
+    }
+}
+
 TEST(Search, RankingIsATotalOrderIndependentOfThreads) {
     const SearchJob sj = load(tiny_job(8, 6, 16));
     const SearchResult one = run(sj, 1), two = run(sj, 2), again = run(sj, 2);

@@ -1,0 +1,108 @@
+// Expert dispatch traffic and time. Placement by MoE parallel folding (Liu et
+// al. 2025, "MoE Parallel Folding"; Megatron-Core parallel_state.py builds the
+// expert ranks with RankGenerator(tp=etp, ep=ep, dp=edp, pp, cp=1)). Bytes by
+// dispatcher as stated in expert_dispatch.h (Megatron-Core
+// token_dispatcher.py: MoEAlltoAllTokenDispatcher, MoEAllGatherTokenDispatcher;
+// DeepEP, deepseek-ai/DeepEP README "Normal kernels with NVLink and RDMA
+// forwarding": one RDMA copy per node, forwarded over NVLink, tokens limited
+// to 4 nodes in DeepSeek-V3's setting, sec. 3.2.2 of its report). Time:
+//   alltoall  the all-to-all of cost/collective_time.cpp (or its measured
+//             curve): max(NVLink bytes / B_intra, network bytes / B_inter)
+//   deepep    max(NVLink bytes / B_intra, network bytes / B_inter) with the
+//             all-to-all latency: DeepEP's normal kernels run near line rate
+//             on H800 (153-158 GB/s of ~160 GB/s NVLink; 43-58 GB/s logical
+//             RDMA bandwidth on 50 GB/s CX7 links), so the links' bus
+//             efficiencies of the calibration apply as for NCCL
+//   allgather ring all-gather and reduce-scatter over the etp*ep group
+// etp > 1 (alltoall, deepep): the EP all-to-all carries each rank's copies,
+// then the etp ranks all-gather what they received (and reduce-scatter the
+// expert outputs before the combine), Megatron-Core's
+// MoEAlltoAllTokenDispatcher with tp_size > 1.
+#include "cost/expert_dispatch.h"
+
+#include <algorithm>
+
+namespace lostflops {
+
+ExpertGroups place_expert_groups(const ParallelPlan& p, int gpn) {
+    ExpertGroups g;
+    const int etp = p.expert_tp();
+    g.etp = place_group(etp, 1, gpn);
+    g.ep = place_group(p.ep, etp, gpn);
+    g.fold = place_group(etp * p.ep, 1, gpn);
+    g.edp = place_group(p.expert_dp(), etp * p.ep, gpn);
+    return g;
+}
+
+DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, double token_bytes,
+                             const GroupPlacement& group, int max_nodes) {
+    DispatchBytes b;
+    const double n = group.size, g = group.per_node, nodes = group.nodes;
+    if (group.size <= 1 || tokens <= 0) return b;
+    switch (d) {
+        case MoeDispatcher::alltoall: {
+            const double copies = tokens * top_k * token_bytes;
+            b.nvlink = copies * (g - 1) / n;
+            b.network = copies * (n - g) / n;
+            break;
+        }
+        case MoeDispatcher::deepep: {
+            const double limit = max_nodes > 0 ? std::min<double>(max_nodes, nodes) : nodes;
+            const double dest_nodes = std::min(limit, top_k);
+            b.network = tokens * token_bytes * dest_nodes * (nodes - 1) / nodes;
+            b.nvlink = tokens * top_k * token_bytes * (g - 1) / g;
+            break;
+        }
+        case MoeDispatcher::allgather: {
+            const double all = tokens * token_bytes * (n - 1);
+            b.network = all * (nodes - 1) / nodes;
+            b.nvlink = all - b.network;
+            break;
+        }
+    }
+    return b;
+}
+
+namespace {
+
+// One direction: the dispatch, or the combine (the all-gather dispatcher's
+// combine is a reduce-scatter).
+double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens, double top_k,
+                 double token_bytes, bool combine) {
+    const Calibration& cal = *cm.cal;
+    switch (p.moe_dispatcher) {
+        case MoeDispatcher::allgather:
+            return collective_time_s(cm, combine ? Collective::reduce_scatter : Collective::all_gather, g.fold,
+                                     tokens * token_bytes * g.fold.size);
+        case MoeDispatcher::alltoall:
+            return p.moe_imbalance * collective_time_s(cm, Collective::all_to_all, g.ep, tokens * top_k * token_bytes);
+        case MoeDispatcher::deepep: {
+            if (g.ep.size <= 1) return 0;
+            const DispatchBytes b = dispatch_bytes(p.moe_dispatcher, tokens, top_k, token_bytes, g.ep, p.moe_max_nodes);
+            const double intra = b.nvlink / (cm.intra.bandwidth_GBps * 1e9 * cal.bus_eff_intra);
+            const double inter = b.network / (cm.inter.bandwidth_GBps * 1e9 * cal.bus_eff_inter);
+            return p.moe_imbalance * std::max(intra, inter) + collective_latency_s(cm, Collective::all_to_all, g.ep);
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
+                         double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather) {
+    if (tokens <= 0) return 0;
+    const double dispatch_bytes_per_copy =
+        fp8_dispatch && p.moe_dispatcher == MoeDispatcher::deepep ? token_bytes / 2 : token_bytes;
+    double t = one_way_s(cm, g, p, tokens, top_k, dispatch_bytes_per_copy, false) +
+               one_way_s(cm, g, p, tokens, top_k, token_bytes, true);
+    if (p.moe_dispatcher != MoeDispatcher::allgather && g.etp.size > 1 && etp_gather) {
+        // The copies this rank received (balanced: as many as it sent), gathered over etp.
+        const double received = tokens * top_k * token_bytes * g.etp.size * p.moe_imbalance;
+        t += collective_time_s(cm, Collective::all_gather, g.etp, received) +
+             collective_time_s(cm, Collective::reduce_scatter, g.etp, received);
+    }
+    return t;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,58 @@
+// Traffic and time of an MoE layer's token dispatch and combine on the
+// topology (README "Expert parallelism"). Per rank, per micro-batch.
+//
+// Placement (MoE parallel folding, Liu et al. 2025; Megatron-Core
+// parallel_state.py, expert RankGenerator tp=etp, ep, dp=edp, order
+// tp-ep-dp-pp): the expert layers lay a pipeline stage's tp*cp*dp ranks out
+// as etp x ep x edp, etp fastest. The EP group is ep ranks etp apart: inside
+// one NVLink domain when etp*ep <= GPUs per node, across nodes otherwise.
+#pragma once
+
+#include "cost/collective_time.h"
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+struct ExpertGroups {
+    GroupPlacement etp;   // etp consecutive ranks
+    GroupPlacement ep;    // ep ranks, etp apart
+    GroupPlacement fold;  // etp*ep consecutive ranks (the all-gather dispatcher's group)
+    GroupPlacement edp;   // expert data parallel: edp ranks etp*ep apart (expert gradients)
+};
+ExpertGroups place_expert_groups(const ParallelPlan& p, int gpus_per_node);
+
+// Bytes one rank sends for one dispatch (or one combine) of `tokens` tokens,
+// each to `top_k` experts, `token_bytes` per copy, spread evenly over the
+// EP group `ep`, split by fabric:
+//   alltoall  every copy for another rank is sent: tokens*k*B*(ep-1)/ep, of
+//             which (g-1)/ep to the g-1 other members on its node (NVLink)
+//             and (ep-g)/ep to other nodes (g members per node)
+//   deepep    one copy per destination node over the network (DeepEP's
+//             normal kernels, README): a token's experts lie on
+//             min(N, M, k) of the group's N nodes (M = max_nodes, 0: N), its
+//             own among them with probability 1/N:
+//             network tokens*B*min(N,M,k)*(N-1)/N; inside each node the
+//             copies reach their experts' GPUs over NVLink: tokens*k*B*(g-1)/g
+//   allgather the tokens themselves (not k copies) to every other member of
+//             the etp*ep group, ring all-gather: tokens*B*(n-1), the
+//             network share (N-1)/N of it; use the group `fold`
+struct DispatchBytes {
+    double nvlink = 0;
+    double network = 0;
+    double sent() const { return nvlink + network; }
+};
+DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, double token_bytes,
+                             const GroupPlacement& group, int max_nodes);
+
+// Forward time of one MoE layer's dispatch and combine (both directions of
+// both, plus the expert-tensor-parallel all-gather of the received copies and
+// its reduce-scatter when etp > 1; the all-gather dispatcher's all-gather
+// and reduce-scatter), times `imbalance` for the copies the busiest rank
+// receives. fp8 training with deepep dispatches in fp8 (1 byte per element,
+// DeepEP README: "FP8 dispatching and BF16 combining"); `fp8_dispatch` says so.
+// The backward moves the same bytes in 16-bit: expert_dispatch_s(..., false).
+// `etp_gather`: LayerWork::moe_etp_gather.
+double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
+                         double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather = true);
+
+}  // namespace lostflops

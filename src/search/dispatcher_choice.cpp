@@ -1,0 +1,44 @@
+// Fastest dispatcher of a layout: expert_dispatch_s (cost/expert_dispatch.cpp)
+// for each of alltoall, allgather, deepep on the layout's folded groups; the
+// first of the fastest in that order wins a tie.
+#include "search/dispatcher_choice.h"
+
+#include <algorithm>
+
+#include "cost/expert_dispatch.h"
+
+namespace lostflops::search {
+
+MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const SearchLayout& l) {
+    if (!job.model.is_moe() || l.ep <= 1) return MoeDispatcher::alltoall;
+    ParallelPlan p = job.plan;
+    p.tp = l.tp;
+    p.cp = l.cp;
+    p.pp = l.pp;
+    p.dp = l.dp;
+    p.ep = l.ep;
+    p.etp = l.etp;
+    const int gpn = std::min(job.cluster.gpus_per_node, job.cluster.num_gpus);
+    const ExpertGroups g = place_expert_groups(p, gpn);
+    const CommModel cm = make_comm_model(job.cluster, cal);
+    int top_k = 0;
+    for (const LayerKind& k : job.model.kinds())
+        if (k.is_moe()) top_k = std::max(top_k, k.moe.top_k);
+    const double tokens = static_cast<double>(l.micro_batch) * job.training.seq_length / (static_cast<double>(l.cp) * l.tp);
+    const double bytes = 2.0 * static_cast<double>(job.model.hidden);
+    const bool fp8 = job.training.precision == Precision::fp8;
+    MoeDispatcher best = MoeDispatcher::alltoall;
+    double best_s = 0;
+    for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::deepep}) {
+        p.moe_dispatcher = d;
+        const double s = expert_dispatch_s(cm, g, p, tokens, top_k, bytes, fp8) +
+                         expert_dispatch_s(cm, g, p, tokens, top_k, bytes, false);
+        if (d == MoeDispatcher::alltoall || s < best_s) {
+            best = d;
+            best_s = s;
+        }
+    }
+    return best;
+}
+
+}  // namespace lostflops::search
