@@ -256,7 +256,10 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     }
 
     // Cluster: what the launcher says; the rest is the user's.
-    const int num_gpus = options.num_gpus > 0 ? options.num_gpus : p.nnodes * p.nproc_per_node;
+    const int num_gpus = static_cast<int>(
+        options.num_gpus > 0 ? options.num_gpus
+                             : interop::gpu_count({p.nnodes, p.nproc_per_node}, source, "--nnodes",
+                                                  "torchrun --nnodes x --nproc-per-node"));
     const int per_node = options.gpus_per_node > 0 ? options.gpus_per_node : p.nproc_per_node;
     add(d.cluster, "", "", "the flags do not name the hardware: add gpu and links, or --set cluster.preset=NAME");
     if (num_gpus > 0)

@@ -15,8 +15,10 @@ namespace lostflops {
 
 namespace {
 
-[[noreturn]] void fail(const Job& job, const std::string& key, const std::string& msg) {
-    throw InputError(job.source, key, msg);
+// `related`: the other keys the rule reads (PlanError::related).
+[[noreturn]] void fail(const Job& job, const std::string& key, const std::string& msg,
+                       std::vector<std::string> related = {}) {
+    throw PlanError(job.source, key, msg, std::move(related));
 }
 
 }  // namespace
@@ -29,80 +31,80 @@ void validate_job(const Job& job, JobChecks checks) {
 
     if (m.hidden % m.heads != 0)
         fail(job, "model.hidden_size",
-             fmt::format("{} is not divisible by num_attention_heads {}", m.hidden, m.heads));
+             fmt::format("{} is not divisible by num_attention_heads {}", m.hidden, m.heads), {"model.num_attention_heads"});
     if (m.heads % m.kv_heads != 0)
         fail(job, "model.num_key_value_heads",
-             fmt::format("num_attention_heads {} is not divisible by {}", m.heads, m.kv_heads));
+             fmt::format("num_attention_heads {} is not divisible by {}", m.heads, m.kv_heads), {"model.num_attention_heads"});
     if (c.num_gpus % c.gpus_per_node != 0 && c.num_gpus > c.gpus_per_node)
         fail(job, "cluster.num_gpus",
-             fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node));
+             fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node), {"cluster.gpus_per_node"});
     if (m.is_moe() && m.experts_per_token > m.experts)
-        fail(job, "model.num_experts_per_tok", "larger than num_local_experts");
+        fail(job, "model.num_experts_per_tok", "larger than num_local_experts", {"model.num_local_experts"});
     if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
-        fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed");
+        fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed", {"training.precision"});
     if (c.gpu.peak_tflops(t.precision) <= 0)
         fail(job, "training.precision",
-             fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));
+             fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)), {"cluster.gpu"});
     if (checks == JobChecks::without_plan) return;
     if (m.heads % p.tp != 0)
         fail(job, "parallel.tp",
-             fmt::format("num_attention_heads {} is not divisible by tp {}", m.heads, p.tp));
+             fmt::format("num_attention_heads {} is not divisible by tp {}", m.heads, p.tp), {"model.num_attention_heads"});
     if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
         fail(job, "parallel.tp",
-             fmt::format("num_key_value_heads {} and tp {}: one must divide the other", m.kv_heads, p.tp));
+             fmt::format("num_key_value_heads {} and tp {}: one must divide the other", m.kv_heads, p.tp), {"model.num_key_value_heads"});
     if (m.ffn % p.tp != 0)
         fail(job, "parallel.tp",
-             fmt::format("intermediate_size {} is not divisible by tp {}", m.ffn, p.tp));
+             fmt::format("intermediate_size {} is not divisible by tp {}", m.ffn, p.tp), {"model.intermediate_size"});
     if (m.vocab < p.tp)
-        fail(job, "parallel.tp", "tp is larger than the vocabulary");
+        fail(job, "parallel.tp", "tp is larger than the vocabulary", {"model.vocab_size"});
     const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
     if (c.num_gpus % model_par != 0)
         fail(job, "cluster.num_gpus",
-             fmt::format("{} GPUs are not divisible by tp*pp*cp = {}", c.num_gpus, model_par));
+             fmt::format("{} GPUs are not divisible by tp*pp*cp = {}", c.num_gpus, model_par), {"parallel.tp", "parallel.pp", "parallel.cp"});
     if (static_cast<int64_t>(p.dp) * model_par != c.num_gpus)
         fail(job, "parallel.dp",
-             fmt::format("dp {} disagrees with num_gpus/(tp*pp*cp) = {}", p.dp, c.num_gpus / model_par));
+             fmt::format("dp {} disagrees with num_gpus/(tp*pp*cp) = {}", p.dp, c.num_gpus / model_par), {"cluster.num_gpus", "parallel.tp", "parallel.pp", "parallel.cp"});
     if (t.global_batch % (static_cast<int64_t>(p.dp) * t.micro_batch) != 0)
         fail(job, "training.global_batch_size",
              fmt::format("{} is not divisible by dp*micro_batch_size = {}*{}", t.global_batch, p.dp,
-                         t.micro_batch));
+                         t.micro_batch), {"training.micro_batch_size", "parallel.dp", "cluster.num_gpus", "parallel.tp", "parallel.pp", "parallel.cp"});
     if (m.layers < p.pp * p.vpp)
         fail(job, "parallel.pp",
-             fmt::format("num_hidden_layers {} is fewer than pp*vpp = {}*{} virtual stages", m.layers, p.pp, p.vpp));
+             fmt::format("num_hidden_layers {} is fewer than pp*vpp = {}*{} virtual stages", m.layers, p.pp, p.vpp), {"parallel.vpp", "model.num_hidden_layers"});
     const int per_stage_max = (m.layers + p.pp * p.vpp - 1) / (p.pp * p.vpp);
     if (p.recompute_layers > per_stage_max)
         fail(job, "parallel.recompute_layers",
              fmt::format("{} is more than the {} layers of a virtual pipeline stage ({} layers over pp*vpp = {}*{}); "
                          "leave it out to recompute every layer",
-                         p.recompute_layers, per_stage_max, m.layers, p.pp, p.vpp));
-    if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1");
+                         p.recompute_layers, per_stage_max, m.layers, p.pp, p.vpp), {"parallel.pp", "parallel.vpp", "model.num_hidden_layers"});
+    if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1", {"parallel.pp"});
     if (p.vpp > 1 && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",
              fmt::format("the interleaved schedule needs micro-batches per step ({}) divisible by pp {}",
-                         p.micro_batches(t), p.pp));
+                         p.micro_batches(t), p.pp), {"parallel.pp", "training.global_batch_size", "training.micro_batch_size", "parallel.dp", "cluster.num_gpus"});
     if (p.cp > 1 && t.seq_length % (2 * p.cp) != 0)
         fail(job, "parallel.cp",
-             fmt::format("seq_length {} is not divisible by 2*cp = {}", t.seq_length, 2 * p.cp));
-    if (p.ep > 1 && !m.is_moe()) fail(job, "parallel.ep", "ep > 1 needs a mixture-of-experts model");
+             fmt::format("seq_length {} is not divisible by 2*cp = {}", t.seq_length, 2 * p.cp), {"training.seq_length"});
+    if (p.ep > 1 && !m.is_moe()) fail(job, "parallel.ep", "ep > 1 needs a mixture-of-experts model", {"model"});
     if (m.is_moe()) {
         if (m.experts % p.ep != 0)
             fail(job, "parallel.ep",
-                 fmt::format("num_local_experts {} is not divisible by ep {}", m.experts, p.ep));
+                 fmt::format("num_local_experts {} is not divisible by ep {}", m.experts, p.ep), {"model.num_local_experts"});
         if ((static_cast<int64_t>(p.dp) * p.cp) % p.ep != 0)
-            fail(job, "parallel.ep", fmt::format("ep {} must divide dp*cp = {}", p.ep, p.dp * p.cp));
+            fail(job, "parallel.ep", fmt::format("ep {} must divide dp*cp = {}", p.ep, p.dp * p.cp), {"parallel.dp", "parallel.cp", "cluster.num_gpus"});
     }
     if (m.is_moe() && m.moe_ffn % p.tp != 0)
         fail(job, "parallel.tp",
-             fmt::format("moe_intermediate_size {} is not divisible by tp {}", m.moe_ffn, p.tp));
+             fmt::format("moe_intermediate_size {} is not divisible by tp {}", m.moe_ffn, p.tp), {"model.moe_intermediate_size"});
     if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
         fail(job, "parallel.sequence_parallel",
-             fmt::format("seq_length/cp = {} is not divisible by tp {}", t.seq_length / p.cp, p.tp));
+             fmt::format("seq_length/cp = {} is not divisible by tp {}", t.seq_length / p.cp, p.tp), {"training.seq_length", "parallel.cp", "parallel.tp"});
     // The pipeline schedules (closed form and simulation) handle up to 5e7
     // (micro-batch, virtual stage) cells; real steps have thousands.
     if (static_cast<double>(p.micro_batches(t)) * p.pp * p.vpp > 5e7)
         fail(job, "training.global_batch_size",
              fmt::format("{} micro-batches per step on {} virtual stages is beyond what can be scheduled "
-                         "(at most 5e7 micro-batch passes per step)", p.micro_batches(t), p.pp * p.vpp));
+                         "(at most 5e7 micro-batch passes per step)", p.micro_batches(t), p.pp * p.vpp), {"training.micro_batch_size", "parallel.pp", "parallel.vpp", "parallel.dp"});
 }
 
 }  // namespace lostflops

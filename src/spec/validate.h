@@ -3,9 +3,26 @@
 // file and the key that has to change.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "lostflops/error.h"
 #include "lostflops/spec.h"
 
 namespace lostflops {
+
+// A cross-field error: key() is the key to change, related() every other key
+// the rule reads, so that an error caused by a --set of one of them is
+// reported against that --set (job_overrides.h override_for).
+class PlanError : public InputError {
+public:
+    PlanError(std::string file, std::string key, const std::string& message, std::vector<std::string> related)
+        : InputError(std::move(file), std::move(key), message), related_(std::move(related)) {}
+    const std::vector<std::string>& related() const { return related_; }
+
+private:
+    std::vector<std::string> related_;
+};
 
 // without_plan: the model, cluster and training checks only (the search's
 // job, whose parallel section may be partial).

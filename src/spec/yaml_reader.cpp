@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cctype>
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -76,6 +77,18 @@ Form classify(const std::string& s) {
     return Form::invalid;
 }
 
+// A scalar is resolved by the core schema only when plain (yaml-cpp tags it
+// "?"); a quoted one ("8", '8') is a string (tag "!"; YAML 1.2.2 section
+// 6.9.1: non-plain scalars get the non-specific tag "!", resolved to a
+// string). An explicit tag is honoured when it is one of `tags`.
+bool plain_or_tagged(const YAML::Node& node, std::initializer_list<const char*> tags) {
+    const std::string& tag = node.Tag();
+    if (tag == "?" || tag.empty()) return true;
+    for (const char* t : tags)
+        if (tag == t) return true;
+    return false;
+}
+
 std::string show(double v) { return fmt::format("{}", v); }
 
 // "expected 1 to 1000000" for the messages.
@@ -94,6 +107,11 @@ double read_scalar(const YAML::Node& node, const std::string& file, const std::s
     const char* want = integer ? "an integer" : "a number";
     if (!node.IsScalar()) throw InputError(file, key, fmt::format("expected {}", want));
     const std::string& s = node.Scalar();
+    if (!plain_or_tagged(node, {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}))
+        throw InputError(file, key,
+                         fmt::format("expected {}, got the string '{}' (quoted or tagged); YAML 1.2 reads a quoted "
+                                     "scalar as a string: write it without quotes",
+                                     want, s));
     const std::string range = range_text(min, max, integer);
     double v = 0;
     switch (classify(s)) {
@@ -161,6 +179,7 @@ std::string YamlSection::key_path(const std::string& key) const {
 }
 
 bool YamlSection::has(const std::string& key) const {
+    known_.insert(key);
     if (!node_ || !node_.IsMap()) return false;
     YAML::Node v = node_[key];
     return v && !v.IsNull();
@@ -180,7 +199,7 @@ std::optional<double> YamlSection::num_opt(const std::string& key, double min, d
 
 double YamlSection::num_req(const std::string& key, double min, double max) {
     auto v = num_opt(key, min, max);
-    if (!v) throw InputError(file_, key_path(key), "missing; expected a number");
+    if (!v) throw missing(key, "expected a number");
     return *v;
 }
 
@@ -196,7 +215,7 @@ std::optional<int64_t> YamlSection::int_opt(const std::string& key, int64_t min,
 
 int64_t YamlSection::int_req(const std::string& key, int64_t min, int64_t max) {
     auto v = int_opt(key, min, max);
-    if (!v) throw InputError(file_, key_path(key), "missing; expected an integer");
+    if (!v) throw missing(key, "expected an integer");
     return *v;
 }
 
@@ -209,8 +228,17 @@ bool YamlSection::bool_or(const std::string& key, bool fallback) {
     if (!v) return fallback;
     if (!v.IsScalar()) throw InputError(file_, key_path(key), "expected true or false");
     const std::string& s = v.Scalar();
-    if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+    // YAML 1.2 core schema booleans (section 10.3.2): true|True|TRUE|false|False|FALSE.
+    const bool plain = plain_or_tagged(v, {"tag:yaml.org,2002:bool"});
+    if (plain && (s == "true" || s == "True" || s == "TRUE")) return true;
+    if (plain && (s == "false" || s == "False" || s == "FALSE")) return false;
+    if (!plain)
+        throw InputError(file_, key_path(key),
+                         "expected true or false, got the string '" + s + "' (quoted); write it without quotes");
+    if (s == "yes" || s == "Yes" || s == "YES" || s == "on" || s == "On" || s == "ON" || s == "y" || s == "Y" ||
+        s == "no" || s == "No" || s == "NO" || s == "off" || s == "Off" || s == "OFF" || s == "n" || s == "N")
+        throw InputError(file_, key_path(key),
+                         "expected true or false, got '" + s + "': a YAML 1.1 boolean, a string in YAML 1.2");
     throw InputError(file_, key_path(key), "expected true or false, got '" + s + "'");
 }
 
@@ -234,12 +262,84 @@ std::optional<std::string> YamlSection::choice_opt(const std::string& key,
 
 void YamlSection::finish(const std::set<std::string>& tolerated) const {
     if (!node_ || !node_.IsMap()) return;
+    std::vector<std::string> names(known_.begin(), known_.end());
+    names.insert(names.end(), tolerated.begin(), tolerated.end());
     for (const auto& kv : node_) {
         if (!kv.first.IsScalar()) throw InputError(file_, prefix_, "keys must be plain strings");
         const std::string& k = kv.first.Scalar();
         if (used_.count(k) == 0 && tolerated.count(k) == 0)
-            throw InputError(file_, key_path(k), "unknown key");
+            throw InputError(file_, key_path(k), "unknown key" + did_you_mean(k, names));
     }
+}
+
+void YamlSection::check_keys(const std::vector<std::string>& schema) const {
+    if (!node_ || !node_.IsMap()) return;
+    for (const auto& kv : node_) {
+        if (!kv.first.IsScalar()) throw InputError(file_, prefix_, "keys must be plain strings");
+        const std::string& k = kv.first.Scalar();
+        if (std::find(schema.begin(), schema.end(), k) == schema.end())
+            throw InputError(file_, key_path(k), "unknown key" + did_you_mean(k, schema));
+    }
+}
+
+InputError YamlSection::missing(const std::string& key, const std::string& expected) const {
+    known_.insert(key);
+    if (node_ && node_.IsMap())
+        for (const auto& kv : node_) {
+            if (!kv.first.IsScalar()) continue;
+            const std::string& k = kv.first.Scalar();
+            if (known_.count(k) || used_.count(k)) continue;
+            const std::string hint = did_you_mean(k, {key});
+            if (!hint.empty()) return InputError(file_, key_path(k), "unknown key" + hint);
+        }
+    return InputError(file_, key_path(key), "missing; " + expected);
+}
+
+namespace {
+
+std::string fold(const std::string& s) {
+    std::string out;
+    for (char c : s) out += c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// Optimal string alignment distance (Damerau 1964; Levenshtein 1966 with
+// adjacent transpositions), O(|a| |b|); keys are short, and longer text is
+// cut at 64 characters.
+size_t osa_distance(const std::string& a, const std::string& b) {
+    const size_t n = std::min<size_t>(a.size(), 64), m = std::min<size_t>(b.size(), 64);
+    std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
+    for (size_t i = 0; i <= n; ++i) d[i][0] = i;
+    for (size_t j = 0; j <= m; ++j) d[0][j] = j;
+    for (size_t i = 1; i <= n; ++i)
+        for (size_t j = 1; j <= m; ++j) {
+            const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[n][m];
+}
+
+}  // namespace
+
+std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates) {
+    const std::string k = fold(key);
+    const size_t limit = k.size() <= 3 ? 1 : k.size() <= 8 ? 2 : 3;
+    const std::string* best = nullptr;
+    size_t best_d = limit + 1, best_prefix = 0;
+    for (const auto& c : candidates) {
+        if (c == key) continue;
+        const std::string f = fold(c);
+        // One a prefix of the other ("latency" for "latency_us") counts as near.
+        const bool extends = std::min(k.size(), f.size()) >= 4 &&
+                             (f.compare(0, k.size(), k) == 0 || k.compare(0, f.size(), f) == 0);
+        const size_t d = extends ? std::min<size_t>(1, osa_distance(k, f)) : osa_distance(k, f);
+        size_t prefix = 0;  // ties go to the longer common prefix ("tpp": tp, not pp)
+        while (prefix < k.size() && prefix < f.size() && k[prefix] == f[prefix]) ++prefix;
+        if (d < best_d || (d == best_d && best && prefix > best_prefix)) best_d = d, best = &c, best_prefix = prefix;
+    }
+    return best ? "; did you mean `" + *best + "`?" : "";
 }
 
 }  // namespace lostflops
