@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "lostflops/interop.h"
+#include "spec/hardware_bounds.h"
 #include "spec/text_input.h"
 
 namespace lostflops::cli {
@@ -22,10 +23,11 @@ void add_import_kind(CLI::App* parent, const char* kind, const char* what, const
     auto a = std::make_shared<ImportArgs>();
     auto* cmd = parent->add_subcommand(kind, what);
     cmd->add_option("file", a->path, file_help)->required();
+    // The job file's ranges (spec/job_sections.cpp): 1 to 1,000,000 GPUs, 1 to 1,024 a node.
     cmd->add_option("--num-gpus", a->options.num_gpus, "GPUs of the run, when the input does not say")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, static_cast<int>(bounds::kMaxGpus)));
     cmd->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node, when the input does not say")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 1024));
     cmd->callback([a, run, content] {
         check_input_path(a->path, content);
         const std::string text = read_text_file(a->path, kMaxJobBytes, content);
