@@ -160,4 +160,13 @@ TEST_F(CliReliability, OptionValues) {
     EXPECT_EQ(run_cli("goodput " + tokens + "--simulate 2 --seed 18446744073709551615").code, 0);
 }
 
+// Item 11: a search with no valid layout said "no plan fits in GPU memory".
+TEST_F(CliReliability, SearchWithoutAValidPlanSaysSo) {
+    const CliRun r = run_cli("search --fix tp=3");
+    EXPECT_TRUE(has(r.out, "no valid plan")) << r.out;
+    EXPECT_FALSE(has(r.out, "GPU memory")) << r.out;
+    EXPECT_TRUE(has(run_cli("search --fix tp=8 --fix pp=1 --fix zero=0 --set cluster.num_gpus=8").out,
+                    "no plan fits in GPU memory"));
+}
+
 }  // namespace
