@@ -75,12 +75,13 @@ void render_section(std::string& out, const char* title, const std::vector<Draft
     out += title;
     out += ":\n";
     for (const auto& e : entries) {
+        // Comments carry the input's words (a tokenizer name, a flag): escaped.
         if (e.value.empty()) {
-            out += "  # " + e.comment + "\n";
+            out += "  # " + comment_text(e.comment) + "\n";
             continue;
         }
         out += "  " + e.key + ": " + e.value;
-        if (!e.comment.empty()) out += "  # " + e.comment;
+        if (!e.comment.empty()) out += "  # " + comment_text(e.comment);
         out += "\n";
     }
 }
@@ -89,7 +90,7 @@ void render_section(std::string& out, const char* title, const std::vector<Draft
 
 std::string render_yaml(const JobDraft& draft) {
     std::string out;
-    for (const auto& line : draft.header) out += "# " + line + "\n";
+    for (const auto& line : draft.header) out += "# " + comment_text(line) + "\n";
     out += "name: " + quoted(draft.name) + "\n";
     out += "source: " + quoted(draft.source) + "\n";
     render_section(out, "model", draft.model);

@@ -49,7 +49,7 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
             std::string all;
             for (const auto& n : cluster_names()) all += (all.empty() ? "" : ", ") + n;
             throw InputError(file, "cluster.preset",
-                             "unknown cluster '" + preset_name + "'; known: " + all);
+                             "unknown cluster '" + preset_name + "'; known: " + all + did_you_mean(preset_name, cluster_names()));
         }
         node = merged(YAML::Load(*yaml), node, "preset", file, "cluster");
     }
@@ -63,7 +63,7 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
         if (!gpu) {
             std::string all;
             for (const auto& n : gpu_names()) all += (all.empty() ? "" : ", ") + n;
-            throw InputError(file, "cluster.gpu", "unknown GPU '" + g.Scalar() + "'; known: " + all);
+            throw InputError(file, "cluster.gpu", "unknown GPU '" + g.Scalar() + "'; known: " + all + did_you_mean(g.Scalar(), gpu_names()));
         }
         c.gpu = *gpu;
     } else {

@@ -257,7 +257,7 @@ std::optional<std::string> YamlSection::choice_opt(const std::string& key,
         if (*s == a) return s;
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    throw InputError(file_, key_path(key), "unknown value '" + *s + "'; expected one of: " + list);
+    throw InputError(file_, key_path(key), "unknown value '" + *s + "'; expected one of: " + list + did_you_mean(*s, allowed));
 }
 
 void YamlSection::finish(const std::set<std::string>& tolerated) const {

@@ -85,6 +85,19 @@ TEST(JobKeys, EverySectionSuggests) {
     }
 }
 
+// Misspelt values of a choice or a catalog name get the nearest one too.
+TEST(JobKeys, ValuesSuggest) {
+    struct Case {
+        std::string from, to, key, hint;
+    };
+    for (const Case& c : {Case{"  precision: bf16", "  precision: bf61", "training.precision", "`bf16`"},
+                          Case{"  gpu: a100-sxm-80gb", "  gpu: a100-sxm-80g", "cluster.gpu", "`a100-sxm-80gb`"}}) {
+        const InputError e = error_of(replaced(small_job_text(), c.from, c.to));
+        EXPECT_EQ(e.key(), c.key) << e.what();
+        EXPECT_TRUE(has(e.message(), "did you mean " + c.hint)) << e.what();
+    }
+}
+
 TEST(JobKeys, InlineGpuSuggests) {
     const std::string gpu = "  gpu: {arch: hopper, peak_tflop: {fp16: 989, bf16: 989}, memory_GB: 80, hbm_GBps: 3350, "
                             "nvlink_GBps: 450, sm_count: 132, tdp_w: 700}";
