@@ -186,7 +186,7 @@ constexpr std::size_t kMaxCalibrationItems = 400'000;
 YAML::Node parse_yaml(std::string_view text, const std::string& file) {
     const std::string owned(text);
     check_text(owned, file);
-    return load_yaml_document(owned, file, "", kMaxCalibrationItems);
+    return load_yaml_document(owned, file, "", Duplicates::error, kMaxCalibrationItems);
 }
 
 }  // namespace

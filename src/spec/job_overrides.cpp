@@ -86,8 +86,11 @@ const AppliedOverride* override_for(const InputError& e, const std::string& sour
     if (by_related) *by_related = true;
     if (const auto* plan = dynamic_cast<const PlanError*>(&e))
         for (auto it = applied.rbegin(); it != applied.rend(); ++it)
-            for (const auto& key : plan->related())
-                if (under(key, what_it_sets(it->path))) return &*it;
+            for (const auto& key : plan->related()) {
+                // A related section ("model") covers every override inside it.
+                const std::string sets = what_it_sets(it->path);
+                if (under(key, sets) || under(sets, key)) return &*it;
+            }
     // An error about a whole section ("parallel: tp*pp*cp = 64 is more than
     // num_gpus 8") that an override wrote into.
     for (auto it = applied.rbegin(); it != applied.rend(); ++it)

@@ -34,8 +34,14 @@ inline constexpr std::size_t kMaxYamlItems = 100'000;
 // kMaxYamlItems), or repeats a key (naming the dotted key and both lines).
 // `prefix` is the dotted path of the document's root in messages ("" for a
 // file, "parallel.tp" for a --set value).
+// `same_duplicates`: a key repeated with an identical value is accepted (a
+// JSON object's names SHOULD be unique, RFC 8259 sec. 4, and a real
+// config.json, Meta-Llama-3-8B-Instruct's, repeats `_name_or_path`); a key
+// repeated with another value is still an error.
+enum class Duplicates { error, same_ok };
 YAML::Node load_yaml_document(const std::string& text, const std::string& source,
-                              const std::string& prefix = "", std::size_t max_items = kMaxYamlItems);
+                              const std::string& prefix = "", Duplicates duplicates = Duplicates::error,
+                              std::size_t max_items = kMaxYamlItems);
 
 // The pre-scan alone: InputError when `text` holds more than `max_items`
 // items or nests flow collections deeper than kMaxYamlDepth. A linear scan
@@ -46,6 +52,6 @@ void prescan_yaml(const std::string& text, const std::string& source, std::size_
 
 // The unique-key and depth checks alone, on a document already loaded.
 void check_yaml_document(const YAML::Node& root, const std::string& source,
-                         const std::string& prefix = "");
+                         const std::string& prefix = "", Duplicates duplicates = Duplicates::error);
 
 }  // namespace lostflops
