@@ -24,6 +24,7 @@
 #include "lostflops/error.h"
 #include "spec/model_families.h"
 #include "spec/model_keys.h"
+#include "spec/validate.h"
 #include "spec/yaml_reader.h"
 
 namespace lostflops {
@@ -68,7 +69,7 @@ public:
     }
     int64_t alias_req(std::initializer_list<const char*> keys, int64_t min, int64_t max) {
         if (auto v = alias_int(keys, min, max)) return *v;
-        throw InputError(file_, s_.key_path(*keys.begin()), "missing; expected an integer");
+        throw s_.missing(*keys.begin(), "expected an integer");  // names a misspelt key present
     }
     std::optional<std::string> alias_str(std::initializer_list<const char*> keys) {
         std::optional<std::string> out;
@@ -109,9 +110,13 @@ public:
         }
         return out;
     }
+    // A rule across the model's keys: a PlanError whose related section is
+    // "model", so an error a --set into the model caused is the --set's.
     [[noreturn]] void fail(const char* key, const std::string& msg) const {
-        throw InputError(file_, s_.key_path(key), msg);
+        throw PlanError(file_, s_.key_path(key), msg, {"model"});
     }
+    // A required key absent: a misspelt key present is named instead.
+    [[noreturn]] void missing(const char* key, const std::string& expected) const { throw s_.missing(key, expected); }
 
 private:
     YamlSection& s_;
@@ -345,7 +350,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     }
     Moe moe_shape;
     if (moe) {
-        if (!top_k) r.fail("num_experts_per_tok", "missing; a mixture of experts needs it");
+        if (!top_k) r.missing("num_experts_per_tok", "a mixture of experts needs it");
         moe_shape.experts = static_cast<int>(experts);
         moe_shape.top_k = static_cast<int>(*top_k);
         moe_shape.expert = mlp;
@@ -380,7 +385,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     LinearMixer linear;
     const bool has_linear = std::any_of(plan.begin(), plan.end(), [](const LayerPlan& p) { return p.mixer == MixerChoice::linear; });
     if (has_linear && linear_is_lightning) {
-        if (!heads) r.fail("num_attention_heads", "missing; lightning attention needs it");
+        if (!heads) r.missing("num_attention_heads", "lightning attention needs it");
         linear.heads = attn.heads;
         linear.head_dim = *head_dim;
         linear.groups = attn.heads;
@@ -395,7 +400,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
         linear.chunk = 64;  // flash-linear-attention chunk_gated_delta_rule's chunk size
     }
     if (!heads && std::any_of(plan.begin(), plan.end(), [](const LayerPlan& p) { return p.mixer == MixerChoice::attention; }))
-        r.fail("num_attention_heads", "missing; expected an integer");
+        r.missing("num_attention_heads", "expected an integer");
 
     // Norms per layer: the family's; Falcon's parallel block has one unless
     // the new decoder architecture gives attention and MLP one each.
