@@ -145,16 +145,25 @@ protected:
                 {"trace", "merge", bad}};
     }
 
-    void expect_bounded(const std::vector<std::string>& args, const std::string& stdin_path) {
+    // print_peak: the peak resident set goes to standard output (the figures
+    // of README "Bad input and limits").
+    // exit_code 0: a file within every bound, which the reader must accept.
+    void expect_bounded(const std::vector<std::string>& args, const std::string& stdin_path, bool print_peak = false,
+                        int exit_code = 2) {
         std::string line;
         for (const auto& a : args) line += a + " ";
         SCOPED_TRACE(line + "< " + stdin_path);
         const Outcome o = run(args, stdin_path, dir_ / "stderr.txt");
         ASSERT_TRUE(o.exited) << "killed by signal " << o.signal << " (" << strsignal(o.signal) << ")";
-        EXPECT_EQ(o.code, 2) << o.err;
-        EXPECT_NE(o.err.find("error"), std::string::npos) << o.err;
+        EXPECT_EQ(o.code, exit_code) << o.err;
+        if (exit_code == 2) EXPECT_NE(o.err.find("error"), std::string::npos) << o.err;
         EXPECT_EQ(o.err.find("internal error"), std::string::npos) << o.err;
         if (!sanitized()) EXPECT_LT(o.max_rss_kib, kMaxRssKiB) << o.err;
+        if (!print_peak) return;
+        std::string shown = line;  // file names without the scratch directory
+        const std::string dir = dir_.string() + "/";
+        for (auto at = shown.find(dir); at != std::string::npos; at = shown.find(dir)) shown.erase(at, dir.size());
+        std::printf("peak %5.1f MB  %s\n", static_cast<double>(o.max_rss_kib) * 1024 / 1e6, shown.c_str());
     }
 
     fs::path dir_, sparse_, random_, fifo_, loop_a_;
@@ -227,7 +236,15 @@ TEST_F(ReaderLimits, WorstShapedFilesUpToTheSizeLimit) {
               "# nThread 1 nGpus 8\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n",
               "8 2 float sum -1 1 0 0 0 1 0 0 0\n", 32 * mib)},
     };
-    for (const auto& args : cases) expect_bounded(args, "/dev/null");
+    for (const auto& args : cases) expect_bounded(args, "/dev/null", true);
+    // The most measured points a profile may hold (5 items each, 400,000 in
+    // all), accepted.
+    std::string curve = "nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, points: [";
+    for (int i = 1; i < 49'990; ++i) curve += "[" + std::to_string(i) + ", 1, 1], ";
+    curve += "[1e11, 1, 1]]}\n";
+    const std::string max_points = (dir_ / "max-points.yaml").string();
+    std::ofstream(max_points) << curve;
+    expect_bounded({"estimate", "--calibration", max_points}, "/dev/null", true, 0);
 }
 
 TEST_F(ReaderLimits, EndlessStandardInputIsCutAtTheReadersLimit) {
