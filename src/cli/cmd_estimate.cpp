@@ -1,6 +1,7 @@
 // `lostflops estimate [JOB]`: step time, MFU, breakdown and memory of one job;
 // the job's warnings on stderr; when the plan does not fit, the changes that
-// would make it fit (fit_advice). Exit 0 when the plan fits in memory, 1 when
+// would make it fit (fit_advice: its searches only when cheap, or with
+// --advice). Exit 0 when the plan fits in memory, 1 when
 // it does not. With training.train_tokens, the whole run (run_cost.h) too.
 #include <cstdio>
 
@@ -26,13 +27,17 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
            "pipeline timing: closed form (default) or discrete-event simulation of Megatron-LM's schedule")
         ->check(CLI::IsMember({"closed", "simulate"}).description(""))
         ->type_name("{closed,simulate}");
-    cmd->callback([opts, schedule, &exit_code] {
+    auto advice = std::make_shared<bool>(false);
+    cmd->add_flag("--advice", *advice,
+                  "when the plan does not fit, also search every plan for the nearest fitting one and the fewest "
+                  "GPUs (without it: only when that is cheap)");
+    cmd->callback([opts, schedule, advice, &exit_code] {
         const Job job = load_job_for(*opts);
         const Calibration cal = load_calibration_for(opts->calibration_path);
         const Estimate e = estimate(job, cal, *schedule);
         ReportExtras extras;
         extras.warnings = job_warnings(job);
-        if (!e.memory.fits) extras.advice = fit_advice(job, cal);
+        if (!e.memory.fits) extras.advice = fit_advice(job, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
         if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
         for (const auto& w : extras.warnings)
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());

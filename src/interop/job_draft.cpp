@@ -69,6 +69,14 @@ int64_t gpu_count(std::initializer_list<int64_t> factors, const std::string& sou
     return n;
 }
 
+void refuse_unmodelled(const std::vector<ImportNote>& notes, const std::string& source) {
+    for (const auto& n : notes)
+        if (n.kind == NoteKind::not_modelled || n.kind == NoteKind::unknown)
+            throw InputError(source, n.setting,
+                             std::string(n.kind == NoteKind::unknown ? "unknown" : "not modelled") + " (--strict): " +
+                                 n.message);
+}
+
 namespace {
 
 void render_section(std::string& out, const char* title, const std::vector<DraftEntry>& entries) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "lostflops/interop.h"
+
 namespace lostflops::interop {
 
 struct DraftEntry {
@@ -42,5 +44,8 @@ int positive_int(const std::string& text, const std::string& source, const std::
 // `what` ("torchrun --nnodes x --nproc-per-node") otherwise.
 int64_t gpu_count(std::initializer_list<int64_t> factors, const std::string& source, const std::string& key,
                   const std::string& what);
+// --strict: InputError(source, setting, ...) for the first note of a setting
+// not modelled or not known.
+void refuse_unmodelled(const std::vector<ImportNote>& notes, const std::string& source);
 
 }  // namespace lostflops::interop
