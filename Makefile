@@ -3,13 +3,15 @@
 #   make run      build and estimate the built-in default job
 #   make test     build and run every unit test
 #   make sanitize the same under AddressSanitizer + UBSan in build-asan/
-#   make check    test + sanitize (what CI runs)
+#   make check    test + sanitize + fuzz-ci (what CI runs)
 #   make bench    Google Benchmark programs
-#   make fuzz     libFuzzer targets with clang in build-fuzz/ (60 s each)
+#   make fuzz     libFuzzer targets with clang in build-fuzz/ (FUZZ_SECONDS each, default 60)
+#   make fuzz-ci  the same, 30 s each (CI: 7 targets within its 90 minutes)
 JOBS ?= $(shell nproc)
 GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all build run test sanitize check bench fuzz clean
+FUZZ_SECONDS ?= 60
+.PHONY: all build run test sanitize check bench fuzz fuzz-ci clean
 all: build
 
 build:
@@ -27,7 +29,7 @@ sanitize:
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
-check: test sanitize
+check: test sanitize fuzz-ci
 
 bench: build
 	./build/bench_estimate
@@ -36,9 +38,10 @@ bench: build
 	[ -x ./build/bench_trace ] && ./build/bench_trace || true
 
 fuzz:
-	CC=clang CXX=clang++ cmake -S . -B build-fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOSTFLOPS_FUZZ=ON -DLOSTFLOPS_TESTS=OFF -DLOSTFLOPS_BENCH=OFF
-	cmake --build build-fuzz -j $(JOBS)
-	for f in build-fuzz/fuzz/fuzz_*; do [ -x $$f ] && $$f -max_total_time=60 -rss_limit_mb=2048 || exit 1; done
+	JOBS=$(JOBS) ./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-ci:
+	JOBS=$(JOBS) ./scripts/fuzz.sh 30
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -1,2 +1,3 @@
-# libFuzzer target of the calibrate area (included from fuzz/CMakeLists.txt).
+# libFuzzer targets of the calibrate area (included from fuzz/CMakeLists.txt).
 lostflops_fuzzer(fuzz_nccl fuzz_nccl.cpp)
+lostflops_fuzzer(fuzz_calibration fuzz_calibration.cpp)

@@ -3,9 +3,18 @@
 // calls (no subprocess) and returns the JSON text the CLI would print, which
 // the package turns into dicts. InputError becomes lostflops.LostflopsError, a
 // ValueError subclass carrying file, key and message. Sources: pybind11 2.10
-// documentation, "Registering custom translators" (exceptions).
+// documentation, "Registering custom translators" (exceptions). Inputs are
+// checked as the command line checks them: the same size bounds for text
+// given in place of a file, ranges of counts, and Ctrl-C during a search
+// (pybind11 FAQ, "How can I properly handle Ctrl-C in long-running functions?":
+// PyErr_CheckSignals with the GIL held).
+#include <atomic>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -21,6 +30,8 @@
 #include "lostflops/trace.h"
 #include "lostflops/trace_merge.h"
 #include "lostflops/trace_report.h"
+#include "spec/hardware_bounds.h"
+#include "spec/text_input.h"
 #include "lostflops/trace_summary.h"
 #include "lostflops/trace_triage.h"
 
@@ -29,15 +40,45 @@ using namespace lostflops;
 
 namespace {
 
-// job: a path, or the job's text (JSON or YAML) when is_text; "" = built-in default.
-Job job_from(const std::string& job, bool is_text, const std::vector<std::string>& set) {
-    if (is_text) return parse_job(job, "<dict>", set);
-    return job.empty() ? default_job(set) : load_job(job, set);
+// Text given in place of a file gets the file's size bound (spec/text_input.h):
+// a 2-million-element list as a dict took 1.15 GB.
+const std::string& bounded_text(const std::string& text, const std::string& source, std::size_t max_bytes) {
+    if (text.size() > max_bytes)
+        throw InputError(source, "", fmt::format("more than {} bytes ({} MiB), the bound of the file it stands for",
+                                                 max_bytes, max_bytes >> 20));
+    return text;
 }
 
-SearchJob search_job_from(const std::string& job, bool is_text, const std::vector<std::string>& set) {
-    if (is_text) return parse_search_job(job, "<dict>", set, SearchJobPlan::fixed_where_given);
-    return job.empty() ? default_search_job(set) : load_search_job(job, set);
+// job: None = the built-in default; else a path, or the job's text (JSON or
+// YAML) when is_text. An empty path is an error (it was the default job).
+Job job_from(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set) {
+    if (!job) return default_job(set);
+    if (is_text) return parse_job(bounded_text(*job, "<dict>", kMaxJobBytes), "<dict>", set);
+    return load_job(*job, set);
+}
+
+SearchJob search_job_from(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set) {
+    if (!job) return default_search_job(set);
+    if (is_text)
+        return parse_search_job(bounded_text(*job, "<dict>", kMaxJobBytes), "<dict>", set,
+                                SearchJobPlan::fixed_where_given);
+    return load_search_job(*job, set);
+}
+
+// The text of an import: read from `input` when it is a path (the same bounds
+// and checks as the command line), else `input` itself, bounded.
+std::pair<std::string, std::string> import_input(const std::string& input, bool is_path, const char* what) {
+    if (is_path) return {read_text_file(input, kMaxJobBytes, what), input_name(input)};
+    return {bounded_text(input, "<text>", kMaxJobBytes), "<text>"};
+}
+
+ImportOptions import_options(int num_gpus) {
+    if (num_gpus < 0 || num_gpus > bounds::kMaxGpus)
+        throw InputError("num_gpus", "", fmt::format("{}: expected 0 (the input says) or 1 to {}", num_gpus,
+                                                     bounds::kMaxGpus));
+    ImportOptions o;
+    o.num_gpus = num_gpus;
+    return o;
 }
 
 Calibration calibration_from(const std::string& path) {
@@ -47,7 +88,7 @@ Calibration calibration_from(const std::string& path) {
 // `lostflops estimate --format json`: the estimate and the job's warnings;
 // with `advice`, when the plan does not fit, the advice of `estimate --advice`
 // (without it none is computed: the verdict is in "memory").
-std::string estimate_text(const std::string& job, bool is_text, const std::vector<std::string>& set,
+std::string estimate_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
                           const std::string& calibration, const std::string& schedule, bool advice) {
     if (schedule != "closed" && schedule != "simulate")
         throw InputError("schedule", "", "expected closed or simulate, got '" + schedule + "'");
@@ -70,7 +111,7 @@ RankBy rank_by(const std::string& by) {
 }
 
 // `lostflops search --format json --top N [--fix ...]`.
-std::string search_text(const std::string& job, bool is_text, const std::vector<std::string>& set,
+std::string search_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
                         const std::vector<std::string>& fixes, const std::string& by, size_t top,
                         const std::string& calibration) {
     const SearchJob sj = search_job_from(job, is_text, set);
@@ -85,11 +126,28 @@ std::string search_text(const std::string& job, bool is_text, const std::vector<
     view.limit = top;
     view.top = top == 0 ? 5 : std::min<size_t>(top, 5);
     keep_for_listing(opts, top, view.other_shapes);  // top 0: every plan, streamed as the CLI's --top all
+    // Ctrl-C: Python sees SIGINT only when the interpreter runs, so the
+    // progress callback (on this thread, about ten times a second) takes the
+    // GIL and asks; a pending KeyboardInterrupt stops the search and is raised.
+    std::atomic<bool> cancel{false};
+    bool interrupted = false;
+    opts.cancel = &cancel;
+    opts.progress = [&](double) {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+            interrupted = true;
+            cancel = true;
+        }
+    };
     std::string out;
-    py::gil_scoped_release release;
-    const SearchResult r = search_plans(sj.job, cal, opts);
-    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); },
-                top == 0 ? every_plan(sj.job, cal, opts, r) : PlanChunks{});
+    {
+        py::gil_scoped_release release;
+        const SearchResult r = search_plans(sj.job, cal, opts);
+        if (!interrupted)
+            search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); },
+                        top == 0 ? every_plan(sj.job, cal, opts, r) : PlanChunks{});
+    }
+    if (interrupted) throw py::error_already_set();
     return out;
 }
 
@@ -158,19 +216,19 @@ PYBIND11_MODULE(_lostflops, m) {
     m.def("trace", &trace_text, py::arg("paths"), py::arg("hta_compatible"));
     m.def("trace_summary", &trace_summary_text, py::arg("path"), py::arg("hta_compatible"));
     m.def("merge_summaries", &merge_summaries_text, py::arg("texts"), py::arg("sources"));
-    m.def("import_megatron", [](const std::string& text, const std::string& source, int num_gpus) {
-        ImportOptions o;
-        o.num_gpus = num_gpus;
+    m.def("import_megatron", [](const std::string& input, bool is_path, int num_gpus) {
+        const ImportOptions o = import_options(num_gpus);
+        const auto [text, source] = import_input(input, is_path, "Megatron launch script");
         const ImportResult r = import_megatron(text, source, o);
         return py::make_tuple(r.job_yaml, notes_list(r.notes));
     });
-    m.def("import_torchtitan", [](const std::string& text, const std::string& source, int num_gpus) {
-        ImportOptions o;
-        o.num_gpus = num_gpus;
+    m.def("import_torchtitan", [](const std::string& input, bool is_path, int num_gpus) {
+        const ImportOptions o = import_options(num_gpus);
+        const auto [text, source] = import_input(input, is_path, "torchtitan config");
         const ImportResult r = import_torchtitan(text, source, o);
         return py::make_tuple(r.job_yaml, notes_list(r.notes));
     });
-    m.def("export", [](const std::string& framework, const std::string& job, bool is_text,
+    m.def("export", [](const std::string& framework, const std::optional<std::string>& job, bool is_text,
                        const std::vector<std::string>& set) {
         const Job j = job_from(job, is_text, set);
         if (framework != "megatron" && framework != "torchtitan")

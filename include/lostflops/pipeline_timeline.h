@@ -24,8 +24,12 @@ struct PipelineTimeline {
     PipelineResult result;             // equal to pipeline_simulate(in)
 };
 
+// Most passes (stages x chunks x micro-batches) a timeline records: about
+// 200 bytes each with the report's segments, and a picture has no use for more.
+inline constexpr long long kMaxTimelinePasses = 1'000'000;
+
 // Throws std::invalid_argument on the preconditions of pipeline_simulate and
-// when stages * chunks * micro_batches > 1e6 (a picture has no use for more).
+// when stages * chunks * micro_batches > kMaxTimelinePasses; callers check first.
 PipelineTimeline pipeline_timeline(const PipelineInput& in);
 
 }  // namespace lostflops

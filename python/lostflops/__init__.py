@@ -40,10 +40,10 @@ __all__ = [
 Job = Union[None, str, "os.PathLike[str]", Dict[str, Any]]
 
 
-def _job_arg(job: Job) -> Tuple[str, bool]:
-    """(text or path, is_text) for the C++ side."""
+def _job_arg(job: Job) -> Tuple[Optional[str], bool]:
+    """(text or path, is_text) for the C++ side; (None, False) for the built-in job."""
     if job is None:
-        return "", False
+        return None, False
     if isinstance(job, dict):
         return json.dumps(job), True
     if isinstance(job, os.PathLike):
@@ -95,7 +95,7 @@ def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[S
     Keys under the job's ``parallel:`` are fixed, as are ``fix`` (``["tp=8", "zero=1"]``);
     by: ``throughput``, ``time-to-train``, ``cost`` or ``memory``.
     """
-    if not isinstance(top, int) or top < 0:
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise ValueError("top: expected a count >= 0, got %r" % (top,))
     text, is_text = _job_arg(job)
     return json.loads(_lostflops.search(text, is_text, _strings("set", set), _strings("fix", fix), by, top,
@@ -161,27 +161,45 @@ def merge_summaries(summaries: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
     return json.loads(_lostflops.merge_summaries(texts, ["summary %d" % i for i in range(len(texts))]))
 
 
-def _read(text_or_path: str) -> Tuple[str, str]:
-    if "\n" not in text_or_path and os.path.isfile(text_or_path):
-        with open(text_or_path, encoding="utf-8") as f:
-            return f.read(), text_or_path
-    return text_or_path, "<text>"
+def _import_arg(text_or_path: Union[str, "os.PathLike[str]"]) -> Tuple[str, bool]:
+    """(text or path, is_path). A path-like object is a path; a string is the
+    text itself when it has a line break, whitespace, '=' or starts with '-',
+    '[' or '#' (a flag list, a TOML table), else a path (read, with the
+    command line's checks and size bound, so a missing file is an error)."""
+    if isinstance(text_or_path, os.PathLike):
+        return os.fspath(text_or_path), True
+    if not isinstance(text_or_path, str):
+        raise TypeError("expected a path or the text, got %s" % type(text_or_path).__name__)
+    s = text_or_path.strip()
+    if os.path.exists(text_or_path):
+        return text_or_path, True
+    textual = any(c.isspace() for c in s) or "=" in s or s.startswith(("-", "[", "#")) or not s
+    return text_or_path, not textual
 
 
-def import_megatron(text_or_path: str, num_gpus: int = 0) -> Tuple[str, List[Dict[str, str]]]:
+def _num_gpus(num_gpus: int) -> int:
+    if isinstance(num_gpus, bool) or not isinstance(num_gpus, int):
+        raise TypeError("num_gpus: expected an int, got %s" % type(num_gpus).__name__)
+    return num_gpus
+
+
+def import_megatron(text_or_path: Union[str, "os.PathLike[str]"], num_gpus: int = 0) -> Tuple[str, List[Dict[str, str]]]:
     """Megatron-LM launch command or flags (text or a file) -> (job YAML, notes).
+
+    A one-word string without '=' or a leading '-' is a path; a missing file is
+    an error. num_gpus: 0 (the input says) or 1 to 1,000,000.
 
     Each note is ``{"kind": "ignored" | "not modelled" | "unknown" | "assumed",
     "setting", "message"}``. The job's ``cluster:`` needs completing, e.g.
     ``estimate(yaml, set=["cluster.preset=dgx-h100"])``."""
-    text, source = _read(text_or_path)
-    return _lostflops.import_megatron(text, source, num_gpus)
+    text, is_path = _import_arg(text_or_path)
+    return _lostflops.import_megatron(text, is_path, _num_gpus(num_gpus))
 
 
-def import_torchtitan(text_or_path: str, num_gpus: int = 0) -> Tuple[str, List[Dict[str, str]]]:
+def import_torchtitan(text_or_path: Union[str, "os.PathLike[str]"], num_gpus: int = 0) -> Tuple[str, List[Dict[str, str]]]:
     """torchtitan job config (TOML text or a file) -> (job YAML, notes); see import_megatron."""
-    text, source = _read(text_or_path)
-    return _lostflops.import_torchtitan(text, source, num_gpus)
+    text, is_path = _import_arg(text_or_path)
+    return _lostflops.import_torchtitan(text, is_path, _num_gpus(num_gpus))
 
 
 def export_megatron(job: Job = None, set: Optional[Sequence[str]] = None) -> str:

@@ -43,7 +43,11 @@ double parse_in_range(const YAML::Node& node, Range range, const std::string& fi
     const double v = parse_number(node, file, key);
     switch (range) {
         case Range::fraction:
-            if (v < calib::kMinEfficiency || v > 1)
+            if (v > 1)
+                throw InputError(file, key, fmt::format("{} is not an efficiency in [{}, 1]: above 1 (an efficiency "
+                                                        "is a fraction: 0.85 for 85 %)",
+                                                        node.Scalar(), calib::kMinEfficiency));
+            if (v < calib::kMinEfficiency)
                 throw InputError(file, key, fmt::format("{} is not an efficiency in [{}, 1] (below 1 % is not "
                                                         "plausible for any GPU)", node.Scalar(), calib::kMinEfficiency));
             break;
@@ -69,6 +73,13 @@ std::string key_text(const YAML::Node& k, const std::string& file, const std::st
     return k.Scalar();
 }
 
+template <class Fields>
+std::vector<std::string> field_keys(const Fields& fields) {
+    std::vector<std::string> out;
+    for (const auto& f : fields) out.emplace_back(f.key);
+    return out;
+}
+
 void read_device(const YAML::Node& node, DeviceFactors& out, const std::string& file,
                  const std::string& prefix) {
     require_map(node, file, prefix);
@@ -80,7 +91,8 @@ void read_device(const YAML::Node& node, DeviceFactors& out, const std::string& 
             out.*f.member = parse_in_range(kv.second, f.range, file, join_key(prefix, k));
             known = true;
         }
-        if (!known) throw InputError(file, join_key(prefix, k), "unknown key");
+        if (!known)
+            throw InputError(file, join_key(prefix, k), "unknown key" + did_you_mean(k, field_keys(calib::kDeviceFields)));
     }
 }
 
@@ -117,9 +129,10 @@ BusBwCurve read_curve(const YAML::Node& node, const std::string& file, const std
     BusBwCurve c;
     std::set<std::string> seen;
     for (const auto& kv : node) seen.insert(key_text(kv.first, file, prefix));
+    const std::vector<std::string> curve_keys{"op", "scope", "ranks", "points"};
     for (const auto& k : seen)
         if (k != "op" && k != "scope" && k != "ranks" && k != "points")
-            throw InputError(file, join_key(prefix, k), "unknown key");
+            throw InputError(file, join_key(prefix, k), "unknown key" + did_you_mean(k, curve_keys));
     for (const char* k : {"op", "scope", "ranks", "points"})
         if (!seen.count(k)) throw InputError(file, join_key(prefix, k), "missing");
     const YAML::Node op = node["op"], scope = node["scope"], ranks = node["ranks"];
@@ -164,10 +177,16 @@ std::vector<BusBwCurve> read_curves(const YAML::Node& node, const std::string& f
     return out;
 }
 
+// YAML items of a profile (yaml_document.h kMaxYamlItems): a measured point
+// `- [bytes, busbw_GBps, time_us]` is 8, so 400,000 hold 50,000 points, five
+// runs of nccl_tests.cpp's 10,000-row limit; yaml-cpp takes about 300 bytes
+// an item, so the profile stays under 256 MB (README "Bad input and limits").
+constexpr std::size_t kMaxCalibrationItems = 400'000;
+
 YAML::Node parse_yaml(std::string_view text, const std::string& file) {
     const std::string owned(text);
     check_text(owned, file);
-    return load_yaml_document(owned, file);
+    return load_yaml_document(owned, file, "", Duplicates::error, kMaxCalibrationItems);
 }
 
 }  // namespace
@@ -198,7 +217,12 @@ Calibration overlay_calibration(const Calibration& base, std::string_view text,
                 c.nccl = read_curves(kv.second, source);
                 known = true;
             }
-            if (!known) throw InputError(source, k, "unknown key");
+            if (!known) {
+                std::vector<std::string> top = field_keys(calib::kDeviceSections);
+                for (const auto& key : field_keys(calib::kScalarFields)) top.push_back(key);
+                top.emplace_back("nccl");
+                throw InputError(source, k, "unknown key" + did_you_mean(k, top));
+            }
         }
     } catch (const YAML::Exception& e) {  // defensive: node access on odd documents
         throw InputError(source, fmt::format("line {}", e.mark.line + 1), "invalid YAML: " + e.msg);

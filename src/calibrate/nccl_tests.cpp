@@ -107,6 +107,14 @@ NcclTestsResult Parser::run() {
     finish_run();
     if (orphan_rows_ > 0)
         warn(0, fmt::format("skipped {} numeric line(s) outside a result table", orphan_rows_));
+    if (result_.runs.empty() && !result_.warnings.empty()) {
+        // Runs were found but none was usable: say why, not "expected a header".
+        std::string why;
+        for (std::size_t i = 0; i < result_.warnings.size() && i < 5; ++i)
+            why += (why.empty() ? "" : "; ") + result_.warnings[i];
+        if (result_.warnings.size() > 5) why += fmt::format("; and {} more", result_.warnings.size() - 5);
+        throw InputError(source_, "", "no usable nccl-tests results: " + why);
+    }
     if (result_.runs.empty())
         throw InputError(source_, "",
                          "no usable nccl-tests results (expected a '#  size count type ... busbw' "
@@ -245,6 +253,18 @@ void Parser::row(const std::vector<std::string_view>& t, int number, bool last) 
     r.busbw = *busbw;
     if (c.algbw >= 0 && c.algbw < static_cast<int>(t.size()))
         r.algbw = parse_double(t[c.algbw]).value_or(-1);
+    // #wrong counts the elements that failed nccl-tests' data check (-c 1,
+    // the default; "N/A" with -c 0): a run with wrong results measured a
+    // broken collective, not the links.
+    for (const int w : c.wrong) {
+        if (w >= static_cast<int>(t.size())) continue;
+        const auto wrong = parse_uint(t[w]);
+        if (wrong && *wrong > 0)
+            throw InputError(source_, fmt::format("line {}", number),
+                             fmt::format("#wrong is {}: nccl-tests found wrong results in this row, so the run "
+                                         "measured a broken collective; fix and rerun it",
+                                         *wrong));
+    }
     // nccl-tests sweeps sizes by a factor (-f 2 from 8 B to 16 GiB: 32 rows)
     // or a step (-i); ten thousand rows is far beyond any sweep, and bounds
     // the curves written to the profile (whose reader takes 4 MiB).

@@ -96,6 +96,7 @@ std::optional<Columns> parse_header(const std::vector<std::string_view>& tokens)
         else if (t == "time" || t == "cputime") first(c.time);
         else if (t == "algbw") first(c.algbw);
         else if (t == "busbw") first(c.busbw);
+        else if (t == "#wrong") c.wrong.push_back(i);
     }
     if (c.size != 0 || c.time < 0 || c.busbw < 0) return std::nullopt;
     return c;

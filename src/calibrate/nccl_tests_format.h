@@ -33,6 +33,7 @@ TestKind classify_test(std::string_view token);
 struct Columns {
     int size = -1, count = -1, type = -1, redop = -1, root = -1;
     int time = -1, algbw = -1, busbw = -1;
+    std::vector<int> wrong;  // "#wrong" columns (out-of-place, in-place): data-check failures per row
     int header_line = 0;
     int needed() const;  // tokens a data row must have
 };

@@ -71,6 +71,9 @@ void write_profile(const std::string& path, const std::string& yaml) {
 }
 
 int run_nccl(const NcclOptions& o) {
+    std::vector<std::string> inputs = o.files;
+    inputs.push_back(o.base);
+    check_output_not_input(o.output, "-o", inputs);
     NcclTestsOptions parse_opt;
     if (!o.op.empty()) parse_opt.op = collective_from_string(o.op);
     if (!o.scope.empty()) parse_opt.scope = link_scope_from_string(o.scope);
@@ -162,6 +165,7 @@ std::string runs_report(const std::string& table, const std::string& base_name, 
 }
 
 int run_runs(const RunsOptions& o) {
+    check_output_not_input(o.output, "-o", {o.table, o.base});
     const std::vector<MeasuredRun> runs = load_run_table(o.table);
     const Calibration base = o.base.empty() ? default_calibration() : load_calibration(o.base);
     int folds = o.folds;

@@ -78,6 +78,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--gpus", o->gpus,
                     "add the scaling curve: the best plan of the search at 512..16384 (doubling) or 512,1024,4096 GPUs");
     cmd->callback([o, &exit_code] {
+        check_output_not_input(o->output_path, "-o", {o->job_path, o->calibration_path});
         const Calibration cal = load_calibration_for(o->calibration_path);
         const std::vector<int> gpus = o->gpus.empty() ? std::vector<int>{} : gpu_list(o->gpus);
         const std::string html = html_report(source_of(*o), cal, gpus);

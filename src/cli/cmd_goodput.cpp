@@ -4,8 +4,11 @@
 // with --simulate N a seeded Monte Carlo of the run beside the closed form.
 // Needs training.train_tokens. Exit 0, or 1 when the plan does not fit in
 // memory (the run is still costed, as estimate still estimates).
+#include <charconv>
 #include <cstdio>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/error_report.h"
@@ -34,8 +37,23 @@ void add_goodput_command(CLI::App& app, int& exit_code) {
     add_job_options(cmd, a->job);
     cmd->add_option("--simulate", a->samples, "Monte Carlo runs of the whole run (0: closed form only)")
         ->check(CLI::Range(0, 10'000'000));
-    cmd->add_option("--seed", a->seed, "seed of the Monte Carlo (default 0); same seed, same figures");
-    cmd->callback([a, &exit_code] {
+    // Parsed here: CLI11 saturates an unsigned 64-bit value (2^64 read as 2^64 - 1).
+    auto* seed = cmd->add_option_function<std::string>(
+                        "--seed",
+                        [a](const std::string& text) {
+                            const char* end = text.data() + text.size();
+                            const auto [ptr, ec] = std::from_chars(text.data(), end, a->seed);
+                            if (text.empty() || ec != std::errc() || ptr != end)
+                                throw InputError("--seed", "",
+                                                 fmt::format("'{}': expected an integer from 0 to 2^64 - 1 "
+                                                             "(18446744073709551615)",
+                                                             text));
+                        },
+                        "seed of the Monte Carlo (default 0); same seed, same figures")
+                     ->type_name("UINT64");
+    cmd->callback([a, seed, &exit_code] {
+        if (seed->count() > 0 && a->samples == 0)
+            throw InputError("--seed", "", "seeds the Monte Carlo: give --simulate N too (N runs)");
         const Job job = load_job_for(a->job);
         if (job.training.train_tokens <= 0)
             throw InputError(job.source, "training.train_tokens",

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
+#include "spec/hardware_bounds.h"
 #include "spec/text_input.h"
 
 namespace lostflops::cli {
@@ -44,10 +45,11 @@ void add_import_kind(CLI::App* parent, const char* kind, const char* what, const
     auto a = std::make_shared<ImportArgs>();
     auto* cmd = parent->add_subcommand(kind, what);
     cmd->add_option("file", a->path, file_help)->required();
+    // The job file's ranges (spec/job_sections.cpp): 1 to 1,000,000 GPUs, 1 to 1,024 a node.
     cmd->add_option("--num-gpus", a->options.num_gpus, "GPUs of the run, when the input does not say")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, static_cast<int>(bounds::kMaxGpus)));
     cmd->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node, when the input does not say")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 1024));
     cmd->add_option("--env", a->env, "NAME=VALUE in the script's environment (its own assignments win; repeatable)")
         ->allow_extra_args(false);
     cmd->add_option("--var", a->vars, "NAME=VALUE fixed: the script's own assignments to NAME are skipped (repeatable)")

@@ -93,7 +93,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--rank-plan", a->rank_plan,
                   "search every plan (the job's parallel section freed) and place the job's own plan, as --compare");
     cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 256));
-    cmd->add_option("--gpu-hour-price", a->price, "money per GPU-hour, for --by cost")->check(CLI::Range(0.0, 1e6));
+    cmd->add_option("--gpu-hour-price", a->price, "money per GPU-hour, for --by cost")->check(finite_range(0, 1e6));
     cmd->callback([a, &exit_code] {
         std::optional<PlanFix> compare;
         SearchJob sj;

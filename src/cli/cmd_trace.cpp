@@ -195,6 +195,10 @@ void print_report(const trace::TraceReport& t, Format format, const std::string&
 
 int run_trace(const TraceOptions& o) {
     const auto files = expand_inputs(o.inputs);
+    std::vector<std::string> inputs{o.job_path, o.calibration_path};
+    for (const auto& f : files) inputs.push_back(f.path);
+    check_output_not_input(o.summary_out, "--summary-out", inputs);
+    check_output_not_input(o.report_out, "--report", inputs);
     const auto ranks = analyze_all(files, o.hta, o.threads);
     std::optional<trace::JobComparison> cmp;
     std::vector<trace::LeverHint> levers;

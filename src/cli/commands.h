@@ -45,6 +45,22 @@ Calibration load_calibration_for(const std::string& path);
 // --gpus: "512..16384" (doubling) or "512,1024,4096"; InputError("--gpus", ...) otherwise.
 std::vector<int> gpu_list(const std::string& text);
 
+// A check for a real-valued option: a finite number in [lo, hi]. CLI::Range
+// lets NaN through (every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi);
+
+// InputError(flag) when `output` is the same file as one of `inputs` (same
+// device and inode, so a link or another spelling of the path counts): the
+// write would destroy what was read. A missing output, "-" and empty paths
+// pass.
+void check_output_not_input(const std::string& output, const std::string& flag,
+                            const std::vector<std::string>& inputs);
+// Flushes standard output; when a write to it failed (a full disk, a closed
+// pipe, /dev/full) prints why on stderr and returns ExitCode::bad_input's
+// code (an error code of 2 or more is kept), else `code`. main() ends every
+// command through it.
+int finish_stdout(int code);
+
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);

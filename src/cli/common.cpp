@@ -1,13 +1,23 @@
 // Options shared by the subcommands: --format, and those of the commands that
 // read a job; which --format the command line asked for (for main's errors);
-// the --gpus list of search and report.
+// the --gpus list of search and report; an output file that is an input
+// (compared by device and inode, stat(2)); the final check that standard
+// output was written (fflush(3)/ferror(3): a write error is sticky).
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/error_report.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
 
@@ -90,6 +100,46 @@ std::vector<int> gpu_list(const std::string& text) {
         at = comma + 1;
     }
     return out;
+}
+
+CLI::Validator finite_range(double lo, double hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            double v = 0;
+            const char* end = text.data() + text.size();
+            const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+            if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(v))
+                return fmt::format("'{}': expected a finite number from {:g} to {:g}", text, lo, hi);
+            if (v < lo || v > hi) return fmt::format("{} is out of range; expected {:g} to {:g}", text, lo, hi);
+            return "";
+        },
+        fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+}
+
+void check_output_not_input(const std::string& output, const std::string& flag,
+                            const std::vector<std::string>& inputs) {
+    struct stat out {};
+    if (output.empty() || output == "-" || ::stat(output.c_str(), &out) != 0) return;
+    for (const auto& in : inputs) {
+        struct stat st {};
+        if (in.empty() || in == "-" || ::stat(in.c_str(), &st) != 0) continue;
+        if (st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+            throw InputError(flag, "",
+                             fmt::format("{} is the input {}: writing it would destroy what is read; give another file",
+                                         output, in));
+    }
+}
+
+int finish_stdout(int code) {
+    errno = 0;
+    std::cout.flush();
+    const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout;
+    if (!failed) return code;
+    const int err = errno != 0 ? errno : EIO;
+    std::fprintf(stderr, "lostflops: error: writing standard output: %s; the output is incomplete\n",
+                 std::strerror(err));
+    // An error the command already reported (2, 3, 130) keeps its code.
+    return code >= static_cast<int>(ExitCode::bad_input) ? code : static_cast<int>(ExitCode::bad_input);
 }
 
 Calibration load_calibration_for(const std::string& path) {

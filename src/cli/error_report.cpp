@@ -15,7 +15,8 @@ std::string exit_codes_help() {
     return "Exit codes:\n"
            "  0  success\n"
            "  1  estimate: the plan does not fit in GPU memory (the estimate is still printed); search: no plan fits\n"
-           "  2  bad input: a job, table, trace, profile or command line that cannot be used\n"
+           "  2  bad input: a job, table, trace, profile or command line that cannot be used,\n"
+           "     or an output that cannot be written (standard output included)\n"
            "     (message on stderr; with --format json also {\"error\": ...} on stdout)\n"
            "  3  internal error: a bug, or out of memory\n"
            "  130 search: stopped by Ctrl-C (the best plans so far are printed)\n";

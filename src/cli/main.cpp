@@ -47,9 +47,9 @@ int main(int argc, char** argv) {
     lostflops::cli::ErrorReport failure;
     try {
         app.parse(argc, argv);
-        return exit_code;
+        return lostflops::cli::finish_stdout(exit_code);
     } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        if (e.get_exit_code() == 0) return lostflops::cli::finish_stdout(app.exit(e));  // --help, --version
         app.exit(e);  // the message and "Run with --help" on stderr
         failure = lostflops::cli::describe_error(std::current_exception());
     } catch (...) {
@@ -58,5 +58,5 @@ int main(int argc, char** argv) {
     }
     if (lostflops::cli::requested_format(app) == lostflops::cli::Format::json)
         std::printf("%s\n", lostflops::cli::error_json(failure).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-    return static_cast<int>(failure.code);
+    return lostflops::cli::finish_stdout(static_cast<int>(failure.code));
 }

@@ -2,6 +2,8 @@
 // design document or a pull request, and the JSON contract of
 // lostflops/explain.h (mfu, waterfall [{key, name, pp, s}], levers
 // [{change, set, mfu_after, ...}]). Figures only; no computation.
+#include <string_view>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -17,6 +19,26 @@ std::string set_args(const Lever& l) {
     for (const auto& s : l.set) {
         if (!out.empty()) out += ' ';
         out += fmt::format("--set '{}'", s);
+    }
+    return out;
+}
+
+// A user's text (the job's name) as literal Markdown on one line: control
+// characters (a newline would end the heading) become spaces, HTML's & < >
+// entities (CommonMark 0.30 section 6.6: raw HTML passes through otherwise),
+// and the punctuation Markdown reads within a line (emphasis, code, links,
+// GFM tables and strikethrough, a heading's closing #s) is backslash-escaped
+// (section 2.4: any ASCII punctuation may be).
+std::string md_text(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) out += ' ';
+        else if (c == '&') out += "&amp;";
+        else if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else if (std::string_view("\\`*_[]|#~").find(c) != std::string_view::npos) out += std::string("\\") + c;
+        else out += c;
     }
     return out;
 }
@@ -49,7 +71,7 @@ std::string explain_table(const Explanation& x) {
 std::string explain_markdown(const Explanation& x) {
     std::string out = fmt::format("### Where the FLOPs go: {}\n\nPredicted MFU **{:.1f} %** (step {:.3f} s; "
                                   "{:.3f} s at {:g} TFLOP/s dense peak per GPU).\n\n",
-                                  x.job_name, 100 * x.mfu, x.step_time_s, x.ideal_s, x.peak_tflops);
+                                  md_text(x.job_name), 100 * x.mfu, x.step_time_s, x.ideal_s, x.peak_tflops);
     if (!x.fits)
         out += fmt::format("**The plan does not fit** ({:.1f} GiB per GPU of {:.1f} GiB usable).\n\n",
                            x.peak_bytes / (1024.0 * 1024 * 1024), x.capacity_bytes / (1024.0 * 1024 * 1024));

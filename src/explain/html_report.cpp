@@ -13,6 +13,7 @@
 #include "explain/report_data.h"
 #include "explain/svg.h"
 #include "lostflops/explain.h"
+#include "lostflops/pipeline_timeline.h"
 
 namespace lostflops {
 
@@ -171,7 +172,11 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
     const Estimate e = estimate(job, cal);
     const Explanation x = explain(src, job, cal, e);
     const Roofline rl = roofline(job, cal);
-    const StepTimeline tl = step_timeline(job, cal, e);
+    // A step of more passes than a timeline records (gpt3-175b on 128 GPUs,
+    // pp 16, vpp 6, 12,288 micro-batches: 1.2 million) is described, not drawn.
+    const long long passes = 1LL * job.plan.pp * job.plan.vpp * e.micro_batches;
+    const bool drawn = passes <= kMaxTimelinePasses;
+    const StepTimeline tl = drawn ? step_timeline(job, cal, e) : StepTimeline{};
     const std::vector<Memory> mem = memory_per_rank(job, cal);
     const ParallelPlan& p = job.plan;
     const std::string name = job.name.empty() ? "job" : job.name;
@@ -205,25 +210,33 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
          "operators are placed at an assumed 1 FLOP per 16-bit element).</p>";
     h += roofline_svg(rl) + roofline_table(rl) + "</section>";
     h += "<section aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">Pipeline schedule of one step</h2>";
-    h += fmt::format("<p>Discrete-event simulation of Megatron-LM's {} schedule: the pipeline phase takes {:.3f} s, "
-                     "of which the bubble (idle time of the busiest rank) is {:.3f} s = {:.1f} % of that rank's pass "
-                     "time; Narayanan et al.'s (p − 1)/(v·m) for uniform stages is {:.1f} %. A pass's communication and "
-                     "host wait are drawn after its compute; in the run they interleave layer by layer.{}</p>",
-                     p.vpp > 1 ? "interleaved 1F1B" : "1F1B", tl.pipeline_s, tl.bubble_s,
-                     100 * tl.bubble_s / tl.busy_max_s,
-                     100.0 * (p.pp - 1) / (p.vpp * static_cast<double>(e.micro_batches)),
-                     p.vpp > 1 ? " Model chunks alternate in shade." : "");
-    h += timeline_svg(tl, 0, "chart-timeline", "Pipeline schedule of one step");
-    // With many passes per rank the whole step reads as stripes: the warm-up
-    // up to rank 0's first backward (and as long again) shows the fill bubble.
-    double first_bwd_end = tl.step_s;
-    for (const Segment& s : tl.segments)
-        if (s.rank == 0 && s.kind == SegmentKind::backward) first_bwd_end = std::min(first_bwd_end, s.end_s);
-    if (2 * first_bwd_end < 0.6 * tl.step_s) {
-        h += fmt::format("<p>The start of the step, up to {:.3f} s: the pipeline fills.</p>", 2 * first_bwd_end);
-        h += timeline_svg(tl, 2 * first_bwd_end, "chart-timeline-start", "Start of the step: pipeline fill");
+    if (!drawn) {
+        h += fmt::format("<p>Not drawn: the step has {} passes (pp {} × vpp {} × {} micro-batches), more than the "
+                         "timeline simulates ({}). The estimate's pipeline bubble is {:.3f} s of the {:.3f} s step.</p>"
+                         "</section>",
+                         passes, p.pp, p.vpp, e.micro_batches, kMaxTimelinePasses, e.breakdown.pp_bubble_s,
+                         e.step_time_s);
+    } else {
+        h += fmt::format("<p>Discrete-event simulation of Megatron-LM's {} schedule: the pipeline phase takes {:.3f} s, "
+                         "of which the bubble (idle time of the busiest rank) is {:.3f} s = {:.1f} % of that rank's pass "
+                         "time; Narayanan et al.'s (p − 1)/(v·m) for uniform stages is {:.1f} %. A pass's communication and "
+                         "host wait are drawn after its compute; in the run they interleave layer by layer.{}</p>",
+                         p.vpp > 1 ? "interleaved 1F1B" : "1F1B", tl.pipeline_s, tl.bubble_s,
+                         100 * tl.bubble_s / tl.busy_max_s,
+                         100.0 * (p.pp - 1) / (p.vpp * static_cast<double>(e.micro_batches)),
+                         p.vpp > 1 ? " Model chunks alternate in shade." : "");
+        h += timeline_svg(tl, 0, "chart-timeline", "Pipeline schedule of one step");
+        // With many passes per rank the whole step reads as stripes: the warm-up
+        // up to rank 0's first backward (and as long again) shows the fill bubble.
+        double first_bwd_end = tl.step_s;
+        for (const Segment& s : tl.segments)
+            if (s.rank == 0 && s.kind == SegmentKind::backward) first_bwd_end = std::min(first_bwd_end, s.end_s);
+        if (2 * first_bwd_end < 0.6 * tl.step_s) {
+            h += fmt::format("<p>The start of the step, up to {:.3f} s: the pipeline fills.</p>", 2 * first_bwd_end);
+            h += timeline_svg(tl, 2 * first_bwd_end, "chart-timeline-start", "Start of the step: pipeline fill");
+        }
+        h += timeline_table(tl) + "</section>";
     }
-    h += timeline_table(tl) + "</section>";
     h += "<section aria-labelledby=\"h-memory\"><h2 id=\"h-memory\">Memory per pipeline rank</h2>";
     h += memory_svg(mem) + memory_table(mem) + "</section>";
     if (!scaling_gpus.empty()) {

@@ -6,7 +6,10 @@
 #include <charconv>
 #include <cstdint>
 
+#include <fmt/format.h>
+
 #include "lostflops/error.h"
+#include "spec/hardware_bounds.h"
 
 namespace lostflops::interop {
 
@@ -17,10 +20,29 @@ void add(std::vector<DraftEntry>& section, std::string key, std::string value, s
 std::string quoted(const std::string& text) {
     std::string out = "\"";
     for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
         if (c == '"' || c == '\\') out += '\\';
+        if (u < 0x20 || u == 0x7f) {  // YAML 1.2.2 section 5.7 escapes: a line break would be folded
+            out += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : fmt::format("\\x{:02x}", u);
+            continue;
+        }
         out += c;
     }
     return out + "\"";
+}
+
+std::string comment_text(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u != 0x7f) {
+            out += c;
+            continue;
+        }
+        out += c == '\n' ? std::string("\\n") : c == '\r' ? std::string("\\r") : c == '\t' ? std::string("\\t")
+                                                                                : fmt::format("\\x{:02x}", u);
+    }
+    return out;
 }
 
 int positive_int(const std::string& text, const std::string& source, const std::string& key) {
@@ -32,6 +54,19 @@ int positive_int(const std::string& text, const std::string& source, const std::
     if (v < 1 || v > INT32_MAX)
         throw InputError(source, key, "expected a positive integer below 2^31, got " + text);
     return static_cast<int>(v);
+}
+
+int64_t gpu_count(std::initializer_list<int64_t> factors, const std::string& source, const std::string& key,
+                  const std::string& what) {
+    int64_t n = 1;
+    for (const int64_t f : factors) {
+        n *= f;  // each factor is below 2^31 and n at most kMaxGpus: no overflow
+        if (n > bounds::kMaxGpus)
+            throw InputError(source, key,
+                             fmt::format("{} is more than {} GPUs (the job file's num_gpus range)", what,
+                                         bounds::kMaxGpus));
+    }
+    return n;
 }
 
 void refuse_unmodelled(const std::vector<ImportNote>& notes, const std::string& source) {
@@ -48,12 +83,13 @@ void render_section(std::string& out, const char* title, const std::vector<Draft
     out += title;
     out += ":\n";
     for (const auto& e : entries) {
+        // Comments carry the input's words (a tokenizer name, a flag): escaped.
         if (e.value.empty()) {
-            out += "  # " + e.comment + "\n";
+            out += "  # " + comment_text(e.comment) + "\n";
             continue;
         }
         out += "  " + e.key + ": " + e.value;
-        if (!e.comment.empty()) out += "  # " + e.comment;
+        if (!e.comment.empty()) out += "  # " + comment_text(e.comment);
         out += "\n";
     }
 }
@@ -62,7 +98,7 @@ void render_section(std::string& out, const char* title, const std::vector<Draft
 
 std::string render_yaml(const JobDraft& draft) {
     std::string out;
-    for (const auto& line : draft.header) out += "# " + line + "\n";
+    for (const auto& line : draft.header) out += "# " + comment_text(line) + "\n";
     out += "name: " + quoted(draft.name) + "\n";
     out += "source: " + quoted(draft.source) + "\n";
     render_section(out, "model", draft.model);

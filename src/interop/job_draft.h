@@ -4,6 +4,8 @@
 // plain words); the job loader does every check when the text is loaded.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -26,11 +28,22 @@ struct JobDraft {
 
 void add(std::vector<DraftEntry>& section, std::string key, std::string value, std::string comment = "");
 std::string render_yaml(const JobDraft& draft);
-// A string as a double-quoted YAML scalar.
+// A string as a double-quoted YAML scalar (control characters escaped).
 std::string quoted(const std::string& text);
+// A name or label as text safe inside a one-line comment of a generated file
+// (a shell script, TOML, YAML): every control character written as a visible
+// escape ("\n", "\x1b"), so that a job name with a newline cannot end the
+// comment and inject a command or a table.
+std::string comment_text(const std::string& text);
 // A whole-string integer in [1, 2^31): the value of a flag or key. Throws
 // InputError(source, key, "expected a positive integer, got 'x'").
 int positive_int(const std::string& text, const std::string& source, const std::string& key);
+// The product of positive `factors` (nodes x GPUs per node, parallel
+// degrees) as a GPU count, checked against the job file's range (1 to
+// bounds::kMaxGpus) without overflowing; InputError(source, key, ...) naming
+// `what` ("torchrun --nnodes x --nproc-per-node") otherwise.
+int64_t gpu_count(std::initializer_list<int64_t> factors, const std::string& source, const std::string& key,
+                  const std::string& what);
 // --strict: InputError(source, setting, ...) for the first note of a setting
 // not modelled or not known.
 void refuse_unmodelled(const std::vector<ImportNote>& notes, const std::string& source);

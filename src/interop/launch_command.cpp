@@ -11,6 +11,7 @@
 
 #include <set>
 
+#include "interop/job_draft.h"
 #include "lostflops/error.h"
 
 namespace lostflops::interop {
@@ -143,8 +144,10 @@ struct Found {
     const ShellCommand* cmd = nullptr;
 };
 
-// The launch in one command, if it runs a Python program.
-std::optional<Found> launch_in(const ShellCommand& c) {
+// The launch in one command, if it runs a Python program. Throws
+// InputError(source, the launcher's option, ...) when it starts more GPUs than
+// a job file may hold (gpu_count).
+std::optional<Found> launch_in(const ShellCommand& c, const std::string& source) {
     const auto& w = c.words;
     Slurm slurm;
     for (const auto& wrapper : c.wrappers)  // #SBATCH lines first: the command line overrides them
@@ -249,10 +252,10 @@ std::optional<Found> launch_in(const ShellCommand& c) {
                 L.gpus_unknown = launcher + "'s --nnodes is " + nnodes.unknown;
             } else {
                 const int nodes = nnodes.value.value_or(1), per = nproc.value.value_or(1);
-                L.num_gpus = nodes * per;
                 L.gpus_per_node = per;
                 L.gpus_from = launcher + " --nnodes " + std::to_string(nodes) + (nnodes.value ? "" : " (its default)") +
                               " x --nproc-per-node " + std::to_string(per) + (nproc.value ? "" : " (its default)");
+                L.num_gpus = static_cast<int>(gpu_count({nodes, per}, source, "--nnodes", L.gpus_from));
             }
         } else if (deepspeed) {
             Count nodes, gpus;
@@ -263,23 +266,25 @@ std::optional<Found> launch_in(const ShellCommand& c) {
             if (!gpus.value) {
                 L.gpus_unknown = "deepspeed without --num_gpus uses every GPU of each node";
             } else {
-                L.num_gpus = nodes.value.value_or(1) * *gpus.value;
                 L.gpus_per_node = *gpus.value;
                 L.gpus_from = "deepspeed --num_nodes " + std::to_string(nodes.value.value_or(1)) + " x --num_gpus " +
                               std::to_string(*gpus.value);
+                L.num_gpus = static_cast<int>(gpu_count({nodes.value.value_or(1), *gpus.value}, source, "--num_nodes",
+                                                        L.gpus_from));
             }
         } else if (mpi_tasks) {
-            L.num_gpus = *mpi_tasks;
             L.gpus_from = "mpirun -np " + std::to_string(*mpi_tasks);
+            L.num_gpus = static_cast<int>(gpu_count({*mpi_tasks}, source, "-np", L.gpus_from));
         } else if (slurm.ntasks.value) {
-            L.num_gpus = *slurm.ntasks.value;
             L.gpus_per_node = slurm.per_node.value;
             L.gpus_from = slurm.from + " --ntasks " + std::to_string(*slurm.ntasks.value);
+            L.num_gpus = static_cast<int>(gpu_count({*slurm.ntasks.value}, source, "--ntasks", L.gpus_from));
         } else if (slurm.nodes.value && slurm.per_node.value) {
-            L.num_gpus = *slurm.nodes.value * *slurm.per_node.value;
             L.gpus_per_node = slurm.per_node.value;
             L.gpus_from = "Slurm --nodes " + std::to_string(*slurm.nodes.value) + " x --ntasks-per-node " +
                           std::to_string(*slurm.per_node.value);
+            L.num_gpus = static_cast<int>(gpu_count({*slurm.nodes.value, *slurm.per_node.value}, source, "--nodes",
+                                                    L.gpus_from));
         } else {
             const Count& missing = !slurm.nodes.unknown.empty() ? slurm.nodes : slurm.per_node;
             L.gpus_unknown = missing.unknown.empty()
@@ -311,7 +316,7 @@ std::string args_text(const LaunchCommand& l) {
 std::optional<LaunchCommand> find_launch(const ShellRun& run, const std::string& source) {
     std::vector<Found> all;
     for (const auto& c : run.commands)
-        if (auto f = launch_in(c)) all.push_back(std::move(*f));
+        if (auto f = launch_in(c, source)) all.push_back(std::move(*f));
     if (all.empty()) return std::nullopt;
     std::vector<Found> training;
     for (auto& f : all)

@@ -7,6 +7,7 @@
 // that Megatron's padding leaves it as it is.
 #include <numeric>
 
+#include "interop/job_draft.h"
 #include "interop/megatron_export_model.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
@@ -125,8 +126,9 @@ ExportResult export_megatron(const Job& job) {
 
     const int per_node = job.cluster.gpus_per_node;
     const int nodes = (job.cluster.num_gpus + per_node - 1) / per_node;
-    std::string text = "# " + job.name + ": " + std::to_string(job.cluster.num_gpus) + " x " + job.cluster.gpu.name +
-                       " (lostflops export megatron)\n";
+    // Names are user text: escaped so that a newline in one cannot end the comment.
+    std::string text = "# " + interop::comment_text(job.name) + ": " + std::to_string(job.cluster.num_gpus) + " x " +
+                       interop::comment_text(job.cluster.gpu.name) + " (lostflops export megatron)\n";
     text += "torchrun --nnodes " + std::to_string(nodes) + " --nproc-per-node " +
             std::to_string(std::min(per_node, job.cluster.num_gpus)) + " pretrain_gpt.py \\\n";
     for (size_t i = 0; i < l.flags.size(); ++i) text += "    " + l.flags[i] + (i + 1 < l.flags.size() ? " \\\n" : "\n");

@@ -16,6 +16,9 @@ namespace lostflops::interop {
 
 namespace {
 
+constexpr int kMaxTomlArrayDepth = 16;
+constexpr size_t kMaxTomlKeys = 100'000;
+
 class LineParser {
 public:
     LineParser(const std::string& s, const std::string& source, int line) : s_(s), source_(source), line_(line) {}
@@ -93,6 +96,11 @@ private:
         return out;
     }
     std::vector<TomlValue> array() {
+        // Each level is a recursion here and in the value's destructor: 30,000
+        // '[' overflowed the stack. torchtitan's lists are flat.
+        if (++depth_ > kMaxTomlArrayDepth)
+            fail("arrays nested deeper than " + std::to_string(kMaxTomlArrayDepth) +
+                 " levels; torchtitan's configs use flat lists");
         std::vector<TomlValue> out;
         ++i_;
         skip_ws();
@@ -108,12 +116,14 @@ private:
                 skip_ws();
                 if (i_ < s_.size() && s_[i_] == ']') {
                     ++i_;
+                    --depth_;
                     return out;
                 }
                 continue;
             }
             if (i_ < s_.size() && s_[i_] == ']') {
                 ++i_;
+                --depth_;
                 return out;
             }
             fail("expected ',' or ']' in an array (arrays must be on one line here)");
@@ -150,6 +160,7 @@ private:
     const std::string& source_;
     int line_;
     size_t i_ = 0;
+    int depth_ = 0;
 };
 
 }  // namespace
@@ -188,6 +199,10 @@ TomlTable parse_toml_subset(const std::string& text, const std::string& source) 
         if (out.count(full))
             throw InputError(source, full, "given twice (lines " + std::to_string(out[full].line) + " and " +
                                                std::to_string(line_no) + ")");
+        if (out.size() >= kMaxTomlKeys)
+            throw InputError(source, "line " + std::to_string(line_no),
+                             "more than " + std::to_string(kMaxTomlKeys) +
+                                 " keys; a torchtitan config has about a hundred — is this the right file?");
         out.emplace(full, std::move(v));
     }
     return out;

@@ -3,7 +3,9 @@
 // bare keys, values basic "strings" and 'literal strings', integers
 // (decimal, with `_` between digits), floats, booleans and one-line arrays of
 // those. Anything else (inline tables, multi-line strings, dates, a table or
-// key given twice) is an InputError naming the file and the line.
+// key given twice) is an InputError naming the file and the line; so are
+// arrays nested deeper than 16 levels and more than 100,000 keys (bounds of
+// stack and memory: README "Bad input and limits").
 #pragma once
 
 #include <map>

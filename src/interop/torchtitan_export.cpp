@@ -3,6 +3,7 @@
 // [training] local_batch_size / global_batch_size / seq_len, [parallelism]
 // degrees, [activation_checkpoint]), with the data-parallel shard degree
 // written out (not -1) so that the GPU count travels with the file.
+#include "interop/job_draft.h"
 #include "interop/torchtitan_flavors.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
@@ -35,8 +36,9 @@ ExportResult export_torchtitan(const Job& job) {
     std::string s;
     const auto line = [&s](const std::string& key, const std::string& value) { s += key + " = " + value + "\n"; };
     const auto q = [](const std::string& v) { return "\"" + v + "\""; };
-    s += "# " + job.name + ": " + std::to_string(job.cluster.num_gpus) + " x " + job.cluster.gpu.name +
-         " (lostflops export torchtitan)\n";
+    // Names are user text: escaped so that a newline in one cannot end the comment.
+    s += "# " + interop::comment_text(job.name) + ": " + std::to_string(job.cluster.num_gpus) + " x " +
+         interop::comment_text(job.cluster.gpu.name) + " (lostflops export torchtitan)\n";
     s += "[model]\n";
     line("name", q(flavor->name));
     line("flavor", q(flavor->flavor));

@@ -183,7 +183,8 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     const int64_t pp = c.integer({"parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree"}, 1);
     const int64_t cp = c.integer({"parallelism.context_parallel_degree", "experimental.context_parallel_degree"}, 1);
     const int64_t ep = c.integer({"parallelism.expert_parallel_degree"}, 1);
-    const int64_t model_parallel = replicate * tp * pp * cp;
+    const int64_t model_parallel = interop::gpu_count({replicate, tp, pp, cp}, source, "parallelism",
+                                                      "data_parallel_replicate_degree x tp x pp x cp");
     int64_t num_gpus = options.num_gpus;
     int64_t shard = shard_given;
     if (shard < 0) {
@@ -200,7 +201,8 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                          "the degrees multiply to " + std::to_string(shard * model_parallel) + " GPUs, not --num-gpus " +
                              std::to_string(num_gpus));
     } else {
-        num_gpus = shard * model_parallel;
+        num_gpus = interop::gpu_count({shard, model_parallel}, source, "parallelism",
+                                      "the degrees (replicate x shard x tp x pp x cp)");
     }
     const int64_t dp = replicate * shard;
 

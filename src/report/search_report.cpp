@@ -119,6 +119,9 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
                        grouped(c.enumerated), grouped(c.pruned_divisibility), grouped(c.pruned_memory),
                        grouped(c.evaluated), grouped(c.layouts), r.wall_s,
                        r.cancelled ? " (interrupted: best found so far)" : "");
+    if (r.ranked.empty() && c.pruned_memory == 0 && c.evaluated == 0)
+        return out + "no valid plan: the fixed settings (the job's parallel keys, --fix) and the divisibility rules "
+                     "leave no layout to evaluate; lostflops estimate on a fixed plan names the rule it breaks\n";
     if (r.ranked.empty()) return out + "no plan fits in GPU memory\n";
     const auto wall_of = [&](const PlanScore& s) {
         return costliest_wall(estimate(job_with_plan(job, s), cal).breakdown);

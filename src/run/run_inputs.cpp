@@ -36,13 +36,22 @@ constexpr double kCheckpointBytesPerParam = 14;
 double spare_wait_s(double failures_per_s, double repair_s, int spares) {
     if (repair_s <= 0) return 0;
     const double a = failures_per_s * repair_s;
-    const int kmax = static_cast<int>(a + 20 * std::sqrt(a) + 60);
-    double p = std::exp(-a);  // Poisson(0; a)
+    if (!(a > 0)) return 0;
+    // Sum over K = k of P(K = k) (k + 1 - S) / (k + 1), for k >= S (fewer in
+    // repair: no wait), over the window where the Poisson mass lies:
+    // mean +- 20 standard deviations (+ 60 for small means). Each term in
+    // log space (log P = -a + k log a - lgamma(k + 1)) and then by the
+    // recurrence P(k) = P(k - 1) a / k: exp(-a) alone is 0 beyond a = 745,
+    // which left every term 0 (issue 20 item 5).
+    const double half = 20 * std::sqrt(a) + 60;
+    const double lo = std::max(static_cast<double>(spares), std::floor(a - half));
+    const double hi = std::ceil(a + half);
+    if (lo > hi) return 0;
+    double p = std::exp(-a + lo * std::log(a) - std::lgamma(lo + 1));
     double wait = 0;
-    for (int k = 0; k <= kmax; ++k) {
-        if (k > 0) p *= a / k;
-        const int need = k + 1 - spares;
-        if (need > 0) wait += p * need / (k + 1.0);
+    for (double k = lo; k <= hi; ++k) {
+        if (k > lo) p *= a / k;
+        wait += p * (k + 1 - spares) / (k + 1);
     }
     return wait * repair_s;
 }

@@ -12,8 +12,8 @@ namespace lostflops {
 
 PipelineTimeline pipeline_timeline(const PipelineInput& in) {
     schedule_detail::check_pipeline_input(in);
-    if (1LL * in.stages * in.chunks * in.micro_batches > 1'000'000LL)
-        throw std::invalid_argument("pipeline_timeline: stages * chunks * micro_batches > 1e6");
+    if (1LL * in.stages * in.chunks * in.micro_batches > kMaxTimelinePasses)
+        throw std::invalid_argument("pipeline_timeline: stages * chunks * micro_batches > kMaxTimelinePasses");
     std::vector<std::vector<TimelinePass>> per_rank;
     PipelineTimeline t;
     t.result = schedule_detail::pipeline_simulate_recorded(in, &per_rank);

@@ -7,10 +7,11 @@
 
 namespace lostflops {
 
-// "; did you mean 'WORD'?" for the known word at the smallest
-// Damerau-Levenshtein (optimal string alignment) distance from `given`,
-// compared without case, when that distance is at most max(1, size/3) of the
-// longer word; "" otherwise. Ties: the first in `known`.
-std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
+// "; did you mean `x`?" naming the candidate nearest `key` (optimal string
+// alignment distance after folding case and '-' to '_', at most 1 for keys of
+// up to 3 characters, 2 up to 8, else 3; one a prefix of the other, both of
+// 4 or more characters, counts as 1; ties: the longer common prefix), or ""
+// when none is that near.
+std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates);
 
 }  // namespace lostflops

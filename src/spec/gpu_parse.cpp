@@ -47,7 +47,7 @@ double peak(YamlSection& s, const std::string& key, std::optional<double> fallba
 void read_peaks(YamlSection& parent, Gpu& g) {
     YAML::Node n = parent.raw("peak_tflops");
     const std::string path = parent.key_path("peak_tflops");
-    if (!n) throw InputError(parent.file(), path, "missing; expected {fp16, bf16, fp8} dense TFLOP/s");
+    if (!n) throw parent.missing("peak_tflops", "expected {fp16, bf16, fp8} dense TFLOP/s");
     if (!n.IsMap()) throw InputError(parent.file(), path, "expected a mapping {fp16, bf16, fp8}");
     YamlSection s(n, parent.file(), path);
     // 0 marks a precision without tensor-core support (V100 bf16).
@@ -68,8 +68,7 @@ int64_t read_memory_bytes(YamlSection& s) {
                          "give memory_GiB or memory_GB, not both");
     if (gib) return std::llround(*gib * kGiB);
     if (gb) return std::llround(*gb * kGB);
-    throw InputError(s.file(), s.key_path("memory_GiB"),
-                     "missing; expected HBM capacity (memory_GiB, or memory_GB in 1e9 bytes)");
+    throw s.missing("memory_GiB", "expected HBM capacity (memory_GiB, or memory_GB in 1e9 bytes)");
 }
 
 }  // namespace

@@ -45,4 +45,8 @@ inline constexpr int64_t kMaxSmCount = 10'000;
 inline constexpr double kMinTdpW = 10;
 inline constexpr double kMaxTdpW = 10'000;
 
+// GPUs of one job: 1 to 1,000,000 (30x the largest published training runs,
+// e.g. Llama 3's 16,384 H100 and xAI's reported 100,000-200,000).
+inline constexpr int64_t kMaxGpus = 1'000'000;
+
 }  // namespace lostflops::bounds

@@ -51,6 +51,7 @@ std::string job_name(const std::string& named, const std::vector<AppliedOverride
 Job read_job(YAML::Node root, const std::string& source, const std::vector<AppliedOverride>& applied,
              JobChecks checks = JobChecks::all) {
     YamlSection top(root, source, "");
+    top.check_keys({"name", "source", "description", "model", "cluster", "training", "parallel", "run"});
     Job job;
     job.source = source;
     job.name = job_name(top.str_opt("name").value_or(std::filesystem::path(source).stem().string()), applied);
@@ -67,6 +68,25 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     top.finish();
     validate_job(job, checks);
     return job;
+}
+
+// Rethrows `e` as the error of the --set it is about (job_overrides.h
+// override_for), unless it matched only by a related key and the file alone
+// (`file_root`, before the overrides) fails at the same key: then the file's.
+[[noreturn]] void rethrow_attributed(const InputError& e, const std::string& source,
+                                     const std::vector<AppliedOverride>& applied, const YAML::Node& file_root,
+                                     JobChecks checks) {
+    bool by_related = false;
+    const AppliedOverride* o = override_for(e, source, applied, &by_related);
+    if (o && by_related) {
+        try {
+            (void)read_job(file_root, source, {}, checks);
+        } catch (const InputError& alone) {
+            if (alone.key() == e.key()) throw e;
+        }
+    }
+    if (o) throw InputError(o->source(), e.key(), e.message());
+    throw e;
 }
 
 }  // namespace
@@ -108,12 +128,12 @@ Job parse_job(const std::string& text, const std::string& source,
     check_text(text, source);
     YAML::Node root = load_yaml_document(text, source);
     if (!root.IsMap()) throw InputError(source, "", "expected a mapping with sections model, cluster, training, parallel");
+    const YAML::Node file_root = overrides.empty() ? root : YAML::Clone(root);
     const std::vector<AppliedOverride> applied = apply_overrides(root, overrides);
     try {
         return read_job(root, source, applied);
     } catch (const InputError& e) {
-        if (const AppliedOverride* o = override_for(e, source, applied)) throw InputError(o->source(), e.key(), e.message());
-        throw;
+        rethrow_attributed(e, source, applied, file_root, JobChecks::all);
     }
 }
 
@@ -123,6 +143,8 @@ SearchJob parse_search_job(const std::string& text, const std::string& source,
     YAML::Node root = load_yaml_document(text, source);
     if (!root.IsMap()) throw InputError(source, "", "expected a mapping with sections model, cluster, training, parallel");
     if (plan == SearchJobPlan::ignore) root.remove("parallel");
+    YAML::Node file_root = overrides.empty() ? root : YAML::Clone(root);
+    if (!file_root["parallel"] || file_root["parallel"].IsNull()) file_root["parallel"] = YAML::Node(YAML::NodeType::Map);
     const std::vector<AppliedOverride> applied = apply_overrides(root, overrides);
     SearchJob out;
     if (!root["parallel"] || root["parallel"].IsNull()) root["parallel"] = YAML::Node(YAML::NodeType::Map);
@@ -135,8 +157,7 @@ SearchJob parse_search_job(const std::string& text, const std::string& source,
     try {
         out.job = read_job(root, source, applied, JobChecks::without_plan);
     } catch (const InputError& e) {
-        if (const AppliedOverride* o = override_for(e, source, applied)) throw InputError(o->source(), e.key(), e.message());
-        throw;
+        rethrow_attributed(e, source, applied, file_root, JobChecks::without_plan);
     }
     return out;
 }

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "spec/validate.h"
 #include "spec/yaml_document.h"
 
 namespace lostflops {
@@ -14,6 +15,15 @@ namespace {
 bool under(const std::string& key, const std::string& path) {
     if (key.size() < path.size() || key.compare(0, path.size(), path) != 0) return false;
     return key.size() == path.size() || key[path.size()] == '.' || key[path.size()] == '[';
+}
+
+// The keys an override decides: its own path, or for a preset (model.preset,
+// cluster.preset) or a model's hf_config file the whole section they fill.
+std::string what_it_sets(const std::string& path) {
+    const auto dot = path.rfind('.');
+    if (dot == std::string::npos) return path;
+    const std::string leaf = path.substr(dot + 1);
+    return leaf == "preset" || leaf == "hf_config" ? path.substr(0, dot) : path;
 }
 
 AppliedOverride apply_one(YAML::Node& root, const std::string& expr) {
@@ -65,13 +75,26 @@ std::vector<AppliedOverride> apply_overrides(YAML::Node& root, const std::vector
 }
 
 const AppliedOverride* override_for(const InputError& e, const std::string& source,
-                                    const std::vector<AppliedOverride>& applied) {
+                                    const std::vector<AppliedOverride>& applied, bool* by_related) {
+    if (by_related) *by_related = false;
     if (e.file() != source || e.key().empty()) return nullptr;
     for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
-        if (under(e.key(), it->path)) return &*it;
+        if (under(e.key(), what_it_sets(it->path))) return &*it;
         for (const auto& c : it->created)
             if (under(e.key(), c)) return &*it;
     }
+    if (by_related) *by_related = true;
+    if (const auto* plan = dynamic_cast<const PlanError*>(&e))
+        for (auto it = applied.rbegin(); it != applied.rend(); ++it)
+            for (const auto& key : plan->related()) {
+                // A related section ("model") covers every override inside it.
+                const std::string sets = what_it_sets(it->path);
+                if (under(key, sets) || under(sets, key)) return &*it;
+            }
+    // An error about a whole section ("parallel: tp*pp*cp = 64 is more than
+    // num_gpus 8") that an override wrote into.
+    for (auto it = applied.rbegin(); it != applied.rend(); ++it)
+        if (under(it->path, e.key())) return &*it;
     return nullptr;
 }
 

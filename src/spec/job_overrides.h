@@ -28,10 +28,16 @@ std::vector<AppliedOverride> apply_overrides(YAML::Node& root, const std::vector
 
 // The override an error from `source` (the job file) is really about: the last
 // one whose path is the error's key or lies above it (parallel.tp for
-// parallel.tp, cluster.gpu for cluster.gpu.peak_tflops.bf16), or that created
-// the section the key is in (a.b.c.d=1 created `a`: "a: unknown key"). nullptr
-// when the key came from the file.
+// parallel.tp, cluster.gpu for cluster.gpu.peak_tflops.bf16; a preset or
+// hf_config for its whole section), or is one of the other keys a cross-field
+// rule read (spec/validate.h PlanError: --set parallel.pp=3 for "cluster.num_gpus:
+// not divisible by tp*pp*cp"), or that created the section the key is in
+// (a.b.c.d=1 created `a`: "a: unknown key"), or wrote into the section the
+// error is about. nullptr when the error is the file's own. *by_related is
+// set when the match is by a related key or a section, not by the error's
+// own key: the caller then checks whether the file alone fails the same way
+// (then the error is the file's).
 const AppliedOverride* override_for(const InputError& e, const std::string& source,
-                                    const std::vector<AppliedOverride>& applied);
+                                    const std::vector<AppliedOverride>& applied, bool* by_related = nullptr);
 
 }  // namespace lostflops

@@ -20,15 +20,14 @@ namespace lostflops {
 
 namespace {
 
-constexpr int64_t kMaxGpus = 1'000'000;
+constexpr int64_t kMaxGpus = bounds::kMaxGpus;
 constexpr int64_t kMaxSeq = 100'000'000;
 
 Link read_link(YamlSection& parent, const std::string& key, const std::optional<Link>& fallback) {
     YAML::Node n = parent.raw(key);
     if (!n) {
         if (fallback) return *fallback;
-        throw InputError(parent.file(), parent.key_path(key),
-                         "missing; expected {bandwidth_GBps, latency_us}");
+        throw parent.missing(key, "expected {bandwidth_GBps, latency_us}");
     }
     YamlSection s(n, parent.file(), parent.key_path(key));
     Link l;
@@ -52,7 +51,7 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
             std::string all;
             for (const auto& n : cluster_names()) all += (all.empty() ? "" : ", ") + n;
             throw InputError(file, "cluster.preset",
-                             "unknown cluster '" + preset_name + "'; known: " + all);
+                             "unknown cluster '" + preset_name + "'; known: " + all + did_you_mean(preset_name, cluster_names()));
         }
         node = merged(YAML::Load(*yaml), node, "preset", file, "cluster");
     }
@@ -60,13 +59,13 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
     Cluster c;
     c.name = s.str_opt("name").value_or(preset_name);
     YAML::Node g = s.raw("gpu");
-    if (!g) throw InputError(file, "cluster.gpu", "missing; expected a catalog name or a spec");
+    if (!g) throw s.missing("gpu", "expected a catalog name or a spec");
     if (g.IsScalar()) {
         auto gpu = find_gpu(g.Scalar());
         if (!gpu) {
             std::string all;
             for (const auto& n : gpu_names()) all += (all.empty() ? "" : ", ") + n;
-            throw InputError(file, "cluster.gpu", "unknown GPU '" + g.Scalar() + "'; known: " + all);
+            throw InputError(file, "cluster.gpu", "unknown GPU '" + g.Scalar() + "'; known: " + all + did_you_mean(g.Scalar(), gpu_names()));
         }
         c.gpu = *gpu;
     } else {

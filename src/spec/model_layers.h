@@ -11,6 +11,7 @@
 
 #include "lostflops/error.h"
 #include "spec/model_families.h"
+#include "spec/validate.h"
 #include "spec/yaml_reader.h"
 
 namespace lostflops {
@@ -38,7 +39,7 @@ public:
     }
     int64_t alias_req(std::initializer_list<const char*> keys, int64_t min, int64_t max) {
         if (auto v = alias_int(keys, min, max)) return *v;
-        throw InputError(file_, s_.key_path(*keys.begin()), "missing; expected an integer");
+        throw s_.missing(*keys.begin(), "expected an integer");  // names a misspelt key present
     }
     std::optional<std::string> alias_str(std::initializer_list<const char*> keys) {
         std::optional<std::string> out;
@@ -79,9 +80,13 @@ public:
         }
         return out;
     }
+    // A rule across the model's keys: a PlanError whose related section is
+    // "model", so an error a --set into the model caused is the --set's.
     [[noreturn]] void fail(const char* key, const std::string& msg) const {
-        throw InputError(file_, s_.key_path(key), msg);
+        throw PlanError(file_, s_.key_path(key), msg, {"model"});
     }
+    // A required key absent: a misspelt key present is named instead.
+    [[noreturn]] void missing(const char* key, const std::string& expected) const { throw s_.missing(key, expected); }
 
 private:
     YamlSection& s_;

@@ -172,7 +172,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
                                            "moe_shared_expert_intermediate_size"}, 0, kMaxSize);
     Moe moe_shape;
     if (moe) {
-        if (!top_k) r.fail("num_experts_per_tok", "missing; a mixture of experts needs it");
+        if (!top_k) r.missing("num_experts_per_tok", "a mixture of experts needs it");
         moe_shape.experts = static_cast<int>(experts);
         moe_shape.top_k = static_cast<int>(*top_k);
         moe_shape.expert = mlp;
@@ -207,7 +207,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     LinearMixer linear;
     const bool has_linear = std::any_of(plan.begin(), plan.end(), [](const LayerPlan& p) { return p.mixer == MixerChoice::linear; });
     if (has_linear && linear_is_lightning) {
-        if (!heads) r.fail("num_attention_heads", "missing; lightning attention needs it");
+        if (!heads) r.missing("num_attention_heads", "lightning attention needs it");
         linear.heads = attn.heads;
         linear.head_dim = *head_dim;
         linear.groups = attn.heads;
@@ -222,7 +222,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
         linear.chunk = 64;  // flash-linear-attention chunk_gated_delta_rule's chunk size
     }
     if (!heads && std::any_of(plan.begin(), plan.end(), [](const LayerPlan& p) { return p.mixer == MixerChoice::attention; }))
-        r.fail("num_attention_heads", "missing; expected an integer");
+        r.missing("num_attention_heads", "expected an integer");
 
     // Norms per layer: the family's; Falcon's parallel block has one unless
     // the new decoder architecture gives attention and MLP one each.

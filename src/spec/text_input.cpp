@@ -24,6 +24,13 @@ std::string input_name(const std::string& path) { return path == "-" ? kStdinNam
 void check_input_path(const std::string& path, const std::string& what) {
     if (path == "-") return;
     if (path.empty()) throw InputError("", "", "empty file name; expected a " + what);
+    // PATH_MAX (4096 on Linux, <limits.h>): a longer name cannot be opened;
+    // it is named by its start, not echoed whole (issue 20: a 4 MB string).
+    constexpr std::size_t kPathMax = 4096;
+    if (path.size() >= kPathMax)
+        throw InputError(path.substr(0, 60) + "...", "",
+                         fmt::format("a file name of {} bytes, longer than PATH_MAX ({}); expected the path of a {}",
+                                     path.size(), kPathMax, what));
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         const int err = errno;

@@ -18,8 +18,10 @@ namespace lostflops {
 
 namespace {
 
-[[noreturn]] void fail(const Job& job, const std::string& key, const std::string& msg) {
-    throw InputError(job.source, key, msg);
+// `related`: the other keys the rule reads (PlanError::related).
+[[noreturn]] void fail(const Job& job, const std::string& key, const std::string& msg,
+                       std::vector<std::string> related = {}) {
+    throw PlanError(job.source, key, msg, std::move(related));
 }
 
 std::optional<PlanIssue> divides(int64_t n, int64_t tp, const char* what) {
@@ -125,50 +127,55 @@ void validate_job(const Job& job, JobChecks checks) {
     const ParallelPlan& p = job.plan;
 
     for (const LayerKind& k : m.kinds())
-        if (const KindProblem pr = kind_problem(k, m.hidden); !pr.key.empty()) fail(job, pr.key, pr.message);
+        if (const KindProblem pr = kind_problem(k, m.hidden); !pr.key.empty()) fail(job, pr.key, pr.message, {"model"});
     if (c.num_gpus % c.gpus_per_node != 0 && c.num_gpus > c.gpus_per_node)
         fail(job, "cluster.num_gpus",
-             fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node));
+             fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node), {"cluster.gpus_per_node"});
     if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
-        fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed");
+        fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed", {"training.precision"});
     if (c.gpu.peak_tflops(t.precision) <= 0)
         fail(job, "training.precision",
-             fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));
+             fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)), {"cluster.gpu"});
     if (checks == JobChecks::without_plan) return;
-    if (const auto issue = tp_issue(m, p.tp)) fail(job, issue->key, issue->message);
+    if (const auto issue = tp_issue(m, p.tp)) fail(job, issue->key, issue->message, {"model", "parallel.tp"});
     const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
     if (c.num_gpus % model_par != 0)
         fail(job, "cluster.num_gpus",
-             fmt::format("{} GPUs are not divisible by tp*pp*cp = {}", c.num_gpus, model_par));
+             fmt::format("{} GPUs are not divisible by tp*pp*cp = {}", c.num_gpus, model_par), {"parallel.tp", "parallel.pp", "parallel.cp"});
     if (static_cast<int64_t>(p.dp) * model_par != c.num_gpus)
         fail(job, "parallel.dp",
-             fmt::format("dp {} disagrees with num_gpus/(tp*pp*cp) = {}", p.dp, c.num_gpus / model_par));
+             fmt::format("dp {} disagrees with num_gpus/(tp*pp*cp) = {}", p.dp, c.num_gpus / model_par), {"cluster.num_gpus", "parallel.tp", "parallel.pp", "parallel.cp"});
     if (t.global_batch % (static_cast<int64_t>(p.dp) * t.micro_batch) != 0)
         fail(job, "training.global_batch_size",
              fmt::format("{} is not divisible by dp*micro_batch_size = {}*{}", t.global_batch, p.dp,
-                         t.micro_batch));
-    if (const auto issue = stage_layout_issue(job)) fail(job, issue->key, issue->message);
+                         t.micro_batch), {"training.micro_batch_size", "parallel.dp", "cluster.num_gpus", "parallel.tp", "parallel.pp", "parallel.cp"});
+    if (const auto issue = stage_layout_issue(job))
+        fail(job, issue->key, issue->message,
+             {"parallel.pp", "parallel.vpp", "parallel.pipeline_layout", "parallel.first_stage_layers",
+              "parallel.last_stage_layers", "model"});
     const int per_stage_max = max_stage_layers(job);
     if (p.recompute_layers > per_stage_max)
         fail(job, "parallel.recompute_layers",
              fmt::format("{} is more than the {} layers of a virtual pipeline stage ({} layers over pp*vpp = {}*{}); "
                          "leave it out to recompute every layer",
-                         p.recompute_layers, per_stage_max, m.layers, p.pp, p.vpp));
+                         p.recompute_layers, per_stage_max, m.layers, p.pp, p.vpp),
+             {"parallel.pp", "parallel.vpp", "parallel.pipeline_layout", "parallel.first_stage_layers",
+              "parallel.last_stage_layers", "model.num_hidden_layers"});
     if (const auto issue = schedule_issue(p, p.micro_batches(t))) fail(job, issue->key, issue->message);
-    if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1");
+    if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1", {"parallel.pp"});
     if (effective_schedule(p) == PipelineSchedule::interleaved && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",
              fmt::format("the interleaved schedule needs micro-batches per step ({}) divisible by pp {}",
-                         p.micro_batches(t), p.pp));
+                         p.micro_batches(t), p.pp), {"parallel.pp", "training.global_batch_size", "training.micro_batch_size", "parallel.dp", "cluster.num_gpus"});
     if (p.cp > 1 && t.seq_length % (2 * p.cp) != 0)
         fail(job, "parallel.cp",
-             fmt::format("seq_length {} is not divisible by 2*cp = {}", t.seq_length, 2 * p.cp));
-    if (p.ep > 1 && !m.is_moe()) fail(job, "parallel.ep", "ep > 1 needs a mixture-of-experts model");
+             fmt::format("seq_length {} is not divisible by 2*cp = {}", t.seq_length, 2 * p.cp), {"training.seq_length"});
+    if (p.ep > 1 && !m.is_moe()) fail(job, "parallel.ep", "ep > 1 needs a mixture-of-experts model", {"model"});
     if (m.is_moe()) {
         for (const LayerKind& k : m.kinds())
             if (k.is_moe() && k.moe.experts % p.ep != 0)
                 fail(job, "parallel.ep",
-                     fmt::format("num_local_experts {} is not divisible by ep {}", k.moe.experts, p.ep));
+                     fmt::format("num_local_experts {} is not divisible by ep {}", k.moe.experts, p.ep), {"model"});
         // MoE parallel folding (Megatron-Core parallel_state.py): the expert
         // layers lay the tp*cp*dp ranks of a stage out again as etp x ep x edp,
         // so world_size must divide by etp*ep*pp.
@@ -190,13 +197,13 @@ void validate_job(const Job& job, JobChecks checks) {
     }
     if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
         fail(job, "parallel.sequence_parallel",
-             fmt::format("seq_length/cp = {} is not divisible by tp {}", t.seq_length / p.cp, p.tp));
+             fmt::format("seq_length/cp = {} is not divisible by tp {}", t.seq_length / p.cp, p.tp), {"training.seq_length", "parallel.cp", "parallel.tp"});
     // The pipeline schedules (closed form and simulation) handle up to 5e7
     // (micro-batch, virtual stage) cells; real steps have thousands.
     if (static_cast<double>(p.micro_batches(t)) * p.pp * p.vpp > 5e7)
         fail(job, "training.global_batch_size",
              fmt::format("{} micro-batches per step on {} virtual stages is beyond what can be scheduled "
-                         "(at most 5e7 micro-batch passes per step)", p.micro_batches(t), p.pp * p.vpp));
+                         "(at most 5e7 micro-batch passes per step)", p.micro_batches(t), p.pp * p.vpp), {"training.micro_batch_size", "parallel.pp", "parallel.vpp", "parallel.dp"});
 }
 
 }  // namespace lostflops

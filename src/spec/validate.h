@@ -5,10 +5,25 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "lostflops/error.h"
 #include "lostflops/spec.h"
 
 namespace lostflops {
+
+// A cross-field error: key() is the key to change, related() every other key
+// the rule reads, so that an error caused by a --set of one of them is
+// reported against that --set (job_overrides.h override_for).
+class PlanError : public InputError {
+public:
+    PlanError(std::string file, std::string key, const std::string& message, std::vector<std::string> related)
+        : InputError(std::move(file), std::move(key), message), related_(std::move(related)) {}
+    const std::vector<std::string>& related() const { return related_; }
+
+private:
+    std::vector<std::string> related_;
+};
 
 // Why tensor parallelism of `tp` cannot split some layer kind of `m` (heads,
 // key/value heads, widths, mixer heads and groups, the vocabulary), as the job

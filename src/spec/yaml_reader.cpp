@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cctype>
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -77,6 +78,18 @@ Form classify(const std::string& s) {
     return Form::invalid;
 }
 
+// A scalar is resolved by the core schema only when plain (yaml-cpp tags it
+// "?"); a quoted one ("8", '8') is a string (tag "!"; YAML 1.2.2 section
+// 6.9.1: non-plain scalars get the non-specific tag "!", resolved to a
+// string). An explicit tag is honoured when it is one of `tags`.
+bool plain_or_tagged(const YAML::Node& node, std::initializer_list<const char*> tags) {
+    const std::string& tag = node.Tag();
+    if (tag == "?" || tag.empty()) return true;
+    for (const char* t : tags)
+        if (tag == t) return true;
+    return false;
+}
+
 std::string show(double v) { return fmt::format("{}", v); }
 
 // "expected 1 to 1000000" for the messages.
@@ -95,6 +108,11 @@ double read_scalar(const YAML::Node& node, const std::string& file, const std::s
     const char* want = integer ? "an integer" : "a number";
     if (!node.IsScalar()) throw InputError(file, key, fmt::format("expected {}", want));
     const std::string& s = node.Scalar();
+    if (!plain_or_tagged(node, {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}))
+        throw InputError(file, key,
+                         fmt::format("expected {}, got the string '{}' (quoted or tagged); YAML 1.2 reads a quoted "
+                                     "scalar as a string: write it without quotes",
+                                     want, s));
     const std::string range = range_text(min, max, integer);
     double v = 0;
     switch (classify(s)) {
@@ -162,6 +180,7 @@ std::string YamlSection::key_path(const std::string& key) const {
 }
 
 bool YamlSection::has(const std::string& key) const {
+    known_.insert(key);
     if (!node_ || !node_.IsMap()) return false;
     YAML::Node v = node_[key];
     return v && !v.IsNull();
@@ -181,7 +200,7 @@ std::optional<double> YamlSection::num_opt(const std::string& key, double min, d
 
 double YamlSection::num_req(const std::string& key, double min, double max) {
     auto v = num_opt(key, min, max);
-    if (!v) throw InputError(file_, key_path(key), "missing; expected a number");
+    if (!v) throw missing(key, "expected a number");
     return *v;
 }
 
@@ -197,7 +216,7 @@ std::optional<int64_t> YamlSection::int_opt(const std::string& key, int64_t min,
 
 int64_t YamlSection::int_req(const std::string& key, int64_t min, int64_t max) {
     auto v = int_opt(key, min, max);
-    if (!v) throw InputError(file_, key_path(key), "missing; expected an integer");
+    if (!v) throw missing(key, "expected an integer");
     return *v;
 }
 
@@ -210,8 +229,17 @@ bool YamlSection::bool_or(const std::string& key, bool fallback) {
     if (!v) return fallback;
     if (!v.IsScalar()) throw InputError(file_, key_path(key), "expected true or false");
     const std::string& s = v.Scalar();
-    if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+    // YAML 1.2 core schema booleans (section 10.3.2): true|True|TRUE|false|False|FALSE.
+    const bool plain = plain_or_tagged(v, {"tag:yaml.org,2002:bool"});
+    if (plain && (s == "true" || s == "True" || s == "TRUE")) return true;
+    if (plain && (s == "false" || s == "False" || s == "FALSE")) return false;
+    if (!plain)
+        throw InputError(file_, key_path(key),
+                         "expected true or false, got the string '" + s + "' (quoted); write it without quotes");
+    if (s == "yes" || s == "Yes" || s == "YES" || s == "on" || s == "On" || s == "ON" || s == "y" || s == "Y" ||
+        s == "no" || s == "No" || s == "NO" || s == "off" || s == "Off" || s == "OFF" || s == "n" || s == "N")
+        throw InputError(file_, key_path(key),
+                         "expected true or false, got '" + s + "': a YAML 1.1 boolean, a string in YAML 1.2");
     throw InputError(file_, key_path(key), "expected true or false, got '" + s + "'");
 }
 
@@ -236,12 +264,38 @@ std::optional<std::string> YamlSection::choice_opt(const std::string& key,
 
 void YamlSection::finish(const std::set<std::string>& tolerated) const {
     if (!node_ || !node_.IsMap()) return;
+    std::vector<std::string> names(known_.begin(), known_.end());
+    names.insert(names.end(), tolerated.begin(), tolerated.end());
     for (const auto& kv : node_) {
         if (!kv.first.IsScalar()) throw InputError(file_, prefix_, "keys must be plain strings");
         const std::string& k = kv.first.Scalar();
         if (used_.count(k) == 0 && tolerated.count(k) == 0)
-            throw InputError(file_, key_path(k), "unknown key");
+            throw InputError(file_, key_path(k), "unknown key" + did_you_mean(k, names));
     }
 }
+
+void YamlSection::check_keys(const std::vector<std::string>& schema) const {
+    if (!node_ || !node_.IsMap()) return;
+    for (const auto& kv : node_) {
+        if (!kv.first.IsScalar()) throw InputError(file_, prefix_, "keys must be plain strings");
+        const std::string& k = kv.first.Scalar();
+        if (std::find(schema.begin(), schema.end(), k) == schema.end())
+            throw InputError(file_, key_path(k), "unknown key" + did_you_mean(k, schema));
+    }
+}
+
+InputError YamlSection::missing(const std::string& key, const std::string& expected) const {
+    known_.insert(key);
+    if (node_ && node_.IsMap())
+        for (const auto& kv : node_) {
+            if (!kv.first.IsScalar()) continue;
+            const std::string& k = kv.first.Scalar();
+            if (known_.count(k) || used_.count(k)) continue;
+            const std::string hint = did_you_mean(k, {key});
+            if (!hint.empty()) return InputError(file_, key_path(k), "unknown key" + hint);
+        }
+    return InputError(file_, key_path(key), "missing; " + expected);
+}
+
 
 }  // namespace lostflops

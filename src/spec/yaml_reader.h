@@ -2,7 +2,14 @@
 //
 // Every getter names the file and the dotted key in its InputError, checks the
 // type and the allowed range, and records the key as used; finish() rejects
-// keys nobody asked for, so a typo never silently keeps a default.
+// keys nobody asked for, so a typo never silently keeps a default, and names
+// the nearest key the section knows ("did you mean `global_batch_size`?"). A
+// required key that is missing while an unknown key near it is present is
+// reported as that unknown key, not as "missing".
+//
+// Scalars follow the YAML 1.2 core schema: a quoted scalar ('8', "true") is a
+// string, never a number or a boolean; booleans are true/True/TRUE and
+// false/False/FALSE (YAML 1.1's yes/no/on/off are errors that say so).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +19,9 @@
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
+
+#include "lostflops/error.h"
+#include "spec/did_you_mean.h"
 
 namespace lostflops {
 
@@ -48,8 +58,16 @@ public:
     std::optional<std::string> choice_opt(const std::string& key,
                                           const std::vector<std::string>& allowed);
 
-    // Keys present but never read are an error, except those in `tolerated`.
+    // Keys present but never read are an error, except those in `tolerated`;
+    // the message names the nearest key the section asked for.
     void finish(const std::set<std::string>& tolerated = {}) const;
+    // Every key present must be one of `schema` (checked at once, so a typo
+    // in a section's name is reported before the section is missed).
+    void check_keys(const std::vector<std::string>& schema) const;
+    // The error for a required `key` that is absent: the unknown key present
+    // nearest to it when there is one ("did you mean"), else
+    // "missing; <expected>".
+    InputError missing(const std::string& key, const std::string& expected) const;
 
     std::string key_path(const std::string& key) const;
     const std::string& file() const { return file_; }
@@ -59,6 +77,7 @@ private:
     std::string file_;
     std::string prefix_;
     std::set<std::string> used_;
+    mutable std::set<std::string> known_;  // every key asked about (has, raw, getters)
 };
 
 }  // namespace lostflops

@@ -363,7 +363,10 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
     if (ks.empty()) {
         throw InputError(d.source, "traceEvents",
                          "no GPU kernels to analyse (expected events of cat kernel, gpu_memcpy "
-                         "or gpu_memset with args.stream)");
+                         "or gpu_memset with args.stream)" +
+                             (d.skipped.total() > 0 ? "; skipped " + std::to_string(d.skipped.total()) +
+                                                          " implausible events: " + d.skipped.describe()
+                                                    : std::string()));
     }
     r.kernels = static_cast<int64_t>(ks.size());
     // ks is in start order (pick_kernels): every union is one pass, and only

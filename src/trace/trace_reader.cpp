@@ -226,7 +226,10 @@ private:
     void document() {
         skip_bom();
         const int c = peek();
-        if (c < 0) bad("empty file: expected a JSON object with \"traceEvents\"");
+        if (c < 0)
+            bad(src_.cut_short() ? "the compressed stream ends before any data (a cut .gz): expected a JSON object with "
+                                   "\"traceEvents\""
+                                 : "empty file: expected a JSON object with \"traceEvents\"");
         if (c == '[') {  // JSON Array Format: the events themselves
             ++pos_;
             events();

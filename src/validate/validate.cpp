@@ -24,6 +24,22 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
     std::string field;
     bool quoted = false, field_started = false;
     size_t line = 1;
+    // Memory bounds: an empty field costs a std::string (32 bytes) and a row a
+    // vector, so 4 MiB of commas or of newlines took 272 MB; a run table has
+    // a handful of columns and tens of rows.
+    const auto push_field = [&] {
+        if (row.size() >= kMaxCsvFields)
+            throw InputError(source, fmt::format("line {}", line),
+                             fmt::format("more than {} fields in a row; a run table has a few columns", kMaxCsvFields));
+        row.push_back(field);
+    };
+    const auto push_row = [&] {
+        if (rows.size() >= kMaxCsvRows)
+            throw InputError(source, fmt::format("line {}", line),
+                             fmt::format("more than {} rows; a run table has tens — is this the right file?",
+                                         kMaxCsvRows));
+        rows.push_back(row);
+    };
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (quoted) {
@@ -44,15 +60,15 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
             quoted = true;
             field_started = true;
         } else if (c == ',') {
-            row.push_back(field);
+            push_field();
             field.clear();
             field_started = false;
         } else if (c == '\n' || c == '\r') {
             if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-            row.push_back(field);
+            push_field();
             field.clear();
             field_started = false;
-            if (!(row.size() == 1 && row[0].empty())) rows.push_back(row);
+            if (!(row.size() == 1 && row[0].empty())) push_row();
             row.clear();
             ++line;
         } else {
@@ -62,11 +78,35 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
     }
     if (quoted) throw InputError(source, fmt::format("line {}", line), "unterminated quoted field");
     if (field_started || !row.empty()) {
-        row.push_back(field);
-        rows.push_back(row);
+        push_field();
+        push_row();
     }
     return rows;
 }
+
+namespace {
+
+// A run's name is the stem of its job file in runs/: one path component
+// (no '/', not "." or ".."), no control characters, and short enough that
+// NAME.yaml fits a file name (NAME_MAX, 255 bytes on Linux file systems).
+// A name like "../x" loaded a job from outside runs/, and one of 300 bytes
+// ended in an internal error (ENAMETOOLONG from std::filesystem::exists).
+void check_run_name(const std::string& name, const std::string& csv_path, const std::string& key) {
+    constexpr std::size_t kMaxName = 255 - 5;  // room for ".yaml"
+    if (name.empty()) throw InputError(csv_path, key, "expected the name of a run");
+    if (name.size() > kMaxName)
+        throw InputError(csv_path, key, fmt::format("{} bytes; a run's name names its job file runs/NAME.json or "
+                                                    "runs/NAME.yaml, at most {} bytes",
+                                                    name.size(), kMaxName));
+    if (name == "." || name == ".." || name.find('/') != std::string::npos)
+        throw InputError(csv_path, key, fmt::format("'{}': a run's name is a file name in runs/ (no '/', not '.' or "
+                                                    "'..')", name));
+    for (char c : name)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            throw InputError(csv_path, key, "control character in a run's name");
+}
+
+}  // namespace
 
 std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
     const auto rows = parse_csv(read_text_file(csv_path, kMaxTableBytes, "run table (CSV)"), csv_path);
@@ -93,9 +133,12 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
         if (row[c_tps].empty() || *end != '\0' || !(run.measured_tokens_per_s_per_gpu > 0) ||
             !std::isfinite(run.measured_tokens_per_s_per_gpu))
             throw InputError(csv_path, where + ": tokens_per_s_per_gpu", "expected a positive number");
-        if (run.name.empty()) throw InputError(csv_path, where + ": name", "expected the name of a run");
+        check_run_name(run.name, csv_path, where + ": name");
+        // NAME.json, else NAME.yaml; anything at the .json path (a link loop
+        // included) is taken, and load_job says what is wrong with it.
         std::filesystem::path job_path = dir / (run.name + ".json");
-        if (!std::filesystem::exists(job_path)) job_path = dir / (run.name + ".yaml");
+        std::error_code ec;
+        if (!std::filesystem::exists(std::filesystem::symlink_status(job_path, ec))) job_path = dir / (run.name + ".yaml");
         run.job = load_job(job_path.string());
         out.push_back(std::move(run));
     }

@@ -79,7 +79,7 @@ TEST(ExpertFolding, RefusesWhereMegatronDoes) {
 TEST(ExpertFolding, DispatcherTypoGetsDidYouMean) {
     const std::string e = refusal("{ep: 8, moe_dispatcher: alltoal}");
     EXPECT_NE(e.find("parallel.moe_dispatcher"), std::string::npos) << e;
-    EXPECT_NE(e.find("did you mean 'alltoall'?"), std::string::npos) << e;
+    EXPECT_NE(e.find("did you mean `alltoall`?"), std::string::npos) << e;
     const std::string e2 = refusal("{ep: 8, moe_max_nodes: 2}");
     EXPECT_NE(e2.find("applies to moe_dispatcher: deepep"), std::string::npos) << e2;
 }

@@ -145,16 +145,25 @@ protected:
                 {"trace", "merge", bad}};
     }
 
-    void expect_bounded(const std::vector<std::string>& args, const std::string& stdin_path) {
+    // print_peak: the peak resident set goes to standard output (the figures
+    // of README "Bad input and limits").
+    // exit_code 0: a file within every bound, which the reader must accept.
+    void expect_bounded(const std::vector<std::string>& args, const std::string& stdin_path, bool print_peak = false,
+                        int exit_code = 2) {
         std::string line;
         for (const auto& a : args) line += a + " ";
         SCOPED_TRACE(line + "< " + stdin_path);
         const Outcome o = run(args, stdin_path, dir_ / "stderr.txt");
         ASSERT_TRUE(o.exited) << "killed by signal " << o.signal << " (" << strsignal(o.signal) << ")";
-        EXPECT_EQ(o.code, 2) << o.err;
-        EXPECT_NE(o.err.find("error"), std::string::npos) << o.err;
+        EXPECT_EQ(o.code, exit_code) << o.err;
+        if (exit_code == 2) EXPECT_NE(o.err.find("error"), std::string::npos) << o.err;
         EXPECT_EQ(o.err.find("internal error"), std::string::npos) << o.err;
         if (!sanitized()) EXPECT_LT(o.max_rss_kib, kMaxRssKiB) << o.err;
+        if (!print_peak) return;
+        std::string shown = line;  // file names without the scratch directory
+        const std::string dir = dir_.string() + "/";
+        for (auto at = shown.find(dir); at != std::string::npos; at = shown.find(dir)) shown.erase(at, dir.size());
+        std::printf("peak %5.1f MB  %s\n", static_cast<double>(o.max_rss_kib) * 1024 / 1e6, shown.c_str());
     }
 
     fs::path dir_, sparse_, random_, fifo_, loop_a_;
@@ -168,6 +177,74 @@ TEST_F(ReaderLimits, DevicesPipesAndLinkLoopsAreRefusedAtOnce) {
 TEST_F(ReaderLimits, HugeRegularFilesAreCutAtTheReadersLimit) {
     for (const std::string& bad : {sparse_.string(), random_.string()})
         for (const auto& args : readers(bad)) expect_bounded(args, "/dev/null");
+}
+
+// Issue 20 item 12: text files up to each reader's size limit, shaped to cost
+// the most memory per byte (1 MiB of '[' took 250 MB in yaml-cpp, 4 MiB of a
+// calibration profile 989 MB, 4 MiB of commas in a table 272 MB). Each ends
+// with exit 2 within 256 MB. README "Bad input and limits" lists the peaks.
+TEST_F(ReaderLimits, WorstShapedFilesUpToTheSizeLimit) {
+    const auto file = [&](const std::string& name, const std::string& head, const std::string& unit, std::size_t limit,
+                          const std::string& tail = "\n") {
+        std::string text = head;
+        while (text.size() + unit.size() + tail.size() <= limit) text += unit;
+        text += tail;
+        const fs::path p = dir_ / name;
+        std::ofstream(p, std::ios::binary) << text;
+        return p.string();
+    };
+    const std::size_t mib = 1u << 20;
+    const std::string job_head = "model: {preset: llama3-8b}\ncluster: {preset: dgx-h100, num_gpus: 8}\n"
+                                 "training: {seq_length: 2048, global_batch_size: 8}\nparallel: {tp: 8}\n";
+    // A mapping costs yaml-cpp the most memory per counted item (3 a key);
+    // these stay just inside the item bounds (100,000 a job, 400,000 a
+    // profile), so yaml-cpp reads them whole.
+    const auto mapping = [&](const std::string& name, const std::string& head, int n) {
+        std::string text = head;
+        for (int i = 0; i < n; ++i) text += "  k" + std::to_string(i) + ": 1\n";
+        const fs::path p = dir_ / name;
+        std::ofstream(p, std::ios::binary) << text;
+        return p.string();
+    };
+    const std::string job_keys = mapping("job-keys.yaml", job_head + "run:\n", 33'300);
+    const std::string many_keys = mapping("keys.yaml", "x:\n", 133'300);
+    std::string points = "nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, points: [";
+    for (int i = 1; points.size() < 4 * mib - 64; ++i) points += "[" + std::to_string(i) + ", 1, 1], ";
+    points += "[1e11, 1, 1]]}\n";
+    const std::string many_points = (dir_ / "points.yaml").string();
+    std::ofstream(many_points) << points;
+    std::string toml = "[model]\n";
+    for (int i = 0; toml.size() < mib - 64; ++i) toml += "k" + std::to_string(i) + " = 1\n";
+    const std::string toml_keys = (dir_ / "keys.toml").string();
+    std::ofstream(toml_keys) << toml;
+    const std::vector<std::vector<std::string>> cases = {
+        {"estimate", file("brackets.yaml", "", "[", mib)},
+        {"estimate", job_keys},
+        {"estimate", file("flow.yaml", job_head + "run: {x: [", "1,", mib, "1]}\n")},
+        {"estimate", file("block.yaml", job_head + "run:\n  x:\n", "    - 1\n", mib)},
+        {"estimate", "--calibration", many_keys},
+        {"estimate", "--calibration", many_points},
+        {"estimate", "--calibration", file("cal-brackets.yaml", "", "[", 4 * mib)},
+        {"validate", file("commas.csv", "name,tokens_per_s_per_gpu\n", ",", 4 * mib)},
+        {"validate", file("lines.csv", "name,tokens_per_s_per_gpu\n", "a\n", 4 * mib)},
+        {"import", "torchtitan", file("deep.toml", "[job]\na = ", "[", mib)},
+        {"import", "torchtitan", file("array.toml", "[job]\na = [", "1,", mib, "1]\n")},
+        {"import", "torchtitan", toml_keys},
+        {"import", "megatron", file("words.sh", "pretrain_gpt.py", " --x 1", mib)},
+        {"calibrate", "nccl",
+         file("rows.txt",
+              "# nThread 1 nGpus 8\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n",
+              "8 2 float sum -1 1 0 0 0 1 0 0 0\n", 32 * mib)},
+    };
+    for (const auto& args : cases) expect_bounded(args, "/dev/null", true);
+    // The most measured points a profile may hold (5 items each, 400,000 in
+    // all), accepted.
+    std::string curve = "nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, points: [";
+    for (int i = 1; i < 49'990; ++i) curve += "[" + std::to_string(i) + ", 1, 1], ";
+    curve += "[1e11, 1, 1]]}\n";
+    const std::string max_points = (dir_ / "max-points.yaml").string();
+    std::ofstream(max_points) << curve;
+    expect_bounded({"estimate", "--calibration", max_points}, "/dev/null", true, 0);
 }
 
 TEST_F(ReaderLimits, EndlessStandardInputIsCutAtTheReadersLimit) {

@@ -63,6 +63,20 @@ TEST_F(TextInput, EachKindOfPathIsNamed) {
     EXPECT_NE(error_of(dir_.string()).find("job file"), std::string::npos);
 }
 
+// Issue 20 item 13: a 4 MB one-line string given to Python as a job is a
+// path; the error names its start and length instead of echoing it whole.
+TEST_F(TextInput, OverlongFileNameIsNamedByItsStart) {
+    const std::string name = "x: [" + std::string(4'000'000, '1') + "]";
+    try {
+        read_text_file(name, kMaxJobBytes, "job file");
+        ADD_FAILURE() << "read";
+    } catch (const InputError& e) {
+        EXPECT_LT(std::string(e.what()).size(), 300u);
+        EXPECT_EQ(e.file().substr(0, 6), "x: [11");
+        EXPECT_NE(e.message().find("4000005 bytes, longer than PATH_MAX"), std::string::npos) << e.message();
+    }
+}
+
 TEST_F(TextInput, SizeBoundHoldsWhateverTheFileReports) {
     const std::string ten = write("ten.yaml", "a: 123456\n");
     EXPECT_EQ(error_of(ten, 10), "");

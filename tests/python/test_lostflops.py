@@ -215,6 +215,69 @@ class ImportExport(unittest.TestCase):
         self.assertEqual(ctx.exception.key, "--hidden-size")
 
 
+class Hostile(unittest.TestCase):
+    """Issue 20 item 13: inputs the module took quietly."""
+
+    def test_an_empty_job_path_is_an_error_not_the_default_job(self):
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.estimate("")
+        self.assertIn("empty file name", str(ctx.exception))
+        self.assertEqual(lostflops.estimate(None)["job"]["name"], lostflops.estimate()["job"]["name"])
+
+    def test_a_missing_path_to_import_is_an_error_not_text(self):
+        for fn in (lostflops.import_megatron, lostflops.import_torchtitan):
+            with self.assertRaises(lostflops.LostflopsError) as ctx:
+                fn("/nonexistent/dir/run.sh")
+            self.assertIn("no such file", str(ctx.exception))
+        # A path-like object too, and flags given as text still import.
+        with self.assertRaises(lostflops.LostflopsError):
+            lostflops.import_torchtitan(__import__("pathlib").Path("/nonexistent.toml"))
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.import_megatron("--num-layers 2 --hidden-size")
+        self.assertEqual(ctx.exception.key, "--hidden-size")
+
+    def test_counts_out_of_range(self):
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.import_megatron("--num-layers 2", num_gpus=-1)
+        self.assertEqual(ctx.exception.file, "num_gpus")
+        with self.assertRaises(TypeError):
+            lostflops.import_megatron("--num-layers 2", num_gpus=True)
+        with self.assertRaises(ValueError):
+            lostflops.search(top=True)
+
+    def test_text_and_dict_jobs_are_bounded(self):
+        job = json.loads(open(src("data/published/runs/megatron24-h100-gpt-70b.json")).read())
+        job["run"] = {"x": list(range(2_000_000))}
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.estimate(job)
+        self.assertIn("bytes", str(ctx.exception))
+        with self.assertRaises(lostflops.LostflopsError):
+            lostflops.estimate("model: {}\n" + "#" * (1 << 20))
+
+    def test_ctrl_c_stops_a_long_search(self):
+        """SIGINT from another process during a search of every plan (seconds
+        long) stops it: the handler runs while the search's worker threads are
+        still alive (inside the search), not after it returned."""
+        import signal
+        tasks_before = len(os.listdir("/proc/self/task"))
+        seen = []
+
+        def handler(signum, frame):
+            seen.append(len(os.listdir("/proc/self/task")))
+            raise KeyboardInterrupt
+
+        old = signal.signal(signal.SIGINT, handler)
+        killer = subprocess.Popen(["sh", "-c", "sleep 0.5; kill -INT %d" % os.getpid()])
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                lostflops.search(src("examples/llama3.1-405b-16384xh100-search.yaml"), top=0)
+        finally:
+            killer.wait()
+            signal.signal(signal.SIGINT, old)
+        self.assertEqual(len(seen), 1)
+        self.assertGreater(seen[0], tasks_before)
+
+
 class Frames(unittest.TestCase):
     def test_frames_with_pandas_or_a_clear_import_error(self):
         est = [lostflops.estimate(RUN), lostflops.estimate(RUN, set=["parallel.pp=4"])]

@@ -174,6 +174,34 @@ TEST(RunCost, SpareWaitWithoutSparesIsTheRepairTime) {
     EXPECT_LT(in8.spare_wait_s, 1);  // ~0.65 nodes in repair on average: 8 spares rarely run out
 }
 
+// Issue 20 item 5: with many nodes in repair (a = failures/s x repair time
+// beyond 745) exp(-a) underflowed to 0 and the wait with it; at repair
+// 50,000 h the run came out shorter than at 40,000 h. For a >> S the wait per
+// failure is repair x (P(K >= S) - (S/a) P(K >= S+1)) = repair x (1 - S/a)
+// (sum of P(k)(k+1-S)/(k+1) over k >= S, with P(k)/(k+1) = P(k+1)/a).
+TEST(RunCost, SpareWaitWithManyNodesInRepair) {
+    for (const double repair_h : {1e3, 4e4, 5e4}) {
+        const Job job = llama3_job({"run.spare_nodes=1", "run.gpu_failure_rate=0.001",
+                                    "run.node_repair_h=" + std::to_string(repair_h)});
+        const RunInputs in = run_inputs(job, estimate(job, default_calibration()));
+        const double a = in.failures_per_s * repair_h * 3600;
+        ASSERT_GT(a, 745);
+        EXPECT_NEAR(in.spare_wait_s / (repair_h * 3600), 1 - 1 / a, 1e-7) << repair_h;
+    }
+    // The issue's settings on the built-in job: a run of 13 days at 83 %
+    // goodput before; with the wait a repair time per failure it never ends,
+    // which the run model refuses, naming why.
+    for (const char* repair : {"run.node_repair_h=40000", "run.node_repair_h=50000"}) {
+        const Job job = default_job({"training.train_tokens=1e12", "run.spare_nodes=1", "run.gpu_failure_rate=0.001", repair});
+        try {
+            (void)run_cost(job, estimate(job, default_calibration()));
+            ADD_FAILURE() << repair;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.message()).find("would not finish"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(RunCost, DataStallWhenLoadingIsSlow) {
     const Job job = parse_job(test::small_job_text(), "job.yaml",
                               {"training.train_tokens=1e9", "run.bytes_per_token=1000", "run.storage_read_GBps=0.001"});

@@ -131,6 +131,30 @@ TEST(TraceHardening, ImplausibleEventsAreSkippedAndCounted) {
               1u);
 }
 
+// Issue 20 item 11: when every kernel was skipped, "no GPU kernels" says how
+// many were skipped and why.
+TEST(TraceHardening, AllSkippedKernelsAreCountedInTheError) {
+    const auto d = read_trace_bytes(trace_of({kernel(1100, -5), kernel(1100, -5), kernel(1200, 1e12)}), "skipped");
+    const std::string e = error_of([&] { analyze(d); });
+    EXPECT_TRUE(contains(e, "no GPU kernels")) << e;
+    EXPECT_TRUE(contains(e, "skipped 3 implausible events")) << e;
+    EXPECT_TRUE(contains(e, "dur negative (2)")) << e;
+}
+
+// Issue 20 item 11: the two bytes of gzip's magic alone are a cut .gz, not an
+// empty file (from a file and from memory).
+TEST(TraceHardening, GzipMagicAloneIsACutStream) {
+    TempDir dir;
+    const fs::path p = dir.path / "magic.json.gz";
+    std::ofstream(p, std::ios::binary) << "\x1f\x8b";
+    for (const std::string& e : {error_of([&] { read_trace(p.string()); }),
+                                 error_of([&] { read_trace_bytes(std::string("\x1f\x8b"), "m"); })}) {
+        EXPECT_TRUE(contains(e, "compressed stream ends before any data")) << e;
+        EXPECT_FALSE(contains(e, "empty file")) << e;
+    }
+    EXPECT_TRUE(contains(error_of([&] { read_trace_bytes("", "e"); }), "empty file"));
+}
+
 TEST(TraceHardening, ByteOrderMarkIsAccepted) {
     const std::string bom = "\xEF\xBB\xBF";
     const auto d = read_trace_bytes(bom + test::make_trace({{"sgemm", "kernel", 0, 10, 7, 1}}), "bom");
