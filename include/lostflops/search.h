@@ -3,7 +3,7 @@
 //
 // A plan is a layout (tp, cp, pp, dp, vpp, ep, micro-batch size) and its knobs
 // (zero, recompute none / selective / full / full on the first k layers of
-// each virtual stage, sequence parallelism, tp_comm_overlap,
+// each virtual stage for five k from the fewest that fit (search/knobs.h), sequence parallelism, tp_comm_overlap,
 // overlap_grad_reduce). Every plan is counted once as enumerated, then is
 // either pruned for divisibility (spec/validate.cpp's rules), pruned for
 // memory (estimate's peak over the first and last pipeline rank exceeds the

@@ -5,12 +5,14 @@
 // at d98e8a64, 2026-08). The vocabulary is written as padded; when it is
 // not a multiple of 128 x tp, --make-vocab-size-divisible-by is lowered so
 // that Megatron's padding leaves it as it is.
+#include <algorithm>
 #include <numeric>
 
 #include "interop/job_draft.h"
 #include "interop/megatron_export_model.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
+#include "spec/stage_layout.h"
 
 namespace lostflops {
 
@@ -23,6 +25,43 @@ struct Lines {
     }
     void add(const std::string& flag, int64_t value) { add(flag, std::to_string(value)); }
 };
+
+// Every virtual stage's layers in Megatron's layout syntax
+// (pipeline_parallel_layer_layout.py): "Et*3|t*4|...|t*3L".
+std::string layout_text(const Job& job) {
+    const ParallelPlan& p = job.plan;
+    std::string text;
+    for (int v = 0; v < p.pp * p.vpp; ++v) {
+        const VirtualStage st = virtual_stage(job, v % p.pp, v / p.pp);
+        if (v > 0) text += '|';
+        if (st.embedding) text += 'E';
+        if (st.layers > 0) text += "t*" + std::to_string(st.layers);
+        if (st.loss) text += 'L';
+    }
+    return text;
+}
+
+// Megatron refuses a layout beside --hybrid-layer-pattern: there the stages
+// are '|' between the pattern's layers (arguments.py at d98e8a64). Moves a
+// --pipeline-model-parallel-layout into the pattern.
+void stages_into_hybrid_pattern(const Job& job, std::vector<std::string>& flags) {
+    const std::string hybrid = "--hybrid-layer-pattern '", layout = "--pipeline-model-parallel-layout ";
+    const auto find = [&](const std::string& prefix) {
+        return std::find_if(flags.begin(), flags.end(), [&](const std::string& f) { return f.rfind(prefix, 0) == 0; });
+    };
+    const auto h = find(hybrid), l = find(layout);
+    if (h == flags.end() || l == flags.end()) return;
+    const std::string layers = h->substr(hybrid.size(), h->size() - hybrid.size() - 1);
+    std::string pattern;
+    const ParallelPlan& p = job.plan;
+    for (int v = 0; v < p.pp * p.vpp; ++v) {
+        const VirtualStage st = virtual_stage(job, v % p.pp, v / p.pp);
+        if (v > 0) pattern += '|';
+        pattern += layers.substr(st.first, st.layers);
+    }
+    *h = hybrid + pattern + "'";
+    flags.erase(l);
+}
 
 }  // namespace
 
@@ -78,17 +117,19 @@ ExportResult export_megatron(const Job& job) {
     }
     l.add("--tensor-model-parallel-size", p.tp);
     l.add("--pipeline-model-parallel-size", p.pp);
-    if (p.vpp > 1) {
-        if (m.layers % (p.pp * p.vpp) == 0)
-            l.add("--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
-        else {
-            l.add("--virtual-pipeline-model-parallel-size", p.vpp);
-            out.notes.push_back({NoteKind::not_modelled, "parallel.vpp",
-                                 std::to_string(m.layers) + " layers do not split evenly over pp " + std::to_string(p.pp) +
-                                     " x vpp " + std::to_string(p.vpp) +
-                                     " stages; Megatron-LM wants equal stages (or --decoder-first/last-pipeline-num-layers)"});
-        }
+    if (p.layout) {
+        l.add("--pipeline-model-parallel-layout", "'" + p.layout->text + "'");  // sets vpp too
+    } else if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0) {
+        if (p.first_stage_layers >= 0) l.add("--decoder-first-pipeline-num-layers", p.first_stage_layers);
+        if (p.last_stage_layers >= 0) l.add("--decoder-last-pipeline-num-layers", p.last_stage_layers);
+        if (p.vpp > 1) l.add("--num-virtual-stages-per-pipeline-rank", p.vpp);
+    } else if (m.layers % (p.pp * p.vpp) != 0) {
+        // The default split's uneven stages, spelled out as Megatron takes them.
+        l.add("--pipeline-model-parallel-layout", "'" + layout_text(job) + "'");
+    } else if (p.vpp > 1) {
+        l.add("--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
     }
+    stages_into_hybrid_pattern(job, l.flags);
     if (p.cp > 1) l.add("--context-parallel-size", p.cp);
     if (p.ep > 1) l.add("--expert-model-parallel-size", p.ep);
     if (p.etp > 0) l.add("--expert-tensor-parallel-size", p.etp);

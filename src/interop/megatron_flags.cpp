@@ -110,11 +110,11 @@ const MegatronFlag kFlags[] = {
     {"linear-num-value-heads", A::one, R::read, ""},
     {"linear-value-head-dim", A::one, R::read, ""},
     {"mtp-num-layers", A::one, R::read, ""},
+    {"pipeline-model-parallel-layout", A::one, R::read, ""},
+    {"decoder-first-pipeline-num-layers", A::one, R::read, ""},
+    {"decoder-last-pipeline-num-layers", A::one, R::read, ""},
 
     // Need per-stage layer counts or kinds lostflops' model does not have yet.
-    {"pipeline-model-parallel-layout", A::one, R::layer_stack, "an explicit layout of layers over pipeline stages"},
-    {"decoder-first-pipeline-num-layers", A::one, R::layer_stack, "an uneven first pipeline stage"},
-    {"decoder-last-pipeline-num-layers", A::one, R::layer_stack, "an uneven last pipeline stage"},
     {"moe-shared-expert-gate", A::none, R::layer_stack, "a gate on the shared experts"},
     {"attention-output-gate", A::none, R::layer_stack, "a gate on the attention output"},
     {"dsa-indexer-head-dim", A::one, R::layer_stack, "DeepSeek sparse attention"},

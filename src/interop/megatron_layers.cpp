@@ -150,9 +150,6 @@ void hybrid_keys(const MegatronArgs& f, const std::string& given, JobDraft& d, s
                              "layers; G, D and + layers in a hybrid pattern are not modelled yet");
         layers += c;
     }
-    if (main.find('|') != std::string::npos)
-        notes.push_back({NoteKind::not_modelled, "--hybrid-layer-pattern",
-                         "'|' sets the layers of each pipeline segment: an explicit stage layout, not modelled yet"});
     if (given.find('/') != std::string::npos)
         notes.push_back({NoteKind::not_modelled, "--hybrid-layer-pattern",
                          "the multi-token-prediction layers after '/': not modelled for hybrid stacks yet"});
@@ -240,6 +237,8 @@ std::vector<int> megatron_pattern(const std::string& text, int layers, const std
         if (x != 0 && x != 1) throw InputError(source, flag, "expected 0 or 1 per layer, got " + std::to_string(x));
     return v.items;
 }
+
+std::optional<std::string> hybrid_pattern(const MegatronArgs& f) { return pattern_text(f); }
 
 int hybrid_layers(const MegatronArgs& f) {
     const auto p = pattern_text(f);

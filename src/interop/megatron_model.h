@@ -6,6 +6,7 @@
 // the pattern of MoE layers, shared experts, multi-token prediction.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ void megatron_layer_keys(const MegatronArgs& f, int layers, JobDraft& d, std::ve
 // without the '|' pipeline separators and the '/' multi-token-prediction
 // part; 0 when none is given.
 int hybrid_layers(const MegatronArgs& f);
+
+// The hybrid pattern as given (either name); none when neither is given.
+std::optional<std::string> hybrid_pattern(const MegatronArgs& f);
 
 // Megatron's per-layer patterns (arguments.py moe_freq_type, la_freq_type):
 // an integer N, or a Python list expression of 0/1 lists, `+`, `*` and

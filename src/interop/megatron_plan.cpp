@@ -28,9 +28,20 @@
 // --num-virtual-stages-per-pipeline-rank or
 // --virtual-pipeline-model-parallel-size. --grad-reduce-in-bf16 keeps bf16
 // gradients (accumulate_allreduce_grads_in_fp32 False).
+//
+// Stage layouts (arguments.py validate_args at d98e8a64):
+// --pipeline-model-parallel-layout lists every virtual stage's layers, and
+// vpp = its stages / pp, which pp must divide; it excludes
+// --num-layers-per-virtual-pipeline-stage and
+// --num-virtual-stages-per-pipeline-rank. A --hybrid-layer-pattern with '|'
+// is the same: each segment a virtual stage. --decoder-first- /
+// --decoder-last-pipeline-num-layers give the first / last rank's layers
+// (with vpp only through --num-virtual-stages-per-pipeline-rank).
 #include "interop/megatron_plan.h"
 
+#include "interop/megatron_model.h"
 #include "lostflops/error.h"
+#include "spec/pipeline_layout.h"
 
 namespace lostflops::interop {
 
@@ -157,6 +168,56 @@ int virtual_stages(const MegatronArgs& f, int layers, int pp) {
     return vpp;
 }
 
+// The layout of a hybrid pattern's '|' segments in Megatron's layout syntax:
+// the embedding on the first, the loss on the last. Empty without '|'.
+std::string hybrid_layout(const MegatronArgs& f) {
+    const auto pattern = hybrid_pattern(f);
+    if (!pattern) return "";
+    const std::string main = pattern->substr(0, pattern->find('/'));
+    if (main.find('|') == std::string::npos) return "";
+    std::string layout = "E";
+    for (char c : main) layout += c == '|' ? '|' : 't';
+    return layout + "L";
+}
+
+// parallel.pipeline_layout / first_stage_layers / last_stage_layers from the
+// flags; returns vpp (that of the flags when no layout says otherwise).
+int stage_layout(const MegatronArgs& f, int pp, int vpp, JobDraft& d) {
+    const std::string& src = f.source();
+    const auto first = f.num("decoder-first-pipeline-num-layers");
+    const auto last = f.num("decoder-last-pipeline-num-layers");
+    std::string layout = f.str("pipeline-model-parallel-layout").value_or("");
+    std::string why = "--pipeline-model-parallel-layout";
+    if (const std::string hybrid = hybrid_layout(f); !hybrid.empty()) {
+        if (!layout.empty())
+            throw InputError(src, "--pipeline-model-parallel-layout", "not with --hybrid-layer-pattern: its '|' set the stages");
+        layout = hybrid;
+        why = "--hybrid-layer-pattern's '|' segments";
+    }
+    if (layout.empty()) {
+        if ((first || last) && f.has("num-layers-per-virtual-pipeline-stage"))
+            throw InputError(src, "--num-layers-per-virtual-pipeline-stage",
+                             "not with uneven first/last stages: give --num-virtual-stages-per-pipeline-rank");
+        if (first) add(d.parallel, "first_stage_layers", std::to_string(*first), "--decoder-first-pipeline-num-layers");
+        if (last) add(d.parallel, "last_stage_layers", std::to_string(*last), "--decoder-last-pipeline-num-layers");
+        return vpp;
+    }
+    for (const char* flag : {"num-layers-per-virtual-pipeline-stage", "num-virtual-stages-per-pipeline-rank",
+                             "decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"})
+        if (f.has(flag)) throw InputError(src, std::string("--") + flag, "not with " + why + ", which sets every stage");
+    const auto parsed = parse_pipeline_layout(layout, src, "--pipeline-model-parallel-layout");
+    const int stages = static_cast<int>(parsed->stages.size());
+    if (stages % pp != 0)
+        throw InputError(src, "--pipeline-model-parallel-layout",
+                         std::to_string(stages) + " stages do not split over --pipeline-model-parallel-size " + std::to_string(pp));
+    if (f.has("virtual-pipeline-model-parallel-size") && vpp != stages / pp)
+        throw InputError(src, "--virtual-pipeline-model-parallel-size",
+                         std::to_string(vpp) + ", but " + why + " gives " + std::to_string(stages) + " stages over pp " +
+                             std::to_string(pp));
+    add(d.parallel, "pipeline_layout", quoted(layout), why);
+    return stages / pp;
+}
+
 }  // namespace
 
 void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d, std::vector<ImportNote>& notes) {
@@ -164,7 +225,7 @@ void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d
     const int pp = f.num("pipeline-model-parallel-size").value_or(1);
     add(d.parallel, "tp", std::to_string(tp));
     add(d.parallel, "pp", std::to_string(pp));
-    add(d.parallel, "vpp", std::to_string(virtual_stages(f, layers, pp)));
+    add(d.parallel, "vpp", std::to_string(stage_layout(f, pp, virtual_stages(f, layers, pp), d)));
     add(d.parallel, "cp", std::to_string(f.num("context-parallel-size").value_or(1)));
     add(d.parallel, "ep", std::to_string(f.num("expert-model-parallel-size").value_or(1)));
     // Megatron-Core: --expert-tensor-parallel-size absent = tp (the job's default too).

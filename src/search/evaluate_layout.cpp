@@ -7,7 +7,11 @@
 // hold it (estimate/memory.h peak_candidate_ranks), as in estimate(). Time: PassSetup per (sp, tp_comm_overlap, recompute mode,
 // zero == 3) and PipelinePhase per (that, recompute depth), each computed on
 // first use; the step (finish_breakdown) per plan and zero class.
-// estimate() is these same calls.
+// estimate() is these same calls. Partial recompute depths (search/knobs.h):
+// per (zero, sp) a binary search over the depth for the fewest that fit
+// (the peak does not grow with the depth), then a window of kPartialDepths
+// depths from there, so a layout costs O(log layers) activations and
+// O(kPartialDepths) plans per (zero, sp), whatever the layers per stage.
 #include "search/evaluate_layout.h"
 
 #include <algorithm>
@@ -51,7 +55,6 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     // The ranks whose memory can be the peak (estimate/memory.h), as estimate() takes them.
     ranks_.resize(static_cast<size_t>(p.pp));
     const int ranks = peak_candidate_ranks(job_, ranks_.data());
-    const int n_rc = ks.rc_end - ks.rc_first;
     if (!default_split(p) && stage_layout_issue(job_)) {
         counts.pruned_divisibility += total;  // the job's custom stage layout does not fit this pp x vpp
         return 0;
@@ -63,38 +66,18 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
         return 0;
     }
 
-    // Activations per (sp, recompute, rank): they do not depend on zero.
-    act_peak_.assign(static_cast<size_t>(4 * n_rc * ranks), 0.0);
+    // Parameters per rank: they depend on neither sp nor recompute.
     sparams_.resize(static_cast<size_t>(ranks));
     inflight_.resize(static_cast<size_t>(ranks));
-    bool sparams_ready = false;
-    for (int r = 0; r < ranks; ++r) inflight_[static_cast<size_t>(r)] = inflight_passes(job_, ranks_[static_cast<size_t>(r)]);
-    bool sp_done[2] = {false, false};
-    for (int si = 0; si < ks.sps; ++si) {
-        const bool sp = ks.sp[si].sp;
-        if (sp_done[sp]) continue;
-        sp_done[sp] = true;
-        p.sequence_parallel = sp;
-        // Layer and head work depend on the recompute mode, not its depth.
-        int work_mode = -1;
-        HeadWork hw;
-        for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) {
-            apply_recompute(p, rc);
-            if (rc_mode_index(rc) != work_mode) {
-                work_mode = rc_mode_index(rc);
-                stack_work(job_.model, job_.training, p, works_);
-                hw = head_work(job_.model, job_.training, p);
-            }
-            for (int r = 0; r < ranks; ++r) {
-                const int rank = ranks_[static_cast<size_t>(r)];
-                if (!sparams_ready) sparams_[static_cast<size_t>(r)] = stage_params(job_, works_, hw, rank);
-                const Memory a = memory_activations(job_, works_, hw, sparams_[static_cast<size_t>(r)],
-                                                    inflight_[static_cast<size_t>(r)], rank);
-                const size_t i = static_cast<size_t>(((sp ? 1 : 0) * n_rc + (rc - ks.rc_first)) * ranks + r);
-                act_peak_[2 * i] = a.activations_bytes;
-                act_peak_[2 * i + 1] = a.logits_bytes;
-            }
-            sparams_ready = true;  // parameters per rank do not depend on sp or recompute
+    {
+        p.sequence_parallel = ks.sp[0].sp;
+        apply_recompute(p, ks.rc_first);
+        stack_work(job_.model, job_.training, p, works_);
+        const HeadWork hw = head_work(job_.model, job_.training, p);
+        for (int r = 0; r < ranks; ++r) {
+            const size_t ri = static_cast<size_t>(r);
+            inflight_[ri] = inflight_passes(job_, ranks_[ri]);
+            sparams_[ri] = stage_params(job_, works_, hw, ranks_[ri]);
         }
     }
     // State per (zero, rank); the ZeRO-3 engine's per-layer parameters (knob-independent).
@@ -112,6 +95,79 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     }
     const double capacity = state_[0].capacity_bytes;
 
+    // Activations per (sp, recompute index, rank), computed once each: they
+    // do not depend on zero; layer and head work depend on the recompute
+    // mode, not its depth.
+    act_keys_.clear();
+    act_memo_.clear();
+    int work_key = -1;
+    HeadWork hw;
+    const auto activations = [&](int s, int rc) -> const double* {
+        const int key = s + 2 * rc;
+        for (size_t e = 0; e < act_keys_.size(); ++e)
+            if (act_keys_[e] == key) return act_memo_.data() + e * 2 * static_cast<size_t>(ranks);
+        p.sequence_parallel = s == 1;
+        apply_recompute(p, rc);
+        if (s * 3 + rc_mode_index(rc) != work_key) {
+            work_key = s * 3 + rc_mode_index(rc);
+            stack_work(job_.model, job_.training, p, works_);
+            hw = head_work(job_.model, job_.training, p);
+        }
+        act_keys_.push_back(key);
+        for (int r = 0; r < ranks; ++r) {
+            const Memory a = memory_activations(job_, works_, hw, sparams_[static_cast<size_t>(r)],
+                                                inflight_[static_cast<size_t>(r)], ranks_[static_cast<size_t>(r)]);
+            act_memo_.push_back(a.activations_bytes);
+            act_memo_.push_back(a.logits_bytes);
+        }
+        return act_memo_.data() + (act_keys_.size() - 1) * 2 * static_cast<size_t>(ranks);
+    };
+    // A plan's peak over the ranks: memory_total's sum, in its order.
+    const auto peak_of = [&](int zi, const double* act) {
+        double peak = 0;
+        for (int r = 0; r < ranks; ++r) {
+            const Memory& st = state_[static_cast<size_t>(zi * ranks + r)];
+            const double pr = st.weights_bytes + st.gradients_bytes + st.optimizer_bytes + act[2 * r] + act[2 * r + 1] +
+                              st.buffers_bytes;
+            peak = std::max(peak, pr);
+        }
+        return peak;
+    };
+    bool sp_used[2] = {false, false};
+    for (int si = 0; si < ks.sps; ++si) sp_used[ks.sp[si].sp ? 1 : 0] = true;
+    // Partial depths: per (zero, sp) the window of ks.depths depths from the
+    // fewest that fit (memory falls with the depth: binary search), kept
+    // within 1 .. max_depth. None fits: the deepest window (pruned below).
+    int window[4][2] = {};
+    rcs_.clear();
+    for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) rcs_.push_back(rc);
+    for (int s = 0; s < 2 && ks.depths > 0; ++s) {
+        if (!sp_used[s]) continue;
+        for (int zi = 0; zi < ks.zeros; ++zi) {
+            int lo = 1, hi = ks.max_depth;
+            if (peak_of(zi, activations(s, 2 + hi)) <= capacity) {
+                while (lo < hi) {
+                    const int mid = lo + (hi - lo) / 2;
+                    if (peak_of(zi, activations(s, 2 + mid)) <= capacity) hi = mid;
+                    else lo = mid + 1;
+                }
+            }
+            window[zi][s] = std::min(hi, ks.max_depth - ks.depths + 1);
+            for (int d = 0; d < ks.depths; ++d) rcs_.push_back(2 + window[zi][s] + d);
+        }
+    }
+    std::sort(rcs_.begin(), rcs_.end());
+    rcs_.erase(std::unique(rcs_.begin(), rcs_.end()), rcs_.end());
+    const int n_rc = static_cast<int>(rcs_.size());
+    act_peak_.assign(static_cast<size_t>(4 * n_rc * ranks), 0.0);
+    for (int s = 0; s < 2; ++s) {
+        if (!sp_used[s]) continue;
+        for (int slot = 0; slot < n_rc; ++slot) {
+            const double* a = activations(s, rcs_[static_cast<size_t>(slot)]);
+            std::copy(a, a + 2 * ranks, act_peak_.begin() + 2 * (s * n_rc + slot) * ranks);
+        }
+    }
+
     // Time caches: setup per (sp choice, rc mode, zero3), phase per (sp choice, rc, zero3).
     const size_t n_setups = static_cast<size_t>(ks.sps) * 3 * 2;
     const size_t n_phases = static_cast<size_t>(ks.sps) * n_rc * 2;
@@ -128,19 +184,14 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     for (int zi = 0; zi < ks.zeros; ++zi) {
         const int zero = ks.zero[zi];
         const int z3 = zero >= 3 ? 1 : 0;
-        for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) {
+        for (int slot = 0; slot < n_rc; ++slot) {
+            const int rc = rcs_[static_cast<size_t>(slot)];
             for (int si = 0; si < ks.sps; ++si) {
                 const SpChoice spc = ks.sp[si];
                 const int s = spc.sp ? 1 : 0;
-                double peak = 0;
-                for (int r = 0; r < ranks; ++r) {
-                    const Memory& st = state_[static_cast<size_t>(zi * ranks + r)];
-                    const size_t i = static_cast<size_t>((s * n_rc + (rc - ks.rc_first)) * ranks + r);
-                    // memory_total's sum, in its order.
-                    const double pr = st.weights_bytes + st.gradients_bytes + st.optimizer_bytes + act_peak_[2 * i] +
-                                      act_peak_[2 * i + 1] + st.buffers_bytes;
-                    peak = std::max(peak, pr);
-                }
+                if (ks.depths > 0 && rc >= 3 && (rc - 2 < window[zi][s] || rc - 2 >= window[zi][s] + ks.depths))
+                    continue;  // another (zero, sp)'s depth
+                const double peak = peak_of(zi, act_peak_.data() + 2 * static_cast<size_t>((s * n_rc + slot) * ranks));
                 const int n_ogr = ks.ogrs[z3];
                 if (!(peak <= capacity)) {
                     counts.pruned_memory += n_ogr;
@@ -166,7 +217,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                     any_setup = &setups_[setup_i];
                     setup_ready_[setup_i] = 1;
                 }
-                const size_t phase_i = (static_cast<size_t>(si) * n_rc + (rc - ks.rc_first)) * 2 + z3;
+                const size_t phase_i = (static_cast<size_t>(si) * n_rc + slot) * 2 + z3;
                 if (!phase_ready_[phase_i]) {
                     phases_[phase_i] = pipeline_phase(job_, setups_[setup_i], ScheduleModel::closed_form);
                     phase_ready_[phase_i] = 1;

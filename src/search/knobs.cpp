@@ -10,7 +10,7 @@ namespace lostflops::search {
 int64_t KnobSet::count() const {
     int64_t n = 0;
     for (int i = 0; i < zeros; ++i) n += ogrs[zero[i] >= 3 ? 1 : 0];
-    return n * (rc_end - rc_first) * sps;
+    return n * (rc_end - rc_first + depths) * sps;
 }
 
 void apply_recompute(ParallelPlan& p, int rc) {
@@ -50,7 +50,9 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
         k.fixed_recompute_too_deep = fix.recompute_layers.value_or(-1) > per_stage;
     } else {
         k.rc_first = 0;
-        k.rc_end = 2 + std::max(1, per_stage);  // none, selective, full, partial 1 .. per_stage-1
+        k.rc_end = 3;  // none, selective, full
+        k.max_depth = std::max(0, per_stage - 1);  // partial 1 .. per_stage-1
+        k.depths = std::min(kPartialDepths, k.max_depth);
     }
     const bool sp_possible = p.tp > 1 && (job.training.seq_length / p.cp) % p.tp == 0;
     const bool overlap_possible = fw == Framework::megatron_core;

@@ -4,10 +4,16 @@
 // For each layout:
 //   zero                0..3 when weights have replicas (dp*cp > 1), else 0;
 //   recompute           none, selective, full, and full on the first k layers
-//                       of each virtual stage for k = 1 .. (layers per
-//                       virtual stage) - 1 (Megatron-LM --recompute-method
-//                       block --recompute-num-layers k); index 0 none,
-//                       1 selective, 2 full, 2 + k partial;
+//                       of each virtual stage (Megatron-LM --recompute-method
+//                       block --recompute-num-layers k) for kPartialDepths
+//                       consecutive k from the fewest that fit in memory
+//                       (for each zero and sequence-parallel setting; all
+//                       k = 1 .. (layers per virtual stage) - 1 when there
+//                       are no more): a plan's memory falls and its time
+//                       grows with k, so the deeper ones rank after these
+//                       and the search's first kPartialDepths plans are those
+//                       of every k (search/evaluate_layout.cpp). Index 0
+//                       none, 1 selective, 2 full, 2 + k partial;
 //   sequence_parallel   off, and on when tp > 1 and tp divides seq/cp;
 //   tp_comm_overlap     off, and on with sequence parallelism under
 //                       Megatron-Core (Transformer Engine userbuffers need
@@ -34,7 +40,10 @@ struct SpChoice {
 struct KnobSet {
     int zero[4] = {0, 0, 0, 0};
     int zeros = 0;
-    int rc_first = 0, rc_end = 0;  // recompute indices [rc_first, rc_end)
+    int rc_first = 0, rc_end = 0;  // recompute indices [rc_first, rc_end): the fixed one, or none, selective, full
+    // Partial depths k (index 2 + k) per (zero, sequence parallelism): a
+    // window of `depths` consecutive k in 1 .. max_depth; 0 when recompute is fixed.
+    int depths = 0, max_depth = 0;
     SpChoice sp[3];
     int sps = 0;
     // overlap_grad_reduce values for zero < 3 and zero == 3
@@ -43,6 +52,10 @@ struct KnobSet {
     bool fixed_recompute_too_deep = false;  // fixed recompute_layers > layers of a virtual stage
     int64_t count() const;
 };
+
+// Partial recompute depths evaluated per (layout, zero, sequence
+// parallelism): 5, the plans `search` lists by default (cli/cmd_search.cpp --top).
+inline constexpr int kPartialDepths = 5;
 
 // `job` carries the layout (with_layout); fix the user's fixed knobs.
 KnobSet knob_set(const Job& job, const PlanFix& fix);

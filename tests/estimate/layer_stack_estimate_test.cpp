@@ -322,7 +322,7 @@ parallel: {pp: 8}
     o.threads = 1;
     const SearchResult r = search_plans(parse_search_job(text, "job.yaml", {}, SearchJobPlan::ignore).job,
                                         default_calibration(), o);
-    EXPECT_GT(r.counts.enumerated, 1'000'000);  // every recompute depth of every vpp
+    EXPECT_GT(r.counts.enumerated, 10'000);  // every vpp, a window of recompute depths (search/knobs.h)
     EXPECT_GT(r.counts.evaluated, 0);
 }
 

@@ -112,12 +112,12 @@ TEST(MegatronSemantics, VocabularyAndVirtualStages) {
 
 TEST(MegatronSemantics, EveryFlagIsReadDocumentedOrReported) {
     std::vector<ImportNote> notes;
-    const Job j = job_of("--decoder-first-pipeline-num-layers 2 --kv-channels 128 --lr 1e-4 --fp8-param-gather "
+    const Job j = job_of("--attention-output-gate --kv-channels 128 --lr 1e-4 --fp8-param-gather "
                          "--num-layer 8 --frobnicate --q-lora-rank 64",
                          &notes);
-    ASSERT_TRUE(note(notes, "--decoder-first-pipeline-num-layers"));
-    EXPECT_EQ(note(notes, "--decoder-first-pipeline-num-layers")->kind, NoteKind::not_modelled);
-    EXPECT_NE(note(notes, "--decoder-first-pipeline-num-layers")->message.find("not modelled yet"), std::string::npos);
+    ASSERT_TRUE(note(notes, "--attention-output-gate"));
+    EXPECT_EQ(note(notes, "--attention-output-gate")->kind, NoteKind::not_modelled);
+    EXPECT_NE(note(notes, "--attention-output-gate")->message.find("not modelled yet"), std::string::npos);
     EXPECT_EQ(j.model.kind(0).attention.head_dim, 128);  // --kv-channels: 128 x 16 heads != hidden 1024
     EXPECT_EQ(note(notes, "--q-lora-rank")->kind, NoteKind::ignored);  // without --multi-latent-attention
     EXPECT_EQ(note(notes, "--lr")->kind, NoteKind::ignored);

@@ -2,6 +2,7 @@
 // hand; every evaluated plan carries estimate()'s figures to the bit; memory
 // pruning never drops a plan estimate() says fits (random jobs); the ranking
 // is a total order that does not depend on the thread count.
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -95,9 +96,26 @@ SearchCounts check_against_estimate(const SearchJob& sj) {
             return;
         }
         const search::KnobSet ks = search::knob_set(j, PlanFix{});
+        // The partial depths of (zero, sp): ks.depths from the fewest that
+        // fit by estimate(), found here by trying every depth.
+        const auto depths = [&](int zi, int si) {
+            std::vector<int> rcs;
+            for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) rcs.push_back(rc);
+            if (ks.depths == 0) return rcs;
+            int first = ks.max_depth;
+            for (int k = ks.max_depth; k >= 1; --k) {
+                Job t = j;
+                search::apply_knob_code(t.plan, search::knob_code(ks.zero[zi], 2 + k, ks.sp[si].sp, ks.sp[si].tp_overlap,
+                                                                  ks.ogr[ks.zero[zi] >= 3][0]));
+                if (estimate(t, cal).memory.fits) first = k;
+            }
+            first = std::min(first, ks.max_depth - ks.depths + 1);
+            for (int d = 0; d < ks.depths; ++d) rcs.push_back(2 + first + d);
+            return rcs;
+        };
         for (int zi = 0; zi < ks.zeros; ++zi)
-            for (int rc = ks.rc_first; rc < ks.rc_end; ++rc)
-                for (int si = 0; si < ks.sps; ++si)
+            for (int si = 0; si < ks.sps; ++si)
+                for (const int rc : depths(zi, si))
                     for (int oi = 0; oi < ks.ogrs[ks.zero[zi] >= 3]; ++oi) {
                         ++plans;
                         const uint32_t code = search::knob_code(ks.zero[zi], rc, ks.sp[si].sp, ks.sp[si].tp_overlap,
@@ -344,6 +362,64 @@ TEST(Search, StreamingInChunksGivesTheWholeRanking) {
           }
         }
     }
+}
+
+// The partial recompute depths (search/knobs.h): a window of kPartialDepths
+// from the fewest that fit gives the same first plans as every depth (the
+// union of searches with each recompute setting fixed), and the plans of a
+// layout do not grow with its layers per stage.
+TEST(Search, PartialDepthsGiveTheFirstPlansOfEveryDepth) {
+    // 24 layers of hidden 2048, sequence 16,384 on two 40 GB GPUs: memory
+    // decides how deep full recompute must go.
+    const SearchJob sj = load(tiny_job(2, 24, 4, "a100-sxm-40gb"),
+                              {"model.hidden_size=2048", "model.num_attention_heads=16", "model.intermediate_size=8192",
+                               "model.vocab_size=32000", "training.seq_length=16384"});
+    for (const int zero : {-1, 0, 3}) {  // -1: every plan; else zero fixed
+        SCOPED_TRACE(zero);
+        SearchOptions o;
+        o.threads = 1;
+        if (zero >= 0) o.fix.zero = zero;
+        const SearchResult windowed = search_plans(sj.job, default_calibration(), o);
+        ASSERT_GE(windowed.ranked.size(), static_cast<size_t>(search::kPartialDepths));
+        std::vector<RankedPlan> every;
+        for (int rc = 0; rc < 2 + 24; ++rc) {
+            SearchOptions f = o;
+            f.fix.recompute = rc == 0 ? Recompute::none : rc == 1 ? Recompute::selective : Recompute::full;
+            if (rc >= 2) f.fix.recompute_layers = rc == 2 ? -1 : rc - 2;
+            const SearchResult r = search_plans(sj.job, default_calibration(), f);
+            ASSERT_EQ(r.layouts.size(), windowed.layouts.size());
+            every.insert(every.end(), r.ranked.begin(), r.ranked.end());
+        }
+        std::sort(every.begin(), every.end(),
+                  [](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, RankBy::throughput); });
+        ASSERT_GT(every.size(), windowed.ranked.size());  // the window leaves deeper plans out
+        int partial = 0;  // plans among the first that recompute part of the layers
+        for (size_t i = 0; i < static_cast<size_t>(search::kPartialDepths); ++i) {
+            SCOPED_TRACE(i);
+            EXPECT_EQ(windowed.ranked[i].order, every[i].order);
+            EXPECT_EQ(windowed.ranked[i].step_time_s, every[i].step_time_s);
+            EXPECT_EQ(windowed.ranked[i].peak_bytes, every[i].peak_bytes);
+            partial += ((every[i].order & 0xffffffffu) >> 3 & 0x1ffffffu) >= 3 ? 1 : 0;
+        }
+        if (zero >= 0) EXPECT_GT(partial, 0);  // the job does exercise the partial depths
+    }
+}
+
+TEST(Search, PlansPerLayoutDoNotGrowWithTheLayers) {
+    // Issue 20 item 6: 100,000 layers of hidden 64 on 8 GPUs, every plan
+    // searched (pp 1 holds 100,000 layers per stage).
+    const std::string text = R"(model: {num_hidden_layers: 100000, hidden_size: 64, num_attention_heads: 2, intermediate_size: 256, vocab_size: 1000}
+cluster: {preset: dgx-a100, num_gpus: 8}
+training: {seq_length: 2048, global_batch_size: 8}
+)";
+    const SearchJob sj = parse_search_job(text, "job.yaml", {}, SearchJobPlan::ignore);
+    SearchOptions o;
+    o.threads = 1;
+    const SearchResult r = search_plans(sj.job, default_calibration(), o);
+    // zero 0-3 x overlap 2 x sp 3 x (none, selective, full and the window) per layout.
+    const int64_t per_layout = 4 * 2 * 3 * (3 + search::kPartialDepths);
+    EXPECT_LE(r.counts.enumerated - r.counts.pruned_divisibility, static_cast<int64_t>(r.layouts.size()) * per_layout);
+    EXPECT_GT(r.counts.evaluated, 0);
 }
 
 TEST(Search, NothingFitsGivesNoPlans) {
