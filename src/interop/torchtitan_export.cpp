@@ -74,6 +74,7 @@ ExportResult export_torchtitan(const Job& job) {
         out.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "vpp without pp"});
     }
     line("context_parallel_degree", std::to_string(p.cp));
+    if (p.ep > 1) line("expert_parallel_degree", std::to_string(p.ep));
     s += "\n[activation_checkpoint]\n";
     if (p.recompute == Recompute::none) {
         line("mode", q("none"));

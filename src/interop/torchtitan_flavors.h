@@ -4,26 +4,37 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lostflops/spec.h"
 
 namespace lostflops::interop {
 
+// A model key set on top of the preset where torchtitan's flavour differs
+// from the published model (e.g. no multi-token prediction module).
+struct FlavorOverride {
+    std::string key;    // a `model:` key (src/spec/model_keys.h)
+    std::string value;  // as a YAML scalar ("0", "null")
+    std::string why;
+};
+
 struct TorchtitanFlavor {
     std::string name;    // "llama3"
     std::string flavor;  // "8B"
     std::string preset;  // "llama3-8b"
+    std::vector<FlavorOverride> overrides;
 };
 
 // nullopt when torchtitan has no such flavour that lostflops knows.
 std::optional<TorchtitanFlavor> flavor_by_name(const std::string& name, const std::string& flavor);
-// The flavour whose preset has this model's shape (layers, hidden, ffn, heads,
-// kv heads, vocab, MLP, tied embeddings, dense).
+// The flavour whose model (preset plus overrides) has this model's shape
+// (Model::same_shape: the layer stack, dense or MoE, and MTP modules).
 std::optional<TorchtitanFlavor> flavor_of(const Model& m);
-// The shape of a built-in model preset (throws std::logic_error for a name
-// not in the catalog: a bug, the table below lists catalog names).
-Model preset_shape(const std::string& preset);
-// "llama3 8B/70B/405B, llama2 7B/13B/70B"
+// The shape of a flavour: its preset with its overrides (throws
+// std::logic_error for a preset not in the catalog: a bug, the table lists
+// catalog names).
+Model flavor_shape(const TorchtitanFlavor& f);
+// "llama3 8B/70B/405B, llama2 7B/13B/70B, ..."
 std::string known_flavors();
 
 }  // namespace lostflops::interop

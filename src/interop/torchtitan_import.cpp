@@ -14,8 +14,8 @@
 //   defaults to "selective" with selective_ac_option "2" (every 2nd block
 //   fully checkpointed), "op" = per-operator selective recompute.
 // Model flavours map to the presets of data/catalog/models.yaml with the same
-// shape (torchtitan/models/llama3/__init__.py: 8B, 70B, 405B; llama2: 7B,
-// 13B, 70B).
+// shape, with the flavour's overrides (src/interop/torchtitan_flavors.cpp:
+// llama3, llama2, deepseek_v3, qwen3, llama4, gpt_oss).
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -162,7 +162,7 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
 
     const std::string name = c.text({"model.name"}, "");
     const std::string flavor = c.text({"model.flavor"}, "");
-    if (name.empty()) throw InputError(source, "model.name", "missing: the model (llama3, llama2)");
+    if (name.empty()) throw InputError(source, "model.name", "missing: the model (llama3, llama2, deepseek_v3, qwen3, llama4, gpt_oss)");
     if (flavor.empty()) throw InputError(source, "model.flavor", "missing: the model's size (8B, 70B, ...)");
     const auto known = interop::flavor_by_name(name, flavor);
     if (!known)
@@ -170,7 +170,8 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                          "no lostflops preset for torchtitan's " + name + " '" + flavor + "' (known: " +
                              interop::known_flavors() + "); write the model section yourself");
     add(d.model, "preset", known->preset, "torchtitan " + name + " " + flavor);
-    const int64_t layers = interop::preset_shape(known->preset).layers;
+    for (const auto& o : known->overrides) add(d.model, o.key, o.value, o.why);
+    const int64_t layers = interop::flavor_shape(*known).layers;
 
     // Degrees: [parallelism] (2025) or [training] (2024).
     const int64_t replicate =
