@@ -10,10 +10,10 @@
 // the ranges), then coordinate descent over finer local grids around the
 // result; a candidate replaces the current value only if it lowers the error.
 //
-// A factor is left at its base value when no run can be sensitive to it: a
-// per-architecture factor (ampere.*, hopper.*) without a run on that section's
-// GPUs, or a factor whose lowest and highest value give the same prediction
-// for every run.
+// Only system-level factors are fitted (fitted_fields.h); every device-family
+// factor comes from component micro-benchmarks (calibrate_components.h). A
+// factor is left at its base value when no run is sensitive to it (its lowest
+// and highest value give the same prediction for every run).
 //
 // Contract: pure functions of their arguments (same input, same output), no
 // I/O. Jobs are loaded once by the caller (load_run_table) and each evaluation
@@ -43,13 +43,12 @@ struct FitOptions {
 
 enum class FactorStatus {
     fitted,        // searched within [lo, hi]
-    no_runs,       // per-architecture factor, no run on that section's GPUs
     insensitive,   // no run's prediction changes between lo and hi
 };
 const char* to_string(FactorStatus s);
 
 struct FactorFit {
-    std::string key;  // profile key path, e.g. "hopper.gemm_max"
+    std::string key;  // profile key, e.g. "kernel_overhead_us"
     double lo = 0;
     double hi = 0;
     double base = 0;   // value in the base profile

@@ -5,8 +5,7 @@
 // changes nothing; phase 2 repeats the sweeps on local grids around the
 // current point, each round (refine_points - 1) / 2 times finer. The runs'
 // jobs are parsed once; every evaluation is estimate() calls with a modified
-// Calibration, and only the runs a factor can reach (a per-architecture factor
-// reaches the runs on that section's GPUs) are re-estimated.
+// Calibration.
 #include "lostflops/calibrate_runs.h"
 
 #include <algorithm>
@@ -24,7 +23,6 @@ namespace lostflops {
 const char* to_string(FactorStatus s) {
     switch (s) {
         case FactorStatus::fitted: return "fitted";
-        case FactorStatus::no_runs: return "no runs on these GPUs";
         case FactorStatus::insensitive: return "no run is sensitive to it";
     }
     return "unknown";
@@ -70,12 +68,11 @@ public:
     Calibration& calibration() { return cal_; }
     long evaluations() const { return evaluations_; }
 
-    // Indices of the runs field f can change: all, or for a per-architecture
-    // factor the runs whose GPUs use that section.
-    std::vector<std::size_t> reach(const FittedField& f) const {
+    // Indices of the runs field f can change: all of them (every fitted
+    // factor is system-level, fitted_fields.h).
+    std::vector<std::size_t> reach(const FittedField&) const {
         std::vector<std::size_t> out;
-        for (std::size_t i = 0; i < runs_.size(); ++i)
-            if (!f.section || &cal_.device(runs_[i]->job.cluster.gpu.arch) == &(cal_.*f.section)) out.push_back(i);
+        for (std::size_t i = 0; i < runs_.size(); ++i) out.push_back(i);
         return out;
     }
 
@@ -169,9 +166,7 @@ SearchResult search(const std::vector<const MeasuredRun*>& runs, const Calibrati
     for (const auto& f : kFittedFields) {
         FactorFit ff{f.key, f.lo, f.hi, calib::fitted_value(base, f), 0, FactorStatus::fitted, false};
         std::vector<std::size_t> reach = probe.reach(f);
-        if (reach.empty()) {
-            ff.status = FactorStatus::no_runs;
-        } else if (!probe.sensitive(f, reach)) {
+        if (!probe.sensitive(f, reach)) {
             ff.status = FactorStatus::insensitive;
         } else {
             active.push_back({&f, std::move(reach)});

@@ -220,6 +220,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
         ropts->folds_given = folds->count() > 0;
         exit_code = run_runs(*ropts);
     });
+    add_calibrate_components_command(cmd, exit_code);
 }
 
 }  // namespace lostflops::cli

@@ -45,6 +45,8 @@ void add_trace_command(CLI::App& app, int& exit_code);
 // parent's --format applies unless diff has its own.
 void add_trace_diff_command(CLI::App* trace_cmd, Format& parent_format, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
+// `calibrate components` (cmd_calibrate_components.cpp), under the calibrate subcommand.
+void add_calibrate_components_command(CLI::App* calibrate, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);

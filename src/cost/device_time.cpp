@@ -9,12 +9,22 @@
 //  - a short k loop: each tile pays a prologue/epilogue, modelled as
 //    k / (k + k_half) of the main-loop rate.
 // Kernel launch overhead is counted apart (estimate: kernels per layer).
+// Efficiencies per device family (calibration.h), from component
+// micro-benchmarks: gemm_max per operand format (data/calibration/gemm.csv),
+// attention curves by kernel, pass, mask, head dimension and sequence length
+// (attention.csv; FlashAttention-3 paper figs. 5-6 and others), streaming
+// bandwidth (memory_bound.csv), and a power law for capped boards (fitted on
+// the gemm.csv rows measured at two powers: FBGEMM PR #2546 at 500 W against
+// the 700 W rows).
 #include "cost/device_time.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "lostflops/error.h"
 
 namespace lostflops {
 
@@ -33,9 +43,124 @@ constexpr Tile kTiles[] = {
 
 }  // namespace
 
-DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal) {
+DeviceUse device_use(const Job& job) {
+    DeviceUse u;
+    u.framework = job.training.framework;
+    // Ring attention (context parallelism) calls the kernel on chunks of s/cp.
+    u.seq = static_cast<double>(job.training.seq_length) / std::max(1, job.plan.cp);
+    u.head_dim = static_cast<int>(job.model.head_dim());
+    u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
+    return u;
+}
+
+double power_factor(const Gpu& gpu, const DeviceFamily& f) {
+    if (!(f.reference_w_per_tflop > 0) || !(f.power_exponent > 0) || !(gpu.tdp_w > 0) ||
+        !(gpu.peak_bf16_tflops > 0))
+        return 1.0;
+    const double w = gpu.tdp_w / gpu.peak_bf16_tflops;
+    return w >= f.reference_w_per_tflop ? 1.0 : std::pow(w / f.reference_w_per_tflop, f.power_exponent);
+}
+
+namespace {
+
+GemmDtype gemm_dtype(Precision p, const DeviceUse& use) {
+    return p == Precision::fp8 ? use.fp8 : GemmDtype::bf16;
+}
+
+// Points of one curve: kernel, pass, causal, the head dimension nearest
+// `head_dim` among those measured (ties: the larger). Empty if none.
+struct Curve {
+    const AttentionPoint* begin = nullptr;
+    const AttentionPoint* end = nullptr;
+    bool empty() const { return begin == end; }
+};
+
+Curve find_curve(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim) {
+    int best_hd = 0;
+    double best_d = 0;
+    for (const auto& p : f.attention) {
+        if (p.kernel != kernel || p.backward != backward || p.causal != causal) continue;
+        const double d = std::fabs(std::log(static_cast<double>(p.head_dim) / std::max(1, head_dim)));
+        if (best_hd == 0 || d < best_d || (d == best_d && p.head_dim > best_hd)) {
+            best_hd = p.head_dim;
+            best_d = d;
+        }
+    }
+    Curve c;
+    for (const auto& p : f.attention) {
+        if (p.kernel != kernel || p.backward != backward || p.causal != causal || p.head_dim != best_hd) continue;
+        if (!c.begin) c.begin = &p;
+        c.end = &p + 1;
+    }
+    return c;
+}
+
+// Log-linear in seq between points (sorted by seq), flat outside.
+double curve_at(const Curve& c, double seq) {
+    if (seq <= c.begin->seq) return c.begin->efficiency;
+    const AttentionPoint* last = c.end - 1;
+    if (seq >= last->seq) return last->efficiency;
+    for (const AttentionPoint* p = c.begin; p + 1 < c.end; ++p) {
+        if (seq > (p + 1)->seq) continue;
+        const double w = std::log(seq / p->seq) / std::log((p + 1)->seq / p->seq);
+        return p->efficiency + w * ((p + 1)->efficiency - p->efficiency);
+    }
+    return last->efficiency;
+}
+
+// Mean ratio num/den of the family's curve pairs at the same kernel and head
+// dimension, each at `seq` (0 if no pair is measured).
+template <typename Num, typename Den>
+double family_ratio(const DeviceFamily& f, double seq, Num num_of, Den den_of) {
+    double sum = 0;
+    int n = 0;
+    for (AttentionImpl k : {AttentionImpl::fa2, AttentionImpl::fa3, AttentionImpl::cudnn})
+        for (int hd : {64, 128, 256}) {
+            const Curve a = num_of(k, hd), b = den_of(k, hd);
+            if (a.empty() || b.empty() || a.begin->head_dim != hd || b.begin->head_dim != hd) continue;
+            sum += curve_at(a, seq) / curve_at(b, seq);
+            ++n;
+        }
+    return n ? sum / n : 0.0;
+}
+
+}  // namespace
+
+double attention_efficiency(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim,
+                            double seq) {
+    const Curve exact = find_curve(f, kernel, backward, causal, head_dim);
+    if (!exact.empty()) return curve_at(exact, seq);
+    if (causal) {
+        // Causal not measured: the non-causal curve times the family's causal
+        // / non-causal ratio of forward passes (short sequences lose most).
+        const double base = attention_efficiency(f, kernel, backward, false, head_dim, seq);
+        const double r = family_ratio(
+            f, seq, [&](AttentionImpl k, int hd) { return find_curve(f, k, false, true, hd); },
+            [&](AttentionImpl k, int hd) { return find_curve(f, k, false, false, hd); });
+        return base * (r > 0 ? r : 1.0);
+    }
+    if (backward) {
+        const double fwd = attention_efficiency(f, kernel, false, false, head_dim, seq);
+        const double r = family_ratio(
+            f, seq, [&](AttentionImpl k, int hd) { return find_curve(f, k, true, false, hd); },
+            [&](AttentionImpl k, int hd) { return find_curve(f, k, false, false, hd); });
+        return r > 0 ? fwd * r : 0.0;
+    }
+    return 0.0;
+}
+
+DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal, const DeviceUse& use) {
     DeviceModel d;
-    const DeviceFactors& f = cal.device(gpu.arch);
+    const DeviceFamily& f = cal.device(gpu.arch);
+    const GemmDtype dtype = gemm_dtype(p, use);
+    const double gmax = f.gemm_max[static_cast<int>(dtype)];
+    if (!(gmax > 0))
+        throw InputError(cal.source, "devices." + f.name + ".gemm_max." + to_string(dtype),
+                         std::string("no measurement of ") + to_string(dtype) + " GEMMs on the " + f.name +
+                             " family (data/calibration/gemm.csv); add one or choose another precision");
+    // Compute-bound kernels run at the component rate, times the power model
+    // and the sustained fraction of a training job (calibration.h).
+    d.power_factor = power_factor(gpu, f) * cal.sustained_compute;
     d.peak_flops = gpu.peak_tflops(p) * 1e12;
     // fp8 training (Transformer Engine) runs only the GEMMs with weights in
     // fp8; attention and everything else stay in bf16.
@@ -43,9 +168,14 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.hbm_Bps = gpu.hbm_GBps * 1e9;
     d.sms = std::max(1, gpu.sm_count);
     d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
-    d.gemm_max = f.gemm_max;
-    d.attention_fwd = f.attention_fwd;
-    d.attention_bwd = f.attention_bwd;
+    d.gemm_max = gmax * d.power_factor;
+    d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
+    d.attention_fwd = attention_efficiency(f, d.attention_kernel, false, use.causal, use.head_dim, use.seq) * d.power_factor;
+    d.attention_bwd = attention_efficiency(f, d.attention_kernel, true, use.causal, use.head_dim, use.seq) * d.power_factor;
+    if (!(d.attention_fwd > 0) || !(d.attention_bwd > 0))
+        throw InputError(cal.source, "devices." + f.name + ".attention",
+                         std::string("no ") + to_string(d.attention_kernel) + " attention curve on the " + f.name +
+                             " family (data/calibration/attention.csv)");
     d.memory_bound = f.memory_bound;
     d.gemm_k_half = cal.gemm_k_half;
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
@@ -97,12 +227,12 @@ double gemm_time_s(const DeviceModel& d, double m, double n, double k) {
 
 double flash_attention_fwd_s(const DeviceModel& d, double flops) {
     if (flops <= 0) return 0;
-    return flops / (d.attention_peak_flops * d.gemm_max * d.attention_fwd);
+    return flops / (d.attention_peak_flops * d.attention_fwd);
 }
 
 double flash_attention_bwd_s(const DeviceModel& d, double flops) {
     if (flops <= 0) return 0;
-    return 2.5 * flops / (d.attention_peak_flops * d.gemm_max * d.attention_bwd);
+    return 2.5 * flops / (d.attention_peak_flops * d.attention_bwd);
 }
 
 double memory_time_s(const DeviceModel& d, double bytes) {
