@@ -51,10 +51,7 @@ std::string estimate_text(const std::string& job, bool is_text, const std::vecto
     const Calibration cal = calibration_from(calibration);
     py::gil_scoped_release release;
     const Estimate e = estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
-    ReportExtras extras;
-    extras.warnings = job_warnings(j);
-    if (!e.memory.fits) extras.advice = fit_advice(j, cal);
-    return estimate_json(j, e, extras).dump(2);
+    return estimate_json(j, e, estimate_extras(j, e, cal)).dump(2);
 }
 
 RankBy rank_by(const std::string& by) {

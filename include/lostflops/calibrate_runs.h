@@ -90,4 +90,31 @@ struct CrossValidation {
 CrossValidation cross_validate(const std::vector<MeasuredRun>& runs, const Calibration& base, int folds,
                                const FitOptions& options = {});
 
+// Leave-one-source-out error: the runs of each source family of `judged`
+// (source_family, validate.h) predicted by fit_runs(`fit_set` without that
+// family's runs, base). A family absent from the fit set is predicted by the
+// fit on the whole fit set. The honest error of a profile whose factors were
+// fitted on `fit_set`: no run is predicted by a fit that saw its source.
+struct SourceError {
+    std::string family;
+    int runs = 0;
+    double mape_pct = 0;
+    double mean_signed_pct = 0;
+    double max_abs_error_pct = 0;
+};
+struct LeaveOneSourceOut {
+    std::vector<double> held_out_error_pct;  // per judged run, table order
+    std::vector<double> held_out_tokens_per_s_per_gpu;
+    std::vector<SourceError> families;       // in order of first appearance
+    double mape_pct = 0;
+    double mean_signed_pct = 0;
+    double max_abs_error_pct = 0;
+    std::size_t worst_run = 0;
+    int fits = 0;                            // fits made (one per family, plus one for families not in the fit set)
+};
+// Throws InputError if `judged` or `fit_set` is empty.
+LeaveOneSourceOut leave_one_source_out(const std::vector<MeasuredRun>& fit_set,
+                                       const std::vector<MeasuredRun>& judged, const Calibration& base,
+                                       const FitOptions& options = {});
+
 }  // namespace lostflops

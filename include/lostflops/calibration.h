@@ -116,6 +116,10 @@ struct Calibration {
     double memory_usable_fraction = 0.95;   // of HBM, rest: fragmentation
     double memory_reserved_bytes = 2.5e9;   // CUDA context, cuBLAS/NCCL workspaces
     std::vector<BusBwCurve> nccl;     // measured curves; override the factors above
+    // The run tables the fitted (system-level) factors were fitted on, paths
+    // from the repository root: `validate` refits without each source family
+    // of them for its leave-one-source-out error.
+    std::vector<std::string> fitted_on;
 
     // The family that prices GPUs of `arch`; throws InputError (naming the
     // profile and the architecture) when no family lists it.

@@ -160,7 +160,8 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
             f.gemm_max[d] = it->second;
             ff.gemm_rows[d] = static_cast<int>(groups[{static_cast<int>(fi), d}].size());
         }
-        if (reference[fi] > 0) f.reference_w_per_tflop = std::round(reference[fi] * 1e4) / 1e4;
+        // Rounded down, so that the GPUs defining it are never derated.
+        if (reference[fi] > 0) f.reference_w_per_tflop = std::floor(reference[fi] * 1e4) / 1e4;
         if (out.power_rows > 0) f.power_exponent = out.power_exponent;
         double sum = 0;
         for (const auto& m : tables.memory) {

@@ -107,7 +107,7 @@ static_assert(sizeof(DeviceFamily) == sizeof(std::string) + sizeof(std::vector<s
               "DeviceFamily has a field without a key in calibration_fields.h");
 static_assert(sizeof(Calibration) == sizeof(std::string) + sizeof(std::vector<DeviceFamily>) +
                                          kScalarFields.size() * sizeof(double) +
-                                         sizeof(std::vector<BusBwCurve>),
+                                         sizeof(std::vector<BusBwCurve>) + sizeof(std::vector<std::string>),
               "Calibration has a field without a key in calibration_fields.h");
 
 }  // namespace lostflops::calib

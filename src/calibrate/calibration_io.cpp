@@ -206,6 +206,17 @@ Calibration overlay_calibration(const Calibration& base, std::string_view text,
                 c.nccl = read_curves(kv.second, source);
                 known = true;
             }
+            if (k == "fitted_on") {
+                const YAML::Node& n = kv.second;
+                if (!n.IsSequence()) throw InputError(source, k, "expected a list of run tables (CSV paths)");
+                c.fitted_on.clear();
+                for (std::size_t i = 0; i < n.size(); ++i) {
+                    if (!n[i].IsScalar() || n[i].Scalar().empty())
+                        throw InputError(source, fmt::format("fitted_on[{}]", i), "expected a path");
+                    c.fitted_on.push_back(n[i].Scalar());
+                }
+                known = true;
+            }
             if (!known) throw InputError(source, k, "unknown key");
         }
     } catch (const YAML::Exception& e) {  // defensive: node access on odd documents

@@ -81,6 +81,17 @@ std::string calibration_to_yaml(const Calibration& c) {
                  p.head_dim, p.seq, p.efficiency);
     }
     for (const auto& f : calib::kScalarFields) line("{}: {}", f.key, c.*f.member);
+    if (c.fitted_on.empty()) {
+        line("fitted_on: []");
+    } else {
+        line("fitted_on:");
+        for (const auto& t : c.fitted_on) {
+            std::string q = t;
+            for (char& ch : q)
+                if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20) ch = '_';
+            line("  - \"{}\"", q);
+        }
+    }
     if (c.nccl.empty()) {
         line("nccl: []");
         return out;

@@ -47,6 +47,8 @@ void add_trace_diff_command(CLI::App* trace_cmd, Format& parent_format, int& exi
 void add_calibrate_command(CLI::App& app, int& exit_code);
 // `calibrate components` (cmd_calibrate_components.cpp), under the calibrate subcommand.
 void add_calibrate_components_command(CLI::App* calibrate, int& exit_code);
+// `calibrate residuals` (cmd_calibrate_residuals.cpp).
+void add_calibrate_residuals_command(CLI::App* calibrate, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
