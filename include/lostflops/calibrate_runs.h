@@ -6,9 +6,11 @@
 // base profile's value. The objective is the mean absolute percentage error of
 // tokens/s per GPU over the runs (runs that do not fit in memory included, as
 // `validate` does). The search is deterministic: coordinate descent over an
-// even grid inside each range, starting from the base profile (clamped into
-// the ranges), then coordinate descent over finer local grids around the
-// result; a candidate replaces the current value only if it lowers the error.
+// even grid inside each range, starting from the middle of each range (so the
+// result does not depend on the profile it starts from, and a refit without
+// some runs is the same procedure), then coordinate descent over finer local
+// grids around the result; a candidate replaces the current value only if it
+// lowers the error.
 //
 // Only system-level factors are fitted (fitted_fields.h); every device-family
 // factor comes from component micro-benchmarks (calibrate_components.h). A

@@ -96,7 +96,7 @@ struct DeviceFamily {
 struct Calibration {
     std::string source = "<builtin>";
     std::vector<DeviceFamily> devices;
-    double gemm_k_half = 64;          // k at which the main loop runs at half speed
+    double gemm_k_half = 8;           // k at which a GEMM's main loop runs at half speed, per dense TFLOP/s of an SM
     // Compute throughput a training job sustains over what the component
     // micro-benchmarks measured (kernels back to back for hours at the power
     // limit, beside NCCL kernels; micro-benchmarks run one kernel for

@@ -40,7 +40,7 @@ double predicted_tflops(const PricedRow& p, double gemm_max, double power, doubl
     d.bytes_per_element = is_fp8(p.row->dtype) ? 1.0 : 2.0;
     d.memory_bound = p.family->memory_bound;
     d.gemm_max = gemm_max * power;
-    d.gemm_k_half = k_half;
+    d.gemm_k_half = gemm_k_half(k_half, d.peak_flops, d.sms);
     const double t = gemm_time_s(d, p.row->m, p.row->n, p.row->k);
     return 2.0 * p.row->m * p.row->n * p.row->k / t / 1e12;
 }
@@ -117,7 +117,7 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
     };
     // gemm_k_half first at no power model (capped rows are few), then the
     // exponent at that k_half; a group with only capped rows needs both.
-    const double k_grid[] = {0, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
+    const double k_grid[] = {0, 2, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128};
     double best_k = base.gemm_k_half, best_err = std::numeric_limits<double>::infinity();
     std::vector<const PricedRow*> nominal;
     for (const auto& p : rows)

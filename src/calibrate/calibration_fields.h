@@ -72,8 +72,9 @@ inline const char* framework_key(Framework f) {
     return "?";
 }
 
-// Upper bounds of the non_negative fields: gemm_k_half up to 65,536 (a
-// GEMM depth; the catalog's largest hidden sizes are ~30,000); per-kernel,
+// Upper bounds of the non_negative fields: gemm_k_half up to 65,536 (k per
+// TFLOP/s of an SM; the catalog's SMs run 1-31 TFLOP/s and its largest
+// hidden sizes are ~30,000); per-kernel,
 // per-collective and per-operator host costs up to 10 ms (a kernel launch is
 // ~5 us, NVIDIA CUDA C++ Best Practices Guide; 10 ms is 2,000 launches);
 // optimizer state up to 64 bytes per parameter (Adam with fp32 master, two

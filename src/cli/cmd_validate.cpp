@@ -7,7 +7,6 @@
 // codes").
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -28,27 +27,6 @@ struct Opts {
     std::vector<std::string> fit_on;
     Format format = Format::table;
 };
-
-// The fit set: --fit-on, else the profile's fitted_on tables (paths from the
-// repository root, read from the working directory). nullopt with the reason
-// when they are not at hand.
-std::optional<std::vector<MeasuredRun>> fit_set(const Opts& o, const Calibration& cal, std::string& why) {
-    const std::vector<std::string> tables = o.fit_on.empty() ? cal.fitted_on : o.fit_on;
-    if (tables.empty()) {
-        why = "the profile fits nothing (no fitted_on tables): in-sample is out of sample";
-        return std::nullopt;
-    }
-    std::vector<MeasuredRun> out;
-    for (const auto& t : tables) {
-        if (o.fit_on.empty() && !std::filesystem::exists(t)) {
-            why = fmt::format("the profile's fit table {} is not here (run from the repository root, or give "
-                              "--fit-on)", t);
-            return std::nullopt;
-        }
-        for (auto& r : load_run_table(t)) out.push_back(std::move(r));
-    }
-    return out;
-}
 
 std::string worst_name(const ValidationResult& r) {
     std::size_t w = 0;
@@ -75,7 +53,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
         const ValidationResult r = validate_runs(runs, cal);
         std::string why;
         std::optional<LeaveOneSourceOut> loso;
-        if (auto fs = fit_set(*opts, cal, why)) loso = leave_one_source_out(*fs, runs, cal);
+        if (auto fs = fit_set_runs(opts->fit_on, cal, why)) loso = leave_one_source_out(*fs, runs, cal);
         if (opts->format == Format::json) {
             nlohmann::json j;
             j["schema_version"] = kJsonSchemaVersion;

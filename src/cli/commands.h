@@ -4,6 +4,7 @@
 // and exits 2.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "lostflops/calibration.h"
 #include "lostflops/spec.h"
+#include "lostflops/validate.h"
 
 namespace lostflops::cli {
 
@@ -35,6 +37,12 @@ CLI::Option* add_format_option(CLI::App* cmd, Format& format);
 Format requested_format(const CLI::App& app);
 Job load_job_for(const JobOptions& opts);
 Calibration load_calibration_for(const std::string& path);
+// The runs a profile's fitted factors were fitted on: the --fit-on tables,
+// else the profile's fitted_on (paths from the repository root, read from the
+// working directory). nullopt, with the reason in `why`, when the profile
+// fits nothing or its tables are not at hand; InputError for a bad table.
+std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::string>& fit_on, const Calibration& cal,
+                                                     std::string& why);
 // --gpus: "512..16384" (doubling) or "512,1024,4096"; InputError("--gpus", ...) otherwise.
 std::vector<int> gpu_list(const std::string& text);
 

@@ -6,8 +6,9 @@
 //    tile per SM; a partly filled last wave or partly filled edge tiles waste
 //    the remainder (NVIDIA, "Matrix Multiplication Background User's Guide",
 //    sections "Tile quantization" and "Wave quantization");
-//  - a short k loop: each tile pays a prologue/epilogue, modelled as
-//    k / (k + k_half) of the main-loop rate.
+//  - a short k loop: each tile pays a prologue/epilogue of fixed time,
+//    modelled as k / (k + k_half) of the main-loop rate, k_half growing with
+//    the SM's throughput (a faster SM runs more k in that time).
 // Kernel launch overhead is counted apart (estimate: kernels per layer).
 // Efficiencies per device family (calibration.h), from component
 // micro-benchmarks: gemm_max per operand format (data/calibration/gemm.csv),
@@ -51,6 +52,10 @@ DeviceUse device_use(const Job& job) {
     u.head_dim = static_cast<int>(job.model.head_dim());
     u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
     return u;
+}
+
+double gemm_k_half(double k_half_per_tflops_sm, double peak_flops, int sms) {
+    return k_half_per_tflops_sm * peak_flops / 1e12 / std::max(1, sms);
 }
 
 double power_factor(const Gpu& gpu, const DeviceFamily& f) {
@@ -177,7 +182,7 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
                          std::string("no ") + to_string(d.attention_kernel) + " attention curve on the " + f.name +
                              " family (data/calibration/attention.csv)");
     d.memory_bound = f.memory_bound;
-    d.gemm_k_half = cal.gemm_k_half;
+    d.gemm_k_half = gemm_k_half(cal.gemm_k_half, d.peak_flops, d.sms);
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
     return d;
 }

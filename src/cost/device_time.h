@@ -38,7 +38,7 @@ struct DeviceModel {
     double attention_fwd = 0.35;   // of attention_peak_flops, at the use's shape, with power
     double attention_bwd = 0.3;
     double memory_bound = 0.7;
-    double gemm_k_half = 64;
+    double gemm_k_half = 64;       // in k, for this GPU and precision (gemm_k_half() above)
     double kernel_overhead_s = 4e-6;
     double power_factor = 1;       // power model x sustained_compute (1 = the components' rate)
     AttentionImpl attention_kernel = AttentionImpl::fa2;
@@ -61,6 +61,13 @@ double power_factor(const Gpu& gpu, const DeviceFamily& family);
 // measured both ways. 0 when the family has no curve of the kernel.
 double attention_efficiency(const DeviceFamily& family, AttentionImpl kernel, bool backward, bool causal,
                             int head_dim, double seq);
+
+// The k at which a GEMM's main loop runs at half its rate on this GPU and
+// precision: a tile's prologue/epilogue takes a fixed time, so in k units it
+// grows with the SM's speed. `k_half_per_tflops_sm` (calibration
+// gemm_k_half) is the value for an SM of 1 dense TFLOP/s; A100 bf16 SMs run
+// 2.9, H100 7.5 (fp8 15), B200 15.2 (fp8 30.4).
+double gemm_k_half(double k_half_per_tflops_sm, double peak_flops, int sms);
 
 // One GEMM kernel C[m,n] = A[m,k] B[k,n]; without the launch overhead.
 double gemm_time_s(const DeviceModel& d, double m, double n, double k);
