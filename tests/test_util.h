@@ -10,6 +10,31 @@ namespace lostflops::test {
 
 inline std::string source_path(const std::string& rel) { return std::string(LOSTFLOPS_SOURCE_DIR) + "/" + rel; }
 
+// A uniform stack of `layers` attention layers (head_dim hidden / heads) with
+// a dense (two-matrix) or gated MLP of width `ffn`, RMS-style norms.
+inline Model uniform_model(int layers, int64_t hidden, int heads, int kv_heads, int64_t ffn, int64_t vocab,
+                           MlpKind mlp, bool tied) {
+    Model m;
+    m.name = "test";
+    m.layers = layers;
+    m.hidden = hidden;
+    m.vocab = vocab;
+    m.tied_embeddings = tied;
+    LayerKind k;
+    k.attention.heads = heads;
+    k.attention.kv_heads = kv_heads;
+    k.attention.head_dim = hidden / heads;
+    k.attention.v_head_dim = hidden / heads;
+    k.mlp.kind = mlp;
+    k.mlp.act = mlp == MlpKind::gated ? Activation::silu : Activation::gelu;
+    k.mlp.ffn = ffn;
+    m.stack = make_uniform_stack(k, layers);
+    return m;
+}
+// The first layer's attention and MLP (a uniform model's).
+inline const Attention& attention_of(const Model& m) { return m.kind(0).attention; }
+inline const Mlp& mlp_of(const Model& m) { return m.kind(0).is_moe() ? m.kind(0).moe.expert : m.kind(0).mlp; }
+
 // A small valid job as YAML text: GPT-style model on one DGX A100 node.
 inline std::string small_job_text() {
     return R"(name: small

@@ -72,6 +72,12 @@ struct Estimate {
     double hfu = 0;  // fraction
     int64_t micro_batches = 0;  // per DP rank per step
     double bubble_fraction = 0; // pp_bubble / step time
+    // The model's parameters (workload/flops.h): all of them, and the ones a
+    // token uses (top-k routed experts); both with the input embedding and
+    // the output layer (once when tied), without multi-token prediction
+    // modules, which are params_mtp.
+    double params_total = 0, params_active = 0;
+    double params_embedding = 0, params_output = 0, params_mtp = 0;
     Breakdown breakdown;
     Memory memory;
 };

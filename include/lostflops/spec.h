@@ -10,10 +10,11 @@
 #include <cstdint>
 #include <string>
 
+#include "lostflops/model.h"
+
 namespace lostflops {
 
 enum class Precision { fp16, bf16, fp8 };
-enum class MlpKind { gelu, gated };  // gelu: two matrices; gated (SwiGLU): three
 enum class Recompute { none, selective, full };
 enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softmax path
 // The training stack: selects kernel fusion, host (Python) work per layer and
@@ -23,25 +24,6 @@ enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softm
 //   fsdp               PyTorch FSDP / FSDP2 eager (torchtitan, llm-foundry)
 //   deepspeed          DeepSpeed ZeRO on an eager PyTorch model
 enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
-
-struct Model {
-    std::string name;
-    int layers = 0;           // num_hidden_layers
-    int64_t hidden = 0;       // hidden_size
-    int64_t ffn = 0;          // intermediate_size (dense FFN width)
-    int heads = 0;            // num_attention_heads
-    int kv_heads = 0;         // num_key_value_heads (== heads without GQA)
-    int64_t vocab = 0;        // vocab_size
-    MlpKind mlp = MlpKind::gelu;
-    bool tied_embeddings = false;
-    // Mixture of experts: experts == 0 means dense.
-    int experts = 0;          // num_local_experts
-    int experts_per_token = 0;  // num_experts_per_tok
-    int64_t moe_ffn = 0;      // moe_intermediate_size (defaults to ffn)
-
-    int64_t head_dim() const { return hidden / heads; }
-    bool is_moe() const { return experts > 0; }
-};
 
 struct Gpu {
     std::string name;
@@ -149,7 +131,6 @@ struct Job {
 
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
-const char* to_string(MlpKind k);
 const char* to_string(AttentionKernel k);
 const char* to_string(Framework f);
 

@@ -27,8 +27,9 @@ struct ExportArgs {
 // (Megatron 0, 1, 3; torchtitan 0, 3), one search per stage unless the job
 // fixes it; the best of those by the search's own order.
 Job job_to_export(const ExportArgs& a, const std::vector<int>& zero_stages) {
-    if (!a.best) return a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides);
+    if (!a.best) return check_model_keys(a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides));
     const SearchJob sj = a.job_path.empty() ? default_search_job(a.overrides) : load_search_job(a.job_path, a.overrides);
+    check_model_keys(sj.job);
     const Calibration cal = load_calibration_for(a.calibration_path);
     SearchOptions o;
     o.fix = plan_fix_from(sj);

@@ -40,7 +40,9 @@ struct SearchArgs {
 SearchJob load_for(const SearchArgs& a, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> o = a.overrides;
     o.insert(o.end(), extra.begin(), extra.end());
-    return a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o);
+    SearchJob sj = a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o);
+    check_model_keys(sj.job);
+    return sj;
 }
 
 RankBy rank_by(const std::string& s) {

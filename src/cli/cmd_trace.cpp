@@ -202,7 +202,7 @@ int run_trace(const TraceOptions& o) {
     const auto ranks = analyze_all(files, o.hta, o.threads);
     std::optional<trace::JobComparison> cmp;
     if (!o.job_path.empty()) {
-        const Job job = load_job(o.job_path, o.overrides);
+        const Job job = check_model_keys(load_job(o.job_path, o.overrides));
         const Calibration cal =
             o.calibration_path.empty() ? default_calibration() : load_calibration(o.calibration_path);
         const Estimate est = estimate(job, cal);

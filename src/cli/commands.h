@@ -36,6 +36,13 @@ CLI::Option* add_format_option(CLI::App* cmd, Format& format);
 // an exception thrown by a callback.
 Format requested_format(const CLI::App& app);
 Job load_job_for(const JobOptions& opts);
+// --strict (a global flag, main.cpp): a model key that changes the cost but is
+// not modelled is an error instead of a warning.
+extern bool g_strict;
+// Warns "lostflops: warning: not modelled: KEY (why)" on standard error for
+// each such key of the job's model (once per key and run), or throws
+// InputError naming the first under --strict. Returns `job`.
+const Job& check_model_keys(const Job& job);
 Calibration load_calibration_for(const std::string& path);
 // The runs a profile's fitted factors were fitted on: the --fit-on tables,
 // else the profile's fitted_on (paths from the repository root, read from the

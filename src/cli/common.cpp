@@ -1,7 +1,9 @@
 // Options shared by the subcommands: --format, and those of the commands that
 // read a job; which --format the command line asked for (for main's errors);
 // the --gpus list of search and report.
+#include <cstdio>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -45,9 +47,22 @@ void add_job_options(CLI::App* cmd, JobOptions& opts) {
     add_format_option(cmd, opts.format);
 }
 
+bool g_strict = false;
+
+const Job& check_model_keys(const Job& job) {
+    if (!job.model.not_modelled) return job;
+    static std::set<std::string> warned;
+    for (const auto& n : *job.model.not_modelled) {
+        if (g_strict) throw InputError(job.source, "model." + n.key, "not modelled: " + n.why + " (--strict)");
+        if (warned.insert(n.key).second)
+            std::fprintf(stderr, "lostflops: warning: not modelled: %s (%s)\n", n.key.c_str(), n.why.c_str());
+    }
+    return job;
+}
+
 Job load_job_for(const JobOptions& opts) {
-    if (opts.job_path.empty()) return default_job(opts.overrides);
-    return load_job(opts.job_path, opts.overrides);
+    if (opts.job_path.empty()) return check_model_keys(default_job(opts.overrides));
+    return check_model_keys(load_job(opts.job_path, opts.overrides));
 }
 
 std::vector<int> gpu_list(const std::string& text) {

@@ -94,6 +94,70 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PassSetup& s, 
     return exposed(s.dp.reduce_scatter_s, bwd_window_s) + exposed(s.dp.all_gather_s, fwd_window_s);
 }
 
+// Host operators of a layer: the model's one kind's, or the mean over the
+// kinds weighted by layer count.
+HostOps layer_host_ops(const Model& m, const Training& tr, const ParallelPlan& p) {
+    if (m.uniform()) return host_ops(m.kind(0), tr, p);
+    HostOps out = host_ops(m.kind(0), tr, p);
+    out.layer_fwd = out.layer_bwd = 0;
+    for (size_t k = 0; k < m.kinds().size(); ++k) {
+        const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
+        const HostOps ho = host_ops(m.kinds()[k], tr, p);
+        out.layer_fwd += share * ho.layer_fwd;
+        out.layer_bwd += share * ho.layer_bwd;
+    }
+    return out;
+}
+
+// The LayerWork fields memory and the ZeRO-3 engine read, which add over layers.
+constexpr double LayerWork::*kPerLayerFields[] = {
+    &LayerWork::attention_flops_fwd, &LayerWork::mem_bytes_fwd,   &LayerWork::mem_bytes_bwd,
+    &LayerWork::mem_bytes_attention_fwd, &LayerWork::kernels_fwd, &LayerWork::kernels_bwd,
+    &LayerWork::activation_bytes, &LayerWork::activation_bytes_full, &LayerWork::checkpoint_bytes,
+    &LayerWork::params,           &LayerWork::expert_params,     &LayerWork::dense_tensors,
+    &LayerWork::expert_tensors};
+
+// The work and time of a layer: the model's one kind, or for a stack of
+// several kinds their mean weighted by layer count (each pass then costs its
+// layer count times the mean layer; the host's share from the mean operator
+// count, as pass_setup_other_zero sets it).
+void set_layer(const Job& job, const ParallelPlan& p, PassSetup& s) {
+    const Model& m = job.model;
+    s.ho = layer_host_ops(m, job.training, p);
+    ParallelPlan p_plain = p;
+    p_plain.recompute = Recompute::none;
+    if (m.uniform()) {
+        s.lw = layer_work(m, m.kind(0), job.training, p);
+        s.layer = layer_time(s.ctx, s.lw, s.ho, p);
+        // Layers that full recompute leaves alone (parallel.recompute_layers).
+        if (p.recompute == Recompute::full) s.layer_plain = layer_time(s.ctx, s.lw, s.ho, p_plain);
+        return;
+    }
+    s.lw = LayerWork{};
+    s.layer = s.layer_plain = LayerTime{};
+    for (size_t k = 0; k < m.kinds().size(); ++k) {
+        const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
+        const LayerWork lw = layer_work(m, m.kinds()[k], job.training, p);
+        const LayerTime t = layer_time(s.ctx, lw, s.ho, p);
+        s.layer.fwd += t.fwd.scaled(share);
+        s.layer.bwd += t.bwd.scaled(share);
+        if (p.recompute == Recompute::full) {
+            const LayerTime plain = layer_time(s.ctx, lw, s.ho, p_plain);
+            s.layer_plain.fwd += plain.fwd.scaled(share);
+            s.layer_plain.bwd += plain.bwd.scaled(share);
+        }
+        if (k == 0) {
+            s.lw.unfused = lw.unfused;
+            s.lw.scores = lw.scores;
+            s.lw.values = lw.values;
+            s.lw.tp_sequence_parallel = lw.tp_sequence_parallel;
+        }
+        for (double LayerWork::*f : kPerLayerFields) s.lw.*f += share * lw.*f;
+    }
+    set_layer_host_time(s.layer, s.ctx, s.ho, p);
+    if (p.recompute == Recompute::full) set_layer_host_time(s.layer_plain, s.ctx, s.ho, p_plain);
+}
+
 }  // namespace
 
 PassSetup pass_setup(const Job& job, const Calibration& cal) {
@@ -104,16 +168,8 @@ PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* sa
     const ParallelPlan& p = job.plan;
     PassSetup s;
     s.ctx = ctx;
-    s.lw = layer_work(job.model, job.training, p);
+    set_layer(job, p, s);
     s.hw = head_work(job.model, job.training, p);
-    s.ho = host_ops(job.model, job.training, p);
-    s.layer = layer_time(s.ctx, s.lw, s.ho, p);
-    // Layers that full recompute leaves alone (parallel.recompute_layers).
-    if (p.recompute == Recompute::full) {
-        ParallelPlan p_plain = p;
-        p_plain.recompute = Recompute::none;
-        s.layer_plain = layer_time(s.ctx, s.lw, s.ho, p_plain);
-    }
     s.head = head_time(s.ctx, s.hw, s.ho, p);
     s.embed = embedding_time(s.ctx, s.hw, s.ho);
     if (same_layout != nullptr) {
@@ -137,7 +193,7 @@ PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* sa
 PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
     const ParallelPlan& p = job.plan;
     PassSetup s = sibling;
-    s.ho = host_ops(job.model, job.training, p);
+    s.ho = layer_host_ops(job.model, job.training, p);
     set_layer_host_time(s.layer, s.ctx, s.ho, p);
     if (p.recompute == Recompute::full) {
         ParallelPlan p_plain = p;
@@ -442,6 +498,12 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     const Memory first = stage_memory(job, cal, s.lw, s.hw, 0);
     const Memory last = stage_memory(job, cal, s.lw, s.hw, job.plan.pp - 1);
     e.memory = last.peak_bytes > first.peak_bytes ? last : first;
+    const ParamCount pc = count_params(job.model);
+    e.params_total = pc.total;
+    e.params_active = pc.active;
+    e.params_embedding = pc.embedding;
+    e.params_output = pc.output;
+    e.params_mtp = pc.mtp;
     return e;
 }
 

@@ -92,12 +92,11 @@ Zero3Engine zero3_engine(const Job& job) {
 
 Zero3Collectives zero3_layer_collectives(const Job& job, const PlanContext& ctx, const Zero3Engine& e,
                                          const LayerWork& lw) {
-    const Model& m = job.model;
-    // Weight matrices as workload/layer_work.cpp lays them out: QKV and output
+    // Weight matrices as workload/layer_work.cpp lays them out (QKV and output
     // projection, then fc1 (gate+up fused) and fc2, or the router and two per
-    // local expert.
-    const double dense_tensors = m.is_moe() ? 3 : 4;
-    const double expert_tensors = m.is_moe() ? 2.0 * m.experts / job.plan.ep : 0;
+    // local expert).
+    const double dense_tensors = lw.dense_tensors;
+    const double expert_tensors = lw.expert_tensors;
     const double gb = grad_bytes_per_param(job.plan);
     Zero3Collectives c;
     const double ag_d = collectives(lw.params, e.bucket_params, dense_tensors);

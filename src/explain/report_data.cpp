@@ -85,8 +85,15 @@ Roofline roofline(const Job& job, const Calibration& cal) {
     // backward 2.5x forward); bytes: Q, K, V and O once forward, and about
     // twice that backward (read Q, K, V, O, dO; write dQ, dK, dV).
     const double tokens = static_cast<double>(job.training.micro_batch) * job.training.seq_length / job.plan.cp;
-    const double kv_dim = static_cast<double>(job.model.kv_heads) * job.model.head_dim();
-    const double qkvo_bytes = tokens * (2.0 * job.model.hidden + 2.0 * kv_dim) / job.plan.tp * 2.0;
+    // The first attention kind's Q, K, V and O (a stack without attention: none).
+    double q_dim = 0, kv_dim = 0;
+    for (const LayerKind& k : job.model.kinds())
+        if (k.has_attention()) {
+            q_dim = static_cast<double>(k.attention.heads) * static_cast<double>(k.attention.head_dim);
+            kv_dim = static_cast<double>(k.attention.kv_heads) * static_cast<double>(k.attention.head_dim);
+            break;
+        }
+    const double qkvo_bytes = tokens * (2.0 * q_dim + 2.0 * kv_dim) / job.plan.tp * 2.0;
     const double attn_t = attention_layer_s(s);
     double attn_f = 3.5 * w.attention_flops_fwd;
     if (w.unfused) attn_f = 3 * 2 * (w.scores.m * w.scores.n * w.scores.k + w.values.m * w.values.n * w.values.k);

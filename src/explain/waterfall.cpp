@@ -26,8 +26,12 @@ std::vector<WaterfallStep> mfu_waterfall(const Job& job, const Calibration& cal,
     const double peak_flops = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
     const double gpus = job.cluster.num_gpus;
     const double ideal = e.model_flops_per_step / (gpus * peak_flops);
-    const LayerForwardFlops lf = layer_forward_flops(job.model, job.training.seq_length, job.training.causal_flops);
-    const double attn_model_flops = 3.0 * lf.attention_core * job.model.layers * e.tokens_per_step;
+    double attn_model_flops = 0;
+    for (size_t k = 0; k < job.model.kinds().size(); ++k) {
+        const LayerForwardFlops lf =
+            layer_forward_flops(job.model.kinds()[k], job.model.hidden, job.training.seq_length, job.training.causal_flops);
+        attn_model_flops += 3.0 * lf.attention_core * job.model.kind_count(static_cast<int>(k)) * e.tokens_per_step;
+    }
     const double ideal_attn = attn_model_flops / (gpus * peak_flops);
     const double ideal_gemm = ideal - ideal_attn;
 

@@ -35,20 +35,28 @@ ExportResult export_megatron(const Job& job) {
         throw InputError(job.source, "parallel.zero",
                          "Megatron has no ZeRO-2 (--use-distributed-optimizer is ZeRO-1, --use-torch-fsdp2 is ZeRO-3)");
     Lines l;
+    // The flags below describe one layer kind (attention with a dense or MoE
+    // MLP); a stack of several kinds is exported by its first one, noted.
+    const LayerKind& k = m.kind(0);
+    if (!m.uniform() || k.mixer != MixerKind::attention || k.attention.head_dim * k.attention.heads != m.hidden)
+        out.notes.push_back({NoteKind::not_modelled, "model",
+                             "only a uniform stack of standard attention layers is exported; the layers are written as: " +
+                                 describe(k)});
+    const Mlp& mlp = k.is_moe() ? k.moe.expert : k.mlp;
     l.add("--num-layers", m.layers);
     l.add("--hidden-size", m.hidden);
-    l.add("--ffn-hidden-size", m.is_moe() && m.ffn == 0 ? m.moe_ffn : m.ffn);
-    l.add("--num-attention-heads", m.heads);
-    if (m.kv_heads != m.heads) {
+    l.add("--ffn-hidden-size", mlp.ffn);
+    l.add("--num-attention-heads", k.attention.heads);
+    if (k.attention.kv_heads != k.attention.heads) {
         l.add("--group-query-attention");
-        l.add("--num-query-groups", m.kv_heads);
+        l.add("--num-query-groups", k.attention.kv_heads);
     }
-    if (m.mlp == MlpKind::gated) l.add("--swiglu");
+    if (mlp.kind == MlpKind::gated) l.add("--swiglu");
     if (!m.tied_embeddings) l.add("--untie-embeddings-and-output-weights");
-    if (m.is_moe()) {
-        l.add("--num-experts", m.experts);
-        l.add("--moe-router-topk", m.experts_per_token);
-        l.add("--moe-ffn-hidden-size", m.moe_ffn);
+    if (k.is_moe()) {
+        l.add("--num-experts", k.moe.experts);
+        l.add("--moe-router-topk", k.moe.top_k);
+        l.add("--moe-ffn-hidden-size", k.moe.expert.ffn);
     }
     l.add("--seq-length", t.seq_length);
     l.add("--max-position-embeddings", t.seq_length);

@@ -6,6 +6,8 @@
 // data/catalog/models.yaml, so a flavour and its preset cannot drift apart.
 #include "interop/torchtitan_flavors.h"
 
+#include "spec/job_sections.h"
+
 #include <stdexcept>
 
 #include <yaml-cpp/yaml.h>
@@ -30,30 +32,17 @@ std::optional<TorchtitanFlavor> flavor_by_name(const std::string& name, const st
 }
 
 Model preset_shape(const std::string& preset) {
-    const auto text = model_preset_yaml(preset);
-    if (!text) throw std::logic_error("torchtitan flavour table names an unknown preset " + preset);
-    const YAML::Node n = YAML::Load(*text);
-    Model m;
-    m.name = preset;
-    m.layers = n["num_hidden_layers"].as<int>();
-    m.hidden = n["hidden_size"].as<int64_t>();
-    m.ffn = n["intermediate_size"].as<int64_t>();
-    m.heads = n["num_attention_heads"].as<int>();
-    m.kv_heads = n["num_key_value_heads"] ? n["num_key_value_heads"].as<int>() : m.heads;
-    m.vocab = n["vocab_size"].as<int64_t>();
-    const std::string act = n["hidden_act"].as<std::string>();
-    m.mlp = act == "silu" || act == "swiglu" ? MlpKind::gated : MlpKind::gelu;
-    m.tied_embeddings = n["tie_word_embeddings"] ? n["tie_word_embeddings"].as<bool>() : true;
-    return m;
+    if (!model_preset_yaml(preset)) throw std::logic_error("torchtitan flavour table names an unknown preset " + preset);
+    YAML::Node node(YAML::NodeType::Map);
+    node["preset"] = preset;
+    return read_model(node, "data/catalog/models.yaml");
 }
 
 std::optional<TorchtitanFlavor> flavor_of(const Model& m) {
     if (m.is_moe()) return std::nullopt;
     for (const auto& f : kFlavors) {
         const Model p = preset_shape(f.preset);
-        if (p.layers == m.layers && p.hidden == m.hidden && p.ffn == m.ffn && p.heads == m.heads &&
-            p.kv_heads == m.kv_heads && p.vocab == m.vocab && p.mlp == m.mlp && p.tied_embeddings == m.tied_embeddings)
-            return f;
+        if (p.same_shape(m)) return f;
     }
     return std::nullopt;
 }

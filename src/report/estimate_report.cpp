@@ -89,12 +89,12 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
     const ParallelPlan& p = job.plan;
     std::string out;
     out += fmt::format("job        {}  ({})\n", job.name, job.source);
-    out += fmt::format("model      {}: {} layers, hidden {}, {} heads ({} kv), ffn {}, vocab {}{}\n",
-                       job.model.name, job.model.layers, job.model.hidden, job.model.heads,
-                       job.model.kv_heads, job.model.ffn, job.model.vocab,
-                       job.model.is_moe() ? fmt::format(", {} experts top-{}", job.model.experts,
-                                                        job.model.experts_per_token)
-                                          : std::string());
+    out += fmt::format("model      {}: {} layers, hidden {}, vocab {}; {:.4g} B parameters, {:.4g} B active per token\n",
+                       job.model.name, job.model.layers, job.model.hidden, job.model.vocab, e.params_total / 1e9,
+                       e.params_active / 1e9);
+    for (size_t k = 0; k < job.model.kinds().size(); ++k)
+        out += fmt::format("           {} x {}\n", job.model.kind_count(static_cast<int>(k)),
+                           describe(job.model.kinds()[k]));
     out += fmt::format("cluster    {} x {} ({} per node)\n", job.cluster.num_gpus, job.cluster.gpu.name,
                        job.cluster.gpus_per_node);
     out += fmt::format("plan       tp {} pp {} dp {} cp {} ep {} vpp {} zero {} sp {} recompute {}; "
@@ -194,6 +194,11 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
     j["hardware_flops_per_step"] = e.hardware_flops_per_step;
     j["micro_batches_per_step"] = e.micro_batches;
     j["bubble_fraction"] = e.bubble_fraction;
+    j["params_total"] = e.params_total;
+    j["params_active"] = e.params_active;
+    j["params_embedding"] = e.params_embedding;
+    j["params_output"] = e.params_output;
+    j["params_mtp"] = e.params_mtp;
     nlohmann::json b = nlohmann::json::object();
     for (const auto& [name, s] : breakdown_rows(e.breakdown)) b[std::string(name) + "_s"] = s;
     j["breakdown"] = b;

@@ -13,22 +13,49 @@ namespace lostflops {
 
 namespace {
 
+// The first kind with attention, with a dense MLP and with experts: the
+// summary keys of a uniform model (and of a stack, its attention, dense and
+// MoE layers); `layer_kinds` lists every kind.
 nlohmann::json model_json(const Model& m) {
+    const LayerKind* attn = nullptr;
+    const LayerKind* dense = nullptr;
+    const LayerKind* moe = nullptr;
+    for (const LayerKind& k : m.kinds()) {
+        if (attn == nullptr && k.has_attention()) attn = &k;
+        if (dense == nullptr && !k.is_moe() && k.mlp.kind != MlpKind::none) dense = &k;
+        if (moe == nullptr && k.is_moe()) moe = &k;
+    }
+    const Mlp* mlp = dense != nullptr ? &dense->mlp : moe != nullptr ? &moe->moe.expert : nullptr;
     nlohmann::json j = {{"name", m.name},
                         {"num_hidden_layers", m.layers},
                         {"hidden_size", m.hidden},
-                        {"intermediate_size", m.ffn},
-                        {"num_attention_heads", m.heads},
-                        {"num_key_value_heads", m.kv_heads},
-                        {"head_dim", m.head_dim()},
+                        {"intermediate_size", dense != nullptr ? dense->mlp.ffn : moe != nullptr ? moe->moe.expert.ffn : 0},
+                        {"num_attention_heads", attn != nullptr ? attn->attention.heads : 0},
+                        {"num_key_value_heads", attn != nullptr ? attn->attention.kv_heads : 0},
+                        {"head_dim", attn != nullptr ? attn->attention.head_dim : 0},
                         {"vocab_size", m.vocab},
-                        {"mlp", m.mlp == MlpKind::gated ? "gated" : "gelu"},
+                        {"mlp", mlp != nullptr && mlp->kind == MlpKind::gated ? "gated" : "gelu"},
                         {"tie_word_embeddings", m.tied_embeddings},
-                        {"num_local_experts", m.experts}};
-    if (m.is_moe()) {
-        j["num_experts_per_tok"] = m.experts_per_token;
-        j["moe_intermediate_size"] = m.moe_ffn;
+                        {"num_local_experts", m.max_experts()}};
+    if (moe != nullptr) {
+        j["num_experts_per_tok"] = moe->moe.top_k;
+        j["moe_intermediate_size"] = moe->moe.expert.ffn;
     }
+    if (mlp != nullptr) j["hidden_act"] = to_string(mlp->act);
+    if (m.mtp_layers > 0) j["num_nextn_predict_layers"] = m.mtp_layers;
+    nlohmann::json kinds = nlohmann::json::array();
+    for (size_t k = 0; k < m.kinds().size(); ++k) {
+        const LayerKind& kind = m.kinds()[k];
+        kinds.push_back({{"layers", m.kind_count(static_cast<int>(k))},
+                         {"mixer", to_string(kind.mixer)},
+                         {"mlp", kind.is_moe() ? "moe" : to_string(kind.mlp.kind)},
+                         {"description", describe(kind)}});
+    }
+    j["layer_kinds"] = kinds;
+    nlohmann::json notes = nlohmann::json::array();
+    if (m.not_modelled)
+        for (const auto& n : *m.not_modelled) notes.push_back({{"key", n.key}, {"why", n.why}});
+    j["not_modelled"] = notes;
     return j;
 }
 

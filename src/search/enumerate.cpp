@@ -11,6 +11,8 @@
 //   micro-batches x pp x vpp <= 5e7 (what the schedules handle).
 #include "search/enumerate.h"
 
+#include "spec/validate.h"
+
 #include <numeric>
 
 namespace lostflops::search {
@@ -30,12 +32,7 @@ void for_divisors(int64_t n, F&& f) {
         if (n % d == 0) f(n / d);
 }
 
-bool tp_fits_model(const Model& m, int64_t tp) {
-    if (m.heads % tp != 0 || m.ffn % tp != 0 || m.vocab < tp) return false;
-    if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) return false;
-    if (m.is_moe() && m.moe_ffn % tp != 0) return false;
-    return true;
-}
+bool tp_fits_model(const Model& m, int64_t tp) { return !tp_issue(m, tp); }
 
 bool free_or(int64_t fixed, int64_t value) { return fixed == 0 || fixed == value; }
 
@@ -84,7 +81,7 @@ LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const La
                             emit(1);
                             continue;
                         }
-                        for_divisors(m.experts, emit);
+                        for_divisors(m.experts_gcd(), emit);
                     }
                 });
             });

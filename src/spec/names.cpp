@@ -22,8 +22,6 @@ const char* to_string(Recompute r) {
     return "?";
 }
 
-const char* to_string(MlpKind k) { return k == MlpKind::gated ? "gated" : "gelu"; }
-
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
 
 const char* to_string(Framework f) {

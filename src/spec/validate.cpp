@@ -10,6 +10,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/job.h"
+#include "spec/layer_kinds.h"
 
 namespace lostflops {
 
@@ -19,7 +20,36 @@ namespace {
     throw InputError(job.source, key, msg);
 }
 
+std::optional<PlanIssue> divides(int64_t n, int64_t tp, const char* what) {
+    if (n % tp == 0) return std::nullopt;
+    return PlanIssue{"parallel.tp", fmt::format("{} {} is not divisible by tp {}", what, n, tp)};
+}
+
 }  // namespace
+
+std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp) {
+    for (const LayerKind& k : m.kinds()) {
+        const Attention& a = k.attention;
+        std::optional<PlanIssue> issue;
+        if (k.has_attention()) {
+            if ((issue = divides(a.heads, tp, "num_attention_heads"))) return issue;
+            if (k.mixer == MixerKind::attention && a.kv_heads % tp != 0 && tp % a.kv_heads != 0)
+                return PlanIssue{"parallel.tp", fmt::format("num_key_value_heads {} and tp {}: one must divide the other",
+                                                            a.kv_heads, tp)};
+        } else if (k.mixer != MixerKind::none) {
+            // Megatron-Core's Mamba and Gated DeltaNet split heads and groups over TP.
+            if ((issue = divides(k.linear.heads, tp, "the linear mixer's heads"))) return issue;
+            if ((issue = divides(k.linear.groups, tp, "the linear mixer's groups"))) return issue;
+        }
+        if (k.mlp.kind != MlpKind::none && (issue = divides(k.mlp.ffn, tp, "intermediate_size"))) return issue;
+        if (k.is_moe()) {
+            if ((issue = divides(k.moe.expert.ffn, tp, "moe_intermediate_size"))) return issue;
+            if ((issue = divides(k.moe.shared_ffn, tp, "the shared experts' width"))) return issue;
+        }
+    }
+    if (m.vocab < tp) return PlanIssue{"parallel.tp", "tp is larger than the vocabulary"};
+    return std::nullopt;
+}
 
 void validate_job(const Job& job, JobChecks checks) {
     const Model& m = job.model;
@@ -27,34 +57,18 @@ void validate_job(const Job& job, JobChecks checks) {
     const Training& t = job.training;
     const ParallelPlan& p = job.plan;
 
-    if (m.hidden % m.heads != 0)
-        fail(job, "model.hidden_size",
-             fmt::format("{} is not divisible by num_attention_heads {}", m.hidden, m.heads));
-    if (m.heads % m.kv_heads != 0)
-        fail(job, "model.num_key_value_heads",
-             fmt::format("num_attention_heads {} is not divisible by {}", m.heads, m.kv_heads));
+    for (const LayerKind& k : m.kinds())
+        if (const KindProblem pr = kind_problem(k, m.hidden); !pr.key.empty()) fail(job, pr.key, pr.message);
     if (c.num_gpus % c.gpus_per_node != 0 && c.num_gpus > c.gpus_per_node)
         fail(job, "cluster.num_gpus",
              fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node));
-    if (m.is_moe() && m.experts_per_token > m.experts)
-        fail(job, "model.num_experts_per_tok", "larger than num_local_experts");
     if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
         fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed");
     if (c.gpu.peak_tflops(t.precision) <= 0)
         fail(job, "training.precision",
              fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)));
     if (checks == JobChecks::without_plan) return;
-    if (m.heads % p.tp != 0)
-        fail(job, "parallel.tp",
-             fmt::format("num_attention_heads {} is not divisible by tp {}", m.heads, p.tp));
-    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
-        fail(job, "parallel.tp",
-             fmt::format("num_key_value_heads {} and tp {}: one must divide the other", m.kv_heads, p.tp));
-    if (m.ffn % p.tp != 0)
-        fail(job, "parallel.tp",
-             fmt::format("intermediate_size {} is not divisible by tp {}", m.ffn, p.tp));
-    if (m.vocab < p.tp)
-        fail(job, "parallel.tp", "tp is larger than the vocabulary");
+    if (const auto issue = tp_issue(m, p.tp)) fail(job, issue->key, issue->message);
     const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
     if (c.num_gpus % model_par != 0)
         fail(job, "cluster.num_gpus",
@@ -85,15 +99,13 @@ void validate_job(const Job& job, JobChecks checks) {
              fmt::format("seq_length {} is not divisible by 2*cp = {}", t.seq_length, 2 * p.cp));
     if (p.ep > 1 && !m.is_moe()) fail(job, "parallel.ep", "ep > 1 needs a mixture-of-experts model");
     if (m.is_moe()) {
-        if (m.experts % p.ep != 0)
-            fail(job, "parallel.ep",
-                 fmt::format("num_local_experts {} is not divisible by ep {}", m.experts, p.ep));
+        for (const LayerKind& k : m.kinds())
+            if (k.is_moe() && k.moe.experts % p.ep != 0)
+                fail(job, "parallel.ep",
+                     fmt::format("num_local_experts {} is not divisible by ep {}", k.moe.experts, p.ep));
         if ((static_cast<int64_t>(p.dp) * p.cp) % p.ep != 0)
             fail(job, "parallel.ep", fmt::format("ep {} must divide dp*cp = {}", p.ep, p.dp * p.cp));
     }
-    if (m.is_moe() && m.moe_ffn % p.tp != 0)
-        fail(job, "parallel.tp",
-             fmt::format("moe_intermediate_size {} is not divisible by tp {}", m.moe_ffn, p.tp));
     if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
         fail(job, "parallel.sequence_parallel",
              fmt::format("seq_length/cp = {} is not divisible by tp {}", t.seq_length / p.cp, p.tp));

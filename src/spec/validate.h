@@ -3,9 +3,22 @@
 // file and the key that has to change.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "lostflops/spec.h"
 
 namespace lostflops {
+
+// Why tensor parallelism of `tp` cannot split some layer kind of `m` (heads,
+// key/value heads, widths, mixer heads and groups, the vocabulary), as the job
+// key to change and a message; nullopt when it can. Shared by validate_job and
+// the search's enumeration.
+struct PlanIssue {
+    std::string key;
+    std::string message;
+};
+std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp);
 
 // without_plan: the model, cluster and training checks only (the search's
 // job, whose parallel section may be partial).

@@ -35,7 +35,7 @@ std::string line_key(const YAML::Mark& m) {
 
 class Walker {
 public:
-    explicit Walker(std::string source) : source_(std::move(source)) {}
+    Walker(std::string source, Duplicates duplicates) : source_(std::move(source)), duplicates_(duplicates) {}
 
     void walk(const YAML::Node& node, const std::string& path, int depth) {
         if (!node.IsMap() && !node.IsSequence()) return;
@@ -47,17 +47,19 @@ public:
             for (const auto& item : node) walk(item, fmt::format("{}[{}]", path, i++), depth + 1);
             return;
         }
-        std::map<std::string, int> lines;  // key -> 1-based line of its first occurrence
+        std::map<std::string, std::pair<int, YAML::Node>> lines;  // key -> 1-based line of its first occurrence, value
         for (const auto& kv : node) {
             if (kv.first.IsScalar()) {
                 const std::string& k = kv.first.Scalar();
                 const int line = kv.first.Mark().line + 1;
-                const auto [it, fresh] = lines.emplace(k, line);
+                const auto [it, fresh] = lines.emplace(k, std::make_pair(line, kv.second));
+                if (!fresh && duplicates_ == Duplicates::same_ok && YAML::Dump(it->second.second) == YAML::Dump(kv.second))
+                    continue;
                 if (!fresh)
                     throw InputError(source_, join(path, k),
                                      fmt::format("duplicate key: given at line {} and again at line {}; "
                                                  "YAML keys must be unique (keep one)",
-                                                 it->second, line));
+                                                 it->second.first, line));
                 walk(kv.second, join(path, k), depth + 1);
             } else {
                 walk(kv.first, path, depth + 1);  // a complex key: the readers reject it by name
@@ -68,16 +70,19 @@ public:
 
 private:
     std::string source_;
+    Duplicates duplicates_;
     std::set<int> seen_;
 };
 
 }  // namespace
 
-void check_yaml_document(const YAML::Node& root, const std::string& source, const std::string& prefix) {
-    Walker(source).walk(root, prefix, 1);
+void check_yaml_document(const YAML::Node& root, const std::string& source, const std::string& prefix,
+                         Duplicates duplicates) {
+    Walker(source, duplicates).walk(root, prefix, 1);
 }
 
-YAML::Node load_yaml_document(const std::string& text, const std::string& source, const std::string& prefix) {
+YAML::Node load_yaml_document(const std::string& text, const std::string& source, const std::string& prefix,
+                              Duplicates duplicates) {
     YAML::Node root;
     try {
         root = YAML::Load(text);
@@ -87,7 +92,7 @@ YAML::Node load_yaml_document(const std::string& text, const std::string& source
     } catch (const YAML::Exception& e) {
         throw InputError(source, line_key(e.mark), "not valid YAML or JSON: " + e.msg);
     }
-    check_yaml_document(root, source, prefix);
+    check_yaml_document(root, source, prefix, duplicates);
     return root;
 }
 

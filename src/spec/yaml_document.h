@@ -23,11 +23,16 @@ inline constexpr int kMaxYamlDepth = 64;
 // deeper than kMaxYamlDepth, or repeats a key (naming the dotted key and both
 // lines). `prefix` is the dotted path of the document's root in messages ("" for
 // a file, "parallel.tp" for a --set value).
+// `same_duplicates`: a key repeated with an identical value is accepted (a
+// JSON object's names SHOULD be unique, RFC 8259 sec. 4, and a real
+// config.json, Meta-Llama-3-8B-Instruct's, repeats `_name_or_path`); a key
+// repeated with another value is still an error.
+enum class Duplicates { error, same_ok };
 YAML::Node load_yaml_document(const std::string& text, const std::string& source,
-                              const std::string& prefix = "");
+                              const std::string& prefix = "", Duplicates duplicates = Duplicates::error);
 
 // The unique-key and depth checks alone, on a document already loaded.
 void check_yaml_document(const YAML::Node& root, const std::string& source,
-                         const std::string& prefix = "");
+                         const std::string& prefix = "", Duplicates duplicates = Duplicates::error);
 
 }  // namespace lostflops

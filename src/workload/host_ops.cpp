@@ -56,7 +56,9 @@ StackCounts counts(Framework f) {
 
 }  // namespace
 
-HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p) {
+HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p) { return host_ops(m.kind(0), t, p); }
+
+HostOps host_ops(const LayerKind& m, const Training& t, const ParallelPlan& p) {
     const StackCounts c = counts(t.framework);
     const bool unfused = t.attention == AttentionKernel::unfused;
     HostOps h;
@@ -77,7 +79,7 @@ HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p) {
     if (m.is_moe()) {
         // Router (linear, softmax, top-k), permute, per-local-expert MLPs,
         // un-permute, and the two all-to-alls.
-        const double local = static_cast<double>(m.experts) / p.ep;
+        const double local = static_cast<double>(m.moe.experts) / p.ep;
         h.layer_fwd += 8 + 5 * local + (p.ep > 1 ? 2 : 0);
         h.layer_bwd += 4 + 4 * local + (p.ep > 1 ? 2 : 0);
     }

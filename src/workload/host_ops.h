@@ -24,6 +24,9 @@ struct HostOps {
     double microbatch_fwd = 0, microbatch_bwd = 0;
 };
 
+// The layer counts of a layer of kind `k`.
+HostOps host_ops(const LayerKind& k, const Training& t, const ParallelPlan& p);
+// A uniform model's (precondition: m.uniform()).
 HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p);
 
 }  // namespace lostflops

@@ -1,82 +1,180 @@
-// Per-layer operator list of a decoder layer under TP/SP/CP/EP (Megatron-LM
-// layout, Shoeybi et al. 2019; Korthikanti et al. 2022 for sequence parallel).
+// Per-layer operator list of a decoder layer of one kind under TP/SP/CP/EP
+// (Megatron-LM layout, Shoeybi et al. 2019; Korthikanti et al. 2022 for
+// sequence parallel; Megatron-Core's MLASelfAttention, MambaMixer and
+// GatedDeltaNet for the other mixers: down projections of MLA duplicated on
+// every TP rank, up and output projections split over heads; the linear
+// mixers' projections split over heads).
+//
+// A layer is one or two residual blocks (mixer, MLP), each with its norm, its
+// input and its residual add.
 //
 // Activation memory per layer per micro-batch, 16-bit (Korthikanti et al. 2022,
-// sec. 4, table 2), generalised to FFN width f, grouped-query attention and
-// gated MLPs by counting each stored tensor:
-//   attention: LN input 2sbh, QKV input 2sbh, Q 2sbh, K and V 2sbh*kv/a each,
-//              output-projection input 2sbh, dropout mask sbh,
+// sec. 4, table 2), generalised to FFN width f, grouped-query attention, gated
+// MLPs, other head dims and mixers by counting each stored tensor:
+//   each block: norm input 2sbh, block input 2sbh, GPT-style dropout mask sbh
+//   attention: Q 2sb(a*d), K and V 2sb(kv*d) each, output-projection input
+//              2sb(a*dv), output gate 2sb(a*d);
 //              unfused softmax: scores out 2as^2b, dropout mask as^2b, out 2as^2b
-//   MLP (GeLU): LN input 2sbh, fc1 input 2sbh, GeLU in/out 2*2sbf, mask sbh
-//   MLP (gated): LN input 2sbh, input 2sbh, gate and up 2*2sbf, product 2sbf
+//   MLA: the q and kv latents and their norm inputs 2sb(2 rq + 2 rkv + dr)
+//        (duplicated over TP), Q and K 2sb(a*dq) each, V and output 2sb(a*dv) each
+//   Mamba-2 / Gated DeltaNet / lightning: the input projection's outputs, the
+//        convolution's (or activation's) outputs, the core output and the norm
+//        output 2 bytes each, and the fp32 state at every chunk boundary
+//   MLP (dense): up output and activation output 2*2sbf; (gated): gate and up
+//        2*2sbf, product 2sbf; MoE: top-k experts' and the shared width; the
+//        permuted token copies 2*2sbhk
 // For f = 4h, a = kv, GeLU this gives sbh(34 + 5as/h). Without sequence
-// parallelism the LN inputs, QKV/fc1 inputs and dropout masks (10 sbh) are
-// replicated across TP ranks; everything else is divided by t. With sequence
-// parallelism everything is divided by t. Flash attention and selective
-// recompute drop the as^2 terms. Dropout masks are kept for GeLU (GPT-style)
-// models only; gated (Llama-style) models train without dropout.
+// parallelism the norm and block inputs, dropout masks and MoE token copies
+// are replicated across TP ranks; everything else is divided by t. With
+// sequence parallelism everything is divided by t. Flash attention and
+// selective recompute drop the as^2 terms. Dropout masks are kept for
+// two-matrix (GPT-style) MLPs only; gated and squared-ReLU models train
+// without dropout.
 #include "workload/layer_work.h"
 
 #include <algorithm>
 
+#include "workload/flops.h"
+
 namespace lostflops {
 
+namespace {
+
+double matrices(MlpKind k) { return k == MlpKind::gated ? 3.0 : 2.0; }
+
+}  // namespace
+
 LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) {
+    return layer_work(m, m.kind(0), tr, p);
+}
+
+LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, const ParallelPlan& p) {
     LayerWork w;
     const double t = p.tp, c = p.cp;
     const double b = static_cast<double>(tr.micro_batch);
     const double s = static_cast<double>(tr.seq_length);
     const double h = static_cast<double>(m.hidden);
-    const double a = m.heads, d = static_cast<double>(m.head_dim());
-    const double kv_local = std::max(1.0, m.kv_heads / t);  // KV heads replicated when tp > kv
-    const double tokens = b * s / c;                        // per GPU per micro-batch
-    const bool gated = m.mlp == MlpKind::gated;
+    const Attention& at = k.attention;
+    const LinearMixer& lm = k.linear;
+    const bool attention = k.mixer == MixerKind::attention;
+    const bool mla = k.mixer == MixerKind::mla;
+    const bool linear = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet ||
+                        k.mixer == MixerKind::lightning;
+    const bool moe = k.is_moe();
+    const Mlp& mlp = moe ? k.moe.expert : k.mlp;
+    const bool has_mlp = moe || k.mlp.kind != MlpKind::none;
+    const double a = at.heads, d = static_cast<double>(at.head_dim), dv = static_cast<double>(at.v_head_dim);
+    const double kv_local = std::max(1.0, at.kv_heads / t);  // KV heads replicated when tp > kv
+    const double tokens = b * s / c;                         // per GPU per micro-batch
+    const bool gated = mlp.kind == MlpKind::gated;
     const bool sp = p.sequence_parallel && p.tp > 1;
     const double sp_div = sp ? t : 1.0;
     const double el = 2.0;  // bytes of a 16-bit activation
+    const double blocks = (k.mixer != MixerKind::none ? 1.0 : 0.0) + (has_mlp ? 1.0 : 0.0);
 
     auto add = [&w](double mm, double nn, double kk, double count = 1) {
         w.gemms[w.gemm_count++] = GemmShape{mm, nn, kk, count};
     };
-    add(tokens, (a / t + 2 * kv_local) * d, h);  // QKV
-    add(tokens, h, a / t * d);                   // output projection
+    const double heads_local = a / t;
+    if (attention) {
+        add(tokens, (a / t + 2 * kv_local) * d + (at.output_gate ? a / t * d : 0.0), h);  // QKV (+ gate)
+        add(tokens, h, a / t * d);                                                     // output projection
+    } else if (mla) {
+        const double rq = static_cast<double>(at.q_lora_rank), rkv = static_cast<double>(at.kv_lora_rank);
+        const double rope = static_cast<double>(at.qk_rope_head_dim);
+        if (at.q_lora_rank > 0) {
+            add(tokens, rq, h);                  // q down (duplicated over TP)
+            add(tokens, heads_local * d, rq);    // q up
+        } else {
+            add(tokens, heads_local * d, h);     // q
+        }
+        add(tokens, rkv + rope, h);                        // kv down and the shared rotary key (duplicated)
+        add(tokens, heads_local * (d - rope + dv), rkv);   // k (no rope part) and v up
+        add(tokens, h, heads_local * dv);                  // output projection
+    } else if (k.mixer == MixerKind::mamba2) {
+        const double di = static_cast<double>(lm.inner()), gn = lm.groups * static_cast<double>(lm.state_dim);
+        add(tokens, (2 * di + 2 * gn + lm.heads) / t, h);  // in_proj: z, x, B, C, dt
+        add(tokens, h, di / t);                             // out_proj
+    } else if (k.mixer == MixerKind::gated_deltanet) {
+        const double kd = lm.groups * static_cast<double>(lm.state_dim), vd = static_cast<double>(lm.inner());
+        add(tokens, (2 * kd + 2 * vd + 2.0 * lm.heads) / t, h);  // in_proj_qkvz and in_proj_ba
+        add(tokens, h, vd / t);                                   // out_proj
+    } else if (k.mixer == MixerKind::lightning) {
+        const double ad = static_cast<double>(lm.inner());
+        add(tokens, 4 * ad / t, h);  // qkv and output gate
+        add(tokens, h, ad / t);      // out_proj
+    }
     const double ffn_div = t;
-    if (!m.is_moe()) {
-        add(tokens, (gated ? 2.0 : 1.0) * m.ffn / ffn_div, h);  // fc1 (gate+up fused)
-        add(tokens, h, m.ffn / ffn_div);                        // fc2
-    } else {
+    double ffn_width = 0;  // MLP width a token passes through (experts: top-k and shared)
+    if (!moe && has_mlp) {
+        add(tokens, (gated ? 2.0 : 1.0) * k.mlp.ffn / ffn_div, h);  // fc1 (gate+up fused)
+        add(tokens, h, k.mlp.ffn / ffn_div);                        // fc2
+        ffn_width = static_cast<double>(k.mlp.ffn);
+    } else if (moe) {
         // Balanced routing: every GPU processes tokens*k expert-token pairs over
         // its experts/ep local experts (expert tensor parallel = tp).
-        const double local_experts = static_cast<double>(m.experts) / p.ep;
-        const double per_expert = tokens * m.experts_per_token / local_experts;
-        add(tokens, m.experts, h);  // router
-        add(per_expert, (gated ? 2.0 : 1.0) * m.moe_ffn / ffn_div, h, local_experts);
-        add(per_expert, h, m.moe_ffn / ffn_div, local_experts);
+        const Moe& e = k.moe;
+        const double local_experts = static_cast<double>(e.experts) / p.ep;
+        const double per_expert = tokens * e.top_k / local_experts;
+        add(tokens, e.experts, h);  // router
+        add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / ffn_div, h, local_experts);
+        add(per_expert, h, e.expert.ffn / ffn_div, local_experts);
+        ffn_width = static_cast<double>(e.expert.ffn) * e.top_k;
+        if (e.shared_ffn > 0) {
+            add(tokens, (gated ? 2.0 : 1.0) * e.shared_ffn / ffn_div, h);  // shared experts, one fused MLP
+            add(tokens, h, e.shared_ffn / ffn_div);
+            ffn_width += static_cast<double>(e.shared_ffn);
+        }
     }
 
-    // Attention core: queries of this rank (s/c) against all s keys.
-    const double heads_local = a / t;
-    const double core = 4.0 * b * heads_local * (s / c) * s * d;
-    w.unfused = tr.attention == AttentionKernel::unfused;
-    if (w.unfused) {
-        w.attention_flops_fwd = core;
-        w.scores = GemmShape{b * heads_local * (s / c), s, d, 1};
-        w.values = GemmShape{b * heads_local * (s / c), d, s, 1};
-    } else {
-        w.attention_flops_fwd = core * 0.5;  // causal: masked blocks skipped
+    // Mixer core, forward FLOPs executed on this GPU.
+    w.unfused = (attention || mla) && tr.attention == AttentionKernel::unfused;
+    w.selective_core = attention || mla;
+    if (attention || mla) {
+        if (at.window == 0 && at.chunk == 0 && d == dv) {
+            // Queries of this rank (s/c) against all s keys.
+            const double core = 4.0 * b * heads_local * (s / c) * s * d;
+            w.attention_flops_fwd = w.unfused ? core : core * 0.5;  // flash: causal, masked blocks skipped
+        } else {
+            const double keys = attention_keys(tr.seq_length, at.window, at.chunk, !w.unfused);
+            w.attention_flops_fwd = 2.0 * b * heads_local * (s / c) * (d + dv) * (w.unfused ? s : keys);
+        }
+        if (w.unfused) {
+            w.scores = GemmShape{b * heads_local * (s / c), s, d, 1};
+            w.values = GemmShape{b * heads_local * (s / c), dv, s, 1};
+        }
+    } else if (linear) {
+        // The scan in its published FLOP form (workload/flops.cpp), split over TP by heads.
+        const LayerForwardFlops f = layer_forward_flops(k, m.hidden, tr.seq_length, true);
+        w.attention_flops_fwd = tokens * f.attention_core / t;
     }
 
     // Memory-bound kernels, forward bytes (read + write), per GPU.
     const double act = tokens * h * el / sp_div;  // one hidden-size activation
-    const double ffn_local = (m.is_moe() ? m.moe_ffn * m.experts_per_token : m.ffn) / t;
+    const double ffn_local = ffn_width / t;
     const double ffn_act = tokens * ffn_local * el;
-    double fwd = 2 * (2 * act);      // two norms: read, write
-    fwd += 2 * (3 * act);            // two residual adds (+ bias, dropout fused)
-    fwd += (gated ? 3.0 : 2.0) * ffn_act;  // activation function (SwiGLU reads 2, writes 1)
-    double kernels = 2 + 2 + 1;
-    if (gated) {                     // rotary embedding on Q and K
-        fwd += 2 * tokens * (a / t + kv_local) * d * el;
+    double fwd = k.norms * (2 * act);  // norms: read, write
+    fwd += blocks * (3 * act);         // residual adds (+ bias, dropout fused)
+    double kernels = k.norms + blocks;
+    if (has_mlp) {
+        fwd += (gated ? 3.0 : 2.0) * ffn_act;  // activation function (SwiGLU reads 2, writes 1)
         kernels += 1;
+    }
+    const double rope_elems = attention ? (a / t + kv_local) * d
+                              : mla     ? (a / t + 1) * static_cast<double>(at.qk_rope_head_dim)
+                                        : 0.0;
+    if (gated && rope_elems > 0) {  // rotary embedding on Q and K
+        fwd += 2 * tokens * rope_elems * el;
+        kernels += 1;
+    }
+    if (linear) {
+        // Convolution (read, write), the scan's inputs and output, the gated norm.
+        const double di = static_cast<double>(lm.inner()) / t;
+        const double gn = lm.groups * static_cast<double>(lm.state_dim) / t;
+        const double conv = k.mixer == MixerKind::lightning ? 3 * di : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
+                                                                                                           : di + 2 * gn;
+        fwd += tokens * el * (2 * conv + (conv + 2.0 * lm.heads / t + di) + 3 * di);
+        kernels += 6;
     }
     // Eager PyTorch stacks (FSDP, DeepSpeed on a Hugging Face / torchtitan
     // Llama) run the RMSNorm, rotary and SwiGLU as separate kernels through
@@ -88,10 +186,10 @@ LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) 
     // GeLU models use PyTorch's fused LayerNorm and GeLU kernels: no extra.
     const bool eager = tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed;
     if (eager && gated) {
-        fwd += 2 * (36.0 - 4.0) / el * act;
-        fwd += (20.0 - 4.0) * tokens * (a / t + kv_local) * d;
+        fwd += k.norms * (36.0 - 4.0) / el * act;
+        fwd += (20.0 - 4.0) * tokens * rope_elems;
         fwd += (10.0 - 6.0) / el * ffn_act;
-        kernels += 2 * 5 + 2 * 2 + 1;
+        kernels += k.norms * 5 + 2 * 2 + 1;
     }
     double attn_mem = 0;
     const double score_elems = b * heads_local * (s / c) * s;
@@ -99,42 +197,65 @@ LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) 
         attn_mem = score_elems * (2 + 2 + 2 + 2 + 1);  // scale-mask-softmax, dropout + mask
         kernels += 2;
     }
-    if (m.is_moe()) {                // permute and un-permute token copies
-        fwd += 2 * 2 * tokens * m.experts_per_token * h * el;
+    if (moe) {  // permute and un-permute token copies
+        fwd += 2 * 2 * tokens * k.moe.top_k * h * el;
         kernels += 4;
     }
     w.mem_bytes_attention_fwd = attn_mem;
     w.mem_bytes_fwd = fwd + attn_mem;
     w.mem_bytes_bwd = 2 * w.mem_bytes_fwd;
-    w.kernels_fwd = kernels + w.gemm_count + (w.unfused ? 2 : 1);
-    w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2);
+    const double core_kernels = (attention || mla || linear) ? 1.0 : 0.0;
+    w.kernels_fwd = kernels + w.gemm_count + (w.unfused ? 2 : core_kernels);
+    w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2 * core_kernels);
 
-    // Tensor parallel traffic: each collective moves one full activation.
+    // Tensor parallel traffic: each block's collectives move one full activation.
     if (p.tp > 1) {
         w.tp_bytes = tokens * h * el;
         w.tp_sequence_parallel = sp;
-        w.tp_collectives_fwd = sp ? 4 : 2;  // SP: 2 all-gathers + 2 reduce-scatters
+        w.tp_collectives_fwd = static_cast<int>(blocks) * (sp ? 2 : 1);  // SP: an all-gather + a reduce-scatter each
     }
-    if (p.cp > 1) w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
-    if (m.is_moe() && p.ep > 1) {
-        w.ep_bytes = tokens * m.experts_per_token * h * el;
+    if (p.cp > 1 && attention) w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
+    if (p.cp > 1 && mla) w.cp_bytes_fwd = (c - 1) * tokens * heads_local * (d + dv) * el;
+    if (moe && p.ep > 1) {
+        w.ep_bytes = tokens * k.moe.top_k * h * el;
         w.ep_alltoalls_fwd = 2;  // dispatch and combine
     }
 
     // Activation memory (Korthikanti et al. 2022), bytes, per GPU.
     const double sbh = tokens * h;  // elements
-    const bool dropout = !gated;
-    const double masks = dropout ? 2 * sbh : 0;  // attention and MLP output masks (1 byte)
-    const double replicated = 2 * sbh * 2 + 2 * sbh * 2 + masks;  // LN inputs, QKV/fc1 inputs, masks
-    // Q and out-proj input split over t; K and V hold kv_local heads per rank
-    // (replicated when tp > kv heads).
-    double split = 2 * sbh + 2 * sbh;                              // Q, out-proj input
-    const double kv_stored = 4 * tokens * kv_local * d;            // K and V, per rank
-    const double ffn_elems = tokens * (m.is_moe() ? m.moe_ffn * m.experts_per_token : m.ffn);
-    split += gated ? 6 * ffn_elems : 4 * ffn_elems;
+    const bool dropout = has_mlp && !gated && mlp.act != Activation::relu2;
+    const double masks = dropout ? blocks * sbh : 0;  // block output masks (1 byte)
+    const double inputs = 2 * sbh * blocks;           // norm inputs; block inputs
+    double replicated = inputs + inputs + masks;
+    double split = 0;       // divided by t
+    double kv_stored = 0;   // per rank already
+    if (attention) {
+        // Q and out-proj input split over t; K and V hold kv_local heads per rank
+        // (replicated when tp > kv heads).
+        split = 2 * (tokens * (a * d)) + 2 * (tokens * (a * dv));
+        if (at.output_gate) split += 2 * tokens * (a * d);
+        kv_stored = 4 * tokens * kv_local * d;
+    } else if (mla) {
+        const double rq = static_cast<double>(at.q_lora_rank), rkv = static_cast<double>(at.kv_lora_rank);
+        replicated += 2 * tokens * (2 * rq + 2 * rkv + static_cast<double>(at.qk_rope_head_dim));
+        split = 2 * tokens * a * (2 * d + 2 * dv);
+    } else if (linear) {
+        const double di = static_cast<double>(lm.inner()), gn = lm.groups * static_cast<double>(lm.state_dim);
+        const double proj = k.mixer == MixerKind::mamba2          ? 2 * di + 2 * gn + lm.heads
+                            : k.mixer == MixerKind::gated_deltanet ? 2 * gn + 2 * di + 2.0 * lm.heads
+                                                                   : 4 * di;
+        const double conv = k.mixer == MixerKind::lightning ? 3 * di : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
+                                                                                                           : di + 2 * gn;
+        split = 2 * tokens * (proj + conv + 2 * di);
+        // fp32 state per head at each chunk boundary: heads x head_dim x state_dim.
+        const double chunks = std::max(1.0, tokens / static_cast<double>(std::max<int64_t>(1, lm.chunk)));
+        kv_stored = chunks * (lm.heads / t) * static_cast<double>(lm.head_dim) * static_cast<double>(lm.state_dim) * 4;
+    }
+    const double ffn_elems = tokens * ffn_width;
+    if (has_mlp) split += gated ? 6 * ffn_elems : 4 * ffn_elems;
     // Permuted token copies are hidden-sized: replicated across TP without SP.
-    const double permuted = m.is_moe() ? 2 * 2 * tokens * m.experts_per_token * h : 0;
-    const double scores = b * a * (s / c) * s * (2 + (dropout ? 3 : 0));  // softmax out, mask, dropout out
+    const double permuted = moe ? 2 * 2 * tokens * k.moe.top_k * h : 0;
+    const double scores = w.unfused ? b * a * (s / c) * s * (2 + (dropout ? 3 : 0)) : 0;  // softmax out, mask, dropout out
     const double full = (replicated + permuted) / sp_div + split / t + kv_stored + (w.unfused ? scores / t : 0);
     w.activation_bytes_full = full;
     w.checkpoint_bytes = 2 * sbh / sp_div;
@@ -144,14 +265,46 @@ LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) 
         case Recompute::full: w.activation_bytes = w.checkpoint_bytes; break;
     }
 
-    // Weights per GPU.
-    const double attn_params = h * d * (2.0 * a / t + 2.0 * kv_local);
-    const double mlp_mats = gated ? 3.0 : 2.0;
-    // Expert weights are sharded over EP and reduced over the expert-data-
-    // parallel group (dp*cp/ep ranks); the router is dense.
-    w.expert_params = m.is_moe() ? (static_cast<double>(m.experts) / p.ep) * mlp_mats * h * m.moe_ffn / t : 0.0;
-    const double dense_mlp = m.is_moe() ? h * m.experts : mlp_mats * h * m.ffn / t;
-    w.params = attn_params + dense_mlp + 2 * h;
+    // Weights per GPU: the layer's parameters (workload/flops.cpp) laid out
+    // over TP (projections split over heads or width; MLA's down projections,
+    // norms, output biases and the router duplicated) and EP (routed experts).
+    const double norms = k.norms * norm_params(m.norm, m.hidden);
+    double mixer_weights = 0;
+    if (attention) {
+        mixer_weights = h * d * (2.0 * a / t + 2.0 * kv_local);
+        if (at.output_gate) mixer_weights += h * d * a / t;
+        if (at.qkv_bias) mixer_weights += d * (a / t + 2 * kv_local);
+        if (at.out_bias) mixer_weights += h;
+        if (at.sinks) mixer_weights += a / t;
+        if (at.qk_norm) mixer_weights += 2 * d;
+    } else if (mla || linear) {
+        // Duplicated over TP: MLA's down projections and latent norms; the rest split.
+        double duplicated = 0;
+        if (mla) {
+            const double rq = static_cast<double>(at.q_lora_rank), rkv = static_cast<double>(at.kv_lora_rank);
+            duplicated = (at.q_lora_rank > 0 ? h * rq + rq : 0.0) + h * (rkv + static_cast<double>(at.qk_rope_head_dim)) + rkv;
+        }
+        mixer_weights = duplicated + (mixer_params(k, m.hidden) - duplicated) / t;
+    }
+    const double mlp_mats = matrices(mlp.kind);
+    double dense_mlp = 0;
+    w.expert_params = 0;
+    if (moe) {
+        const Moe& e = k.moe;
+        const double expert = mlp_mats * h * e.expert.ffn / t +
+                              (e.expert.bias ? ((gated ? 2.0 : 1.0) * e.expert.ffn / t + h) : 0.0);
+        w.expert_params = (static_cast<double>(e.experts) / p.ep) * expert;
+        dense_mlp = h * e.experts + (e.router_bias ? e.experts : 0.0) + (e.score_bias ? e.experts : 0.0);
+        if (e.shared_ffn > 0) dense_mlp += mlp_mats * h * e.shared_ffn / t + (e.shared_gate ? h : 0.0);
+        // MoE without expert bias: the old layout, (E/ep) * mats * h * f / t.
+        if (!e.expert.bias) w.expert_params = (static_cast<double>(e.experts) / p.ep) * mlp_mats * h * e.expert.ffn / t;
+    } else if (has_mlp) {
+        dense_mlp = mlp_mats * h * k.mlp.ffn / t;
+        if (k.mlp.bias) dense_mlp += (gated ? 2.0 : 1.0) * k.mlp.ffn / t + h;
+    }
+    w.params = mixer_weights + dense_mlp + norms;
+    w.dense_tensors = w.gemm_count - (moe ? 2 : 0);
+    w.expert_tensors = moe ? 2.0 * k.moe.experts / p.ep : 0;
     return w;
 }
 

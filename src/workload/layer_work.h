@@ -18,12 +18,19 @@ struct GemmShape {
 struct LayerWork {
     // Forward GEMMs with weights; backward runs two GEMMs (data and weight
     // gradient) of the same FLOPs for each.
-    std::array<GemmShape, 6> gemms{};
+    std::array<GemmShape, 12> gemms{};
     int gemm_count = 0;
 
     // Attention core (scores + values), forward FLOPs actually executed on this
-    // GPU. Flash attention skips masked blocks, so causal halves it.
+    // GPU. Flash attention skips masked blocks, so causal halves it; a window
+    // or a chunk keeps only the keys it lets through (workload/flops.h
+    // attention_keys). State-space and linear mixers: their scan, run as
+    // small matrix products like the attention kernel (Mamba-2's SSD, Dao &
+    // Gu 2024 sec. 6; the chunked delta rule, Yang et al. 2024 sec. 3.3).
     double attention_flops_fwd = 0;
+    // Selective recompute redoes the core: true for softmax attention (and
+    // MLA), whose scores it drops; a scan's state is not recomputed.
+    bool selective_core = true;
     // Unfused attention (Megatron-LM 2021): two batched GEMMs + softmax/dropout.
     bool unfused = false;
     GemmShape scores{}, values{};
@@ -54,8 +61,13 @@ struct LayerWork {
     // (replicated over dp*cp) and expert ones (replicated over dp*cp/ep).
     double params = 0;
     double expert_params = 0;
+    // Weight tensors of each group, as a ZeRO-3 engine gathers them one by one.
+    double dense_tensors = 0, expert_tensors = 0;
 };
 
+// One layer of kind `k` of model `m`.
+LayerWork layer_work(const Model& m, const LayerKind& k, const Training& t, const ParallelPlan& p);
+// A uniform model's layer (precondition: m.uniform()).
 LayerWork layer_work(const Model& m, const Training& t, const ParallelPlan& p);
 
 // The output layer (logits + cross-entropy) and input embedding for one

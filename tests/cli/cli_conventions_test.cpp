@@ -41,7 +41,7 @@ TEST(CliJson, EstimateCarriesSchemaVersionAndTheResolvedJob) {
     EXPECT_EQ(rj["model"]["name"], job.model.name);
     EXPECT_EQ(rj["model"]["num_hidden_layers"], job.model.layers);
     EXPECT_EQ(rj["model"]["hidden_size"], job.model.hidden);
-    EXPECT_EQ(rj["model"]["num_key_value_heads"], job.model.kv_heads);
+    EXPECT_EQ(rj["model"]["num_key_value_heads"], job.model.kind(0).attention.kv_heads);
     EXPECT_EQ(rj["cluster"]["gpu"]["name"], job.cluster.gpu.name);
     EXPECT_EQ(rj["cluster"]["gpu"]["memory_bytes"], job.cluster.gpu.memory_bytes);
     EXPECT_DOUBLE_EQ(rj["cluster"]["gpu"]["peak_tflops_used"].get<double>(),
@@ -87,7 +87,8 @@ TEST(CliJson, EveryNumberHasItsUnitInTheKey) {
                                               "micro_batches_per_step"};
     for (const auto& [k, v] : j.items()) {
         if (!v.is_number()) continue;
-        const bool unit = ends_with(k, "_s") || ends_with(k, "_per_gpu") || ends_with(k, "_per_step");
+        const bool unit = ends_with(k, "_s") || ends_with(k, "_per_gpu") || ends_with(k, "_per_step") ||
+                          k.rfind("params_", 0) == 0;  // parameter counts
         EXPECT_TRUE(unit || top_counts.count(k)) << k;
     }
 }

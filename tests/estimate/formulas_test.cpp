@@ -21,16 +21,7 @@ namespace lostflops {
 namespace {
 
 Model gpt(int layers, int64_t h, int heads, int64_t vocab) {
-    Model m;
-    m.layers = layers;
-    m.hidden = h;
-    m.ffn = 4 * h;
-    m.heads = heads;
-    m.kv_heads = heads;
-    m.vocab = vocab;
-    m.mlp = MlpKind::gelu;
-    m.tied_embeddings = true;
-    return m;
+    return test::uniform_model(layers, h, heads, heads, 4 * h, vocab, MlpKind::dense, true);
 }
 
 Training seq(int64_t s, int64_t b = 1) {
@@ -57,11 +48,7 @@ TEST(Flops, NarayananEquation3) {
 TEST(Flops, PalmSixNPlusAttention) {
     // Llama-style model with GQA and a gated MLP: 6N + 12*L*h*s with N the
     // matmul parameters (layers + output layer).
-    Model m = gpt(32, 4096, 32, 128256);
-    m.kv_heads = 8;
-    m.ffn = 14336;
-    m.mlp = MlpKind::gated;
-    m.tied_embeddings = false;
+    const Model m = test::uniform_model(32, 4096, 32, 8, 14336, 128256, MlpKind::gated, false);
     const double h = 4096, d = 128, L = 32, s = 8192;
     const double per_layer = h * d * (2 * 32 + 2 * 8) + 3 * h * 14336;
     const double n_matmul = L * per_layer + 128256 * h;

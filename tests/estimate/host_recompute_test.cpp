@@ -119,7 +119,7 @@ TEST(RecomputeLayers, HalfTheLayersByHand) {
     const Estimate full = estimate(small({"parallel.recompute=full"}), cal);
     EXPECT_NEAR(part.breakdown.recompute_s, full.breakdown.recompute_s * 4.0 / 12.0, 1e-12);
     // Hardware FLOPs: model + a third of the layers' forward again.
-    const LayerForwardFlops lf = layer_forward_flops(job.model, job.training.seq_length, false);
+    const LayerForwardFlops lf = layer_forward_flops(job.model.kind(0), job.model.hidden, job.training.seq_length, false);
     const double extra = 24.0 * (lf.weight_gemms + lf.attention_core) * 4.0 / 12.0;
     const double tokens = static_cast<double>(job.training.global_batch) * job.training.seq_length;
     EXPECT_NEAR(part.hardware_flops_per_step / tokens - part.model_flops_per_step / tokens, extra, extra * 1e-9);

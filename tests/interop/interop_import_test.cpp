@@ -92,10 +92,10 @@ TEST(InteropImport, MegatronDefaultsFollowMegatron) {
     const ImportResult r = import_megatron("torchrun --nnodes=2 --nproc_per_node=8 pretrain_gpt.py " + base + "--swiglu",
                                            "launch");
     const Job j = parse_job(r.job_yaml, "imported", {"cluster.preset=dgx-a100"});
-    EXPECT_EQ(j.model.ffn, 10880);
+    EXPECT_EQ(test::mlp_of(j.model).ffn, 10880);
     EXPECT_EQ(j.model.vocab, 50432);
     EXPECT_EQ(j.training.global_batch, 2 * 8);
-    EXPECT_EQ(j.model.mlp, MlpKind::gated);
+    EXPECT_EQ(test::mlp_of(j.model).kind, MlpKind::gated);
     EXPECT_EQ(j.training.framework, Framework::megatron_lm);  // no Megatron-Core flag: said in a note
     EXPECT_EQ(j.training.attention, AttentionKernel::unfused);
     bool assumed = false;
@@ -112,7 +112,7 @@ TEST(InteropImport, MegatronDefaultsFollowMegatron) {
     EXPECT_EQ(j2.plan.vpp, 2);
     EXPECT_EQ(j2.plan.recompute, Recompute::full);
     EXPECT_EQ(j2.plan.recompute_layers, 1);
-    EXPECT_EQ(j2.model.kv_heads, 8);
+    EXPECT_EQ(test::attention_of(j2.model).kv_heads, 8);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ std::vector<Key> enumerated(const Job& job) {
 std::set<Key> brute_force(const Job& job) {
     std::set<Key> ok;
     const int gpus = job.cluster.num_gpus;
-    const int max_ep = job.model.is_moe() ? job.model.experts : 1;
+    const int max_ep = job.model.is_moe() ? job.model.max_experts() : 1;
     for (int tp = 1; tp <= gpus; ++tp)
         for (int cp = 1; cp <= gpus; ++cp)
             for (int pp = 1; pp <= gpus; ++pp) {

@@ -17,8 +17,8 @@ using test::small_job_text;
 TEST(Job, SmallJobParsesAndDerivesDp) {
     const Job j = parse_job(small_job_text(), "job.yaml");
     EXPECT_EQ(j.model.layers, 24);
-    EXPECT_EQ(j.model.ffn, 4 * 2048);     // default 4 x hidden
-    EXPECT_EQ(j.model.kv_heads, 16);      // default = heads
+    EXPECT_EQ(test::mlp_of(j.model).ffn, 4 * 2048);     // default 4 x hidden
+    EXPECT_EQ(test::attention_of(j.model).kv_heads, 16);      // default = heads
     EXPECT_EQ(j.plan.dp, 4);              // 16 / (2 * 2)
     EXPECT_EQ(j.plan.micro_batches(j.training), 8);
     EXPECT_EQ(j.cluster.gpu.name, "a100-sxm-80gb");
@@ -28,8 +28,8 @@ TEST(Job, DefaultJobIsLlama3On1024H100) {
     const Job j = default_job();
     EXPECT_EQ(j.cluster.num_gpus, 1024);
     EXPECT_EQ(j.model.layers, 80);
-    EXPECT_EQ(j.model.kv_heads, 8);
-    EXPECT_EQ(j.model.mlp, MlpKind::gated);
+    EXPECT_EQ(test::attention_of(j.model).kv_heads, 8);
+    EXPECT_EQ(test::mlp_of(j.model).kind, MlpKind::gated);
 }
 
 TEST(Job, OverridesApplyWithTypes) {
@@ -176,9 +176,9 @@ namespace {
 TEST(Job, HfConfigRelativeToTheJobFile) {
     const Job j = load_job(test::source_path("tests/data/spec/hf_job.yaml"));
     EXPECT_EQ(j.model.layers, 22);
-    EXPECT_EQ(j.model.kv_heads, 4);
-    EXPECT_EQ(j.model.ffn, 5632);
-    EXPECT_EQ(j.model.mlp, MlpKind::gated);
+    EXPECT_EQ(test::attention_of(j.model).kv_heads, 4);
+    EXPECT_EQ(test::mlp_of(j.model).ffn, 5632);
+    EXPECT_EQ(test::mlp_of(j.model).kind, MlpKind::gated);
     EXPECT_FALSE(j.model.tied_embeddings);
     EXPECT_EQ(j.plan.dp, 8);
     EXPECT_EQ(j.name, "hf_job");
