@@ -49,7 +49,13 @@ DeviceUse device_use(const Job& job) {
     u.framework = job.training.framework;
     // Ring attention (context parallelism) calls the kernel on chunks of s/cp.
     u.seq = static_cast<double>(job.training.seq_length) / std::max(1, job.plan.cp);
-    u.head_dim = static_cast<int>(job.model.head_dim());
+    // The first attention kind's head dim (the attention curves' key); a model
+    // without attention keeps the default.
+    for (const auto& k : job.model.kinds())
+        if (k.has_attention()) {
+            u.head_dim = static_cast<int>(k.attention.head_dim);
+            break;
+        }
     u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
     return u;
 }
