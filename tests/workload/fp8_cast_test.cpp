@@ -10,17 +10,22 @@
 namespace lostflops {
 namespace {
 
-TEST(Fp8Casts, HandComputedGptLayer) {
-    // h 1024, 16 heads, ffn 4096, GeLU MLP; s 2048, b 1, tp 1: 2,048 tokens.
+// h 1024, 16 heads, ffn 4096, GeLU MLP; s 2048, b 1, flash attention: 2,048 tokens.
+LayerWork gpt_layer(Precision precision, int tp) {
     const Model m = test::uniform_model(1, 1024, 16, 16, 4096, 50304, MlpKind::dense, true);
     Training tr;
     tr.seq_length = 2048;
     tr.micro_batch = 1;
     tr.attention = AttentionKernel::flash;
-    const ParallelPlan p;
-    const LayerWork bf16 = layer_work(m, tr, p);
-    tr.precision = Precision::fp8;
-    const LayerWork fp8 = layer_work(m, tr, p);
+    tr.precision = precision;
+    ParallelPlan p;
+    p.tp = tp;
+    return layer_work(m, tr, p);
+}
+
+TEST(Fp8Casts, HandComputedGptLayer) {
+    const LayerWork bf16 = gpt_layer(Precision::bf16, 1);
+    const LayerWork fp8 = gpt_layer(Precision::fp8, 1);
     // Forward: output projection input (2048 x 1024) and fc2 input (2048 x
     // 4096); QKV and fc1 read the norms' fp8 output.
     EXPECT_DOUBLE_EQ(fp8.mem_bytes_fwd - bf16.mem_bytes_fwd, 4.0 * 2048 * (1024 + 4096));  // 41,943,040
@@ -33,16 +38,8 @@ TEST(Fp8Casts, HandComputedGptLayer) {
 }
 
 TEST(Fp8Casts, SplitOverTensorParallel) {
-    const Model m = test::uniform_model(1, 1024, 16, 16, 4096, 50304, MlpKind::dense, true);
-    Training tr;
-    tr.seq_length = 2048;
-    tr.micro_batch = 1;
-    tr.attention = AttentionKernel::flash;
-    ParallelPlan p;
-    p.tp = 4;
-    const LayerWork bf16 = layer_work(m, tr, p);
-    tr.precision = Precision::fp8;
-    const LayerWork fp8 = layer_work(m, tr, p);
+    const LayerWork bf16 = gpt_layer(Precision::bf16, 4);
+    const LayerWork fp8 = gpt_layer(Precision::fp8, 4);
     // Each rank casts its quarter of the split dimensions: the row-parallel
     // inputs (proj, fc2) and the column-parallel output gradients (QKV, fc1);
     // the row-parallel output gradients (proj, fc2) are whole on every rank.
@@ -50,26 +47,13 @@ TEST(Fp8Casts, SplitOverTensorParallel) {
     EXPECT_DOUBLE_EQ(fp8.mem_bytes_bwd - bf16.mem_bytes_bwd, 4.0 * 2048 * ((3072 + 4096) / 4 + 1024 + 1024));
 }
 
-}  // namespace
-}  // namespace lostflops
-
-namespace lostflops {
-namespace {
-
 // Korthikanti et al.'s 34 sbh per layer (flash attention, tp 1): fp8 keeps
 // the block inputs (2 x sbh), the output projection's input (sbh) and fc2's
 // input (4 sbh) at 1 byte: 27 sbh.
 TEST(Fp8Activations, GemmInputsKeptInFp8) {
     const double s = 2048, h = 1024;
-    const Model m = test::uniform_model(1, 1024, 16, 16, 4096, 50304, MlpKind::dense, true);
-    Training tr;
-    tr.seq_length = 2048;
-    tr.micro_batch = 1;
-    tr.attention = AttentionKernel::flash;
-    const ParallelPlan p;
-    EXPECT_DOUBLE_EQ(layer_work(m, tr, p).activation_bytes, 34 * s * h);
-    tr.precision = Precision::fp8;
-    EXPECT_DOUBLE_EQ(layer_work(m, tr, p).activation_bytes, 27 * s * h);
+    EXPECT_DOUBLE_EQ(gpt_layer(Precision::bf16, 1).activation_bytes, 34 * s * h);
+    EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1).activation_bytes, 27 * s * h);
 }
 
 }  // namespace
