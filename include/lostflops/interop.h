@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lostflops/spec.h"
@@ -42,12 +43,25 @@ struct ImportResult {
 struct ImportOptions {
     int num_gpus = 0;       // 0: from the input when it says (torchrun, explicit degrees)
     int gpus_per_node = 0;  // 0: from the input when it says
+    // Launch scripts (evaluated, never run: README "Launch scripts").
+    std::string script_path;  // the script's path: `$0`, and its folder is where `source` may read; empty: none
+    std::vector<std::pair<std::string, std::string>> env;   // environment (the script's assignments win)
+    std::vector<std::pair<std::string, std::string>> vars;  // fixed values (the script's assignments skipped)
+    std::vector<std::string> args;                          // the script's arguments $1, $2, ...
+    // A setting lostflops does not model (NoteKind::not_modelled) or does not
+    // know (NoteKind::unknown) is an error instead of a note.
+    bool strict = false;
 };
 
-// Megatron-LM / Megatron-Core: a launch command (shell line continuations,
-// comments, quotes, `torchrun ... pretrain_gpt.py --flag value ...`, bash
-// arrays `ARGS=( ... )`) or a bare argument list; `--flag value` and
-// `--flag=value`. `source` names the text in errors.
+// Megatron-LM / Megatron-Core: a launch script, evaluated as bash would
+// without running anything (variables, arrays, `${VAR:-default}`, `$(( ))`,
+// `if` / `case` on known values, `source` of files beside it, `sbatch` and
+// `srun ... sh -c`), whose training command (torchrun, python -m
+// torch.distributed.run, python X.py under srun, deepspeed) gives the flags
+// and the GPU count; a bare argument list; or Megatron's CI
+// model_config.yaml (MODEL_ARGS). Flags as Megatron's argparse reads them:
+// `--flag value`, `--flag=value`, the last of a repeated flag counts.
+// `source` names the text in errors.
 ImportResult import_megatron(const std::string& text, const std::string& source,
                              const ImportOptions& options = {});
 // torchtitan job config (TOML): [model] name/flavor, [training], [parallelism]

@@ -7,7 +7,11 @@
 // count gives the ranks, the number of distinct hosts the scope), a column
 // header (`size count type [redop [root]] time algbw busbw #wrong|error ...`,
 // the first time/algbw/busbw group out-of-place), data rows and a
-// `# Avg bus bandwidth` trailer. Launcher noise (MPI, NCCL INFO) is skipped.
+// `# Avg bus bandwidth` trailer. Launcher noise (MPI, NCCL INFO) is skipped;
+// mpirun --tag-output and srun --label prefixes, "[N]" rank tags, Markdown
+// quoting and side-by-side pastes are undone first; rows without a header
+// take the nccl-tests 2.x columns their shape fits (an excerpt then needs
+// --ranks N unless it kept its rank lines).
 #pragma once
 
 #include <optional>
@@ -22,6 +26,7 @@ namespace lostflops {
 struct NcclTestsOptions {
     std::optional<Collective> op;    // --op: when the file does not say
     std::optional<LinkScope> scope;  // --scope: overrides the host count
+    std::optional<int> ranks;        // --ranks: for output without rank lines (overrides them)
 };
 
 struct NcclTestsRun {

@@ -86,16 +86,22 @@ private:
 NcclTestsResult Parser::run() {
     if (text_.find('\0') != std::string_view::npos)
         throw InputError(source_, "", "binary data; expected nccl-tests text output");
+    // Launcher prefixes, rank tags and pasted panes off first (format
+    // detection, nccl_tests_format.h); messages keep the input's lines.
+    const CleanText clean = clean_nccl_text(text_);
+    for (const auto& n : clean.notes) warn(0, n);
+    const std::string_view text = clean.text;
     // The last non-empty line may be cut short (a truncated log).
-    std::size_t end = text_.size();
-    while (end > 0 && (text_[end - 1] == '\n' || text_[end - 1] == '\r' || text_[end - 1] == ' ')) --end;
+    std::size_t end = text.size();
+    while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ')) --end;
     std::size_t pos = 0;
-    int number = 0;
-    while (pos < text_.size()) {
-        std::size_t nl = text_.find('\n', pos);
-        if (nl == std::string_view::npos) nl = text_.size();
-        ++number;
-        line(text_.substr(pos, nl - pos), number, nl >= end);
+    std::size_t index = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) nl = text.size();
+        const int number = index < clean.lines.size() ? clean.lines[index] : static_cast<int>(index + 1);
+        ++index;
+        line(text.substr(pos, nl - pos), number, nl >= end);
         pos = nl + 1;
     }
     finish_run();
@@ -123,6 +129,19 @@ void Parser::line(std::string_view raw, int number, bool last) {
         return;
     }
     if (parse_uint(t[0])) {
+        // A row without a header (an excerpt, or only the units line): the
+        // nccl-tests 2.x layout its shape fits (columns_from_row).
+        if (!cur_.columns && cur_.rows.empty()) {
+            if (auto c = columns_from_row(t)) {
+                c->header_line = number;
+                cur_.columns = c;
+                warn(number, fmt::format("no column header: the columns of nccl-tests 2.x taken from the row's {} fields "
+                                         "(size count type{}{} time algbw busbw #wrong, then in place)",
+                                         t.size(), c->redop >= 0 ? " redop" : "", c->root >= 0 ? " root" : ""));
+                row(t, number, last);
+                return;
+            }
+        }
         ++orphan_rows_;
         return;
     }
@@ -245,7 +264,8 @@ void Parser::start_new_run() {
     pending_name_.reset();
 }
 
-Collective Parser::decide_op(const RunBuilder& b, int n, const std::string& where) {
+// What the run's largest row says about its collective.
+RowShape largest_row_shape(const RunBuilder& b) {
     const Row& big = *std::max_element(b.rows.begin(), b.rows.end(),
                                        [](const Row& x, const Row& y) { return x.size < y.size; });
     RowShape shape;
@@ -257,6 +277,11 @@ Collective Parser::decide_op(const RunBuilder& b, int n, const std::string& wher
     shape.count = big.has_count ? big.count : 0;
     shape.algbw = big.algbw;
     shape.busbw = big.busbw;
+    return shape;
+}
+
+Collective Parser::decide_op(const RunBuilder& b, int n, const std::string& where) {
+    const RowShape shape = largest_row_shape(b);
     const ShapeFit fit_all = fit_collectives(shape, n);
     const std::string evidence =
         fit_all.evidence.empty() ? std::string("no redop/count columns") : fit_all.evidence.substr(1);
@@ -317,11 +342,20 @@ void Parser::finish_run() {
         hosts.insert(r.host);
     }
     int n = static_cast<int>(ids.size());
-    if (n == 0) {
+    if (opt_.ranks) {
+        if (n > 0 && n != *opt_.ranks) warn(first, fmt::format("--ranks {} overrides {} rank line(s)", *opt_.ranks, n));
+        if (n == 0 && !opt_.scope)
+            warn(first, fmt::format("--ranks {} without rank lines: taken as one host (--scope inter_node if they "
+                                    "span nodes)", *opt_.ranks));
+        n = *opt_.ranks;
+    } else if (n == 0) {
         if (b.nthreads * b.ngpus <= 0)
             throw InputError(source_, where,
                              "cannot tell the number of ranks: no '#  Rank N ... on HOST device ...' "
-                             "lines and no '# nThread T nGpus G' header");
+                             "lines and no '# nThread T nGpus G' header; give --ranks N" +
+                                 ranks_hint(largest_row_shape(b), b.name && b.name->cls == TestKind::Class::collective
+                                                                      ? std::optional<Collective>(b.name->op)
+                                                                      : std::nullopt));
         n = b.nthreads * b.ngpus;
         warn(first, fmt::format("no rank lines; assuming {} ranks on one host (nThread x nGpus)", n));
     }

@@ -165,6 +165,28 @@ ShapeFit fit_collectives(const RowShape& row, int n) {
     return out;
 }
 
+std::string ranks_hint(const RowShape& row, std::optional<Collective> named) {
+    if (!(row.algbw >= 1 && row.busbw > 0)) return "";  // two decimals: too coarse below 1 GB/s
+    const double q = row.busbw / row.algbw;
+    std::optional<int> found;
+    Collective which = Collective::all_reduce;
+    for (Collective c : kCollectives) {
+        if (named && c != *named) continue;
+        // F = 2(n-1)/n for all-reduce, (n-1)/n for the others that move data (nccl_curve.h).
+        double n = 0;
+        if (c == Collective::all_reduce && q < 2) n = 2 / (2 - q);
+        else if (c != Collective::send_recv && c != Collective::all_reduce && q < 1) n = 1 / (1 - q);
+        const double whole = std::round(n);
+        if (whole < 2 || whole > 100000 || std::fabs(n - whole) > 0.02 * whole) continue;
+        if (!fit_collectives(row, static_cast<int>(whole)).fits(c)) continue;
+        if (found && *found != static_cast<int>(whole)) return "";
+        found = static_cast<int>(whole);
+        which = c;
+    }
+    if (!found) return "";
+    return fmt::format(" (the bandwidths say {} for {}: busbw/algbw = {:.3f})", *found, to_string(which), q);
+}
+
 int type_size_bytes(std::string_view type) {
     static constexpr std::pair<std::string_view, int> kTypes[] = {
         {"int8", 1},     {"uint8", 1},    {"char", 1},     {"int32", 4},    {"uint32", 4},
@@ -175,6 +197,142 @@ int type_size_bytes(std::string_view type) {
     for (const auto& [name, bytes] : kTypes)
         if (type == name) return bytes;
     return 0;
+}
+
+namespace {
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "[1,0]<stdout>:" / "[1,0]<stderr>:": the stream, and the text after it.
+std::optional<std::pair<std::string_view, std::string_view>> mpi_tag(std::string_view line) {
+    if (line.empty() || line[0] != '[') return std::nullopt;
+    const auto close = line.find("]<");
+    if (close == std::string_view::npos || close < 4) return std::nullopt;
+    const auto inner = line.substr(1, close - 1);
+    const auto comma = inner.find(',');
+    if (comma == std::string_view::npos || !all_digits(inner.substr(0, comma)) || !all_digits(inner.substr(comma + 1)))
+        return std::nullopt;
+    const auto end = line.find(">:", close);
+    if (end == std::string_view::npos) return std::nullopt;
+    return std::make_pair(line.substr(close + 2, end - close - 2), line.substr(end + 2));
+}
+
+std::string without_rank_tags(std::string_view line) {
+    std::string out;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (line[i] == '[') {
+            std::size_t j = i + 1;
+            while (j < line.size() && line[j] >= '0' && line[j] <= '9') ++j;
+            if (j > i + 1 && j < line.size() && line[j] == ']') {
+                out += ' ';
+                i = j;
+                continue;
+            }
+        }
+        out += line[i];
+    }
+    return out;
+}
+
+bool starts_table_line(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    return !s.empty() && (s.front() == '#' || (s.front() >= '0' && s.front() <= '9'));
+}
+
+bool is_redop(std::string_view t) {
+    return t == "sum" || t == "prod" || t == "min" || t == "max" || t == "avg" || t == "none" || t == "premulsum" ||
+           t == "mulsum";
+}
+
+bool is_int(std::string_view t) { return !t.empty() && (all_digits(t) || (t[0] == '-' && all_digits(t.substr(1)))); }
+
+}  // namespace
+
+CleanText clean_nccl_text(std::string_view text) {
+    CleanText out;
+    std::string right;
+    std::vector<int> right_lines;
+    int tagged = 0, dropped = 0, labelled = 0, rank_tags = 0, quoted = 0, panes = 0;
+    std::size_t pos = 0;
+    int number = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) nl = text.size();
+        std::string_view line = text.substr(pos, nl - pos);
+        pos = nl + 1;
+        ++number;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (const auto tag = mpi_tag(line)) {
+            if (tag->first != "stdout") {
+                ++dropped;
+                continue;
+            }
+            ++tagged;
+            line = tag->second;
+        }
+        // srun --label: "12: " before the program's line.
+        std::size_t k = 0;
+        while (k < line.size() && line[k] == ' ') ++k;
+        std::size_t d = k;
+        while (d < line.size() && line[d] >= '0' && line[d] <= '9') ++d;
+        if (d > k && d + 1 < line.size() && line[d] == ':' && line[d + 1] == ' ') {
+            ++labelled;
+            line.remove_prefix(d + 2);
+        }
+        std::size_t q = 0;
+        while (q < line.size() && (line[q] == ' ' || line[q] == '\t')) ++q;
+        if (q < line.size() && line[q] == '>') {
+            ++quoted;
+            line.remove_prefix(q + 1);
+        }
+        std::string clean = without_rank_tags(line);
+        if (clean != std::string(line) && starts_table_line(clean)) ++rank_tags;
+        const auto bar = clean.find('|');
+        if (bar != std::string::npos && starts_table_line(clean)) {
+            const std::string pane = clean.substr(bar + 1);
+            if (starts_table_line(pane)) {
+                ++panes;
+                right += pane + "\n";
+                right_lines.push_back(number);
+                clean.resize(bar);
+            }
+        }
+        out.text += clean + "\n";
+        out.lines.push_back(number);
+    }
+    if (!right.empty()) {
+        out.text += "\n" + right;
+        out.lines.push_back(right_lines.front());
+        out.lines.insert(out.lines.end(), right_lines.begin(), right_lines.end());
+    }
+    if (tagged) out.notes.push_back(fmt::format("mpirun --tag-output prefixes removed from {} line(s)", tagged));
+    if (dropped) out.notes.push_back(fmt::format("{} line(s) of the processes' standard error skipped", dropped));
+    if (labelled) out.notes.push_back(fmt::format("srun --label prefixes removed from {} line(s)", labelled));
+    if (rank_tags) out.notes.push_back(fmt::format("'[N]' rank tags removed from {} line(s)", rank_tags));
+    if (quoted) out.notes.push_back(fmt::format("'>' quote marks removed from {} line(s)", quoted));
+    if (panes) out.notes.push_back(fmt::format("{} line(s) held two outputs side by side ('|'): read one after the other", panes));
+    return out;
+}
+
+std::optional<Columns> columns_from_row(const std::vector<std::string_view>& t) {
+    if (t.size() < 11 || t.size() > 13 || !parse_uint(t[0]) || !parse_uint(t[1]) || type_size_bytes(t[2]) == 0)
+        return std::nullopt;
+    Columns c;
+    c.size = 0;
+    c.count = 1;
+    c.type = 2;
+    int next = 3;
+    if (is_redop(t[3])) c.redop = next++;
+    if (t.size() - static_cast<std::size_t>(next) == 9 && is_int(t[static_cast<std::size_t>(next)])) c.root = next++;
+    if (t.size() - static_cast<std::size_t>(next) != 8) return std::nullopt;
+    c.time = next;
+    c.algbw = next + 1;
+    c.busbw = next + 2;
+    for (const int i : {next, next + 1, next + 2, next + 4, next + 5, next + 6})  // times and bandwidths
+        if (!parse_double(t[static_cast<std::size_t>(i)])) return std::nullopt;
+    return c;
 }
 
 }  // namespace lostflops::nccl_format

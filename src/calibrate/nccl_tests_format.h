@@ -70,8 +70,33 @@ struct ShapeFit {
     bool fits(Collective c) const { return fit[static_cast<int>(c)]; }
 };
 ShapeFit fit_collectives(const RowShape& row, int ranks);
+// For a run without rank lines: " (the bandwidths say N for all_reduce:
+// busbw/algbw = q)" when busbw / algbw = F(op, n) gives one whole n for the
+// collectives the row fits (the named one, when known); "" otherwise.
+std::string ranks_hint(const RowShape& row, std::optional<Collective> named);
 
 // Bytes per element of an nccl-tests type name ("float", "bfloat16"); 0 if unknown.
 int type_size_bytes(std::string_view type);
+
+// The text as one nccl-tests program printed it, before the line parser:
+// mpirun --tag-output prefixes ("[1,0]<stdout>:") cut and its stderr lines
+// dropped, srun --label prefixes ("3: ") cut, "[N]" rank tags removed
+// (wherever a launcher glued them), Markdown quote marks ("> ") cut, and two
+// outputs pasted side by side ("row | row") put one after the other.
+// lines[k] is the 1-based input line of output line k + 1; `notes` says what
+// was done, for the warnings.
+struct CleanText {
+    std::string text;
+    std::vector<int> lines;
+    std::vector<std::string> notes;
+};
+CleanText clean_nccl_text(std::string_view text);
+
+// The columns of a data row printed without its header (an excerpt, or only
+// the units line "(B) (elements) ... (us) (GB/s)" kept), from the row's
+// shape in the nccl-tests 2.x layouts: size count type [redop [root]] time
+// algbw busbw #wrong, then the in-place time algbw busbw #wrong (11, 12 or 13
+// tokens). nullopt for any other shape.
+std::optional<Columns> columns_from_row(const std::vector<std::string_view>& tokens);
 
 }  // namespace lostflops::nccl_format

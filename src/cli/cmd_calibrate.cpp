@@ -1,4 +1,4 @@
-// `lostflops calibrate nccl FILE... [-o OUT] [--base PROFILE] [--scope S] [--op OP]`:
+// `lostflops calibrate nccl FILE... [-o OUT] [--base PROFILE] [--scope S] [--op OP] [--ranks N]`:
 // nccl-tests outputs -> bus-bandwidth curves -> a calibration profile (the
 // base profile or the built-in defaults, with the curves added or replaced),
 // written as YAML to OUT or stdout, plus a short summary of each curve. The
@@ -37,6 +37,7 @@ struct NcclOptions {
     std::string base;
     std::string scope;
     std::string op;
+    int ranks = 0;
 };
 
 std::string human_bytes(double b) {
@@ -76,6 +77,7 @@ int run_nccl(const NcclOptions& o) {
     NcclTestsOptions parse_opt;
     if (!o.op.empty()) parse_opt.op = collective_from_string(o.op);
     if (!o.scope.empty()) parse_opt.scope = link_scope_from_string(o.scope);
+    if (o.ranks > 0) parse_opt.ranks = o.ranks;
     std::vector<NcclTestsRun> runs;
     std::vector<std::string> warnings;
     for (const auto& f : o.files) {
@@ -227,6 +229,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
     nccl->add_option("--op", opts->op, "collective measured, if the output does not name it")
         ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}).description(""))
         ->type_name("{all_reduce,all_gather,reduce_scatter,all_to_all,send_recv}");
+    nccl->add_option("--ranks", opts->ranks, "ranks of the test, for an excerpt without its '#  Rank N' lines")
+        ->check(CLI::Range(2, 1 << 20));
     nccl->callback([opts, &exit_code] { exit_code = run_nccl(*opts); });
 
     auto ropts = std::make_shared<RunsOptions>();

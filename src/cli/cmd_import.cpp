@@ -1,10 +1,14 @@
 // `lostflops import {megatron,torchtitan} FILE|-`: another framework's launch
 // settings -> our job file on standard output; what could not be carried over
-// on standard error, one line per setting ("lostflops: not modelled: --flag:
-// why"). The library does the work (interop.h); this file reads and prints.
+// on standard error, one line per setting ("lostflops: warning: not modelled:
+// --flag: why", "lostflops: ignored: --lr: why"). Launch scripts are
+// evaluated, never run: --env, --var and --arg give what the script would get
+// from its environment and command line. The library does the work
+// (interop.h); this file reads and prints.
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "spec/text_input.h"
 
@@ -14,8 +18,26 @@ namespace {
 
 struct ImportArgs {
     std::string path;
+    std::vector<std::string> env, vars;
     ImportOptions options;
 };
+
+std::vector<std::pair<std::string, std::string>> assignments(const std::vector<std::string>& given, const char* flag) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& g : given) {
+        const auto eq = g.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw InputError(std::string(flag) + " " + g, "", "expected NAME=VALUE");
+        out.emplace_back(g.substr(0, eq), g.substr(eq + 1));
+    }
+    return out;
+}
+
+void print_note(const ImportNote& n) {
+    const bool warning = n.kind == NoteKind::not_modelled || n.kind == NoteKind::unknown;
+    std::fprintf(stderr, "lostflops: %s%s: %s: %s\n", warning ? "warning: " : "", to_string(n.kind), n.setting.c_str(),
+                 n.message.c_str());
+}
 
 void add_import_kind(CLI::App* parent, const char* kind, const char* what, const char* file_help, const char* content,
                      ImportResult (*run)(const std::string&, const std::string&, const ImportOptions&)) {
@@ -26,12 +48,22 @@ void add_import_kind(CLI::App* parent, const char* kind, const char* what, const
         ->check(CLI::PositiveNumber);
     cmd->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node, when the input does not say")
         ->check(CLI::PositiveNumber);
+    cmd->add_option("--env", a->env, "NAME=VALUE in the script's environment (its own assignments win; repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--var", a->vars, "NAME=VALUE fixed: the script's own assignments to NAME are skipped (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--arg", a->options.args, "the script's next positional argument: $1, $2, ... (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_flag("--strict", a->options.strict, "a setting lostflops does not model or know is an error");
     cmd->callback([a, run, content] {
         check_input_path(a->path, content);
         const std::string text = read_text_file(a->path, kMaxJobBytes, content);
-        const ImportResult r = run(text, input_name(a->path), a->options);
-        for (const auto& n : r.notes)
-            std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), n.setting.c_str(), n.message.c_str());
+        ImportOptions o = a->options;
+        o.env = assignments(a->env, "--env");
+        o.vars = assignments(a->vars, "--var");
+        if (a->path != "-") o.script_path = a->path;
+        const ImportResult r = run(text, input_name(a->path), o);
+        for (const auto& n : r.notes) print_note(n);
         std::fwrite(r.job_yaml.data(), 1, r.job_yaml.size(), stdout);
     });
 }
@@ -42,9 +74,11 @@ void add_import_command(CLI::App& app, int& exit_code) {
     (void)exit_code;  // 0 unless an error is thrown
     auto* cmd = app.add_subcommand("import", "another framework's launch settings -> a job file (YAML) on standard output");
     cmd->require_subcommand(1);
-    add_import_kind(cmd, "megatron", "Megatron-LM / Megatron-Core launch command or flags",
-                    "launch script or argument list (- for standard input)", "Megatron launch script", import_megatron);
-    add_import_kind(cmd, "torchtitan", "torchtitan job config (TOML)", "torchtitan .toml (- for standard input)",
+    add_import_kind(cmd, "megatron",
+                    "Megatron-LM / Megatron-Core launch script (evaluated, never run), argument list, or CI model_config.yaml",
+                    "launch script, argument list or model_config.yaml (- for standard input)", "Megatron launch script",
+                    import_megatron);
+    add_import_kind(cmd, "torchtitan", "torchtitan job config (TOML) or launch command", "torchtitan .toml or launch script (- for standard input)",
                     "torchtitan config", import_torchtitan);
 }
 

@@ -34,6 +34,14 @@ int positive_int(const std::string& text, const std::string& source, const std::
     return static_cast<int>(v);
 }
 
+void refuse_unmodelled(const std::vector<ImportNote>& notes, const std::string& source) {
+    for (const auto& n : notes)
+        if (n.kind == NoteKind::not_modelled || n.kind == NoteKind::unknown)
+            throw InputError(source, n.setting,
+                             std::string(n.kind == NoteKind::unknown ? "unknown" : "not modelled") + " (--strict): " +
+                                 n.message);
+}
+
 namespace {
 
 void render_section(std::string& out, const char* title, const std::vector<DraftEntry>& entries) {

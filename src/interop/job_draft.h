@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "lostflops/interop.h"
+
 namespace lostflops::interop {
 
 struct DraftEntry {
@@ -29,5 +31,8 @@ std::string quoted(const std::string& text);
 // A whole-string integer in [1, 2^31): the value of a flag or key. Throws
 // InputError(source, key, "expected a positive integer, got 'x'").
 int positive_int(const std::string& text, const std::string& source, const std::string& key);
+// --strict: InputError(source, setting, ...) for the first note of a setting
+// not modelled or not known.
+void refuse_unmodelled(const std::vector<ImportNote>& notes, const std::string& source);
 
 }  // namespace lostflops::interop

@@ -1,11 +1,13 @@
 // Job -> Megatron-LM / Megatron-Core launch flags (interop.h): the inverse of
 // megatron_import.cpp, flag by flag, so that importing the output gives the
 // job back (tests/interop). Flag names from megatron/training/arguments.py
-// (Megatron-LM core_r0.8.0). The vocabulary is written as padded; when it is
+// (Megatron-LM core_r0.8.0; --attention-backend and --grad-reduce-in-bf16 as
+// at d98e8a64, 2026-08). The vocabulary is written as padded; when it is
 // not a multiple of 128 x tp, --make-vocab-size-divisible-by is lowered so
 // that Megatron's padding leaves it as it is.
 #include <numeric>
 
+#include "interop/megatron_export_model.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 
@@ -35,29 +37,7 @@ ExportResult export_megatron(const Job& job) {
         throw InputError(job.source, "parallel.zero",
                          "Megatron has no ZeRO-2 (--use-distributed-optimizer is ZeRO-1, --use-torch-fsdp2 is ZeRO-3)");
     Lines l;
-    // The flags below describe one layer kind (attention with a dense or MoE
-    // MLP); a stack of several kinds is exported by its first one, noted.
-    const LayerKind& k = m.kind(0);
-    if (!m.uniform() || k.mixer != MixerKind::attention || k.attention.head_dim * k.attention.heads != m.hidden)
-        out.notes.push_back({NoteKind::not_modelled, "model",
-                             "only a uniform stack of standard attention layers is exported; the layers are written as: " +
-                                 describe(k)});
-    const Mlp& mlp = k.is_moe() ? k.moe.expert : k.mlp;
-    l.add("--num-layers", m.layers);
-    l.add("--hidden-size", m.hidden);
-    l.add("--ffn-hidden-size", mlp.ffn);
-    l.add("--num-attention-heads", k.attention.heads);
-    if (k.attention.kv_heads != k.attention.heads) {
-        l.add("--group-query-attention");
-        l.add("--num-query-groups", k.attention.kv_heads);
-    }
-    if (mlp.kind == MlpKind::gated) l.add("--swiglu");
-    if (!m.tied_embeddings) l.add("--untie-embeddings-and-output-weights");
-    if (k.is_moe()) {
-        l.add("--num-experts", k.moe.experts);
-        l.add("--moe-router-topk", k.moe.top_k);
-        l.add("--moe-ffn-hidden-size", k.moe.expert.ffn);
-    }
+    interop::megatron_model_flags(m, l.flags, out.notes);
     l.add("--seq-length", t.seq_length);
     l.add("--max-position-embeddings", t.seq_length);
     l.add("--vocab-size", m.vocab);
@@ -89,9 +69,7 @@ ExportResult export_megatron(const Job& job) {
     if (t.framework == Framework::megatron_core) {
         l.add("--use-mcore-models");
         l.add("--transformer-impl", "transformer_engine");
-        if (t.attention == AttentionKernel::unfused)
-            out.notes.push_back({NoteKind::not_modelled, "training.attention",
-                                 "unfused attention under Megatron-Core: Transformer Engine picks its fused kernels"});
+        if (t.attention == AttentionKernel::unfused) l.add("--attention-backend", "unfused");
     } else {
         l.add("--use-legacy-models");
         l.add("--transformer-impl", "local");
@@ -129,8 +107,13 @@ ExportResult export_megatron(const Job& job) {
     if (p.zero == 3) l.add("--use-torch-fsdp2");
     if (p.overlap_grad_reduce) l.add("--overlap-grad-reduce");
     if (p.tp_comm_overlap) l.add("--tp-comm-overlap");
-    if (!p.grad_fp32)
-        out.notes.push_back({NoteKind::not_modelled, "parallel.grad_fp32", "Megatron keeps fp32 main gradients"});
+    if (!p.grad_fp32) {
+        if (t.precision == Precision::fp16)
+            out.notes.push_back({NoteKind::not_modelled, "parallel.grad_fp32",
+                                 "Megatron reduces 16-bit gradients only with --bf16 (--grad-reduce-in-bf16)"});
+        else
+            l.add("--grad-reduce-in-bf16");
+    }
     if (p.zero == 3 && (p.zero_bucket_params >= 0 || p.zero_prefetch >= 0 || p.zero_reduce_bucket_params >= 0 ||
                         p.zero_regather_recompute >= 0 || p.zero_max_live_params >= 0))
         out.notes.push_back({NoteKind::not_modelled, "parallel.zero_*", "FSDP engine settings have no Megatron flag"});

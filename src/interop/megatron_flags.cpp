@@ -1,12 +1,16 @@
-// Table of Megatron-LM / Megatron-Core command-line flags (megatron_flags.h).
-// Source: megatron/training/arguments.py of Megatron-LM (NVIDIA, core_r0.8.0,
-// 2024) for names and whether each takes a value; the 2021-2022 recompute
-// names from megatron/arguments.py of Megatron-LM v2.x / v3.0 (Narayanan et
-// al. 2021; Korthikanti et al. 2022). "read" flags are mapped by
-// megatron_import.cpp; the others are reported to the user, never dropped.
+// Megatron flags that change the cost of a step (megatron_flags.h): the ones
+// megatron_import.cpp reads, the ones lostflops knows it does not model, and
+// the ones that need the layer-stack model. Names and arities from
+// megatron/training/arguments.py and the dataclass-built flags of
+// NVIDIA/Megatron-LM d98e8a64 (2026-08); older names from Megatron-LM v2.x /
+// v3.0 (2021-22) and core_r0.8-r0.12. The lookup over both tables and the
+// "did you mean" distance are here too.
 #include "interop/megatron_flags.h"
 
+#include <algorithm>
 #include <iterator>
+#include <unordered_map>
+#include <vector>
 
 namespace lostflops::interop {
 
@@ -16,7 +20,7 @@ using A = FlagArity;
 using R = FlagRole;
 
 const MegatronFlag kFlags[] = {
-    // Model shape.
+    // Read: the model's shape.
     {"num-layers", A::one, R::read, ""},
     {"hidden-size", A::one, R::read, ""},
     {"ffn-hidden-size", A::one, R::read, ""},
@@ -25,15 +29,19 @@ const MegatronFlag kFlags[] = {
     {"num-query-groups", A::one, R::read, ""},
     {"kv-channels", A::one, R::read, ""},
     {"seq-length", A::one, R::read, ""},
+    {"encoder-seq-length", A::one, R::read, ""},
+    {"decoder-seq-length", A::one, R::read, ""},
     {"vocab-size", A::one, R::read, ""},
+    {"padded-vocab-size", A::one, R::read, ""},
     {"make-vocab-size-divisible-by", A::one, R::read, ""},
     {"tokenizer-type", A::one, R::read, ""},
+    {"tokenizer-model", A::one, R::read, ""},
     {"swiglu", A::none, R::read, ""},
     {"untie-embeddings-and-output-weights", A::none, R::read, ""},
     {"num-experts", A::one, R::read, ""},
     {"moe-router-topk", A::one, R::read, ""},
     {"moe-ffn-hidden-size", A::one, R::read, ""},
-    // Training.
+    // Read: training.
     {"micro-batch-size", A::one, R::read, ""},
     {"global-batch-size", A::one, R::read, ""},
     {"bf16", A::none, R::read, ""},
@@ -42,14 +50,19 @@ const MegatronFlag kFlags[] = {
     {"train-samples", A::one, R::read, ""},
     {"train-iters", A::one, R::read, ""},
     {"use-flash-attn", A::none, R::read, ""},
+    {"attention-backend", A::one, R::read, ""},
     {"use-mcore-models", A::none, R::read, ""},
     {"use-legacy-models", A::none, R::read, ""},
     {"transformer-impl", A::one, R::read, ""},
-    // Parallel plan.
+    {"grad-reduce-in-bf16", A::none, R::read, ""},
+    {"accumulate-allreduce-grads-in-fp32", A::none, R::read, ""},
+    {"optimizer", A::one, R::read, ""},
+    // Read: the parallel plan.
     {"tensor-model-parallel-size", A::one, R::read, ""},
     {"pipeline-model-parallel-size", A::one, R::read, ""},
     {"num-layers-per-virtual-pipeline-stage", A::one, R::read, ""},
     {"virtual-pipeline-model-parallel-size", A::one, R::read, ""},
+    {"num-virtual-stages-per-pipeline-rank", A::one, R::read, ""},
     {"context-parallel-size", A::one, R::read, ""},
     {"expert-model-parallel-size", A::one, R::read, ""},
     {"sequence-parallel", A::none, R::read, ""},
@@ -63,133 +76,191 @@ const MegatronFlag kFlags[] = {
     {"checkpoint-num-layers", A::one, R::read, ""},
     {"use-distributed-optimizer", A::none, R::read, ""},
     {"use-torch-fsdp2", A::none, R::read, ""},
+    {"use-megatron-fsdp", A::none, R::read, ""},
+    {"data-parallel-sharding-strategy", A::one, R::read, ""},
     {"overlap-grad-reduce", A::none, R::read, ""},
     {"tp-comm-overlap", A::none, R::read, ""},
+    {"DDP-impl", A::one, R::read, ""},
+
+    // Read: layers of several kinds (megatron_layers.cpp).
+    {"multi-latent-attention", A::none, R::read, ""},
+    {"q-lora-rank", A::one, R::read, ""},
+    {"kv-lora-rank", A::one, R::read, ""},
+    {"qk-head-dim", A::one, R::read, ""},
+    {"qk-pos-emb-head-dim", A::one, R::read, ""},
+    {"v-head-dim", A::one, R::read, ""},
+    {"moe-shared-expert-intermediate-size", A::one, R::read, ""},
+    {"moe-layer-freq", A::one, R::read, ""},
+    {"quick-geglu", A::none, R::read, ""},
+    {"squared-relu", A::none, R::read, ""},
+    {"softmax-type", A::one, R::read, ""},
+    {"window-size", A::one, R::read, ""},
+    {"window-attn-skip-freq", A::one, R::read, ""},
+    {"hybrid-override-pattern", A::one, R::read, ""},
+    {"hybrid-layer-pattern", A::one, R::read, ""},
+    {"mamba-head-dim", A::one, R::read, ""},
+    {"mamba-num-groups", A::one, R::read, ""},
+    {"mamba-num-heads", A::one, R::read, ""},
+    {"mamba-state-dim", A::one, R::read, ""},
+    {"experimental-attention-variant", A::one, R::read, ""},
+    {"linear-attention-freq", A::one, R::read, ""},
+    {"linear-conv-kernel-dim", A::one, R::read, ""},
+    {"linear-key-head-dim", A::one, R::read, ""},
+    {"linear-num-key-heads", A::one, R::read, ""},
+    {"linear-num-value-heads", A::one, R::read, ""},
+    {"linear-value-head-dim", A::one, R::read, ""},
+    {"mtp-num-layers", A::one, R::read, ""},
+
+    // Need per-stage layer counts or kinds lostflops' model does not have yet.
+    {"pipeline-model-parallel-layout", A::one, R::layer_stack, "an explicit layout of layers over pipeline stages"},
+    {"decoder-first-pipeline-num-layers", A::one, R::layer_stack, "an uneven first pipeline stage"},
+    {"decoder-last-pipeline-num-layers", A::one, R::layer_stack, "an uneven last pipeline stage"},
+    {"moe-shared-expert-gate", A::none, R::layer_stack, "a gate on the shared experts"},
+    {"attention-output-gate", A::none, R::layer_stack, "a gate on the attention output"},
+    {"dsa-indexer-head-dim", A::one, R::layer_stack, "DeepSeek sparse attention"},
+    {"dsa-indexer-n-heads", A::one, R::layer_stack, "DeepSeek sparse attention"},
+    {"dsa-indexer-topk", A::one, R::layer_stack, "DeepSeek sparse attention"},
+    {"mtp-use-repeated-layer", A::none, R::layer_stack, "one multi-token-prediction layer repeated"},
+    {"moe-latent-size", A::one, R::not_modelled, "experts on a latent projection of the hidden state"},
 
     // Change the cost, not modelled.
-    {"overlap-param-gather", A::none, R::not_modelled, "overlaps the distributed optimizer's parameter all-gather; the model times ZeRO-1's gather as overlapped with overlap_grad_reduce"},
+    {"overlap-param-gather", A::none, R::not_modelled, "overlaps the distributed optimizer's parameter all-gather with the next forward; costed as overlapped like the gradient reduction"},
     {"align-param-gather", A::none, R::not_modelled, "launches the parameter all-gathers of all pipeline chunks together"},
+    {"overlap-param-gather-with-optimizer-step", A::none, R::not_modelled, "overlaps the parameter all-gather with the optimizer step"},
+    {"fp8-param-gather", A::none, R::not_modelled, "fp8 parameter copies gathered by the distributed optimizer (half the bytes of bf16); costed as bf16"},
+    {"fp8-recipe", A::one, R::not_modelled, "the fp8 scaling recipe (delayed, tensorwise, blockwise, mxfp8): costed as one fp8 GEMM rate"},
+    {"first-last-layers-bf16", A::none, R::not_modelled, "first and last layers in bf16 under fp8"},
+    {"num-layers-at-start-in-bf16", A::one, R::not_modelled, "first layers in bf16 under fp8"},
+    {"num-layers-at-end-in-bf16", A::one, R::not_modelled, "last layers in bf16 under fp8"},
+    {"reuse-grad-buf-for-mxfp8-param-ag", A::none, R::not_modelled, "the gradient buffer reused for MXFP8 parameter gathers (memory)"},
+    {"disable-bf16-reduced-precision-matmul", A::none, R::not_modelled, "bf16 GEMMs without reduced-precision reductions"},
+    {"deterministic-mode", A::none, R::not_modelled, "deterministic kernels (slower attention backward, NCCL algorithm fixed)"},
     {"no-gradient-accumulation-fusion", A::none, R::not_modelled, "separate weight-gradient accumulation kernels"},
     {"no-masked-softmax-fusion", A::none, R::not_modelled, "unfused softmax kernels"},
-    {"no-bias-gelu-fusion", A::none, R::not_modelled, "unfused bias+GELU kernels"},
-    {"no-bias-dropout-fusion", A::none, R::not_modelled, "unfused bias+dropout kernels"},
-    {"no-bias-swiglu-fusion", A::none, R::not_modelled, "unfused bias+SwiGLU kernels"},
+    {"no-bias-gelu-fusion", A::none, R::not_modelled, "unfused bias + GELU kernels"},
+    {"no-bias-dropout-fusion", A::none, R::not_modelled, "unfused bias + dropout kernels"},
+    {"no-bias-swiglu-fusion", A::none, R::not_modelled, "unfused bias + SwiGLU kernels"},
     {"no-rope-fusion", A::none, R::not_modelled, "unfused rotary embedding kernels"},
+    {"no-persist-layer-norm", A::none, R::not_modelled, "the non-persistent LayerNorm kernel"},
     {"disable-bias-linear", A::none, R::not_modelled, "linear layers without biases (a few element-wise bytes less)"},
-    {"squared-relu", A::none, R::not_modelled, "squared-ReLU MLP; costed as the two-matrix GELU MLP"},
     {"add-qkv-bias", A::none, R::not_modelled, "biases on the QKV projection"},
-    {"fp8-amax-history-len", A::one, R::not_modelled, "fp8 scaling history"},
-    {"fp8-amax-compute-algo", A::one, R::not_modelled, "fp8 scaling algorithm"},
-    {"fp8-margin", A::one, R::not_modelled, "fp8 scaling margin"},
+    {"qk-layernorm", A::none, R::not_modelled, "norms on queries and keys (two more memory-bound kernels per layer)"},
+    {"use-fused-weighted-squared-relu", A::none, R::not_modelled, "fused squared-ReLU kernels"},
+    {"use-transformer-engine-op-fuser", A::none, R::not_modelled, "Transformer Engine's operation fuser"},
+    {"cross-entropy-loss-fusion", A::none, R::not_modelled, "fused cross-entropy kernel"},
+    {"cross-entropy-fusion-impl", A::one, R::not_modelled, "fused cross-entropy kernel"},
     {"moe-grouped-gemm", A::none, R::not_modelled, "one grouped GEMM for the local experts"},
-    {"moe-token-dispatcher-type", A::one, R::not_modelled, "how tokens reach their experts (all-gather, all-to-all)"},
-    {"moe-router-load-balancing-type", A::one, R::not_modelled, "router balancing; the model assumes balanced experts"},
-    {"moe-aux-loss-coeff", A::one, R::not_modelled, "router auxiliary loss"},
-    {"moe-layer-freq", A::one, R::not_modelled, "MoE on only some layers; the model puts experts on every layer"},
-    {"expert-tensor-parallel-size", A::one, R::not_modelled, "tensor parallelism inside experts"},
-    {"decoder-first-pipeline-num-layers", A::one, R::not_modelled, "uneven first pipeline stage"},
-    {"decoder-last-pipeline-num-layers", A::one, R::not_modelled, "uneven last pipeline stage"},
+    {"moe-token-dispatcher-type", A::one, R::not_modelled, "how tokens reach their experts (all-gather, all-to-all, flex)"},
+    {"moe-flex-dispatcher-backend", A::one, R::not_modelled, "the flex dispatcher's communication library (DeepEP, HybridEP)"},
+    {"moe-flex-dispatcher-num-sms", A::one, R::not_modelled, "SMs given to the dispatcher"},
+    {"moe-hybridep-num-sms", A::one, R::not_modelled, "SMs given to HybridEP"},
+    {"moe-router-load-balancing-type", A::many, R::not_modelled, "router balancing; the model assumes balanced experts"},
+    {"moe-router-num-groups", A::one, R::not_modelled, "group-limited routing (fewer nodes per token)"},
+    {"moe-router-group-topk", A::one, R::not_modelled, "group-limited routing (fewer nodes per token)"},
+    {"moe-permute-fusion", A::none, R::not_modelled, "fused token permutation kernels"},
+    {"moe-router-fusion", A::none, R::not_modelled, "fused router kernels"},
+    {"moe-shared-expert-overlap", A::none, R::not_modelled, "shared experts overlapped with the dispatch"},
+    {"overlap-moe-expert-parallel-comm", A::none, R::not_modelled, "expert-parallel all-to-all overlapped with computation"},
+    {"moe-layer-recompute", A::none, R::not_modelled, "the MoE layer recomputed"},
+    {"moe-router-padding-for-quantization", A::none, R::not_modelled, "routing map padded for fp8"},
+    {"expert-tensor-parallel-size", A::one, R::not_modelled, "tensor parallelism inside the experts"},
     {"account-for-embedding-in-pipeline-split", A::none, R::not_modelled, "the embedding counted as a layer in the pipeline split"},
     {"account-for-loss-in-pipeline-split", A::none, R::not_modelled, "the loss counted as a layer in the pipeline split"},
+    {"microbatch-group-size-per-virtual-pipeline-stage", A::one, R::not_modelled, "the interleaved schedule's micro-batch groups"},
+    {"overlap-p2p-communication-warmup-flush", A::none, R::not_modelled, "pipeline sends overlapped in warm-up and flush"},
     {"defer-embedding-wgrad-compute", A::none, R::not_modelled, "the output layer's weight gradient deferred into the pipeline bubble"},
-    {"cross-entropy-loss-fusion", A::none, R::not_modelled, "fused cross-entropy kernel"},
+    {"delay-wgrad-compute", A::none, R::not_modelled, "weight gradients delayed to overlap communication"},
+    {"wgrad-deferral-limit", A::one, R::not_modelled, "weight gradients deferred into the pipeline bubble"},
     {"tp-comm-overlap-cfg", A::one, R::not_modelled, "Transformer Engine userbuffers settings"},
-    {"num-distributed-optimizer-instances", A::one, R::not_modelled, "distributed optimizer sharded over part of the data-parallel group"},
+    {"use-nccl-ub", A::none, R::not_modelled, "NCCL user buffers (zero-copy collectives)"},
+    {"high-priority-stream-groups", A::many, R::not_modelled, "collectives on high-priority streams"},
+    {"cp-comm-type", A::many, R::not_modelled, "the context-parallel attention variant (p2p ring, all-gather, all-to-all)"},
+    {"hierarchical-context-parallel-sizes", A::many, R::not_modelled, "hierarchical context parallelism"},
+    {"use-tp-pp-dp-mapping", A::none, R::not_modelled, "ranks ordered tp-pp-dp (not tp-cp-ep-dp-pp): other groups cross nodes"},
+    {"num-distributed-optimizer-instances", A::one, R::not_modelled, "the optimizer sharded over part of the data-parallel group"},
+    {"outer-dp-sharding-strategy", A::one, R::not_modelled, "hybrid sharded data parallelism (HSDP)"},
+    {"ddp-num-buckets", A::one, R::not_modelled, "gradient bucket count"},
+    {"ddp-bucket-size", A::one, R::not_modelled, "gradient bucket size"},
+    {"ddp-pad-buckets-for-high-nccl-busbw", A::none, R::not_modelled, "gradient buckets padded for NCCL bandwidth"},
     {"use-precision-aware-optimizer", A::none, R::not_modelled, "optimizer state in lower precision"},
+    {"exp-avg-dtype", A::one, R::not_modelled, "Adam's first moment precision"},
+    {"exp-avg-sq-dtype", A::one, R::not_modelled, "Adam's second moment precision"},
+    {"main-grads-dtype", A::one, R::not_modelled, "main gradient precision"},
+    {"main-params-dtype", A::one, R::not_modelled, "main parameter precision"},
+    {"optimizer-cpu-offload", A::none, R::not_modelled, "optimizer state and step on the host"},
+    {"megatron-fsdp-grad-comm-dtype", A::one, R::not_modelled, "Megatron-FSDP's gradient communication precision"},
+    {"megatron-fsdp-main-grads-dtype", A::one, R::not_modelled, "Megatron-FSDP's main gradient precision"},
+    {"megatron-fsdp-main-params-dtype", A::one, R::not_modelled, "Megatron-FSDP's main parameter precision"},
+    {"megatron-fsdp-max-pool-double-buffer", A::none, R::not_modelled, "Megatron-FSDP's double-buffered gathers"},
+    {"fsdp-double-buffer", A::none, R::not_modelled, "Megatron-FSDP's double-buffered gathers"},
+    {"fsdp-manual-registration", A::none, R::not_modelled, "FSDP buffers registered with NCCL"},
+    {"fsdp-db-use-persist-buf-on-alloc-fail", A::none, R::not_modelled, "FSDP double buffers kept when allocation fails"},
     {"cpu-offloading", A::none, R::not_modelled, "activations offloaded to host memory"},
-    {"recompute-modules", A::one, R::not_modelled, "which modules selective recompute covers"},
+    {"fine-grained-activation-offloading", A::none, R::not_modelled, "activations offloaded to host memory"},
+    {"offload-modules", A::many, R::not_modelled, "activations of these modules offloaded to host memory"},
+    {"recompute-modules", A::many, R::not_modelled, "the modules selective recompute covers; costed as core attention only"},
     {"empty-unused-memory-level", A::one, R::not_modelled, "torch.cuda.empty_cache calls each step"},
-    {"attention-backend", A::one, R::not_modelled, "Transformer Engine attention kernel choice"},
-    {"apply-query-key-layer-scaling", A::none, R::not_modelled, "query-key scaling in fp16 softmax"},
     {"manual-gc", A::none, R::not_modelled, "Python garbage collection at chosen steps (host time)"},
+    {"cuda-graph-impl", A::one, R::not_modelled, "CUDA graphs (no kernel launch overhead)"},
+    {"cuda-graph-modules", A::many, R::not_modelled, "CUDA graphs (no kernel launch overhead)"},
+    {"cuda-graph-scope", A::many, R::not_modelled, "CUDA graphs (no kernel launch overhead)"},
+    {"enable-cuda-graph", A::none, R::not_modelled, "CUDA graphs (no kernel launch overhead)"},
+    {"external-cuda-graph", A::none, R::not_modelled, "CUDA graphs (no kernel launch overhead)"},
+    {"step-batch-size-schedule", A::one, R::not_modelled, "a batch size that grows during the run; the step is costed at --global-batch-size"},
+    {"rampup-batch-size", A::many, R::not_modelled, "a batch size that grows during the run; the step is costed at --global-batch-size"},
+    {"spec", A::many, R::not_modelled, "another layer implementation module"},
     {"fp8", A::one, R::not_modelled, "older name of --fp8-format; give --fp8-format"},
-
-    // Do not change the cost of a step.
-    {"max-position-embeddings", A::one, R::ignored, "position table size (the cost follows --seq-length)"},
-    {"position-embedding-type", A::one, R::ignored, "positions (learned, rope): element-wise only"},
-    {"use-rotary-position-embeddings", A::none, R::ignored, "older name of --position-embedding-type rope"},
-    {"rotary-percent", A::one, R::ignored, "rotary settings"},
-    {"rotary-base", A::one, R::ignored, "rotary settings"},
-    {"rotary-interleaved", A::none, R::ignored, "rotary settings"},
-    {"normalization", A::one, R::ignored, "LayerNorm or RMSNorm: one memory-bound pass either way"},
-    {"norm-epsilon", A::one, R::ignored, "numerics"},
-    {"layernorm-epsilon", A::one, R::ignored, "numerics"},
-    {"apply-layernorm-1p", A::none, R::ignored, "numerics"},
-    {"attention-softmax-in-fp32", A::none, R::ignored, "numerics"},
-    {"accumulate-allreduce-grads-in-fp32", A::none, R::ignored, "lostflops keeps fp32 main gradients (parallel.grad_fp32, default true)"},
-    {"hidden-dropout", A::one, R::ignored, "regularisation"},
-    {"attention-dropout", A::one, R::ignored, "regularisation"},
-    {"init-method-std", A::one, R::ignored, "initialisation"},
-    {"seed", A::one, R::ignored, "random seed"},
-    {"lr", A::one, R::ignored, "learning rate"},
-    {"min-lr", A::one, R::ignored, "learning rate"},
-    {"lr-decay-style", A::one, R::ignored, "learning rate"},
-    {"lr-decay-iters", A::one, R::ignored, "learning rate"},
-    {"lr-decay-samples", A::one, R::ignored, "learning rate"},
-    {"lr-warmup-fraction", A::one, R::ignored, "learning rate"},
-    {"lr-warmup-iters", A::one, R::ignored, "learning rate"},
-    {"lr-warmup-samples", A::one, R::ignored, "learning rate"},
-    {"weight-decay", A::one, R::ignored, "optimizer hyper-parameter"},
-    {"clip-grad", A::one, R::ignored, "optimizer hyper-parameter"},
-    {"adam-beta1", A::one, R::ignored, "optimizer hyper-parameter"},
-    {"adam-beta2", A::one, R::ignored, "optimizer hyper-parameter"},
-    {"adam-eps", A::one, R::ignored, "optimizer hyper-parameter"},
-    {"loss-scale", A::one, R::ignored, "fp16 loss scaling"},
-    {"initial-loss-scale", A::one, R::ignored, "fp16 loss scaling"},
-    {"min-loss-scale", A::one, R::ignored, "fp16 loss scaling"},
-    {"loss-scale-window", A::one, R::ignored, "fp16 loss scaling"},
-    {"hysteresis", A::one, R::ignored, "fp16 loss scaling"},
-    {"data-path", A::one, R::ignored, "data"},
-    {"train-data-path", A::one, R::ignored, "data"},
-    {"valid-data-path", A::one, R::ignored, "data"},
-    {"data-cache-path", A::one, R::ignored, "data"},
-    {"data-impl", A::one, R::ignored, "data"},
-    {"split", A::one, R::ignored, "data"},
-    {"mock-data", A::none, R::ignored, "data"},
-    {"num-workers", A::one, R::ignored, "data loader"},
-    {"dataloader-type", A::one, R::ignored, "data loader"},
-    {"eod-mask-loss", A::none, R::ignored, "loss mask"},
-    {"vocab-file", A::one, R::ignored, "tokenizer files"},
-    {"merge-file", A::one, R::ignored, "tokenizer files"},
-    {"tokenizer-model", A::one, R::ignored, "tokenizer files"},
-    {"save", A::one, R::ignored, "checkpoints"},
-    {"load", A::one, R::ignored, "checkpoints"},
-    {"save-interval", A::one, R::ignored, "checkpoints (outside the step)"},
-    {"ckpt-format", A::one, R::ignored, "checkpoints"},
-    {"no-load-optim", A::none, R::ignored, "checkpoints"},
-    {"no-load-rng", A::none, R::ignored, "checkpoints"},
-    {"no-save-optim", A::none, R::ignored, "checkpoints"},
-    {"no-save-rng", A::none, R::ignored, "checkpoints"},
-    {"use-checkpoint-args", A::none, R::ignored, "checkpoints"},
-    {"finetune", A::none, R::ignored, "checkpoints"},
-    {"eval-interval", A::one, R::ignored, "evaluation (outside the step)"},
-    {"eval-iters", A::one, R::ignored, "evaluation (outside the step)"},
-    {"exit-interval", A::one, R::ignored, "run length"},
-    {"exit-duration-in-mins", A::one, R::ignored, "run length"},
-    {"log-interval", A::one, R::ignored, "logging"},
-    {"log-throughput", A::none, R::ignored, "logging"},
-    {"log-timers-to-tensorboard", A::none, R::ignored, "logging"},
-    {"log-validation-ppl-to-tensorboard", A::none, R::ignored, "logging"},
-    {"log-memory-to-tensorboard", A::none, R::ignored, "logging"},
-    {"log-params-norm", A::none, R::ignored, "logging"},
-    {"log-num-zeros-in-grad", A::none, R::ignored, "logging"},
-    {"timing-log-level", A::one, R::ignored, "logging"},
-    {"tensorboard-dir", A::one, R::ignored, "logging"},
-    {"tensorboard-log-interval", A::one, R::ignored, "logging"},
-    {"wandb-project", A::one, R::ignored, "logging"},
-    {"wandb-exp-name", A::one, R::ignored, "logging"},
-    {"wandb-save-dir", A::one, R::ignored, "logging"},
-    {"distributed-backend", A::one, R::ignored, "NCCL is assumed"},
-    {"distributed-timeout-minutes", A::one, R::ignored, "timeouts"},
-    {"DDP-impl", A::one, R::ignored, "local or torch DDP: overlap is --overlap-grad-reduce"},
+    {"perform-rl-step", A::none, R::not_modelled, "reinforcement-learning steps (generation and training)"},
+    {"encoder-num-layers", A::one, R::not_modelled, "an encoder stack (encoder-decoder models)"},
+    {"decoder-num-layers", A::one, R::not_modelled, "a decoder stack of another depth (encoder-decoder models)"},
 };
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+const std::unordered_map<std::string, const MegatronFlag*>& index() {
+    static const auto* map = [] {
+        auto* m = new std::unordered_map<std::string, const MegatronFlag*>();
+        for (const FlagTable t : {megatron_cost_flags(), megatron_nocost_flags()})
+            for (const MegatronFlag* f = t.begin; f != t.end; ++f) m->emplace(f->name, f);
+        return m;
+    }();
+    return *map;
+}
 
 }  // namespace
 
+FlagTable megatron_cost_flags() { return {std::begin(kFlags), std::end(kFlags)}; }
+
 const MegatronFlag* find_megatron_flag(const std::string& name) {
-    for (const auto& f : kFlags)
-        if (name == f.name) return &f;
-    return nullptr;
+    const auto& m = index();
+    const auto it = m.find(name);
+    return it == m.end() ? nullptr : it->second;
+}
+
+std::string nearest_megatron_flag(const std::string& name) {
+    std::string best;
+    size_t best_d = std::max<size_t>(2, name.size() / 5) + 1;
+    for (const auto& [k, f] : index()) {
+        const size_t d = edit_distance(name, k);
+        if (d < best_d || (d == best_d && !best.empty() && k < best)) {
+            best_d = d;
+            best = k;
+        }
+    }
+    return best;
 }
 
 }  // namespace lostflops::interop

@@ -22,6 +22,7 @@
 
 #include "interop/job_draft.h"
 #include "interop/toml_subset.h"
+#include "interop/torchtitan_command.h"
 #include "interop/torchtitan_flavors.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
@@ -128,13 +129,36 @@ private:
 
 }  // namespace
 
-ImportResult import_torchtitan(const std::string& text, const std::string& source, const ImportOptions& options) {
-    Config c(interop::parse_toml_subset(text, source), source);
-    std::vector<ImportNote> notes;
+namespace {
+
+// The job of a torchtitan configuration (TOML, or a command line's base and
+// overrides); `gpus_from` says where options.num_gpus came from, `base` what
+// a command line's base configuration was.
+ImportResult import_table(interop::TomlTable table, const std::string& source, const ImportOptions& options,
+                          std::vector<ImportNote> notes, const std::string& gpus_from, const std::string& base) {
+    // torchtitan since 2026: tokens per micro-batch and the context length
+    // (torchtitan/config/configs.py TrainingConfig) for local batch x seq_len.
+    if (const auto it = table.find("training.max_context_length"); it != table.end()) {
+        if (table.count("training.seq_len")) throw InputError(source, "training.max_context_length", "the same setting as training.seq_len; give one");
+        table["training.seq_len"] = it->second;
+        table.erase(it);
+    }
+    if (const auto it = table.find("training.num_tokens_per_microbatch_per_dp_rank"); it != table.end()) {
+        const auto* tokens = std::get_if<int64_t>(&it->second.v);
+        const auto seq_it = table.find("training.seq_len");
+        const auto* seq = seq_it == table.end() ? nullptr : std::get_if<int64_t>(&seq_it->second.v);
+        if (!tokens || !seq || *seq <= 0 || *tokens % *seq != 0)
+            throw InputError(source, "training.num_tokens_per_microbatch_per_dp_rank",
+                             "expected a multiple of the context length (training.max_context_length)");
+        table["training.local_batch_size"] = interop::TomlValue{*tokens / *seq, it->second.line};
+        table.erase(it);
+    }
+    Config c(std::move(table), source);
     interop::JobDraft d;
     d.name = "torchtitan-import";
     d.source = "torchtitan job config (" + source + ")";
     d.header.push_back("Imported by `lostflops import torchtitan` from " + source + ".");
+    if (!base.empty()) d.header.push_back("torchtitan command line: " + base + " with the --section.key overrides given.");
 
     const std::string name = c.text({"model.name"}, "");
     const std::string flavor = c.text({"model.flavor"}, "");
@@ -182,7 +206,7 @@ ImportResult import_torchtitan(const std::string& text, const std::string& sourc
 
     add(d.cluster, "", "", "torchtitan's config does not name the hardware: add gpu and links, or --set cluster.preset=NAME");
     add(d.cluster, "num_gpus", std::to_string(num_gpus),
-        shard_given < 0 ? "--num-gpus" : "replicate x shard x tp x pp x cp degrees");
+        shard_given < 0 ? gpus_from : "replicate x shard x tp x pp x cp degrees");
     if (options.gpus_per_node > 0) add(d.cluster, "gpus_per_node", std::to_string(options.gpus_per_node));
 
     const int64_t seq = c.integer({"training.seq_len"}, 2048);
@@ -280,8 +304,25 @@ ImportResult import_torchtitan(const std::string& text, const std::string& sourc
 
     const auto left = c.leftovers();
     notes.insert(notes.end(), left.begin(), left.end());
+    if (options.strict) interop::refuse_unmodelled(notes, source);
     std::string yaml = interop::render_yaml(d);
     return {yaml, std::move(notes)};
+}
+
+}  // namespace
+
+ImportResult import_torchtitan(const std::string& text, const std::string& source, const ImportOptions& options) {
+    if (interop::looks_like_toml(text))
+        return import_table(interop::parse_toml_subset(text, source), source, options, {}, "--num-gpus", "");
+    std::vector<ImportNote> notes;
+    interop::TorchtitanCommand cmd = interop::torchtitan_command(text, source, options, notes);
+    ImportOptions o = options;
+    std::string gpus_from = "--num-gpus";
+    if (o.num_gpus <= 0 && cmd.num_gpus) {
+        o.num_gpus = *cmd.num_gpus;
+        gpus_from = cmd.gpus_from;
+    }
+    return import_table(std::move(cmd.table), source, o, std::move(notes), gpus_from, cmd.base);
 }
 
 }  // namespace lostflops

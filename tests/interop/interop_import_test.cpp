@@ -45,6 +45,37 @@ TEST(InteropImport, EveryMegatronRunEstimatesAsItsReferenceJob) {
     EXPECT_EQ(runs, 27);
 }
 
+// tests/data/interop/sc21: a launch written in the style of Megatron-LM's
+// sc21 scripts (case per row, config sourced, sbatch of a batch script whose
+// #SBATCH gives 8 tasks per node, srun sh -c). Every row gives the published
+// run: full recompute from --activations-checkpoint-method uniform alone, the
+// GPUs from sbatch --nodes x --ntasks-per-node. The vocabulary is Megatron's
+// padding of GPT-2's 50,257 for the row's tp, where the published job uses
+// the paper's V = 51,200 for every row; the two meet at tp 8.
+TEST(InteropImport, Sc21TableOneScriptGivesThePublishedRuns) {
+    const std::vector<std::pair<std::string, std::string>> rows = {
+        {"1.7B", "1.7b"}, {"3.6B", "3.6b"}, {"7.5B", "7.5b"}, {"18B", "18.4b"}, {"39B", "39.1b"},
+        {"76B", "76.1b"}, {"145B", "145.6b"}, {"310B", "310.1b"}, {"530B", "529.6b"}, {"1T", "1008b"}};
+    const std::string script = source_path("tests/data/interop/sc21/table1.sh");
+    for (const auto& [size, run] : rows) {
+        const std::string name = "narayanan21-t1-gpt-" + run;
+        ImportOptions o;
+        o.script_path = script;
+        o.vars = {{"MODEL_SIZE", size}};
+        const ImportResult r = import_megatron(slurp(script), "table1.sh", o);
+        const Job reference = load_job(run_path(name));
+        const YAML::Node y = YAML::Load(r.job_yaml);
+        EXPECT_EQ(y["cluster"]["num_gpus"].as<int>(), reference.cluster.num_gpus) << name;
+        const int tp = reference.plan.tp;
+        EXPECT_EQ(y["model"]["vocab_size"].as<int>(), (50257 + 128 * tp - 1) / (128 * tp) * (128 * tp)) << name;
+        EXPECT_EQ(y["parallel"]["recompute"].as<std::string>(), "full") << name;
+        const Job imported = parse_job(r.job_yaml, name + " (imported)",
+                                       {run_cluster_override(name), "model.vocab_size=51200", "training.train_tokens=0"});
+        expect_same_estimate(imported, reference, name);
+        for (const auto& n : r.notes) EXPECT_NE(n.kind, NoteKind::unknown) << name << ": " << n.setting;
+    }
+}
+
 TEST(InteropImport, TorchtitanRunsEstimateAsTheirReferenceJobs) {
     int runs = 0;
     for (const std::string& name : published_run_names()) {
@@ -96,11 +127,16 @@ TEST(InteropImport, MegatronDefaultsFollowMegatron) {
     EXPECT_EQ(j.model.vocab, 50432);
     EXPECT_EQ(j.training.global_batch, 2 * 8);
     EXPECT_EQ(test::mlp_of(j.model).kind, MlpKind::gated);
-    EXPECT_EQ(j.training.framework, Framework::megatron_lm);  // no Megatron-Core flag: said in a note
-    EXPECT_EQ(j.training.attention, AttentionKernel::unfused);
-    bool assumed = false;
-    for (const auto& n : r.notes) assumed |= n.kind == NoteKind::assumed && n.setting == "training.framework";
-    EXPECT_TRUE(assumed);
+    // No flag of legacy Megatron-LM: Megatron-Core, its default since core_r0.8, with TE's attention.
+    EXPECT_EQ(j.training.framework, Framework::megatron_core);
+    EXPECT_EQ(j.training.attention, AttentionKernel::flash);
+    // A flag of the legacy era makes it legacy Megatron-LM, with its softmax attention.
+    const Job legacy = parse_job(
+        import_megatron("torchrun --nnodes=2 --nproc_per_node=8 pretrain_gpt.py " + base + "--data-impl mmap", "launch")
+            .job_yaml,
+        "imported", {"cluster.preset=dgx-a100"});
+    EXPECT_EQ(legacy.training.framework, Framework::megatron_lm);
+    EXPECT_EQ(legacy.training.attention, AttentionKernel::unfused);
     // Block recompute of N layers, GQA, vpp by either flag.
     const ImportResult r2 = import_megatron(
         "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py " + base +

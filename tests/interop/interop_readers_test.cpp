@@ -1,12 +1,11 @@
-// The readers under the importers: shell words, the TOML subset, and bad
-// input naming the flag or key.
+// The readers under the importers: the TOML subset, and bad input naming the
+// flag, key or line.
 #include <fstream>
 #include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "interop/shell_words.h"
 #include "interop/toml_subset.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
@@ -30,16 +29,6 @@ const std::string kBase =
     "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 "
     "--global-batch-size 8 ";
 
-TEST(InteropReaders, ShellWordsFollowTheShell) {
-    const auto w = interop::shell_words(
-        "# comment --not-a-flag\nA=(\n  --a 1 \\\n  --b='x y' \"--c\" 'it''s'  # trailing\n)\n--d=\"q\\\"\"\n", "s");
-    std::vector<std::string> texts;
-    for (const auto& x : w) texts.push_back(x.text);
-    EXPECT_EQ(texts, (std::vector<std::string>{"--a", "1", "--b=x y", "--c", "its", "--d=q\""}));
-    EXPECT_EQ(w[0].line, 3);
-    EXPECT_THROW(interop::shell_words("--a 'open", "s"), InputError);
-}
-
 TEST(InteropReaders, BadMegatronFlagsNameTheFlag) {
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --tensor-model-parallel-size"), "--tensor-model-parallel-size");
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --tensor-model-parallel-size --sequence-parallel"),
@@ -49,7 +38,7 @@ TEST(InteropReaders, BadMegatronFlagsNameTheFlag) {
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --fp16"), "--fp16");
     EXPECT_EQ(key_of_megatron_error(kBase), "--bf16");  // fp32: not modelled, not guessed
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --sequence-parallel=yes"), "--sequence-parallel");
-    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --num-layers 4"), "--num-layers");  // twice, two values
+    EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --num-layers abc"), "--num-layers");  // the last one counts
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --recompute-granularity full"), "--recompute-granularity");
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --recompute-granularity partial"), "--recompute-granularity");
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --pipeline-model-parallel-size 2 "
@@ -58,7 +47,13 @@ TEST(InteropReaders, BadMegatronFlagsNameTheFlag) {
               "--virtual-pipeline-model-parallel-size");
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --use-legacy-models --use-mcore-models"), "--use-legacy-models");
     EXPECT_EQ(key_of_megatron_error("--hidden-size 64 --bf16"), "--num-layers");
-    EXPECT_EQ(key_of_megatron_error("torchrun --nnodes x pretrain_gpt.py " + kBase + "--bf16"), "--nnodes");
+    EXPECT_EQ(key_of_megatron_error("torchrun pretrain_gpt.py " + kBase + "--bf16 --recompute-activations "
+                                    "--recompute-method uniform"),
+              "--recompute-method");  // selective takes no method
+    EXPECT_EQ(key_of_megatron_error("torchrun pretrain_t5.py " + kBase + "--bf16"), "line 1");
+    EXPECT_EQ(key_of_megatron_error("N=$(nproc)\ntorchrun pretrain_gpt.py " + kBase + "--bf16 --hidden-size $N"),
+              "--hidden-size");  // cannot evaluate: a command substitution
+    EXPECT_EQ(key_of_megatron_error("echo start\nexit 1\ntorchrun pretrain_gpt.py " + kBase + "--bf16"), "line 2");
 }
 
 std::string key_of_toml_error(const std::string& toml) {

@@ -1,5 +1,6 @@
 # Korthikanti et al. 2022, Table 5 (configs Table 3): gpt-175b-full on 64 A100 80GB
 # Megatron-LM v3.0 (2022) flags; full recompute, no sequence parallelism.
+# --data-impl as in the 2022 examples/pretrain_gpt_distributed_with_mp.sh (removed in 2023, before Megatron-Core).
 torchrun --nproc_per_node=8 --nnodes=8 pretrain_gpt.py \
     --tensor-model-parallel-size=8 \
     --pipeline-model-parallel-size=8 \
@@ -15,6 +16,7 @@ torchrun --nproc_per_node=8 --nnodes=8 pretrain_gpt.py \
     --vocab-file=gpt2-vocab.json \
     --merge-file=gpt2-merges.txt \
     --data-path=/data/my-gpt_text_document \
+    --data-impl=mmap \
     --split=949,50,1 \
     --lr=6.0e-5 \
     --min-lr=6.0e-6 \

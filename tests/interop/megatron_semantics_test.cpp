@@ -1,0 +1,159 @@
+// Megatron flags as current Megatron-Core reads them (src/interop/
+// megatron_args.h, megatron_plan.h): argparse's last-value-wins, the
+// recompute flags of each era, Megatron-Core as the default model, the
+// ZeRO stage of each sharding flag, and every flag read, documented as
+// cost-free, or reported. Flag lines written for these tests.
+#include <gtest/gtest.h>
+
+#include "lostflops/error.h"
+#include "lostflops/interop.h"
+#include "lostflops/job.h"
+
+namespace lostflops::test {
+namespace {
+
+const std::string kLaunch =
+    "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 --num-attention-heads 16 "
+    "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 --bf16 ";
+
+Job job_of(const std::string& flags, std::vector<ImportNote>* notes = nullptr) {
+    const ImportResult r = import_megatron(kLaunch + flags, "t.sh");
+    if (notes) *notes = r.notes;
+    return parse_job(r.job_yaml, "imported", {"cluster.preset=dgx-h100"});
+}
+
+const ImportNote* note(const std::vector<ImportNote>& notes, const std::string& setting) {
+    for (const auto& n : notes)
+        if (n.setting == setting) return &n;
+    return nullptr;
+}
+
+TEST(MegatronSemantics, TheLastValueOfARepeatedFlagCounts) {
+    std::vector<ImportNote> notes;
+    const Job j = job_of("--tensor-model-parallel-size 2 --tensor-model-parallel-size=4", &notes);
+    EXPECT_EQ(j.plan.tp, 4);
+    ASSERT_TRUE(note(notes, "--tensor-model-parallel-size"));
+    EXPECT_EQ(note(notes, "--tensor-model-parallel-size")->kind, NoteKind::assumed);
+    // A negative number is a value, not a flag; nargs '+' takes every value.
+    EXPECT_NO_THROW(job_of("--init-method-std -0.02 --recompute-modules mlp moe --lr 1e-4"));
+    EXPECT_FALSE(note(notes, "mlp"));
+}
+
+TEST(MegatronSemantics, RecomputeByEra) {
+    // Since Aug 2021 (Megatron-LM c1e0689d) the method alone turns on full recompute.
+    const Job uniform = job_of("--activations-checkpoint-method uniform");
+    EXPECT_EQ(uniform.plan.recompute, Recompute::full);
+    EXPECT_EQ(uniform.training.framework, Framework::megatron_lm);
+    const Job block = job_of("--activations-checkpoint-method block --activations-checkpoint-num-layers 2");
+    EXPECT_EQ(block.plan.recompute_layers, 2);
+    EXPECT_EQ(job_of("--checkpoint-activations").plan.recompute, Recompute::full);
+    EXPECT_EQ(job_of("--recompute-activations --recompute-granularity selective").plan.recompute, Recompute::selective);
+    std::vector<ImportNote> notes;
+    EXPECT_EQ(job_of("--recompute-granularity full --recompute-activations", &notes).plan.recompute,
+              Recompute::selective);  // --recompute-activations overrides, as validate_args does
+    EXPECT_TRUE(note(notes, "--recompute-activations"));
+    // ... and then a method is refused, as validate_args asserts for selective.
+    EXPECT_THROW(job_of("--recompute-granularity full --recompute-method uniform --recompute-activations"), InputError);
+    EXPECT_THROW(job_of("--recompute-granularity full"), InputError);
+    EXPECT_THROW(job_of("--recompute-granularity selective --recompute-method block"), InputError);
+}
+
+TEST(MegatronSemantics, MegatronCoreUnlessALegacyFlag) {
+    const Job core = job_of("");
+    EXPECT_EQ(core.training.framework, Framework::megatron_core);
+    EXPECT_EQ(core.training.attention, AttentionKernel::flash);
+    EXPECT_EQ(job_of("--use-legacy-models").training.framework, Framework::megatron_lm);
+    EXPECT_EQ(job_of("--DDP-impl local").training.framework, Framework::megatron_lm);
+    EXPECT_EQ(job_of("--attention-backend unfused").training.attention, AttentionKernel::unfused);
+    EXPECT_EQ(job_of("--attention-backend fused").training.attention, AttentionKernel::flash);
+    const Job local = job_of("--transformer-impl local");
+    EXPECT_EQ(local.training.framework, Framework::megatron_core);
+    EXPECT_EQ(local.training.attention, AttentionKernel::unfused);
+    EXPECT_THROW(job_of("--attention-backend fast"), InputError);
+}
+
+TEST(MegatronSemantics, ShardingFlags) {
+    EXPECT_EQ(job_of("--use-distributed-optimizer").plan.zero, 1);
+    EXPECT_EQ(job_of("--use-megatron-fsdp").plan.zero, 3);  // optim_grads_params by default
+    EXPECT_EQ(job_of("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads").plan.zero, 2);
+    EXPECT_EQ(job_of("--use-megatron-fsdp --use-distributed-optimizer --data-parallel-sharding-strategy optim").plan.zero, 1);
+    EXPECT_EQ(job_of("--use-torch-fsdp2").plan.zero, 3);
+    EXPECT_THROW(job_of("--data-parallel-sharding-strategy optim"), InputError);
+    EXPECT_FALSE(job_of("--grad-reduce-in-bf16").plan.grad_fp32);
+    EXPECT_TRUE(job_of("").plan.grad_fp32);
+}
+
+TEST(MegatronSemantics, VocabularyAndVirtualStages) {
+    EXPECT_EQ(job_of("--padded-vocab-size 32768").model.vocab, 32768);
+    EXPECT_EQ(job_of("--tensor-model-parallel-size 2").model.vocab, 32000);  // a multiple of 128 x 2 already
+    EXPECT_EQ(job_of("--make-vocab-size-divisible-by 1000").model.vocab, 32000);
+    EXPECT_EQ(job_of("--make-vocab-size-divisible-by 3000").model.vocab, 33000);
+    EXPECT_EQ(job_of("--pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2").plan.vpp, 2);
+    EXPECT_EQ(job_of("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2").plan.vpp, 2);
+    EXPECT_THROW(job_of("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2 "
+                        "--num-virtual-stages-per-pipeline-rank 4"),
+                 InputError);
+    // A Llama 3.x tokenizer not in the table of named models: the Llama 3 tokenizer's rows.
+    const std::string no_vocab = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+                                 "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 "
+                                 "--global-batch-size 64 --bf16 --tokenizer-type HuggingFaceTokenizer ";
+    const auto vocab_of = [&](const std::string& model) {
+        return parse_job(import_megatron(no_vocab + "--tokenizer-model " + model, "t.sh").job_yaml, "i",
+                         {"cluster.preset=dgx-h100"})
+            .model.vocab;
+    };
+    EXPECT_EQ(vocab_of("meta-llama/Llama-3.3-70B-Instruct"), 128256);
+    const Job sft = parse_job(import_megatron(no_vocab + "--tokenizer-type SFTTokenizer --tokenizer-model "
+                                                         "meta-llama/Llama-3.1-8B-Instruct", "t.sh").job_yaml,
+                              "i", {"cluster.preset=dgx-h100"});
+    EXPECT_EQ(sft.model.vocab, 128256);  // SFTTokenizer wraps the HuggingFace tokenizer it names
+    EXPECT_THROW(vocab_of("some-org/unknown-model"), InputError);  // no vocabulary: said, not guessed
+}
+
+TEST(MegatronSemantics, EveryFlagIsReadDocumentedOrReported) {
+    std::vector<ImportNote> notes;
+    const Job j = job_of("--decoder-first-pipeline-num-layers 2 --kv-channels 128 --lr 1e-4 --fp8-param-gather "
+                         "--num-layer 8 --frobnicate --q-lora-rank 64",
+                         &notes);
+    ASSERT_TRUE(note(notes, "--decoder-first-pipeline-num-layers"));
+    EXPECT_EQ(note(notes, "--decoder-first-pipeline-num-layers")->kind, NoteKind::not_modelled);
+    EXPECT_NE(note(notes, "--decoder-first-pipeline-num-layers")->message.find("not modelled yet"), std::string::npos);
+    EXPECT_EQ(j.model.kind(0).attention.head_dim, 128);  // --kv-channels: 128 x 16 heads != hidden 1024
+    EXPECT_EQ(note(notes, "--q-lora-rank")->kind, NoteKind::ignored);  // without --multi-latent-attention
+    EXPECT_EQ(note(notes, "--lr")->kind, NoteKind::ignored);
+    EXPECT_EQ(note(notes, "--fp8-param-gather")->kind, NoteKind::not_modelled);
+    ASSERT_TRUE(note(notes, "--num-layer 8"));
+    EXPECT_NE(note(notes, "--num-layer 8")->message.find("did you mean --num-layers?"), std::string::npos);
+    EXPECT_EQ(note(notes, "--frobnicate")->kind, NoteKind::unknown);
+    ImportOptions strict;
+    strict.strict = true;
+    EXPECT_THROW(import_megatron(kLaunch + "--fp8-param-gather", "t.sh", strict), InputError);
+    EXPECT_NO_THROW(import_megatron(kLaunch + "--lr 1e-4", "t.sh", strict));
+}
+
+TEST(MegatronSemantics, CiModelConfig) {
+    // The format of Megatron's tests/functional_tests/test_cases/*/*/model_config.yaml.
+    const std::string yaml =
+        "ENV_VARS:\n  CUDA_DEVICE_MAX_CONNECTIONS: 1\n"
+        "MODEL_ARGS:\n  --num-layers: 12\n  --hidden-size: 512\n  --num-attention-heads: 8\n"
+        "  --seq-length: 1024\n  --micro-batch-size: 4\n  --global-batch-size: 32\n"
+        "  --tensor-model-parallel-size: 2\n  --pipeline-model-parallel-size: 2\n  --bf16: true\n"
+        "  --use-distributed-optimizer: true\n  --data-path: ${DATA_PATH}/text\n  --vocab-file: ''\n"
+        "  --recompute-modules: [mlp, moe]\n  --ckpt-format: torch_dist\n"
+        "TEST_TYPE: regular\n";
+    ImportOptions o;
+    o.num_gpus = 8;
+    const ImportResult r = import_megatron(yaml, "model_config.yaml", o);
+    const Job j = parse_job(r.job_yaml, "imported", {"cluster.preset=dgx-h100"});
+    EXPECT_EQ(j.model.layers, 12);
+    EXPECT_EQ(j.plan.tp, 2);
+    EXPECT_EQ(j.plan.pp, 2);
+    EXPECT_EQ(j.plan.dp, 2);
+    EXPECT_EQ(j.plan.zero, 1);
+    EXPECT_EQ(j.model.vocab, 50432);  // pretrain_gpt.py's GPT-2 tokenizer, padded for tp 2
+    EXPECT_TRUE(note(r.notes, "--recompute-modules"));
+    EXPECT_THROW(import_megatron("MODEL_ARGS: [1, 2]\n", "bad.yaml"), InputError);
+}
+
+}  // namespace
+}  // namespace lostflops::test
