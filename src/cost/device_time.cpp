@@ -86,24 +86,31 @@ struct Curve {
     bool empty() const { return begin == end; }
 };
 
+// The points of one curve with exactly this head dimension (empty if none).
+Curve exact_curve(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim) {
+    Curve c;
+    for (const auto& p : f.attention) {
+        if (p.kernel != kernel || p.backward != backward || p.causal != causal || p.head_dim != head_dim) continue;
+        if (!c.begin) c.begin = &p;
+        c.end = &p + 1;
+    }
+    return c;
+}
+
 Curve find_curve(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim) {
+    // Nearest in log(head dim): the smallest ratio max(a/b, b/a), no log needed.
+    const double want = std::max(1, head_dim);
     int best_hd = 0;
     double best_d = 0;
     for (const auto& p : f.attention) {
         if (p.kernel != kernel || p.backward != backward || p.causal != causal) continue;
-        const double d = std::fabs(std::log(static_cast<double>(p.head_dim) / std::max(1, head_dim)));
+        const double r = p.head_dim / want, d = std::max(r, 1.0 / r);
         if (best_hd == 0 || d < best_d || (d == best_d && p.head_dim > best_hd)) {
             best_hd = p.head_dim;
             best_d = d;
         }
     }
-    Curve c;
-    for (const auto& p : f.attention) {
-        if (p.kernel != kernel || p.backward != backward || p.causal != causal || p.head_dim != best_hd) continue;
-        if (!c.begin) c.begin = &p;
-        c.end = &p + 1;
-    }
-    return c;
+    return best_hd == 0 ? Curve{} : exact_curve(f, kernel, backward, causal, best_hd);
 }
 
 // Log-linear in seq between points (sorted by seq), flat outside.
@@ -119,17 +126,32 @@ double curve_at(const Curve& c, double seq) {
     return last->efficiency;
 }
 
-// Mean ratio num/den of the family's curve pairs at the same kernel and head
-// dimension, each at `seq` (0 if no pair is measured).
-template <typename Num, typename Den>
-double family_ratio(const DeviceFamily& f, double seq, Num num_of, Den den_of) {
+// Mean ratio num/den of the family's curve pairs (pass and mask of each) at
+// the same kernel and head dimension (64, 128, 256), each at `seq` (0 if no
+// pair is measured). One pass over the points: they are sorted by kernel,
+// pass, mask, head dimension and seq (calibration_devices.cpp), so each
+// curve is a run.
+double family_ratio(const DeviceFamily& f, double seq, bool num_bwd, bool num_causal, bool den_bwd,
+                    bool den_causal) {
+    Curve num[kAttentionImplCount][3], den[kAttentionImplCount][3];
+    for (const auto& p : f.attention) {
+        const int hi = p.head_dim == 64 ? 0 : p.head_dim == 128 ? 1 : p.head_dim == 256 ? 2 : -1;
+        if (hi < 0) continue;
+        const bool is_num = p.backward == num_bwd && p.causal == num_causal;
+        const bool is_den = p.backward == den_bwd && p.causal == den_causal;
+        for (Curve* c : {is_num ? &num[static_cast<int>(p.kernel)][hi] : nullptr,
+                         is_den ? &den[static_cast<int>(p.kernel)][hi] : nullptr}) {
+            if (c == nullptr) continue;
+            if (!c->begin) c->begin = &p;
+            c->end = &p + 1;
+        }
+    }
     double sum = 0;
     int n = 0;
-    for (AttentionImpl k : {AttentionImpl::fa2, AttentionImpl::fa3, AttentionImpl::cudnn})
-        for (int hd : {64, 128, 256}) {
-            const Curve a = num_of(k, hd), b = den_of(k, hd);
-            if (a.empty() || b.empty() || a.begin->head_dim != hd || b.begin->head_dim != hd) continue;
-            sum += curve_at(a, seq) / curve_at(b, seq);
+    for (int k = 0; k < kAttentionImplCount; ++k)
+        for (int hi = 0; hi < 3; ++hi) {
+            if (num[k][hi].empty() || den[k][hi].empty()) continue;
+            sum += curve_at(num[k][hi], seq) / curve_at(den[k][hi], seq);
             ++n;
         }
     return n ? sum / n : 0.0;
@@ -145,16 +167,12 @@ double attention_efficiency(const DeviceFamily& f, AttentionImpl kernel, bool ba
         // Causal not measured: the non-causal curve times the family's causal
         // / non-causal ratio of forward passes (short sequences lose most).
         const double base = attention_efficiency(f, kernel, backward, false, head_dim, seq);
-        const double r = family_ratio(
-            f, seq, [&](AttentionImpl k, int hd) { return find_curve(f, k, false, true, hd); },
-            [&](AttentionImpl k, int hd) { return find_curve(f, k, false, false, hd); });
+        const double r = family_ratio(f, seq, false, true, false, false);
         return base * (r > 0 ? r : 1.0);
     }
     if (backward) {
         const double fwd = attention_efficiency(f, kernel, false, false, head_dim, seq);
-        const double r = family_ratio(
-            f, seq, [&](AttentionImpl k, int hd) { return find_curve(f, k, true, false, hd); },
-            [&](AttentionImpl k, int hd) { return find_curve(f, k, false, false, hd); });
+        const double r = family_ratio(f, seq, true, false, false, false);
         return r > 0 ? fwd * r : 0.0;
     }
     return 0.0;
