@@ -86,31 +86,27 @@ struct Curve {
     bool empty() const { return begin == end; }
 };
 
-// The points of one curve with exactly this head dimension (empty if none).
-Curve exact_curve(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim) {
-    Curve c;
-    for (const auto& p : f.attention) {
-        if (p.kernel != kernel || p.backward != backward || p.causal != causal || p.head_dim != head_dim) continue;
-        if (!c.begin) c.begin = &p;
-        c.end = &p + 1;
-    }
-    return c;
-}
-
 Curve find_curve(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim) {
-    // Nearest in log(head dim): the smallest ratio max(a/b, b/a), no log needed.
+    // Nearest in log(head dim): the smallest ratio max(a/b, b/a), no log
+    // needed. One pass: a curve's points are one run (sorted, see
+    // family_ratio), so the best run so far is kept as it is found.
     const double want = std::max(1, head_dim);
-    int best_hd = 0;
+    Curve c;
     double best_d = 0;
     for (const auto& p : f.attention) {
         if (p.kernel != kernel || p.backward != backward || p.causal != causal) continue;
+        if (c.begin && p.head_dim == c.begin->head_dim) {
+            c.end = &p + 1;
+            continue;
+        }
         const double r = p.head_dim / want, d = std::max(r, 1.0 / r);
-        if (best_hd == 0 || d < best_d || (d == best_d && p.head_dim > best_hd)) {
-            best_hd = p.head_dim;
+        if (!c.begin || d < best_d || (d == best_d && p.head_dim > c.begin->head_dim)) {
+            c.begin = &p;
+            c.end = &p + 1;
             best_d = d;
         }
     }
-    return best_hd == 0 ? Curve{} : exact_curve(f, kernel, backward, causal, best_hd);
+    return c;
 }
 
 // Log-linear in seq between points (sorted by seq), flat outside.
