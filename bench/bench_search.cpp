@@ -3,13 +3,18 @@
 // iteration (real_time), plans enumerated and evaluated per second (counters
 // enumerated_per_s, evaluated_per_s), and the layout enumeration alone;
 // threads:0 is every core; table:1 keeps the best plans as the table does,
-// table:0 every plan as JSON / CSV do.
+// table:0 every plan; the layout space of 110,880 GPUs; the JSON ranking,
+// default and whole.
 // Reported in notes and README, never asserted.
 #include <benchmark/benchmark.h>
 
 #include "lostflops/job.h"
+#include <thread>
+
 #include "lostflops/search.h"
+#include "lostflops/search_report.h"
 #include "search/enumerate.h"
+#include "search/layout_space.h"
 
 namespace {
 
@@ -51,6 +56,49 @@ void BM_enumerate_layouts_405b_16k(benchmark::State& state) {
     state.counters["layouts"] = static_cast<double>(layouts);
 }
 BENCHMARK(BM_enumerate_layouts_405b_16k)->Unit(benchmark::kMillisecond);
+
+// The layout space of GPU counts with many divisors (issue 21): 110,880 H100
+// (2^5 x 3^2 x 5 x 7 x 11: 35,840 shapes tp x cp x pp), global batch 2,520
+// or 110,880: every candidate walked and its plans counted, as the search's
+// first stage does; threads:0 every core.
+void BM_layout_space_110880(benchmark::State& state) {
+    const SearchJob sj = default_search_job({"model={preset: llama3.1-405b}", "cluster.num_gpus=110880",
+                                             "training.seq_length=8192",
+                                             "training.global_batch_size=" + std::to_string(state.range(0))});
+    const unsigned threads = state.range(1) > 0 ? static_cast<unsigned>(state.range(1)) : std::thread::hardware_concurrency();
+    search::LayoutSpace s;
+    for (auto _ : state) {
+        s = search::layout_space(sj.job, PlanFix{}, search::LayoutFix{}, threads);
+        benchmark::DoNotOptimize(s.layouts.data());
+    }
+    state.counters["layouts"] = static_cast<double>(s.layouts.size());
+    state.counters["enumerated"] = static_cast<double>(s.plans + s.rejected_plans);
+}
+BENCHMARK(BM_layout_space_110880)->ArgNames({"batch", "threads"})->Args({2520, 1})->Args({2520, 0})
+    ->Args({110880, 1})->Args({110880, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The JSON ranking of examples/llama3.1-405b-16384xh100-search.yaml (issue
+// 21): listing:5 the default (the first 5 plans, searched as the table
+// keeps them), listing:0 every plan streamed chunk by chunk (--top all);
+// bytes written to a counter, not kept.
+void BM_search_json_405b_16k(benchmark::State& state) {
+    const SearchJob sj = load_search_job(std::string(LOSTFLOPS_SOURCE_DIR) + "/examples/llama3.1-405b-16384xh100-search.yaml", {});
+    const Calibration cal = default_calibration();
+    const auto top = static_cast<size_t>(state.range(0));
+    size_t bytes = 0;
+    for (auto _ : state) {
+        SearchOptions o;
+        SearchView v;
+        v.limit = top;
+        keep_for_listing(o, top, v.other_shapes);
+        const SearchResult r = search_plans(sj.job, cal, o);
+        bytes = 0;
+        search_json(sj.job, cal, r, v, [&](std::string_view s) { bytes += s.size(); },
+                    top == 0 ? every_plan(sj.job, cal, o, r) : PlanChunks{});
+    }
+    state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_search_json_405b_16k)->ArgName("listing")->Arg(5)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 

@@ -3,9 +3,10 @@
 // page-cached after the first iteration), and the analysis on top; the same
 // per CPU second; gzip reading and inflate alone (zlib, ISA-L, libdeflate
 // when installed) on $LOSTFLOPS_BENCH_TRACE_GZ.
-// The trace is $LOSTFLOPS_BENCH_TRACE (make a >= 1 GB one with
-// scripts/make_big_trace.py), by default a test trace decompressed into a
-// temporary file. Reported in notes, never asserted in tests.
+// The trace is $LOSTFLOPS_BENCH_TRACE (make a 300 MB one with
+// scripts/make_big_trace.py), by default a generated one (trace_synth.h, about
+// 40 MB) written to a temporary file; gzip rows read $LOSTFLOPS_BENCH_TRACE_GZ,
+// by default the same gzipped. Reported in notes, never asserted in tests.
 // BM_kept_bytes_per_kernel: heap bytes held by read_trace's result per GPU
 // event kept (glibc mallinfo2: in-use arena bytes + mmapped blocks), on a
 // synthetic trace of tiny kernels, each with its cudaLaunchKernel CPU event.
@@ -25,22 +26,30 @@
 #include <vector>
 
 #include "lostflops/trace.h"
+#include "lostflops/trace_synth.h"
 
 namespace {
 
-std::string decompress_to_temp(const std::string& gz_path) {
-    const auto out = (std::filesystem::temp_directory_path() / "lostflops_bench_trace.json").string();
-    gzFile in = gzopen(gz_path.c_str(), "rb");
-    FILE* f = std::fopen(out.c_str(), "wb");
-    if (in == nullptr || f == nullptr) {
-        std::fprintf(stderr, "bench_trace: cannot prepare %s\n", out.c_str());
-        std::exit(1);
+// A generated trace (one rank of a 16-rank job, 40 steps of 16 layers), plain or gzipped.
+std::string generated_to_temp(bool gz) {
+    const auto out = (std::filesystem::temp_directory_path() /
+                      (gz ? "lostflops_bench_trace.json.gz" : "lostflops_bench_trace.json")).string();
+    lostflops::trace::SynthSpec s;
+    s.ranks = 16;
+    s.tp = 8;
+    s.steps = 40;
+    s.layers = 16;
+    s.jitter_pct = 2;
+    const std::string text = lostflops::trace::synth_trace(s, 3);
+    if (gz) {
+        gzFile f = gzopen(out.c_str(), "wb6");
+        if (f == nullptr || gzwrite(f, text.data(), static_cast<unsigned>(text.size())) <= 0) std::exit(1);
+        gzclose(f);
+    } else {
+        FILE* f = std::fopen(out.c_str(), "wb");
+        if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) std::exit(1);
+        std::fclose(f);
     }
-    char buf[1 << 16];
-    int n = 0;
-    while ((n = gzread(in, buf, sizeof buf)) > 0) std::fwrite(buf, 1, static_cast<std::size_t>(n), f);
-    gzclose(in);
-    std::fclose(f);
     return out;
 }
 
@@ -48,8 +57,7 @@ const std::string& trace_path() {
     static const std::string path = [] {
         const char* env = std::getenv("LOSTFLOPS_BENCH_TRACE");
         if (env != nullptr && *env != '\0') return std::string(env);
-        return decompress_to_temp(std::string(LOSTFLOPS_SOURCE_DIR) +
-                                  "/tests/data/trace/v100-2rank-allreduce.rank1.json.gz");
+        return generated_to_temp(false);
     }();
     return path;
 }
@@ -85,12 +93,12 @@ void BM_read_trace_cpu(benchmark::State& state) { read_trace_loop(state); }
 BENCHMARK(BM_read_trace_cpu)->Unit(benchmark::kMillisecond);
 
 // gzip: $LOSTFLOPS_BENCH_TRACE_GZ (e.g. `gzip -6 -k` of the trace above), by
-// default the gzipped test trace. Bytes are the uncompressed bytes (d.bytes).
+// default the generated trace gzipped. Bytes are the uncompressed bytes (d.bytes).
 const char* gz_path() {
     static const std::string path = [] {
         const char* env = std::getenv("LOSTFLOPS_BENCH_TRACE_GZ");
         if (env != nullptr && *env != '\0') return std::string(env);
-        return std::string(LOSTFLOPS_SOURCE_DIR) + "/tests/data/trace/v100-2rank-allreduce.rank1.json.gz";
+        return generated_to_temp(true);
     }();
     return path.c_str();
 }

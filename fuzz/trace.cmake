@@ -1,2 +1,3 @@
-# libFuzzer target for the trace reader; included from fuzz/CMakeLists.txt.
+# libFuzzer targets for the trace reader and the trace summary reader; included from fuzz/CMakeLists.txt.
 lostflops_fuzzer(fuzz_trace fuzz_trace.cpp)
+lostflops_fuzzer(fuzz_trace_summary fuzz_trace_summary.cpp)

@@ -19,7 +19,10 @@
 #include "lostflops/search.h"
 #include "lostflops/search_report.h"
 #include "lostflops/trace.h"
+#include "lostflops/trace_merge.h"
 #include "lostflops/trace_report.h"
+#include "lostflops/trace_summary.h"
+#include "lostflops/trace_triage.h"
 
 namespace py = pybind11;
 using namespace lostflops;
@@ -41,17 +44,19 @@ Calibration calibration_from(const std::string& path) {
     return path.empty() ? default_calibration() : load_calibration(path);
 }
 
-// `lostflops estimate --format json`: the estimate, the job's warnings and,
-// when the plan does not fit, the advice.
+// `lostflops estimate --format json`: the estimate and the job's warnings;
+// with `advice`, when the plan does not fit, the advice of `estimate --advice`
+// (without it none is computed: the verdict is in "memory").
 std::string estimate_text(const std::string& job, bool is_text, const std::vector<std::string>& set,
-                          const std::string& calibration, const std::string& schedule) {
+                          const std::string& calibration, const std::string& schedule, bool advice) {
     if (schedule != "closed" && schedule != "simulate")
         throw InputError("schedule", "", "expected closed or simulate, got '" + schedule + "'");
     const Job j = job_from(job, is_text, set);
     const Calibration cal = calibration_from(calibration);
     py::gil_scoped_release release;
     const Estimate e = estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
-    return estimate_json(j, e, estimate_extras(j, e, cal)).dump(2);
+    const std::optional<AdviceSearch> mode = advice ? std::optional(AdviceSearch::full) : std::nullopt;
+    return estimate_json(j, e, estimate_extras(j, e, cal, mode)).dump(2);
 }
 
 RankBy rank_by(const std::string& by) {
@@ -73,15 +78,16 @@ std::string search_text(const std::string& job, bool is_text, const std::vector<
     SearchOptions opts;
     opts.fix = fix;
     opts.by = rank_by(by);
-    opts.sort_top = top;
     SearchView view;
     view.by = opts.by;
     view.limit = top;
     view.top = top == 0 ? 5 : std::min<size_t>(top, 5);
+    keep_for_listing(opts, top, view.other_shapes);  // top 0: every plan, streamed as the CLI's --top all
     std::string out;
     py::gil_scoped_release release;
     const SearchResult r = search_plans(sj.job, cal, opts);
-    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); });
+    search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); },
+                top == 0 ? every_plan(sj.job, cal, opts, r) : PlanChunks{});
     return out;
 }
 
@@ -94,7 +100,25 @@ std::string trace_text(const std::vector<std::string>& paths, bool hta_compatibl
     for (const auto& p : paths) out.push_back(trace::analyze(trace::read_trace(p), trace::AnalyzeOptions{hta_compatible}));
     trace::assign_missing_ranks(out);
     const auto ranks = trace::merge_summaries({std::move(out)});
-    return trace::report_json(ranks, trace::find_stragglers(ranks), nullptr);
+    const auto cluster = trace::cluster_report(ranks);
+    const auto items = trace::triage(cluster, nullptr, {});
+    return trace::report_json(trace::TraceReport{&ranks, &cluster, &items, nullptr});
+}
+
+// `lostflops trace FILE --summary-out S`: the summary (JSON text) of one trace file.
+std::string trace_summary_text(const std::string& path, bool hta_compatible) {
+    py::gil_scoped_release release;
+    std::vector<trace::RankReport> one{trace::analyze(trace::read_trace(path), trace::AnalyzeOptions{hta_compatible})};
+    trace::assign_missing_ranks(one);
+    return trace::summary_to_json(one, path);
+}
+
+// `lostflops trace merge --format json`: of summaries given as JSON texts.
+std::string merge_summaries_text(const std::vector<std::string>& texts, const std::vector<std::string>& sources) {
+    py::gil_scoped_release release;
+    const auto cluster = trace::merge_summary_texts(texts, sources);
+    const auto items = trace::triage(cluster, nullptr, {});
+    return trace::report_json(trace::TraceReport{nullptr, &cluster, &items, nullptr});
 }
 
 py::list notes_list(const std::vector<ImportNote>& notes) {
@@ -126,10 +150,12 @@ PYBIND11_MODULE(_lostflops, m) {
         }
     });
     m.def("estimate", &estimate_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("calibration"),
-          py::arg("schedule"));
+          py::arg("schedule"), py::arg("advice"));
     m.def("search", &search_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("fix"), py::arg("by"),
           py::arg("top"), py::arg("calibration"));
     m.def("trace", &trace_text, py::arg("paths"), py::arg("hta_compatible"));
+    m.def("trace_summary", &trace_summary_text, py::arg("path"), py::arg("hta_compatible"));
+    m.def("merge_summaries", &merge_summaries_text, py::arg("texts"), py::arg("sources"));
     m.def("import_megatron", [](const std::string& text, const std::string& source, int num_gpus) {
         ImportOptions o;
         o.num_gpus = num_gpus;

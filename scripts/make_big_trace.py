@@ -7,12 +7,15 @@ further profiler steps) and with correlation ids, External ids and
 ProfilerStep numbers moved out of the way of the previous copies. The result
 is uncompressed JSON of at least --size-mb megabytes.
 
-Usage: scripts/make_big_trace.py IN.json[.gz] OUT.json [--size-mb 1100]
+Usage: scripts/make_big_trace.py [IN.json[.gz]] OUT.json [--size-mb 1100]
+IN defaults to ../shared/traces/a100-8rank.rank3.json.gz (a real trace kept
+outside the project); a trace of `lostflops trace synth` serves as well.
 Python 3 standard library only.
 """
 import argparse
 import gzip
 import json
+import os
 import re
 import sys
 
@@ -25,10 +28,16 @@ def load(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("input")
-    ap.add_argument("output")
+    ap.add_argument("paths", nargs="+", metavar="[IN] OUT")
     ap.add_argument("--size-mb", type=float, default=1100.0)
     a = ap.parse_args()
+    if len(a.paths) > 2:
+        ap.error("expected [IN] OUT")
+    a.output = a.paths[-1]
+    a.input = a.paths[0] if len(a.paths) == 2 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "traces", "a100-8rank.rank3.json.gz")
+    if not os.path.isfile(a.input):
+        sys.exit("make_big_trace.py: %s not found (give IN, e.g. a trace of `lostflops trace synth`)" % a.input)
 
     trace = load(a.input)
     events = trace.get("traceEvents", [])

@@ -71,4 +71,19 @@ inline std::string parse_error(const std::string& text, const std::vector<std::s
     return "";
 }
 
+// The <svg id="ID" ...>...</svg> element of an HTML page, or "" (report tests).
+inline std::string svg_element(const std::string& html, const std::string& id) {
+    const auto start = html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + id + "\"");
+    if (start == std::string::npos) return "";
+    const auto end = html.find("</svg>", start);
+    return end == std::string::npos ? "" : html.substr(start, end + 6 - start);
+}
+
+// Occurrences of `what` in `s`.
+inline size_t count_of(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
+    return n;
+}
+
 }  // namespace lostflops::test

@@ -20,6 +20,7 @@
 #include "lostflops/spec.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
+#include "lostflops/trace_report.h"
 
 namespace lostflops {
 
@@ -89,11 +90,8 @@ nlohmann::json explain_json(const Explanation& x);
 // search at each of those GPU counts (the job's parallel section ignored).
 std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus = {});
 
-// The traces' report (`lostflops trace FILES --report F.html`), same page
-// rules: per-rank temporal breakdown, compute per rank against the median
-// with the stragglers marked, and with `cmp` the measured walls beside the
-// predicted ones.
-std::string trace_html_report(const std::vector<trace::RankReport>& ranks,
-                              const std::vector<trace::Straggler>& stragglers, const trace::JobComparison* cmp);
+// The traces' report (`lostflops trace FILES --report F.html`, src/explain/
+// trace_html.cpp), same page rules, with what the text output has.
+std::string trace_html_report(const trace::TraceReport& t);
 
 }  // namespace lostflops

@@ -61,7 +61,17 @@ struct FitAdvice {
     // fit first (fastest first), then the others (lowest peak first).
     std::vector<PlanChange> changes;
     MinGpus min_gpus;
+    // False when AdviceSearch::if_cheap left that search out (nearest / min_gpus empty).
+    bool nearest_searched = true, min_gpus_searched = true;
 };
+
+// The two searches of the advice (the nearest fitting plan, the fewest GPUs):
+// run to the end (full), or only while provably cheap (if_cheap: at most
+// kCheapNearestPlans plans evaluated, counted before evaluating them, and at
+// most kCheapMinGpusEstimates estimates), else left out and said so.
+enum class AdviceSearch { if_cheap, full };
+inline constexpr int64_t kCheapNearestPlans = 100'000;
+inline constexpr int kCheapMinGpusEstimates = 200;
 
 // Evaluates, from the job's plan, one change at a time (each a copy of the
 // Job with plan fields changed, kept only when spec/validate.cpp accepts it):
@@ -75,7 +85,7 @@ struct FitAdvice {
 // node) and pp (divisor) with micro-batch 1, full recompute, sequence
 // parallelism, ZeRO-3 over dp*cp (ZeRO 0 when that is 1), vpp 1, the job's cp
 // and ep; the first count where one fits, with the fastest plan that fits.
-FitAdvice fit_advice(const Job& job, const Calibration& cal);
+FitAdvice fit_advice(const Job& job, const Calibration& cal, AdviceSearch search = AdviceSearch::full);
 
 // What the report adds beyond the Estimate itself.
 struct ReportExtras {
@@ -90,7 +100,9 @@ struct ReportExtras {
 // Python module alike: the job's warnings (and one per measured nccl curve
 // taken on another GPU), the advice when the plan does not fit, the whole run
 // when training.train_tokens > 0, the 80 % interval and the curves used.
-ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal);
+// `advice`: how far the advice searches; nullopt: no advice.
+ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
+                             std::optional<AdviceSearch> advice);
 
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras = {});
 std::string fit_advice_text(const FitAdvice& a);

@@ -104,8 +104,9 @@ struct RunCost {
 RunCost run_cost(const Job& job, const Estimate& e);
 
 // Seeded Monte Carlo of the run (run_simulate.cpp): failures drawn with
-// exponential gaps from std::mt19937_64(seed) through an inverse CDF of its
-// raw 64-bit output, so the figures are the same on every platform.
+// exponential gaps through an inverse CDF of the raw 64-bit output of
+// xoshiro256**, one stream per block of 4,096 samples (2^128 draws apart), so
+// the figures are the same on every platform and for every thread count.
 struct RunSimulation {
     int samples = 0;
     uint64_t seed = 0;
@@ -115,7 +116,8 @@ struct RunSimulation {
     double mean_failures = 0;
 };
 // Precondition: check_finishes(in, interval_s) passes (it is checked again,
-// with an empty file name, so that a sample always ends).
-RunSimulation simulate_run(const RunInputs& in, double interval_s, int samples, uint64_t seed);
+// with an empty file name, so that a sample always ends). threads: worker
+// threads, 0 every core; the figures do not depend on it.
+RunSimulation simulate_run(const RunInputs& in, double interval_s, int samples, uint64_t seed, int threads = 0);
 
 }  // namespace lostflops

@@ -61,6 +61,13 @@ struct RankedPlan {
     double peak_bytes = 0;
 };
 
+// The first and last evaluated plan of one layout in the ranking; `any`
+// false when none of its plans fits.
+struct LayoutSpan {
+    RankedPlan best, worst;
+    bool any = false;
+};
+
 struct SearchCounts {
     int64_t layouts = 0;  // valid layouts
     int64_t enumerated = 0;
@@ -80,19 +87,33 @@ struct SearchOptions {
     // How many of the ranked plans to sort (the rest stay evaluated, unsorted);
     // 0: all.
     size_t sort_top = 0;
-    // Which evaluated plans to keep. 0: every one (JSON / CSV rankings,
-    // --compare, the nearest fitting plan). N > 0: each worker keeps at least
-    // its N best and every plan ranked before the best plan it dropped, so
-    // `ranked` holds every plan ranked before SearchResult::first_dropped:
+    // Which evaluated plans to keep. 0: every one (--compare, a table's
+    // --top all). N > 0: each worker keeps at least its N best and every plan
+    // ranked before the best plan it dropped, so `ranked` holds exactly the
+    // plans ranked before SearchResult::first_dropped (at least N):
     // the first min(sort_top, N) plans are exact, and so are the ranks of the
-    // first `shape_ranks` other shapes (when one of those would not be, the
-    // search runs again keeping every plan). A table needs no more, and the
+    // first `shape_ranks` other shapes (when one of those ranks after a
+    // dropped plan, the search runs again counting the plans before each:
+    // SearchResult::other_shape_ranks). A listing needs no more, and the
     // search writes a few MiB instead of 24 bytes per evaluated plan.
     size_t keep_best = 0;
     size_t shape_ranks = 5;
     // When it turns true the search stops at the next layout and returns what
     // it has (SearchResult::cancelled).
     const std::atomic<bool>* cancel = nullptr;
+    // Keep only the plans ranked after this one (every plan is still counted):
+    // the next chunk of a ranking streamed by for_each_ranked.
+    std::optional<RankedPlan> after;
+    // Record SearchResult::spans.
+    bool record_spans = false;
+    // For each of these plans, count the evaluated plans ranked before it
+    // (SearchResult::counted_before).
+    std::vector<RankedPlan> count_before;
+    // The spans of an earlier search of the same job and options: a layout
+    // is skipped (neither evaluated nor counted) when it has no plan that
+    // fits, all its plans rank before `after`, or its best ranks after the
+    // best plan the worker has dropped (keep_best).
+    const std::vector<LayoutSpan>* spans = nullptr;
 };
 
 // How the GPUs and the batch are cut; dp = num_gpus / (tp * cp * pp).
@@ -102,18 +123,25 @@ struct SearchLayout {
 };
 
 struct SearchResult {
-    std::vector<RankedPlan> ranked;  // every kept plan (keep_best); the first `sorted` in rank order
+    std::vector<RankedPlan> ranked;  // every kept plan; the first `sorted` in rank order
     size_t sorted = 0;
     // With keep_best: the best plan a worker dropped (every plan ranked before
     // it is in `ranked`); empty when every evaluated plan was kept.
     std::optional<RankedPlan> first_dropped;
     // Best plan of each shape (tp, cp, pp, ep) other than the winner's, best first.
     std::vector<RankedPlan> other_shapes;
+    // With keep_best, when `ranked` does not hold every plan before them:
+    // the ranks (1-based) of the first shape_ranks other shapes, counted by
+    // a second search; empty otherwise (count them in `ranked`).
+    std::vector<size_t> other_shape_ranks;
+    std::vector<int64_t> counted_before;  // SearchOptions::count_before
     SearchCounts counts;
     bool cancelled = false;
     double wall_s = 0;
     // What plan_score needs to decode `order`.
     std::vector<SearchLayout> layouts;
+    // With SearchOptions::record_spans: per layout, its first and last plan.
+    std::vector<LayoutSpan> spans;
 };
 
 // Preconditions: job's model, cluster and training passed load_job's checks
@@ -121,6 +149,21 @@ struct SearchResult {
 // ZeRO-3 engine's zero_* keys). Throws InputError when a fixed value is
 // outside what any plan could take.
 SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOptions& options);
+
+// Every evaluated plan in rank order without holding them all: emit(r, n)
+// gets the next n plans, r.ranked[0, n) sorted. The first chunk is what
+// `first` (a search under `options`, sorted, with keep_best and
+// record_spans) holds exactly: its plans ranked before first_dropped; then
+// the search runs again for each further chunk, keeping the best `chunk`
+// plans per worker ranked after the last one emitted and evaluating only the
+// layouts whose span reaches into that window. Memory: about 2 x chunk plans
+// per worker; time: up to one search per chunk. Stops early when a search is
+// cancelled.
+void for_each_ranked(const Job& job, const Calibration& cal, const SearchOptions& options, const SearchResult& first,
+                     size_t chunk, const std::function<void(const SearchResult&, size_t)>& emit);
+// How many of r.ranked (sorted) are the first plans of the whole ranking:
+// those ranked before first_dropped, or all without one.
+size_t exact_prefix(const SearchResult& r, RankBy by);
 
 // The full figures of a kept plan (decoded from its order; tokens/s and MFU
 // as estimate() computes them from the step time).
@@ -140,14 +183,27 @@ namespace lostflops {
 PlanFix plan_fix_from(const SearchJob& job);
 // The fitting plan that changes the fewest settings of job's plan (tp, cp,
 // pp, dp, vpp, ep, micro-batch, zero, recompute, recompute_layers, sequence
-// parallelism, tp_comm_overlap, overlap_grad_reduce), ties to the faster;
-// none when no plan fits. A full search.
+// parallelism, tp_comm_overlap, overlap_grad_reduce), ties to the faster,
+// then to the plan's place in the enumeration: the plan a scan of every
+// evaluated plan of the search picks. Visits the layouts nearest the job's
+// first and stops once no unvisited plan can be nearer
+// (src/search/nearest_plan.cpp).
 struct NearestPlan {
     PlanScore plan;
     int changes = 0;
     std::vector<std::string> set;  // --set overrides that make it ("parallel.zero=3")
 };
-std::optional<NearestPlan> nearest_fitting_plan(const Job& job, const Calibration& cal);
+struct NearestSearch {
+    std::optional<NearestPlan> plan;  // none: no plan fits (when complete)
+    // False: stopped before it could decide, the plans it had still to
+    // evaluate being more than max_plans; `plan` is then empty.
+    bool complete = true;
+    int64_t plans = 0;    // with max_plans: plans of the layouts visited (what the bound counts)
+    SearchCounts counts;  // of the plans evaluated
+};
+// max_plans > 0: stop rather than evaluate more plans than that (counted
+// layout by layout before evaluating them). threads: 0 every core.
+NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64_t max_plans = 0, int threads = 0);
 
 // Every setting of the job's plan and micro-batch (to place that exact plan).
 PlanFix plan_fix_all(const Job& job);

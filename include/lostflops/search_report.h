@@ -19,8 +19,8 @@ namespace lostflops {
 
 struct SearchView {
     RankBy by = RankBy::throughput;
-    size_t top = 5;            // plans listed (table, JSON "top"); ranking: all in JSON/CSV "plans" unless limit
-    size_t limit = 0;          // plans in JSON/CSV "plans"; 0: every evaluated plan
+    size_t top = 5;            // plans listed (table, JSON "top")
+    size_t limit = 0;          // plans in JSON/CSV "plans" (of those the result holds); 0: every one it sorted
     size_t other_shapes = 5;   // runner-ups of other shapes listed
     double gpu_hour_price = 0; // money per GPU-hour for --by cost; 0: GPU-hours only
     // The whole run of the first plans (rescore_by_run), in rank order; empty: not re-scored.
@@ -40,12 +40,30 @@ struct Wall {
 };
 Wall costliest_wall(const Breakdown& b);
 
+// The plans a JSON / CSV ranking lists, in rank order: calls sink(result, n)
+// for each next chunk, result.ranked[0, n) (for_each_ranked streams a whole
+// ranking this way). Empty: the result's own first v.limit plans.
+using PlanSink = std::function<void(const SearchResult&, size_t)>;
+using PlanChunks = std::function<void(const PlanSink&)>;
+
+// How a listing of the first `top` plans of a ranking (0: every plan,
+// streamed) and the ranks of `other_shapes` other shapes needs the search to
+// keep its plans: sort_top, keep_best (at least kKeepBest, so the default
+// listings cost a few MiB however many plans there are) and shape_ranks.
+inline constexpr size_t kKeepBest = size_t{1} << 16;
+void keep_for_listing(SearchOptions& o, size_t top, size_t other_shapes);
+// Plans a worker keeps per chunk when a whole ranking is streamed
+// (for_each_ranked): about 2 x 24 bytes each.
+inline constexpr size_t kStreamChunk = size_t{1} << 18;
+// `first` searched under keep_for_listing(o, 0, ...): every plan, chunk by chunk.
+PlanChunks every_plan(const Job& job, const Calibration& cal, const SearchOptions& o, const SearchResult& first);
+
 // `cal` re-estimates the listed plans for their costliest wall.
 std::string search_table(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v);
 void search_json(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v,
-                 const std::function<void(std::string_view)>& write);
+                 const std::function<void(std::string_view)>& write, const PlanChunks& plans = {});
 void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
-                const std::function<void(std::string_view)>& write);
+                const std::function<void(std::string_view)>& write, const PlanChunks& plans = {});
 
 // Where a given plan ranks (--compare): the best evaluated plan that agrees
 // with `fix`, its rank, its gap to the best and the walls that differ most.

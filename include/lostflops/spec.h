@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "lostflops/model.h"
 
@@ -67,9 +69,35 @@ struct Training {
     bool framework_auto = false;  // `framework: auto` (default): chosen from the job's source
 };
 
+// An explicit placement of layers on the virtual pipeline stages (Megatron-LM
+// --pipeline-model-parallel-layout, megatron/core/transformer/
+// pipeline_parallel_layer_layout.py): stages in model order (virtual stage
+// v = chunk * pp + rank), each with its decoder layers, and which holds the
+// embedding, the loss (output layer) and multi-token prediction modules.
+struct PipelineLayout {
+    struct Stage {
+        int first = 0;  // index of its first decoder layer
+        int layers = 0;
+        bool embedding = false;
+        bool loss = false;
+        int mtp = 0;
+    };
+    std::vector<Stage> stages;
+    bool mtp_given = false;  // some stage holds an m (else MTP modules sit with the loss)
+    std::string text;  // as given
+};
+
 struct ParallelPlan {
     int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
     int vpp = 1;      // model chunks per pipeline rank; interleaved 1F1B when > 1
+    // Layers of the first and of the last pipeline rank (Megatron-LM
+    // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers);
+    // the other ranks share the rest evenly, each rank's layers split evenly
+    // over its vpp chunks. -1: not given (the default split, estimate/stage_layout.h).
+    int first_stage_layers = -1, last_stage_layers = -1;
+    // Every virtual stage's layers, given; null: the split above. Shared and
+    // immutable (the search copies plans).
+    std::shared_ptr<const PipelineLayout> layout;
     int zero = 0;     // 0..3; 3 = FSDP full shard
     bool sequence_parallel = false;
     Recompute recompute = Recompute::none;

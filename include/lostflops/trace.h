@@ -41,6 +41,18 @@
 //  - start lies more than kMaxTsFromMedianUs (one day) from the median start
 //    of the rank's GPU events (a profiled window lasts seconds to minutes; the
 //    median is not moved by a minority of outliers).
+// Duplicates: a GPU event identical to another (same name, stream, kind,
+// collective, start, duration and correlation; a trace written twice over, or
+// events emitted twice) is counted once, with a "duplicate-events" warning
+// saying how many were left out: one equal to the last event of its label
+// while reading (so a file of a few events repeated holds a few), the others
+// when the kernels are picked. Identical ProfilerStep marks are kept once; two CPU
+// ProfilerSteps that overlap by more than kStepOverlapToleranceUs are an
+// InputError (the steps of one trace follow each other).
+// NCCL sizes: "In msg nelems"/"Out msg nelems" must be whole numbers whose
+// bytes are at most kMaxCommBytes and "Group size" a whole number in
+// [1, kMaxRank + 1]; a kernel with others keeps no size, and a
+// "comm-sizes" warning counts them.
 // Two conventions (AnalyzeOptions::hta_compatible):
 //  - native: every kernel/gpu_memcpy/gpu_memset event counts, at full
 //    (sub-microsecond) resolution; communication is recognised by the
@@ -91,7 +103,20 @@ struct GpuLabel {
     int64_t stream = -1;         // args.stream, -1 when absent or not an integer
     EventKind kind = EventKind::other;
     bool has_stream = false;
+    uint32_t group = 0;          // index into TraceData::groups (NCCL kernels' process group), 0 = none
 };
+
+// A process group as PyTorch's profiler records it on NCCL kernels (args
+// "Process Group Name", "Process Group Description", "Process Group Ranks").
+// PyTorch names groups by creation order, the same on every rank, so two
+// tensor-parallel groups may share a name: name and ranks together identify one.
+struct ProcessGroup {
+    std::string name;   // "0", "1", ...
+    std::string desc;   // "default_pg", "undefined", or what the framework set
+    std::string ranks;  // "[0, 1, 2, 3]" as written (global ranks)
+    bool operator==(const ProcessGroup& o) const { return name == o.name && desc == o.desc && ranks == o.ranks; }
+};
+inline constexpr std::size_t kMaxProcessGroups = 4096;  // per trace
 
 // Correlation ids as kept: equality-preserving 32-bit keys. 0..2^31-1 are
 // kept as they are (CUPTI's ids are 32-bit counters), -1 (absent) is
@@ -142,6 +167,12 @@ inline constexpr uint64_t kMaxTraceJunkItems = 100'000;
 inline constexpr double kMaxEventDurUs = 3600e6;        // one hour
 inline constexpr double kMaxTsFromMedianUs = 86400e6;   // one day
 inline constexpr double kMaxAbsTsUs = 9007199254740992.0;  // 2^53
+// A collective's buffer lives in one GPU's memory (192 GB on the largest of
+// 2024, AMD MI300X and NVIDIA B200): 1 TiB is beyond any real message.
+inline constexpr double kMaxCommBytes = 1099511627776.0;  // 2^40
+// Kineto's step marks follow each other; converted or rounded traces may
+// overlap them by a rounding step.
+inline constexpr double kStepOverlapToleranceUs = 1.0;
 
 // Why implausible events were skipped; counts per reason.
 enum class SkipReason : uint8_t {
@@ -162,8 +193,11 @@ struct TraceData {
     std::optional<int> world_size; // distributedInfo.world_size
     std::string display_time_unit; // "ms", "ns", ... (display only)
     std::string device_name;       // deviceProperties[0].name when present
+    std::string host;              // top-level "host_name" when the trace has one
+    int gpus_per_node = 0;         // deviceProperties entries (the GPUs the process saw), 0 unknown
     std::vector<std::string> names;  // interned strings; names[0] == ""
     std::vector<GpuLabel> labels;    // distinct labels of the GPU events
+    std::vector<ProcessGroup> groups;  // groups[0] is "none"
     std::vector<GpuEvent> gpu;     // events with a stream or a GPU category
     std::vector<StepMark> steps;   // ProfilerStep annotations, file order
     std::vector<CpuLaunch> cpu_launches;  // sorted by correlation, unique
@@ -177,6 +211,7 @@ struct TraceData {
     uint64_t bytes = 0;            // uncompressed JSON bytes read
     uint64_t events = 0;           // traceEvents items read
     SkippedEvents skipped;         // implausible events left out
+    uint64_t duplicates = 0;       // GPU events identical to the one before them, and step marks, left out
     std::vector<std::string> warnings;  // named: "truncated: ...", "control-characters: ..."
     const GpuLabel& label(const GpuEvent& g) const { return labels[g.label]; }
 };
@@ -216,7 +251,22 @@ struct Iteration {
     double idle_us = 0;       // gpu span minus union of all of them
     // Start of its first communication kernel (trace time stamps, us); none without one.
     std::optional<double> first_comm_start_us;
+    double matmul_us = 0;        // union of its GEMM and attention kernels
+    double exposed_comm_us = 0;  // its communication while none of its compute kernels runs
+    double exposed_memory_us = 0;  // its memcpy/memset while neither compute nor communication runs
+    // Start of its first communication kernel of each process group, by
+    // RankReport::process_groups index; none where the group had none.
+    std::vector<std::optional<double>> group_comm_start_us;
 };
+
+// The costliest kernels of a category, by summed duration.
+struct TopKernel {
+    std::string name;
+    std::string category;  // CategoryTotal::name: "gemm", "comm:all_reduce", ...
+    int64_t count = 0;
+    double time_us = 0;
+};
+inline constexpr std::size_t kTopKernelsPerCategory = 5;
 
 // GPU idle time of one stream split by cause, as Holistic Trace Analysis
 // defines it (hta/analyzers/breakdown_analysis.py _analyze_idle_time_for_stream):
@@ -291,6 +341,9 @@ struct RankReport {
     int rank = 0;
     std::string source;
     bool hta_compatible = false;
+    std::string host;               // TraceData::host
+    int gpus_per_node = 0;          // TraceData::gpus_per_node
+    int64_t steps_total = 0;        // CPU ProfilerSteps in the trace (iterations may hold fewer: summaries)
     int64_t kernels = 0;            // GPU events analysed
     double kernel_span_us = 0;      // first kernel start to last kernel end
     double compute_us = 0;          // union of compute kernels
@@ -308,6 +361,8 @@ struct RankReport {
     std::vector<StreamIdle> idle_breakdown;  // one per stream with kernels, by stream number
     LaunchStats launches;
     std::vector<CollectiveStats> collectives;  // by summed time, largest first
+    std::vector<TopKernel> top_kernels;          // per category (categories' order), at most kTopKernelsPerCategory
+    std::vector<ProcessGroup> process_groups;    // groups of its communication kernels
     uint64_t skipped_events = 0;    // implausible events left out (TraceData::skipped)
     std::vector<std::string> warnings;
 };
@@ -322,22 +377,11 @@ KernelCategory classify_kernel(std::string_view name, EventKind kind,
 // given, else from the kernel name (ncclKernel_* and ncclDevKernel_*).
 std::string collective_of(std::string_view name, std::string_view collective_arg);
 
-// Across ranks: ranks whose compute or waiting (idle + exposed communication)
-// differ most from the median of all ranks.
-struct Straggler {
-    int rank = 0;
-    std::string metric;       // "compute" (compute_us) or "waiting" (idle_us + exposed_comm_us)
-    double value_us = 0;
-    double median_us = 0;
-    double deviation_pct = 0; // (value - median) / median * 100
-};
-std::vector<Straggler> find_stragglers(const std::vector<RankReport>& ranks,
-                                       std::size_t max_per_metric = 3);
-
 // Across ranks, per profiler step: when each rank's first communication
 // kernel of the step started (Iteration::first_comm_start_us). A collective
 // cannot finish before its last rank joins, so the rank that starts last
-// makes the others wait for skew_us = latest - earliest start (trace_skew.cpp).
+// makes the others wait for skew_us = latest - earliest start
+// (ClusterReport::step_skew, trace_cluster.h; per process group there too).
 // The ranks' clocks are those of their hosts: on several nodes the skew
 // includes their clock offset (NTP keeps it to about a millisecond or less).
 struct StepSkew {
@@ -347,20 +391,12 @@ struct StepSkew {
     int latest_rank = 0;      // started last: the others wait for it
     int earliest_rank = 0;
 };
-// Steps present on two or more ranks, by step number.
-std::vector<StepSkew> collective_skew(const std::vector<RankReport>& ranks);
-
-// Compact per-rank summaries: what `merge` needs, without the traces.
-// A summary is read with check_input_path and at most kMaxSummaryBytes; a
-// leading UTF-8 byte-order mark is accepted. Ranks must lie in
-// [0, kMaxRank]; times and counts must be finite and not negative.
+// Ranks lie in [0, kMaxRank] (distributedInfo, summaries).
 inline constexpr int kMaxRank = 1 << 24;  // 16.7 M ranks; the largest jobs have ~10^5 GPUs
-std::string summary_to_json(const std::vector<RankReport>& ranks);
-// Throws InputError naming `source` on a malformed summary.
-std::vector<RankReport> summary_from_json(const std::string& text, const std::string& source);
-std::vector<RankReport> load_summary(const std::string& path);
+
 // Concatenates, sorted by rank; a rank present twice throws InputError naming
-// both sources. `lostflops trace` applies the same rule to its traces.
+// both sources. `lostflops trace` applies the same rule to its traces, and
+// `trace merge` to its summaries.
 std::vector<RankReport> merge_summaries(const std::vector<std::vector<RankReport>>& parts);
 // Ranks of traces without one (no distributedInfo, no rank in the name):
 // the lowest rank not taken, in input order, each with a warning saying so.

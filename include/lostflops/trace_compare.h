@@ -36,7 +36,12 @@ struct JobComparison {
     double predicted_mfu = 0;   // fraction
     std::string step_source;    // "ProfilerStep" or "kernel span"
     std::vector<WallRow> walls;
+    // "job-mismatch: ..." when predicted and measured compute (GEMM and
+    // attention) per step differ by more than kJobMismatchRatio either way:
+    // the job probably does not describe the traced run.
+    std::vector<std::string> warnings;
 };
+inline constexpr double kJobMismatchRatio = 2.0;
 
 // num_gpus and peak_flops_per_gpu (FLOP/s) are the job's; throws InputError
 // (naming `job_source`) when ranks is empty or the peak is not positive.

@@ -6,9 +6,13 @@
 // AnalyzeOptions), grouped by name. Times are per step: the sum of the
 // kernels' durations divided by the trace's steps (its CPU ProfilerStep
 // annotations, less the dropped last one in HTA-compatible mode; 1 without
-// annotations). A kernel in both traces is "slower" or "faster" when its mean
-// duration per call changed by more than `threshold_pct`, else "same"; one in
-// only B is "new", in only A "vanished". step_share_pct = (time_b - time_a)
+// annotations). A kernel in both traces is "slower" when its mean duration per
+// call rose by more than `threshold_pct` and its time per step rose too,
+// "faster" when both fell; "more calls" or "fewer calls" when its calls per
+// step changed and its mean or its time per step moved beyond the threshold
+// otherwise (more calls of a shorter kernel, fewer of a longer one: never
+// "slower" with less time); else "same". One in only B is "new", in only A
+// "vanished". step_share_pct = (time_b - time_a)
 // per step / A's step time (mean ProfilerStep duration, else the kernel
 // span), in percent.
 #pragma once
@@ -21,8 +25,9 @@
 
 namespace lostflops::trace {
 
-enum class Change { same, slower, faster, added, vanished };
-const char* to_string(Change c);  // "same", "slower", "faster", "new", "vanished"
+enum class Change { same, slower, faster, added, vanished, more_calls, fewer_calls };
+// "same", "slower", "faster", "new", "vanished", "more calls", "fewer calls"
+const char* to_string(Change c);
 
 struct KernelDiff {
     std::string name;       // kernel name, or category name ("gemm", "comm:all_reduce", ...)
@@ -44,6 +49,7 @@ struct TraceDiff {
     // Changed kernels first, by |delta_us| (largest first), then the rest by name.
     std::vector<KernelDiff> kernels;
     std::vector<KernelDiff> categories;    // same order
+    std::vector<std::string> warnings;     // "SOURCE: duplicate-events: ..." of either trace
 };
 
 struct DiffOptions {

@@ -27,6 +27,8 @@ __all__ = [
     "estimate",
     "search",
     "trace",
+    "trace_summaries",
+    "merge_summaries",
     "import_megatron",
     "import_torchtitan",
     "export_megatron",
@@ -67,16 +69,22 @@ def _strings(name: str, values: Optional[Iterable[str]]) -> List[str]:
 
 
 def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
-             schedule: str = "closed") -> Dict[str, Any]:
+             schedule: str = "closed", advice: bool = False) -> Dict[str, Any]:
     """Estimate one job: the dict ``lostflops estimate --format json`` prints.
 
     job: path, dict, YAML/JSON text, or None (the built-in default job).
     set: overrides ``["section.key=value", ...]`` as ``--set``.
     calibration: a calibration profile path (default: the built-in one).
     schedule: ``"closed"`` (default) or ``"simulate"``.
+    advice: when the plan does not fit, add the advice of ``estimate --advice``
+    (the changes that would make it fit, the nearest fitting plan and the
+    fewest GPUs: a search of every plan, up to a second on large jobs). False
+    (the default): no advice is computed; ``memory["fits"]`` and
+    ``memory["verdict"]`` still say whether and why it does not fit.
     """
     text, is_text = _job_arg(job)
-    return json.loads(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule))
+    return json.loads(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule,
+                                          bool(advice)))
 
 
 def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[Sequence[str]] = None,
@@ -100,6 +108,57 @@ def trace(path: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[
     the dict of ``lostflops trace --format json FILE...``."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     return json.loads(_lostflops.trace([os.fspath(p) for p in paths], bool(hta_compatible)))
+
+
+def _summary_of(path: str, hta_compatible: bool) -> str:
+    # Module level, so that Dask pickles it by name and its workers import lostflops.
+    return _lostflops.trace_summary(path, hta_compatible)
+
+
+def _trace_files(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]) -> List[str]:
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    out: List[str] = []
+    for p in (os.fspath(x) for x in items):
+        if os.path.isdir(p):  # as the command line: its *.json and *.json.gz files, sorted by name
+            out.extend(os.path.join(p, n) for n in sorted(os.listdir(p))
+                       if n.endswith((".json", ".json.gz")) and os.path.isfile(os.path.join(p, n)))
+        else:
+            out.append(p)
+    if not out:
+        raise LostflopsError("no trace file given")
+    return out
+
+
+def trace_summaries(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+                    client: Any = None, hta_compatible: bool = False) -> List[Dict[str, Any]]:
+    """The per-rank summary of each trace file (``lostflops trace FILE
+    --summary-out``; docs/trace-summary-format.md), one dict per file, in the
+    order of ``paths`` (directories give their *.json and *.json.gz files).
+
+    With a ``dask.distributed`` ``Client`` the files are read on its workers
+    (where the traces are; each worker must be able to import lostflops and
+    read the paths) and only the summaries, a few KB each, come back; without
+    one, on local threads (the C++ reader releases the GIL). Pass the result
+    to :func:`merge_summaries`."""
+    files = _trace_files(paths)
+    hta = bool(hta_compatible)
+    if client is not None:
+        futures = client.map(_summary_of, files, [hta] * len(files), pure=False)
+        texts = client.gather(futures)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
+            texts = list(pool.map(lambda f: _summary_of(f, hta), files))
+    return [json.loads(t) for t in texts]
+
+
+def merge_summaries(summaries: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
+    """The cross-rank answers of ``lostflops trace merge --format json`` from
+    summaries (dicts as :func:`trace_summaries` returns or read from summary
+    files): the ranks and nodes that hold the others back, skew per process
+    group, per-step variability and the ranked triage."""
+    texts = [json.dumps(s) for s in summaries]
+    return json.loads(_lostflops.merge_summaries(texts, ["summary %d" % i for i in range(len(texts))]))
 
 
 def _read(text_or_path: str) -> Tuple[str, str]:

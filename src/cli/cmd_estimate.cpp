@@ -1,6 +1,7 @@
 // `lostflops estimate [JOB]`: step time, MFU, breakdown and memory of one job;
 // the job's warnings on stderr; when the plan does not fit, the changes that
-// would make it fit (fit_advice). Exit 0 when the plan fits in memory, 1 when
+// would make it fit (fit_advice: its searches only when cheap, or with
+// --advice). Exit 0 when the plan fits in memory, 1 when
 // it does not. With training.train_tokens, the whole run (run_cost.h) too.
 #include <cstdio>
 
@@ -26,11 +27,16 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
            "pipeline timing: closed form (default) or discrete-event simulation of Megatron-LM's schedule")
         ->check(CLI::IsMember({"closed", "simulate"}).description(""))
         ->type_name("{closed,simulate}");
-    cmd->callback([opts, schedule, &exit_code] {
+    auto advice = std::make_shared<bool>(false);
+    cmd->add_flag("--advice", *advice,
+                  "when the plan does not fit, also search every plan for the nearest fitting one and the fewest "
+                  "GPUs (without it: only when that is cheap)");
+    cmd->callback([opts, schedule, advice, &exit_code] {
         const Job job = load_job_for(*opts);
         const Calibration cal = load_calibration_for(opts->calibration_path);
         const Estimate e = estimate(job, cal, *schedule);
-        const ReportExtras extras = estimate_extras(job, e, cal);
+        const ReportExtras extras =
+            estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
         for (const auto& w : extras.warnings)
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
         if (opts->format == Format::json) {

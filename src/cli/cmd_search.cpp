@@ -86,7 +86,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--by", a->by, "rank by (default: throughput = tokens/s per GPU)")
         ->check(CLI::IsMember({"throughput", "time-to-train", "cost", "memory"}).description(""))
         ->type_name("{throughput,time-to-train,cost,memory}");
-    cmd->add_option("--top", a->top, "plans listed: N or all (default: 5 in a table, all in JSON/CSV)");
+    cmd->add_option("--top", a->top, "plans listed: N or all (default: 5)");
     cmd->add_option("--gpus", a->gpus, "sweep the cluster size: 512..16384 (doubling) or 512,1024,4096");
     cmd->add_flag("--min-gpus", a->min_gpus, "the fewest GPUs on which the job fits, and the best plan there");
     cmd->add_option("--compare", a->compare, "where this plan ranks and why, e.g. \"tp=8,pp=16,zero=1\"");
@@ -180,40 +180,36 @@ void add_search_command(CLI::App& app, int& exit_code) {
             compare = PlanFix{};
             add_plan_fix(*compare, a->compare, "--compare " + a->compare);
         }
-        // Table: the first --top (default 5). JSON / CSV: the whole ranking
-        // unless --top; JSON details ("top") for at most 5 of them.
-        const bool top_given = !a->top.empty();
+        // Every format lists the first --top plans (default 5; JSON details
+        // in "top" for at most 5) and the other shapes' ranks, so the search
+        // need not keep every plan (SearchOptions::keep_best). --top all: a
+        // table sorts every plan; JSON and CSV stream them chunk by chunk,
+        // searching again for each (search.h for_each_ranked). --compare
+        // needs every plan kept.
         const bool top_all = a->top == "all";
-        if (!table) view.top = top_given ? view.top : 0;
-        opts.sort_top = table ? std::max<size_t>(view.top, 1) : view.top;
         // --by time-to-train | cost with train_tokens: the first plans
         // re-ranked by the whole run (report/search_run.cpp).
         const bool by_run = (view.by == RankBy::time_to_train || view.by == RankBy::cost) &&
                             sj.job.training.train_tokens > 0;
         constexpr size_t kRunRescored = 20;
-        if (by_run && opts.sort_top != 0) opts.sort_top = std::max(opts.sort_top, kRunRescored);
-        if (table && top_all) {  // every plan, sorted
-            opts.sort_top = 0;
-            view.top = std::numeric_limits<size_t>::max();
-        }
-        // A table lists the first --top plans and the other shapes' ranks: the
-        // search need not keep every plan (SearchOptions::keep_best).
-        if (table && !compare && !top_all) {
-            opts.keep_best = std::max<size_t>(opts.sort_top, size_t{1} << 16);
-            opts.shape_ranks = view.other_shapes;
-        }
+        const size_t sorted = top_all ? 0 : by_run ? std::max(view.top, kRunRescored) : view.top;
+        const bool stream = top_all && !table && !compare;
+        if (table && top_all) view.top = std::numeric_limits<size_t>::max();
+        if (compare || (table && top_all)) opts.sort_top = sorted;  // every plan kept
+        else keep_for_listing(opts, sorted, view.other_shapes);
         SearchResult r = search_plans(sj.job, cal, opts);
         if (by_run) view.runs = rescore_by_run(sj.job, cal, r, kRunRescored);
         done_progress();
         std::signal(SIGINT, previous);
         view.limit = view.top;
+        const PlanChunks plans = stream ? every_plan(sj.job, cal, opts, r) : PlanChunks{};
         if (table) {
             std::printf("%s", search_table(sj.job, cal, r, view).c_str());
         } else if (a->format == "json") {
             view.top = view.top == 0 ? 5 : std::min<size_t>(view.top, 5);
-            search_json(sj.job, cal, r, view, write_stdout);
+            search_json(sj.job, cal, r, view, write_stdout, plans);
         } else {
-            search_csv(sj.job, r, view, write_stdout);
+            search_csv(sj.job, r, view, write_stdout, plans);
             std::fprintf(stderr, "lostflops: %lld enumerated, %lld pruned (divisibility), %lld pruned (memory), "
                                  "%lld evaluated\n", static_cast<long long>(r.counts.enumerated),
                          static_cast<long long>(r.counts.pruned_divisibility),

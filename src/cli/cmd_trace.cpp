@@ -28,8 +28,12 @@
 #include "lostflops/job.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
+#include "lostflops/trace_merge.h"
 #include "lostflops/trace_report.h"
+#include "lostflops/trace_triage.h"
+#include "lostflops/trace_summary.h"
 #include "spec/text_input.h"
+#include "trace/trace_text.h"
 
 namespace lostflops::cli {
 namespace {
@@ -47,16 +51,11 @@ struct TraceOptions {
     std::string report_out;  // --report: HTML
     unsigned threads = 0;
     std::vector<std::string> summaries;
+    std::string summary_list;      // merge --list FILE
+    std::string merge_report_out;  // merge --report FILE.html
+    int gpus_per_node = 0;         // --gpus-per-node (0: from the traces)
     Format merge_format = Format::table;
 };
-
-bool is_trace_name(const std::string& n) {
-    const auto ends = [&](const char* s) {
-        const std::string suf(s);
-        return n.size() >= suf.size() && n.compare(n.size() - suf.size(), suf.size(), suf) == 0;
-    };
-    return ends(".json") || ends(".json.gz");
-}
 
 struct TraceFile {
     std::string path;
@@ -71,18 +70,8 @@ std::vector<TraceFile> expand_inputs(const std::vector<std::string>& inputs) {
     for (const auto& in : inputs) {
         std::error_code ec;
         if (in != "-" && fs::is_directory(in, ec)) {
-            std::vector<std::string> found;
-            fs::directory_iterator it(in, ec);
-            for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-                std::error_code kind_ec;
-                if (it->is_regular_file(kind_ec) && is_trace_name(it->path().filename().string())) {
-                    found.push_back(it->path().string());
-                }
-            }
-            if (ec) throw InputError(in, "", "cannot list directory: " + ec.message());
-            if (found.empty()) throw InputError(in, "", "no *.json or *.json.gz traces in directory");
-            std::sort(found.begin(), found.end());
-            for (auto& f : found) files.push_back({std::move(f), true});
+            for (auto& f : trace::directory_files(in, {".json", ".json.gz"}, "*.json or *.json.gz traces"))
+                files.push_back({std::move(f), true});
         } else {
             check_input_path(in, "trace file (.json or .json.gz) or a directory of them");
             files.push_back({in, false});
@@ -173,7 +162,7 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
         if (skipped[i].empty()) {
             out.push_back(std::move(all[i]));
         } else {
-            std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", skipped[i].c_str());
+            std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", trace::printable(skipped[i]).c_str());
         }
     }
     if (out.empty()) throw InputError(files.front().path, "", "none of the inputs is a usable trace");
@@ -193,14 +182,22 @@ void write_file(const std::string& path, const std::string& text, const char* wh
 
 void print_warnings(const std::vector<trace::RankReport>& ranks) {
     for (const auto& r : ranks) {
-        for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s: %s\n", r.source.c_str(), w.c_str());
+        for (const auto& w : r.warnings)
+            std::fprintf(stderr, "warning: %s: %s\n", trace::printable(r.source).c_str(), trace::printable(w).c_str());
     }
+}
+
+// Prints the report in the asked format; writes the HTML page when asked.
+void print_report(const trace::TraceReport& t, Format format, const std::string& html_out) {
+    if (!html_out.empty()) write_file(html_out, trace_html_report(t), "report");
+    std::fputs((format == Format::json ? trace::report_json(t) : trace::report_table(t)).c_str(), stdout);
 }
 
 int run_trace(const TraceOptions& o) {
     const auto files = expand_inputs(o.inputs);
     const auto ranks = analyze_all(files, o.hta, o.threads);
     std::optional<trace::JobComparison> cmp;
+    std::vector<trace::LeverHint> levers;
     if (!o.job_path.empty()) {
         const Job job = check_model_keys(load_job(o.job_path, o.overrides));
         const Calibration cal =
@@ -208,30 +205,27 @@ int run_trace(const TraceOptions& o) {
         const Estimate est = estimate(job, cal);
         const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
         cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path);
+        if (o.job_path != "-") {  // the levers re-load the job: not from standard input
+            for (const auto& l : mfu_levers(JobSource{o.job_path, o.overrides}, job, cal, est, 3))
+                levers.push_back({l.change, l.mfu_after});
+        }
     }
-    if (!o.summary_out.empty()) write_file(o.summary_out, trace::summary_to_json(ranks));
+    if (!o.summary_out.empty()) write_file(o.summary_out, trace::summary_to_json(ranks, o.summary_out));
     print_warnings(ranks);
-    const auto stragglers = trace::find_stragglers(ranks);
-    if (!o.report_out.empty()) write_file(o.report_out, trace_html_report(ranks, stragglers, cmp ? &*cmp : nullptr), "report");
-    if (o.format == Format::json) {
-        std::fputs(trace::report_json(ranks, stragglers, cmp ? &*cmp : nullptr).c_str(), stdout);
-    } else {
-        std::fputs(trace::report_table(ranks, stragglers, cmp ? &*cmp : nullptr).c_str(), stdout);
-    }
+    if (cmp)
+        for (const auto& w : cmp->warnings) std::fprintf(stderr, "warning: %s\n", trace::printable(w).c_str());
+    const auto cluster = trace::cluster_report(ranks, o.gpus_per_node);
+    const auto items = trace::triage(cluster, cmp ? &*cmp : nullptr, levers);
+    print_report(trace::TraceReport{&ranks, &cluster, &items, cmp ? &*cmp : nullptr}, o.format, o.report_out);
     return 0;
 }
 
 int run_merge(const TraceOptions& o) {
-    std::vector<std::vector<trace::RankReport>> parts;
-    for (const auto& s : o.summaries) parts.push_back(trace::load_summary(s));
-    const auto ranks = trace::merge_summaries(parts);
-    if (ranks.empty()) throw InputError(o.summaries.front(), "ranks", "the summaries hold no ranks");
-    const auto stragglers = trace::find_stragglers(ranks);
-    if (o.merge_format == Format::json) {
-        std::fputs(trace::report_json(ranks, stragglers, nullptr).c_str(), stdout);
-    } else {
-        std::fputs(trace::report_table(ranks, stragglers, nullptr).c_str(), stdout);
-    }
+    const unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+    const auto cluster =
+        trace::merge_summary_files(trace::summary_paths(o.summaries, o.summary_list), o.gpus_per_node, threads);
+    const auto items = trace::triage(cluster, nullptr, {});
+    print_report(trace::TraceReport{nullptr, &cluster, &items, nullptr}, o.merge_format, o.merge_report_out);
     return 0;
 }
 
@@ -256,13 +250,22 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")->needs(job);
     cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
     cmd->add_option("--report", opts->report_out,
-                    "also write a self-contained HTML report (per-rank breakdown, stragglers, measured vs predicted)");
-    cmd->add_option("--threads", opts->threads, "trace files read in parallel, one per thread (default: all cores)")
+                    "also write a self-contained HTML report (everything the text has, as charts and tables)");
+    cmd->add_option("--threads", opts->threads,
+                    "trace (or merge: summary) files read in parallel, one per thread (default: all cores)")
         ->check(CLI::Range(0u, 1024u));
+    cmd->add_option("--gpus-per-node", opts->gpus_per_node,
+                    "ranks per node, for the nodes that hold the others back (default: the traces' deviceProperties)")
+        ->check(CLI::Range(1, 1024));
     cmd->require_subcommand(0, 1);
 
-    auto* merge = cmd->add_subcommand("merge", "Combine per-rank summaries written by --summary-out");
-    merge->add_option("summaries", opts->summaries, "summary files ('-' for standard input)")->required();
+    auto* merge = cmd->add_subcommand("merge", "Combine per-rank summaries written by --summary-out (thousands: "
+                                               "one at a time, in bounded memory)");
+    merge->add_option("summaries", opts->summaries, "summary files or directories of them ('-' for standard input)");
+    merge->add_option("--list", opts->summary_list, "a file listing summary files, one per line ('-': standard input)");
+    merge->add_option("--report", opts->merge_report_out, "also write a self-contained HTML report");
+    merge->add_option("--gpus-per-node", opts->gpus_per_node, "ranks per node (default: the summaries')")
+        ->check(CLI::Range(1, 1024));
     add_format_option(merge, opts->merge_format);
     merge->callback([opts, merge, &exit_code] {
         // `trace --format json merge ...`: the parent's --format, unless merge has its own.
@@ -272,9 +275,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
 
     add_trace_diff_command(cmd, opts->format, exit_code);
     auto* diff = cmd->get_subcommand("diff");
+    add_trace_synth_command(cmd, exit_code);
+    auto* synth = cmd->get_subcommand("synth");
 
-    cmd->callback([opts, cmd, merge, diff, &exit_code] {
-        if (merge->parsed() || diff->parsed()) return;
+    cmd->callback([opts, cmd, merge, diff, synth, &exit_code] {
+        if (merge->parsed() || diff->parsed() || synth->parsed()) return;
         if (opts->inputs.empty()) {
             throw CLI::RequiredError("files (or the merge subcommand)");
         }

@@ -59,6 +59,8 @@ void add_trace_command(CLI::App& app, int& exit_code);
 // `trace diff A B` (cmd_trace_diff.cpp), under the trace subcommand; the
 // parent's --format applies unless diff has its own.
 void add_trace_diff_command(CLI::App* trace_cmd, Format& parent_format, int& exit_code);
+// `trace synth DIR` (cmd_trace_synth.cpp): generated traces with known answers.
+void add_trace_synth_command(CLI::App* trace_cmd, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
 // `calibrate components` (cmd_calibrate_components.cpp), under the calibrate subcommand.
 void add_calibrate_components_command(CLI::App* calibrate, int& exit_code);

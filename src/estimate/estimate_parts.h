@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
@@ -28,19 +29,37 @@ struct DpComm {
     double optimizer_s[2] = {0, 0};                                    // zero 0; zero >= 1
 };
 
+// One layer kind of a stack of several kinds, under the plan.
+struct KindTime {
+    HostOps ho;             // its host operators (the layer fields)
+    LayerTime layer;        // under the plan's recompute mode
+    LayerTime layer_plain;  // what full recompute leaves alone (recompute: full only)
+};
+
 struct PassSetup {
     PlanContext ctx;
-    LayerWork lw;
+    LayerWork lw;           // the layer (uniform model); several kinds: their mean weighted by
+                            // layer count (the ZeRO-3 engine's per-layer traffic, the roofline)
     HeadWork hw;
-    HostOps ho;
-    LayerTime layer;        // a layer under the plan's recompute mode
+    HostOps ho;             // layer fields: lw's layer (the mean layer's)
+    LayerTime layer;        // a layer under the plan's recompute mode (several kinds: the mean)
     LayerTime layer_plain;  // a layer full recompute leaves alone (recompute: full only)
+    // Several kinds: each kind's work and time (index = kind); empty for a
+    // uniform model, whose one kind is lw / layer above.
+    std::vector<LayerWork> kind_work;
+    std::vector<KindTime> kind_time;
     LayerTime head, embed;
+    LayerTime mtp;          // one multi-token prediction module: a layer of the last layer's kind and an output layer
     StageParams first_stage, last_stage;  // pipeline ranks 0 and pp-1
     DpComm dp;
     Zero3Comm zero3;        // first rank's ZeRO-3 traffic; set when zero >= 3
     bool grad_fp32 = true;  // the plan's, which dp depends on
 };
+// Each kind's work: {lw} for a uniform model, kind_work otherwise.
+inline KindWorks works(const PassSetup& s) {
+    return s.kind_work.empty() ? KindWorks(&s.lw, 1) : KindWorks(s.kind_work);
+}
+
 PassSetup pass_setup(const Job& job, const Calibration& cal);
 // Same, with ctx = make_plan_context(job, cal) given, and the stage
 // parameters (which depend on the layout alone) copied from a setup of
@@ -63,6 +82,26 @@ struct PipelinePhase {
     FlopsPerToken flops;                                // model and hardware FLOPs per token
 };
 PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel schedule);
+
+// Pipeline send/receive of one activation between consecutive stages
+// (Narayanan et al. 2021 sec. 4.1 scatter/gather); 0 without a pipeline.
+double p2p_time_s(const PlanContext& ctx, const Job& job);
+
+// The pass rule: the forward and backward of virtual stage (rank, chunk) for
+// one micro-batch: each kind's layer time times its layers on the stage (the
+// first recompute_layers of them with the plan's recompute, the others
+// plain), the embedding on the stage that holds it, the output layer and
+// loss and the MTP modules on theirs, the schedule's host work per pass, and
+// the host bound (per pass with a pipeline; over forward + backward without
+// one). Estimate, search and explain all time passes by this rule.
+struct StagePass {
+    PassTime f, b;
+    double redone = 0;  // layers full recompute redoes (all the layers without full recompute)
+    int layers = 0;
+};
+StagePass stage_pass(const Job& job, const PassSetup& s, int rank, int chunk);
+// The same for a uniform model's `layers` layers (the closed form's cells).
+StagePass stage_pass_uniform(const Job& job, const PassSetup& s, int layers, bool embedding, bool loss, int mtp);
 
 // The step's breakdown: the phase's, with data-parallel exposure and the
 // optimizer step; the step time is bd.total_s(). What the search needs.

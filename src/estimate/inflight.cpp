@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "estimate/memory.h"
+#include "spec/stage_layout.h"
 
 namespace lostflops {
 
@@ -43,18 +44,21 @@ InFlight inflight_passes(const Job& job, int rank) {
     const int64_t full = f.alive / group, rest = f.alive % group;
     f.first_chunk = static_cast<double>(full * pp + std::clamp<int64_t>(rest, 0, pp));
     // Even split: every chunk has the same layers.
-    if (job.model.layers % group == 0) {
+    if (job.model.layers % group == 0 || !default_split(p)) {
         f.stage_units = static_cast<double>(f.alive) / static_cast<double>(v);
         return f;
     }
-    double layers_alive = 0, layers_stage = 0;
-    for (int c = 0; c < v; ++c) {
-        const int64_t n = full * pp + std::clamp<int64_t>(rest - c * pp, 0, pp);
-        const double l = layers_on(job, rank, c);
-        layers_alive += static_cast<double>(n) * l;
-        layers_stage += l;
-    }
-    f.stage_units = layers_stage > 0 ? layers_alive / layers_stage : static_cast<double>(f.alive) / v;
+    // Chunk c holds n_c alive passes; the light chunks (the first `head` and
+    // the last `tail`) one layer fewer: layers alive = (base + 1) * alive -
+    // the light chunks' passes, in closed form (O(1) for any vpp).
+    const RankSplit rs = default_rank_split(job.model.layers, static_cast<int>(pp), static_cast<int>(v), rank);
+    const int64_t q = rest / pp, rr = rest % pp;
+    const auto passes_before = [&](int64_t a) {  // chunks [0, a)
+        return a * full * pp + pp * std::min(a, q) + (a > q ? rr : 0);
+    };
+    const int64_t light_passes = passes_before(rs.head) + passes_before(v) - passes_before(v - rs.tail);
+    const double layers_alive = static_cast<double>((rs.base + 1) * f.alive - light_passes);
+    f.stage_units = layers_alive / static_cast<double>(rs.layers());
     return f;
 }
 

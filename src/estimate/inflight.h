@@ -2,6 +2,7 @@
 // forward chunk passes a rank has run before its first backward. Internal.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "lostflops/spec.h"
@@ -17,5 +18,14 @@ struct InFlight {
 
 // Rank `rank` of job's pipeline (1F1B, or interleaved 1F1B when vpp > 1).
 InFlight inflight_passes(const Job& job, int rank);
+
+// Of the alive passes, those of chunk `chunk` (forward pass k runs chunk
+// (k mod pp*vpp) / pp): pp per full group of pp*vpp passes plus the rest's share.
+inline double chunk_alive(const InFlight& f, int chunk, int pp, int vpp) {
+    const int64_t group = static_cast<int64_t>(pp) * vpp;
+    const int64_t full = f.alive / group, rest = f.alive % group;
+    const int64_t extra = std::clamp<int64_t>(rest - static_cast<int64_t>(chunk) * pp, 0, pp);
+    return static_cast<double>(full * pp + extra);
+}
 
 }  // namespace lostflops

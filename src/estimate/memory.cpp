@@ -4,11 +4,12 @@
 //  optimizer   12 bytes/param (fp32 master, Adam m and v), /dp with ZeRO-1+
 // so 18 bytes/param for Megatron without sharding, 6 + 12/N_d with its
 // distributed optimizer, 16/N_d with ZeRO-3.
-// Activations: per-layer bytes (workload/layer_work.cpp) times the micro-batches
-// in flight: with 1F1B rank r holds min(m, p - r); interleaved, Megatron-LM's
-// warm-up chunk passes plus one (estimate/inflight.cpp). ZeRO-3 gather
-// buffers: estimate/zero3_time.cpp.
-// Full recompute keeps only each layer's input plus one layer's working set.
+// Activations: per-layer bytes of each kind (workload/layer_work.cpp) times
+// the micro-batches in flight: with 1F1B rank r holds min(m, p - r); interleaved,
+// Megatron-LM's warm-up chunk passes plus one (estimate/inflight.cpp), each
+// chunk's passes holding that chunk's layers. ZeRO-3 gather buffers:
+// estimate/zero3_time.cpp. Full recompute keeps only each recomputed layer's
+// input plus one layer's working set.
 #include "estimate/memory.h"
 
 #include "estimate/inflight.h"
@@ -17,6 +18,25 @@
 #include <algorithm>
 
 namespace lostflops {
+
+namespace {
+
+// A uniform model on the default split without MTP modules: the closed forms
+// (every chunk of a rank alike but for its layer count).
+bool simple(const Job& job, KindWorks works) {
+    return works.size() == 1 && default_split(job.plan) && job.model.mtp_layers == 0;
+}
+
+// Parameters of one MTP module beyond its layer: the 2h x h projection (split
+// over TP) and three norms.
+double mtp_extra_params(const Job& job) {
+    const double h = static_cast<double>(job.model.hidden);
+    return 2 * h * h / job.plan.tp + 3 * h;
+}
+
+int last_kind(const Model& m) { return m.stack->kind_of.empty() ? 0 : m.stack->kind_of.back(); }
+
+}  // namespace
 
 double grad_bytes_per_param(const ParallelPlan& p) { return p.grad_fp32 ? 4.0 : 2.0; }
 
@@ -28,14 +48,30 @@ double optimizer_shard_params(const ParallelPlan& p, const StageParams& s) {
     return s.params / dense_replicas(p) + s.expert_params / expert_replicas(p);
 }
 
-StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank) {
+StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, int rank) {
     const ParallelPlan& p = job.plan;
     StageParams s;
-    for (int c = 0; c < p.vpp; ++c) s.layers += layers_on(job, rank, c);
     s.first = rank == 0;
     s.last = rank == p.pp - 1;
-    s.params = s.layers * lw.params;
-    s.expert_params = s.layers * lw.expert_params;
+    if (simple(job, works)) {
+        s.layers = static_cast<double>(default_rank_split(job.model.layers, p.pp, p.vpp, rank).layers());
+        s.params = s.layers * works[0].params;
+        s.expert_params = s.layers * works[0].expert_params;
+    } else {
+        const LayerStack& st = *job.model.stack;
+        const LayerWork& mtp = works[static_cast<size_t>(last_kind(job.model))];
+        for (int c = 0; c < p.vpp; ++c) {
+            const VirtualStage vs = virtual_stage(job, rank, c);
+            s.layers += vs.layers;
+            for (size_t k = 0; k < works.size(); ++k) {
+                const double n = works.size() == 1 ? vs.layers : st.count_in(static_cast<int>(k), vs.first, vs.first + vs.layers);
+                s.params += n * works[k].params;
+                s.expert_params += n * works[k].expert_params;
+            }
+            s.params += vs.mtp * (mtp.params + mtp_extra_params(job));
+            s.expert_params += vs.mtp * mtp.expert_params;
+        }
+    }
     if (s.first) s.params += hw.embedding_params;
     // Untied: the output layer lives on the last rank. Tied with pp > 1: the
     // last rank keeps its own copy of the embedding (Megatron-LM).
@@ -43,7 +79,7 @@ StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw
     return s;
 }
 
-Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& lw, const StageParams& sp) {
+Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp) {
     const ParallelPlan& p = job.plan;
     const double nd = dense_replicas(p), ne = expert_replicas(p);
     const auto sharded = [&](double bytes_per_param, int from_stage) {
@@ -58,7 +94,7 @@ Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& lw,
     // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
     // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).
     if (p.zero >= 3) {
-        const Zero3Live z = zero3_live(job, lw, sp);
+        const Zero3Live z = zero3_live(job, mean, sp);
         mem.buffers_bytes += z.bytes;
         mem.zero_live_params = z.params;
         mem.zero_live_capped = z.capped;
@@ -68,7 +104,7 @@ Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& lw,
     return mem;
 }
 
-Memory memory_activations(const Job& job, const LayerWork& lw, const HeadWork& hw, const StageParams& sp,
+Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, const StageParams& sp,
                           const InFlight& fl, int rank) {
     const ParallelPlan& p = job.plan;
     Memory mem;
@@ -78,20 +114,51 @@ Memory memory_activations(const Job& job, const LayerWork& lw, const HeadWork& h
     const double inflight = fl.stage_units;
     mem.warmup_passes = fl.warmup;
     mem.inflight_microbatches = inflight;
-    if (p.recompute == Recompute::full) {
-        // Recomputed layers keep their input; the others (recompute_layers
-        // below the stage's layers) keep everything; one recomputed layer's
-        // working set is live during its backward.
-        double recomputed = 0;
-        for (int c = 0; c < p.vpp; ++c) recomputed += recomputed_of(p, layers_on(job, rank, c));
-        mem.activations_bytes = inflight * (recomputed * lw.checkpoint_bytes +
-                                            (sp.layers - recomputed) * lw.activation_bytes_full) +
-                                (recomputed > 0 ? lw.activation_bytes_full : 0.0);
+    double mtp_modules = 0;
+    if (simple(job, works)) {
+        const LayerWork& lw = works[0];
+        if (p.recompute == Recompute::full) {
+            // Recomputed layers keep their input; the others (recompute_layers
+            // below the stage's layers) keep everything; one recomputed layer's
+            // working set is live during its backward.
+            const RankSplit rs = default_rank_split(job.model.layers, p.pp, p.vpp, rank);
+            const double recomputed = static_cast<double>(rs.light()) * recomputed_of(p, rs.base) +
+                                      static_cast<double>(rs.heavy()) * recomputed_of(p, rs.base + 1);
+            mem.activations_bytes = inflight * (recomputed * lw.checkpoint_bytes +
+                                                (sp.layers - recomputed) * lw.activation_bytes_full) +
+                                    (recomputed > 0 ? lw.activation_bytes_full : 0.0);
+        } else {
+            mem.activations_bytes = inflight * sp.layers * lw.activation_bytes;
+        }
     } else {
-        mem.activations_bytes = inflight * sp.layers * lw.activation_bytes;
+        // Each chunk's alive passes hold its layers of each kind.
+        const LayerStack& st = *job.model.stack;
+        const size_t mtp_kind = static_cast<size_t>(last_kind(job.model));
+        double working_set = 0;
+        for (int c = 0; c < p.vpp; ++c) {
+            const VirtualStage vs = virtual_stage(job, rank, c);
+            const int redo = recomputed_of(p, vs.layers);
+            double chunk = 0;
+            for (size_t k = 0; k < works.size(); ++k) {
+                const int kind = static_cast<int>(k);
+                const double n = works.size() == 1 ? vs.layers : st.count_in(kind, vs.first, vs.first + vs.layers);
+                if (p.recompute != Recompute::full) {
+                    chunk += n * works[k].activation_bytes;
+                    continue;
+                }
+                const double r = works.size() == 1 ? redo : st.count_in(kind, vs.first, vs.first + redo);
+                chunk += r * works[k].checkpoint_bytes + (n - r) * works[k].activation_bytes_full;
+                if (r > 0) working_set = std::max(working_set, works[k].activation_bytes_full);
+            }
+            chunk += vs.mtp * works[mtp_kind].activation_bytes;
+            mtp_modules += vs.mtp;
+            mem.activations_bytes += chunk_alive(fl, c, p.pp, p.vpp) * chunk;
+        }
+        mem.activations_bytes += working_set;
     }
     if (sp.first) mem.activations_bytes += fl.first_chunk * hw.embed_bytes_fwd;
-    if (sp.last) mem.logits_bytes = hw.logits_memory_bytes;
+    // The output layer's logits, and each MTP module's own.
+    if (sp.last || mtp_modules > 0) mem.logits_bytes = ((sp.last ? 1 : 0) + mtp_modules) * hw.logits_memory_bytes;
     mem.worst_stage = rank;
     return mem;
 }
@@ -109,11 +176,45 @@ Memory memory_total(const Memory& state, const Memory& act) {
     return mem;
 }
 
-Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
+Memory stage_memory(const Job& job, const Calibration& cal, KindWorks works, const LayerWork& mean,
                     const HeadWork& hw, int rank) {
-    const StageParams sp = stage_params(job, lw, hw, rank);
-    return memory_total(memory_state(job, cal, lw, sp),
-                        memory_activations(job, lw, hw, sp, inflight_passes(job, rank), rank));
+    const StageParams sp = stage_params(job, works, hw, rank);
+    return memory_total(memory_state(job, cal, mean, sp),
+                        memory_activations(job, works, hw, sp, inflight_passes(job, rank), rank));
+}
+
+Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw, const HeadWork& hw, int rank) {
+    return stage_memory(job, cal, KindWorks(&lw, 1), lw, hw, rank);
+}
+
+int peak_candidate_ranks(const Job& job, int* out) {
+    const ParallelPlan& p = job.plan;
+    int n = 0;
+    const auto add = [&](int r) {
+        if (r < 0 || r >= p.pp) return;
+        for (int i = 0; i < n; ++i)
+            if (out[i] == r) return;
+        out[n++] = r;
+    };
+    if (!job.model.uniform() || p.layout || job.model.mtp_layers > 0) {
+        for (int r = 0; r < p.pp; ++r) out[n++] = r;
+        return n;
+    }
+    add(0);
+    add(1);
+    if (default_split(p)) {
+        // The middle ranks' light chunks change only where r crosses
+        // head_b or from_b (estimate.cpp pipeline_phase's closed form).
+        const int stages = p.pp * p.vpp;
+        const int missing = stages - job.model.layers % stages;
+        if (job.model.layers % stages != 0) {
+            add(((missing + 1) / 2) % p.pp);
+            add((stages - missing / 2) % p.pp);
+        }
+    }
+    add(p.pp - 1);
+    std::sort(out, out + n);
+    return n;
 }
 
 }  // namespace lostflops

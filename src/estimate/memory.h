@@ -2,10 +2,12 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
 
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
 #include "estimate/inflight.h"
+#include "spec/stage_layout.h"
 #include "workload/layer_work.h"
 
 namespace lostflops {
@@ -18,29 +20,6 @@ struct StageParams {
     bool last = false;      // holds the output layer and loss
 };
 
-// Transformer layers on virtual stage (rank, chunk). When pp*vpp does not
-// divide the layers, the first and last virtual stages (which also hold the
-// embedding and the output layer) get the fewer layers, as Llama 3 405B's 126
-// layers on 16 stages did (Llama Team 2024, sec. 3.3.2).
-inline int layers_on(int model_layers, int pp, int vpp, int rank, int chunk) {
-    const int k = pp * vpp;                     // virtual stages
-    const int base = model_layers / k;
-    const int rem = model_layers % k;
-    if (rem == 0) return base;
-    // Virtual stage index in model order: chunk-major (Megatron interleaving).
-    const int vs = chunk * pp + rank;
-    // Layers missing from an even split of base+1 each: k - rem, taken from the
-    // two ends first, then inwards.
-    const int missing = k - rem;
-    const int from_end = k - 1 - vs;
-    const int dist = std::min(vs, from_end);    // 0 for the first and last
-    const int rank_from_ends = 2 * dist + (vs <= from_end ? 0 : 1);
-    return base + (rank_from_ends < missing ? 0 : 1);
-}
-inline int layers_on(const Job& job, int rank, int chunk) {
-    return layers_on(job.model.layers, job.plan.pp, job.plan.vpp, rank, chunk);
-}
-
 // Of a virtual stage's `layers`, the ones that full recompute redoes: all of them, or the first
 // parallel.recompute_layers (Megatron-LM's block method); 0 without full recompute.
 inline int recomputed_of(const ParallelPlan& p, int layers) {
@@ -48,10 +27,30 @@ inline int recomputed_of(const ParallelPlan& p, int layers) {
     return p.recompute_layers < 0 ? layers : std::min(layers, p.recompute_layers);
 }
 
-StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank);
+// The work of each layer kind of the job's model, index = kind index (a
+// uniform model: its one layer). The stage functions below count each kind's
+// layers on the rank (spec/stage_layout.h, the stack's prefix counts) and the
+// multi-token prediction modules on theirs (a layer of the last layer's kind
+// each, with its projection and norms, and an output layer's logits).
+using KindWorks = std::span<const LayerWork>;
 
-Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
+StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, int rank);
+inline StageParams stage_params(const Job& job, const LayerWork& lw, const HeadWork& hw, int rank) {
+    return stage_params(job, KindWorks(&lw, 1), hw, rank);
+}
+
+Memory stage_memory(const Job& job, const Calibration& cal, KindWorks works, const LayerWork& mean,
                     const HeadWork& hw, int rank);
+// A uniform model's (works = {lw}, mean = lw).
+Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw, const HeadWork& hw, int rank);
+
+// The pipeline ranks whose memory can be the largest of all: every rank's
+// memory is at most that of one of them (the peak is their maximum). A rank
+// with the same layers of each kind on each chunk, embedding, output layer and
+// MTP modules as a lower rank holds no more than it: its state is the same
+// and it has at most as many passes in flight (inflight.cpp). Writes them to
+// `out` (capacity pp) and returns how many.
+int peak_candidate_ranks(const Job& job, int* out);
 
 // stage_memory in two parts, for the search: what the plan's state takes
 // (weights, gradients, optimizer, buffers; depends on zero, grad_fp32 and the
@@ -59,8 +58,10 @@ Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw,
 // activations take (recompute, recompute_layers, sequence parallelism; not
 // zero). stage_memory == memory_total(memory_state(...), memory_activations(...))
 // to the bit.
-Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& lw, const StageParams& sp);
-Memory memory_activations(const Job& job, const LayerWork& lw, const HeadWork& hw, const StageParams& sp,
+// `mean`: the layer (uniform model) or the layer-count-weighted mean of the
+// kinds, whose parameters the ZeRO-3 engine gathers per layer.
+Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp);
+Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, const StageParams& sp,
                           const InFlight& fl, int rank);
 // `state` with the activation fields of `act`; peak, fits and worst_stage set.
 Memory memory_total(const Memory& state, const Memory& act);

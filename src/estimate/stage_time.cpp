@@ -95,8 +95,8 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
     switch (p.recompute) {
         case Recompute::none: break;
-        case Recompute::selective:
-            t.bwd.recompute_s = attn_fwd + memory_time_s(d, w.mem_bytes_attention_fwd);
+        case Recompute::selective:  // the attention core (a scan's state is kept: LayerWork::selective_core)
+            if (w.selective_core) t.bwd.recompute_s = attn_fwd + memory_time_s(d, w.mem_bytes_attention_fwd);
             break;
         case Recompute::full:
             t.bwd.recompute_s = t.fwd.compute_s + t.fwd.memory_bound_s + t.fwd.overhead_s;

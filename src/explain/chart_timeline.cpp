@@ -3,6 +3,7 @@
 // (explain/report_data.h StepTimeline), idle time left as the row's
 // background, so the fill and drain bubble shows as empty space.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -77,7 +78,6 @@ std::string timeline_svg(const StepTimeline& t, double window_s, const std::stri
         double end_s = 0;
         int passes = 0;
         std::string cls;
-        bool binned = false;  // a run of 2-pixel columns, not of passes
     };
     std::vector<Run> open(static_cast<size_t>(t.stages));
     const auto flush = [&](Run& run) {
@@ -86,10 +86,7 @@ std::string timeline_svg(const StepTimeline& t, double window_s, const std::stri
         if (run.end_s - sg.start_s >= px_s / 4) {
             const double y = top + sg.rank * row_h;
             std::string tip;
-            if (run.binned)
-                tip = fmt::format("rank {} mostly {}: {:.4f}-{:.4f} s", sg.rank, to_string(sg.kind), sg.start_s,
-                                  run.end_s);
-            else if (run.passes > 1)
+            if (run.passes > 1)
                 tip = fmt::format("rank {} {}: {} passes, {:.4f}-{:.4f} s", sg.rank, to_string(sg.kind), run.passes,
                                   sg.start_s, run.end_s);
             else if (sg.micro_batch >= 0)
@@ -101,13 +98,19 @@ std::string timeline_svg(const StepTimeline& t, double window_s, const std::stri
         }
         run.passes = 0;
     };
-    // More passes than a row has pixels: each 2-pixel column of a rank shows
-    // the activity that fills most of it (idle when idle does).
+    // More passes than a row has pixels: each 2-pixel column of a rank is a
+    // stacked bar of the kinds that ran in it, each as tall as its share of
+    // the column's time (idle: the background left over), so every kind's
+    // area is its time. (The kind that filled most of a column used to take
+    // all of it: in 1F1B's steady state the backward, twice a forward, won
+    // every column and forward, recompute and TP communication vanished.)
+    // Heights are in steps of 1/16 of the row, and neighbouring columns with
+    // the same bar are one rectangle per kind.
     size_t shown = 0;
     for (const Segment& sg : t.segments) shown += sg.start_s < span ? 1 : 0;
     const int bins = static_cast<int>((w - l - r) / 2);
     if (shown > static_cast<size_t>(t.stages) * bins / 2) {
-        constexpr int kKinds = 7;
+        constexpr int kKinds = 7, kLevels = 16;
         const double bin_s = span / bins;
         std::vector<double> fill(static_cast<size_t>(t.stages) * bins * kKinds, 0.0);
         for (const Segment& sg : t.segments) {
@@ -119,28 +122,43 @@ std::string timeline_svg(const StepTimeline& t, double window_s, const std::stri
             }
         }
         for (int rk = 0; rk < t.stages; ++rk) {
-            Run run;
+            struct Bar {
+                int from = 0, size = 0;  // in 1/kLevels of the row, from its top
+                int first_bin = 0;
+            };
+            std::array<Bar, kKinds> bars{};
+            const auto draw = [&](int q, const Bar& bar, int end_bin) {
+                if (bar.size == 0) return;
+                const double y = top + rk * row_h + 2 + (row_h - 4) * bar.from / kLevels;
+                const double a = bar.first_bin * bin_s, b = end_bin * bin_s;
+                svg.rect(px(a), y, px(b) - px(a), (row_h - 4) * bar.size / kLevels,
+                         kind_class(static_cast<SegmentKind>(q)),
+                         fmt::format("rank {} {}: {:.0f} % of {:.4f}-{:.4f} s", rk,
+                                     to_string(static_cast<SegmentKind>(q)), 100.0 * bar.size / kLevels, a, b));
+            };
+            // Each boundary's rounding error is carried to the next column
+            // (error diffusion), so along a row every kind's area is its time
+            // to within a level, not off by the same rounding in every column.
+            std::array<double, kKinds> carry{};
             for (int k = 0; k < bins; ++k) {
                 const double* f = &fill[(static_cast<size_t>(rk) * bins + k) * kKinds];
-                int best = -1;
-                double busy = 0, most = 0;
+                double cum = 0;
+                int at = 0;
                 for (int q = 0; q < kKinds; ++q) {
-                    busy += f[q];
-                    if (f[q] > most) most = f[q], best = q;
+                    cum = std::min(1.0, cum + f[q] / bin_s);
+                    const double want = cum * kLevels + carry[static_cast<size_t>(q)];
+                    const int to = std::clamp(static_cast<int>(std::lround(want)), at, kLevels);
+                    carry[static_cast<size_t>(q)] = want - to;
+                    const Bar now{at, to - at, k};
+                    Bar& run = bars[static_cast<size_t>(q)];
+                    if (run.size != now.size || run.from != now.from) {
+                        draw(q, run, k);
+                        run = now;
+                    }
+                    at = to;
                 }
-                if (busy < bin_s / 2) best = -1;  // mostly idle
-                const SegmentKind kind = static_cast<SegmentKind>(best < 0 ? 0 : best);
-                const std::string cls = best < 0 ? "" : kind_class(kind);
-                if (run.passes > 0 && run.cls == cls) {
-                    run.end_s = (k + 1) * bin_s;
-                    ++run.passes;
-                    continue;
-                }
-                if (!run.cls.empty()) flush(run);
-                run = Run{Segment{rk, kind, k * bin_s, (k + 1) * bin_s, -1, -1}, (k + 1) * bin_s, 1, cls};
-                run.binned = true;
             }
-            if (!run.cls.empty()) flush(run);
+            for (int q = 0; q < kKinds; ++q) draw(q, bars[static_cast<size_t>(q)], bins);
         }
         return svg.str();
     }

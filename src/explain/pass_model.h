@@ -1,9 +1,7 @@
 // Every (pipeline rank, model chunk) pass of one micro-batch of a job, by
-// cause, as estimate's pipeline phase computes them (estimate/estimate.cpp
-// pipeline_phase): the per-layer times of estimate/stage_time.h scaled by the
-// chunk's layers, the embedding on virtual stage 0, the output layer on the
-// last, the schedule's host work and the host bound. For the waterfall's
-// split of compute time and for the timeline; internal to src/explain.
+// cause, by estimate's pass rule (estimate_parts.h stage_pass). For the
+// waterfall's split of compute time and for the timeline; internal to
+// src/explain.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +26,5 @@ JobPasses job_passes(const Job& job, const Calibration& cal);
 // Attention core (scores + values) time of one layer, forward + backward, one
 // micro-batch: the part of LayerTime::compute_s that is not GEMMs with weights.
 double attention_layer_s(const PassSetup& s);
-
-// Pipeline send/receive of one activation between consecutive stages, as
-// estimate.cpp times it (Narayanan et al. 2021 sec. 4.1 scatter/gather).
-double p2p_transfer_s(const Job& job, const PlanContext& ctx);
 
 }  // namespace lostflops

@@ -110,7 +110,7 @@ Roofline roofline(const Job& job, const Calibration& cal) {
 std::vector<Memory> memory_per_rank(const Job& job, const Calibration& cal) {
     const PassSetup s = pass_setup(job, cal);
     std::vector<Memory> out;
-    for (int r = 0; r < job.plan.pp; ++r) out.push_back(stage_memory(job, cal, s.lw, s.hw, r));
+    for (int r = 0; r < job.plan.pp; ++r) out.push_back(stage_memory(job, cal, works(s), s.lw, s.hw, r));
     return out;
 }
 

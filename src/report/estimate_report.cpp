@@ -74,10 +74,11 @@ std::string memory_verdict(const Job& job, const Memory& m) {
     return out;
 }
 
-ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal) {
+ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
+                             std::optional<AdviceSearch> advice) {
     ReportExtras extras;
     extras.warnings = job_warnings(job);
-    if (!e.memory.fits) extras.advice = fit_advice(job, cal);
+    if (!e.memory.fits && advice) extras.advice = fit_advice(job, cal, *advice);
     if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
     extras.interval = prediction_interval(job, e, cal);
     extras.curves = collective_curves(job, cal);

@@ -3,9 +3,13 @@
 // spec/validate.cpp's validate_job and re-estimated; only the changes that
 // lower the memory are kept, each with the memory it gives and whether it fits.
 // Then the smallest number of the job's GPUs on which the model fits with a
-// minimum-memory plan. Method: lostflops/report.h (fit_advice).
+// minimum-memory plan, and the fitting plan nearest the job's
+// (search/nearest_plan.cpp); those two searches, with AdviceSearch::if_cheap,
+// only within a count of evaluations fixed in advance (the output does not
+// depend on the machine's speed). Method: lostflops/report.h (fit_advice).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -135,8 +139,9 @@ struct Candidate {
     Estimate e;
 };
 
-// The fastest plan of the minimum-memory family that fits on `n` GPUs, if any.
-std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, int n) {
+// The fastest plan of the minimum-memory family that fits on `n` GPUs, if
+// any; each estimate takes one from `budget` (none left: stops, budget < 0).
+std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, int n, int64_t& budget) {
     std::optional<Candidate> best;
     for (int tp = 1; tp <= std::min(n, job.cluster.gpus_per_node); tp *= 2) {
         const int64_t rest = n / (static_cast<int64_t>(tp) * job.plan.cp);
@@ -155,6 +160,7 @@ std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, in
             p.recompute_layers = -1;
             p.sequence_parallel = tp > 1;
             j.training.micro_batch = 1;
+            if (--budget < 0) return best;
             const auto e = evaluate(j, cal);
             if (e && e->memory.fits && (!best || e->step_time_s < best->e.step_time_s)) best = Candidate{j, *e};
         }
@@ -162,7 +168,8 @@ std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, in
     return best;
 }
 
-MinGpus min_gpus_to_fit(const Job& job, const Calibration& cal, const Memory& current) {
+// nullopt: `budget` estimates were not enough to decide.
+std::optional<MinGpus> min_gpus_to_fit(const Job& job, const Calibration& cal, const Memory& current, int64_t budget) {
     MinGpus out;
     // Lower bound: weights, gradients and Adam state fully sharded over every GPU.
     const double bytes_per_param = 2.0 + (job.plan.grad_fp32 ? 4.0 : 2.0) + 12.0;
@@ -174,7 +181,8 @@ MinGpus min_gpus_to_fit(const Job& job, const Calibration& cal, const Memory& cu
     out.searched_from = lower;
     for (const int n : gpu_counts_from(lower, job.cluster.gpus_per_node)) {
         out.searched_up_to = n;
-        const auto c = fitting_plan(job, cal, n);
+        const auto c = fitting_plan(job, cal, n, budget);
+        if (budget < 0) return std::nullopt;
         if (!c) continue;
         const ParallelPlan& p = c->job.plan;
         out.num_gpus = n;
@@ -203,7 +211,7 @@ std::string set_args(const std::vector<std::string>& set) {
 
 }  // namespace
 
-FitAdvice fit_advice(const Job& job, const Calibration& cal) {
+FitAdvice fit_advice(const Job& job, const Calibration& cal, AdviceSearch search) {
     FitAdvice a;
     const Estimate now = estimate(job, cal);
     for (auto& c : candidate_changes(job, cal))
@@ -212,9 +220,15 @@ FitAdvice fit_advice(const Job& job, const Calibration& cal) {
         if (x.fit != y.fit) return x.fit == Fit::fits;
         return x.fit == Fit::fits ? x.step_time_s < y.step_time_s : x.peak_bytes < y.peak_bytes;
     });
-    a.min_gpus = min_gpus_to_fit(job, cal, now.memory);
-    if (const auto n = nearest_fitting_plan(job, cal))
-        a.nearest = NearestFit{n->changes, plan_words(n->plan), n->set, n->plan.peak_bytes, n->plan.step_time_s};
+    const bool cheap = search == AdviceSearch::if_cheap;
+    const auto m = min_gpus_to_fit(job, cal, now.memory,
+                                   cheap ? kCheapMinGpusEstimates : std::numeric_limits<int64_t>::max());
+    a.min_gpus_searched = m.has_value();
+    if (m) a.min_gpus = *m;
+    const NearestSearch n = nearest_fitting_plan(job, cal, cheap ? kCheapNearestPlans : 0);
+    a.nearest_searched = n.complete;
+    if (const auto& p = n.plan)
+        a.nearest = NearestFit{p->changes, plan_words(p->plan), p->set, p->plan.peak_bytes, p->plan.step_time_s};
     return a;
 }
 
@@ -229,7 +243,11 @@ std::string fit_advice_text(const FitAdvice& a) {
             out += fmt::format("  {:<30} {:>10}  {:<12}  {:8.3f} s/step   {}\n", c.change, gib(c.peak_bytes),
                                c.fit == Fit::fits ? "fits" : "does not fit", c.step_time_s, set_args(c.set));
     }
-    if (a.nearest)
+    if (!a.nearest_searched)
+        out += fmt::format("smallest change that fits: not searched (more than {},{:03} plans; estimate --advice "
+                           "searches every plan on these GPUs)\n",
+                           kCheapNearestPlans / 1000, kCheapNearestPlans % 1000);
+    else if (a.nearest)
         out += fmt::format("smallest change that fits (search of every plan on these GPUs): {} setting{}: {}: {}, "
                            "{:.3f} s/step\n  {}\n",
                            a.nearest->changes, a.nearest->changes == 1 ? "" : "s", a.nearest->plan,
@@ -237,6 +255,11 @@ std::string fit_advice_text(const FitAdvice& a) {
     else
         out += "no plan fits on these GPUs (search of every plan)\n";
     const MinGpus& m = a.min_gpus;
+    if (!a.min_gpus_searched) {
+        out += fmt::format("fewest of these GPUs that fit the model: not searched (more than {} estimates; "
+                           "estimate --advice searches)\n", kCheapMinGpusEstimates);
+        return out;
+    }
     if (m.num_gpus > 0) {
         out += fmt::format("fewest of these GPUs that fit the model: {}, with {}: {}, {:.3f} s/step\n  {}\n",
                            m.num_gpus, m.plan, gib(m.peak_bytes), m.step_time_s, set_args(m.set));
@@ -273,7 +296,10 @@ nlohmann::json fit_advice_json(const FitAdvice& a) {
     if (a.nearest)
         nearest = {{"changes", a.nearest->changes}, {"plan", a.nearest->plan}, {"set", a.nearest->set},
                    {"peak_bytes", a.nearest->peak_bytes}, {"step_time_s", a.nearest->step_time_s}};
-    return {{"advice", changes}, {"nearest_fitting_plan", nearest}, {"min_gpus_to_fit", min}};
+    nlohmann::json out = {{"advice", changes}};
+    if (a.nearest_searched) out["nearest_fitting_plan"] = nearest;
+    if (a.min_gpus_searched) out["min_gpus_to_fit"] = min;
+    return out;
 }
 
 }  // namespace lostflops

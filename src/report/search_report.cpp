@@ -1,7 +1,7 @@
 // Search output: the ranked plans with their costliest wall (a fresh
 // estimate() of each listed plan: same figures, plus the breakdown), the
-// runner-ups of other shapes, the counts; JSON and CSV stream the whole
-// ranking; the sweep's scaling efficiency is throughput per GPU relative to
+// runner-ups of other shapes, the counts; JSON and CSV list the first plans
+// or stream the whole ranking chunk by chunk (search.h for_each_ranked); the sweep's scaling efficiency is throughput per GPU relative to
 // the smallest size that fits (strong scaling: same global batch).
 #include "lostflops/run_report.h"
 #include "lostflops/search_report.h"
@@ -45,7 +45,10 @@ const char* kHeader =
     " rank  tp  cp  pp vpp    dp  ep  mbs zero recompute  sp tpo dpo   step s tok/s/GPU    MFU peak GiB  costliest wall\n";
 // "= tie of the best" at the end of a row: a tie of the best plan (Ties below).
 
-size_t rank_of(const SearchResult& r, const RankedPlan& p, RankBy by) {
+// The rank of other shape i: counted by the search, or in the plans kept.
+size_t rank_of(const SearchResult& r, size_t i, RankBy by) {
+    if (i < r.other_shape_ranks.size()) return r.other_shape_ranks[i];
+    const RankedPlan& p = r.other_shapes[i];
     size_t n = 1;
     for (const RankedPlan& q : r.ranked) n += ranks_before(q, p, by) ? 1 : 0;
     return n;
@@ -86,6 +89,19 @@ Ties ties_of_best(const Job& job, const Calibration& cal, const SearchResult& r,
     t.min_tokens = best.tokens_per_s_per_gpu * (1 + t.interval.error_p10_pct / 100) /
                    (1 + t.interval.error_p90_pct / 100);
     return t;
+}
+
+// `plans`, or the result's own first v.limit plans.
+PlanChunks chunks_of(const SearchResult& r, const SearchView& v, const PlanChunks& plans) {
+    if (plans) return plans;
+    return [&r, &v](const PlanSink& sink) { sink(r, v.limit == 0 ? r.sorted : std::min(v.limit, r.sorted)); };
+}
+
+// Writes the buffer out once it holds a MiB.
+void flush_over(fmt::memory_buffer& b, const std::function<void(std::string_view)>& write) {
+    if (b.size() <= (1 << 20)) return;
+    write(std::string_view(b.data(), b.size()));
+    b.clear();
 }
 
 nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchResult& r, const RankedPlan& rp,
@@ -151,7 +167,7 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
         out += kHeader;
         for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i) {
             const PlanScore s = plan_score(job, r, r.other_shapes[i]);
-            out += row(rank_of(r, r.other_shapes[i], v.by), s, wall_of(s), ties.of(s));
+            out += row(rank_of(r, i, v.by), s, wall_of(s), ties.of(s));
         }
     }
     const PlanScore best = plan_score(job, r, r.ranked.front());
@@ -177,8 +193,19 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
     return out;
 }
 
+void keep_for_listing(SearchOptions& o, size_t top, size_t other_shapes) {
+    o.sort_top = top;
+    o.keep_best = std::max(top, kKeepBest);
+    o.shape_ranks = other_shapes;
+    o.record_spans = top == 0;  // for_each_ranked streams the rest
+}
+
+PlanChunks every_plan(const Job& job, const Calibration& cal, const SearchOptions& o, const SearchResult& first) {
+    return [&job, &cal, o, &first](const PlanSink& sink) { for_each_ranked(job, cal, o, first, kStreamChunk, sink); };
+}
+
 void search_json(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v,
-                 const std::function<void(std::string_view)>& write) {
+                 const std::function<void(std::string_view)>& write, const PlanChunks& plans) {
     const SearchCounts& c = r.counts;
     nlohmann::json head = {{"schema_version", kJsonSchemaVersion},
                            {"ranked_by", to_string(v.by)},
@@ -201,7 +228,7 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
     for (size_t i = 0; i < std::min(v.top, r.sorted); ++i)
         top.push_back(detail_json(job, cal, r, r.ranked[i], i + 1, ties));
     for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i)
-        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, r.other_shapes[i], v.by), ties));
+        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, i, v.by), ties));
     head["top"] = top;
     if (!v.runs.empty()) {
         head["run_rescored_plans"] = v.runs.size();
@@ -213,42 +240,42 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     write(text);
     write(",\n  \"plans\": [");
-    const size_t n = v.limit == 0 ? r.sorted : std::min(v.limit, r.sorted);
     fmt::memory_buffer b;
-    for (size_t i = 0; i < n; ++i) {
-        const PlanScore s = plan_score(job, r, r.ranked[i]);
-        fmt::format_to(std::back_inserter(b), "{}\n    {{\"rank\": {}, \"tie_of_best\": {}, ", i == 0 ? "" : ",", i + 1,
-                       ties.of(s));
-        plan_fields(b, s);
-        b.push_back('}');
-        if (b.size() > (1 << 20)) {
-            write(std::string_view(b.data(), b.size()));
-            b.clear();
+    size_t rank = 0;
+    chunks_of(r, v, plans)([&](const SearchResult& c, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            ++rank;
+            const PlanScore s = plan_score(job, c, c.ranked[i]);
+            fmt::format_to(std::back_inserter(b), "{}\n    {{\"rank\": {}, \"tie_of_best\": {}, ", rank == 1 ? "" : ",",
+                           rank, ties.of(s));
+            plan_fields(b, s);
+            b.push_back('}');
+            flush_over(b, write);
         }
-    }
+    });
     write(std::string_view(b.data(), b.size()));
-    write(n > 0 ? "\n  ]\n}\n" : "]\n}\n");
+    write(rank > 0 ? "\n  ]\n}\n" : "]\n}\n");
 }
 
 void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
-                const std::function<void(std::string_view)>& write) {
+                const std::function<void(std::string_view)>& write, const PlanChunks& plans) {
     write("rank,tp,cp,pp,dp,vpp,ep,micro_batch_size,zero,recompute,recompute_layers,sequence_parallel,"
           "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes\n");
-    const size_t n = v.limit == 0 ? r.sorted : std::min(v.limit, r.sorted);
     fmt::memory_buffer b;
-    for (size_t i = 0; i < n; ++i) {
-        const PlanScore s = plan_score(job, r, r.ranked[i]);
-        const ParallelPlan& p = s.plan;
-        fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i + 1, p.tp, p.cp,
-                       p.pp, p.dp, p.vpp, p.ep, s.micro_batch, p.zero, to_string(p.recompute),
-                       p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers) : "",
-                       p.sequence_parallel, p.tp_comm_overlap, p.overlap_grad_reduce, s.step_time_s,
-                       s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes);
-        if (b.size() > (1 << 20)) {
-            write(std::string_view(b.data(), b.size()));
-            b.clear();
+    size_t rank = 0;
+    chunks_of(r, v, plans)([&](const SearchResult& c, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            const PlanScore s = plan_score(job, c, c.ranked[i]);
+            const ParallelPlan& p = s.plan;
+            fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, p.tp,
+                           p.cp, p.pp, p.dp, p.vpp, p.ep, s.micro_batch, p.zero, to_string(p.recompute),
+                           p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers)
+                                                                                      : "",
+                           p.sequence_parallel, p.tp_comm_overlap, p.overlap_grad_reduce, s.step_time_s,
+                           s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes);
+            flush_over(b, write);
         }
-    }
+    });
     write(std::string_view(b.data(), b.size()));
 }
 

@@ -13,6 +13,7 @@
 
 #include "spec/validate.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace lostflops::search {
@@ -38,55 +39,100 @@ bool free_or(int64_t fixed, int64_t value) { return fixed == 0 || fixed == value
 
 }  // namespace
 
-LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit,
-                               const std::function<void(const Layout&)>& rejected, const LayoutFix& fix) {
-    const Model& m = job.model;
-    const Training& t = job.training;
+std::vector<Shape> enumerate_shapes(const Job& job, const LayoutFix& fix) {
     const int64_t gpus = job.cluster.num_gpus;
-    LayoutCounts counts;
+    std::vector<Shape> out;
     for_divisors(gpus, [&](int64_t tp) {
         if (!free_or(fix.tp, tp)) return;
-        const bool tp_ok = tp_fits_model(m, tp);
         for_divisors(gpus / tp, [&](int64_t cp) {
             if (!free_or(fix.cp, cp)) return;
-            const bool cp_ok = cp == 1 || t.seq_length % (2 * cp) == 0;
             for_divisors(gpus / (tp * cp), [&](int64_t pp) {
                 const int64_t dp = gpus / (tp * cp * pp);
                 if (!free_or(fix.pp, pp) || !free_or(fix.dp, dp)) return;
-                const bool pp_ok = pp <= m.layers;
-                for_divisors(t.global_batch, [&](int64_t mb) {
-                    if (!free_or(fix.micro_batch, mb)) return;
-                    const bool batch_ok = t.global_batch % (dp * mb) == 0;
-                    const int64_t micro_batches = batch_ok ? t.global_batch / (dp * mb) : 0;
-                    const int64_t max_vpp = pp == 1 || !pp_ok ? 1 : m.layers / pp;
-                    for (int64_t vpp = 1; vpp <= max_vpp; ++vpp) {
-                        if (!free_or(fix.vpp, vpp)) continue;
-                        const bool vpp_ok = vpp == 1 || micro_batches % pp == 0;
-                        const bool cells_ok = static_cast<double>(micro_batches) * pp * vpp <= 5e7;
-                        const bool ok = tp_ok && cp_ok && pp_ok && batch_ok && vpp_ok && cells_ok;
-                        const auto emit = [&](int64_t ep) {
-                            if (!free_or(fix.ep, ep)) return;
-                            const Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
-                                           static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
-                            ++counts.candidates;
-                            const bool ep_ok = !m.is_moe() || (dp * cp) % ep == 0;
-                            if (ok && ep_ok) {
-                                ++counts.valid;
-                                visit(l);
-                            } else if (rejected) {
-                                rejected(l);
-                            }
-                        };
-                        if (!m.is_moe()) {
-                            emit(1);
-                            continue;
-                        }
-                        for_divisors(m.experts_gcd(), emit);
-                    }
-                });
+                out.push_back(Shape{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
+                                    static_cast<int>(dp)});
             });
         });
     });
+    return out;
+}
+
+LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function<void(const Layout&)>& visit,
+                             const std::function<void(const RejectedRun&)>& rejected, const LayoutFix& fix) {
+    const Model& m = job.model;
+    const Training& t = job.training;
+    LayoutCounts counts;
+    const bool shape_ok = tp_fits_model(m, s.tp) && (s.cp == 1 || t.seq_length % (2 * s.cp) == 0) &&
+                          s.pp <= m.layers;
+    const int max_vpp = s.pp == 1 || s.pp > m.layers ? 1 : m.layers / s.pp;
+    const int vpp_first = fix.vpp == 0 ? 1 : fix.vpp;
+    const int vpp_last = fix.vpp == 0 ? max_vpp : std::min(fix.vpp, max_vpp);
+    if (vpp_first > vpp_last) return counts;
+    // The ep values: 1 for a dense model, the divisors of the experts otherwise; those the fix allows.
+    std::vector<int> eps;
+    const auto add_ep = [&](int64_t ep) {
+        if (free_or(fix.ep, ep)) eps.push_back(static_cast<int>(ep));
+    };
+    if (m.is_moe()) for_divisors(m.experts_gcd(), add_ep);
+    else add_ep(1);
+    if (eps.empty()) return counts;
+    const auto n_eps = static_cast<int64_t>(eps.size());
+    const auto reject = [&](const Layout& l, int last, int64_t times) {
+        counts.candidates += times * (last - l.vpp + 1);
+        if (rejected) rejected(RejectedRun{l, last, times});
+    };
+    Layout l{s.tp, s.cp, s.pp, s.dp, vpp_first, eps.front(), 1};
+    if (!shape_ok) {  // every micro-batch, vpp and ep of the shape at once
+        int64_t mbs = 0;
+        for_divisors(t.global_batch, [&](int64_t mb) {
+            if (!free_or(fix.micro_batch, mb)) return;
+            if (mbs++ == 0) l.micro_batch = mb;
+        });
+        if (mbs > 0) reject(l, vpp_last, mbs * n_eps);
+        return counts;
+    }
+    for_divisors(t.global_batch, [&](int64_t mb) {
+        if (!free_or(fix.micro_batch, mb)) return;
+        l.micro_batch = mb;
+        l.vpp = vpp_first;
+        l.ep = eps.front();
+        if (t.global_batch % (s.dp * mb) != 0) {
+            reject(l, vpp_last, n_eps);
+            return;
+        }
+        const int64_t micro_batches = t.global_batch / (s.dp * mb);
+        for (int vpp = vpp_first; vpp <= vpp_last; ++vpp) {
+            l.vpp = vpp;
+            l.ep = eps.front();
+            const bool vpp_ok = vpp == 1 || micro_batches % s.pp == 0;
+            const bool cells_ok = static_cast<double>(micro_batches) * s.pp * vpp <= 5e7;
+            if (!vpp_ok || !cells_ok) {
+                reject(l, vpp, n_eps);
+                continue;
+            }
+            for (const int ep : eps) {
+                l.ep = ep;
+                if (!m.is_moe() || (static_cast<int64_t>(s.dp) * s.cp) % ep == 0) {
+                    ++counts.candidates;
+                    ++counts.valid;
+                    visit(l);
+                } else {
+                    reject(l, vpp, 1);
+                }
+            }
+        }
+    });
+    return counts;
+}
+
+LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit,
+                               const std::function<void(const RejectedRun&)>& rejected, const LayoutFix& fix) {
+    LayoutCounts counts;
+    for (const Shape& s : enumerate_shapes(job, fix)) {
+        const LayoutCounts c = enumerate_shape(job, s, visit, rejected, fix);
+        counts.candidates += c.candidates;
+        counts.valid += c.valid;
+    }
     return counts;
 }
 

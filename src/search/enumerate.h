@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "lostflops/search.h"
 #include "lostflops/spec.h"
@@ -32,13 +33,36 @@ struct LayoutCounts {
     int64_t valid = 0;       // layouts passed to visit
 };
 
-// Walks the candidate space — tp, cp, pp over divisors of num_gpus (dp
-// follows), micro-batch over divisors of the global batch, vpp from 1 to
-// layers/pp (1 without a pipeline), ep over divisors of the experts (1 for a
-// dense model) — and calls visit(layout) for every valid one and rejected(layout)
-// for every other, in a fixed order.
+// Candidates the rules reject, in runs: `layout` (its vpp the first of the
+// run) for every vpp from layout.vpp to vpp_last, each `times` over (the
+// micro-batches and the ep values of the run; layout.micro_batch and
+// layout.ep are the first of them). Everything a run stands for has the
+// layout's tp, cp, pp and dp.
+struct RejectedRun {
+    Layout layout;
+    int vpp_last = 1;
+    int64_t times = 1;
+};
+
+// The outer loops of the enumeration: tp, cp, pp over divisors of num_gpus
+// (dp follows), those that agree with `fix`, in order.
+struct Shape {
+    int tp = 1, cp = 1, pp = 1, dp = 1;
+};
+std::vector<Shape> enumerate_shapes(const Job& job, const LayoutFix& fix = {});
+
+// The candidates of one shape — micro-batch over divisors of the global
+// batch, vpp from 1 to layers/pp (1 without a pipeline), ep over divisors of
+// the experts (1 for a dense model) — calling visit(layout) for every valid
+// one and rejected(run) for the others, in a fixed order.
+LayoutCounts enumerate_shape(const Job& job, const Shape& shape, const std::function<void(const Layout&)>& visit,
+                             const std::function<void(const RejectedRun&)>& rejected = {}, const LayoutFix& fix = {});
+
+// Every shape's candidates in turn (enumerate_shapes, enumerate_shape): every
+// valid layout, in a fixed order (tp, cp, pp, micro-batch, vpp, ep
+// ascending).
 LayoutCounts enumerate_layouts(const Job& job, const std::function<void(const Layout&)>& visit,
-                               const std::function<void(const Layout&)>& rejected = {},
+                               const std::function<void(const RejectedRun&)>& rejected = {},
                                const LayoutFix& fix = {});
 
 // `job` with its plan cut as `layout` and the micro-batch size set; every

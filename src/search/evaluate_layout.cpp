@@ -3,8 +3,8 @@
 // Memory: a plan's peak on a rank is state(zero) + activations(sp, recompute)
 // (estimate/memory.h memory_total, summed in the same order), so the layout
 // computes 4 states and |sp| x |recompute| activations per rank and each plan
-// costs two sums; the peak is the larger of the first and last rank, as in
-// estimate(). Time: PassSetup per (sp, tp_comm_overlap, recompute mode,
+// costs two sums per rank; the peak is the largest over the ranks that can
+// hold it (estimate/memory.h peak_candidate_ranks), as in estimate(). Time: PassSetup per (sp, tp_comm_overlap, recompute mode,
 // zero == 3) and PipelinePhase per (that, recompute depth), each computed on
 // first use; the step (finish_breakdown) per plan and zero class.
 // estimate() is these same calls.
@@ -16,6 +16,8 @@
 #include "estimate/memory.h"
 #include "search/enumerate.h"
 #include "search/knobs.h"
+#include "spec/stage_layout.h"
+#include "spec/validate.h"
 
 namespace lostflops::search {
 
@@ -46,16 +48,21 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
         return 0;
     }
     ++counts.layouts;
-    const int ranks = p.pp > 1 ? 2 : 1;
-    const int rank_of[2] = {0, p.pp - 1};
+    // The ranks whose memory can be the peak (estimate/memory.h), as estimate() takes them.
+    ranks_.resize(static_cast<size_t>(p.pp));
+    const int ranks = peak_candidate_ranks(job_, ranks_.data());
     const int n_rc = ks.rc_end - ks.rc_first;
+    if (!default_split(p) && stage_layout_issue(job_)) {
+        counts.pruned_divisibility += total;  // the job's custom stage layout does not fit this pp x vpp
+        return 0;
+    }
 
     // Activations per (sp, recompute, rank): they do not depend on zero.
     act_peak_.assign(static_cast<size_t>(4 * n_rc * ranks), 0.0);
-    StageParams sparams[2];
-    InFlight inflight[2];
+    sparams_.resize(static_cast<size_t>(ranks));
+    inflight_.resize(static_cast<size_t>(ranks));
     bool sparams_ready = false;
-    for (int r = 0; r < ranks; ++r) inflight[r] = inflight_passes(job_, rank_of[r]);
+    for (int r = 0; r < ranks; ++r) inflight_[static_cast<size_t>(r)] = inflight_passes(job_, ranks_[static_cast<size_t>(r)]);
     bool sp_done[2] = {false, false};
     for (int si = 0; si < ks.sps; ++si) {
         const bool sp = ks.sp[si].sp;
@@ -64,18 +71,19 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
         p.sequence_parallel = sp;
         // Layer and head work depend on the recompute mode, not its depth.
         int work_mode = -1;
-        LayerWork lw;
         HeadWork hw;
         for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) {
             apply_recompute(p, rc);
             if (rc_mode_index(rc) != work_mode) {
                 work_mode = rc_mode_index(rc);
-                lw = layer_work(job_.model, job_.training, p);
+                stack_work(job_.model, job_.training, p, works_);
                 hw = head_work(job_.model, job_.training, p);
             }
             for (int r = 0; r < ranks; ++r) {
-                if (!sparams_ready) sparams[r] = stage_params(job_, lw, hw, rank_of[r]);
-                const Memory a = memory_activations(job_, lw, hw, sparams[r], inflight[r], rank_of[r]);
+                const int rank = ranks_[static_cast<size_t>(r)];
+                if (!sparams_ready) sparams_[static_cast<size_t>(r)] = stage_params(job_, works_, hw, rank);
+                const Memory a = memory_activations(job_, works_, hw, sparams_[static_cast<size_t>(r)],
+                                                    inflight_[static_cast<size_t>(r)], rank);
                 const size_t i = static_cast<size_t>(((sp ? 1 : 0) * n_rc + (rc - ks.rc_first)) * ranks + r);
                 act_peak_[2 * i] = a.activations_bytes;
                 act_peak_[2 * i + 1] = a.logits_bytes;
@@ -83,18 +91,20 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
             sparams_ready = true;  // parameters per rank do not depend on sp or recompute
         }
     }
-    // State per (zero, rank); needs a LayerWork for parameter counts (knob-independent).
-    Memory state[4][2];
+    // State per (zero, rank); the ZeRO-3 engine's per-layer parameters (knob-independent).
+    state_.resize(static_cast<size_t>(4 * ranks));
     {
         apply_recompute(p, 0);
         p.sequence_parallel = false;
-        const LayerWork lw = layer_work(job_.model, job_.training, p);
+        stack_work(job_.model, job_.training, p, works_);
+        const LayerWork mean = mean_layer_work(job_.model, works_);
         for (int zi = 0; zi < ks.zeros; ++zi) {
             p.zero = ks.zero[zi];
-            for (int r = 0; r < ranks; ++r) state[zi][r] = memory_state(job_, cal_, lw, sparams[r]);
+            for (int r = 0; r < ranks; ++r)
+                state_[static_cast<size_t>(zi * ranks + r)] = memory_state(job_, cal_, mean, sparams_[static_cast<size_t>(r)]);
         }
     }
-    const double capacity = state[0][0].capacity_bytes;
+    const double capacity = state_[0].capacity_bytes;
 
     // Time caches: setup per (sp choice, rc mode, zero3), phase per (sp choice, rc, zero3).
     const size_t n_setups = static_cast<size_t>(ks.sps) * 3 * 2;
@@ -118,7 +128,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                 const int s = spc.sp ? 1 : 0;
                 double peak = 0;
                 for (int r = 0; r < ranks; ++r) {
-                    const Memory& st = state[zi][r];
+                    const Memory& st = state_[static_cast<size_t>(zi * ranks + r)];
                     const size_t i = static_cast<size_t>((s * n_rc + (rc - ks.rc_first)) * ranks + r);
                     // memory_total's sum, in its order.
                     const double pr = st.weights_bytes + st.gradients_bytes + st.optimizer_bytes + act_peak_[2 * i] +

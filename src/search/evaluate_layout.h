@@ -35,6 +35,11 @@ private:
     std::vector<char> phase_ready_;
     std::vector<double> step_cache_;  // step time per (phase, zero_time_class, overlap_grad_reduce); < 0: not yet
     std::vector<double> act_peak_;  // activation and logits bytes per (sp, recompute, rank)
+    std::vector<int> ranks_;        // the ranks whose memory can be the peak
+    std::vector<StageParams> sparams_;
+    std::vector<InFlight> inflight_;
+    std::vector<Memory> state_;     // per (zero, rank)
+    std::vector<LayerWork> works_;  // per layer kind
 };
 
 }  // namespace lostflops::search

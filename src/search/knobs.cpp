@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "spec/stage_layout.h"
+
 namespace lostflops::search {
 
 int64_t KnobSet::count() const {
@@ -41,8 +43,7 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
         for (int z = 0; z <= (replicas ? 3 : 0); ++z) k.zero[k.zeros++] = z;
     }
     // Layers of the largest virtual stage (spec/validate.cpp's bound on recompute_layers).
-    const int virtual_stages = p.pp * p.vpp;
-    const int per_stage = (job.model.layers + virtual_stages - 1) / virtual_stages;
+    const int per_stage = max_stage_layers(job);
     if (fix.recompute) {
         k.rc_first = recompute_index(*fix.recompute, fix.recompute_layers.value_or(-1));
         k.rc_end = k.rc_first + 1;

@@ -137,51 +137,6 @@ bool plan_matches(const PlanFix& f, const PlanScore& s) {
            agrees(f.overlap_grad_reduce, p.overlap_grad_reduce);
 }
 
-std::optional<NearestPlan> nearest_fitting_plan(const Job& job, const Calibration& cal) {
-    SearchOptions o;
-    o.sort_top = 1;
-    const SearchResult r = search_plans(job, cal, o);
-    const ParallelPlan& q = job.plan;
-    std::optional<NearestPlan> best;
-    const RankedPlan* best_rp = nullptr;
-    for (const RankedPlan& rp : r.ranked) {
-        const PlanScore s = plan_score(job, r, rp);
-        const ParallelPlan& p = s.plan;
-        const int rl = p.recompute == Recompute::full ? p.recompute_layers : -1;
-        const int ql = q.recompute == Recompute::full ? q.recompute_layers : -1;
-        const int changes = (p.tp != q.tp) + (p.cp != q.cp) + (p.pp != q.pp) + (p.dp != q.dp) + (p.vpp != q.vpp) +
-                            (p.ep != q.ep) + (s.micro_batch != job.training.micro_batch) + (p.zero != q.zero) +
-                            (p.recompute != q.recompute) + (rl != ql) + (p.sequence_parallel != q.sequence_parallel) +
-                            (p.tp_comm_overlap != q.tp_comm_overlap) + (p.overlap_grad_reduce != q.overlap_grad_reduce);
-        if (best && (changes > best->changes || (changes == best->changes && !ranks_before(rp, *best_rp, RankBy::throughput))))
-            continue;
-        best = NearestPlan{s, changes, {}};
-        best_rp = &rp;
-    }
-    if (!best) return best;
-    const ParallelPlan& p = best->plan.plan;
-    const auto add = [&](bool differs, const std::string& kv) {
-        if (differs) best->set.push_back(kv);
-    };
-    add(p.tp != q.tp, fmt::format("parallel.tp={}", p.tp));
-    add(p.cp != q.cp, fmt::format("parallel.cp={}", p.cp));
-    add(p.pp != q.pp, fmt::format("parallel.pp={}", p.pp));
-    add(p.dp != q.dp, fmt::format("parallel.dp={}", p.dp));
-    add(p.vpp != q.vpp, fmt::format("parallel.vpp={}", p.vpp));
-    add(p.ep != q.ep, fmt::format("parallel.ep={}", p.ep));
-    add(best->plan.micro_batch != job.training.micro_batch,
-        fmt::format("training.micro_batch_size={}", best->plan.micro_batch));
-    add(p.zero != q.zero, fmt::format("parallel.zero={}", p.zero));
-    add(p.recompute != q.recompute, fmt::format("parallel.recompute={}", to_string(p.recompute)));
-    if (p.recompute == Recompute::full && p.recompute_layers >= 0 && p.recompute_layers != q.recompute_layers)
-        best->set.push_back(fmt::format("parallel.recompute_layers={}", p.recompute_layers));
-    add(p.sequence_parallel != q.sequence_parallel, fmt::format("parallel.sequence_parallel={}", p.sequence_parallel));
-    add(p.tp_comm_overlap != q.tp_comm_overlap, fmt::format("parallel.tp_comm_overlap={}", p.tp_comm_overlap));
-    add(p.overlap_grad_reduce != q.overlap_grad_reduce,
-        fmt::format("parallel.overlap_grad_reduce={}", p.overlap_grad_reduce));
-    return best;
-}
-
 std::string plan_words(const PlanScore& s) {
     const ParallelPlan& p = s.plan;
     std::string rc = to_string(p.recompute);

@@ -1,5 +1,6 @@
-// The search driver: layouts from the enumerator (main thread), their plans
-// evaluated by worker threads that take layouts from a shared counter, the
+// The search driver: layouts from the enumerator (search/layout_space.h,
+// shapes split across worker threads), their plans evaluated by worker
+// threads that take layouts from a shared counter, the
 // evaluated plans merged and ranked by a total order (include/lostflops/search.h),
 // so the result does not depend on the thread count or scheduling.
 #include "lostflops/search.h"
@@ -16,6 +17,7 @@
 #include "estimate/memory.h"
 #include "search/enumerate.h"
 #include "search/evaluate_layout.h"
+#include "search/layout_space.h"
 #include "search/knobs.h"
 #include "workload/flops.h"
 
@@ -54,6 +56,7 @@ search::LayoutFix layout_fix(const PlanFix& f) {
 
 struct Worker {
     SearchCounts counts;
+    std::vector<int64_t> before;  // plans ranked before each of SearchOptions::count_before
     std::vector<RankedPlan> plans;
     std::vector<RankedPlan> layout_best;  // best plan of each layout this worker ran
     std::optional<RankedPlan> cutoff;     // keep_best: the best plan dropped so far
@@ -128,28 +131,22 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     const auto t0 = std::chrono::steady_clock::now();
     const size_t keep = options.keep_best;
     SearchResult result;
-    search::LayoutEvaluator counter(job, cal, options.fix);
-    int64_t upper = 0;  // plans of the valid layouts: at most this many are evaluated
-    search::enumerate_layouts(
-        job,
-        [&](const search::Layout& l) {
-            result.layouts.push_back(l);
-            upper += counter.plan_count(l);
-        },
-        [&](const search::Layout& l) {
-            const int64_t n = counter.plan_count(l);
-            result.counts.enumerated += n;
-            result.counts.pruned_divisibility += n;
-        },
-        layout_fix(options.fix));
+    const unsigned cores = options.threads > 0 ? static_cast<unsigned>(options.threads) : std::thread::hardware_concurrency();
+    search::LayoutSpace space = search::layout_space(job, options.fix, layout_fix(options.fix), std::max(1u, cores));
+    result.layouts = std::move(space.layouts);
+    const int64_t upper = space.plans;  // plans of the valid layouts: at most this many are evaluated
+    result.counts.enumerated += space.rejected_plans;
+    result.counts.pruned_divisibility += space.rejected_plans;
 
     const size_t n_layouts = result.layouts.size();
-    unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads) : std::thread::hardware_concurrency();
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(1, n_layouts / 64))));
+    unsigned threads = std::max(1u, std::min<unsigned>(cores, static_cast<unsigned>(std::max<size_t>(1, n_layouts / 64))));
     std::atomic<size_t> next{0};
     std::atomic<size_t> done{0};
     std::atomic<bool> stopped{false};
     std::vector<Worker> workers(threads);
+    for (Worker& w : workers) w.before.assign(options.count_before.size(), 0);
+    result.counted_before.assign(options.count_before.size(), 0);
+    if (options.record_spans) result.spans.assign(n_layouts, LayoutSpan{});
     // Room for every plan a worker could keep, reserved (not touched) up
     // front: no reallocation while the plans stream in, and the merge appends
     // in place.
@@ -159,6 +156,22 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         w.plans.reserve(room);
         advise_huge_pages(w.plans.data(), w.plans.capacity() * sizeof(RankedPlan));
     }
+    // A later chunk of a streamed ranking (spans and `after`): only the
+    // layouts with plans ranked after `after`, in the order of their best
+    // plan: the workers' cutoffs (keep_best) come early, and then every
+    // layout whose best plan ranks after a worker's cutoff is skipped.
+    std::vector<uint32_t> order;
+    const bool ordered = options.spans && options.after;
+    if (ordered) {
+        const std::vector<LayoutSpan>& spans = *options.spans;
+        for (size_t i = 0; i < n_layouts; ++i)
+            if (spans[i].any && ranks_before(*options.after, spans[i].worst, options.by))
+                order.push_back(static_cast<uint32_t>(i));
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+            return ranks_before(spans[a].best, spans[b].best, options.by);
+        });
+    }
+    const size_t n_items = ordered ? order.size() : n_layouts;
     const auto work = [&](Worker& w) {
         search::LayoutEvaluator ev(job, cal, options.fix);
         constexpr size_t kBlock = 16;
@@ -168,15 +181,38 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                 return;
             }
             const size_t first = next.fetch_add(kBlock);
-            if (first >= n_layouts) return;
-            const size_t last = std::min(n_layouts, first + kBlock);
-            for (size_t i = first; i < last; ++i) {
-                const size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans);
+            if (first >= n_items) return;
+            const size_t last = std::min(n_items, first + kBlock);
+            for (size_t k = first; k < last; ++k) {
+                const size_t i = ordered ? order[k] : k;
+                if (options.spans) {
+                    const LayoutSpan& sp = (*options.spans)[i];
+                    if (!sp.any || (options.after && !ranks_before(*options.after, sp.worst, options.by)) ||
+                        (w.cutoff && !ranks_before(sp.best, *w.cutoff, options.by)))
+                        continue;
+                }
+                size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans);
+                if (!options.count_before.empty()) {
+                    for (auto p = w.plans.end() - static_cast<std::ptrdiff_t>(added); p != w.plans.end(); ++p)
+                        for (size_t j = 0; j < options.count_before.size(); ++j)
+                            w.before[j] += ranks_before(*p, options.count_before[j], options.by) ? 1 : 0;
+                }
+                if (options.after && added > 0) {
+                    const RankedPlan a = *options.after;
+                    const auto first_added = w.plans.end() - static_cast<std::ptrdiff_t>(added);
+                    const auto kept = std::remove_if(first_added, w.plans.end(), [&](const RankedPlan& p) {
+                        return !ranks_before(a, p, options.by);
+                    });
+                    added -= static_cast<size_t>(w.plans.end() - kept);
+                    w.plans.erase(kept, w.plans.end());
+                }
                 if (added == 0) continue;
                 const auto from = w.plans.end() - static_cast<std::ptrdiff_t>(added);
-                w.layout_best.push_back(*std::min_element(from, w.plans.end(), [&](const RankedPlan& a, const RankedPlan& b) {
+                const auto [lo, hi] = std::minmax_element(from, w.plans.end(), [&](const RankedPlan& a, const RankedPlan& b) {
                     return ranks_before(a, b, options.by);
-                }));
+                });
+                w.layout_best.push_back(*lo);
+                if (options.record_spans) result.spans[i] = LayoutSpan{*lo, *hi, true};
                 if (keep > 0) keep_best_plans(w, w.plans.size() - added, keep, options.by);
             }
             done.fetch_add(last - first, std::memory_order_relaxed);
@@ -189,8 +225,8 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         std::vector<std::thread> pool;
         for (unsigned t = first_spawned; t < threads; ++t) pool.emplace_back(work, std::ref(workers[t]));
         if (options.progress) {
-            while (done.load() < n_layouts && !stopped.load()) {
-                options.progress(static_cast<double>(done.load()) / static_cast<double>(n_layouts));
+            while (done.load() < n_items && !stopped.load()) {
+                options.progress(static_cast<double>(done.load()) / static_cast<double>(n_items));
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }
         } else {
@@ -199,17 +235,29 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         for (auto& th : pool) th.join();
     }
     result.cancelled = stopped.load() || (options.cancel && options.cancel->load());
+    // With keep_best, only the plans ranked before the best dropped one are
+    // certain; the others are dropped before the merge (less to copy and sort).
+    for (const Worker& w : workers)
+        if (w.cutoff && (!result.first_dropped || ranks_before(*w.cutoff, *result.first_dropped, options.by)))
+            result.first_dropped = w.cutoff;
     size_t total = 0;
-    for (const Worker& w : workers) total += w.plans.size();
+    for (Worker& w : workers) {
+        if (result.first_dropped) {
+            const RankedPlan c = *result.first_dropped;
+            w.plans.erase(std::remove_if(w.plans.begin(), w.plans.end(),
+                                         [&](const RankedPlan& p) { return !ranks_before(p, c, options.by); }),
+                          w.plans.end());
+        }
+        total += w.plans.size();
+    }
     result.ranked = std::move(workers[0].plans);
     if (result.ranked.capacity() < total) result.ranked.reserve(total);
     std::vector<RankedPlan> layout_best;
     for (size_t i = 0; i < workers.size(); ++i) {
         Worker& w = workers[i];
-        if (w.cutoff && (!result.first_dropped || ranks_before(*w.cutoff, *result.first_dropped, options.by)))
-            result.first_dropped = w.cutoff;
         layout_best.insert(layout_best.end(), w.layout_best.begin(), w.layout_best.end());
         add(result.counts, w.counts);
+        for (size_t j = 0; j < w.before.size(); ++j) result.counted_before[j] += w.before[j];
         if (i > 0) result.ranked.insert(result.ranked.end(), w.plans.begin(), w.plans.end());
         std::vector<RankedPlan>().swap(w.plans);
     }
@@ -226,21 +274,59 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     result.other_shapes = other_shapes(result, layout_best, by);
     if (result.first_dropped && !result.cancelled) {
         // The ranks of the first shape_ranks other shapes count the plans
-        // before them: each must rank before every dropped plan, or search
-        // again keeping all.
+        // before them: when one ranks after a dropped plan, the search runs
+        // again counting, for each, the plans ranked before it.
         const size_t n = std::min(options.shape_ranks, result.other_shapes.size());
         for (size_t i = 0; i < n; ++i) {
-            if (!ranks_before(result.other_shapes[i], *result.first_dropped, by)) {
-                SearchOptions all = options;
-                all.keep_best = 0;
-                SearchResult full = search_plans(job, cal, all);
-                full.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                return full;
-            }
+            if (ranks_before(result.other_shapes[i], *result.first_dropped, by)) continue;
+            SearchOptions again = options;
+            again.shape_ranks = 0;
+            again.sort_top = 1;
+            again.keep_best = 1;
+            again.record_spans = false;
+            again.progress = {};
+            again.count_before.assign(result.other_shapes.begin(), result.other_shapes.begin() + static_cast<std::ptrdiff_t>(n));
+            const SearchResult counted = search_plans(job, cal, again);
+            result.cancelled |= counted.cancelled;
+            for (const int64_t c : counted.counted_before) result.other_shape_ranks.push_back(static_cast<size_t>(c) + 1);
+            break;
         }
     }
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;
+}
+
+size_t exact_prefix(const SearchResult& r, RankBy by) {
+    if (!r.first_dropped) return r.sorted;
+    const auto end = r.ranked.begin() + static_cast<std::ptrdiff_t>(r.sorted);
+    return static_cast<size_t>(std::lower_bound(r.ranked.begin(), end, *r.first_dropped,
+                                                [by](const RankedPlan& a, const RankedPlan& b) {
+                                                    return ranks_before(a, b, by);
+                                                }) -
+                               r.ranked.begin());
+}
+
+void for_each_ranked(const Job& job, const Calibration& cal, const SearchOptions& options, const SearchResult& first,
+                     size_t chunk, const std::function<void(const SearchResult&, size_t)>& emit) {
+    size_t n = exact_prefix(first, options.by);
+    emit(first, n);
+    if (!first.first_dropped || first.cancelled || n == 0) return;
+    SearchOptions o = options;
+    o.keep_best = std::max<size_t>(chunk, 1);
+    o.sort_top = 0;
+    o.shape_ranks = 0;
+    o.progress = {};
+    o.record_spans = false;
+    if (first.spans.size() == first.layouts.size()) o.spans = &first.spans;
+    RankedPlan last = first.ranked[n - 1];
+    for (;;) {
+        o.after = last;
+        const SearchResult r = search_plans(job, cal, o);
+        n = exact_prefix(r, o.by);
+        emit(r, n);
+        if (!r.first_dropped || r.cancelled || n == 0) return;
+        last = r.ranked[n - 1];
+    }
 }
 
 Job job_with_plan(const Job& job, const PlanScore& score) {
@@ -262,18 +348,11 @@ PlanScore plan_score(const Job& job, const SearchResult& result, const RankedPla
     // As estimate.cpp finish_time computes them (no Job copy: a JSON ranking
     // decodes millions of plans).
     const Training& tr = job.training;
-    const int layers = job.model.layers;
     const double tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;
     s.tokens_per_s_per_gpu = tokens_per_step / s.step_time_s / gpus;
-    double recomputed = 0;
-    if (s.plan.recompute == Recompute::full) {
-        for (int r = 0; r < l.pp; ++r)
-            for (int c = 0; c < l.vpp; ++c) recomputed += recomputed_of(s.plan, layers_on(layers, l.pp, l.vpp, r, c));
-    } else {
-        recomputed = layers;
-    }
-    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute, recomputed / layers);
+    // Model FLOPs do not depend on recomputation (flops.h): no per-stage count needed.
+    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute);
     const double model_tflops = fpt.model * tokens_per_step / s.step_time_s / gpus / 1e12;
     s.mfu = model_tflops / job.cluster.gpu.peak_tflops(tr.precision);
     return s;

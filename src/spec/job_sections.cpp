@@ -12,6 +12,7 @@
 #include "spec/gpu_parse.h"
 #include "spec/hardware_bounds.h"
 #include "spec/job_sections.h"
+#include "spec/pipeline_layout.h"
 #include "spec/yaml_reader.h"
 
 namespace lostflops {
@@ -116,6 +117,15 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     p.cp = static_cast<int>(s.int_or("cp", 1, 1, kMaxGpus));
     p.ep = static_cast<int>(s.int_or("ep", 1, 1, kMaxGpus));
     p.vpp = static_cast<int>(s.int_or("vpp", 1, 1, 1024));
+    // Custom stage layouts (README "Job file"; checked against the model in spec/validate.cpp).
+    p.first_stage_layers = static_cast<int>(s.int_or("first_stage_layers", -1, 0, 100'000));
+    p.last_stage_layers = static_cast<int>(s.int_or("last_stage_layers", -1, 0, 100'000));
+    if (const auto text = s.str_opt("pipeline_layout")) {
+        if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0)
+            throw InputError(file, "parallel.pipeline_layout",
+                             "given together with first_stage_layers / last_stage_layers; give one of them");
+        p.layout = parse_pipeline_layout(*text, file, "parallel.pipeline_layout");
+    }
     p.zero = static_cast<int>(s.int_or("zero", 0, 0, 3));
     p.sequence_parallel = s.bool_or("sequence_parallel", false);
     const auto rc = s.choice_opt("recompute", {"none", "selective", "full"}).value_or("none");

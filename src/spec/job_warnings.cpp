@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/job.h"
+#include "spec/stage_layout.h"
 
 namespace lostflops {
 
@@ -69,10 +70,22 @@ std::vector<JobWarning> job_warnings(const Job& job) {
         warn("parallel.tp_comm_overlap",
              "overlaps tensor-parallel collectives with the GEMMs; with tp = 1 there are none, so it does nothing");
 
-    // Layers split over pp x vpp virtual stages (estimate/memory.cpp layers_on):
-    // the fuller stages set the pace of every micro-batch.
+    // Context parallelism of state-space and linear-attention layers
+    // (Megatron-Core splits their heads by an all-to-all) is not modelled.
+    if (p.cp > 1)
+        for (const LayerKind& k : m.kinds())
+            if (k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet || k.mixer == MixerKind::lightning) {
+                warn("parallel.cp", fmt::format("context parallelism of the {} layers is not modelled: they move no "
+                                                "context-parallel traffic here",
+                                                to_string(k.mixer)));
+                break;
+            }
+
+    // Layers split over pp x vpp virtual stages (spec/stage_layout.h, the
+    // default split; a layout the job gives is its own choice): the fuller
+    // stages set the pace of every micro-batch.
     const int stages = p.pp * p.vpp;
-    if (stages > 1 && m.layers % stages != 0) {
+    if (stages > 1 && m.layers % stages != 0 && default_split(p)) {
         const int lo = m.layers / stages;
         const int fuller = m.layers % stages;
         warn(p.vpp > 1 ? "parallel.vpp" : "parallel.pp",

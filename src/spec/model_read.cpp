@@ -1,36 +1,20 @@
-// Model keys -> Model: the global sizes, then the kind of every layer from the
-// family's rules (src/spec/model_families.h) and the per-layer keys:
-//   mixer  hybrid_override_pattern (Nemotron-H), attn_type_list (MiniMax),
-//          layer_types, full_attention_interval (Qwen3-Next: layer i is
-//          attention when (i + 1) % n == 0), kv_lora_rank (MLA);
-//   window layer_types or the family's rule; Llama 4's chunked attention on
-//          the layers with rotary embeddings (no_rope_layers, default every
-//          4th layer global: transformers configuration_llama4.py);
-//   MoE    moe_layers, first_k_dense_replace and moe_layer_freq (DeepSeek:
-//          layer >= k and layer % freq == 0, modeling_deepseek.py),
-//          interleave_moe_layer_step (Llama 4: (i + 1) % step == 0),
-//          decoder_sparse_step and mlp_only_layers (Qwen MoE), 'E' in a
-//          hybrid pattern.
-// Each rule is the modelling code's own; key meanings in src/spec/model_keys.h.
+// Model keys -> Model: the global sizes; the attention (MHA/GQA/MQA, MLA when
+// kv_lora_rank is given), MLP, expert and linear-mixer shapes with the
+// family's fixed structure (src/spec/model_families.h); which kind each layer
+// is (model_layers.cpp); then the stack of layer kinds. Key meanings in
+// src/spec/model_keys.h.
 #include "spec/model_read.h"
 
 #include <algorithm>
-#include <initializer_list>
-#include <optional>
 #include <set>
 
-#include <fmt/format.h>
-
-#include "lostflops/error.h"
-#include "spec/model_families.h"
 #include "spec/model_keys.h"
-#include "spec/yaml_reader.h"
+#include "spec/model_layers.h"
 
 namespace lostflops {
 
 namespace {
 
-constexpr int64_t kMaxSize = 10'000'000;  // widths and ranks: 10x beyond any published model
 
 struct ActivationName {
     const char* name;
@@ -46,85 +30,6 @@ constexpr ActivationName kActivations[] = {
     {"gelu_pytorch_tanh", Activation::gelu_tanh, false}, {"gelu_accurate", Activation::gelu_tanh, false},
     {"quick_gelu", Activation::quick_gelu, false}, {"relu", Activation::relu, false},
     {"relu2", Activation::relu2, false},       {"squared_relu", Activation::relu2, false},
-};
-
-class Reader {
-public:
-    Reader(YamlSection& s, const std::string& file) : s_(s), file_(file) {}
-
-    // The first of `keys` given; the others, when given too, must agree.
-    std::optional<int64_t> alias_int(std::initializer_list<const char*> keys, int64_t min, int64_t max) {
-        std::optional<int64_t> out;
-        const char* first = nullptr;
-        for (const char* k : keys) {
-            const auto v = s_.int_opt(k, min, max);
-            if (!v) continue;
-            if (out && *out != *v)
-                throw InputError(file_, s_.key_path(k), fmt::format("{} disagrees with {}: {}", *v, first, *out));
-            if (!out) first = k;
-            out = v;
-        }
-        return out;
-    }
-    int64_t alias_req(std::initializer_list<const char*> keys, int64_t min, int64_t max) {
-        if (auto v = alias_int(keys, min, max)) return *v;
-        throw InputError(file_, s_.key_path(*keys.begin()), "missing; expected an integer");
-    }
-    std::optional<std::string> alias_str(std::initializer_list<const char*> keys) {
-        std::optional<std::string> out;
-        const char* first = nullptr;
-        for (const char* k : keys) {
-            const auto v = s_.str_opt(k);
-            if (!v) continue;
-            if (out && *out != *v)
-                throw InputError(file_, s_.key_path(k), fmt::format("'{}' disagrees with {}: '{}'", *v, first, *out));
-            if (!out) first = k;
-            out = v;
-        }
-        return out;
-    }
-    // A sequence of `n` integers (n < 0: any length).
-    std::optional<std::vector<int64_t>> int_list(const char* key, int64_t min, int64_t max, int64_t n) {
-        const YAML::Node v = s_.raw(key);
-        if (!v) return std::nullopt;
-        if (!v.IsSequence()) throw InputError(file_, s_.key_path(key), "expected a list of integers");
-        if (n >= 0 && static_cast<int64_t>(v.size()) != n)
-            throw InputError(file_, s_.key_path(key), fmt::format("{} entries; expected one per layer ({})", v.size(), n));
-        std::vector<int64_t> out;
-        out.reserve(v.size());
-        for (size_t i = 0; i < v.size(); ++i)
-            out.push_back(scalar_integer(v[i], file_, fmt::format("{}[{}]", s_.key_path(key), i), min, max));
-        return out;
-    }
-    std::optional<std::vector<std::string>> str_list(const char* key, int64_t n) {
-        const YAML::Node v = s_.raw(key);
-        if (!v) return std::nullopt;
-        if (!v.IsSequence()) throw InputError(file_, s_.key_path(key), "expected a list of strings");
-        if (static_cast<int64_t>(v.size()) != n)
-            throw InputError(file_, s_.key_path(key), fmt::format("{} entries; expected one per layer ({})", v.size(), n));
-        std::vector<std::string> out;
-        for (size_t i = 0; i < v.size(); ++i) {
-            if (!v[i].IsScalar()) throw InputError(file_, fmt::format("{}[{}]", s_.key_path(key), i), "expected a string");
-            out.push_back(v[i].Scalar());
-        }
-        return out;
-    }
-    [[noreturn]] void fail(const char* key, const std::string& msg) const {
-        throw InputError(file_, s_.key_path(key), msg);
-    }
-
-private:
-    YamlSection& s_;
-    const std::string& file_;
-};
-
-// What each layer is, before it becomes a LayerKind.
-enum class MixerChoice : uint8_t { attention, linear, mamba, none };
-struct LayerPlan {
-    MixerChoice mixer = MixerChoice::attention;
-    bool window = false;
-    bool chunk = false;
-    enum class Ffn : uint8_t { dense, moe, none } ffn = Ffn::dense;
 };
 
 }  // namespace
@@ -248,101 +153,23 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
         attn.qkv_bias = attn.out_bias = false;
     }
 
-    // Per-layer types.
-    std::vector<LayerPlan> plan(static_cast<size_t>(L));
-    const auto pattern = s.str_opt("hybrid_override_pattern");
-    const auto attn_types = r.int_list("attn_type_list", 0, 1, L);
-    const auto layer_types = r.str_list("layer_types", L);
-    const auto full_every = s.int_opt("full_attention_interval", 1, 100'000);
-    const bool linear_is_lightning = model_type == "minimax" || model_type == "minimax_m1";
-    if (pattern) {
-        if (static_cast<int>(pattern->size()) != L)
-            r.fail("hybrid_override_pattern",
-                   fmt::format("{} characters; expected one per layer ({})", pattern->size(), L));
-        for (int i = 0; i < L; ++i) {
-            LayerPlan& p = plan[static_cast<size_t>(i)];
-            switch ((*pattern)[static_cast<size_t>(i)]) {
-                case 'M': p.mixer = MixerChoice::mamba; p.ffn = LayerPlan::Ffn::none; break;
-                case '*': p.mixer = MixerChoice::attention; p.ffn = LayerPlan::Ffn::none; break;
-                case '-': p.mixer = MixerChoice::none; p.ffn = LayerPlan::Ffn::dense; break;
-                case 'E': p.mixer = MixerChoice::none; p.ffn = LayerPlan::Ffn::moe; break;
-                default:
-                    r.fail("hybrid_override_pattern",
-                           fmt::format("character {} is '{}'; expected M (Mamba-2), * (attention), - (MLP) or E (MoE)",
-                                       i, (*pattern)[static_cast<size_t>(i)]));
-            }
-        }
-    }
-    for (int i = 0; i < L; ++i) {
-        LayerPlan& p = plan[static_cast<size_t>(i)];
-        if (attn_types) p.mixer = (*attn_types)[static_cast<size_t>(i)] == 0 ? MixerChoice::linear : MixerChoice::attention;
-        else if (full_every && !pattern) p.mixer = (i + 1) % *full_every == 0 ? MixerChoice::attention : MixerChoice::linear;
-        if (!layer_types) continue;
-        const std::string& t = (*layer_types)[static_cast<size_t>(i)];
-        if (t == "full_attention" || t == "attention") p.mixer = MixerChoice::attention;
-        else if (t == "sliding_attention") p.mixer = MixerChoice::attention, p.window = true;
-        else if (t == "chunked_attention") p.mixer = MixerChoice::attention, p.chunk = true;
-        else if (t == "linear_attention") p.mixer = MixerChoice::linear;
-        else
-            throw InputError(file, fmt::format("model.layer_types[{}]", i),
-                             fmt::format("unknown layer type '{}'; expected full_attention, sliding_attention, "
-                                         "chunked_attention or linear_attention", t));
-    }
-
-    // Sliding windows by the family's rule, unless layer_types said.
-    const int64_t window = r.alias_int({"sliding_window", "sliding_window_size"}, 1, 1'000'000'000).value_or(0);
-    const bool use_window = s.bool_or("use_sliding_window", fam.window != WindowRule::qwen);
-    const int64_t max_window_layers = s.int_opt("max_window_layers", 0, 100'000).value_or(28);  // Qwen2Config default
-    const int64_t window_pattern = s.int_opt("sliding_window_pattern", 1, 100'000).value_or(6);  // Gemma3TextConfig
-    if (window > 0 && use_window && !layer_types) {
-        for (int i = 0; i < L; ++i) {
-            bool on = false;
-            switch (fam.window) {
-                case WindowRule::every_layer: on = true; break;
-                case WindowRule::qwen: on = i >= max_window_layers; break;
-                case WindowRule::alternate: on = i % 2 == 0; break;
-                case WindowRule::pattern: on = (i + 1) % window_pattern != 0; break;
-            }
-            plan[static_cast<size_t>(i)].window = on;
-        }
-    }
-    // Llama 4: chunked attention where rotary embeddings are used.
-    const int64_t chunk = s.int_opt("attention_chunk_size", 1, 1'000'000'000).value_or(0);
-    const auto no_rope = r.int_list("no_rope_layers", 0, 1, L);
-    if (chunk > 0 && !layer_types)
-        for (int i = 0; i < L; ++i)
-            plan[static_cast<size_t>(i)].chunk = no_rope ? (*no_rope)[static_cast<size_t>(i)] == 1 : (i + 1) % 4 != 0;
-
-    // Mixture of experts: which layers, and their experts.
+    // Per-layer types, windows, chunks and which layers are MoE (model_layers.cpp).
     const int64_t experts = r.alias_int({"num_local_experts", "num_experts", "n_routed_experts",
                                          "ffn_config.moe_num_experts"}, 0, 100'000).value_or(0);
+    const bool moe = experts > 1;
+    const bool linear_is_lightning = model_type == "minimax" || model_type == "minimax_m1";
+    const LayerPattern lp = read_layer_pattern(s, r, fam, L, moe);
+    const std::vector<LayerPlan>& plan = lp.plan;
+    const bool pattern = lp.hybrid_pattern;
+    const int64_t window = lp.window, chunk = lp.chunk;
+    const bool noaux = s.str_opt("topk_method").value_or("") == "noaux_tc";
+
+    // The experts.
     const auto top_k = r.alias_int({"num_experts_per_tok", "experts_per_token", "ffn_config.moe_top_k"}, 1, 100'000);
     const auto moe_ffn = r.alias_int({"moe_intermediate_size", "ffn_config.ffn_hidden_size"}, 1, kMaxSize);
     const auto n_shared = s.int_opt("n_shared_experts", 0, 100'000);
     const auto shared_total = r.alias_int({"shared_expert_intermediate_size", "shared_intermediate_size",
                                            "moe_shared_expert_intermediate_size"}, 0, kMaxSize);
-    const auto first_dense = s.int_opt("first_k_dense_replace", 0, 100'000);
-    std::optional<int64_t> freq;
-    std::optional<std::vector<int64_t>> freq_list;
-    if (const YAML::Node f = s.raw("moe_layer_freq"); f && f.IsSequence()) freq_list = r.int_list("moe_layer_freq", 0, 1, L);
-    else freq = s.int_opt("moe_layer_freq", 1, 100'000);
-    const auto interleave = s.int_opt("interleave_moe_layer_step", 1, 100'000);
-    const auto sparse_step = s.int_opt("decoder_sparse_step", 1, 100'000);
-    const auto mlp_only = r.int_list("mlp_only_layers", 0, L - 1, -1);
-    const auto moe_layers = r.int_list("moe_layers", 0, L - 1, -1);
-    const bool noaux = s.str_opt("topk_method").value_or("") == "noaux_tc";
-    const bool moe = experts > 1;
-    for (int i = 0; i < L && moe && !pattern; ++i) {
-        bool on = true;
-        if (moe_layers) on = std::count(moe_layers->begin(), moe_layers->end(), i) > 0;
-        if (first_dense) on = on && i >= *first_dense;
-        if (freq) on = on && i % *freq == 0;
-        if (freq_list) on = on && (*freq_list)[static_cast<size_t>(i)] == 1;
-        if (interleave) on = on && (i + 1) % *interleave == 0;
-        if (sparse_step) on = on && (i + 1) % *sparse_step == 0;
-        if (mlp_only) on = on && std::count(mlp_only->begin(), mlp_only->end(), i) == 0;
-        plan[static_cast<size_t>(i)].ffn = on ? LayerPlan::Ffn::moe : LayerPlan::Ffn::dense;
-    }
     Moe moe_shape;
     if (moe) {
         if (!top_k) r.fail("num_experts_per_tok", "missing; a mixture of experts needs it");
@@ -364,7 +191,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
 
     // Linear mixers.
     LinearMixer mamba;
-    if (pattern && pattern->find('M') != std::string::npos) {
+    if (std::any_of(plan.begin(), plan.end(), [](const LayerPlan& p) { return p.mixer == MixerChoice::mamba; })) {
         mamba.heads = static_cast<int>(s.int_req("mamba_num_heads", 1, 100'000));
         mamba.head_dim = s.int_req("mamba_head_dim", 1, kMaxSize);
         mamba.groups = static_cast<int>(s.int_or("n_groups", 1, 1, 100'000));

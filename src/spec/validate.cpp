@@ -11,6 +11,7 @@
 #include "lostflops/error.h"
 #include "lostflops/job.h"
 #include "spec/layer_kinds.h"
+#include "spec/stage_layout.h"
 
 namespace lostflops {
 
@@ -26,6 +27,47 @@ std::optional<PlanIssue> divides(int64_t n, int64_t tp, const char* what) {
 }
 
 }  // namespace
+
+// The custom stage layouts against the model (Megatron-Core's checks in
+// transformer_block.get_num_layers_to_build and pipeline_parallel_layer_layout.py).
+std::optional<PlanIssue> stage_layout_issue(const Job& job) {
+    const Model& m = job.model;
+    const ParallelPlan& p = job.plan;
+    const int stages = p.pp * p.vpp;
+    if (p.layout) {
+        const PipelineLayout& l = *p.layout;
+        const char* key = "parallel.pipeline_layout";
+        if (static_cast<int>(l.stages.size()) != stages)
+            return PlanIssue{key, fmt::format("{} stages; pp x vpp = {} x {} = {} expected", l.stages.size(), p.pp,
+                                              p.vpp, stages)};
+        int layers = 0, mtp = 0;
+        for (const auto& st : l.stages) layers += st.layers, mtp += st.mtp;
+        if (layers != m.layers)
+            return PlanIssue{key, fmt::format("{} decoder layers (t); the model has num_hidden_layers {}", layers, m.layers)};
+        if (mtp != 0 && mtp != m.mtp_layers)
+            return PlanIssue{key, fmt::format("{} multi-token prediction modules (m); the model has {}", mtp, m.mtp_layers)};
+        return std::nullopt;
+    }
+    if (p.first_stage_layers < 0 && p.last_stage_layers < 0) {
+        if (m.layers < stages)
+            return PlanIssue{"parallel.pp", fmt::format("num_hidden_layers {} is fewer than pp*vpp = {}*{} virtual stages",
+                                                        m.layers, p.pp, p.vpp)};
+        return std::nullopt;
+    }
+    const char* key = p.first_stage_layers >= 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
+    if (p.pp < 2) return PlanIssue{key, "needs pp > 1"};
+    int rest = m.layers, ranks = p.pp;
+    for (const int n : {p.first_stage_layers, p.last_stage_layers}) {
+        if (n < 0) continue;
+        if (n % p.vpp != 0) return PlanIssue{key, fmt::format("{} layers do not split over vpp {} chunks", n, p.vpp)};
+        rest -= n, --ranks;
+    }
+    if (rest < 0) return PlanIssue{key, fmt::format("more layers than the model's {}", m.layers)};
+    if (ranks == 0 ? rest != 0 : rest % (ranks * p.vpp) != 0)
+        return PlanIssue{key, fmt::format("the other {} layers do not split evenly over the other {} ranks x vpp {}", rest,
+                                          ranks, p.vpp)};
+    return std::nullopt;
+}
 
 std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp) {
     for (const LayerKind& k : m.kinds()) {
@@ -80,10 +122,8 @@ void validate_job(const Job& job, JobChecks checks) {
         fail(job, "training.global_batch_size",
              fmt::format("{} is not divisible by dp*micro_batch_size = {}*{}", t.global_batch, p.dp,
                          t.micro_batch));
-    if (m.layers < p.pp * p.vpp)
-        fail(job, "parallel.pp",
-             fmt::format("num_hidden_layers {} is fewer than pp*vpp = {}*{} virtual stages", m.layers, p.pp, p.vpp));
-    const int per_stage_max = (m.layers + p.pp * p.vpp - 1) / (p.pp * p.vpp);
+    if (const auto issue = stage_layout_issue(job)) fail(job, issue->key, issue->message);
+    const int per_stage_max = max_stage_layers(job);
     if (p.recompute_layers > per_stage_max)
         fail(job, "parallel.recompute_layers",
              fmt::format("{} is more than the {} layers of a virtual pipeline stage ({} layers over pp*vpp = {}*{}); "

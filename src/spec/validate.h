@@ -19,6 +19,9 @@ struct PlanIssue {
     std::string message;
 };
 std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp);
+// Why the plan's stage layout (the default split, first/last stage layer
+// counts, or an explicit layout) cannot hold the model on pp x vpp stages.
+std::optional<PlanIssue> stage_layout_issue(const Job& job);
 
 // without_plan: the model, cluster and training checks only (the search's
 // job, whose parallel section may be partial).

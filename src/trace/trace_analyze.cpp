@@ -88,7 +88,8 @@ std::vector<Picked> pick_hta(const TraceData& d, std::vector<std::string>& warni
             continue;
         }
         const auto cat = classify(g);
-        out.push_back({{r.start(g.ts_us), r.end(g.ts_us, g.dur_us)}, index_of(d, g), cat});
+        out.push_back({{r.start(g.ts_us), r.end(g.ts_us, g.dur_us)}, index_of(d, g), cat,
+                       static_cast<uint16_t>(l.group)});
     }
     return out;
 }
@@ -101,15 +102,69 @@ std::vector<Picked> pick_native(const TraceData& d) {
         if (kind != EventKind::kernel && kind != EventKind::gpu_memcpy && kind != EventKind::gpu_memset) continue;
         const auto cat = classify(g);
         if (cat == KernelCategory::sync) continue;
-        out.push_back({{g.ts_us, g.ts_us + g.dur_us}, index_of(d, g), cat});
+        out.push_back({{g.ts_us, g.ts_us + g.dur_us}, index_of(d, g), cat, static_cast<uint16_t>(d.label(g).group)});
     }
     return out;
+}
+
+// Kernels identical to another (trace.h) left out: within each run of equal
+// starts, the run's indices sorted by (duration, label, correlation) make
+// twins neighbours; the first in file order stays.
+uint64_t drop_duplicates(const TraceData& d, std::vector<Picked>& ks) {
+    std::vector<char> drop(ks.size(), 0);
+    std::vector<std::size_t> run;
+    uint64_t dropped = 0;
+    const auto same = [&](std::size_t a, std::size_t b) {
+        const GpuEvent& x = d.gpu[ks[a].ev];
+        const GpuEvent& y = d.gpu[ks[b].ev];
+        return x.ts_us == y.ts_us && x.dur_us == y.dur_us && x.label == y.label && x.correlation == y.correlation;
+    };
+    for (std::size_t i = 0; i < ks.size();) {
+        std::size_t j = i + 1;
+        while (j < ks.size() && ks[j].iv.start == ks[i].iv.start) ++j;  // twins share the (rounded) start
+        if (j - i > 1) {
+            run.clear();
+            for (std::size_t k = i; k < j; ++k) run.push_back(k);
+            std::stable_sort(run.begin(), run.end(), [&](std::size_t a, std::size_t b) {
+                const GpuEvent& x = d.gpu[ks[a].ev];
+                const GpuEvent& y = d.gpu[ks[b].ev];
+                if (x.ts_us != y.ts_us) return x.ts_us < y.ts_us;
+                if (x.dur_us != y.dur_us) return x.dur_us < y.dur_us;
+                if (x.label != y.label) return x.label < y.label;
+                return x.correlation < y.correlation;
+            });
+            for (std::size_t k = 1; k < run.size(); ++k) {
+                if (same(run[k - 1], run[k])) {
+                    drop[run[k]] = 1;
+                    ++dropped;
+                }
+            }
+        }
+        i = j;
+    }
+    if (dropped > 0) {
+        std::size_t w = 0;
+        for (std::size_t i = 0; i < ks.size(); ++i)
+            if (!drop[i]) ks[w++] = ks[i];
+        ks.resize(w);
+    }
+    return dropped;
 }
 
 }  // namespace
 
 std::vector<Picked> detail::pick_kernels(const TraceData& d, bool hta_compatible, std::vector<std::string>& warnings) {
-    return hta_compatible ? pick_hta(d, warnings) : pick_native(d);
+    auto ks = hta_compatible ? pick_hta(d, warnings) : pick_native(d);
+    // Start order (stable: the order merge_intervals would give each subset),
+    // so that every union is one pass.
+    std::stable_sort(ks.begin(), ks.end(), [](const Picked& a, const Picked& b) { return a.iv.start < b.iv.start; });
+    const uint64_t dups = d.duplicates + drop_duplicates(d, ks);
+    if (dups > 0) {
+        warnings.push_back("duplicate-events: " + std::to_string(dups) +
+                           " events identical to another (same name, stream, start, duration and correlation) "
+                           "counted once");
+    }
+    return ks;
 }
 
 namespace {
@@ -127,31 +182,74 @@ bool is_comm(KernelCategory c) { return c == KernelCategory::communication; }
 bool is_memory(KernelCategory c) { return c == KernelCategory::memcpy || c == KernelCategory::memset; }
 bool is_matmul(KernelCategory c) { return c == KernelCategory::gemm || c == KernelCategory::attention; }
 
-std::vector<CategoryTotal> category_totals(const TraceData& d, const std::vector<Picked>& ks) {
-    std::map<std::string, CategoryTotal> by;
-    std::unordered_map<uint32_t, std::string> comm_key;  // label -> "comm:<collective>"
+// Count and summed duration of the kernels of each label.
+struct LabelSum {
+    int64_t count = 0;
+    double time_us = 0;
+    KernelCategory cat = KernelCategory::other_compute;
+};
+std::vector<LabelSum> per_label(const TraceData& d, const std::vector<Picked>& ks) {
+    std::vector<LabelSum> v(d.labels.size());
     for (const auto& k : ks) {
-        std::string key = to_string(k.cat);
-        if (k.cat == KernelCategory::communication) {
-            const uint32_t label = d.gpu[k.ev].label;
-            auto it = comm_key.find(label);
-            if (it == comm_key.end()) {
-                const GpuLabel& l = d.labels[label];
-                it = comm_key.emplace(label, "comm:" + collective_of(d.names[l.name_id], d.names[l.collective_id]))
-                         .first;
-            }
-            key = it->second;
-        }
+        LabelSum& s = v[d.gpu[k.ev].label];
+        ++s.count;
+        s.time_us += k.iv.end - k.iv.start;
+        s.cat = k.cat;
+    }
+    return v;
+}
+
+// "gemm", ..., or "comm:<collective>" for communication.
+std::string category_key(const TraceData& d, uint32_t label, KernelCategory cat) {
+    if (cat != KernelCategory::communication) return to_string(cat);
+    const GpuLabel& l = d.labels[label];
+    return "comm:" + collective_of(d.names[l.name_id], d.names[l.collective_id]);
+}
+
+std::vector<CategoryTotal> category_totals(const TraceData& d, const std::vector<LabelSum>& sums) {
+    std::map<std::string, CategoryTotal> by;
+    for (uint32_t label = 0; label < sums.size(); ++label) {
+        const LabelSum& s = sums[label];
+        if (s.count == 0) continue;
+        const std::string key = category_key(d, label, s.cat);
         auto& t = by[key];
         t.name = key;
-        t.category = k.cat;
-        ++t.count;
-        t.time_us += k.iv.end - k.iv.start;
+        t.category = s.cat;
+        t.count += s.count;
+        t.time_us += s.time_us;
     }
     std::vector<CategoryTotal> out;
     for (auto& [_, t] : by) out.push_back(t);
     std::stable_sort(out.begin(), out.end(),
                      [](const CategoryTotal& a, const CategoryTotal& b) { return a.time_us > b.time_us; });
+    return out;
+}
+
+// The costliest kernel names of each category (categories in `cats` order).
+std::vector<TopKernel> top_kernels(const TraceData& d, const std::vector<LabelSum>& sums,
+                                   const std::vector<CategoryTotal>& cats) {
+    std::map<std::pair<std::string, uint32_t>, TopKernel> by;  // (category, name id)
+    for (uint32_t label = 0; label < sums.size(); ++label) {
+        const LabelSum& s = sums[label];
+        if (s.count == 0) continue;
+        const std::string key = category_key(d, label, s.cat);
+        const uint32_t name = d.labels[label].name_id;
+        TopKernel& t = by[{key, name}];
+        t.name = d.names[name];
+        t.category = key;
+        t.count += s.count;
+        t.time_us += s.time_us;
+    }
+    std::vector<TopKernel> out;
+    for (const auto& c : cats) {
+        std::vector<TopKernel> mine;
+        for (auto it = by.lower_bound({c.name, 0}); it != by.end() && it->first.first == c.name; ++it)
+            mine.push_back(it->second);
+        std::stable_sort(mine.begin(), mine.end(),
+                         [](const TopKernel& a, const TopKernel& b) { return a.time_us > b.time_us; });
+        if (mine.size() > kTopKernelsPerCategory) mine.resize(kTopKernelsPerCategory);
+        out.insert(out.end(), mine.begin(), mine.end());
+    }
     return out;
 }
 
@@ -164,16 +262,20 @@ std::vector<Iteration> iterations(const TraceData& d, std::vector<Picked>& ks) {
     std::sort(steps.begin(), steps.end(),
               [](const StepMark& a, const StepMark& b) { return a.ts_us < b.ts_us; });
     std::vector<Iteration> out(steps.size());
+    const std::size_t groups = d.groups.empty() ? 0 : d.groups.size() - 1;
     for (std::size_t i = 0; i < steps.size(); ++i) {
         out[i].number = steps[i].number;
         out[i].cpu_us = steps[i].dur_us;
+        out[i].group_comm_start_us.assign(groups, std::nullopt);
     }
     if (steps.empty()) return out;
     constexpr uint32_t kNone = 0xFFFFFFFFu;
     for (auto& k : ks) {
         bool found = false;
         const GpuEvent& g = d.gpu[k.ev];
-        double at = launch_ts(d, g.correlation, found);
+        // Kernels without a correlation id share one key (the earliest CPU row
+        // without one): they are placed by their own start.
+        double at = g.correlation == kNoCorrelation ? 0.0 : launch_ts(d, g.correlation, found);
         if (!found) at = g.ts_us;
         k.ev = kNone;
         auto it = std::upper_bound(steps.begin(), steps.end(), at,
@@ -187,29 +289,34 @@ std::vector<Iteration> iterations(const TraceData& d, std::vector<Picked>& ks) {
         return a.ev != b.ev ? a.ev < b.ev : a.iv.start < b.iv.start;
     });
     std::size_t from = 0;
+    std::vector<Interval> comp_iv, comm_iv, mem_iv, busy_iv;
     while (from < ks.size() && ks[from].ev != kNone) {
         const uint32_t step = ks[from].ev;
         std::size_t to = from;
-        detail::GroupMerger all, comp, comm;
-        std::optional<double> first_comm;
-        for (; to < ks.size() && ks[to].ev == step; ++to) {
-            all.add(ks[to].iv);
-            if (is_compute(ks[to].cat)) comp.add(ks[to].iv);
-            if (is_comm(ks[to].cat)) {
-                comm.add(ks[to].iv);
-                if (!first_comm) first_comm = ks[to].iv.start;  // start order within the step
-            }
-        }
-        all.finish();
-        comp.finish();
-        comm.finish();
+        comp_iv.clear(), comm_iv.clear(), mem_iv.clear(), busy_iv.clear();
+        detail::GroupMerger all, comp(&comp_iv), comm(&comm_iv), mem(&mem_iv), busy(&busy_iv), matmul;
         Iteration& it = out[step];
+        for (; to < ks.size() && ks[to].ev == step; ++to) {
+            const Picked& k = ks[to];
+            all.add(k.iv);
+            if (is_compute(k.cat)) comp.add(k.iv), busy.add(k.iv);
+            if (is_matmul(k.cat)) matmul.add(k.iv);
+            if (is_memory(k.cat)) mem.add(k.iv);
+            if (!is_comm(k.cat)) continue;
+            comm.add(k.iv);
+            busy.add(k.iv);
+            if (!it.first_comm_start_us) it.first_comm_start_us = k.iv.start;  // start order within the step
+            if (k.group > 0 && !it.group_comm_start_us[k.group - 1]) it.group_comm_start_us[k.group - 1] = k.iv.start;
+        }
+        for (auto* m : {&all, &comp, &comm, &mem, &busy, &matmul}) m->finish();
         it.kernels = static_cast<int64_t>(to - from);
         it.gpu_span_us = all.span();
         it.idle_us = it.gpu_span_us - all.total();
         it.compute_us = comp.total();
         it.comm_us = comm.total();
-        it.first_comm_start_us = first_comm;
+        it.matmul_us = matmul.total();
+        it.exposed_comm_us = it.comm_us - detail::overlap_length(comm_iv, comp_iv);
+        it.exposed_memory_us = mem_iv.empty() ? 0.0 : mem.total() - detail::overlap_length(mem_iv, busy_iv);
         from = to;
     }
     return out;
@@ -259,10 +366,8 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
                          "or gpu_memset with args.stream)");
     }
     r.kernels = static_cast<int64_t>(ks.size());
-    // Start order once (stable: the order merge_intervals would give each
-    // subset); then every union is one pass, and only the groups the
-    // overlaps need are kept.
-    std::stable_sort(ks.begin(), ks.end(), [](const Picked& a, const Picked& b) { return a.iv.start < b.iv.start; });
+    // ks is in start order (pick_kernels): every union is one pass, and only
+    // the groups the overlaps need are kept.
     const auto all = merge_where(ks, [](KernelCategory) { return true; });
     r.kernel_span_us = all.span();
     r.idle_us = r.kernel_span_us - all.total();
@@ -290,7 +395,11 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
         // HTA reports round(100 * ratio, 2).
         r.comm_comp_overlap_pct = opts.hta_compatible ? std::round(pct * 100.0) / 100.0 : pct;
     }
-    r.categories = category_totals(d, ks);
+    {
+        const auto sums = per_label(d, ks);
+        r.categories = category_totals(d, sums);
+        r.top_kernels = top_kernels(d, sums, r.categories);
+    }
     const Rounding rounding{opts.hta_compatible && d.fractional_ts};
     r.idle_breakdown = detail::idle_breakdown(d, ks, rounding, opts.hta_compatible);
     r.launches = detail::launch_stats(d, ks, rounding);
@@ -304,6 +413,10 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
         ++n;
     }
     r.mean_step_us = n > 0 ? sum / n : 0.0;
+    r.steps_total = n;
+    r.host = d.host;
+    r.gpus_per_node = d.gpus_per_node;
+    if (d.groups.size() > 1) r.process_groups.assign(d.groups.begin() + 1, d.groups.end());
     return r;
 }
 

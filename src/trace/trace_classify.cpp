@@ -9,7 +9,9 @@
 // Compute kernels are split by name patterns of the common libraries:
 // cuBLAS/cuBLASLt (gemm, sm80_xmma, nvjet), CUTLASS, rocBLAS/Tensile (Cijk_),
 // FlashAttention (flash_fwd/bwd), xFormers/PyTorch memory-efficient
-// attention (fmha), PyTorch's ATen elementwise/reduce/norm kernels.
+// attention (fmha), PyTorch's ATen elementwise/reduce/norm kernels; FBGEMM's
+// (Meta's FBGEMM_GPU: embedding bags, jagged tensors) are not GEMMs for
+// carrying the library's name.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -43,7 +45,12 @@ bool is_comm_name(std::string_view name, bool hta) {
 }
 
 KernelCategory compute_category(std::string_view name) {
-    const std::string l = lower(name);
+    std::string l = lower(name);
+    // FBGEMM's kernels (fbgemm_gpu::split_embedding_*, batched_unary_embeddings,
+    // jagged tensors, ...) carry "gemm" in the library's name, not in what they
+    // do: the library name is no evidence of a GEMM (its GEMMs are CUTLASS or
+    // name themselves, e.g. grouped_gemm, f8f8bf16 rowwise).
+    for (std::size_t at = l.find("fbgemm"); at != std::string::npos; at = l.find("fbgemm", at)) l.replace(at, 6, "fb_lib");
     static constexpr std::array<std::string_view, 7> attention{
         "flash", "fmha", "attention", "attn", "sdpa", "mha_fwd", "mha_bwd"};
     if (has_any(l, attention)) return KernelCategory::attention;

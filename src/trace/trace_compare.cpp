@@ -3,6 +3,8 @@
 // Chowdhery et al. 2022, appendix B).
 #include "lostflops/trace_compare.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "lostflops/error.h"
@@ -72,6 +74,15 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
          b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_p2p_s + b.dp_comm_s},
         {"idle (bubble, overhead, host)", idle * step, b.pp_bubble_s + b.overhead_s + b.host_s},
     };
+    const double measured = c.walls[0].measured_s, predicted = c.walls[0].predicted_s;
+    if (predicted > 0 && !(measured * kJobMismatchRatio >= predicted && measured <= kJobMismatchRatio * predicted)) {
+        c.warnings.push_back(fmt::format(
+            "job-mismatch: {}: predicted compute (GEMM, attention) {:.4g} s per step, measured {:.4g} s ({}): the "
+            "job does not seem to describe the traced run (model, batch, sequence, plan, GPU?); the comparison below "
+            "is of two different runs",
+            job_source, predicted, measured,
+            measured > 0 ? fmt::format("{:.2g}x", predicted / measured) : std::string("no GEMM or attention kernels")));
+    }
     return c;
 }
 

@@ -28,9 +28,11 @@ struct Side {
     double step_us = 0;
 };
 
-Side totals_of(const TraceData& d, bool hta) {
-    std::vector<std::string> warnings;
-    const auto ks = detail::pick_kernels(d, hta, warnings);
+Side totals_of(const TraceData& d, bool hta, std::vector<std::string>& warnings) {
+    std::vector<std::string> picked;
+    const auto ks = detail::pick_kernels(d, hta, picked);
+    for (auto& w : picked)
+        if (w.rfind("duplicate-events:", 0) == 0) warnings.push_back(d.source + ": " + w);
     if (ks.empty()) {
         throw InputError(d.source, "traceEvents", "no GPU kernels to compare (expected events of cat kernel, "
                                                   "gpu_memcpy or gpu_memset with args.stream)");
@@ -95,8 +97,15 @@ KernelDiff diff_one(const std::string& name, const Totals* a, const Totals* b, c
         const double diff = k.mean_b_us - k.mean_a_us;
         k.mean_change_pct = k.mean_a_us > 0 ? 100.0 * diff / k.mean_a_us : 0.0;
         // A mean of zero (sub-microsecond kernels after HTA's rounding) changes when the other is not zero.
-        const bool beyond = k.mean_a_us > 0 ? std::fabs(k.mean_change_pct) > threshold_pct : diff != 0;
-        k.change = !beyond ? Change::same : (diff > 0 ? Change::slower : Change::faster);
+        const bool mean_moved = k.mean_a_us > 0 ? std::fabs(k.mean_change_pct) > threshold_pct : diff != 0;
+        const bool time_moved = k.time_a_us > 0 ? 100.0 * std::fabs(k.delta_us) / k.time_a_us > threshold_pct
+                                                : k.delta_us != 0;
+        const bool calls_changed = k.count_a != k.count_b;
+        const Change by_calls = k.count_b > k.count_a ? Change::more_calls : Change::fewer_calls;
+        if (mean_moved && diff > 0 && k.delta_us > 0) k.change = Change::slower;
+        else if (mean_moved && diff < 0 && k.delta_us < 0) k.change = Change::faster;
+        else if (calls_changed && (mean_moved || time_moved)) k.change = by_calls;  // the calls moved the time
+        else k.change = Change::same;
     }
     return k;
 }
@@ -129,6 +138,8 @@ const char* to_string(Change c) {
         case Change::faster: return "faster";
         case Change::added: return "new";
         case Change::vanished: return "vanished";
+        case Change::more_calls: return "more calls";
+        case Change::fewer_calls: return "fewer calls";
     }
     return "?";
 }
@@ -137,9 +148,9 @@ TraceDiff diff_traces(const TraceData& a, const TraceData& b, const DiffOptions&
     if (!(opts.threshold_pct >= 0) || !std::isfinite(opts.threshold_pct)) {
         throw InputError("--threshold", "", "expected a finite percentage >= 0");
     }
-    const Side sa = totals_of(a, opts.hta_compatible);
-    const Side sb = totals_of(b, opts.hta_compatible);
     TraceDiff d;
+    const Side sa = totals_of(a, opts.hta_compatible, d.warnings);
+    const Side sb = totals_of(b, opts.hta_compatible, d.warnings);
     d.source_a = a.source;
     d.source_b = b.source;
     d.steps_a = sa.steps;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lostflops/trace_diff.h"
+#include "trace/trace_text.h"
 
 namespace lostflops::trace {
 namespace {
@@ -20,7 +21,7 @@ json row_json(const KernelDiff& k) {
 
 void rows_table(std::string& out, const std::vector<KernelDiff>& rows, std::size_t max_rows, bool changed_only,
                 int name_width) {
-    out += fmt::format("  {:<9} {:>11} {:>11} {:>10} {:>9} {:>8}  {}\n", "change", "a_ms/step", "b_ms/step",
+    out += fmt::format("  {:<11} {:>11} {:>11} {:>10} {:>9} {:>8}  {}\n", "change", "a_ms/step", "b_ms/step",
                        "delta_ms", "mean", "of_step", "name");
     std::size_t shown = 0, left = 0;
     for (const auto& k : rows) {
@@ -33,7 +34,8 @@ void rows_table(std::string& out, const std::vector<KernelDiff>& rows, std::size
         if (name_width > 0 && name.size() > static_cast<std::size_t>(name_width)) {
             name = name.substr(0, static_cast<std::size_t>(name_width) - 3) + "...";
         }
-        out += fmt::format("  {:<9} {:>11.3f} {:>11.3f} {:>+10.3f} {:>9} {:>+7.2f}%  {}\n", to_string(k.change),
+        name = printable(name);
+        out += fmt::format("  {:<11} {:>11.3f} {:>11.3f} {:>+10.3f} {:>9} {:>+7.2f}%  {}\n", to_string(k.change),
                            k.time_a_us / 1e3, k.time_b_us / 1e3, k.delta_us / 1e3, mean, k.step_share_pct, name);
     }
     if (shown == 0) out += "  (none)\n";
@@ -63,7 +65,7 @@ std::string diff_table(const TraceDiff& d, std::size_t max_rows) {
     std::string out = fmt::format("Trace diff: A = {} ({:g} steps, step {:.3f} ms), B = {} ({:g} steps, "
                                   "step {:.3f} ms)\n(times per step; changed = mean duration per call "
                                   "moved by more than {:g} %; of_step = delta / A's step)\n",
-                                  d.source_a, d.steps_a, d.step_a_us / 1e3, d.source_b, d.steps_b,
+                                  printable(d.source_a), d.steps_a, d.step_a_us / 1e3, printable(d.source_b), d.steps_b,
                                   d.step_b_us / 1e3, d.threshold_pct);
     out += "\nBy category\n";
     rows_table(out, d.categories, d.categories.size(), false, 0);

@@ -300,10 +300,16 @@ private:
             Scalar v;
             const bool coll = key == "Collective name";
             const bool dtype = key == "dtype";
+            std::string_view* pg = key == "Process Group Name"          ? &f_.pg_name
+                                   : key == "Process Group Description" ? &f_.pg_desc
+                                   : key == "Process Group Ranks"       ? &f_.pg_ranks
+                                                                        : nullptr;
+            std::string* pg_buf = pg == &f_.pg_name ? &f_.pg_name_buf : pg == &f_.pg_desc ? &f_.pg_desc_buf
+                                                                                          : &f_.pg_ranks_buf;
             // NCCL message sizes (Kineto's record_param_comms arguments on the kernel).
             const bool in_n = key == "In msg nelems", out_n = key == "Out msg nelems", group = key == "Group size";
             const bool numeric = key == "stream" || key == "correlation" || in_n || out_n || group;
-            if (!value(v, coll ? &f_.coll_buf : dtype ? &f_.dtype_buf : &scratch_, 2, numeric)) return false;
+            if (!value(v, coll ? &f_.coll_buf : dtype ? &f_.dtype_buf : pg ? pg_buf : &scratch_, 2, numeric)) return false;
             if (key == "stream") {
                 f_.has_stream = true;
                 f_.stream = to_int(v);
@@ -313,6 +319,8 @@ private:
                 f_.collective = v.text;
             } else if (dtype && v.kind == Scalar::Kind::string) {
                 f_.dtype = v.text;
+            } else if (pg != nullptr && v.kind == Scalar::Kind::string) {
+                *pg = v.text;
             } else if (in_n || out_n || group) {
                 const double x = v.kind == Scalar::Kind::number && std::isfinite(v.number) ? v.number : -1;
                 (in_n ? f_.in_nelems : out_n ? f_.out_nelems : f_.group_size) = x;
@@ -351,7 +359,7 @@ void reset_event_fields(EventFields& out) {
     out.stream = -1;
     out.correlation = -1;
     out.control_chars = 0;
-    out.dtype = {};
+    out.dtype = out.pg_name = out.pg_desc = out.pg_ranks = {};
     out.in_nelems = out.out_nelems = out.group_size = -1;
 }
 

@@ -31,7 +31,11 @@ struct EventFields {
     // absent or not a finite number) and "dtype".
     double in_nelems = -1, out_nelems = -1, group_size = -1;
     std::string_view dtype;
+    // NCCL kernels (PyTorch 2.3+): args "Process Group Name", "Process Group
+    // Description", "Process Group Ranks" (a string such as "[0, 1]").
+    std::string_view pg_name, pg_desc, pg_ranks;
     std::string name_buf, cat_buf, coll_buf, ph_buf, dtype_buf;  // unescaped copies when needed
+    std::string pg_name_buf, pg_desc_buf, pg_ranks_buf;
 };
 
 // A JSON number's text [b, e) (RFC 8259 grammar) to the nearest double, as

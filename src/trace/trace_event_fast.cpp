@@ -335,6 +335,15 @@ private:
             case 15:
                 if (is(key, len, "Collective name", 15)) return text(f_.collective);
                 break;
+            case 18:
+                if (is(key, len, "Process Group Name", 18)) return text(f_.pg_name);
+                break;
+            case 19:
+                if (is(key, len, "Process Group Ranks", 19)) return text(f_.pg_ranks);
+                break;
+            case 25:
+                if (is(key, len, "Process Group Description", 25)) return text(f_.pg_desc);
+                break;
             default:
                 break;
         }

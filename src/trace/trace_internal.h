@@ -44,6 +44,11 @@ struct KeepState {
     double cpu_min_ts = std::numeric_limits<double>::infinity();
     double no_correlation_ts = std::numeric_limits<double>::infinity();  // earliest CPU row without one
     uint64_t kept = 0;  // GPU events + step marks + CPU launches
+    std::size_t launches_reduced = 0;  // cpu_launches' size after its last reduction
+    std::vector<GpuEvent> last_of_label;  // the last GPU event kept of each label (duplicates)
+    std::unordered_map<std::string, uint32_t> group_ids;  // name \x1f desc \x1f ranks -> TraceData::groups index
+    uint64_t bad_sizes = 0;       // NCCL kernels whose recorded sizes were out of range
+    std::string first_bad_size;   // the first of them, for the warning
 };
 
 // Applies HTA's row rules (rows need "cat" and "dur"; cat "Trace" and
@@ -71,6 +76,7 @@ struct Picked {
     Interval iv;      // after the convention's rounding
     uint32_t ev;      // index into TraceData::gpu
     KernelCategory cat;
+    uint16_t group = 0;  // its label's process group (kMaxProcessGroups < 2^16)
 };
 
 // HTA: ceil the start, floor the end, when the file has fractional "ts"
@@ -91,8 +97,9 @@ inline double launch_ts(const TraceData& d, uint32_t correlation, bool& found) {
     return found ? it->ts_us : 0.0;
 }
 
-// The kernels a convention analyses (trace.h), in file order; warnings of
-// the choice (HTA-compatible with too few steps) are appended.
+// The kernels a convention analyses (trace.h), in start order (stable: file
+// order among equal starts), duplicates left out; warnings of the choice
+// (HTA-compatible with too few steps, duplicate events) are appended.
 std::vector<Picked> pick_kernels(const TraceData& d, bool hta_compatible, std::vector<std::string>& warnings);
 
 // The CPU launch of a correlation key, or nullptr.

@@ -14,6 +14,8 @@
 #include <charconv>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "lostflops/error.h"
 #include "trace/trace_internal.h"
 
@@ -84,16 +86,34 @@ uint32_t intern(std::string_view s, TraceData& out, KeepState& st) {
     return id;
 }
 
+uint32_t group_of(const EventFields& f, TraceData& out, KeepState& st) {
+    if (f.pg_name.empty() && f.pg_ranks.empty()) return 0;
+    std::string key;
+    key.reserve(f.pg_name.size() + f.pg_desc.size() + f.pg_ranks.size() + 2);
+    key.append(f.pg_name).append(1, '\x1f').append(f.pg_desc).append(1, '\x1f').append(f.pg_ranks);
+    const auto [it, inserted] = st.group_ids.try_emplace(std::move(key), static_cast<uint32_t>(out.groups.size()));
+    if (inserted) {
+        if (out.groups.size() > kMaxProcessGroups) {
+            throw InputError(out.source, "traceEvents",
+                             "more than " + std::to_string(kMaxProcessGroups) +
+                                 " distinct process groups on NCCL kernels (the reader's limit)");
+        }
+        out.groups.push_back(ProcessGroup{std::string(f.pg_name), std::string(f.pg_desc), std::string(f.pg_ranks)});
+    }
+    return it->second;
+}
+
 uint32_t label_of(const EventFields& f, EventKind kind, TraceData& out, KeepState& st) {
     const uint32_t name = intern(f.name, out, st);
     const uint32_t coll = intern(f.collective, out, st);
+    const uint32_t group = group_of(f, out, st);
     const auto sit = st.stream_ids.try_emplace(f.stream, static_cast<uint32_t>(st.stream_ids.size())).first;
     if (sit->second >= (1u << 20)) {
         throw InputError(out.source, "traceEvents", "more than 2^20 distinct streams (the reader's limit)");
     }
     const LabelKey key{(static_cast<uint64_t>(name) << 32) | coll,
-                       (static_cast<uint64_t>(sit->second) << 8) | (static_cast<uint64_t>(kind) << 1) |
-                           (f.has_stream ? 1u : 0u)};
+                       (static_cast<uint64_t>(group) << 32) | (static_cast<uint64_t>(sit->second) << 8) |
+                           (static_cast<uint64_t>(kind) << 1) | (f.has_stream ? 1u : 0u)};
     const auto [it, inserted] = st.label_ids.try_emplace(key, static_cast<uint32_t>(out.labels.size()));
     if (inserted) {
         if (out.labels.size() >= kMaxTraceLabels) {
@@ -101,9 +121,40 @@ uint32_t label_of(const EventFields& f, EventKind kind, TraceData& out, KeepStat
                              "more than " + std::to_string(kMaxTraceLabels) +
                                  " distinct (name, stream, collective) labels (the reader's limit)");
         }
-        out.labels.push_back(GpuLabel{name, coll, f.stream, kind, f.has_stream});
+        out.labels.push_back(GpuLabel{name, coll, f.stream, kind, f.has_stream, group});
     }
     return it->second;
+}
+
+// The earliest row per correlation key, sorted by key.
+void reduce_launches(std::vector<CpuLaunch>& v) {
+    std::sort(v.begin(), v.end(), [](const CpuLaunch& a, const CpuLaunch& b) {
+        return a.correlation != b.correlation ? a.correlation < b.correlation : a.ts_us < b.ts_us;
+    });
+    v.erase(std::unique(v.begin(), v.end(),
+                        [](const CpuLaunch& a, const CpuLaunch& b) { return a.correlation == b.correlation; }),
+            v.end());
+}
+
+bool whole_in(double x, double lo, double hi) { return x >= lo && x <= hi && x == std::floor(x); }
+
+// An NCCL kernel's recorded sizes (trace.h: whole numbers, at most
+// kMaxCommBytes, a group of 1 to kMaxRank + 1 ranks; -1, as PyTorch writes
+// it, or an absent key = not recorded).
+void keep_size(const EventFields& f, double elem_bytes, uint32_t correlation, TraceData& out, KeepState& st) {
+    const double in = f.in_nelems, o = f.out_nelems, g = f.group_size;
+    const char* bad = nullptr;
+    double value = 0;
+    const auto size_ok = [&](double n) { return n == -1 || (whole_in(n, 0, kMaxCommBytes) && n * elem_bytes <= kMaxCommBytes); };
+    if (!size_ok(in)) bad = "In msg nelems", value = in;
+    else if (!size_ok(o)) bad = "Out msg nelems", value = o;
+    else if (g != -1 && !whole_in(g, 1, kMaxRank + 1.0)) bad = "Group size", value = g;
+    if (bad != nullptr) {
+        if (st.bad_sizes++ == 0) st.first_bad_size = fmt::format("{} = {:g}", bad, value);
+        return;
+    }
+    out.comm_sizes.push_back(CommSize{correlation, static_cast<uint32_t>(std::max(g, 0.0)), std::max(in, 0.0) * elem_bytes,
+                                      std::max(o, 0.0) * elem_bytes});
 }
 
 // Why a GPU event or step mark is implausible, or nothing.
@@ -173,29 +224,69 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
         if (key == kNoCorrelation) {
             // Rows without a correlation share one key: only the earliest is kept.
             st.no_correlation_ts = std::min(st.no_correlation_ts, f.ts);
-        } else {
+        } else if (st.cpu_launches.empty() || st.cpu_launches.back().correlation != key ||
+                   st.cpu_launches.back().ts_us != f.ts) {  // a row right after its twin says nothing new
             st.cpu_launches.push_back(CpuLaunch{key, static_cast<float>(dur), f.ts});
+            // Only the earliest row per correlation is kept in the end: reduce
+            // as rows pile up, so repeated rows cannot grow memory.
+            if (st.cpu_launches.size() >= 2 * st.launches_reduced + (1u << 20)) {
+                reduce_launches(st.cpu_launches);
+                st.launches_reduced = st.cpu_launches.size();
+            }
         }
     }
     if (!gpu_event) return;
-    count_kept(out, st);
     GpuEvent g;
     g.ts_us = f.ts;
     g.dur_us = dur;
     g.correlation = correlation_key(f.correlation, st);
     g.label = label_of(f, kind, out, st);
-    out.gpu.push_back(g);
-    if ((f.in_nelems >= 0 || f.out_nelems >= 0) && g.correlation != kNoCorrelation) {
-        const double size = dtype_bytes(f.dtype);
-        if (size > 0) {
-            const double group = f.group_size >= 1 && f.group_size <= kMaxRank + 1.0 ? f.group_size : 0;
-            out.comm_sizes.push_back(CommSize{g.correlation, static_cast<uint32_t>(group),
-                                              std::max(f.in_nelems, 0.0) * size, std::max(f.out_nelems, 0.0) * size});
+    // The same event as the last one of its label (twice in a row, or
+    // interleaved with others): kept once, so repeats cannot grow memory.
+    if (g.label < st.last_of_label.size()) {
+        const GpuEvent& last = st.last_of_label[g.label];
+        if (last.ts_us == g.ts_us && last.dur_us == g.dur_us && last.correlation == g.correlation) {
+            ++out.duplicates;
+            return;
         }
+        st.last_of_label[g.label] = g;
+    } else {
+        st.last_of_label.push_back(g);  // labels are numbered in order of appearance
+    }
+    count_kept(out, st);
+    out.gpu.push_back(g);
+    if ((f.in_nelems != -1 || f.out_nelems != -1) && g.correlation != kNoCorrelation) {
+        const double size = dtype_bytes(f.dtype);
+        if (size > 0) keep_size(f, size, g.correlation, out, st);
     }
 }
 
 namespace {
+
+// Identical steps kept once (by start, then number), then CPU steps in start
+// order must not overlap (trace.h).
+void check_steps(TraceData& out) {
+    auto& v = out.steps;
+    std::stable_sort(v.begin(), v.end(), [](const StepMark& a, const StepMark& b) { return a.ts_us < b.ts_us; });
+    const auto same = [](const StepMark& a, const StepMark& b) {
+        return a.number == b.number && a.ts_us == b.ts_us && a.dur_us == b.dur_us && a.on_cpu == b.on_cpu;
+    };
+    const std::size_t before = v.size();
+    v.erase(std::unique(v.begin(), v.end(), same), v.end());
+    out.duplicates += before - v.size();
+    const StepMark* prev = nullptr;
+    for (const StepMark& m : v) {
+        if (!m.on_cpu) continue;
+        if (prev != nullptr && m.ts_us < prev->ts_us + prev->dur_us - kStepOverlapToleranceUs) {
+            throw InputError(out.source, "traceEvents: ProfilerStep#" + std::to_string(m.number),
+                             fmt::format("starts at {:.3f} us, {:.3f} us before ProfilerStep#{} (from {:.3f} us) "
+                                         "ends: a trace's profiler steps follow each other (was it put together "
+                                         "from several traces?)",
+                                         m.ts_us, prev->ts_us + prev->dur_us - m.ts_us, prev->number, prev->ts_us));
+        }
+        prev = &m;
+    }
+}
 
 // Drops GPU events and step marks whose start is over a day from the median
 // GPU start (median of an evenly strided sample).
@@ -239,12 +330,7 @@ void finish_trace(TraceData& out, KeepState& st) {
     if (st.no_correlation_ts < std::numeric_limits<double>::infinity()) {
         v.push_back(CpuLaunch{kNoCorrelation, 0.0f, st.no_correlation_ts});
     }
-    std::sort(v.begin(), v.end(), [](const CpuLaunch& a, const CpuLaunch& b) {
-        return a.correlation != b.correlation ? a.correlation < b.correlation : a.ts_us < b.ts_us;
-    });
-    v.erase(std::unique(v.begin(), v.end(),
-                        [](const CpuLaunch& a, const CpuLaunch& b) { return a.correlation == b.correlation; }),
-            v.end());
+    reduce_launches(v);
     v.shrink_to_fit();
     out.cpu_launches = std::move(v);
     out.step_names.assign(st.step_names.begin(), st.step_names.end());
@@ -253,10 +339,17 @@ void finish_trace(TraceData& out, KeepState& st) {
     out.comm_sizes.shrink_to_fit();
     out.cpu_min_ts_us = out.has_cpu_events ? st.cpu_min_ts : 0.0;
     skip_far_from_median(out);
+    check_steps(out);
     out.gpu.shrink_to_fit();
     if (out.skipped.total() > 0) {
         out.warnings.push_back("skipped-events: skipped " + std::to_string(out.skipped.total()) +
                                " implausible events: " + out.skipped.describe());
+    }
+    if (st.bad_sizes > 0) {
+        out.warnings.push_back(fmt::format("comm-sizes: the recorded sizes of {} NCCL kernels are out of range "
+                                           "and not used (first: {}; expected whole numbers, at most 1 TiB, a "
+                                           "group of 1 to {} ranks)",
+                                           st.bad_sizes, st.first_bad_size, kMaxRank + 1));
     }
 }
 

@@ -5,7 +5,7 @@
 // value; every traceEvents object is parsed in place by the hand-written
 // strict parser of trace_event.cpp (parse_event) and reduced to what the
 // analysis keeps (see trace.h). Top-level keys other than
-// traceEvents (distributedInfo, displayTimeUnit, deviceProperties) are cut out
+// traceEvents (distributedInfo, displayTimeUnit, deviceProperties, host_name) are cut out
 // whole and read with nlohmann::json, wherever they sit in the file; other
 // values are skipped as they stream by, keeping nothing. Every value, and
 // every run of white space, is bounded (limits in trace.h), so no input makes
@@ -258,7 +258,8 @@ private:
             if (key == "traceEvents" && v == '[') {
                 ++pos_;
                 events();
-            } else if (key == "distributedInfo" || key == "displayTimeUnit" || key == "deviceProperties") {
+            } else if (key == "distributedInfo" || key == "displayTimeUnit" || key == "deviceProperties" ||
+                       key == "host_name") {
                 auto [vs, ve] = cut(kMaxTraceMetadataBytes);
                 metadata(key, std::string_view(buf_.get() + vs, ve - vs));
             } else {
@@ -344,6 +345,9 @@ private:
         } else if (key == "deviceProperties" && j.is_array() && !j.empty() && j[0].is_object()) {
             const auto n = j[0].find("name");
             if (n != j[0].end() && n->is_string()) out_.device_name = n->get<std::string>();
+            out_.gpus_per_node = static_cast<int>(std::min<std::size_t>(j.size(), 1024));
+        } else if (key == "host_name" && j.is_string()) {
+            out_.host = j.get<std::string>().substr(0, 256);
         }
     }
 
@@ -414,6 +418,7 @@ TraceData read_from(detail::ByteSource& src, const std::string& source, const Re
     TraceData out;
     out.source = source;
     out.names.emplace_back();
+    out.groups.emplace_back();
     Reader reader(src, out, opts);
     reader.run();
     return out;

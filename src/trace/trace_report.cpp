@@ -1,39 +1,39 @@
-// Renderings of trace results: JSON (nlohmann) and text tables (fmt). The
-// per-rank JSON objects are the summary objects (trace_summary.cpp), so the
-// output of `trace --format json` and of `trace merge --format json` agree.
+// The text tables of trace results (fmt): per rank (the breakdown, kernels
+// by category and the top kernels of each, idle time by stream, launches,
+// collectives, iterations) up to kMaxDetailedRanks ranks one by one, else
+// summed; up to kMaxListedRanks ranks a row each, else the spread of each
+// column; then the cross-rank answers and the triage
+// (trace_report_cluster.cpp). The JSON: trace_report_json.cpp.
 #include "lostflops/trace_report.h"
+#include "trace/trace_report_text.h"
+#include "trace/trace_text.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <map>
 
 namespace lostflops::trace {
 namespace {
 
-using nlohmann::json;
+using detail::pct;
 
-std::string convention(const std::vector<RankReport>& ranks) {
-    bool hta = false, native = false;
-    for (const auto& r : ranks) (r.hta_compatible ? hta : native) = true;
-    if (hta && native) return "mixed";
-    return hta ? "hta-compatible" : "native";
-}
+std::string overlap_text(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", *v) : "-"; }
 
-double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
-
-std::string overlap_text(const RankReport& r) {
-    return r.comm_comp_overlap_pct ? fmt::format("{:.1f}%", *r.comm_comp_overlap_pct) : "-";
-}
-
-void categories_table(std::string& out, const std::vector<CategoryTotal>& cats, const std::string& title) {
+// Categories, each followed by its costliest kernels.
+void categories_table(std::string& out, const std::vector<CategoryTotal>& cats, const std::vector<TopKernel>& top,
+                      const std::string& title) {
     double total = 0;
     for (const auto& c : cats) total += c.time_us;
-    out += fmt::format("\n{}\n  {:<28} {:>9} {:>12} {:>8}\n", title, "category", "kernels", "time_ms", "share");
+    out += fmt::format("\n{} (under each, its costliest kernels)\n  {:<28} {:>9} {:>12} {:>8}\n", title, "category",
+                       "kernels", "time_ms", "share");
     for (const auto& c : cats) {
         out += fmt::format("  {:<28} {:>9} {:>12.3f} {:>7.1f}%\n", c.name, c.count, c.time_us / 1e3,
                            pct(c.time_us, total));
+        for (const auto& k : top) {
+            if (k.category != c.name) continue;
+            out += fmt::format("    {:>34} {:>12.3f} {:>7.1f}%  {}\n", k.count, k.time_us / 1e3, pct(k.time_us, c.time_us),
+                               detail::cut_name(k.name, 90));
+        }
     }
 }
 
@@ -65,136 +65,107 @@ void launch_table(std::string& out, const RankReport& r) {
     out += fmt::format("  {:>7} {:>7} {:>10} {:>9} {:>10}  {}\n", "calls", "bound", "launch_us", "gpu_us",
                        "delay_us", "kernel");
     for (const auto& k : l.kernels) {
-        std::string name = k.name.size() > 80 ? k.name.substr(0, 77) + "..." : k.name;
+        const std::string name = detail::cut_name(k.name, 80);
         out += fmt::format("  {:>7} {:>7} {:>10.1f} {:>9.1f} {:>10.1f}  {}\n", k.count, k.launch_bound, k.launch_us,
                            k.gpu_us, k.delay_us, name);
     }
 }
 
 // Achieved bandwidth per collective (trace.h CollectiveStats).
-void collective_table(std::string& out, const RankReport& r) {
-    if (r.collectives.empty()) return;
-    out += fmt::format("\nCollectives with recorded sizes, rank {} (bus bandwidth as nccl-tests defines it)\n"
+void collective_table(std::string& out, const std::vector<CollectiveStats>& cs, const std::string& who) {
+    if (cs.empty()) return;
+    out += fmt::format("\nCollectives with recorded sizes, {} (bus bandwidth as nccl-tests defines it)\n"
                        "  {:<16} {:>7} {:>6} {:>12} {:>11} {:>11} {:>11}\n",
-                       r.rank, "collective", "calls", "ranks", "MB", "time_ms", "algbw_GB/s", "busbw_GB/s");
-    for (const auto& c : r.collectives) {
+                       who, "collective", "calls", "ranks", "MB", "time_ms", "algbw_GB/s", "busbw_GB/s");
+    for (const auto& c : cs) {
         out += fmt::format("  {:<16} {:>7} {:>6} {:>12.1f} {:>11.3f} {:>11.2f} {:>11.2f}\n", c.collective, c.calls,
                            c.group_size, c.bytes / 1e6, c.time_us / 1e3, c.algbw_gbps, c.busbw_gbps);
     }
 }
 
-}  // namespace
 
-std::string report_json(const std::vector<RankReport>& ranks, const std::vector<Straggler>& stragglers,
-                        const JobComparison* cmp) {
-    json j;
-    j["convention"] = convention(ranks);
-    j["ranks"] = json::parse(summary_to_json(ranks))["ranks"];
-    json s = json::array();
-    for (const auto& x : stragglers) {
-        s.push_back({{"rank", x.rank}, {"metric", x.metric}, {"value_us", x.value_us},
-                     {"median_us", x.median_us}, {"deviation_pct", x.deviation_pct}});
+void iterations_table(std::string& out, const RankReport& r) {
+    if (r.iterations.empty()) return;
+    out += fmt::format("\nIterations, rank {}\n  {:>8} {:>10} {:>8} {:>12} {:>11} {:>9} {:>9} {:>9}\n", r.rank, "step",
+                       "cpu_ms", "kernels", "gpu_span_ms", "compute_ms", "comm_ms", "comm_exp", "idle_ms");
+    for (const auto& i : r.iterations) {
+        out += fmt::format("  {:>8} {:>10.3f} {:>8} {:>12.3f} {:>11.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n", i.number,
+                           i.cpu_us / 1e3, i.kernels, i.gpu_span_us / 1e3, i.compute_us / 1e3, i.comm_us / 1e3,
+                           i.exposed_comm_us / 1e3, i.idle_us / 1e3);
     }
-    j["stragglers"] = s;
-    json sk = json::array();
-    for (const auto& x : collective_skew(ranks)) {
-        sk.push_back({{"step", x.step}, {"ranks", x.ranks}, {"skew_us", x.skew_us},
-                      {"latest_rank", x.latest_rank}, {"earliest_rank", x.earliest_rank}});
-    }
-    j["collective_skew"] = sk;
-    if (cmp != nullptr) {
-        json walls = json::array();
-        for (const auto& w : cmp->walls) {
-            walls.push_back({{"wall", w.wall}, {"measured_s", w.measured_s}, {"predicted_s", w.predicted_s}});
-        }
-        j["job"] = {{"measured_step_s", cmp->measured_step_s}, {"predicted_step_s", cmp->predicted_step_s},
-                    {"measured_mfu", cmp->measured_mfu}, {"predicted_mfu", cmp->predicted_mfu},
-                    {"step_source", cmp->step_source}, {"walls", walls}};
-    }
-    // Kernel names are the trace's bytes: invalid UTF-8 becomes U+FFFD, not an error.
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (r.steps_total > static_cast<int64_t>(r.iterations.size()))
+        out += fmt::format("  ... {} steps in the trace, the first {} kept in its summary\n", r.steps_total,
+                           r.iterations.size());
 }
 
-std::string report_table(const std::vector<RankReport>& ranks, const std::vector<Straggler>& stragglers,
-                         const JobComparison* cmp) {
-    std::string out = fmt::format("Temporal breakdown per rank ({} conventions), shares of the kernel span\n",
-                                  convention(ranks));
-    out += fmt::format("  {:>5} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>8} {:>10}  {}\n", "rank", "kernels",
-                       "span_ms", "compute", "comm_exp", "mem_exp", "idle", "overlap", "step_ms", "file");
-    for (const auto& r : ranks) {
+void rank_rows(std::string& out, const ClusterReport& c) {
+    out += fmt::format("  {:>5} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>8} {:>10}  {}\n", "rank", "kernels", "span_ms",
+                       "compute", "comm_exp", "mem_exp", "idle", "overlap", "step_ms", "file");
+    for (const auto& r : c.rows) {
         const double s = r.kernel_span_us;
-        out += fmt::format("  {:>5} {:>8} {:>11.3f} {:>7.1f}% {:>8.1f}% {:>8.1f}% {:>7.1f}% {:>8} {:>10}  {}\n",
-                           r.rank, r.kernels, s / 1e3, pct(r.compute_us, s), pct(r.exposed_comm_us, s),
-                           pct(r.exposed_memory_us, s), pct(r.idle_us, s), overlap_text(r),
-                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-", r.source);
+        out += fmt::format("  {:>5} {:>8} {:>11.3f} {:>7.1f}% {:>8.1f}% {:>8.1f}% {:>7.1f}% {:>8} {:>10}  {}\n", r.rank,
+                           r.kernels, s / 1e3, pct(r.compute_us, s), pct(r.exposed_comm_us, s),
+                           pct(r.exposed_memory_us, s), pct(r.idle_us, s), overlap_text(r.comm_comp_overlap_pct),
+                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-", printable(r.source));
     }
+}
+
+// Many ranks: the spread of each column instead of a row per rank.
+void rank_spread(std::string& out, const ClusterReport& c) {
+    const auto col = [&](const char* name, auto value) {
+        std::vector<double> v;
+        for (const auto& r : c.rows) v.push_back(value(r));
+        std::sort(v.begin(), v.end());
+        const auto q = [&](double p) { return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5)]; };
+        out += fmt::format("  {:<16} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}\n", name, v.front(), q(0.1),
+                           q(0.5), q(0.9), v.back());
+    };
+    out += fmt::format("  {} ranks: the spread of each column (--format json lists every rank)\n  {:<16} {:>10} {:>10} "
+                       "{:>10} {:>10} {:>10}\n",
+                       c.rows.size(), "", "min", "p10", "median", "p90", "max");
+    col("span_ms", [](const RankRow& r) { return r.kernel_span_us / 1e3; });
+    col("compute %", [](const RankRow& r) { return pct(r.compute_us, r.kernel_span_us); });
+    col("comm_exp %", [](const RankRow& r) { return pct(r.exposed_comm_us, r.kernel_span_us); });
+    col("mem_exp %", [](const RankRow& r) { return pct(r.exposed_memory_us, r.kernel_span_us); });
+    col("idle %", [](const RankRow& r) { return pct(r.idle_us, r.kernel_span_us); });
+    col("step_ms", [](const RankRow& r) { return r.step_us / 1e3; });
+    col("busy_ms", [](const RankRow& r) { return r.busy_us / 1e3; });
+}
+
+}  // namespace
+
+std::string report_table(const TraceReport& t) {
+    const ClusterReport& c = *t.cluster;
+    std::string out = fmt::format("Temporal breakdown per rank ({} conventions), shares of the kernel span\n",
+                                  detail::convention_of(c));
+    if (c.rows.size() <= kMaxListedRanks) rank_rows(out, c);
+    else rank_spread(out, c);
     out += "  (compute + comm_exp + mem_exp + idle = span; overlap = communication time with compute running;\n"
            "   step_ms = mean ProfilerStep duration; definitions in README, Traces)\n";
-    if (ranks.size() <= 4) {
-        for (const auto& r : ranks) {
-            categories_table(out, r.categories, fmt::format("Kernels by category, rank {} ({})", r.rank, r.source));
+    if (t.ranks != nullptr && t.ranks->size() <= kMaxDetailedRanks) {
+        for (const auto& r : *t.ranks) {
+            categories_table(out, r.categories, r.top_kernels,
+                             fmt::format("Kernels by category, rank {} ({})", r.rank, printable(r.source)));
             idle_table(out, r);
             launch_table(out, r);
-            collective_table(out, r);
-            if (r.iterations.empty()) continue;
-            out += fmt::format("\nIterations, rank {}\n  {:>8} {:>10} {:>8} {:>12} {:>11} {:>9} {:>9}\n", r.rank,
-                               "step", "cpu_ms", "kernels", "gpu_span_ms", "compute_ms", "comm_ms", "idle_ms");
-            for (const auto& i : r.iterations) {
-                out += fmt::format("  {:>8} {:>10.3f} {:>8} {:>12.3f} {:>11.3f} {:>9.3f} {:>9.3f}\n", i.number,
-                                   i.cpu_us / 1e3, i.kernels, i.gpu_span_us / 1e3, i.compute_us / 1e3,
-                                   i.comm_us / 1e3, i.idle_us / 1e3);
-            }
+            collective_table(out, r.collectives, fmt::format("rank {}", r.rank));
+            iterations_table(out, r);
         }
     } else {
-        std::map<std::string, CategoryTotal> all;
-        for (const auto& r : ranks) {
-            for (const auto& c : r.categories) {
-                auto& t = all[c.name];
-                t.name = c.name;
-                t.category = c.category;
-                t.count += c.count;
-                t.time_us += c.time_us;
-            }
-        }
-        std::vector<CategoryTotal> v;
-        for (auto& [_, t] : all) v.push_back(t);
-        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.time_us > b.time_us; });
-        categories_table(out, v, fmt::format("Kernels by category, all {} ranks", ranks.size()));
+        categories_table(out, c.categories, c.top_kernels, fmt::format("Kernels by category, all {} ranks", c.ranks));
+        detail::summed_idle_and_launches(out, c);
+        collective_table(out, c.collectives, fmt::format("all {} ranks", c.ranks));
     }
-    if (!stragglers.empty()) {
-        out += fmt::format("\nStragglers (furthest from the median of all ranks; waiting = idle + exposed "
-                           "communication)\n  {:>5} {:<11} {:>12} {:>12} {:>9}\n",
-                           "rank", "metric", "value_ms", "median_ms", "dev");
-        for (const auto& s : stragglers) {
-            out += fmt::format("  {:>5} {:<11} {:>12.3f} {:>12.3f} {:>+8.1f}%\n", s.rank, s.metric,
-                               s.value_us / 1e3, s.median_us / 1e3, s.deviation_pct);
-        }
-    }
-    const auto skew = collective_skew(ranks);
-    if (!skew.empty()) {
-        out += fmt::format("\nCollective start skew per step (first communication kernel of the step; the latest "
-                           "rank makes the others wait)\n  {:>8} {:>6} {:>10} {:>7} {:>9}\n",
-                           "step", "ranks", "skew_ms", "latest", "earliest");
-        const std::size_t shown = std::min<std::size_t>(skew.size(), 20);
-        for (std::size_t i = 0; i < shown; ++i) {
-            const auto& x = skew[i];
-            out += fmt::format("  {:>8} {:>6} {:>10.3f} {:>7} {:>9}\n", x.step, x.ranks, x.skew_us / 1e3,
-                               x.latest_rank, x.earliest_rank);
-        }
-        if (skew.size() > shown) out += fmt::format("  ... and {} more steps (--format json lists all)\n", skew.size() - shown);
-    }
-    if (cmp != nullptr) {
-        out += fmt::format("\nMeasured vs predicted (step time from {})\n", cmp->step_source);
-        out += fmt::format("  {:<46} {:>12} {:>12}\n", "", "measured", "predicted");
-        out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", "step time (s)", cmp->measured_step_s,
-                           cmp->predicted_step_s);
-        out += fmt::format("  {:<46} {:>11.1f}% {:>11.1f}%\n", "MFU", 100 * cmp->measured_mfu,
-                           100 * cmp->predicted_mfu);
-        for (const auto& w : cmp->walls) {
-            out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", w.wall + " (s)", w.measured_s, w.predicted_s);
-        }
-    }
+    detail::cluster_tables(out, c);
+    if (t.triage != nullptr) detail::triage_table(out, *t.triage);
+    if (t.cmp != nullptr) detail::job_table(out, *t.cmp);
     return out;
+}
+
+std::string report_table(const std::vector<RankReport>& ranks) {
+    const ClusterReport c = cluster_report(ranks);
+    const auto items = triage(c, nullptr, {});
+    return report_table(TraceReport{&ranks, &c, &items, nullptr});
 }
 
 }  // namespace lostflops::trace

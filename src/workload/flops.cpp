@@ -177,11 +177,19 @@ FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, do
         const LayerForwardFlops layer = layer_forward_flops(m.kinds()[k], m.hidden, t.seq_length, t.causal_flops);
         const double n = m.kind_count(static_cast<int>(k));
         layers_fwd += n * (layer.weight_gemms + layer.attention_core);
-        core_fwd += n * layer.attention_core;
+        if (m.kinds()[k].has_attention()) core_fwd += n * layer.attention_core;  // what selective recompute redoes
         recomputed += recomputed_share * n * (layer.weight_gemms + layer.attention_core);
     }
     const double logits = 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
-    const double fwd = layers_fwd + logits;
+    double fwd = layers_fwd + logits;
+    if (m.mtp_layers > 0) {
+        // Each MTP module: a layer of the last layer's kind, its 2h x h
+        // projection and its own logits (Megatron-LM counts them the same way:
+        // the MTP layers as layers, logits x (1 + mtp_num_layers)).
+        const LayerForwardFlops last = layer_forward_flops(m.layer(m.layers - 1), m.hidden, t.seq_length, t.causal_flops);
+        const double h = static_cast<double>(m.hidden);
+        fwd += m.mtp_layers * (last.weight_gemms + last.attention_core + 2.0 * 2 * h * h + logits);
+    }
     FlopsPerToken out;
     out.model = 3.0 * fwd;
     out.hardware = out.model;

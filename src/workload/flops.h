@@ -18,6 +18,8 @@
 //  - MLA: scores over the qk head dim (nope + rope), values over v_head_dim.
 //  - Mamba-2, Gated DeltaNet and lightning attention: their GEMMs plus the
 //    scan in its published FLOP form (spec/layer_kinds.h, sources there).
+//  - DeepSeek's multi-token prediction modules run in training: each adds a
+//    layer of the last layer's kind, its 2h x h projection and its logits.
 //  - Biases, norms, convolutions (Mamba-2), sinks and gates' element-wise
 //    products are parameters but not FLOPs.
 //  - Parameters: every weight, bias and norm vector. `total` counts every

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <span>
+#include <vector>
 
 #include "lostflops/spec.h"
 
@@ -69,6 +71,12 @@ struct LayerWork {
 LayerWork layer_work(const Model& m, const LayerKind& k, const Training& t, const ParallelPlan& p);
 // A uniform model's layer (precondition: m.uniform()).
 LayerWork layer_work(const Model& m, const Training& t, const ParallelPlan& p);
+// The work of every kind of `m`, index = kind (reuses `out`'s storage).
+void stack_work(const Model& m, const Training& t, const ParallelPlan& p, std::vector<LayerWork>& out);
+// The layer-count-weighted mean of the kinds' works (`works[k]` of kind k):
+// its additive fields (bytes, FLOPs, kernels, parameters, tensors) averaged,
+// the kernel choice and shapes of kind 0. A uniform model's is its layer.
+LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works);
 
 // The output layer (logits + cross-entropy) and input embedding for one
 // micro-batch on one GPU.

@@ -53,5 +53,29 @@ TEST(CliAdvice, DoesNotFitPrintsActionableChanges) {
     EXPECT_EQ(text.out.substr(changes, fewest - changes).find("parallel.zero"), std::string::npos) << text.out;
 }
 
+TEST(CliAdvice, SearchesOnlyWhenCheapOrAsked) {
+    // GPT-3 on 8 GPUs: no plan fits at all, and proving it takes more plans
+    // than the cheap bound: without --advice the nearest plan is not searched.
+    const std::string job = test::source_path("examples/gpt3-175b-8xa100.yaml");
+    const auto quick = nlohmann::json::parse(run_cli("estimate --format json " + job).out);
+    EXPECT_FALSE(quick.contains("nearest_fitting_plan")) << quick.dump();
+    EXPECT_TRUE(quick["min_gpus_to_fit"]["num_gpus"].is_number_integer());
+    EXPECT_NE(run_cli("estimate " + job).out.find("smallest change that fits: not searched"), std::string::npos);
+    const CliRun full = run_cli("estimate --advice --format json " + job);
+    ASSERT_EQ(full.code, 1) << full.err;
+    const auto asked = nlohmann::json::parse(full.out);
+    ASSERT_TRUE(asked.contains("nearest_fitting_plan"));
+    EXPECT_TRUE(asked["nearest_fitting_plan"].is_null());  // searched: none fits on these GPUs
+    EXPECT_EQ(asked["advice"], quick["advice"]);
+    EXPECT_EQ(asked["min_gpus_to_fit"], quick["min_gpus_to_fit"]);
+    // The default job made not to fit: one change fits, found cheaply, the
+    // same plan with and without --advice.
+    const std::string set = " --set parallel.recompute=none --set parallel.zero=0 --set training.micro_batch_size=4";
+    const auto cheap = nlohmann::json::parse(run_cli("estimate --format json" + set).out);
+    const auto searched = nlohmann::json::parse(run_cli("estimate --advice --format json" + set).out);
+    ASSERT_TRUE(cheap["nearest_fitting_plan"].is_object()) << cheap.dump();
+    EXPECT_EQ(cheap["nearest_fitting_plan"], searched["nearest_fitting_plan"]);
+}
+
 }  // namespace
 }  // namespace lostflops

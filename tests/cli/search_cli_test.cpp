@@ -1,5 +1,6 @@
 // `lostflops search` from the command line: the JSON contract scripts rely
 // on, exit codes, fixed settings, --compare, --gpus and --min-gpus.
+#include <algorithm>
 #include <cctype>
 #include <functional>
 
@@ -19,7 +20,7 @@ using lostflops::test::run_cli;
 const std::string kSmall = "search --set cluster.num_gpus=64 --set training.global_batch_size=64 ";
 
 TEST(SearchCli, JsonContract) {
-    const CliRun r = run_cli(kSmall + "--fix tp=8 --format json");
+    const CliRun r = run_cli(kSmall + "--fix tp=8 --format json --top all");
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     for (const char* k : {"plans", "enumerated", "pruned_divisibility", "pruned_memory", "evaluated"})
@@ -29,6 +30,7 @@ TEST(SearchCli, JsonContract) {
     const auto& plans = j["plans"];
     ASSERT_EQ(plans.size(), j["evaluated"].get<size_t>());  // the whole ranking
     for (size_t i = 0; i < plans.size(); ++i) {
+        EXPECT_EQ(plans[i]["rank"], i + 1);
         EXPECT_EQ(plans[i]["parallel"]["tp"], 8);
         for (const char* k : {"tokens_per_s_per_gpu", "step_time_s", "mfu", "peak_bytes"})
             ASSERT_TRUE(plans[i].contains(k)) << k;
@@ -36,9 +38,25 @@ TEST(SearchCli, JsonContract) {
     }
 }
 
+TEST(SearchCli, JsonAndCsvListTheTableTopByDefault) {
+    const std::string job = kSmall + "--fix tp=8 ";
+    const auto j = nlohmann::json::parse(run_cli(job + "--format json").out);
+    ASSERT_EQ(j["plans"].size(), 5u);
+    EXPECT_EQ(j["top"].size(), 5u);
+    const auto all = nlohmann::json::parse(run_cli(job + "--format json --top all").out);
+    ASSERT_GT(all["plans"].size(), 5u);
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(j["plans"][i], all["plans"][i]) << i;
+    EXPECT_EQ(j["other_shapes"], all["other_shapes"]);
+    const CliRun csv = run_cli(job + "--format csv");
+    EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6);  // the header and 5 plans
+    const CliRun csv_all = run_cli(job + "--format csv --top all");
+    EXPECT_EQ(static_cast<size_t>(std::count(csv_all.out.begin(), csv_all.out.end(), '\n')), all["plans"].size() + 1);
+    EXPECT_EQ(csv_all.out.substr(0, csv.out.size()), csv.out);
+}
+
 TEST(SearchCli, TableTopAllListsEveryPlanAndTopNTheJsonOrder) {
     const std::string job = kSmall + "--fix tp=8,pp=4,zero=1 ";
-    const CliRun j = run_cli(job + "--format json");
+    const CliRun j = run_cli(job + "--format json --top all");
     ASSERT_EQ(j.code, 0) << j.err;
     const auto plans = nlohmann::json::parse(j.out)["plans"];
     ASSERT_GT(plans.size(), 20u);

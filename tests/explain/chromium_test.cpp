@@ -69,8 +69,9 @@ TEST(ReportChromium, RendersWithoutConsoleErrorsAndEveryChartHasShapes) {
     EXPECT_EQ(dom.find("<script"), std::string::npos);
     // The traces' report too.
     const std::string trace_html = (dir / "trace.html").string();
-    ASSERT_EQ(test::run_cli("trace " + test::source_path("tests/data/trace/a100-16rank-sendrecv.rank0.json.gz") +
-                            " " + test::source_path("tests/data/trace/a100-8rank.rank3.json.gz") + " --job " +
+    const std::string traces = (dir / "traces").string();
+    ASSERT_EQ(test::run_cli("trace synth " + traces + " --ranks 16 --tp 8 --slow-rank 3").code, 0);
+    ASSERT_EQ(test::run_cli("trace " + traces + " --job " +
                             test::source_path("tests/data/trace/job-gpt3-125m-16xa100.yaml") + " --report " + trace_html)
                   .code,
               0);

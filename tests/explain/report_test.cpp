@@ -19,19 +19,8 @@ namespace {
 
 const char* kCharts[] = {"chart-waterfall", "chart-roofline", "chart-timeline", "chart-memory"};
 
-// The <svg id="ID" ...>...</svg> element of `html`, or "".
-std::string svg_element(const std::string& html, const std::string& id) {
-    const auto start = html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + id + "\"");
-    if (start == std::string::npos) return "";
-    const auto end = html.find("</svg>", start);
-    return end == std::string::npos ? "" : html.substr(start, end + 6 - start);
-}
-
-size_t count(const std::string& s, const std::string& what) {
-    size_t n = 0;
-    for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
-    return n;
-}
+using test::svg_element;
+size_t count(const std::string& s, const std::string& what) { return test::count_of(s, what); }
 
 TEST(HtmlReport, EveryChartIsAnAccessibleNonEmptySvg) {
     for (const auto& src : {JobSource{}, JobSource{test::source_path("data/published/runs/megatron24-h100-gpt-70b.json"), {}},
@@ -131,43 +120,6 @@ TEST(ExplainCli, MarkdownReportAndErrors) {
     EXPECT_EQ(test::run_cli("report -o /nonexistent-dir/x.html").code, 2);
     EXPECT_NE(test::run_cli("report").code, 0);  // -o is required
     EXPECT_EQ(test::run_cli("report --gpus 0 -o " + out).code, 2);
-}
-
-}  // namespace
-}  // namespace lostflops
-
-namespace lostflops {
-namespace {
-
-TEST(TraceHtmlReport, ChartsOfRanksStragglersAndWalls) {
-    std::vector<trace::RankReport> ranks;
-    for (const char* f : {"sampled-128rank.rank0.json.gz", "sampled-128rank.rank1.json.gz", "a100-8rank.rank3.json.gz"})
-        ranks.push_back(trace::analyze(trace::read_trace(test::source_path(std::string("tests/data/trace/") + f))));
-    const auto st = trace::find_stragglers(ranks);
-    const std::string html = trace_html_report(ranks, st, nullptr);
-    for (const char* id : {"chart-trace-ranks", "chart-trace-stragglers"}) {
-        const std::string svg = svg_element(html, id);
-        ASSERT_FALSE(svg.empty()) << id;
-        EXPECT_GE(count(svg, "<rect"), ranks.size()) << id;
-        EXPECT_NE(svg.find("role=\"img\""), std::string::npos);
-    }
-    EXPECT_EQ(svg_element(html, "chart-trace-walls"), "");  // only with a job
-    EXPECT_EQ(html.find("<script"), std::string::npos);
-    // With --job: the walls chart, one measured and one predicted bar per wall.
-    const auto r = test::run_cli("trace " + test::source_path("tests/data/trace/a100-16rank-sendrecv.rank0.json.gz") +
-                                 " --job " + test::source_path("tests/data/trace/job-gpt3-125m-16xa100.yaml") +
-                                 " --report " + ::testing::TempDir() + "lostflops-trace-report.html");
-    ASSERT_EQ(r.code, 0) << r.err;
-    std::ifstream in(::testing::TempDir() + "lostflops-trace-report.html");
-    const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string walls = svg_element(page, "chart-trace-walls");
-    ASSERT_FALSE(walls.empty());
-    EXPECT_EQ(count(walls, "measured:"), 4u);
-    EXPECT_EQ(count(walls, "predicted:"), 4u);
-    EXPECT_EQ(test::run_cli("trace " + test::source_path("tests/data/trace/a100-8rank.rank3.json.gz") +
-                            " --report /nonexistent-dir/r.html")
-                  .code,
-              2);
 }
 
 }  // namespace

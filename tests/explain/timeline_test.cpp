@@ -3,10 +3,13 @@
 // uniform stages without transfers, and a job's timeline against estimate()
 // with the simulated schedule.
 #include <algorithm>
+#include <map>
 #include <random>
+#include <regex>
 
 #include <gtest/gtest.h>
 
+#include "explain/charts.h"
 #include "explain/report_data.h"
 #include "lostflops/job.h"
 #include "lostflops/pipeline_timeline.h"
@@ -90,6 +93,41 @@ TEST(PipelineTimeline, JobTimelineMatchesEstimateWithTheSimulatedSchedule) {
             EXPECT_LE(s.end_s, t.step_s * (1 + 1e-12));
             EXPECT_GE(s.end_s, s.start_s);
         }
+    }
+}
+
+// The whole-step chart with more passes than pixels: each kind's area is its
+// time (a column used to go wholly to the kind that filled most of it, so
+// 1F1B's steady state was drawn all backward, without forward, recompute or
+// TP communication).
+TEST(PipelineTimeline, ChartAreaOfEachKindIsItsTime) {
+    const Calibration cal = default_calibration();
+    const Job job = default_job({"parallel.recompute=full", "training.global_batch_size=4096"});
+    const Estimate e = estimate(job, cal, ScheduleModel::simulation);
+    const StepTimeline t = step_timeline(job, cal, e);
+    const std::string svg = timeline_svg(t, 0, "tl", "timeline");
+    // The chart's geometry (chart_timeline.cpp): 960 px wide, 70 + 20 margins, rows below y = 44.
+    const double plot_w = 960 - 70 - 20, row_h = std::clamp(420.0 / t.stages, 9.0, 30.0) - 4;
+    ASSERT_GT(t.segments.size(), static_cast<size_t>(t.stages) * 445 / 2) << "not the binned drawing";
+    std::map<std::string, double> time_s, area;
+    for (const Segment& sg : t.segments) time_s[to_string(sg.kind)] += sg.end_s - sg.start_s;
+    const std::map<std::string, std::string> cls = {
+        {"tl-fwd", "forward"}, {"tl-bwd", "backward"}, {"tl-rec", "recompute"}, {"tl-comm", "TP/CP/EP communication"},
+        {"tl-host", "host wait"}, {"tl-dp", "DP/ZeRO communication"}, {"tl-opt", "optimizer"}};
+    const std::regex rect(R"re(<rect class="([a-z-]+)" x="[-0-9.]+" y="([-0-9.]+)" width="([-0-9.]+)" height="([-0-9.]+)")re");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect); it != std::sregex_iterator(); ++it) {
+        const auto& m = *it;
+        if (std::stod(m[2]) < 44 || cls.count(m[1]) == 0) continue;  // the legend, the idle background
+        area[cls.at(m[1])] += std::stod(m[3]) * std::stod(m[4]);
+    }
+    double busy = 0;
+    for (const auto& [k, v] : time_s) busy += v;
+    ASSERT_GT(time_s["recompute"], 0);
+    ASSERT_GT(time_s["TP/CP/EP communication"], 0);
+    for (const auto& [kind, s] : time_s) {
+        if (s < 0.02 * busy) continue;  // a kind this small is within the 1/16-row rounding
+        const double want = s / t.step_s * plot_w * row_h;
+        EXPECT_NEAR(area[kind], want, 0.05 * want) << kind;
     }
 }
 

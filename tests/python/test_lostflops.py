@@ -52,12 +52,22 @@ class Estimate(unittest.TestCase):
             with self.subTest(args=args):
                 self.assertEqual(lostflops.estimate(job, set=sets), cli_json("estimate", "--format", "json", *args))
 
-    def test_a_plan_that_does_not_fit_carries_the_advice_as_the_cli(self):
+    def test_a_plan_that_does_not_fit_carries_the_advice_only_when_asked(self):
         job = src("examples/gpt3-175b-8xa100.yaml")
-        r = lostflops.estimate(job)
+        r = lostflops.estimate(job, advice=True)
         self.assertFalse(r["memory"]["fits"])
         self.assertIn("advice", r)
-        self.assertEqual(r, cli_json("estimate", "--format", "json", job, expect=(1,)))
+        self.assertIn("nearest_fitting_plan", r)
+        self.assertIn("min_gpus_to_fit", r)
+        self.assertEqual(r, cli_json("estimate", "--format", "json", "--advice", job, expect=(1,)))
+        # By default no advice is computed; the verdict is there.
+        plain = lostflops.estimate(job)
+        self.assertFalse(plain["memory"]["fits"])
+        self.assertIn("verdict", plain["memory"])
+        for key in ("advice", "nearest_fitting_plan", "min_gpus_to_fit"):
+            self.assertNotIn(key, plain)
+        self.assertEqual(plain, {k: v for k, v in r.items() if k not in ("advice", "nearest_fitting_plan",
+                                                                          "min_gpus_to_fit")})
 
     def test_a_dict_is_the_same_job_as_its_file(self):
         with open(RUN) as f:
@@ -103,6 +113,13 @@ class Search(unittest.TestCase):
         self.assertEqual(drop_keys(got, timings), drop_keys(want, timings))
         self.assertGreater(len(got["plans"]), 0)
 
+    def test_top_zero_is_every_plan_as_the_cli_top_all(self):
+        got = lostflops.search(self.JOB, fix=["tp=2"], top=0)
+        want = cli_json("search", "--format", "json", "--top", "all", "--fix", "tp=2", self.JOB)
+        timings = {"wall_s", "search_wall_s", "elapsed_s"}
+        self.assertEqual(drop_keys(got, timings), drop_keys(want, timings))
+        self.assertEqual(len(got["plans"]), got["evaluated"])
+
     def test_bad_fix_raises_with_the_key_named(self):
         with self.assertRaises(lostflops.LostflopsError) as ctx:
             lostflops.search(self.JOB, fix=["tp=abc"])
@@ -113,8 +130,11 @@ class Search(unittest.TestCase):
 
 class Trace(unittest.TestCase):
     def test_equals_cli_json(self):
-        path = src("tests/data/trace/mi250-toy-train.json.gz")
-        self.assertEqual(lostflops.trace(path), cli_json("trace", "--format", "json", path))
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([BINARY, "trace", "synth", d, "--ranks", "2", "--rank", "1"], check=True,
+                           capture_output=True)
+            path = os.path.join(d, "rank00001.json")
+            self.assertEqual(lostflops.trace(path), cli_json("trace", "--format", "json", path))
 
     def test_a_bad_trace_raises_with_the_file_named(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
@@ -123,6 +143,46 @@ class Trace(unittest.TestCase):
             with self.assertRaises(lostflops.LostflopsError) as ctx:
                 lostflops.trace(f.name)
             self.assertEqual(ctx.exception.file, f.name)
+
+
+def synth(d, *args):
+    subprocess.run([BINARY, "trace", "synth", d, "--tp", "8", "--layers", "2", *args], check=True, capture_output=True)
+
+
+class TraceSummaries(unittest.TestCase):
+    def test_local_threads_merge_as_the_cli(self):
+        with tempfile.TemporaryDirectory() as d:
+            synth(d, "--ranks", "32", "--slow-rank", "5", "--jitter-pct", "2")
+            summaries = lostflops.trace_summaries(d)
+            self.assertEqual(len(summaries), 32)
+            self.assertEqual(summaries[3]["format"], "lostflops-trace-summary")
+            self.assertEqual([s["ranks"][0]["rank"] for s in summaries], list(range(32)))
+            merged = lostflops.merge_summaries(summaries)
+            cli = cli_json("trace", "--format", "json", d)
+            self.assertEqual(merged["cluster"]["totals"], cli["cluster"]["totals"])
+            self.assertEqual(merged["cluster"]["slow_ranks"], cli["cluster"]["slow_ranks"])
+            self.assertEqual(merged["cluster"]["slow_ranks"][0]["rank"], 5)
+            with self.assertRaises(lostflops.LostflopsError):  # a rank twice
+                lostflops.merge_summaries(summaries + summaries[:1])
+
+    def test_dask_local_cluster_names_the_slow_rank_and_the_slow_node(self):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            self.skipTest("dask.distributed is not installed (Debian: python3-distributed)")
+        with tempfile.TemporaryDirectory() as d:
+            synth(d, "--ranks", "256", "--slow-rank", "77", "--slow-node", "20", "--jitter-pct", "2")
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                    Client(cluster) as client:
+                summaries = lostflops.trace_summaries(d, client=client)
+            self.assertEqual(len(summaries), 256)
+            merged = lostflops.merge_summaries(summaries)
+            slow = merged["cluster"]["slow_ranks"]
+            self.assertEqual(slow[0]["rank"], 77)
+            # Only rank 77 and the ranks of the slow node (160-167) may be listed.
+            self.assertTrue({s["rank"] for s in slow} <= {77} | set(range(160, 168)), slow)
+            nodes = merged["cluster"]["slow_nodes"]
+            self.assertEqual([n["node"] for n in nodes], ["node 20"])
 
 
 class ImportExport(unittest.TestCase):

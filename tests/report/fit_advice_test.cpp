@@ -124,5 +124,34 @@ TEST(FitAdvice, SmallestGpuCountFitsAndNoneBelowIt) {
     }
 }
 
+TEST(FitAdvice, SearchesOnlyWhileCheapUnlessAskedAndAgreesWhenBothRun) {
+    // 11e12 parameters on 1,024 H100: nothing fits, so the nearest plan needs
+    // the whole search and the fewest GPUs many counts: both over the bounds.
+    const Job huge = default_job({"model={num_hidden_layers: 256, hidden_size: 65536, intermediate_size: 262144, "
+                                  "num_attention_heads: 512, num_key_value_heads: 8, vocab_size: 128256}",
+                                  "parallel.tp=8", "parallel.pp=16", "parallel.vpp=1", "parallel.zero=1"});
+    ASSERT_FALSE(run(huge).memory.fits);
+    const FitAdvice cheap = fit_advice(huge, default_calibration(), AdviceSearch::if_cheap);
+    EXPECT_FALSE(cheap.nearest_searched);
+    EXPECT_FALSE(cheap.min_gpus_searched);
+    EXPECT_FALSE(cheap.nearest.has_value());
+    EXPECT_NE(fit_advice_text(cheap).find("not searched"), std::string::npos);
+    const FitAdvice full = fit_advice(huge, default_calibration(), AdviceSearch::full);
+    EXPECT_TRUE(full.nearest_searched);
+    EXPECT_TRUE(full.min_gpus_searched);
+    EXPECT_FALSE(full.nearest.has_value());  // no plan fits on 1,024 GPUs
+    // The fewest-GPUs search starts at the fully sharded states' bound, above 1,024.
+    EXPECT_GT(full.min_gpus.searched_from, 1024);
+    EXPECT_GE(full.min_gpus.searched_up_to, full.min_gpus.searched_from);
+    EXPECT_TRUE(full.min_gpus.num_gpus == 0 || full.min_gpus.num_gpus >= full.min_gpus.searched_from);
+    ASSERT_EQ(cheap.changes.size(), full.changes.size());  // the single changes are always given
+    // The default job made not to fit: cheap enough, the same advice either way.
+    const Job job = default_job({"parallel.recompute=none", "parallel.zero=0", "training.micro_batch_size=4"});
+    const FitAdvice a = fit_advice(job, default_calibration(), AdviceSearch::if_cheap);
+    const FitAdvice b = fit_advice(job, default_calibration(), AdviceSearch::full);
+    ASSERT_TRUE(a.nearest_searched && a.min_gpus_searched);
+    EXPECT_EQ(fit_advice_json(a), fit_advice_json(b));
+}
+
 }  // namespace
 }  // namespace lostflops

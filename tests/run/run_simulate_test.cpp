@@ -71,6 +71,31 @@ TEST(RunSimulate, SameSeedSameFigures) {
     EXPECT_NE(a.mean_wall_time_s, c.mean_wall_time_s);
 }
 
+void expect_same_figures(const RunSimulation& a, const RunSimulation& b) {
+    EXPECT_EQ(a.mean_wall_time_s, b.mean_wall_time_s);
+    EXPECT_EQ(a.p10_wall_time_s, b.p10_wall_time_s);
+    EXPECT_EQ(a.p50_wall_time_s, b.p50_wall_time_s);
+    EXPECT_EQ(a.p90_wall_time_s, b.p90_wall_time_s);
+    EXPECT_EQ(a.mean_goodput, b.mean_goodput);
+    EXPECT_EQ(a.p10_goodput, b.p10_goodput);
+    EXPECT_EQ(a.p50_goodput, b.p50_goodput);
+    EXPECT_EQ(a.p90_goodput, b.p90_goodput);
+    EXPECT_EQ(a.mean_failures, b.mean_failures);
+}
+
+TEST(RunSimulate, SameFiguresWhateverTheThreadCount) {
+    // 10,001 samples: two whole blocks of random streams and a part of one.
+    for (const auto& set : {std::vector<std::string>{}, std::vector<std::string>{"run.node_repair_h=4", "run.spare_nodes=2"}}) {
+        const RunCost r = llama3_run(set);
+        const RunSimulation one = simulate_run(r.inputs, r.inputs.checkpoint_interval_s, 10'001, 5, 1);
+        EXPECT_GT(one.mean_failures, 100);
+        for (const int threads : {2, 8}) {
+            SCOPED_TRACE("threads " + std::to_string(threads));
+            expect_same_figures(one, simulate_run(r.inputs, r.inputs.checkpoint_interval_s, 10'001, 5, threads));
+        }
+    }
+}
+
 TEST(RunSimulate, NoFailuresIsTheClosedFormExactly) {
     const RunCost r = llama3_run({"run.gpu_failure_rate=0"});
     const RunSimulation s = simulate_run(r.inputs, r.inputs.checkpoint_interval_s, 10, 1);

@@ -11,6 +11,7 @@
 #include "lostflops/search.h"
 #include "search/enumerate.h"
 #include "search/knobs.h"
+#include "spec/validate.h"
 
 namespace lostflops {
 namespace {
@@ -89,6 +90,10 @@ SearchCounts check_against_estimate(const SearchJob& sj) {
     uint32_t index = 0;
     search::enumerate_layouts(sj.job, [&](const search::Layout& l) {
         const Job j = search::with_layout(sj.job, l);
+        if (stage_layout_issue(j)) {  // a custom stage layout this pp x vpp cannot hold: pruned
+            ++index;
+            return;
+        }
         const search::KnobSet ks = search::knob_set(j, PlanFix{});
         for (int zi = 0; zi < ks.zeros; ++zi)
             for (int rc = ks.rc_first; rc < ks.rc_end; ++rc)
@@ -141,6 +146,37 @@ TEST(Search, PruningNeverDropsAFittingPlanOnRandomJobs) {
     // The jobs straddle the memory limit: both outcomes occur.
     EXPECT_GT(all.pruned_memory, 1000);
     EXPECT_GT(all.evaluated, 1000);
+}
+
+TEST(Search, StacksOfKindsAndCustomLayoutsHaveEstimatesFigures) {
+    // A hybrid stack (Mamba-2, attention, MLP and MoE layers) and a stack of
+    // MLA layers, dense first then MoE with shared experts; with first/last
+    // stage layer counts.
+    const std::string hybrid = "model:\n  model_type: nemotron_h\n  num_hidden_layers: 6\n"
+                               "  hybrid_override_pattern: \"M*-EM-\"\n  hidden_size: 2048\n"
+                               "  num_attention_heads: 4\n  num_key_value_heads: 2\n  head_dim: 64\n"
+                               "  intermediate_size: 1024\n  mlp_hidden_act: relu2\n  num_experts: 4\n"
+                               "  num_experts_per_tok: 2\n  moe_intermediate_size: 256\n  mamba_num_heads: 8\n"
+                               "  mamba_head_dim: 512\n  n_groups: 2\n  ssm_state_size: 32\n  vocab_size: 1000\n";
+    const std::string mla = "model:\n  model_type: deepseek_v3\n  num_hidden_layers: 6\n  hidden_size: 2048\n"
+                            "  num_attention_heads: 4\n  q_lora_rank: 64\n  kv_lora_rank: 32\n"
+                            "  qk_nope_head_dim: 32\n  qk_rope_head_dim: 16\n  v_head_dim: 32\n"
+                            "  intermediate_size: 1024\n  n_routed_experts: 4\n  num_experts_per_tok: 2\n"
+                            "  moe_intermediate_size: 256\n  n_shared_experts: 1\n  first_k_dense_replace: 1\n"
+                            "  num_nextn_predict_layers: 1\n  vocab_size: 1000\n";
+    const std::string rest = "cluster:\n  gpu: a100-sxm-40gb\n  num_gpus: 4\n  gpus_per_node: 8\n"
+                             "  intra_node: {bandwidth_GBps: 450, latency_us: 2}\n"
+                             "training:\n  seq_length: 32768\n  global_batch_size: 8\n  framework: megatron-core\n";
+    int64_t pruned = 0;
+    for (const std::string& model : {hybrid, mla}) {
+        const SearchCounts plain = check_against_estimate(load(model + rest));
+        EXPECT_GT(plain.evaluated, 20);
+        pruned += plain.pruned_memory;
+        const SearchCounts ends = check_against_estimate(load(model + rest + "parallel:\n  first_stage_layers: 2\n"));
+        EXPECT_GT(ends.evaluated, 5);
+        EXPECT_LT(ends.evaluated, plain.evaluated);  // pp 1 and the splits that leave uneven ranks are gone
+    }
+    EXPECT_GT(pruned, 0);  // memory decides some plans
 }
 
 TEST(Search, RankingIsATotalOrderIndependentOfThreads) {
@@ -215,12 +251,54 @@ TEST(Search, KeepingTheBestGivesTheTopAndTheShapeRanksOfKeepingAll) {
         EXPECT_EQ(rank_in(best, s), rank_in(all, s)) << i;
     }
     // Every other shape's rank asked of 1 kept plan: some rank after a dropped
-    // plan, so the search keeps every plan after all.
+    // plan, so a second search counts the plans before each; the plans kept
+    // stay few.
     o.keep_best = 1;
     o.shape_ranks = all.other_shapes.size();
-    const SearchResult again = search_plans(sj.job, default_calibration(), o);
-    EXPECT_FALSE(again.first_dropped.has_value());
-    EXPECT_EQ(again.ranked.size(), all.ranked.size());
+    for (const int threads : {1, 2}) {
+        o.threads = threads;
+        const SearchResult again = search_plans(sj.job, default_calibration(), o);
+        ASSERT_TRUE(again.first_dropped.has_value());
+        EXPECT_LT(again.ranked.size(), 100u);
+        ASSERT_EQ(again.other_shape_ranks.size(), all.other_shapes.size());
+        for (size_t i = 0; i < all.other_shapes.size(); ++i)
+            EXPECT_EQ(again.other_shape_ranks[i], rank_in(all, all.other_shapes[i])) << i;
+    }
+}
+
+TEST(Search, StreamingInChunksGivesTheWholeRanking) {
+    const SearchJob sj = load(tiny_job(8, 6, 16));
+    for (const RankBy by : {RankBy::throughput, RankBy::memory}) {
+        const SearchResult all = run(sj, 2, by);
+        ASSERT_GT(all.ranked.size(), 1000u);
+        for (const int threads : {1, 2}) {
+          for (const bool spans : {false, true}) {  // later passes skip layouts by the first one's spans
+            SCOPED_TRACE("threads " + std::to_string(threads) + (spans ? ", spans" : ""));
+            SearchOptions o;
+            o.fix = plan_fix_from(sj);
+            o.threads = threads;
+            o.by = by;
+            o.keep_best = 100;
+            o.shape_ranks = 0;
+            o.record_spans = spans;
+            const SearchResult first = search_plans(sj.job, default_calibration(), o);
+            ASSERT_TRUE(first.first_dropped.has_value());
+            std::vector<uint64_t> streamed;
+            size_t chunks = 0;
+            for_each_ranked(sj.job, default_calibration(), o, first, 50, [&](const SearchResult& r, size_t n) {
+                ++chunks;
+                for (size_t i = 0; i < n; ++i) {
+                    // Layout indices are the same in every pass: the same enumeration.
+                    ASSERT_EQ(r.layouts.size(), all.layouts.size());
+                    streamed.push_back(r.ranked[i].order);
+                }
+            });
+            EXPECT_GT(chunks, 10u);
+            ASSERT_EQ(streamed.size(), all.ranked.size());
+            for (size_t i = 0; i < streamed.size(); ++i) ASSERT_EQ(streamed[i], all.ranked[i].order) << i;
+          }
+        }
+    }
 }
 
 TEST(Search, NothingFitsGivesNoPlans) {

@@ -42,6 +42,26 @@ TEST(TraceClassify, ComputeAndMemory) {
     EXPECT_EQ(classify_kernel("Stream Wait Event", EventKind::cuda_sync, "", true), KernelCategory::sync);
 }
 
+// FBGEMM's embedding kernels name the library ("fbgemm_gpu::"), not a GEMM;
+// its real GEMMs still count as GEMMs.
+TEST(TraceClassify, FbgemmEmbeddingsAreNotGemms) {
+    for (bool hta : {false, true}) {
+        EXPECT_EQ(classify_kernel("void fbgemm_gpu::split_embedding_codegen_forward_unweighted_kernel<float, float, "
+                                  "int, 128>(...)",
+                                  EventKind::kernel, "", hta),
+                  KernelCategory::other_compute);
+        EXPECT_EQ(classify_kernel("void fbgemm_gpu::batched_unary_embeddings_forward_kernel<float, int>(...)",
+                                  EventKind::kernel, "", hta),
+                  KernelCategory::other_compute);
+        EXPECT_EQ(classify_kernel("void fbgemm_gpu::jagged_dense_elementwise_dense_output_kernel_<...>",
+                                  EventKind::kernel, "", hta),
+                  KernelCategory::norm_elementwise);
+        EXPECT_EQ(classify_kernel("void fbgemm_gpu::grouped_gemm_kernel<cutlass::bfloat16_t>(...)", EventKind::kernel,
+                                  "", hta),
+                  KernelCategory::gemm);
+    }
+}
+
 TEST(TraceIntervals, MergeAndOverlap) {
     using detail::Interval;
     const auto m = detail::merge_intervals({{5, 8}, {0, 2}, {1, 3}, {3, 4}, {10, 12}});

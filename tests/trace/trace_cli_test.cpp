@@ -37,12 +37,19 @@ Run run(const std::string& args, bool with_stderr = false) {
     return r;
 }
 
+// Two ranks of a generated job (trace_synth.h).
+std::vector<std::string> two_ranks(const std::string& dir) {
+    SynthSpec s;
+    s.ranks = 2;
+    s.slow_rank = 1;
+    return test::write_synth(s, {0, 1}, dir);
+}
+
 TEST(TraceCli, JsonContractAndMerge) {
-    const auto dir = std::filesystem::temp_directory_path() / "lostflops_trace_cli_test";
-    std::filesystem::create_directories(dir);
+    const std::filesystem::path dir = test::temp_dir("trace_cli_test");
+    const auto traces = two_ranks(dir.string());
     const std::string s0 = (dir / "s0.json").string(), s1 = (dir / "s1.json").string();
-    const auto a = run("trace --hta-compatible --format json --summary-out " + s0 + " " +
-                       test::data_path("sampled-128rank.rank0.json.gz"));
+    const auto a = run("trace --hta-compatible --format json --summary-out " + s0 + " " + traces[0]);
     ASSERT_EQ(a.code, 0);
     const auto j = nlohmann::json::parse(a.out);
     ASSERT_EQ(j["ranks"].size(), 1u);
@@ -50,33 +57,32 @@ TEST(TraceCli, JsonContractAndMerge) {
                             "comm_comp_overlap_pct"}) {
         EXPECT_TRUE(j["ranks"][0].contains(key)) << key;
     }
-    ASSERT_EQ(run("trace --summary-out " + s1 + " " + test::data_path("sampled-128rank.rank1.json.gz")).code, 0);
+    ASSERT_EQ(run("trace --summary-out " + s1 + " " + traces[1]).code, 0);
     const auto m = run("trace merge --format json " + s0 + " " + s1);
     ASSERT_EQ(m.code, 0);
     const auto mj = nlohmann::json::parse(m.out);
     ASSERT_EQ(mj["ranks"].size(), 2u);
     EXPECT_EQ(mj["ranks"][1]["rank"], 1);
-    EXPECT_FALSE(mj["stragglers"].empty());
+    EXPECT_EQ(mj["cluster"]["slow_ranks"].size(), 1u);  // the slower of the two, against the faster
+    EXPECT_EQ(mj["cluster"]["slow_ranks"][0]["rank"], 1);
     // The parent's --format reaches merge when merge has none of its own.
     const auto pm = run("trace --format json merge " + s0 + " " + s1);
     EXPECT_TRUE(nlohmann::json::accept(pm.out)) << pm.out;
     std::filesystem::remove_all(dir);
 }
 
-// A kernel name with a byte that is not UTF-8 (a real trace's, one byte
-// changed) is text from the file: JSON output replaces it, exit 0.
+// A kernel name with a byte that is not UTF-8 (a generated trace's, one
+// byte inserted in a kernel's name) is text from the file: JSON output
+// replaces it, exit 0.
 TEST(TraceCli, InvalidUtf8InANameIsReplacedInJson) {
-    const auto dir = std::filesystem::temp_directory_path() / "lostflops_trace_cli_utf8";
-    std::filesystem::create_directories(dir);
-    const std::string plain = (dir / "mi.json").string();
-    ASSERT_EQ(std::system(("gzip -dc " + test::data_path("mi250-toy-train.json.gz") + " > " + plain).c_str()), 0);
-    std::ifstream in(plain, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const size_t kernel = text.find("\"cat\": \"kernel\"");
-    ASSERT_NE(kernel, std::string::npos);
-    const size_t name = text.find("\"name\": \"", kernel);
-    ASSERT_NE(name, std::string::npos);
-    text.insert(name + 9, "\xff");
+    const std::filesystem::path dir = test::temp_dir("trace_cli_utf8");
+    std::string text = synth_trace(SynthSpec{}, 0);
+    int changed = 0;
+    for (size_t at = text.find("CUDAFunctor_add"); at != std::string::npos; at = text.find("CUDAFunctor_add", at + 2)) {
+        text.insert(at, "\xff");
+        ++changed;
+    }
+    ASSERT_GT(changed, 0);
     const std::string bad = (dir / "bad.json").string();
     std::ofstream(bad, std::ios::binary) << text;
     const auto r = run("trace --format json " + bad);
@@ -89,20 +95,23 @@ TEST(TraceCli, InvalidUtf8InANameIsReplacedInJson) {
 // --set and --calibration change the estimate of --job; without it they would
 // do nothing, so they are refused.
 TEST(TraceCli, JobOptionsNeedJob) {
-    const std::string trace = test::data_path("sampled-128rank.rank0.json.gz");
+    const std::string dir = test::temp_dir("trace_cli_job");
+    const std::string trace = two_ranks(dir)[0];
     for (const std::string opt : {"--set parallel.tp=2 ", "--calibration x.yaml "}) {
         const auto r = run("trace " + opt + trace, true);
         EXPECT_EQ(r.code, 2) << opt << r.out;
         EXPECT_NE(r.out.find("--job"), std::string::npos) << r.out;
     }
+    std::filesystem::remove_all(dir);
 }
 
 // --job: measured MFU uses the job's FLOPs, GPUs and peak like the estimate,
 // so measured/predicted MFU is the inverse ratio of the step times; the
 // measured walls split the measured step.
 TEST(TraceCli, JobGivesMeasuredMfuAndWalls) {
-    const auto r = run("trace --format json --job " + test::data_path("job-gpt3-125m-16xa100.yaml") + " " +
-                       test::data_path("a100-16rank-sendrecv.rank0.json.gz"));
+    const std::string dir = test::temp_dir("trace_cli_mfu");
+    const std::string trace = two_ranks(dir)[0];
+    const auto r = run("trace --format json --job " + test::data_path("job-gpt3-125m-16xa100.yaml") + " " + trace);
     ASSERT_EQ(r.code, 0);
     const auto job = nlohmann::json::parse(r.out)["job"];
     const double ms = job["measured_step_s"], ps = job["predicted_step_s"];
@@ -113,11 +122,12 @@ TEST(TraceCli, JobGivesMeasuredMfuAndWalls) {
     double walls = 0;
     for (const auto& w : job["walls"]) walls += w["measured_s"].get<double>();
     EXPECT_NEAR(walls, ms, 1e-6 * ms);
-    EXPECT_EQ(run("trace --job /nonexistent/job.yaml " + test::data_path("mi250-toy-train.json.gz")).code, 2);
+    EXPECT_EQ(run("trace --job /nonexistent/job.yaml " + trace).code, 2);
+    std::filesystem::remove_all(dir);
 }
 
 TEST(TraceCli, BadInputExitsTwo) {
-    EXPECT_EQ(run("trace " + test::data_path("LICENSE-HTA")).code, 2);
+    EXPECT_EQ(run("trace " + std::string(LOSTFLOPS_SOURCE_DIR) + "/README.md").code, 2);
     EXPECT_EQ(run("trace /nonexistent/x.json").code, 2);
     EXPECT_NE(run("trace").code, 0);
 }
@@ -137,10 +147,9 @@ TEST(TraceCli, DevicesAreRefused) {
 // One rule for `trace` and `trace merge`: a rank given twice is an error
 // naming both files.
 TEST(TraceCli, SameRankTwiceIsRejectedNamingBothFiles) {
-    const auto dir = std::filesystem::temp_directory_path() / "lostflops_trace_cli_dup";
-    std::filesystem::create_directories(dir);
-    const std::string a = test::data_path("sampled-128rank.rank0.json.gz");
-    const std::string b = (dir / "copy.json.gz").string();
+    const std::filesystem::path dir = test::temp_dir("trace_cli_dup");
+    const std::string a = two_ranks(dir.string())[0];
+    const std::string b = (dir / "copy.json").string();
     std::filesystem::copy_file(a, b, std::filesystem::copy_options::overwrite_existing);
     const auto r = run("trace " + a + " " + b, true);
     EXPECT_EQ(r.code, 2);
@@ -148,33 +157,32 @@ TEST(TraceCli, SameRankTwiceIsRejectedNamingBothFiles) {
     std::filesystem::remove_all(dir);
 }
 
-// Trace tables: the straggler rows carry their unit in the column header, not
-// in the metric name; the per-rank rows name their file; every column is
+// Trace tables: the rows of ranks that hold the others back carry their unit
+// in the column header; the per-rank rows name their file; every column is
 // defined in the README.
 TEST(TraceCli, TableColumnsUnitsFilesAndDefinitions) {
-    const std::string f0 = test::data_path("sampled-128rank.rank0.json.gz");
-    const std::string f1 = test::data_path("sampled-128rank.rank1.json.gz");
+    const std::string dir = test::temp_dir("trace_cli_columns");
+    const auto traces = two_ranks(dir);
+    const std::string f0 = traces[0], f1 = traces[1];
     const auto r = run("trace " + f0 + " " + f1);
     ASSERT_EQ(r.code, 0);
     std::istringstream lines(r.out);
-    std::string line, per_rank_header, straggler_header;
-    bool in_stragglers = false;
+    std::string line, per_rank_header, slow_header;
     int rows_with_file = 0;
     while (std::getline(lines, line)) {
         if (contains(line, " rank ") && contains(line, "span_ms")) per_rank_header = line;
-        if (contains(line, "Stragglers")) in_stragglers = true;
-        if (in_stragglers && contains(line, "value_ms")) straggler_header = line;
-        else if (in_stragglers && !line.empty()) EXPECT_FALSE(contains(line, "_us")) << line;
+        if (contains(line, "held_back_ms")) slow_header = line;
         if (contains(line, f0) || contains(line, f1)) ++rows_with_file;
-        if (line.empty()) in_stragglers = false;
     }
     EXPECT_GE(rows_with_file, 2);
     EXPECT_TRUE(contains(per_rank_header, "file"));
+    ASSERT_FALSE(slow_header.empty()) << r.out;
     std::ifstream readme(std::string(LOSTFLOPS_SOURCE_DIR) + "/README.md");
     const std::string text((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
-    std::istringstream words(per_rank_header + " " + straggler_header + " waiting");
+    std::istringstream words(per_rank_header + " " + slow_header);
     std::string w;
     while (words >> w) EXPECT_TRUE(contains(text, "`" + w + "`")) << "column " << w << " not defined in README";
+    std::filesystem::remove_all(dir);
 }
 
 // --format is declared the way `estimate` declares it.

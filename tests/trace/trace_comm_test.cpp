@@ -1,7 +1,7 @@
 // Bandwidth per collective (trace.h CollectiveStats): nccl-tests' bus
 // bandwidth factors on a synthetic trace, and the sizes of a real trace
-// (a100-2rank-nccl records "In msg nelems" on its NCCL kernels) summed
-// directly from its JSON.
+// (../shared/traces/a100-2rank-nccl records "In msg nelems" on its NCCL
+// kernels; skipped when absent) summed directly from its JSON.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +9,7 @@
 #include <map>
 
 #include "lostflops/trace.h"
+#include "lostflops/trace_summary.h"
 #include "lostflops/trace_report.h"
 #include "trace/trace_test_util.h"
 
@@ -48,7 +49,7 @@ TEST(TraceComm, BusBandwidthFactors) {
 }
 
 TEST(TraceComm, RealTraceSizesSummedDirectly) {
-    const std::string file = test::data_path("a100-2rank-nccl.rank0.json.gz");
+    LOSTFLOPS_SHARED_TRACE(file, "a100-2rank-nccl.rank0.json.gz");
     const auto j = nlohmann::json::parse(test::gunzip_file(file));
     double bytes = 0, time = 0;
     int64_t calls = 0;
@@ -73,7 +74,7 @@ TEST(TraceComm, RealTraceSizesSummedDirectly) {
     EXPECT_NEAR(it->algbw_gbps, bytes / (time * 1e-6) / 1e9, 1e-6 * it->algbw_gbps);
     EXPECT_DOUBLE_EQ(it->busbw_gbps, it->algbw_gbps);  // two ranks: 2(n-1)/n = 1
     // JSON and the summary round trip.
-    const auto out = nlohmann::json::parse(report_json({rep}, {}, nullptr));
+    const auto out = nlohmann::json::parse(report_json(std::vector<RankReport>{rep}));
     EXPECT_TRUE(out["ranks"][0]["collectives"].is_array());
     const auto back = summary_from_json(summary_to_json({rep}), "s.json");
     ASSERT_EQ(back[0].collectives.size(), rep.collectives.size());

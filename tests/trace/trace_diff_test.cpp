@@ -1,6 +1,6 @@
-// `trace diff`: a trace against itself changes nothing; against a copy made by
-// scripts/slow_kernels.py with chosen kernels slowed, exactly those kernels
-// are "slower" (through the command and its JSON); kernels present on one
+// `trace diff`: a generated trace against itself changes nothing; against a
+// copy made by scripts/slow_kernels.py with chosen kernels slowed, exactly
+// those kernels are "slower" (through the command and its JSON); kernels present on one
 // side only are "new" or "vanished".
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,8 +19,15 @@
 namespace lostflops::trace {
 namespace {
 
+SynthSpec job_of_two() {
+    SynthSpec s;
+    s.ranks = 2;
+    s.jitter_pct = 4;  // kernels of one name differ call to call
+    return s;
+}
+
 TEST(TraceDiff, SameTraceChangesNothing) {
-    const auto a = read_trace(test::data_path("a100-2rank-nccl.rank0.json.gz"));
+    const auto a = read_trace_bytes(synth_trace(job_of_two(), 0), "rank0.json");
     for (const bool hta : {false, true}) {
         const auto d = diff_traces(a, a, DiffOptions{hta, 5.0});
         ASSERT_FALSE(d.kernels.empty());
@@ -59,6 +66,36 @@ TEST(TraceDiff, NewAndVanishedKernels) {
     EXPECT_EQ(d.kernels.back().name, "gemm_a");
 }
 
+// A kernel whose calls got longer but fewer lost time: never "slower" (the
+// issue's case); more calls of a shorter one: "more calls"; a kernel slower
+// per call and in total: "slower".
+TEST(TraceDiff, SlowerMeansMoreTimeNotOnlyALongerMean) {
+    using test::Ev;
+    std::vector<Ev> a, b;
+    for (int i = 0; i < 10; ++i) a.push_back({"k_fewer", "kernel", 100.0 * i, 10, 7});      // 100 us
+    for (int i = 0; i < 5; ++i) b.push_back({"k_fewer", "kernel", 100.0 * i, 12, 7});       // 60 us: each 20 % longer
+    for (int i = 0; i < 4; ++i) a.push_back({"k_more", "kernel", 2000.0 + 100 * i, 10, 7});  // 40 us
+    for (int i = 0; i < 8; ++i) b.push_back({"k_more", "kernel", 2000.0 + 100 * i, 9, 7});   // 72 us: each 10 % shorter
+    a.push_back({"k_slow", "kernel", 5000, 100, 7});
+    b.push_back({"k_slow", "kernel", 5000, 150, 7});
+    a.push_back({"k_end", "kernel", 9000, 1, 7});
+    b.push_back({"k_end", "kernel", 9000, 1, 7});
+    const auto d = diff_traces(read_trace_bytes(test::make_trace(a), "a"), read_trace_bytes(test::make_trace(b), "b"));
+    std::map<std::string, KernelDiff> by;
+    for (const auto& k : d.kernels) by[k.name] = k;
+    EXPECT_EQ(by["k_fewer"].change, Change::fewer_calls);
+    EXPECT_LT(by["k_fewer"].delta_us, 0);
+    EXPECT_GT(by["k_fewer"].mean_change_pct, 5);
+    EXPECT_EQ(by["k_more"].change, Change::more_calls);
+    EXPECT_EQ(by["k_slow"].change, Change::slower);
+    EXPECT_EQ(by["k_end"].change, Change::same);
+    for (const auto& k : d.kernels) {
+        if (k.change == Change::slower) EXPECT_GT(k.delta_us, 0) << k.name;
+        if (k.change == Change::faster) EXPECT_LT(k.delta_us, 0) << k.name;
+    }
+    EXPECT_NE(diff_table(d).find("fewer calls"), std::string::npos);
+}
+
 int sh(const std::string& cmd) {
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -69,13 +106,12 @@ std::string slurp(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-// Two kernels of a real trace slowed by 1.5 with the generator: the command's
+// Two kernels of a generated trace slowed by 1.5 with the generator: the command's
 // JSON lists exactly those as slower (by 50 % per call), the rest the same.
 TEST(TraceDiff, FindsExactlyTheSlowedKernels) {
     if (sh("python3 -c 'pass' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not available";
-    const auto dir = std::filesystem::temp_directory_path() / "lostflops_trace_diff_test";
-    std::filesystem::create_directories(dir);
-    const std::string a = test::data_path("a100-2rank-nccl.rank0.json.gz");
+    const std::filesystem::path dir = test::temp_dir("trace_diff_test");
+    const std::string a = test::write_synth(job_of_two(), {0}, dir.string())[0];
     const std::string b = (dir / "slowed.json.gz").string();
     const auto base = diff_traces(read_trace(a), read_trace(a));
     ASSERT_GE(base.kernels.size(), 4u);

@@ -1,5 +1,6 @@
 // The event parser's fast path against the strict parser: on every event of
-// real traces and on seeded random mutations of them, whenever the fast path
+// generated and real traces (../shared/traces, when present) and on seeded
+// random mutations of them, whenever the fast path
 // accepts an event it gives the strict parser's fields and length; it takes
 // nearly all of Kineto's events (the speed depends on it); json_number and
 // the fast path's own number reading give std::from_chars's double.
@@ -16,9 +17,9 @@
 namespace lostflops::trace::detail {
 namespace {
 
-// Each event of a test trace as JSON text, the way Kineto spaces it.
-std::vector<std::string> events_of(const std::string& file) {
-    const auto j = nlohmann::json::parse(test::gunzip_file(test::data_path(file)));
+// Each event of a trace's JSON text, the way Kineto spaces it.
+std::vector<std::string> events_of_text(const std::string& text) {
+    const auto j = nlohmann::json::parse(text);
     std::vector<std::string> out;
     const auto& evs = j.is_array() ? j : j.at("traceEvents");
     for (const auto& e : evs) {
@@ -69,33 +70,53 @@ bool agree(const std::string& ev, bool& accepted) {
                       fast.correlation == strict.correlation && fast.control_chars == strict.control_chars &&
                       bits(fast.in_nelems) == bits(strict.in_nelems) &&
                       bits(fast.out_nelems) == bits(strict.out_nelems) &&
-                      bits(fast.group_size) == bits(strict.group_size) && fast.dtype == strict.dtype;
+                      bits(fast.group_size) == bits(strict.group_size) && fast.dtype == strict.dtype &&
+                      fast.pg_name == strict.pg_name && fast.pg_desc == strict.pg_desc &&
+                      fast.pg_ranks == strict.pg_ranks;
     EXPECT_TRUE(same) << ev;
     return same;
 }
 
-const char* const kFiles[] = {"a100-2rank-nccl.rank0.json.gz", "mi250-toy-train.json.gz",
-                              "v100-ns-timeunit.rank0.json.gz", "sampled-128rank.rank0.json.gz"};
+// Kineto's events are what the fast path is for: it must take nearly all.
+void expect_agree_and_taken(const std::vector<std::string>& evs, const std::string& what) {
+    ASSERT_GT(evs.size(), 100u) << what;
+    std::size_t taken = 0;
+    for (const auto& ev : evs) {
+        bool accepted = false;
+        ASSERT_TRUE(agree(ev, accepted));
+        taken += accepted ? 1 : 0;
+    }
+    EXPECT_GT(static_cast<double>(taken), 0.99 * static_cast<double>(evs.size())) << what;
+}
 
+// Kineto-shaped events of a generated job (trace_synth.h), as written and as Kineto spaces them.
+std::vector<std::string> generated_events() {
+    SynthSpec s;
+    s.ranks = 16;
+    s.tp = 8;
+    s.jitter_pct = 3;
+    return events_of_text(synth_trace(s, 3));
+}
+
+TEST(TraceEventFast, AgreesWithStrictParserOnGeneratedEvents) {
+    expect_agree_and_taken(generated_events(), "generated");
+}
+
+// The real traces of ../shared/traces (skipped when absent).
 TEST(TraceEventFast, AgreesWithStrictParserOnRealEvents) {
-    for (const char* file : kFiles) {
-        const auto evs = events_of(file);
-        ASSERT_GT(evs.size(), 100u) << file;
-        std::size_t taken = 0;
-        for (const auto& ev : evs) {
-            bool accepted = false;
-            ASSERT_TRUE(agree(ev, accepted));
-            taken += accepted ? 1 : 0;
-        }
-        // Kineto's events are what the fast path is for: it must take nearly all.
-        EXPECT_GT(static_cast<double>(taken), 0.99 * static_cast<double>(evs.size())) << file;
+    for (const char* file : {"a100-2rank-nccl.rank0.json.gz", "mi250-toy-train.json.gz",
+                             "v100-ns-timeunit.rank0.json.gz", "sampled-128rank.rank0.json.gz"}) {
+        LOSTFLOPS_SHARED_TRACE(path, file);
+        expect_agree_and_taken(events_of_text(test::gunzip_file(path)), file);
     }
 }
 
 TEST(TraceEventFast, AgreesWithStrictParserOnMutatedEvents) {
-    auto evs = events_of("mi250-toy-train.json.gz");
-    const auto more = events_of("a100-2rank-nccl.rank0.json.gz");
-    evs.insert(evs.end(), more.begin(), more.begin() + 2000);
+    auto evs = generated_events();
+    if (const std::string real = test::shared_trace("a100-2rank-nccl.rank0.json.gz"); !real.empty()) {
+        const auto more = events_of_text(test::gunzip_file(real));
+        evs.insert(evs.end(), more.begin(), more.begin() + 2000);
+    }
     static const std::string alphabet = "{}[]\",:\\0123456789.eE-+ntfu \n\t\x01\x7f";
     static const char* const pieces[] = {"\\u0041", "\\\"", "1e400", "-0", "1e-400", "\"7\"", "null",
                                          "true", "[]", "{}", "[[1,2],[3]]", "{\"a\":[1,{\"b\":2}]}",

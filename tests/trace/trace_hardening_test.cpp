@@ -11,6 +11,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
+#include "lostflops/trace_summary.h"
 #include "trace/trace_test_util.h"
 
 namespace lostflops::trace {
@@ -18,14 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.message();
-    }
-    return "";
-}
+using test::error_of;
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 

@@ -1,6 +1,7 @@
 // Idle-time breakdown per stream (trace.h StreamIdle): with --hta-compatible
 // conventions it agrees with what HTA's get_idle_time_breakdown reports for
-// the real traces of hta-idle-reference.json (HTA's own figures, per stream)
+// the real traces of ../shared/traces/hta-idle-reference.json (HTA's own
+// figures, per stream; skipped without them)
 // within 0.5 % of each stream's idle time; on a small synthetic trace each
 // gap lands in the category its cause says.
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <map>
 
 #include "lostflops/trace.h"
+#include "lostflops/trace_summary.h"
 #include "lostflops/trace_report.h"
 #include "trace/trace_test_util.h"
 
@@ -20,14 +22,15 @@ namespace {
 double value_or_zero(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<double>() : 0.0; }
 
 TEST(TraceIdle, AgreesWithHtaIdleReference) {
-    std::ifstream in(test::data_path("hta-idle-reference.json"));
-    ASSERT_TRUE(in) << "missing hta-idle-reference.json";
+    LOSTFLOPS_SHARED_TRACE(ref_path, "hta-idle-reference.json");
+    std::ifstream in(ref_path);
     const auto ref = nlohmann::json::parse(in);
     ASSERT_EQ(ref["traces"].size(), 5u);
     for (const auto& t : ref["traces"]) {
         const std::string file = t["trace"].get<std::string>();
         SCOPED_TRACE(file);
-        const auto rep = analyze(read_trace(test::data_path(file)), AnalyzeOptions{true});
+        LOSTFLOPS_SHARED_TRACE(path, file);
+        const auto rep = analyze(read_trace(path), AnalyzeOptions{true});
         std::map<int64_t, StreamIdle> got;
         for (const auto& s : rep.idle_breakdown) got[s.stream] = s;
         ASSERT_EQ(got.size(), t["streams"].size()) << "one entry per stream with kernels";
@@ -98,8 +101,12 @@ TEST(TraceIdle, KernelWaitIsBelowThreshold) {
 // {stream, host_wait_us, kernel_wait_us, other_us}; it survives a summary
 // round trip; the text output has the table.
 TEST(TraceIdle, JsonContractAndSummaryRoundTrip) {
-    const auto rep = analyze(read_trace(test::data_path("v100-2rank-allreduce.rank1.json.gz")), AnalyzeOptions{true});
-    const auto j = nlohmann::json::parse(report_json({rep}, {}, nullptr));
+    SynthSpec spec;
+    spec.ranks = 16;
+    spec.tp = 8;
+    const auto rep = analyze(read_trace_bytes(synth_trace(spec, 1), "rank1.json"), AnalyzeOptions{true});
+    ASSERT_EQ(rep.idle_breakdown.size(), 2u);  // streams 7 and 20
+    const auto j = nlohmann::json::parse(report_json(std::vector<RankReport>{rep}));
     const auto& idle = j["ranks"][0]["idle_breakdown"];
     ASSERT_TRUE(idle.is_array());
     ASSERT_EQ(idle.size(), rep.idle_breakdown.size());
@@ -115,7 +122,7 @@ TEST(TraceIdle, JsonContractAndSummaryRoundTrip) {
         EXPECT_DOUBLE_EQ(back[0].idle_breakdown[i].host_wait_us, rep.idle_breakdown[i].host_wait_us);
         EXPECT_DOUBLE_EQ(back[0].idle_breakdown[i].other_us, rep.idle_breakdown[i].other_us);
     }
-    const std::string text = report_table({rep}, {}, nullptr);
+    const std::string text = report_table(std::vector<RankReport>{rep});
     EXPECT_NE(text.find("Idle time by stream"), std::string::npos);
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "lostflops/trace.h"
+#include "lostflops/trace_summary.h"
 #include "lostflops/trace_report.h"
 #include "trace/trace_test_util.h"
 
@@ -44,7 +45,8 @@ TEST(TraceLaunch, SyntheticFigures) {
 }
 
 TEST(TraceLaunch, RealTraceAgreesWithDirectCount) {
-    const auto d = read_trace(test::data_path("v100-2rank-allreduce.rank1.json.gz"));
+    LOSTFLOPS_SHARED_TRACE(path, "v100-2rank-allreduce.rank1.json.gz");
+    const auto d = read_trace(path);
     const auto rep = analyze(d);
     // Direct count: native kernels (kernel, memcpy, memset; not sync) whose correlation a CPU event carries.
     std::unordered_map<uint32_t, const CpuLaunch*> cpu;
@@ -70,13 +72,13 @@ TEST(TraceLaunch, RealTraceAgreesWithDirectCount) {
         EXPECT_GE(rep.launches.kernels[i - 1].launch_bound, rep.launches.kernels[i].launch_bound);
     }
     // JSON and the summary round trip.
-    const auto j = nlohmann::json::parse(report_json({rep}, {}, nullptr));
+    const auto j = nlohmann::json::parse(report_json(std::vector<RankReport>{rep}));
     EXPECT_EQ(j["ranks"][0]["launch_stats"]["launched"].get<int64_t>(), launched);
     const auto back = summary_from_json(summary_to_json({rep}), "s.json");
     EXPECT_EQ(back[0].launches.launch_bound, rep.launches.launch_bound);
     ASSERT_EQ(back[0].launches.kernels.size(), rep.launches.kernels.size());
     EXPECT_EQ(back[0].launches.kernels[0].name, rep.launches.kernels[0].name);
-    EXPECT_NE(report_table({rep}, {}, nullptr).find("CUDA launches"), std::string::npos);
+    EXPECT_NE(report_table(std::vector<RankReport>{rep}).find("CUDA launches"), std::string::npos);
 }
 
 }  // namespace

@@ -93,17 +93,8 @@ TEST(TraceReader, TruncatedFileKeepsWhatWasRead) {
 }
 
 TEST(TraceReader, TruncatedGzipIsNamedWarning) {
-    const auto full = test::gunzip_file(test::data_path("mi250-toy-train.json.gz"));
-    std::string gz;
-    {
-        // Take the real gzip bytes and cut them in the middle.
-        FILE* f = std::fopen(test::data_path("mi250-toy-train.json.gz").c_str(), "rb");
-        ASSERT_NE(f, nullptr);
-        char buf[4096];
-        std::size_t n = 0;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) gz.append(buf, n);
-        std::fclose(f);
-    }
+    const std::string full = synth_trace(SynthSpec{}, 0);
+    const std::string gz = test::gzip_text(full);  // cut in the middle below
     const auto d = read_trace_bytes(gz.substr(0, gz.size() * 3 / 4), "cut.gz");
     EXPECT_TRUE(has_warning(d, "truncated"));
     EXPECT_GT(d.events, 0u);

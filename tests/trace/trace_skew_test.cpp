@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "lostflops/trace.h"
+#include "lostflops/trace_cluster.h"
+#include "lostflops/trace_summary.h"
 #include "lostflops/trace_report.h"
 #include "trace/trace_test_util.h"
 
@@ -27,9 +29,10 @@ RankReport rank_with(int rank, std::vector<std::pair<int64_t, std::optional<doub
 }
 
 TEST(TraceSkew, LatestRankMakesTheOthersWait) {
-    const auto skew = collective_skew({rank_with(0, {{1, 100.0}, {2, 500.0}, {3, 900.0}}),
-                                       rank_with(1, {{1, 130.0}, {2, 450.0}, {3, std::nullopt}}),
-                                       rank_with(2, {{1, 110.0}, {2, 470.0}})});
+    const auto c = cluster_report({rank_with(0, {{1, 100.0}, {2, 500.0}, {3, 900.0}}),
+                                   rank_with(1, {{1, 130.0}, {2, 450.0}, {3, std::nullopt}}),
+                                   rank_with(2, {{1, 110.0}, {2, 470.0}})});
+    const auto& skew = c.step_skew;
     ASSERT_EQ(skew.size(), 2u);  // step 3 has one rank with communication
     EXPECT_EQ(skew[0].step, 1);
     EXPECT_EQ(skew[0].ranks, 3);
@@ -39,6 +42,14 @@ TEST(TraceSkew, LatestRankMakesTheOthersWait) {
     EXPECT_EQ(skew[1].latest_rank, 0);
     EXPECT_EQ(skew[1].earliest_rank, 1);
     EXPECT_DOUBLE_EQ(skew[1].skew_us, 50);
+    // Without process groups the group is "all ranks"; each step's latest
+    // holds the others back by its lead over the next latest: rank 1 by 20 us
+    // in step 1 (130 - 110), rank 0 by 30 us in step 2 (500 - 470).
+    ASSERT_EQ(c.groups.size(), 1u);
+    EXPECT_EQ(c.groups[0].group, "all ranks");
+    EXPECT_DOUBLE_EQ(c.groups[0].median_skew_us, 40);
+    EXPECT_DOUBLE_EQ(c.rows[1].late_us, 20.0 / 3);  // over its 3 steps
+    EXPECT_DOUBLE_EQ(c.rows[0].late_us, 30.0 / 3);
 }
 
 // The first communication kernel launched inside ProfilerStep#N, from the events.
@@ -60,10 +71,12 @@ double first_comm_start(const TraceData& d, int64_t step) {
 }
 
 TEST(TraceSkew, RealRanksOfOneJob) {
-    const auto d0 = read_trace(test::data_path("sampled-128rank.rank0.json.gz"));
-    const auto d1 = read_trace(test::data_path("sampled-128rank.rank1.json.gz"));
+    LOSTFLOPS_SHARED_TRACE(p0, "sampled-128rank.rank0.json.gz");
+    LOSTFLOPS_SHARED_TRACE(p1, "sampled-128rank.rank1.json.gz");
+    const auto d0 = read_trace(p0);
+    const auto d1 = read_trace(p1);
     const std::vector<RankReport> ranks{analyze(d0), analyze(d1)};
-    const auto skew = collective_skew(ranks);
+    const auto skew = cluster_report(ranks).step_skew;
     ASSERT_EQ(skew.size(), 2u);
     for (const auto& x : skew) {
         SCOPED_TRACE(x.step);
@@ -71,11 +84,11 @@ TEST(TraceSkew, RealRanksOfOneJob) {
         EXPECT_DOUBLE_EQ(x.skew_us, std::fabs(t1 - t0));
         EXPECT_EQ(x.latest_rank, t1 > t0 ? 1 : 0);
     }
-    const auto j = nlohmann::json::parse(report_json(ranks, {}, nullptr));
+    const auto j = nlohmann::json::parse(report_json(ranks));
     EXPECT_EQ(j["collective_skew"].size(), 2u);
     // Through summaries (trace merge) the same skew.
     const auto back = summary_from_json(summary_to_json(ranks), "s.json");
-    const auto again = collective_skew(back);
+    const auto again = cluster_report(back).step_skew;
     ASSERT_EQ(again.size(), skew.size());
     EXPECT_DOUBLE_EQ(again[0].skew_us, skew[0].skew_us);
 }

@@ -244,6 +244,11 @@ TEST(ModelCounts, MultiTokenPredictionIsCountedApart) {
     EXPECT_DOUBLE_EQ(p.total, 2 * layer + 100 * 64 * 2 + 64);
     // A layer of the last kind, the 2h x h projection and three norms.
     EXPECT_DOUBLE_EQ(p.mtp, layer + 2 * 64 * 64 + 3 * 64);
+    // FLOPs: the module's layer, projection and logits on top of the model's.
+    const double layer_fwd = 2 * (4 * 64 * 64 + 3 * 64 * 96) + 4 * 64 * 16.0;
+    const double logits = 2 * 64 * 100;
+    EXPECT_DOUBLE_EQ(flops_per_token(j.model, j.training, Recompute::none).model,
+                     3 * (2 * layer_fwd + logits + (layer_fwd + 2 * 2 * 64 * 64 + logits)));
 }
 
 TEST(LayerStack, KindsAreMergedAndCountedPerRange) {

@@ -1,0 +1,44 @@
+// The search's space of layouts (the first stage of search_plans): every
+// valid layout of a job in enumeration order, with the number of plans of
+// the valid layouts and of the rejected candidates, the shapes (tp, cp, pp)
+// split across worker threads as the evaluation is. Internal to search.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lostflops/search.h"
+#include "search/enumerate.h"
+
+namespace lostflops::search {
+
+// Plans of a layout (knob_set(with_layout(job, l), fix).count()) without a
+// Job copy per layout: the knobs depend on tp, cp, pp, dp and vpp, not on
+// the micro-batch or ep, so the counts of the current shape are kept per vpp
+// (as running sums, for runs of rejected candidates).
+class PlanCounter {
+public:
+    PlanCounter(const Job& job, const PlanFix& fix) : job_(job), fix_(fix) {}
+    int64_t operator()(const Layout& l) { return range(l, l.vpp); }
+    // The plans of `l` for every vpp from l.vpp to vpp_last.
+    int64_t range(const Layout& l, int vpp_last);
+    // The plans a run of rejected candidates stands for.
+    int64_t operator()(const RejectedRun& r) { return r.times * range(r.layout, r.vpp_last); }
+
+private:
+    Job job_;
+    const PlanFix& fix_;
+    int tp_ = 0, cp_ = 0, pp_ = 0;
+    std::vector<int64_t> sum_;  // sum_[v]: plans of vpp 1 .. v of the current shape
+};
+
+struct LayoutSpace {
+    std::vector<Layout> layouts;   // the valid layouts, in enumeration order
+    int64_t plans = 0;             // plans of those layouts
+    int64_t rejected_plans = 0;    // plans of the candidates the rules reject
+};
+
+// threads: workers (at least 1); the result does not depend on it.
+LayoutSpace layout_space(const Job& job, const PlanFix& fix, const LayoutFix& layout_fix, unsigned threads);
+
+}  // namespace lostflops::search

@@ -1,0 +1,113 @@
+// The search's layout space (src/search/layout_space.cpp): the valid layouts
+// in the enumerator's order and the plans of valid and rejected candidates,
+// against a plain walk of every candidate (tp, cp, pp over divisors of the
+// GPUs, micro-batch over divisors of the batch, vpp up to layers / pp, ep over
+// divisors of the experts) put through validate_job and
+// LayoutEvaluator::plan_count; the same for any thread count and under fixes.
+#include <gtest/gtest.h>
+
+#include "lostflops/error.h"
+#include "search/enumerate.h"
+#include "search/evaluate_layout.h"
+#include "search/layout_space.h"
+#include "spec/validate.h"
+#include "test_util.h"
+
+namespace lostflops::search {
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+    std::vector<int64_t> d;
+    for (int64_t i = 1; i <= n; ++i)
+        if (n % i == 0) d.push_back(i);
+    return d;
+}
+
+bool agrees(int64_t fixed, int64_t v) { return fixed == 0 || fixed == v; }
+
+LayoutSpace walk(const Job& job, const PlanFix& fix, const LayoutFix& lf) {
+    const LayoutEvaluator ev(job, default_calibration(), fix);
+    LayoutSpace out;
+    const int64_t gpus = job.cluster.num_gpus;
+    for (const int64_t tp : divisors(gpus))
+        for (const int64_t cp : divisors(gpus / tp))
+            for (const int64_t pp : divisors(gpus / (tp * cp))) {
+                const int64_t dp = gpus / (tp * cp * pp);
+                if (!agrees(lf.tp, tp) || !agrees(lf.cp, cp) || !agrees(lf.pp, pp) || !agrees(lf.dp, dp)) continue;
+                for (const int64_t mb : divisors(job.training.global_batch)) {
+                    const int64_t max_vpp = pp == 1 || pp > job.model.layers ? 1 : job.model.layers / pp;
+                    for (int64_t vpp = 1; vpp <= max_vpp; ++vpp)
+                        for (const int64_t ep : job.model.is_moe() ? divisors(job.model.experts_gcd()) : divisors(1)) {
+                            if (!agrees(lf.micro_batch, mb) || !agrees(lf.vpp, vpp) || !agrees(lf.ep, ep)) continue;
+                            const Layout l{static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(pp),
+                                           static_cast<int>(dp), static_cast<int>(vpp), static_cast<int>(ep), mb};
+                            bool valid = true;
+                            try {
+                                validate_job(with_layout(job, l));
+                            } catch (const InputError&) {
+                                valid = false;
+                            }
+                            if (valid) {
+                                out.layouts.push_back(l);
+                                out.plans += ev.plan_count(l);
+                            } else {
+                                out.rejected_plans += ev.plan_count(l);
+                            }
+                        }
+                }
+            }
+    return out;
+}
+
+void expect_same(const Job& job, const PlanFix& fix, const LayoutFix& lf) {
+    const LayoutSpace want = walk(job, fix, lf);
+    ASSERT_FALSE(want.layouts.empty());
+    EXPECT_GT(want.rejected_plans, 0);
+    for (const unsigned threads : {1u, 2u, 3u}) {
+        SCOPED_TRACE("threads " + std::to_string(threads));
+        const LayoutSpace got = layout_space(job, fix, lf, threads);
+        EXPECT_EQ(got.plans, want.plans);
+        EXPECT_EQ(got.rejected_plans, want.rejected_plans);
+        ASSERT_EQ(got.layouts.size(), want.layouts.size());
+        for (size_t i = 0; i < got.layouts.size(); ++i) {
+            const Layout &a = got.layouts[i], &b = want.layouts[i];
+            ASSERT_TRUE(a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.vpp == b.vpp &&
+                        a.ep == b.ep && a.micro_batch == b.micro_batch)
+                << i;
+        }
+    }
+}
+
+Job job_of(const std::vector<std::string>& set) {
+    std::vector<std::string> all = {"parallel.sequence_parallel=false", "parallel.pp=1", "parallel.cp=1"};
+    all.insert(all.end(), set.begin(), set.end());
+    return parse_job(test::small_job_text(), "small.yaml", all);
+}
+
+TEST(LayoutSpace, DenseJobEqualsTheWalkOfEveryCandidate) {
+    // 48 GPUs and batch 24: many shapes, micro-batches and rejected runs.
+    const Job job = job_of({"cluster.num_gpus=48", "training.global_batch_size=24", "training.micro_batch_size=1",
+                            "model.num_hidden_layers=12", "parallel.tp=2", "parallel.dp=24"});
+    expect_same(job, PlanFix{}, LayoutFix{});
+    PlanFix fix;
+    fix.recompute = Recompute::full;
+    fix.recompute_layers = -1;
+    LayoutFix lf;
+    lf.vpp = 2;
+    lf.micro_batch = 2;
+    expect_same(job, fix, lf);
+}
+
+TEST(LayoutSpace, MixtureOfExpertsEqualsTheWalkOfEveryCandidate) {
+    const Job job = job_of({"model.num_hidden_layers=4", "model.hidden_size=256", "model.num_attention_heads=4",
+                            "model.intermediate_size=512", "model.num_local_experts=4", "model.num_experts_per_tok=2",
+                            "cluster.num_gpus=16", "training.seq_length=32", "training.global_batch_size=8",
+                            "training.micro_batch_size=1", "parallel.tp=2", "parallel.dp=8"});
+    expect_same(job, PlanFix{}, LayoutFix{});
+    LayoutFix lf;
+    lf.ep = 2;
+    expect_same(job, PlanFix{}, lf);
+}
+
+}  // namespace
+}  // namespace lostflops::search
