@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "lostflops/error.h"
 
@@ -78,100 +79,160 @@ GemmDtype gemm_dtype(Precision p, const DeviceUse& use) {
     return p == Precision::fp8 ? use.fp8 : GemmDtype::bf16;
 }
 
-// Points of one curve: kernel, pass, causal, the head dimension nearest
-// `head_dim` among those measured (ties: the larger). Empty if none.
+// Points of one curve: kernel, pass, causal, one head dimension, sorted by
+// seq. Empty if none.
 struct Curve {
     const AttentionPoint* begin = nullptr;
     const AttentionPoint* end = nullptr;
     bool empty() const { return begin == end; }
 };
 
-Curve find_curve(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim) {
-    // Nearest in log(head dim): the smallest ratio max(a/b, b/a), no log
-    // needed. One pass: a curve's points are one run (sorted, see
-    // family_ratio), so the best run so far is kept as it is found.
-    const double want = std::max(1, head_dim);
-    Curve c;
-    double best_d = 0;
-    for (const auto& p : f.attention) {
-        if (p.kernel != kernel || p.backward != backward || p.causal != causal) continue;
-        if (c.begin && p.head_dim == c.begin->head_dim) {
-            c.end = &p + 1;
-            continue;
-        }
-        const double r = p.head_dim / want, d = std::max(r, 1.0 / r);
-        if (!c.begin || d < best_d || (d == best_d && p.head_dim > c.begin->head_dim)) {
-            c.begin = &p;
-            c.end = &p + 1;
-            best_d = d;
-        }
-    }
-    return c;
-}
-
-// Log-linear in seq between points (sorted by seq), flat outside.
-double curve_at(const Curve& c, double seq) {
+// Log-linear in seq between points (sorted by seq), flat outside. `weight`
+// gives the interpolation weight log(seq / a) / log(b / a) between the points
+// at seq a < b.
+template <class Weight>
+double curve_at(const Curve& c, double seq, Weight&& weight) {
     if (seq <= c.begin->seq) return c.begin->efficiency;
     const AttentionPoint* last = c.end - 1;
     if (seq >= last->seq) return last->efficiency;
     for (const AttentionPoint* p = c.begin; p + 1 < c.end; ++p) {
         if (seq > (p + 1)->seq) continue;
-        const double w = std::log(seq / p->seq) / std::log((p + 1)->seq / p->seq);
+        const double w = weight(seq, p->seq, (p + 1)->seq);
         return p->efficiency + w * ((p + 1)->efficiency - p->efficiency);
     }
     return last->efficiency;
 }
 
-// Mean ratio num/den of the family's curve pairs (pass and mask of each) at
-// the same kernel and head dimension (64, 128, 256), each at `seq` (0 if no
-// pair is measured). One pass over the points: they are sorted by kernel,
-// pass, mask, head dimension and seq (calibration_devices.cpp), so each
-// curve is a run.
-double family_ratio(const DeviceFamily& f, double seq, bool num_bwd, bool num_causal, bool den_bwd,
-                    bool den_causal) {
-    Curve num[kAttentionImplCount][3], den[kAttentionImplCount][3];
-    for (const auto& p : f.attention) {
-        const int hi = p.head_dim == 64 ? 0 : p.head_dim == 128 ? 1 : p.head_dim == 256 ? 2 : -1;
-        if (hi < 0) continue;
-        const bool is_num = p.backward == num_bwd && p.causal == num_causal;
-        const bool is_den = p.backward == den_bwd && p.causal == den_causal;
-        for (Curve* c : {is_num ? &num[static_cast<int>(p.kernel)][hi] : nullptr,
-                         is_den ? &den[static_cast<int>(p.kernel)][hi] : nullptr}) {
-            if (c == nullptr) continue;
-            if (!c->begin) c->begin = &p;
-            c->end = &p + 1;
+// The curves of one kernel's lookups at one head dimension, found by binary
+// search: a family's points are sorted by kernel, pass, mask, head dimension
+// and seq (calibration_devices.cpp sort_attention_points), so each curve is
+// a run.
+//  - nearest(pass, mask): the kernel's curve at the head dimension nearest
+//    `head_dim` in log(head dim), i.e. the smallest ratio max(a/b, b/a)
+//    (ties: the larger);
+//  - ratio: the family's pass and mask ratios over every kernel's curves at
+//    the three common head dimensions, kept once computed (make_device_model
+//    asks for the forward and the backward pass at the same seq).
+class AttentionLookup {
+public:
+    AttentionLookup(const DeviceFamily& f, AttentionImpl kernel, int head_dim)
+        : first_(f.attention.data()), last_(f.attention.data() + f.attention.size()), kernel_(kernel),
+          want_(std::max(1, head_dim)) {}
+
+    double efficiency(bool backward, bool causal, double seq) {
+        const Curve exact = nearest(backward, causal);
+        if (!exact.empty()) return at(exact, seq);
+        if (causal) {
+            // Causal not measured: the non-causal curve times the family's
+            // causal / non-causal ratio of forward passes (short sequences
+            // lose most).
+            const double base = efficiency(backward, false, seq);
+            const double r = ratio(causal_ratio_, seq, false, true);
+            return base * (r > 0 ? r : 1.0);
         }
+        if (backward) {
+            const double fwd = efficiency(false, false, seq);
+            const double r = ratio(backward_ratio_, seq, true, false);
+            return r > 0 ? fwd * r : 0.0;
+        }
+        return 0.0;
     }
-    double sum = 0;
-    int n = 0;
-    for (int k = 0; k < kAttentionImplCount; ++k)
-        for (int hi = 0; hi < 3; ++hi) {
-            if (num[k][hi].empty() || den[k][hi].empty()) continue;
-            sum += curve_at(num[k][hi], seq) / curve_at(den[k][hi], seq);
-            ++n;
+
+private:
+    struct Ratio {
+        double seq = -1;
+        double value = 0;
+    };
+
+    // The curves of a family share their seq grids, so the ratios ask for
+    // the same few weights over and over: kept (same value, two logs fewer).
+    struct Weight {
+        double seq = 0, a = 0, b = 0, w = 0;
+    };
+
+    double weight(double seq, double a, double b) {
+        for (int i = 0; i < weights_used_; ++i) {
+            const Weight& m = weights_[i];
+            if (m.seq == seq && m.a == a && m.b == b) return m.w;
         }
-    return n ? sum / n : 0.0;
-}
+        const double w = std::log(seq / a) / std::log(b / a);
+        weights_[weights_next_] = {seq, a, b, w};
+        weights_next_ = (weights_next_ + 1) % kWeights;
+        weights_used_ = std::min(weights_used_ + 1, kWeights);
+        return w;
+    }
+
+    double at(const Curve& c, double seq) {
+        return curve_at(c, seq, [this](double x, double a, double b) { return weight(x, a, b); });
+    }
+
+    // Points of (kernel, pass, mask), and of one head dimension when hd > 0.
+    Curve run(AttentionImpl kernel, bool backward, bool causal, int hd) const {
+        const auto key = [hd](const AttentionPoint& p) {
+            return std::make_tuple(p.kernel, p.backward, p.causal, hd > 0 ? p.head_dim : 0);
+        };
+        const auto want = std::make_tuple(kernel, backward, causal, hd);
+        const AttentionPoint* lo =
+            std::lower_bound(first_, last_, want, [&](const AttentionPoint& p, const auto& w) { return key(p) < w; });
+        const AttentionPoint* hi =
+            std::upper_bound(lo, last_, want, [&](const auto& w, const AttentionPoint& p) { return w < key(p); });
+        return {lo, hi};
+    }
+
+    Curve nearest(bool backward, bool causal) const {
+        const Curve all = run(kernel_, backward, causal, 0);
+        Curve c;
+        double best_d = 0;
+        for (const AttentionPoint* p = all.begin; p < all.end;) {
+            const int hd = p->head_dim;
+            const AttentionPoint* end =
+                std::upper_bound(p, all.end, hd, [](int h, const AttentionPoint& q) { return h < q.head_dim; });
+            const double r = hd / want_, d = std::max(r, 1.0 / r);
+            if (!c.begin || d < best_d || (d == best_d && hd > c.begin->head_dim)) {
+                c = {p, end};
+                best_d = d;
+            }
+            p = end;
+        }
+        return c;
+    }
+
+    // Mean ratio (num pass, num mask) / (forward, non-causal) of the
+    // family's curve pairs at the same kernel and head dimension (64, 128,
+    // 256), each at `seq` (0 if no pair is measured).
+    double ratio(Ratio& memo, double seq, bool num_bwd, bool num_causal) {
+        if (memo.seq == seq) return memo.value;
+        double sum = 0;
+        int n = 0;
+        for (int k = 0; k < kAttentionImplCount; ++k)
+            for (int hd : {64, 128, 256}) {
+                const auto kernel = static_cast<AttentionImpl>(k);
+                const Curve num = run(kernel, num_bwd, num_causal, hd);
+                if (num.empty()) continue;
+                const Curve den = run(kernel, false, false, hd);
+                if (den.empty()) continue;
+                sum += at(num, seq) / at(den, seq);
+                ++n;
+            }
+        memo = {seq, n ? sum / n : 0.0};
+        return memo.value;
+    }
+
+    const AttentionPoint* first_;
+    const AttentionPoint* last_;
+    AttentionImpl kernel_;
+    double want_;
+    Ratio causal_ratio_, backward_ratio_;
+    static constexpr int kWeights = 8;
+    Weight weights_[kWeights];
+    int weights_used_ = 0, weights_next_ = 0;
+};
 
 }  // namespace
 
 double attention_efficiency(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim,
                             double seq) {
-    const Curve exact = find_curve(f, kernel, backward, causal, head_dim);
-    if (!exact.empty()) return curve_at(exact, seq);
-    if (causal) {
-        // Causal not measured: the non-causal curve times the family's causal
-        // / non-causal ratio of forward passes (short sequences lose most).
-        const double base = attention_efficiency(f, kernel, backward, false, head_dim, seq);
-        const double r = family_ratio(f, seq, false, true, false, false);
-        return base * (r > 0 ? r : 1.0);
-    }
-    if (backward) {
-        const double fwd = attention_efficiency(f, kernel, false, false, head_dim, seq);
-        const double r = family_ratio(f, seq, true, false, false, false);
-        return r > 0 ? fwd * r : 0.0;
-    }
-    return 0.0;
+    return AttentionLookup(f, kernel, head_dim).efficiency(backward, causal, seq);
 }
 
 DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal, const DeviceUse& use) {
@@ -195,8 +256,9 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
     d.gemm_max = gmax * d.power_factor;
     d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
-    d.attention_fwd = attention_efficiency(f, d.attention_kernel, false, use.causal, use.head_dim, use.seq) * d.power_factor;
-    d.attention_bwd = attention_efficiency(f, d.attention_kernel, true, use.causal, use.head_dim, use.seq) * d.power_factor;
+    AttentionLookup attention(f, d.attention_kernel, use.head_dim);
+    d.attention_fwd = attention.efficiency(false, use.causal, use.seq) * d.power_factor;
+    d.attention_bwd = attention.efficiency(true, use.causal, use.seq) * d.power_factor;
     if (!(d.attention_fwd > 0) || !(d.attention_bwd > 0))
         throw InputError(cal.source, "devices." + f.name + ".attention",
                          std::string("no ") + to_string(d.attention_kernel) + " attention curve on the " + f.name +
