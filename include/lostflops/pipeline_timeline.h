@@ -1,6 +1,6 @@
 // The pipeline phase of one step as a timeline: when every forward and
 // backward pass of every pipeline rank starts and ends, under the same rules
-// as pipeline_simulate (lostflops/pipeline.h): Megatron-LM's per-rank order,
+// as pipeline_simulate (lostflops/pipeline.h): the schedule's per-rank order,
 // a forward after the previous virtual stage's forward + p2p, a backward after
 // the next virtual stage's backward + p2p and its own forward. For pictures
 // and for tests of the bubble; the estimate itself uses pipeline.h.

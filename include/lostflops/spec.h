@@ -87,9 +87,17 @@ struct PipelineLayout {
     std::string text;  // as given
 };
 
+// The pipeline schedule (parallel.pipeline_schedule; the table of schedules,
+// their passes, memory and bubble: lostflops/pipeline_schedules.h).
+enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, dualpipe, dualpipev };
+
 struct ParallelPlan {
     int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
     int vpp = 1;      // model chunks per pipeline rank; interleaved 1F1B when > 1
+    // one_f_one_b stands for Megatron-LM's 1F1B family: 1F1B, or interleaved
+    // 1F1B when vpp > 1 (the default); schedule_given: the job named it.
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    bool schedule_given = false;
     // Layers of the first and of the last pipeline rank (Megatron-LM
     // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers);
     // the other ranks share the rest evenly, each rank's layers split evenly

@@ -24,7 +24,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
            [schedule](const std::string& v) {
                *schedule = v == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form;
            },
-           "pipeline timing: closed form (default) or discrete-event simulation of Megatron-LM's schedule")
+           "pipeline timing: closed form (default) or discrete-event simulation of the job's pipeline schedule")
         ->check(CLI::IsMember({"closed", "simulate"}).description(""))
         ->type_name("{closed,simulate}");
     auto advice = std::make_shared<bool>(false);

@@ -134,6 +134,7 @@ void set_mtp_time(const Job& job, PassSetup& s) {
     s.mtp = last;
     s.mtp.fwd += s.head.fwd;
     s.mtp.bwd += s.head.bwd;
+    s.mtp.wgrad_s += s.head.wgrad_s;
 }
 
 }  // namespace

@@ -98,6 +98,7 @@ struct StagePass {
     PassTime f, b;
     double redone = 0;  // layers full recompute redoes (all the layers without full recompute)
     int layers = 0;
+    double wgrad_s = 0;  // of b, the weight gradient W (LayerTime::wgrad_s)
 };
 StagePass stage_pass(const Job& job, const PassSetup& s, int rank, int chunk);
 // The same for a uniform model's `layers` layers (the closed form's cells).

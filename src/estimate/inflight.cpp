@@ -1,4 +1,7 @@
-// In-flight activations of Megatron-LM's schedules
+// In-flight activations of the pipeline schedules. Zero-bubble and
+// DualPipe(V): their rows of lostflops/pipeline_schedules.h, counted from
+// schedule/schedule_order.cpp's orders (tests hold the two together).
+// Megatron-LM's schedules
 // (megatron/core/pipeline_parallel/schedules.py):
 //   1F1B (forward_backward_pipelining_without_interleaving):
 //     warm-up = min(p - r - 1, m) forwards, then one forward before each
@@ -21,6 +24,8 @@
 #include <algorithm>
 
 #include "estimate/memory.h"
+#include "lostflops/pipeline.h"
+#include "lostflops/pipeline_schedules.h"
 #include "spec/stage_layout.h"
 
 namespace lostflops {
@@ -31,6 +36,34 @@ InFlight inflight_passes(const Job& job, int rank) {
     const int64_t pp = p.pp, v = p.vpp, r = rank;
     const int64_t total = m * v;
     InFlight f;
+    const PipelineSchedule sched = effective_schedule(p);
+    if (sched == PipelineSchedule::zero_bubble) {
+        // ZB-H1 delays rank r's W by r: every rank holds min(p, m) (schedule_order.cpp).
+        f.warmup = std::min(pp - r - 1, m);
+        f.alive = std::min(pp, m);
+        f.first_chunk = static_cast<double>(f.alive);
+        f.stage_units = static_cast<double>(f.alive);
+        return f;
+    }
+    if (sched == PipelineSchedule::dualpipe || sched == PipelineSchedule::dualpipev) {
+        // Per chunk, closed form (schedule_order.cpp dual_alive); a stage
+        // unit is the rank's two chunks, weighted by their layers.
+        const DualAlive a = dual_alive(sched, p.pp, rank);
+        f.dual_chunk[0] = a.chunk0;
+        f.dual_chunk[1] = a.chunk1;
+        f.alive = a.chunk0 + a.chunk1;
+        f.warmup = f.alive;
+        double layers[2] = {0, 0};
+        for (int c = 0; c < 2; ++c) {
+            const LayoutPosition lp = layout_position(p, rank, c);
+            const VirtualStage vs = virtual_stage(job, lp.rank, lp.chunk);
+            layers[c] = vs.layers;
+            if (vs.embedding) f.first_chunk = static_cast<double>(f.dual_chunk[c]);
+        }
+        const double sum = layers[0] + layers[1];
+        f.stage_units = sum > 0 ? (a.chunk0 * layers[0] + a.chunk1 * layers[1]) / sum : 0.5 * static_cast<double>(f.alive);
+        return f;
+    }
     if (v == 1) {
         f.warmup = std::min(pp - r - 1, m);
     } else if (m == pp && (job.training.framework == Framework::megatron_lm ||

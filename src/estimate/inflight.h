@@ -13,15 +13,19 @@ struct InFlight {
     int64_t warmup = 0;       // forward chunk passes before the first backward
     int64_t alive = 0;        // chunk passes whose activations are alive at the peak
     double stage_units = 0;   // the same in micro-batches of the rank's whole stage (layer-weighted)
-    double first_chunk = 0;   // of them, passes of chunk 0 (the embedding's, on rank 0)
+    double first_chunk = 0;   // of them, passes of the chunk holding the embedding
+    // dualpipe / dualpipev: the alive passes of chunk 0 and chunk 1 (-1: the
+    // 1F1B family's rule below).
+    int64_t dual_chunk[2] = {-1, -1};
 };
 
-// Rank `rank` of job's pipeline (1F1B, or interleaved 1F1B when vpp > 1).
+// Rank `rank` of job's pipeline under its schedule (lostflops/pipeline_schedules.h).
 InFlight inflight_passes(const Job& job, int rank);
 
 // Of the alive passes, those of chunk `chunk` (forward pass k runs chunk
 // (k mod pp*vpp) / pp): pp per full group of pp*vpp passes plus the rest's share.
 inline double chunk_alive(const InFlight& f, int chunk, int pp, int vpp) {
+    if (f.dual_chunk[0] >= 0) return static_cast<double>(f.dual_chunk[chunk]);
     const int64_t group = static_cast<int64_t>(pp) * vpp;
     const int64_t full = f.alive / group, rest = f.alive % group;
     const int64_t extra = std::clamp<int64_t>(rest - static_cast<int64_t>(chunk) * pp, 0, pp);

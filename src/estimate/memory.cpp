@@ -7,12 +7,15 @@
 // Activations: per-layer bytes of each kind (workload/layer_work.cpp) times
 // the micro-batches in flight: with 1F1B rank r holds min(m, p - r); interleaved,
 // Megatron-LM's warm-up chunk passes plus one (estimate/inflight.cpp), each
-// chunk's passes holding that chunk's layers. ZeRO-3 gather buffers:
+// chunk's passes holding that chunk's layers; zero-bubble and DualPipe(V) by
+// their rows of lostflops/pipeline_schedules.h (DualPipe: each rank holds two
+// stages, so twice the parameters). ZeRO-3 gather buffers:
 // estimate/zero3_time.cpp. Full recompute keeps only each recomputed layer's
 // input plus one layer's working set.
 #include "estimate/memory.h"
 
 #include "estimate/inflight.h"
+#include "lostflops/pipeline_schedules.h"
 #include "estimate/zero3_time.h"
 
 #include <algorithm>
@@ -24,7 +27,7 @@ namespace {
 // A uniform model on the default split without MTP modules: the closed forms
 // (every chunk of a rank alike but for its layer count).
 bool simple(const Job& job, KindWorks works) {
-    return works.size() == 1 && default_split(job.plan) && job.model.mtp_layers == 0;
+    return works.size() == 1 && default_split(job.plan) && job.model.mtp_layers == 0 && standard_mapping(job.plan);
 }
 
 // Parameters of one MTP module beyond its layer: the 2h x h projection (split
@@ -51,8 +54,8 @@ double optimizer_shard_params(const ParallelPlan& p, const StageParams& s) {
 StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, int rank) {
     const ParallelPlan& p = job.plan;
     StageParams s;
-    s.first = rank == 0;
-    s.last = rank == p.pp - 1;
+    s.first = standard_mapping(p) && rank == 0;
+    s.last = standard_mapping(p) && rank == p.pp - 1;
     if (simple(job, works)) {
         s.layers = static_cast<double>(default_rank_split(job.model.layers, p.pp, p.vpp, rank).layers());
         s.params = s.layers * works[0].params;
@@ -60,8 +63,11 @@ StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, in
     } else {
         const LayerStack& st = *job.model.stack;
         const LayerWork& mtp = works[static_cast<size_t>(last_kind(job.model))];
-        for (int c = 0; c < p.vpp; ++c) {
-            const VirtualStage vs = virtual_stage(job, rank, c);
+        for (int c = 0; c < rank_chunks(p); ++c) {
+            const LayoutPosition lp = layout_position(p, rank, c);
+            const VirtualStage vs = virtual_stage(job, lp.rank, lp.chunk);
+            // dualpipe(v): the rank holding the embedding or the output layer.
+            if (!standard_mapping(p)) s.first = s.first || vs.embedding, s.last = s.last || vs.loss;
             s.layers += vs.layers;
             for (size_t k = 0; k < works.size(); ++k) {
                 const double n = works.size() == 1 ? vs.layers : st.count_in(static_cast<int>(k), vs.first, vs.first + vs.layers);
@@ -135,8 +141,9 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
         const LayerStack& st = *job.model.stack;
         const size_t mtp_kind = static_cast<size_t>(last_kind(job.model));
         double working_set = 0;
-        for (int c = 0; c < p.vpp; ++c) {
-            const VirtualStage vs = virtual_stage(job, rank, c);
+        for (int c = 0; c < rank_chunks(p); ++c) {
+            const LayoutPosition lp = layout_position(p, rank, c);
+            const VirtualStage vs = virtual_stage(job, lp.rank, lp.chunk);
             const int redo = recomputed_of(p, vs.layers);
             double chunk = 0;
             for (size_t k = 0; k < works.size(); ++k) {
@@ -196,7 +203,7 @@ int peak_candidate_ranks(const Job& job, int* out) {
             if (out[i] == r) return;
         out[n++] = r;
     };
-    if (!job.model.uniform() || p.layout || job.model.mtp_layers > 0) {
+    if (!job.model.uniform() || p.layout || job.model.mtp_layers > 0 || !standard_mapping(p)) {
         for (int r = 0; r < p.pp; ++r) out[n++] = r;
         return n;
     }

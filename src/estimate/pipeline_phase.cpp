@@ -1,7 +1,8 @@
 // The pipeline phase of the estimate (estimate_parts.h): every (rank, chunk)
 // pass of one micro-batch by the pass rule (stage_pass), through the 1F1B /
-// interleaved closed form (schedule/pipeline_closed_form.cpp) or the
-// discrete-event simulation. A uniform model on the default split takes the
+// interleaved closed form (schedule/pipeline_closed_form.cpp; the other
+// schedules of lostflops/pipeline_schedules.h through
+// schedule/schedule_closed_form.cpp) or the discrete-event simulation. A uniform model on the default split takes the
 // closed form's fast path: a pass away from the embedding and the output
 // layer depends only on its layer count, which takes two values, so a phase
 // costs O(pp), not O(pp * vpp); otherwise each pass is timed, O(pp * vpp *
@@ -13,6 +14,7 @@
 
 #include "estimate/estimate_parts.h"
 #include "lostflops/pipeline.h"
+#include "lostflops/pipeline_schedules.h"
 #include "schedule/pipeline_detail.h"
 #include "spec/stage_layout.h"
 
@@ -26,14 +28,17 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     if (embedding) {
         f += s.embed.fwd;
         b += s.embed.bwd;
+        out.wgrad_s += s.embed.wgrad_s;
     }
     if (loss) {
         f += s.head.fwd;
         b += s.head.bwd;
+        out.wgrad_s += s.head.wgrad_s;
     }
     if (mtp > 0) {
         f += s.mtp.fwd.scaled(mtp);
         b += s.mtp.bwd.scaled(mtp);
+        out.wgrad_s += s.mtp.wgrad_s * mtp;
     }
     // The schedule's own host work per pass, then the GPU waits for
     // whichever of GPU and CPU is slower. Megatron-LM synchronises the
@@ -82,6 +87,7 @@ StagePass stage_pass_uniform(const Job& job, const PassSetup& s, int layers_n, b
     out.b = s.layer.bwd.scaled(redone);
     if (redone < layers) out.b += s.layer_plain.bwd.scaled(layers - redone);
     out.redone = redone;
+    out.wgrad_s = s.layer.wgrad_s * layers;
     finish_pass(job, s, embedding, loss, mtp, out);
     return out;
 }
@@ -102,6 +108,7 @@ StagePass stage_pass(const Job& job, const PassSetup& s, int rank, int chunk) {
         const int r = full ? st.count_in(kind, vs.first, vs.first + redo) : n;
         const KindTime& t = s.kind_time[k];
         out.f += t.layer.fwd.scaled(n);
+        out.wgrad_s += t.layer.wgrad_s * n;
         out.b += t.layer.bwd.scaled(r);
         if (r < n) out.b += t.layer_plain.bwd.scaled(n - r);
     }
@@ -115,11 +122,19 @@ namespace {
 // The schedule over the passes (closed form or simulation, without and with
 // the p2p transfers) and the phase's breakdown: the steady state charged to
 // the slowest rank's causes, the rest to the bubble.
+// Beyond the 1F1B family (zero-bubble, dualpipe, dualpipev): the means and
+// savings the closed form needs (schedule/pipeline_detail.h PipelineSums).
+struct ScheduleExtras {
+    double fwd_mean_s = 0, wgrad_mean_s = 0;
+    const double* saved_s = nullptr;
+    double hidden_s = 0;  // the worst rank's F&B savings over the step: hidden expert all-to-all
+};
+
 PipelinePhase finish_phase(const Job& job, const PassSetup& s, ScheduleModel schedule, PipelineInput& in,
                            std::vector<double>& rank_s, std::vector<double>& chunk0_s, bool values_ok,
-                           const PassTime& rank_pass_worst, PipelinePhase& ph) {
+                           const PassTime& rank_pass_worst, PipelinePhase& ph, const ScheduleExtras& extra = {}) {
     const ParallelPlan& p = job.plan;
-    const int stages = p.pp, chunks = p.vpp;
+    const int stages = p.pp, chunks = in.chunks;
     const bool simulate = schedule == ScheduleModel::simulation;
     const double m = static_cast<double>(ph.micro_batches);
     const double p2p_s = p2p_time_s(s.ctx, job);
@@ -132,6 +147,10 @@ PipelinePhase finish_phase(const Job& job, const PassSetup& s, ScheduleModel sch
         with_p2p = pipeline_simulate(in);
     } else {
         PipelineSums sums{stages, chunks, in.micro_batches, 0.0, rank_s.data(), chunk0_s.data()};
+        sums.schedule = in.schedule;
+        sums.fwd_mean_s = extra.fwd_mean_s;
+        sums.wgrad_mean_s = extra.wgrad_mean_s;
+        sums.saved_s = extra.saved_s;
         const PipelineScan scan = pipeline_scan(sums);
         no_p2p = pipeline_closed_form_scanned(sums, scan);
         sums.p2p_s = p2p_s;
@@ -139,7 +158,9 @@ PipelinePhase finish_phase(const Job& job, const PassSetup& s, ScheduleModel sch
     }
 
     Breakdown& bd = ph.breakdown;
-    const PassTime steady = rank_pass_worst.scaled(m);
+    // Each chunk runs m micro-batches; dualpipe's two directions m/2 each.
+    PassTime steady = rank_pass_worst.scaled(in.schedule == PipelineSchedule::dualpipe ? m / 2 : m);
+    steady.ep_comm_s = std::max(0.0, steady.ep_comm_s - extra.hidden_s);
     bd.compute_s = steady.compute_s;
     bd.memory_bound_s = steady.memory_bound_s;
     bd.recompute_s = steady.recompute_s;
@@ -170,15 +191,33 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     // Reused between calls on this thread: no allocation once warm (a search
     // evaluates millions of plans).
     static thread_local PipelineInput in;
-    static thread_local std::vector<double> rank_s, chunk0_s;
+    static thread_local std::vector<double> rank_s, chunk0_s, saved_s;
+    const PipelineSchedule sched = effective_schedule(p);
+    const bool family = sched == PipelineSchedule::one_f_one_b || sched == PipelineSchedule::interleaved;
+    const bool dual = sched == PipelineSchedule::dualpipe || sched == PipelineSchedule::dualpipev;
+    // DualPipe's closed form (the DeepSeek-V3 formula) is exact only when F =
+    // B = W and nothing is hidden (tests/schedule/schedule_test.cpp); off that
+    // point it is 4-50 % off the simulation's bubble, so the estimate (and the
+    // search, through this function) simulates dualpipe and dualpipev: O(p m).
+    if (dual) schedule = ScheduleModel::simulation;
     const bool simulate = schedule == ScheduleModel::simulation;
+    const int rank_chunk_n = rank_chunks(p);
     in.p2p_s = 0;
+    in.schedule = sched;
     in.stages = stages;
-    in.chunks = chunks;
+    in.chunks = rank_chunk_n;
+    in.wgrad_s.clear();
+    in.fwd_comm_s.clear();
+    in.bwd_comm_s.clear();
     in.micro_batches = static_cast<int>(ph.micro_batches);
     if (simulate) {
-        in.fwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
-        in.bwd_s.assign(static_cast<size_t>(stages * chunks), 0.0);
+        in.fwd_s.assign(static_cast<size_t>(stages * rank_chunk_n), 0.0);
+        in.bwd_s.assign(static_cast<size_t>(stages * rank_chunk_n), 0.0);
+        if (!family) {
+            in.wgrad_s.assign(static_cast<size_t>(stages * rank_chunk_n), 0.0);
+            in.fwd_comm_s.assign(static_cast<size_t>(stages * rank_chunk_n), 0.0);
+            in.bwd_comm_s.assign(static_cast<size_t>(stages * rank_chunk_n), 0.0);
+        }
     }
     // Every entry is written below.
     rank_s.resize(static_cast<size_t>(stages));
@@ -187,20 +226,36 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     const auto plausible = [](double x) { return x >= 0 && x <= std::numeric_limits<double>::max(); };
     PassTime rank_pass_worst;
     double worst_total = -1;
-    if (!s.kind_time.empty() || !default_split(p) || job.model.mtp_layers > 0) {
-        // Several kinds, a custom layout or MTP modules: every (rank, chunk)
-        // pass by the pass rule, O(pp * vpp * kinds).
+    if (!s.kind_time.empty() || !default_split(p) || job.model.mtp_layers > 0 || !family) {
+        // Several kinds, a custom layout, MTP modules or a schedule beyond the
+        // 1F1B family: every (rank, chunk) pass by the pass rule, at its place
+        // in the layout (layout_position), O(pp * chunks * kinds).
+        ScheduleExtras extra;
+        double fwd_sum = 0, wgrad_sum = 0;
+        if (dual) saved_s.assign(static_cast<size_t>(stages), 0.0);
+        const int n = rank_chunk_n;
         for (int r = 0; r < stages; ++r) {
             PassTime rank_pass;
             double t = 0;
-            for (int c = 0; c < chunks; ++c) {
-                const StagePass sp = stage_pass(job, s, r, c);
+            StagePass sps[2];
+            for (int c = 0; c < n; ++c) {
+                const LayoutPosition lp = layout_position(p, r, c);
+                const StagePass sp = stage_pass(job, s, lp.rank, lp.chunk);
                 values_ok &= plausible(sp.f.total_s()) && plausible(sp.b.total_s());
                 const double f_s = sp.f.total_s(), b_s = sp.b.total_s();
+                const size_t at = static_cast<size_t>(r * n + c);
                 if (simulate) {
-                    in.fwd_s[static_cast<size_t>(r * chunks + c)] = f_s;
-                    in.bwd_s[static_cast<size_t>(r * chunks + c)] = b_s;
+                    in.fwd_s[at] = f_s;
+                    in.bwd_s[at] = b_s;
+                    if (!family) {
+                        in.wgrad_s[at] = std::min(b_s, sp.wgrad_s);
+                        in.fwd_comm_s[at] = sp.f.ep_comm_s;
+                        in.bwd_comm_s[at] = sp.b.ep_comm_s;
+                    }
                 }
+                if (dual) sps[c] = sp;
+                fwd_sum += f_s;
+                wgrad_sum += std::min(b_s, sp.wgrad_s);
                 rank_pass += sp.f;
                 rank_pass += sp.b;
                 t += f_s + b_s;
@@ -209,15 +264,34 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
                     ph.first_rank_fwd_s += f_s;
                     ph.first_rank_bwd_s += b_s;
                 }
-                ph.recomputed_layers += sp.redone;
+                // dualpipe's chunk 1 is another rank's chunk 0: count each stage once.
+                if (!(sched == PipelineSchedule::dualpipe && c == 1)) ph.recomputed_layers += sp.redone;
             }
             rank_s[static_cast<size_t>(r)] = t;
+            if (dual) {
+                // An F&B pair hides each pass's expert all-to-all behind the
+                // other's work (DeepSeek-V3 report sec. 3.2.1): F0 with B1, F1 with B0.
+                double saved = 0;
+                for (int j = 0; j < 2; ++j) {
+                    const PassTime& f = sps[j].f;
+                    const PassTime& b = sps[1 - j].b;
+                    const double fc = std::min(f.ep_comm_s, f.total_s()), bc = std::min(b.ep_comm_s, b.total_s());
+                    saved += 0.5 * (std::min(fc, b.total_s() - bc) + std::min(bc, f.total_s() - fc));
+                }
+                saved_s[static_cast<size_t>(r)] = saved;
+            }
             if (rank_pass.total_s() > worst_total) {
                 worst_total = rank_pass.total_s();
                 rank_pass_worst = rank_pass;
+                if (dual)
+                    extra.hidden_s = saved_s[static_cast<size_t>(r)] *
+                                     dual_overlapped_pairs(sched, stages, in.micro_batches, r);
             }
         }
-        return finish_phase(job, s, schedule, in, rank_s, chunk0_s, values_ok, rank_pass_worst, ph);
+        extra.fwd_mean_s = fwd_sum / (static_cast<double>(stages) * n);
+        extra.wgrad_mean_s = wgrad_sum / (static_cast<double>(stages) * n);
+        if (dual) extra.saved_s = saved_s.data();
+        return finish_phase(job, s, schedule, in, rank_s, chunk0_s, values_ok, rank_pass_worst, ph, extra);
     }
     // A pass away from the embedding and the output layer depends only on its
     // layer count, which takes two values (layers_on): computed once each.

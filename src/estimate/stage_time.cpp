@@ -5,7 +5,13 @@
 // pays the launch overhead. Tensor-parallel collectives are exposed unless
 // tp_comm_overlap; full recompute repeats the forward (with its collectives)
 // inside backward, selective recompute repeats the attention core
-// (Korthikanti et al. 2022).
+// (Korthikanti et al. 2022). The weight-gradient share of backward (LayerTime
+// wgrad_s, the W pass of zero-bubble schedules, Qi et al. 2024 sec. 2): the
+// weight-gradient GEMMs, dW = X^T dY, as many FLOPs as the forward GEMM (so
+// half the backward GEMM time); the attention core's backward has no weights
+// and stays in B with the memory-bound kernels, recompute and communication.
+// The output layer's W is its logits GEMM; the embedding's whole backward is
+// its weight gradient (its input is token ids).
 #include "estimate/stage_time.h"
 
 #include <algorithm>
@@ -90,6 +96,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
         t.bwd.ep_comm_s = t.fwd.ep_comm_s;
     }
     t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
+    t.wgrad_s = gemm_fwd;
     t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
     t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
@@ -134,6 +141,7 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h,
     t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd);
     t.fwd.overhead_s = 6 * d.kernel_overhead_s;
     t.bwd.compute_s = 2 * gemm;
+    t.wgrad_s = gemm;
     t.bwd.memory_bound_s = memory_time_s(d, w.loss_bytes_bwd);
     t.bwd.overhead_s = 4 * d.kernel_overhead_s;
     if (p.tp > 1) {
@@ -157,6 +165,7 @@ LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w, const HostOp
     t.fwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
     t.bwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_bwd);
     t.bwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
+    t.wgrad_s = t.bwd.memory_bound_s + t.bwd.overhead_s;
     return t;
 }
 

@@ -53,6 +53,13 @@ struct PassTime {
 struct LayerTime {
     PassTime fwd;
     PassTime bwd;  // includes recomputation
+    // Of bwd, the weight-gradient work (W of the zero-bubble and DualPipe
+    // schedules; lostflops/pipeline_schedules.h). The rule (stage_time.cpp):
+    // the weight-gradient GEMMs, as many FLOPs as the forward GEMMs (half of
+    // the backward GEMMs); the attention core, memory-bound kernels,
+    // recompute and communication stay with B, the input gradient. Kept out
+    // of PassTime: the 1F1B family's hot paths never add it.
+    double wgrad_s = 0;
 };
 
 struct PlanContext {

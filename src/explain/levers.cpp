@@ -5,7 +5,7 @@
 // loaded exactly as `lostflops estimate --set ...` loads them (load_job with
 // every check of spec/validate.cpp), so mfu_after is what estimate prints for
 // the same arguments. Candidates (each only where it applies): tp doubled
-// within a node or halved, pp doubled or halved (with vpp kept, or 1), dp
+// within a node or halved, each other pipeline schedule, pp doubled or halved (with vpp kept, or 1), dp
 // following from the GPU count; vpp doubled, halved or 1; every other ZeRO
 // stage; every other recompute mode; the micro-batch doubled or halved;
 // sequence parallelism, TP comm overlap and DP overlap toggled; a 2x faster
@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
@@ -74,6 +75,19 @@ std::vector<Candidate> candidates(const Job& job) {
         push(layout(p.tp, p.pp, p.vpp * 2));
         if (p.vpp % 2 == 0 && p.vpp > 2) push(layout(p.tp, p.pp, p.vpp / 2));
         if (p.vpp > 1) push(layout(p.tp, p.pp, 1));
+    }
+    if (p.pp > 1) {  // the other pipeline schedules (lostflops/pipeline_schedules.h) at the vpp each runs
+        for (const ScheduleInfo& si : kSchedules) {
+            if (si.id == PipelineSchedule::one_f_one_b || si.id == PipelineSchedule::interleaved ||
+                si.id == effective_schedule(p))
+                continue;
+            Candidate c{fmt::format("pipeline_schedule {}", si.name),
+                        {fmt::format("parallel.pipeline_schedule={}", si.name)}};
+            if (si.vpp != 0 && si.vpp != p.vpp) c.set.push_back(fmt::format("parallel.vpp={}", si.vpp));
+            out.push_back(std::move(c));
+        }
+        if (!standard_mapping(p) || effective_schedule(p) == PipelineSchedule::zero_bubble)
+            out.push_back({"pipeline_schedule 1f1b", {"parallel.pipeline_schedule=1f1b", "parallel.vpp=1"}});
     }
     if (1LL * p.dp * p.cp > 1) {
         for (int z = 0; z <= 3; ++z)

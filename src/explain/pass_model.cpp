@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "lostflops/pipeline_schedules.h"
+
 
 namespace lostflops {
 
@@ -24,24 +26,35 @@ JobPasses job_passes(const Job& job, const Calibration& cal) {
     jp.setup = pass_setup(job, cal);
     const PassSetup& s = jp.setup;
     const ParallelPlan& p = job.plan;
-    const int stages = p.pp, chunks = p.vpp;
+    const int stages = p.pp, chunks = rank_chunks(p);
+    const bool family = standard_mapping(p) && effective_schedule(p) != PipelineSchedule::zero_bubble;
     jp.micro_batches = p.micro_batches(job.training);
     const size_t n = static_cast<size_t>(stages) * chunks;
     jp.fwd.assign(n, PassTime{});
     jp.bwd.assign(n, PassTime{});
     jp.layers.assign(n, 0);
+    jp.input.schedule = effective_schedule(p);
     jp.input.stages = stages;
     jp.input.chunks = chunks;
     jp.input.micro_batches = static_cast<int>(jp.micro_batches);
     jp.input.fwd_s.assign(n, 0.0);
     jp.input.bwd_s.assign(n, 0.0);
+    jp.input.wgrad_s.clear();
+    jp.input.fwd_comm_s.clear();
+    jp.input.bwd_comm_s.clear();
+    if (!family) {
+        jp.input.wgrad_s.assign(n, 0.0);
+        jp.input.fwd_comm_s.assign(n, 0.0);
+        jp.input.bwd_comm_s.assign(n, 0.0);
+    }
     jp.input.p2p_s = p2p_time_s(s.ctx, job);
     double worst = -1;
     for (int r = 0; r < stages; ++r) {
         PassTime rank_total;
         for (int c = 0; c < chunks; ++c) {
             const size_t i = static_cast<size_t>(r) * chunks + c;
-            const StagePass sp = stage_pass(job, s, r, c);
+            const LayoutPosition lp = layout_position(p, r, c);  // the schedule's stage mapping
+            const StagePass sp = stage_pass(job, s, lp.rank, lp.chunk);
             const PassTime& f = sp.f;
             const PassTime& b = sp.b;
             const int layers = sp.layers;
@@ -50,6 +63,11 @@ JobPasses job_passes(const Job& job, const Calibration& cal) {
             jp.layers[i] = layers;
             jp.input.fwd_s[i] = f.total_s();
             jp.input.bwd_s[i] = b.total_s();
+            if (!family) {  // as estimate's pipeline phase gives them (estimate/pipeline_phase.cpp)
+                jp.input.wgrad_s[i] = std::min(b.total_s(), sp.wgrad_s);
+                jp.input.fwd_comm_s[i] = f.ep_comm_s;
+                jp.input.bwd_comm_s[i] = b.ep_comm_s;
+            }
             rank_total += f;
             rank_total += b;
         }

@@ -11,6 +11,7 @@
 #include "cost/device_time.h"
 #include "estimate/memory.h"
 #include "explain/pass_model.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/pipeline_timeline.h"
 
 namespace lostflops {
@@ -33,13 +34,13 @@ StepTimeline step_timeline(const Job& job, const Calibration& cal, const Estimat
     const PipelineTimeline tl = pipeline_timeline(jp.input);
     StepTimeline st;
     st.stages = job.plan.pp;
-    st.chunks = job.plan.vpp;
+    st.chunks = rank_chunks(job.plan);
     st.micro_batches = jp.micro_batches;
     st.pipeline_s = tl.result.makespan_s;
     st.bubble_s = tl.result.bubble_s;
     st.busy_max_s = tl.result.busy_max_s;
     for (const TimelinePass& tp : tl.passes) {
-        const size_t i = static_cast<size_t>(tp.rank) * job.plan.vpp + tp.op.chunk;
+        const size_t i = static_cast<size_t>(tp.rank) * st.chunks + tp.op.chunk;
         const PassTime& pt = tp.op.forward ? jp.fwd[i] : jp.bwd[i];
         double t = tp.start_s;
         const auto seg = [&](SegmentKind k, double d) {
@@ -47,6 +48,11 @@ StepTimeline step_timeline(const Job& job, const Calibration& cal, const Estimat
             st.segments.push_back(Segment{tp.rank, k, t, t + d, tp.op.micro_batch, tp.op.chunk});
             t += d;
         };
+        if (tp.op.kind != PassKind::forward && tp.op.kind != PassKind::backward) {
+            // B or W alone, or an F&B pair: one backward segment of its length.
+            seg(SegmentKind::backward, tp.end_s - tp.start_s);
+            continue;
+        }
         if (!tp.op.forward) seg(SegmentKind::recompute, pt.recompute_s);
         seg(tp.op.forward ? SegmentKind::forward : SegmentKind::backward,
             pt.compute_s + pt.memory_bound_s + pt.overhead_s);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "estimate/zero3_time.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
 #include "lostflops/run_report.h"
 
@@ -109,6 +110,7 @@ nlohmann::json parallel_json(const Job& job) {
                         {"cp", p.cp},
                         {"ep", p.ep},
                         {"vpp", p.vpp},
+                        {"pipeline_schedule", schedule_info(effective_schedule(p)).name},
                         {"zero", p.zero},
                         {"sequence_parallel", p.sequence_parallel},
                         {"recompute", to_string(p.recompute)},

@@ -26,12 +26,32 @@ void check_pipeline_shape(int stages, int chunks, int micro_batches) {
 }
 
 void check_pipeline_sizes(const PipelineInput& in) {
-    check_pipeline_shape(in.stages, in.chunks, in.micro_batches);
+    switch (in.schedule) {
+        case PipelineSchedule::one_f_one_b:
+        case PipelineSchedule::interleaved: check_pipeline_shape(in.stages, in.chunks, in.micro_batches); break;
+        case PipelineSchedule::zero_bubble:
+            check_pipeline_shape(in.stages, 1, in.micro_batches);
+            if (in.chunks != 1) throw std::invalid_argument("pipeline: zero-bubble runs one chunk per rank");
+            break;
+        case PipelineSchedule::dualpipe:
+        case PipelineSchedule::dualpipev:
+            check_pipeline_shape(in.stages, 1, in.micro_batches);
+            if (in.chunks != 2) throw std::invalid_argument("pipeline: dualpipe / dualpipev run two chunks per rank");
+            if (in.micro_batches < 2 * in.stages)
+                throw std::invalid_argument("pipeline: dualpipe / dualpipev need micro_batches >= 2 * stages");
+            if (in.schedule == PipelineSchedule::dualpipe && (in.stages % 2 != 0 || in.micro_batches % 2 != 0))
+                throw std::invalid_argument("pipeline: dualpipe needs even stages and micro_batches");
+            break;
+    }
     const auto n = static_cast<std::size_t>(in.stages) * static_cast<std::size_t>(in.chunks);
     if (in.fwd_s.size() != n || in.bwd_s.size() != n) {
         throw std::invalid_argument("pipeline: fwd_s and bwd_s must have stages*chunks = " +
                                     std::to_string(n) + " entries");
     }
+    for (const auto* v : {&in.wgrad_s, &in.fwd_comm_s, &in.bwd_comm_s})
+        if (!v->empty() && v->size() != n)
+            throw std::invalid_argument("pipeline: wgrad_s, fwd_comm_s and bwd_comm_s must be empty or have "
+                                        "stages*chunks entries");
 }
 
 void check_pipeline_input(const PipelineInput& in) {
@@ -43,6 +63,12 @@ void check_pipeline_input(const PipelineInput& in) {
             throw std::invalid_argument("pipeline: stage times must be finite and >= 0");
         }
     }
+    for (std::size_t i = 0; i < in.wgrad_s.size(); ++i)
+        if (!std::isfinite(in.wgrad_s[i]) || in.wgrad_s[i] < 0 || in.wgrad_s[i] > in.bwd_s[i])
+            throw std::invalid_argument("pipeline: wgrad_s must be finite, >= 0 and <= bwd_s");
+    for (const auto* v : {&in.fwd_comm_s, &in.bwd_comm_s})
+        for (const double x : *v)
+            if (!std::isfinite(x) || x < 0) throw std::invalid_argument("pipeline: comm times must be finite and >= 0");
     if (!std::isfinite(in.p2p_s) || in.p2p_s < 0) {
         throw std::invalid_argument("pipeline: p2p_s must be finite and >= 0");
     }

@@ -127,7 +127,8 @@ PipelineResult pipeline_closed_form_scanned(const PipelineSums& in, const Pipeli
     res.makespan_s = path_max + group_excess + steady_n * (period - t_max) + transfers * c;
     res.busy_max_s = m * t_max;
     res.bubble_s = res.makespan_s - res.busy_max_s;
-    return res;
+    if (in.schedule == PipelineSchedule::one_f_one_b || in.schedule == PipelineSchedule::interleaved) return res;
+    return schedule_closed_form(in, scan, res);
 }
 
 PipelineResult pipeline_closed_form(const PipelineInput& in) {
@@ -135,9 +136,11 @@ PipelineResult pipeline_closed_form(const PipelineInput& in) {
     const int p = in.stages;
     const int v = in.chunks;
     const double c = in.p2p_s;
-    static thread_local std::vector<double> rank_s, chunk0_s;
+    static thread_local std::vector<double> rank_s, chunk0_s, saved_s;
     rank_s.assign(static_cast<std::size_t>(p), 0.0);
     chunk0_s.assign(static_cast<std::size_t>(p), 0.0);
+    saved_s.assign(static_cast<std::size_t>(p), 0.0);
+    double fwd_sum = 0, wgrad_sum = 0;
     bool values_ok = c >= 0 && c <= kMaxSeconds;
     for (int r = 0; r < p; ++r) {
         const double* f = &in.fwd_s[static_cast<std::size_t>(r) * v];
@@ -149,9 +152,29 @@ PipelineResult pipeline_closed_form(const PipelineInput& in) {
         }
         rank_s[static_cast<std::size_t>(r)] = t;
         chunk0_s[static_cast<std::size_t>(r)] = f[0] + b[0];
+        for (int j = 0; j < v; ++j) {
+            const std::size_t at = static_cast<std::size_t>(r) * v + j;
+            fwd_sum += f[j];
+            if (!in.wgrad_s.empty()) wgrad_sum += in.wgrad_s[at];
+        }
+        if (v == 2) {  // F&B pairs: F0 with B1, F1 with B0 (as the simulation times them)
+            for (int j = 0; j < 2; ++j) {
+                const std::size_t af = static_cast<std::size_t>(r) * 2 + j, ab = static_cast<std::size_t>(r) * 2 + 1 - j;
+                const double fc = std::min(in.fwd_comm_s.empty() ? 0.0 : in.fwd_comm_s[af], in.fwd_s[af]);
+                const double bc = std::min(in.bwd_comm_s.empty() ? 0.0 : in.bwd_comm_s[ab], in.bwd_s[ab]);
+                saved_s[static_cast<std::size_t>(r)] +=
+                    0.5 * (std::min(fc, in.bwd_s[ab] - bc) + std::min(bc, in.fwd_s[af] - fc));
+            }
+        }
     }
-    if (!values_ok) schedule_detail::check_pipeline_input(in);  // throws with a message
-    return pipeline_closed_form_sums({p, v, in.micro_batches, c, rank_s.data(), chunk0_s.data()});
+    if (!values_ok || !in.wgrad_s.empty() || !in.fwd_comm_s.empty() || !in.bwd_comm_s.empty())
+        schedule_detail::check_pipeline_input(in);  // throws with a message
+    PipelineSums sums{p, v, in.micro_batches, c, rank_s.data(), chunk0_s.data()};
+    sums.schedule = in.schedule;
+    sums.fwd_mean_s = fwd_sum / (static_cast<double>(p) * v);
+    sums.wgrad_mean_s = wgrad_sum / (static_cast<double>(p) * v);
+    sums.saved_s = saved_s.data();
+    return pipeline_closed_form_sums(sums);
 }
 
 }  // namespace lostflops

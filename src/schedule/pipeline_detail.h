@@ -20,6 +20,12 @@ struct PipelineSums {
     double p2p_s = 0;
     const double* rank_s = nullptr;    // [stages]
     const double* chunk0_s = nullptr;  // [stages]
+    // Schedules beyond the 1F1B family (schedule_closed_form.cpp): the mean
+    // over every (rank, chunk) of one pass's F and W, and for dualpipe(v) per
+    // rank the time an F&B pair saves over F + B+W, mean of its two pairings.
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    double fwd_mean_s = 0, wgrad_mean_s = 0;
+    const double* saved_s = nullptr;   // [stages]; null: nothing saved
 };
 PipelineResult pipeline_closed_form_sums(const PipelineSums& in);
 // The same in two parts: the pass over the ranks, which does not depend on
@@ -31,6 +37,9 @@ struct PipelineScan {
 };
 PipelineScan pipeline_scan(const PipelineSums& in);
 PipelineResult pipeline_closed_form_scanned(const PipelineSums& in, const PipelineScan& scan);
+// The schedules beyond the 1F1B family from the 1F1B family's result on the
+// same sums (schedule_closed_form.cpp); the 1F1B family returns `family`.
+PipelineResult schedule_closed_form(const PipelineSums& in, const PipelineScan& scan, const PipelineResult& family);
 
 }  // namespace lostflops
 

@@ -56,6 +56,12 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
         counts.pruned_divisibility += total;  // the job's custom stage layout does not fit this pp x vpp
         return 0;
     }
+    // The job's pipeline schedule kept: layouts it cannot run are pruned
+    // (a 1F1B job's schedule follows vpp and prunes nothing).
+    if (p.schedule_given && schedule_issue(p, p.micro_batches(job_.training))) {
+        counts.pruned_divisibility += total;
+        return 0;
+    }
 
     // Activations per (sp, recompute, rank): they do not depend on zero.
     act_peak_.assign(static_cast<size_t>(4 * n_rc * ranks), 0.0);

@@ -9,6 +9,7 @@
 
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
+#include "lostflops/pipeline_schedules.h"
 #include "spec/gpu_parse.h"
 #include "spec/hardware_bounds.h"
 #include "spec/job_sections.h"
@@ -117,6 +118,15 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     p.cp = static_cast<int>(s.int_or("cp", 1, 1, kMaxGpus));
     p.ep = static_cast<int>(s.int_or("ep", 1, 1, kMaxGpus));
     p.vpp = static_cast<int>(s.int_or("vpp", 1, 1, 1024));
+    {
+        std::vector<std::string> names;
+        for (const ScheduleInfo& si : kSchedules) names.emplace_back(si.name);
+        if (const auto sched = s.choice_opt("pipeline_schedule", names)) {
+            for (const ScheduleInfo& si : kSchedules)
+                if (*sched == si.name) p.schedule = si.id;
+            p.schedule_given = true;
+        }
+    }
     // Custom stage layouts (README "Job file"; checked against the model in spec/validate.cpp).
     p.first_stage_layers = static_cast<int>(s.int_or("first_stage_layers", -1, 0, 100'000));
     p.last_stage_layers = static_cast<int>(s.int_or("last_stage_layers", -1, 0, 100'000));

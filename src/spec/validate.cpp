@@ -10,6 +10,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/job.h"
+#include "lostflops/pipeline_schedules.h"
 #include "spec/layer_kinds.h"
 #include "spec/stage_layout.h"
 
@@ -93,6 +94,30 @@ std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp) {
     return std::nullopt;
 }
 
+// The schedule's requirements (lostflops/pipeline_schedules.h): its vpp, an
+// even pp, enough and even micro-batches.
+std::optional<PlanIssue> schedule_issue(const ParallelPlan& p, int64_t micro_batches) {
+    const ScheduleInfo& si = schedule_info(effective_schedule(p));
+    const std::string key = "parallel.pipeline_schedule";
+    if (p.schedule_given && p.schedule == PipelineSchedule::one_f_one_b && p.vpp > 1)
+        return PlanIssue{key, fmt::format("1f1b runs one chunk per rank, vpp is {}: use interleaved, or vpp 1", p.vpp)};
+    if (p.schedule_given && p.schedule == PipelineSchedule::interleaved && p.vpp == 1)
+        return PlanIssue{key, "interleaved needs vpp > 1 (parallel.vpp)"};
+    if (si.id == PipelineSchedule::one_f_one_b || si.id == PipelineSchedule::interleaved) return std::nullopt;
+    if (p.pp == 1) return PlanIssue{key, fmt::format("{} needs pp > 1", si.name)};
+    if (si.vpp != 0 && p.vpp != si.vpp)
+        return PlanIssue{key, fmt::format("{} runs vpp {} (parallel.vpp is {})", si.name, si.vpp, p.vpp)};
+    if (si.even_pp && p.pp % 2 != 0) return PlanIssue{key, fmt::format("{} needs an even pp, pp is {}", si.name, p.pp)};
+    if (si.even_microbatches && micro_batches % 2 != 0)
+        return PlanIssue{key, fmt::format("{} needs an even number of micro-batches per step, there are {}", si.name,
+                                          micro_batches)};
+    if (micro_batches < static_cast<int64_t>(si.min_microbatch_per_p) * p.pp)
+        return PlanIssue{key, fmt::format("{} needs at least {} x pp = {} micro-batches per step, there are {} ({})",
+                                          si.name, si.min_microbatch_per_p, si.min_microbatch_per_p * p.pp,
+                                          micro_batches, si.source)};
+    return std::nullopt;
+}
+
 void validate_job(const Job& job, JobChecks checks) {
     const Model& m = job.model;
     const Cluster& c = job.cluster;
@@ -129,8 +154,9 @@ void validate_job(const Job& job, JobChecks checks) {
              fmt::format("{} is more than the {} layers of a virtual pipeline stage ({} layers over pp*vpp = {}*{}); "
                          "leave it out to recompute every layer",
                          p.recompute_layers, per_stage_max, m.layers, p.pp, p.vpp));
+    if (const auto issue = schedule_issue(p, p.micro_batches(t))) fail(job, issue->key, issue->message);
     if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1");
-    if (p.vpp > 1 && p.micro_batches(t) % p.pp != 0)
+    if (effective_schedule(p) == PipelineSchedule::interleaved && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",
              fmt::format("the interleaved schedule needs micro-batches per step ({}) divisible by pp {}",
                          p.micro_batches(t), p.pp));

@@ -23,6 +23,9 @@ std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp);
 // counts, or an explicit layout) cannot hold the model on pp x vpp stages.
 std::optional<PlanIssue> stage_layout_issue(const Job& job);
 
+// Why the plan cannot run its pipeline schedule with `micro_batches` per step.
+std::optional<PlanIssue> schedule_issue(const ParallelPlan& p, int64_t micro_batches);
+
 // without_plan: the model, cluster and training checks only (the search's
 // job, whose parallel section may be partial).
 enum class JobChecks { all, without_plan };

@@ -1,0 +1,70 @@
+// Closed forms of the schedules beyond the 1F1B family (the table:
+// lostflops/pipeline_schedules.h). F, B, W: means over the passes of one
+// chunk; T: a rank's F + B + W per micro-batch over its chunks.
+//
+// Zero bubble ZB-H1 (Qi et al., ICLR 2024, sec. 2.1): 1F1B's fill and drain,
+// (p-1)(F + B + W) for uniform stages, become (p-1)(F + B - W): the W's fill
+// the tail. That holds while W <= F and W <= B; derived against the
+// simulation of schedule_order.cpp's order, the bubble is
+// (p-1) max(F + B - W, F, B) in general. Uneven stages: 1F1B's closed form
+// (its longest path, pipeline_closed_form.cpp) less (p-1) T_mean plus the
+// above; transfers as 1F1B's.
+//
+// DualPipe (DeepSeek-V3 Technical Report, sec. 3.2.1, table 2) and DualPipeV
+// (deepseek-ai/DualPipe README): bubble (S/2 - 1)(F&B + B + W - 3W) with S
+// stages (dualpipe: S = p; dualpipev: S = 2p, F, B, W of half a rank's
+// layers). The simulation reproduces it exactly when F = B = W and F&B =
+// F + B + W (no overlap gain); when F&B saves time the formula, which adds the
+// bubble to the busiest rank, is up to a few per cent long (tests). A rank's
+// busy time: M micro-batches per chunk (dualpipe M = m/2, dualpipev M = m)
+// times T, less each F&B pair's saving (dual_overlapped_pairs). Transfers: the
+// first micro-batch's forward and the last one's backward cross every rank
+// boundary once each way: 2(p-1) transfers (dualpipe), 4(p-1) (dualpipev's V
+// crosses each boundary twice).
+#include <algorithm>
+
+#include "lostflops/pipeline.h"
+#include "schedule/pipeline_detail.h"
+
+namespace lostflops {
+
+PipelineResult schedule_closed_form(const PipelineSums& in, const PipelineScan& scan, const PipelineResult& family) {
+    const int p = in.stages;
+    const double c = p > 1 ? in.p2p_s : 0.0;
+    const double t_mean = scan.t_sum / p;
+    const double f = in.fwd_mean_s, w = in.wgrad_mean_s;
+    PipelineResult res;
+    switch (in.schedule) {
+        case PipelineSchedule::one_f_one_b:
+        case PipelineSchedule::interleaved: return family;
+        case PipelineSchedule::zero_bubble: {
+            const double b = t_mean - f - w;  // input gradient
+            res.makespan_s = family.makespan_s - (p - 1) * t_mean + (p - 1) * std::max({f + b - w, f, b});
+            res.busy_max_s = family.busy_max_s;
+            break;
+        }
+        case PipelineSchedule::dualpipe:
+        case PipelineSchedule::dualpipev: {
+            const bool v_shape = in.schedule == PipelineSchedule::dualpipev;
+            const double M = v_shape ? in.micro_batches : in.micro_batches / 2;
+            double busy = 0, saved_sum = 0;
+            for (int r = 0; r < p; ++r) {
+                const double saved = in.saved_s != nullptr ? in.saved_s[r] : 0.0;
+                saved_sum += saved;
+                const int pairs = dual_overlapped_pairs(in.schedule, p, in.micro_batches, r);
+                busy = std::max(busy, M * in.rank_s[r] - pairs * saved);
+            }
+            const double b_full = t_mean / 2 - f;  // one chunk's B + W
+            const double fb = f + b_full - saved_sum / p;
+            const double half = v_shape ? p - 1.0 : p / 2 - 1.0;
+            const double hops = v_shape ? 4.0 * (p - 1) : 2.0 * (p - 1);
+            res.busy_max_s = busy;
+            res.makespan_s = busy + half * std::max(0.0, fb + b_full - 3 * w) + hops * c;
+            break;
+        }
+    }
+    res.bubble_s = res.makespan_s - res.busy_max_s;
+    return res;
+}
+
+}  // namespace lostflops
