@@ -96,10 +96,8 @@ std::string estimate_text(const std::optional<std::string>& job, bool is_text, c
     const Calibration cal = calibration_from(calibration);
     py::gil_scoped_release release;
     const Estimate e = estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
-    ReportExtras extras;
-    extras.warnings = job_warnings(j);
-    if (advice && !e.memory.fits) extras.advice = fit_advice(j, cal, AdviceSearch::full);
-    return estimate_json(j, e, extras).dump(2);
+    const std::optional<AdviceSearch> mode = advice ? std::optional(AdviceSearch::full) : std::nullopt;
+    return estimate_json(j, e, estimate_extras(j, e, cal, mode)).dump(2);
 }
 
 RankBy rank_by(const std::string& by) {

@@ -6,14 +6,16 @@
 // base profile's value. The objective is the mean absolute percentage error of
 // tokens/s per GPU over the runs (runs that do not fit in memory included, as
 // `validate` does). The search is deterministic: coordinate descent over an
-// even grid inside each range, starting from the base profile (clamped into
-// the ranges), then coordinate descent over finer local grids around the
-// result; a candidate replaces the current value only if it lowers the error.
+// even grid inside each range, starting from the middle of each range (so the
+// result does not depend on the profile it starts from, and a refit without
+// some runs is the same procedure), then coordinate descent over finer local
+// grids around the result; a candidate replaces the current value only if it
+// lowers the error.
 //
-// A factor is left at its base value when no run can be sensitive to it: a
-// per-architecture factor (ampere.*, hopper.*) without a run on that section's
-// GPUs, or a factor whose lowest and highest value give the same prediction
-// for every run.
+// Only system-level factors are fitted (fitted_fields.h); every device-family
+// factor comes from component micro-benchmarks (calibrate_components.h). A
+// factor is left at its base value when no run is sensitive to it (its lowest
+// and highest value give the same prediction for every run).
 //
 // Contract: pure functions of their arguments (same input, same output), no
 // I/O. Jobs are loaded once by the caller (load_run_table) and each evaluation
@@ -43,13 +45,12 @@ struct FitOptions {
 
 enum class FactorStatus {
     fitted,        // searched within [lo, hi]
-    no_runs,       // per-architecture factor, no run on that section's GPUs
     insensitive,   // no run's prediction changes between lo and hi
 };
 const char* to_string(FactorStatus s);
 
 struct FactorFit {
-    std::string key;  // profile key path, e.g. "hopper.gemm_max"
+    std::string key;  // profile key, e.g. "kernel_overhead_us"
     double lo = 0;
     double hi = 0;
     double base = 0;   // value in the base profile
@@ -90,5 +91,32 @@ struct CrossValidation {
 // 2 <= folds <= runs.size().
 CrossValidation cross_validate(const std::vector<MeasuredRun>& runs, const Calibration& base, int folds,
                                const FitOptions& options = {});
+
+// Leave-one-source-out error: the runs of each source family of `judged`
+// (source_family, validate.h) predicted by fit_runs(`fit_set` without that
+// family's runs, base). A family absent from the fit set is predicted by the
+// fit on the whole fit set. The honest error of a profile whose factors were
+// fitted on `fit_set`: no run is predicted by a fit that saw its source.
+struct SourceError {
+    std::string family;
+    int runs = 0;
+    double mape_pct = 0;
+    double mean_signed_pct = 0;
+    double max_abs_error_pct = 0;
+};
+struct LeaveOneSourceOut {
+    std::vector<double> held_out_error_pct;  // per judged run, table order
+    std::vector<double> held_out_tokens_per_s_per_gpu;
+    std::vector<SourceError> families;       // in order of first appearance
+    double mape_pct = 0;
+    double mean_signed_pct = 0;
+    double max_abs_error_pct = 0;
+    std::size_t worst_run = 0;
+    int fits = 0;                            // fits made (one per family, plus one for families not in the fit set)
+};
+// Throws InputError if `judged` or `fit_set` is empty.
+LeaveOneSourceOut leave_one_source_out(const std::vector<MeasuredRun>& fit_set,
+                                       const std::vector<MeasuredRun>& judged, const Calibration& base,
+                                       const FitOptions& options = {});
 
 }  // namespace lostflops

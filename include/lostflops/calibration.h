@@ -5,8 +5,16 @@
 // replaces any of them with `--calibration FILE` (a YAML file with the same keys;
 // keys not given keep the default). `lostflops calibrate nccl` writes the
 // `nccl` section from nccl-tests output.
+//
+// The GPU side is a table of device families (`devices:`), one per
+// architecture family, each calibrated on component micro-benchmarks only
+// (data/calibration/gemm.csv, attention.csv, memory_bound.csv, each row with
+// its source; `lostflops calibrate components` derives the factors, and the
+// attention curves are read from the table itself). Whole runs never set a
+// component; they judge the whole (`validate`, leave-one-source-out).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,21 +36,72 @@ struct BusBwCurve {
     LinkScope scope = LinkScope::intra_node;
     int ranks = 0;                    // ranks in the measured run
     std::vector<BusBwPoint> points;   // sorted by bytes, strictly increasing
+    // Where the ranks sat (nccl-tests' "# Rank N ... on HOST" lines): curves
+    // price only groups of the same ranks per node (nccl_curve.h). 0 = not
+    // recorded (profiles written before they were): an intra-node curve is
+    // then taken as `ranks` on one node, an inter-node one is not used.
+    int ranks_per_node = 0;
+    int nodes = 0;
+    std::string gpu;                  // device name nccl-tests printed ("" = not recorded)
 };
 
-// Efficiency factors for one GPU architecture (all fractions in (0, 1]).
-struct DeviceFactors {
-    double gemm_max = 0.8;        // best fraction of dense peak a large GEMM reaches
-    double attention_fwd = 0.7;   // flash-attention forward, relative to gemm_max
-    double attention_bwd = 0.55;  // flash-attention backward, relative to gemm_max
-    double memory_bound = 0.7;    // fraction of HBM bandwidth of elementwise kernels
+// GEMM operand formats a device profile prices separately
+// (data/calibration/gemm.csv): bf16 (and fp16), fp8 with one scale per tensor
+// (Transformer Engine delayed / current scaling, torchao tensorwise), per row
+// and column (torchao rowwise), per 128x128 weight block and 1x128 activation
+// tile (DeepSeek-V3, DeepGEMM), and OCP MXFP8 (32-element blocks, Blackwell).
+enum class GemmDtype { bf16, fp8_tensor, fp8_row, fp8_block, mxfp8 };
+inline constexpr int kGemmDtypeCount = 5;
+
+// Attention kernels with published curves (data/calibration/attention.csv):
+// FlashAttention-2 (also PyTorch SDPA's flash backend), FlashAttention-3, and
+// cuDNN fused attention (Transformer Engine's FusedAttention).
+enum class AttentionImpl { fa2, fa3, cudnn };
+inline constexpr int kAttentionImplCount = 3;
+
+// One measured attention point: efficiency = achieved FLOP/s over the GPU's
+// bf16 dense peak (FLOPs as the FlashAttention papers count them: forward
+// 4*b*s^2*h*d halved under the causal mask, backward 2.5x forward).
+struct AttentionPoint {
+    AttentionImpl kernel = AttentionImpl::fa2;
+    bool backward = false;
+    bool causal = false;
+    int head_dim = 0;
+    double seq = 0;
+    double efficiency = 0;
+};
+
+// The device profile of one architecture family: every efficiency of the
+// GPU-side cost model for the GPUs whose `arch` it lists. A family is a table
+// entry (data/calibration/default.yaml `devices:`), so a new accelerator
+// family is a new entry, not new code.
+struct DeviceFamily {
+    std::string name;                // "hopper"
+    std::vector<std::string> archs;  // Gpu::arch values it prices
+    // Large-GEMM efficiency per GemmDtype, a fraction of the dense peak of the
+    // precision; 0 = no measurement (an estimate that needs it is refused).
+    std::array<double, kGemmDtypeCount> gemm_max{};
+    double memory_bound = 0.7;       // fraction of HBM bandwidth of streaming kernels
+    // Power: sustained compute scales as (W per dense bf16 TFLOP/s of the GPU
+    // / reference_w_per_tflop)^power_exponent below the reference (a
+    // power-capped board clocks down), 1 at or above it.
+    double reference_w_per_tflop = 0;
+    double power_exponent = 0;
+    // The attention kernel each training stack runs on this family, indexed by
+    // Framework (spec.h).
+    std::array<AttentionImpl, 4> attention_kernel{};
+    std::vector<AttentionPoint> attention;  // the curves, by kernel/pass/causal/head_dim/seq
 };
 
 struct Calibration {
     std::string source = "<builtin>";
-    DeviceFactors ampere;    // also used for volta and cdna
-    DeviceFactors hopper;    // also used for blackwell
-    double gemm_k_half = 64;          // k at which the main loop runs at half speed
+    std::vector<DeviceFamily> devices;
+    double gemm_k_half = 8;           // k at which a GEMM's main loop runs at half speed, per dense TFLOP/s of an SM
+    // Compute throughput a training job sustains over what the component
+    // micro-benchmarks measured (kernels back to back for hours at the power
+    // limit, beside NCCL kernels; micro-benchmarks run one kernel for
+    // milliseconds and report the best shapes). System-level: fitted to runs.
+    double sustained_compute = 1;
     double kernel_overhead_us = 4;    // per kernel: launch + tail, GPU side
     double collective_launch_us = 15; // per collective, on top of link latency
     double host_op_us = 20;           // CPU time per framework op the forward issues (eager Python)
@@ -57,10 +116,16 @@ struct Calibration {
     double memory_usable_fraction = 0.95;   // of HBM, rest: fragmentation
     double memory_reserved_bytes = 2.5e9;   // CUDA context, cuBLAS/NCCL workspaces
     std::vector<BusBwCurve> nccl;     // measured curves; override the factors above
+    // The run tables the fitted (system-level) factors were fitted on, paths
+    // from the repository root: `validate` refits without each source family
+    // of them for its leave-one-source-out error.
+    std::vector<std::string> fitted_on;
 
-    const DeviceFactors& device(const std::string& arch) const {
-        return (arch == "hopper" || arch == "blackwell") ? hopper : ampere;
-    }
+    // The family that prices GPUs of `arch`; throws InputError (naming the
+    // profile and the architecture) when no family lists it.
+    const DeviceFamily& device(const std::string& arch) const;
+    DeviceFamily* find_family(const std::string& name);
+    const DeviceFamily* find_family(const std::string& name) const;
 };
 
 // Built-in defaults (data/calibration/default.yaml).
@@ -72,6 +137,8 @@ std::string calibration_to_yaml(const Calibration& c);
 
 const char* to_string(Collective c);
 const char* to_string(LinkScope s);
+const char* to_string(GemmDtype d);
+const char* to_string(AttentionImpl k);
 
 // Defaults overlaid with the keys of YAML text; `source` names it in errors
 // (load_calibration reads the file and calls this). Throws InputError.
@@ -82,5 +149,7 @@ Calibration overlay_calibration(const Calibration& base, std::string_view text,
 // Inverse of to_string; nullopt for an unknown name.
 std::optional<Collective> collective_from_string(std::string_view name);
 std::optional<LinkScope> link_scope_from_string(std::string_view name);
+std::optional<GemmDtype> gemm_dtype_from_string(std::string_view name);
+std::optional<AttentionImpl> attention_impl_from_string(std::string_view name);
 
 }  // namespace lostflops

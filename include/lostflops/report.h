@@ -9,8 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lostflops/collective_curves.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/prediction_interval.h"
 #include "lostflops/run_cost.h"
 
 namespace lostflops {
@@ -90,14 +92,27 @@ struct ReportExtras {
     std::vector<JobWarning> warnings;  // job_warnings(job)
     std::optional<FitAdvice> advice;   // fit_advice(job, cal), when the plan does not fit
     std::optional<RunCost> run;        // run_cost(job, e), when training.train_tokens > 0
+    std::optional<PredictionInterval> interval;  // prediction_interval(job, e, cal)
+    std::vector<CollectiveCurveUse> curves;      // collective_curves(job, cal): measured curves used
 };
+
+// Everything `estimate` reports beside the Estimate, for the CLI and the
+// Python module alike: the job's warnings (and one per measured nccl curve
+// taken on another GPU), the advice when the plan does not fit, the whole run
+// when training.train_tokens > 0, the 80 % interval and the curves used.
+// `advice`: how far the advice searches; nullopt: no advice.
+ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
+                             std::optional<AdviceSearch> advice);
 
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras = {});
 std::string fit_advice_text(const FitAdvice& a);
 
 // The JSON contract (README "JSON output"), units in the key names: top level
 // schema_version, job (the resolved job: job_json), step_time_s,
-// tokens_per_s_per_gpu, mfu, hfu (fractions), ..., breakdown {cause_s},
+// tokens_per_s_per_gpu, with extras.interval step_time_s_range and
+// tokens_per_s_per_gpu_range [lo, hi] and prediction_interval {regime,
+// residuals, error_p10_pct, error_p90_pct}, with extras.curves
+// collective_curves [...], mfu, hfu (fractions), ..., breakdown {cause_s},
 // memory {..._bytes, fits, ...}, warnings [{key, message}], and when the plan
 // does not fit advice [...] and min_gpus_to_fit {...}; with extras.run the
 // whole run under `run` (run_report.h run_json).

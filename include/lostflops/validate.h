@@ -26,8 +26,15 @@ struct ValidationRow {
 struct ValidationResult {
     std::vector<ValidationRow> rows;
     double mape_pct = 0;           // mean |error_pct|
+    double mean_signed_pct = 0;    // mean error_pct (> 0: too fast on average)
     double max_abs_error_pct = 0;
 };
+
+// The source family of a run: its name up to the first '-' (the tables name
+// runs SOURCE-..., e.g. narayanan21, megatron24, vtrain, nemo2407, tt2412).
+// Runs of one family share a paper, a framework release and its conventions,
+// so they are held out together.
+std::string source_family(const std::string& run_name);
 
 // One row of a runs table with its job loaded (load_job), ready for any
 // number of estimate() calls.

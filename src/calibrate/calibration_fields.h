@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lostflops/calibration.h"
+#include "lostflops/spec.h"
 
 namespace lostflops::calib {
 
@@ -30,11 +31,6 @@ inline constexpr double kMaxCurveBytes = 1e12;
 inline constexpr double kMaxCurveBusBwGBps = 1e5;
 inline constexpr double kMaxCurveTimeUs = 1e9;
 
-struct DeviceField {
-    const char* key;
-    double DeviceFactors::*member;
-    Range range;
-};
 struct ScalarField {
     const char* key;
     double Calibration::*member;
@@ -42,22 +38,51 @@ struct ScalarField {
     double max = 1;  // upper bound of a non_negative field (its plausible range)
 };
 
-inline constexpr std::array<DeviceField, 4> kDeviceFields{{
-    {"gemm_max", &DeviceFactors::gemm_max, Range::fraction},
-    {"attention_fwd", &DeviceFactors::attention_fwd, Range::fraction},
-    {"attention_bwd", &DeviceFactors::attention_bwd, Range::fraction},
-    {"memory_bound", &DeviceFactors::memory_bound, Range::fraction},
+// Per-family scalar factors (`devices.NAME.KEY`).
+struct FamilyField {
+    const char* key;
+    double DeviceFamily::*member;
+    Range range;
+    double max = 1;
+};
+inline constexpr std::array<FamilyField, 3> kFamilyFields{{
+    {"memory_bound", &DeviceFamily::memory_bound, Range::fraction},
+    // W per dense bf16 TFLOP/s: 0.1 (10x any catalog GPU's headroom) to 10.
+    {"reference_w_per_tflop", &DeviceFamily::reference_w_per_tflop, Range::non_negative, 10},
+    // Exponent of the power law; 0 = no power model, 3 = cube (dynamic power
+    // ~ f V^2 with V ~ f; the measured exponents are near 1).
+    {"power_exponent", &DeviceFamily::power_exponent, Range::non_negative, 3},
 }};
 
-// Upper bounds of the non_negative fields: gemm_k_half up to 65,536 (a
-// GEMM depth; the catalog's largest hidden sizes are ~30,000); per-kernel,
+inline constexpr std::array<GemmDtype, kGemmDtypeCount> kGemmDtypes{
+    GemmDtype::bf16, GemmDtype::fp8_tensor, GemmDtype::fp8_row, GemmDtype::fp8_block, GemmDtype::mxfp8};
+inline constexpr std::array<AttentionImpl, kAttentionImplCount> kAttentionImpls{
+    AttentionImpl::fa2, AttentionImpl::fa3, AttentionImpl::cudnn};
+inline constexpr std::array<Framework, 4> kFrameworks{Framework::megatron_lm, Framework::megatron_core,
+                                                       Framework::fsdp, Framework::deepspeed};
+// The YAML key of a framework in `attention_kernel:` (to_string(Framework)
+// with '-' as '_', so that keys stay identifiers).
+inline const char* framework_key(Framework f) {
+    switch (f) {
+        case Framework::megatron_lm: return "megatron_lm";
+        case Framework::megatron_core: return "megatron_core";
+        case Framework::fsdp: return "fsdp";
+        case Framework::deepspeed: return "deepspeed";
+    }
+    return "?";
+}
+
+// Upper bounds of the non_negative fields: gemm_k_half up to 65,536 (k per
+// TFLOP/s of an SM; the catalog's SMs run 1-31 TFLOP/s and its largest
+// hidden sizes are ~30,000); per-kernel,
 // per-collective and per-operator host costs up to 10 ms (a kernel launch is
 // ~5 us, NVIDIA CUDA C++ Best Practices Guide; 10 ms is 2,000 launches);
 // optimizer state up to 64 bytes per parameter (Adam with fp32 master, two
 // moments and gradients is 16, ZeRO paper Rajbhandari et al. 2020, sec. 3.1);
 // reserved memory up to 1e12 bytes (more than any GPU of the catalog has).
-inline constexpr std::array<ScalarField, 14> kScalarFields{{
+inline constexpr std::array<ScalarField, 15> kScalarFields{{
     {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative, 65536},
+    {"sustained_compute", &Calibration::sustained_compute, Range::fraction},
     {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative, 10000},
     {"collective_launch_us", &Calibration::collective_launch_us, Range::non_negative, 10000},
     {"host_op_us", &Calibration::host_op_us, Range::non_negative, 10000},
@@ -73,22 +98,17 @@ inline constexpr std::array<ScalarField, 14> kScalarFields{{
     {"memory_reserved_bytes", &Calibration::memory_reserved_bytes, Range::non_negative, 1e12},
 }};
 
-struct DeviceSection {
-    const char* key;
-    DeviceFactors Calibration::*member;
-};
-inline constexpr std::array<DeviceSection, 2> kDeviceSections{{
-    {"ampere", &Calibration::ampere},
-    {"hopper", &Calibration::hopper},
-}};
-
 // Tripwire: a field added to Calibration or DeviceFactors without a key here
 // would be silently neither read nor written.
-static_assert(sizeof(DeviceFactors) == kDeviceFields.size() * sizeof(double),
-              "DeviceFactors has a field without a key in calibration_fields.h");
-static_assert(sizeof(Calibration) == sizeof(std::string) + kDeviceSections.size() * sizeof(DeviceFactors) +
+static_assert(sizeof(DeviceFamily) == sizeof(std::string) + sizeof(std::vector<std::string>) +
+                                          sizeof(std::array<double, kGemmDtypeCount>) +
+                                          kFamilyFields.size() * sizeof(double) +
+                                          sizeof(std::array<AttentionImpl, 4>) +
+                                          sizeof(std::vector<AttentionPoint>),
+              "DeviceFamily has a field without a key in calibration_fields.h");
+static_assert(sizeof(Calibration) == sizeof(std::string) + sizeof(std::vector<DeviceFamily>) +
                                          kScalarFields.size() * sizeof(double) +
-                                         sizeof(std::vector<BusBwCurve>),
+                                         sizeof(std::vector<BusBwCurve>) + sizeof(std::vector<std::string>),
               "Calibration has a field without a key in calibration_fields.h");
 
 }  // namespace lostflops::calib

@@ -15,7 +15,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "calibrate/calibration_devices.h"
 #include "calibrate/calibration_fields.h"
+#include "calibrate/component_tables.h"
 #include "lostflops/calibration.h"
 #include "lostflops/embedded.h"
 #include "lostflops/error.h"
@@ -80,22 +82,6 @@ std::vector<std::string> field_keys(const Fields& fields) {
     return out;
 }
 
-void read_device(const YAML::Node& node, DeviceFactors& out, const std::string& file,
-                 const std::string& prefix) {
-    require_map(node, file, prefix);
-    for (const auto& kv : node) {
-        const std::string k = key_text(kv.first, file, prefix);
-        bool known = false;
-        for (const auto& f : calib::kDeviceFields) {
-            if (k != f.key) continue;
-            out.*f.member = parse_in_range(kv.second, f.range, file, join_key(prefix, k));
-            known = true;
-        }
-        if (!known)
-            throw InputError(file, join_key(prefix, k), "unknown key" + did_you_mean(k, field_keys(calib::kDeviceFields)));
-    }
-}
-
 BusBwPoint read_point(const YAML::Node& node, const BusBwCurve& curve, const std::string& file,
                       const std::string& key) {
     if (!node.IsSequence() || (node.size() != 2 && node.size() != 3))
@@ -129,9 +115,10 @@ BusBwCurve read_curve(const YAML::Node& node, const std::string& file, const std
     BusBwCurve c;
     std::set<std::string> seen;
     for (const auto& kv : node) seen.insert(key_text(kv.first, file, prefix));
-    const std::vector<std::string> curve_keys{"op", "scope", "ranks", "points"};
+    const std::vector<std::string> curve_keys{"op", "scope", "ranks", "points", "ranks_per_node", "nodes", "gpu"};
     for (const auto& k : seen)
-        if (k != "op" && k != "scope" && k != "ranks" && k != "points")
+        if (k != "op" && k != "scope" && k != "ranks" && k != "points" && k != "ranks_per_node" && k != "nodes" &&
+            k != "gpu")
             throw InputError(file, join_key(prefix, k), "unknown key" + did_you_mean(k, curve_keys));
     for (const char* k : {"op", "scope", "ranks", "points"})
         if (!seen.count(k)) throw InputError(file, join_key(prefix, k), "missing");
@@ -148,6 +135,26 @@ BusBwCurve read_curve(const YAML::Node& node, const std::string& file, const std
     c.op = *o;
     c.scope = *s;
     c.ranks = static_cast<int>(r);
+    // Where the ranks sat; both or neither, and consistent with ranks and scope.
+    if (seen.count("ranks_per_node") != seen.count("nodes"))
+        throw InputError(file, join_key(prefix, seen.count("nodes") ? "ranks_per_node" : "nodes"),
+                         "missing (ranks_per_node and nodes go together)");
+    if (seen.count("nodes")) {
+        const double g = parse_number(node["ranks_per_node"], file, join_key(prefix, "ranks_per_node"));
+        const double n = parse_number(node["nodes"], file, join_key(prefix, "nodes"));
+        if (g < 1 || n < 1 || std::floor(g) != g || std::floor(n) != n || g * n != r)
+            throw InputError(file, join_key(prefix, "nodes"),
+                             fmt::format("ranks_per_node x nodes must be ranks ({}), both positive integers", r));
+        if ((n > 1) != (c.scope == LinkScope::inter_node))
+            throw InputError(file, join_key(prefix, "nodes"), "more than one node is scope inter_node, one is intra_node");
+        c.ranks_per_node = static_cast<int>(g);
+        c.nodes = static_cast<int>(n);
+    }
+    if (seen.count("gpu")) {
+        const YAML::Node g = node["gpu"];
+        if (!g.IsScalar()) throw InputError(file, join_key(prefix, "gpu"), "expected the device name nccl-tests printed");
+        c.gpu = g.Scalar();
+    }
     const YAML::Node points = node["points"];
     const std::string pkey = join_key(prefix, "points");
     if (!points.IsSequence() || points.size() == 0)
@@ -170,8 +177,9 @@ std::vector<BusBwCurve> read_curves(const YAML::Node& node, const std::string& f
         const std::string prefix = fmt::format("nccl[{}]", i);
         BusBwCurve c = read_curve(node[i], file, prefix);
         for (const auto& o : out)
-            if (o.op == c.op && o.scope == c.scope && o.ranks == c.ranks)
-                throw InputError(file, prefix, "a second curve for the same op, scope and ranks");
+            if (o.op == c.op && o.scope == c.scope && o.ranks == c.ranks &&
+                curve_layout(o).ranks_per_node == curve_layout(c).ranks_per_node)
+                throw InputError(file, prefix, "a second curve for the same op, scope, ranks and ranks per node");
         out.push_back(std::move(c));
     }
     return out;
@@ -203,9 +211,8 @@ Calibration overlay_calibration(const Calibration& base, std::string_view text,
         for (const auto& kv : root) {
             const std::string k = key_text(kv.first, source, "");
             bool known = false;
-            for (const auto& d : calib::kDeviceSections) {
-                if (k != d.key) continue;
-                read_device(kv.second, c.*d.member, source, k);
+            if (k == "devices") {
+                calib::read_devices(kv.second, c, source);
                 known = true;
             }
             for (const auto& f : calib::kScalarFields) {
@@ -217,10 +224,20 @@ Calibration overlay_calibration(const Calibration& base, std::string_view text,
                 c.nccl = read_curves(kv.second, source);
                 known = true;
             }
+            if (k == "fitted_on") {
+                const YAML::Node& n = kv.second;
+                if (!n.IsSequence()) throw InputError(source, k, "expected a list of run tables (CSV paths)");
+                c.fitted_on.clear();
+                for (std::size_t i = 0; i < n.size(); ++i) {
+                    if (!n[i].IsScalar() || n[i].Scalar().empty())
+                        throw InputError(source, fmt::format("fitted_on[{}]", i), "expected a path");
+                    c.fitted_on.push_back(n[i].Scalar());
+                }
+                known = true;
+            }
             if (!known) {
-                std::vector<std::string> top = field_keys(calib::kDeviceSections);
-                for (const auto& key : field_keys(calib::kScalarFields)) top.push_back(key);
-                top.emplace_back("nccl");
+                std::vector<std::string> top = field_keys(calib::kScalarFields);
+                for (const char* key : {"devices", "nccl", "fitted_on"}) top.emplace_back(key);
                 throw InputError(source, k, "unknown key" + did_you_mean(k, top));
             }
         }
@@ -242,6 +259,11 @@ Calibration default_calibration() {
         if (!text) throw InputError(name, "", "built-in calibration profile is missing");
         Calibration c = overlay_calibration(Calibration{}, *text, name);
         c.source = "<builtin>";
+        // Attention curves come from the component table itself.
+        const auto tables = calib::builtin_component_tables();
+        for (auto& f : c.devices)
+            if (f.attention.empty())
+                f.attention = calib::attention_points_from_table(tables.attention, f, "data/calibration/attention.csv");
         return c;
     }();
     return defaults;

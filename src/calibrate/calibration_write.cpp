@@ -54,11 +54,44 @@ std::string calibration_to_yaml(const Calibration& c) {
         if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
     line("# lostflops calibration profile (source: {}).", source);
     line("# Keys as in data/calibration/default.yaml; `--calibration FILE` reads it.");
-    for (const auto& d : calib::kDeviceSections) {
-        line("{}:", d.key);
-        for (const auto& f : calib::kDeviceFields) line("  {}: {}", f.key, (c.*d.member).*f.member);
+    if (c.devices.empty())
+        line("devices: {{}}");
+    else
+        line("devices:");
+    for (const auto& d : c.devices) {
+        line("  {}:", d.name);
+        std::string archs;
+        for (const auto& a : d.archs) archs += (archs.empty() ? "" : ", ") + a;
+        line("    archs: [{}]", archs);
+        std::string gemm;
+        for (GemmDtype t : calib::kGemmDtypes)
+            gemm += fmt::format("{}{}: {}", gemm.empty() ? "" : ", ", to_string(t), d.gemm_max[static_cast<int>(t)]);
+        line("    gemm_max: {{{}}}", gemm);
+        for (const auto& f : calib::kFamilyFields) line("    {}: {}", f.key, d.*f.member);
+        std::string kernels;
+        for (Framework fw : calib::kFrameworks)
+            kernels += fmt::format("{}{}: {}", kernels.empty() ? "" : ", ", calib::framework_key(fw),
+                                   to_string(d.attention_kernel[static_cast<int>(fw)]));
+        line("    attention_kernel: {{{}}}", kernels);
+        if (d.attention.empty()) continue;
+        line("    # [kernel, pass, causal, head_dim, seq, efficiency of the bf16 dense peak]");
+        line("    attention:");
+        for (const auto& p : d.attention)
+            line("      - [{}, {}, {}, {}, {}, {}]", to_string(p.kernel), p.backward ? "bwd" : "fwd", p.causal ? 1 : 0,
+                 p.head_dim, p.seq, p.efficiency);
     }
     for (const auto& f : calib::kScalarFields) line("{}: {}", f.key, c.*f.member);
+    if (c.fitted_on.empty()) {
+        line("fitted_on: []");
+    } else {
+        line("fitted_on:");
+        for (const auto& t : c.fitted_on) {
+            std::string q = t;
+            for (char& ch : q)
+                if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20) ch = '_';
+            line("  - \"{}\"", q);
+        }
+    }
     if (c.nccl.empty()) {
         line("nccl: []");
         return out;
@@ -69,6 +102,16 @@ std::string calibration_to_yaml(const Calibration& c) {
         line("  - op: {}", to_string(curve.op));
         line("    scope: {}", to_string(curve.scope));
         line("    ranks: {}", curve.ranks);
+        if (curve.nodes > 0) {
+            line("    ranks_per_node: {}", curve.ranks_per_node);
+            line("    nodes: {}", curve.nodes);
+        }
+        if (!curve.gpu.empty()) {
+            std::string g = curve.gpu;
+            for (char& ch : g)
+                if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20) ch = ' ';
+            line("    gpu: \"{}\"", g);
+        }
         line("    points:");
         for (const auto& p : curve.points)
             line("      - [{}, {}, {}]", p.bytes, p.busbw_GBps, p.time_us);

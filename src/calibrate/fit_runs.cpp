@@ -1,12 +1,12 @@
 // Fitting the fitted factors of a calibration profile to measured runs:
-// deterministic coordinate descent on grids. Objective: mean absolute
-// percentage error of tokens/s per GPU. Phase 1 sweeps the factors in
+// deterministic coordinate descent on grids, from the middle of each range.
+// Objective: mean absolute percentage error of tokens/s per GPU. Phase 1
+// sweeps the factors in
 // kFittedFields order, each over an even grid of its range, until a sweep
 // changes nothing; phase 2 repeats the sweeps on local grids around the
 // current point, each round (refine_points - 1) / 2 times finer. The runs'
 // jobs are parsed once; every evaluation is estimate() calls with a modified
-// Calibration, and only the runs a factor can reach (a per-architecture factor
-// reaches the runs on that section's GPUs) are re-estimated.
+// Calibration.
 #include "lostflops/calibrate_runs.h"
 
 #include <algorithm>
@@ -24,7 +24,6 @@ namespace lostflops {
 const char* to_string(FactorStatus s) {
     switch (s) {
         case FactorStatus::fitted: return "fitted";
-        case FactorStatus::no_runs: return "no runs on these GPUs";
         case FactorStatus::insensitive: return "no run is sensitive to it";
     }
     return "unknown";
@@ -70,12 +69,11 @@ public:
     Calibration& calibration() { return cal_; }
     long evaluations() const { return evaluations_; }
 
-    // Indices of the runs field f can change: all, or for a per-architecture
-    // factor the runs whose GPUs use that section.
-    std::vector<std::size_t> reach(const FittedField& f) const {
+    // Indices of the runs field f can change: all of them (every fitted
+    // factor is system-level, fitted_fields.h).
+    std::vector<std::size_t> reach(const FittedField&) const {
         std::vector<std::size_t> out;
-        for (std::size_t i = 0; i < runs_.size(); ++i)
-            if (!f.section || &cal_.device(runs_[i]->job.cluster.gpu.arch) == &(cal_.*f.section)) out.push_back(i);
+        for (std::size_t i = 0; i < runs_.size(); ++i) out.push_back(i);
         return out;
     }
 
@@ -169,13 +167,14 @@ SearchResult search(const std::vector<const MeasuredRun*>& runs, const Calibrati
     for (const auto& f : kFittedFields) {
         FactorFit ff{f.key, f.lo, f.hi, calib::fitted_value(base, f), 0, FactorStatus::fitted, false};
         std::vector<std::size_t> reach = probe.reach(f);
-        if (reach.empty()) {
-            ff.status = FactorStatus::no_runs;
-        } else if (!probe.sensitive(f, reach)) {
+        if (!probe.sensitive(f, reach)) {
             ff.status = FactorStatus::insensitive;
         } else {
             active.push_back({&f, std::move(reach)});
-            calib::fitted_value(start, f) = calib::fitted_value(clamped, f);
+            // From the middle of the range: the fit does not depend on the
+            // profile it starts from, so a refit without some runs
+            // (leave-one-source-out) is the same procedure as the fit itself.
+            calib::fitted_value(start, f) = 0.5 * (f.lo + f.hi);
         }
         out.factors.push_back(ff);
     }
@@ -218,9 +217,9 @@ SearchResult search(const std::vector<const MeasuredRun*>& runs, const Calibrati
         FactorFit& ff = out.factors[k];
         ff.value = calib::fitted_value(out.calibration, kFittedFields[k]);
         const double tol = 1e-9 * (ff.hi - ff.lo);
-        // A factor the search moved onto a bound (one that stayed at a base
-        // value which happens to be a bound says nothing).
-        ff.at_bound = ff.status == FactorStatus::fitted && std::fabs(ff.value - ff.base) > tol &&
+        // A fitted factor that ended on a bound of its range (the search
+        // starts in the middle, so it went there).
+        ff.at_bound = ff.status == FactorStatus::fitted &&
                       (std::fabs(ff.value - ff.lo) <= tol || std::fabs(ff.value - ff.hi) <= tol);
     }
     return out;

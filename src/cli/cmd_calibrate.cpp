@@ -7,14 +7,17 @@
 // `lostflops calibrate runs TABLE.csv [-o OUT] [--base PROFILE] [--folds K]`:
 // measured runs (the `validate` table layout) -> the fitted factors of the
 // profile (lostflops/calibrate_runs.h) -> YAML to OUT or stdout, with the error
-// of each run before and after the fit, the fitted values against their ranges
-// and a k-fold cross-validated error (run i in fold i mod K; K = 5 by default,
-// or the number of runs if fewer).
+// of each run before and after the fit, the fitted values against their ranges,
+// a k-fold cross-validated error (run i in fold i mod K; K = 5 by default,
+// or the number of runs if fewer) and the leave-one-source-out error (each
+// source family predicted by a fit without it).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -116,17 +119,19 @@ struct RunsOptions {
 constexpr int kDefaultFolds = 5;
 
 std::string runs_report(const std::string& table, const std::string& base_name, const FitResult& fit,
-                        const CrossValidation* cv, const std::vector<MeasuredRun>& runs) {
+                        const CrossValidation* cv, const LeaveOneSourceOut* loso,
+                        const std::vector<MeasuredRun>& runs) {
     std::string out = fmt::format("{} runs of {} (base profile: {}); error of tokens/s per GPU\n\n", runs.size(),
                                   table, base_name);
-    out += fmt::format("{:<40} {:>6} {:<14} {:>12} {:>8} {:>8}{}\n", "run", "GPUs", "gpu", "measured", "before",
-                       "after", cv ? fmt::format(" {:>9}", "held-out") : "");
+    out += fmt::format("{:<40} {:>6} {:<14} {:>12} {:>8} {:>8}{}{}\n", "run", "GPUs", "gpu", "measured", "before",
+                       "after", cv ? fmt::format(" {:>9}", "k-fold") : "", loso ? fmt::format(" {:>9}", "LOSO") : "");
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const ValidationRow& b = fit.before.rows[i];
         const ValidationRow& a = fit.after.rows[i];
-        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>7.1f}% {:>7.1f}%{}{}\n", a.name, a.num_gpus, a.gpu,
+        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>7.1f}% {:>7.1f}%{}{}{}\n", a.name, a.num_gpus, a.gpu,
                            a.published_tokens_per_s_per_gpu, b.error_pct, a.error_pct,
                            cv ? fmt::format(" {:>8.1f}%", cv->held_out_error_pct[i]) : "",
+                           loso ? fmt::format(" {:>8.1f}%", loso->held_out_error_pct[i]) : "",
                            a.fits ? "" : "  (does not fit)");
     }
     auto worst = [](const ValidationResult& r) {
@@ -149,6 +154,17 @@ std::string runs_report(const std::string& table, const std::string& base_name, 
                                cv->per_fold[f].max_abs_error_pct);
     } else {
         out += "cross-validation: needs at least 2 runs; skipped\n";
+    }
+    if (loso) {
+        out += fmt::format("leave-one-source-out (each source family predicted by a fit without it): MAPE {:.1f} %, "
+                           "mean signed {:+.1f} %, worst {:.1f} % ({})\n",
+                           loso->mape_pct, loso->mean_signed_pct, loso->max_abs_error_pct,
+                           runs[loso->worst_run].name);
+        for (const auto& f : loso->families)
+            out += fmt::format("  {:<22} {:>3} runs: MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} %\n", f.family,
+                               f.runs, f.mape_pct, f.mean_signed_pct, f.max_abs_error_pct);
+    } else {
+        out += "leave-one-source-out: needs runs of at least 2 source families; skipped\n";
     }
     out += fmt::format("\n{:<20} {:>10} {:>10}  {:<16} {}\n", "factor", "base", "fitted", "range", "note");
     for (const auto& f : fit.factors) {
@@ -180,10 +196,15 @@ int run_runs(const RunsOptions& o) {
     FitResult fit = fit_runs(runs, base);
     CrossValidation cv;
     if (folds >= 2) cv = cross_validate(runs, base, folds);
+    std::set<std::string> families;
+    for (const auto& r : runs) families.insert(source_family(r.name));
+    std::optional<LeaveOneSourceOut> loso;
+    if (families.size() >= 2) loso = leave_one_source_out(runs, runs, base);
     const std::string base_name = o.base.empty() ? std::string("defaults") : o.base;
     fit.calibration.source = base_name + ", fitted factors by calibrate runs on " + o.table;
     const std::string yaml = calibration_to_yaml(fit.calibration);
-    const std::string report = runs_report(o.table, base_name, fit, folds >= 2 ? &cv : nullptr, runs);
+    const std::string report =
+        runs_report(o.table, base_name, fit, folds >= 2 ? &cv : nullptr, loso ? &*loso : nullptr, runs);
     if (o.output.empty()) {
         std::fwrite(yaml.data(), 1, yaml.size(), stdout);
         std::fwrite(report.data(), 1, report.size(), stderr);
@@ -228,6 +249,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
         ropts->folds_given = folds->count() > 0;
         exit_code = run_runs(*ropts);
     });
+    add_calibrate_components_command(cmd, exit_code);
+    add_calibrate_residuals_command(cmd, exit_code);
 }
 
 }  // namespace lostflops::cli

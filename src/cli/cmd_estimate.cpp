@@ -35,10 +35,8 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
         const Job job = load_job_for(*opts);
         const Calibration cal = load_calibration_for(opts->calibration_path);
         const Estimate e = estimate(job, cal, *schedule);
-        ReportExtras extras;
-        extras.warnings = job_warnings(job);
-        if (!e.memory.fits) extras.advice = fit_advice(job, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
-        if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
+        const ReportExtras extras =
+            estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
         for (const auto& w : extras.warnings)
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
         if (opts->format == Format::json) {

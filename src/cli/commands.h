@@ -4,6 +4,7 @@
 // and exits 2.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "lostflops/calibration.h"
 #include "lostflops/spec.h"
+#include "lostflops/validate.h"
 
 namespace lostflops::cli {
 
@@ -42,6 +44,12 @@ extern bool g_strict;
 // InputError naming the first under --strict. Returns `job`.
 const Job& check_model_keys(const Job& job);
 Calibration load_calibration_for(const std::string& path);
+// The runs a profile's fitted factors were fitted on: the --fit-on tables,
+// else the profile's fitted_on (paths from the repository root, read from the
+// working directory). nullopt, with the reason in `why`, when the profile
+// fits nothing or its tables are not at hand; InputError for a bad table.
+std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::string>& fit_on, const Calibration& cal,
+                                                     std::string& why);
 // --gpus: "512..16384" (doubling) or "512,1024,4096"; InputError("--gpus", ...) otherwise.
 std::vector<int> gpu_list(const std::string& text);
 
@@ -70,6 +78,10 @@ void add_trace_diff_command(CLI::App* trace_cmd, Format& parent_format, int& exi
 // `trace synth DIR` (cmd_trace_synth.cpp): generated traces with known answers.
 void add_trace_synth_command(CLI::App* trace_cmd, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
+// `calibrate components` (cmd_calibrate_components.cpp), under the calibrate subcommand.
+void add_calibrate_components_command(CLI::App* calibrate, int& exit_code);
+// `calibrate residuals` (cmd_calibrate_residuals.cpp).
+void add_calibrate_residuals_command(CLI::App* calibrate, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);

@@ -15,7 +15,8 @@
 // NCCL picks the faster algorithm for all-reduce; ring and tree have about the
 // same bus bandwidth at scale (same file), so the lower latency decides.
 // All-to-all and send/recv: launch + (g-1) a_intra + ceil(log2 N) a_inter.
-// A measured nccl-tests curve for the op and scope replaces the formula.
+// A measured nccl-tests curve of the op and placement (same ranks per node,
+// lostflops/nccl_curve.h) replaces the formula.
 #include "cost/collective_time.h"
 
 #include <algorithm>
@@ -54,6 +55,8 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
     }
     return g;
 }
+
+CurveKey curve_key(const GroupPlacement& g) { return {g.size, g.per_node, g.nodes}; }
 
 CommModel make_comm_model(const Cluster& c, const Calibration& cal) {
     CommModel m;
@@ -120,10 +123,8 @@ double collective_latency_s(const CommModel& cm, Collective op, const GroupPlace
 
 double collective_time_s(const CommModel& cm, Collective op, const GroupPlacement& g, double bytes) {
     if (g.size <= 1 || bytes <= 0) return 0;
-    if (!cm.cal->nccl.empty()) {
-        const LinkScope scope = g.nodes > 1 ? LinkScope::inter_node : LinkScope::intra_node;
-        if (auto t = curve_time_s(*cm.cal, op, scope, bytes, g.size)) return *t;
-    }
+    if (!cm.cal->nccl.empty())
+        if (auto t = curve_time_s(*cm.cal, op, curve_key(g), bytes)) return *t;
     return formula_time_s(cm, op, g, bytes);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lostflops/calibration.h"
+#include "lostflops/nccl_curve.h"
 #include "lostflops/spec.h"
 
 namespace lostflops {
@@ -16,6 +17,8 @@ struct GroupPlacement {
     int nodes = 1;     // nodes the group spans
 };
 GroupPlacement place_group(int size, int stride, int gpus_per_node);
+// The placement as a measured curve is matched (lostflops/nccl_curve.h).
+CurveKey curve_key(const GroupPlacement& g);
 
 struct CommModel {
     Link intra;

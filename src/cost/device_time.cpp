@@ -6,15 +6,27 @@
 //    tile per SM; a partly filled last wave or partly filled edge tiles waste
 //    the remainder (NVIDIA, "Matrix Multiplication Background User's Guide",
 //    sections "Tile quantization" and "Wave quantization");
-//  - a short k loop: each tile pays a prologue/epilogue, modelled as
-//    k / (k + k_half) of the main-loop rate.
+//  - a short k loop: each tile pays a prologue/epilogue of fixed time,
+//    modelled as k / (k + k_half) of the main-loop rate, k_half growing with
+//    the SM's throughput (a faster SM runs more k in that time).
 // Kernel launch overhead is counted apart (estimate: kernels per layer).
+// Efficiencies per device family (calibration.h), from component
+// micro-benchmarks: gemm_max per operand format (data/calibration/gemm.csv),
+// attention curves by kernel, pass, mask, head dimension and sequence length
+// (attention.csv; FlashAttention-3 paper figs. 5-6 and others), streaming
+// bandwidth (memory_bound.csv), and a power law for capped boards (fitted on
+// the gemm.csv rows measured at two powers: FBGEMM PR #2546 at 500 W against
+// the 700 W rows).
 #include "cost/device_time.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <tuple>
+
+#include "lostflops/error.h"
 
 namespace lostflops {
 
@@ -33,9 +45,208 @@ constexpr Tile kTiles[] = {
 
 }  // namespace
 
-DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal) {
+DeviceUse device_use(const Job& job) {
+    DeviceUse u;
+    u.framework = job.training.framework;
+    // Ring attention (context parallelism) calls the kernel on chunks of s/cp.
+    u.seq = static_cast<double>(job.training.seq_length) / std::max(1, job.plan.cp);
+    // The first attention kind's head dim (the attention curves' key); a model
+    // without attention keeps the default.
+    for (const auto& k : job.model.kinds())
+        if (k.has_attention()) {
+            u.head_dim = static_cast<int>(k.attention.head_dim);
+            break;
+        }
+    u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
+    return u;
+}
+
+double gemm_k_half(double k_half_per_tflops_sm, double peak_flops, int sms) {
+    return k_half_per_tflops_sm * peak_flops / 1e12 / std::max(1, sms);
+}
+
+double power_factor(const Gpu& gpu, const DeviceFamily& f) {
+    if (!(f.reference_w_per_tflop > 0) || !(f.power_exponent > 0) || !(gpu.tdp_w > 0) ||
+        !(gpu.peak_bf16_tflops > 0))
+        return 1.0;
+    const double w = gpu.tdp_w / gpu.peak_bf16_tflops;
+    return w >= f.reference_w_per_tflop ? 1.0 : std::pow(w / f.reference_w_per_tflop, f.power_exponent);
+}
+
+namespace {
+
+GemmDtype gemm_dtype(Precision p, const DeviceUse& use) {
+    return p == Precision::fp8 ? use.fp8 : GemmDtype::bf16;
+}
+
+// Points of one curve: kernel, pass, causal, one head dimension, sorted by
+// seq. Empty if none.
+struct Curve {
+    const AttentionPoint* begin = nullptr;
+    const AttentionPoint* end = nullptr;
+    bool empty() const { return begin == end; }
+};
+
+// Log-linear in seq between points (sorted by seq), flat outside. `weight`
+// gives the interpolation weight log(seq / a) / log(b / a) between the points
+// at seq a < b.
+template <class Weight>
+double curve_at(const Curve& c, double seq, Weight&& weight) {
+    if (seq <= c.begin->seq) return c.begin->efficiency;
+    const AttentionPoint* last = c.end - 1;
+    if (seq >= last->seq) return last->efficiency;
+    for (const AttentionPoint* p = c.begin; p + 1 < c.end; ++p) {
+        if (seq > (p + 1)->seq) continue;
+        const double w = weight(seq, p->seq, (p + 1)->seq);
+        return p->efficiency + w * ((p + 1)->efficiency - p->efficiency);
+    }
+    return last->efficiency;
+}
+
+// The curves of one kernel's lookups at one head dimension, found by binary
+// search: a family's points are sorted by kernel, pass, mask, head dimension
+// and seq (calibration_devices.cpp sort_attention_points), so each curve is
+// a run.
+//  - nearest(pass, mask): the kernel's curve at the head dimension nearest
+//    `head_dim` in log(head dim), i.e. the smallest ratio max(a/b, b/a)
+//    (ties: the larger);
+//  - ratio: the family's pass and mask ratios over every kernel's curves at
+//    the three common head dimensions, kept once computed (make_device_model
+//    asks for the forward and the backward pass at the same seq).
+class AttentionLookup {
+public:
+    AttentionLookup(const DeviceFamily& f, AttentionImpl kernel, int head_dim)
+        : first_(f.attention.data()), last_(f.attention.data() + f.attention.size()), kernel_(kernel),
+          want_(std::max(1, head_dim)) {}
+
+    double efficiency(bool backward, bool causal, double seq) {
+        const Curve exact = nearest(backward, causal);
+        if (!exact.empty()) return at(exact, seq);
+        if (causal) {
+            // Causal not measured: the non-causal curve times the family's
+            // causal / non-causal ratio of forward passes (short sequences
+            // lose most).
+            const double base = efficiency(backward, false, seq);
+            const double r = ratio(causal_ratio_, seq, false, true);
+            return base * (r > 0 ? r : 1.0);
+        }
+        if (backward) {
+            const double fwd = efficiency(false, false, seq);
+            const double r = ratio(backward_ratio_, seq, true, false);
+            return r > 0 ? fwd * r : 0.0;
+        }
+        return 0.0;
+    }
+
+private:
+    struct Ratio {
+        double seq = -1;
+        double value = 0;
+    };
+
+    // The curves of a family share their seq grids, so the ratios ask for
+    // the same few weights over and over: kept (same value, two logs fewer).
+    struct Weight {
+        double seq = 0, a = 0, b = 0, w = 0;
+    };
+
+    double weight(double seq, double a, double b) {
+        for (int i = 0; i < weights_used_; ++i) {
+            const Weight& m = weights_[i];
+            if (m.seq == seq && m.a == a && m.b == b) return m.w;
+        }
+        const double w = std::log(seq / a) / std::log(b / a);
+        weights_[weights_next_] = {seq, a, b, w};
+        weights_next_ = (weights_next_ + 1) % kWeights;
+        weights_used_ = std::min(weights_used_ + 1, kWeights);
+        return w;
+    }
+
+    double at(const Curve& c, double seq) {
+        return curve_at(c, seq, [this](double x, double a, double b) { return weight(x, a, b); });
+    }
+
+    // Points of (kernel, pass, mask), and of one head dimension when hd > 0.
+    Curve run(AttentionImpl kernel, bool backward, bool causal, int hd) const {
+        const auto key = [hd](const AttentionPoint& p) {
+            return std::make_tuple(p.kernel, p.backward, p.causal, hd > 0 ? p.head_dim : 0);
+        };
+        const auto want = std::make_tuple(kernel, backward, causal, hd);
+        const AttentionPoint* lo =
+            std::lower_bound(first_, last_, want, [&](const AttentionPoint& p, const auto& w) { return key(p) < w; });
+        const AttentionPoint* hi =
+            std::upper_bound(lo, last_, want, [&](const auto& w, const AttentionPoint& p) { return w < key(p); });
+        return {lo, hi};
+    }
+
+    Curve nearest(bool backward, bool causal) const {
+        const Curve all = run(kernel_, backward, causal, 0);
+        Curve c;
+        double best_d = 0;
+        for (const AttentionPoint* p = all.begin; p < all.end;) {
+            const int hd = p->head_dim;
+            const AttentionPoint* end =
+                std::upper_bound(p, all.end, hd, [](int h, const AttentionPoint& q) { return h < q.head_dim; });
+            const double r = hd / want_, d = std::max(r, 1.0 / r);
+            if (!c.begin || d < best_d || (d == best_d && hd > c.begin->head_dim)) {
+                c = {p, end};
+                best_d = d;
+            }
+            p = end;
+        }
+        return c;
+    }
+
+    // Mean ratio (num pass, num mask) / (forward, non-causal) of the
+    // family's curve pairs at the same kernel and head dimension (64, 128,
+    // 256), each at `seq` (0 if no pair is measured).
+    double ratio(Ratio& memo, double seq, bool num_bwd, bool num_causal) {
+        if (memo.seq == seq) return memo.value;
+        double sum = 0;
+        int n = 0;
+        for (int k = 0; k < kAttentionImplCount; ++k)
+            for (int hd : {64, 128, 256}) {
+                const auto kernel = static_cast<AttentionImpl>(k);
+                const Curve num = run(kernel, num_bwd, num_causal, hd);
+                if (num.empty()) continue;
+                const Curve den = run(kernel, false, false, hd);
+                if (den.empty()) continue;
+                sum += at(num, seq) / at(den, seq);
+                ++n;
+            }
+        memo = {seq, n ? sum / n : 0.0};
+        return memo.value;
+    }
+
+    const AttentionPoint* first_;
+    const AttentionPoint* last_;
+    AttentionImpl kernel_;
+    double want_;
+    Ratio causal_ratio_, backward_ratio_;
+    static constexpr int kWeights = 8;
+    Weight weights_[kWeights];
+    int weights_used_ = 0, weights_next_ = 0;
+};
+
+}  // namespace
+
+double attention_efficiency(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim,
+                            double seq) {
+    return AttentionLookup(f, kernel, head_dim).efficiency(backward, causal, seq);
+}
+
+DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal, const DeviceUse& use) {
     DeviceModel d;
-    const DeviceFactors& f = cal.device(gpu.arch);
+    const DeviceFamily& f = cal.device(gpu.arch);
+    const GemmDtype dtype = gemm_dtype(p, use);
+    const double gmax = f.gemm_max[static_cast<int>(dtype)];
+    if (!(gmax > 0))
+        throw InputError(cal.source, "devices." + f.name + ".gemm_max." + to_string(dtype),
+                         std::string("no measurement of ") + to_string(dtype) + " GEMMs on the " + f.name +
+                             " family (data/calibration/gemm.csv); add one or choose another precision");
+    // Compute-bound kernels run at the component rate, times the power model
+    // and the sustained fraction of a training job (calibration.h).
+    d.power_factor = power_factor(gpu, f) * cal.sustained_compute;
     d.peak_flops = gpu.peak_tflops(p) * 1e12;
     // fp8 training (Transformer Engine) runs only the GEMMs with weights in
     // fp8; attention and everything else stay in bf16.
@@ -43,11 +254,17 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.hbm_Bps = gpu.hbm_GBps * 1e9;
     d.sms = std::max(1, gpu.sm_count);
     d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
-    d.gemm_max = f.gemm_max;
-    d.attention_fwd = f.attention_fwd;
-    d.attention_bwd = f.attention_bwd;
+    d.gemm_max = gmax * d.power_factor;
+    d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
+    AttentionLookup attention(f, d.attention_kernel, use.head_dim);
+    d.attention_fwd = attention.efficiency(false, use.causal, use.seq) * d.power_factor;
+    d.attention_bwd = attention.efficiency(true, use.causal, use.seq) * d.power_factor;
+    if (!(d.attention_fwd > 0) || !(d.attention_bwd > 0))
+        throw InputError(cal.source, "devices." + f.name + ".attention",
+                         std::string("no ") + to_string(d.attention_kernel) + " attention curve on the " + f.name +
+                             " family (data/calibration/attention.csv)");
     d.memory_bound = f.memory_bound;
-    d.gemm_k_half = cal.gemm_k_half;
+    d.gemm_k_half = gemm_k_half(cal.gemm_k_half, d.peak_flops, d.sms);
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
     return d;
 }
@@ -97,12 +314,12 @@ double gemm_time_s(const DeviceModel& d, double m, double n, double k) {
 
 double flash_attention_fwd_s(const DeviceModel& d, double flops) {
     if (flops <= 0) return 0;
-    return flops / (d.attention_peak_flops * d.gemm_max * d.attention_fwd);
+    return flops / (d.attention_peak_flops * d.attention_fwd);
 }
 
 double flash_attention_bwd_s(const DeviceModel& d, double flops) {
     if (flops <= 0) return 0;
-    return 2.5 * flops / (d.attention_peak_flops * d.gemm_max * d.attention_bwd);
+    return 2.5 * flops / (d.attention_peak_flops * d.attention_bwd);
 }
 
 double memory_time_s(const DeviceModel& d, double bytes) {

@@ -1,5 +1,11 @@
 // Time of operators on one GPU: GEMMs (roofline with tile and wave
 // quantisation), flash attention, and memory-bound kernels. Seconds.
+//
+// Every efficiency comes from the GPU's device family in the calibration
+// profile (calibration.h DeviceFamily), itself calibrated on component
+// micro-benchmarks: GEMM efficiency per operand format, attention curves per
+// kernel, pass, causal mask, head dimension and sequence length, the
+// streaming-kernel bandwidth fraction, and the power model.
 #pragma once
 
 #include "lostflops/calibration.h"
@@ -7,21 +13,61 @@
 
 namespace lostflops {
 
+// What the attention kernel sees and which stack runs it: the kernel is the
+// family's choice for the framework (DeviceFamily::attention_kernel), its
+// efficiency read at this shape. seq = keys each query block attends over in
+// one kernel call (the sequence, or its context-parallel chunk).
+struct DeviceUse {
+    Framework framework = Framework::megatron_core;
+    double seq = 4096;
+    int head_dim = 128;
+    bool causal = true;
+    GemmDtype fp8 = GemmDtype::fp8_tensor;  // the GEMM format of precision fp8
+};
+// The use of a job: its framework, sequence over context parallelism, head
+// dimension, the causal mask (decoder LLMs) and fp8 format.
+DeviceUse device_use(const Job& job);
+
 struct DeviceModel {
     double peak_flops = 0;       // dense, of the training precision (GEMMs)
     double attention_peak_flops = 0;  // attention runs in 16-bit even in fp8 training
     double hbm_Bps = 0;
     int sms = 1;
     double bytes_per_element = 2;  // operands of GEMMs (bf16/fp16; fp8: 1)
-    double gemm_max = 0.8;
-    double attention_fwd = 0.7;
-    double attention_bwd = 0.55;
+    double gemm_max = 0.8;         // the family's large-GEMM efficiency of the format, with power
+    double attention_fwd = 0.35;   // of attention_peak_flops, at the use's shape, with power
+    double attention_bwd = 0.3;
     double memory_bound = 0.7;
-    double gemm_k_half = 64;
+    double gemm_k_half = 64;       // in k, for this GPU and precision (gemm_k_half() above)
     double kernel_overhead_s = 4e-6;
+    double power_factor = 1;       // power model x sustained_compute (1 = the components' rate)
+    AttentionImpl attention_kernel = AttentionImpl::fa2;
 };
 
-DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal);
+// Throws InputError when no family of `cal` lists gpu.arch, or the family has
+// no measurement of the GEMM format the precision needs.
+DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal, const DeviceUse& use = {});
+
+// Sustained-compute factor of a board below its family's reference power per
+// dense TFLOP/s (DeviceFamily power model); 1 at or above it.
+double power_factor(const Gpu& gpu, const DeviceFamily& family);
+
+// Efficiency (fraction of the bf16 dense peak, before the power factor) of
+// `kernel` at one shape from `family`'s curves: the nearest measured head
+// dimension, log-linear in seq between measured lengths and flat outside;
+// a causal curve not measured is the non-causal one times the family's
+// causal/non-causal forward ratio, a backward curve not measured is the
+// forward one times the family's backward/forward ratio of the kernels
+// measured both ways. 0 when the family has no curve of the kernel.
+double attention_efficiency(const DeviceFamily& family, AttentionImpl kernel, bool backward, bool causal,
+                            int head_dim, double seq);
+
+// The k at which a GEMM's main loop runs at half its rate on this GPU and
+// precision: a tile's prologue/epilogue takes a fixed time, so in k units it
+// grows with the SM's speed. `k_half_per_tflops_sm` (calibration
+// gemm_k_half) is the value for an SM of 1 dense TFLOP/s; A100 bf16 SMs run
+// 2.9, H100 7.5 (fp8 15), B200 15.2 (fp8 30.4).
+double gemm_k_half(double k_half_per_tflops_sm, double peak_flops, int sms);
 
 // One GEMM kernel C[m,n] = A[m,k] B[k,n]; without the launch overhead.
 double gemm_time_s(const DeviceModel& d, double m, double n, double k);

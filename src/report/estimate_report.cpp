@@ -1,13 +1,18 @@
 // Text and JSON views of an Estimate. The breakdown is listed in a fixed
 // order, one row per wall, with its share of the step. JSON keys carry their
-// unit (README "JSON output"; schema version kJsonSchemaVersion).
+// unit (README "JSON output"; schema version kJsonSchemaVersion). Step time
+// and throughput carry their 80 % interval (lostflops/prediction_interval.h)
+// and the measured nccl-tests curves that priced the collectives are named.
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "lostflops/report.h"
+#include "lostflops/run_cost.h"
 #include "lostflops/run_report.h"
 
 namespace lostflops {
@@ -32,6 +37,21 @@ std::vector<std::pair<const char*, double>> memory_rows(const Memory& m) {
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
+// 1234567.8 -> "1,234,568": whole numbers with thousands separators, the
+// interval's ends as people read them (`1,023 tokens/s/GPU (880–1,090)`).
+std::string grouped(double v) {
+    const long long n = std::llround(v);
+    std::string digits = std::to_string(n < 0 ? -n : n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return (n < 0 ? "-" : "") + out;
+}
+
+// Three significant digits for seconds: 0.695 s, 34.4 s.
+std::string seconds(double s) { return fmt::format("{:.3g}", s); }
+
 }  // namespace
 
 std::string memory_verdict(const Job& job, const Memory& m) {
@@ -52,6 +72,18 @@ std::string memory_verdict(const Job& job, const Memory& m) {
         out += ". Activations dominate.";
     }
     return out;
+}
+
+ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
+                             std::optional<AdviceSearch> advice) {
+    ReportExtras extras;
+    extras.warnings = job_warnings(job);
+    if (!e.memory.fits && advice) extras.advice = fit_advice(job, cal, *advice);
+    if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
+    extras.interval = prediction_interval(job, e, cal);
+    extras.curves = collective_curves(job, cal);
+    for (const auto& w : collective_curve_warnings(extras.curves)) extras.warnings.push_back({"calibration.nccl", w});
+    return extras;
 }
 
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras) {
@@ -78,8 +110,19 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
                        p.tp_comm_overlap ? "on" : "off",
                        p.overlap_grad_reduce ? "on" : "off", p.grad_fp32 ? "fp32" : "16-bit");
     out += "\n";
-    out += fmt::format("step time            {:10.4f} s\n", e.step_time_s);
-    out += fmt::format("tokens/s per GPU     {:10.1f}\n", e.tokens_per_s_per_gpu);
+    if (extras.interval && extras.interval->residuals > 0) {
+        const PredictionInterval& iv = *extras.interval;
+        out += fmt::format("step time            {:10.4f} s   ({}–{} s)\n", e.step_time_s, seconds(iv.step_time_s_lo),
+                           seconds(iv.step_time_s_hi));
+        out += fmt::format("tokens/s per GPU     {:>10}     ({}–{})\n", grouped(e.tokens_per_s_per_gpu),
+                           grouped(iv.tokens_per_s_per_gpu_lo), grouped(iv.tokens_per_s_per_gpu_hi));
+        out += fmt::format("                     80 % interval from {} held-out published runs ({}): errors {:+.0f} % "
+                           "to {:+.0f} %\n",
+                           iv.residuals, iv.regime, iv.error_p10_pct, iv.error_p90_pct);
+    } else {
+        out += fmt::format("step time            {:10.4f} s\n", e.step_time_s);
+        out += fmt::format("tokens/s per GPU     {:>10}\n", grouped(e.tokens_per_s_per_gpu));
+    }
     out += fmt::format("MFU                  {:10.1f} %   ({:.1f} model TFLOP/s per GPU)\n", 100 * e.mfu,
                        e.model_tflops_per_gpu);
     out += fmt::format("HFU                  {:10.1f} %   ({:.1f} hardware TFLOP/s per GPU)\n", 100 * e.hfu,
@@ -88,6 +131,15 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
     for (const auto& [name, s] : breakdown_rows(e.breakdown)) {
         if (s <= 0) continue;
         out += fmt::format("  {:<18} {:10.4f} s  {:5.1f} %\n", name, s, 100 * s / e.step_time_s);
+    }
+    if (!extras.curves.empty()) {
+        out += "\ncollectives priced by measured nccl-tests curves\n";
+        const std::string text = collective_curves_text(extras.curves);
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\n', at);
+            out += "  " + text.substr(at, end - at + 1);
+            at = end == std::string::npos ? text.size() : end + 1;
+        }
     }
     const Memory& m = e.memory;
     out += fmt::format("\nmemory per GPU (pipeline rank {})\n", m.worst_stage);
@@ -124,6 +176,17 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
     j["step_time_s"] = e.step_time_s;
     j["tokens_per_step"] = e.tokens_per_step;
     j["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
+    if (extras.interval && extras.interval->residuals > 0) {
+        const PredictionInterval& iv = *extras.interval;
+        j["step_time_s_range"] = {iv.step_time_s_lo, iv.step_time_s_hi};
+        j["tokens_per_s_per_gpu_range"] = {iv.tokens_per_s_per_gpu_lo, iv.tokens_per_s_per_gpu_hi};
+        j["prediction_interval"] = {{"level", 0.8},
+                                    {"regime", iv.regime},
+                                    {"residuals", iv.residuals},
+                                    {"error_p10_pct", iv.error_p10_pct},
+                                    {"error_p90_pct", iv.error_p90_pct}};
+    }
+    if (!extras.curves.empty()) j["collective_curves"] = collective_curves_json(extras.curves);
     j["mfu"] = e.mfu;
     j["hfu"] = e.hfu;
     j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;

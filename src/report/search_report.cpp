@@ -5,6 +5,7 @@
 // the smallest size that fits (strong scaling: same global batch).
 #include "lostflops/run_report.h"
 #include "lostflops/search_report.h"
+#include "lostflops/prediction_interval.h"
 
 #include <algorithm>
 
@@ -30,18 +31,19 @@ std::string recompute_text(const ParallelPlan& p) {
     return to_string(p.recompute);
 }
 
-std::string row(size_t rank, const PlanScore& s, const Wall& w) {
+std::string row(size_t rank, const PlanScore& s, const Wall& w, bool tie) {
     const ParallelPlan& p = s.plan;
     return fmt::format("{:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>4} {:<10} {:>2} {:>3} {:>3} {:>8.3f} {:>9.0f} {:>5.1f}% "
-                       "{:>7.1f}  {} {:.2f} s\n",
+                       "{:>7.1f}  {} {:.2f} s{}\n",
                        rank, p.tp, p.cp, p.pp, p.vpp, p.dp, p.ep, s.micro_batch, p.zero, recompute_text(p),
                        p.sequence_parallel ? "y" : "-", p.tp_comm_overlap ? "y" : "-", p.overlap_grad_reduce ? "y" : "-",
                        s.step_time_s, s.tokens_per_s_per_gpu, 100 * s.mfu, s.peak_bytes / (1024.0 * 1024 * 1024),
-                       w.name, w.seconds);
+                       w.name, w.seconds, tie ? "  = tie of the best" : "");
 }
 
 const char* kHeader =
     " rank  tp  cp  pp vpp    dp  ep  mbs zero recompute  sp tpo dpo   step s tok/s/GPU    MFU peak GiB  costliest wall\n";
+// "= tie of the best" at the end of a row: a tie of the best plan (Ties below).
 
 // The rank of other shape i: counted by the search, or in the plans kept.
 size_t rank_of(const SearchResult& r, size_t i, RankBy by) {
@@ -67,6 +69,30 @@ void plan_fields(fmt::memory_buffer& b, const PlanScore& s) {
                    s.peak_bytes);
 }
 
+// Ties of the best plan: plans whose 80 % interval of tokens/s per GPU
+// overlaps the best plan's (lostflops/prediction_interval.h). The plans of one
+// search share the job's regime, so each interval is the plan's own
+// throughput times the same [1 / (1 + e90), 1 / (1 + e10)]: plan i ties when
+// its upper end reaches the best plan's lower end,
+// tokens_i >= tokens_best * (1 + e10) / (1 + e90).
+struct Ties {
+    double min_tokens = 0;  // 0: no interval (nothing is a tie but the best itself)
+    PredictionInterval interval;
+    bool of(const PlanScore& s) const { return min_tokens > 0 && s.tokens_per_s_per_gpu >= min_tokens; }
+};
+
+Ties ties_of_best(const Job& job, const Calibration& cal, const SearchResult& r, RankBy by) {
+    Ties t;
+    if (r.ranked.empty() || by == RankBy::memory) return t;
+    const PlanScore best = plan_score(job, r, r.ranked.front());
+    const Job j = job_with_plan(job, best);
+    t.interval = prediction_interval(j, estimate(j, cal), cal);
+    if (t.interval.residuals == 0) return t;
+    t.min_tokens = best.tokens_per_s_per_gpu * (1 + t.interval.error_p10_pct / 100) /
+                   (1 + t.interval.error_p90_pct / 100);
+    return t;
+}
+
 // `plans`, or the result's own first v.limit plans.
 PlanChunks chunks_of(const SearchResult& r, const SearchView& v, const PlanChunks& plans) {
     if (plans) return plans;
@@ -81,11 +107,12 @@ void flush_over(fmt::memory_buffer& b, const std::function<void(std::string_view
 }
 
 nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchResult& r, const RankedPlan& rp,
-                           size_t rank) {
+                           size_t rank, const Ties& ties) {
     const PlanScore s = plan_score(job, r, rp);
     const Job j = job_with_plan(job, s);
     const Wall w = costliest_wall(estimate(j, cal).breakdown);
     return {{"rank", rank},
+            {"tie_of_best", ties.of(s)},
             {"parallel", parallel_json(j)},
             {"micro_batch_size", s.micro_batch},
             {"tokens_per_s_per_gpu", s.tokens_per_s_per_gpu},
@@ -126,17 +153,26 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
     const auto wall_of = [&](const PlanScore& s) {
         return costliest_wall(estimate(job_with_plan(job, s), cal).breakdown);
     };
+    const Ties ties = ties_of_best(job, cal, r, v.by);
     out += std::string("\n") + kHeader;
+    size_t tied = 0;
     for (size_t i = 0; i < std::min(v.top, r.sorted); ++i) {
         const PlanScore s = plan_score(job, r, r.ranked[i]);
-        out += row(i + 1, s, wall_of(s));
+        const bool tie = i > 0 && ties.of(s);
+        tied += tie ? 1 : 0;
+        out += row(i + 1, s, wall_of(s), tie);
     }
+    if (ties.min_tokens > 0)
+        out += fmt::format("  tie of the best: its 80 % interval overlaps the best plan's ({:.0f}–{:.0f} tokens/s "
+                           "per GPU; {} held-out runs, {}); {} of the plans listed\n",
+                           ties.interval.tokens_per_s_per_gpu_lo, ties.interval.tokens_per_s_per_gpu_hi,
+                           ties.interval.residuals, ties.interval.regime, tied);
     if (!r.other_shapes.empty() && v.other_shapes > 0) {
         out += "\nbest plan of each other shape (tp x cp x pp x ep):\n";
         out += kHeader;
         for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i) {
             const PlanScore s = plan_score(job, r, r.other_shapes[i]);
-            out += row(rank_of(r, i, v.by), s, wall_of(s));
+            out += row(rank_of(r, i, v.by), s, wall_of(s), ties.of(s));
         }
     }
     const PlanScore best = plan_score(job, r, r.ranked.front());
@@ -185,10 +221,19 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
                            {"layouts", c.layouts},
                            {"wall_s", r.wall_s},
                            {"cancelled", r.cancelled}};
+    const Ties ties = ties_of_best(job, cal, r, v.by);
+    if (ties.min_tokens > 0)
+        head["best_interval"] = {{"tokens_per_s_per_gpu_range",
+                                  {ties.interval.tokens_per_s_per_gpu_lo, ties.interval.tokens_per_s_per_gpu_hi}},
+                                 {"step_time_s_range", {ties.interval.step_time_s_lo, ties.interval.step_time_s_hi}},
+                                 {"regime", ties.interval.regime},
+                                 {"residuals", ties.interval.residuals},
+                                 {"tie_min_tokens_per_s_per_gpu", ties.min_tokens}};
     nlohmann::json top = nlohmann::json::array(), others = nlohmann::json::array();
-    for (size_t i = 0; i < std::min(v.top, r.sorted); ++i) top.push_back(detail_json(job, cal, r, r.ranked[i], i + 1));
+    for (size_t i = 0; i < std::min(v.top, r.sorted); ++i)
+        top.push_back(detail_json(job, cal, r, r.ranked[i], i + 1, ties));
     for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i)
-        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, i, v.by)));
+        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, i, v.by), ties));
     head["top"] = top;
     if (!v.runs.empty()) {
         head["run_rescored_plans"] = v.runs.size();
@@ -205,8 +250,10 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
     chunks_of(r, v, plans)([&](const SearchResult& c, size_t n) {
         for (size_t i = 0; i < n; ++i) {
             ++rank;
-            fmt::format_to(std::back_inserter(b), "{}\n    {{\"rank\": {}, ", rank == 1 ? "" : ",", rank);
-            plan_fields(b, plan_score(job, c, c.ranked[i]));
+            const PlanScore s = plan_score(job, c, c.ranked[i]);
+            fmt::format_to(std::back_inserter(b), "{}\n    {{\"rank\": {}, \"tie_of_best\": {}, ", rank == 1 ? "" : ",",
+                           rank, ties.of(s));
+            plan_fields(b, s);
             b.push_back('}');
             flush_over(b, write);
         }

@@ -145,9 +145,11 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
     return out;
 }
 
+std::string source_family(const std::string& run_name) { return run_name.substr(0, run_name.find('-')); }
+
 ValidationResult validate_runs(const std::vector<MeasuredRun>& runs, const Calibration& cal) {
     ValidationResult out;
-    double sum_abs = 0;
+    double sum_abs = 0, sum = 0;
     for (const auto& run : runs) {
         const Estimate e = estimate(run.job, cal);
         ValidationRow v;
@@ -161,10 +163,14 @@ ValidationResult validate_runs(const std::vector<MeasuredRun>& runs, const Calib
         v.mfu = e.mfu;
         v.fits = e.memory.fits;
         sum_abs += std::fabs(v.error_pct);
+        sum += v.error_pct;
         out.max_abs_error_pct = std::max(out.max_abs_error_pct, std::fabs(v.error_pct));
         out.rows.push_back(v);
     }
-    if (!out.rows.empty()) out.mape_pct = sum_abs / static_cast<double>(out.rows.size());
+    if (!out.rows.empty()) {
+        out.mape_pct = sum_abs / static_cast<double>(out.rows.size());
+        out.mean_signed_pct = sum / static_cast<double>(out.rows.size());
+    }
     return out;
 }
 

@@ -42,6 +42,33 @@ namespace {
 
 double matrices(MlpKind k) { return k == MlpKind::gated ? 3.0 : 2.0; }
 
+// fp8 training quantizes each GEMM operand from bf16 before the GEMM:
+// Transformer Engine's cast-transpose kernel reads the bf16 tensor (2 B) and
+// writes it in fp8 twice, as is and transposed (1 + 1 B), because Hopper's fp8
+// GEMMs take only the "TN" layout, so the weight-gradient GEMM needs the
+// transposed copy (Transformer Engine, docs/examples/fp8_primer.ipynb and
+// transformer_engine/common/transpose/cast_transpose.cu; Blackwell's MXFP8
+// likewise keeps row-wise and column-wise copies with their own block scales).
+// torchao's Float8Linear (torchtitan) casts the same tensors. Forward: the
+// input of every GEMM, except those whose input a norm writes directly in fp8
+// (TE's LayerNormLinear: QKV / the mixer's input projection, fc1 of a dense
+// MLP) and the router (kept in 16/32-bit). Backward: the output gradient of
+// every GEMM but the router. Weights are cast once per step (Megatron's
+// is_first_microbatch caching) and left out. One kernel per cast.
+void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int router) {
+    constexpr double kCastBytes = 2.0 + 1.0 + 1.0;  // read bf16, write fp8 and its transpose
+    for (int i = 0; i < w.gemm_count; ++i) {
+        if (i == router) continue;
+        const GemmShape& g = w.gemms[static_cast<size_t>(i)];
+        if (i != norm_fed_mixer && i != norm_fed_fc1) {
+            w.mem_bytes_fwd += kCastBytes * g.count * g.m * g.k;
+            w.kernels_fwd += 1;
+        }
+        w.mem_bytes_bwd += kCastBytes * g.count * g.m * g.n;
+        w.kernels_bwd += 1;
+    }
+}
+
 }  // namespace
 
 LayerWork layer_work(const Model& m, const Training& tr, const ParallelPlan& p) {
@@ -104,9 +131,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         add(tokens, 4 * ad / t, h);  // qkv and output gate
         add(tokens, h, ad / t);      // out_proj
     }
+    const int mixer_gemms = w.gemm_count;  // the first one reads the norm's output
+    int fc1_gemm = -1, router_gemm = -1;
     const double ffn_div = t;
     double ffn_width = 0;  // MLP width a token passes through (experts: top-k and shared)
     if (!moe && has_mlp) {
+        fc1_gemm = w.gemm_count;
         add(tokens, (gated ? 2.0 : 1.0) * k.mlp.ffn / ffn_div, h);  // fc1 (gate+up fused)
         add(tokens, h, k.mlp.ffn / ffn_div);                        // fc2
         ffn_width = static_cast<double>(k.mlp.ffn);
@@ -121,6 +151,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         const double etp = p.expert_tp();
         const double local_experts = static_cast<double>(e.experts) / p.ep;
         const double per_expert = etp * (tokens / t) * e.top_k / local_experts;
+        router_gemm = w.gemm_count;
         add(tokens / sp_div, e.experts, h);  // router
         add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
         w.gemms[w.gemm_count - 1].grouped = true;
@@ -223,6 +254,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double core_kernels = (attention || mla || linear) ? 1.0 : 0.0;
     w.kernels_fwd = kernels + w.gemm_count + (w.unfused ? 2 : core_kernels);
     w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2 * core_kernels);
+    if (tr.precision == Precision::fp8) add_fp8_casts(w, mixer_gemms > 0 ? 0 : -1, fc1_gemm, router_gemm);
 
     // Tensor parallel traffic: each block's collectives move one full
     // activation. With sequence parallelism an MoE block gathers over TP only
@@ -276,6 +308,17 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
     const double ffn_elems = tokens * ffn_width;
     if (has_mlp) split += gated ? 6 * ffn_elems : 4 * ffn_elems;
+    // fp8 training keeps the inputs of its fp8 GEMMs for the weight gradient
+    // as the fp8 (transposed) copy the forward cast made, 1 byte, not the bf16
+    // tensor (Transformer Engine's Linear / LayerNormLinear save inputmat_t /
+    // ln_out in fp8; torchao's Float8Linear saves its float8 inputs): the
+    // block inputs (QKV and fc1 inputs), the output projection's input and
+    // fc2's input each lose a byte per element.
+    if (tr.precision == Precision::fp8) {
+        replicated -= sbh * blocks;
+        if (attention || mla) split -= tokens * a * dv;
+        if (has_mlp) split -= ffn_elems;
+    }
     // Permuted token copies are hidden-sized: replicated across TP without SP.
     const double permuted = moe ? 2 * 2 * tokens * k.moe.top_k * h : 0;
     const double scores = w.unfused ? b * a * (s / c) * s * (2 + (dropout ? 3 : 0)) : 0;  // softmax out, mask, dropout out

@@ -1,5 +1,6 @@
 // Calibration profile I/O: defaults, overlay, round trip, and each class of
 // bad input named in the error (file, key or line).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -9,6 +10,7 @@
 
 #include "calibrate/calibrate_test_util.h"
 #include "lostflops/calibration.h"
+#include "lostflops/catalog.h"
 #include "lostflops/error.h"
 
 namespace lostflops {
@@ -17,11 +19,25 @@ namespace {
 using test::TempFile;
 
 void expect_same(const Calibration& a, const Calibration& b) {
-    for (auto dev : {&Calibration::ampere, &Calibration::hopper}) {
-        EXPECT_EQ((a.*dev).gemm_max, (b.*dev).gemm_max);
-        EXPECT_EQ((a.*dev).attention_fwd, (b.*dev).attention_fwd);
-        EXPECT_EQ((a.*dev).attention_bwd, (b.*dev).attention_bwd);
-        EXPECT_EQ((a.*dev).memory_bound, (b.*dev).memory_bound);
+    ASSERT_EQ(a.devices.size(), b.devices.size());
+    for (std::size_t i = 0; i < a.devices.size(); ++i) {
+        const DeviceFamily &x = a.devices[i], &y = b.devices[i];
+        EXPECT_EQ(x.name, y.name);
+        EXPECT_EQ(x.archs, y.archs);
+        EXPECT_EQ(x.gemm_max, y.gemm_max);
+        EXPECT_EQ(x.memory_bound, y.memory_bound);
+        EXPECT_EQ(x.reference_w_per_tflop, y.reference_w_per_tflop);
+        EXPECT_EQ(x.power_exponent, y.power_exponent);
+        EXPECT_EQ(x.attention_kernel, y.attention_kernel);
+        ASSERT_EQ(x.attention.size(), y.attention.size()) << x.name;
+        for (std::size_t j = 0; j < x.attention.size(); ++j) {
+            EXPECT_EQ(x.attention[j].kernel, y.attention[j].kernel);
+            EXPECT_EQ(x.attention[j].backward, y.attention[j].backward);
+            EXPECT_EQ(x.attention[j].causal, y.attention[j].causal);
+            EXPECT_EQ(x.attention[j].head_dim, y.attention[j].head_dim);
+            EXPECT_EQ(x.attention[j].seq, y.attention[j].seq);
+            EXPECT_EQ(x.attention[j].efficiency, y.attention[j].efficiency);
+        }
     }
     EXPECT_EQ(a.gemm_k_half, b.gemm_k_half);
     EXPECT_EQ(a.kernel_overhead_us, b.kernel_overhead_us);
@@ -40,6 +56,9 @@ void expect_same(const Calibration& a, const Calibration& b) {
         EXPECT_EQ(a.nccl[i].op, b.nccl[i].op);
         EXPECT_EQ(a.nccl[i].scope, b.nccl[i].scope);
         EXPECT_EQ(a.nccl[i].ranks, b.nccl[i].ranks);
+        EXPECT_EQ(a.nccl[i].ranks_per_node, b.nccl[i].ranks_per_node);
+        EXPECT_EQ(a.nccl[i].nodes, b.nccl[i].nodes);
+        EXPECT_EQ(a.nccl[i].gpu, b.nccl[i].gpu);
         ASSERT_EQ(a.nccl[i].points.size(), b.nccl[i].points.size());
         for (std::size_t j = 0; j < a.nccl[i].points.size(); ++j) {
             EXPECT_EQ(a.nccl[i].points[j].bytes, b.nccl[i].points[j].bytes);
@@ -61,21 +80,49 @@ std::string error_of(const std::string& text) {
     return "";
 }
 
-TEST(CalibrationIo, DefaultsAreTheEmbeddedFile) {
+TEST(CalibrationIo, DefaultsAreTheEmbeddedFileWithTheAttentionTable) {
     const std::string path = std::string(LOSTFLOPS_SOURCE_DIR) + "/data/calibration/default.yaml";
     Calibration from_file = overlay_calibration(Calibration{}, test::read_text(path), path);
     Calibration builtin = default_calibration();
+    // The file has no curves: they are the rows of data/calibration/attention.csv.
+    for (auto& f : from_file.devices) {
+        EXPECT_TRUE(f.attention.empty()) << f.name;
+        f.attention = builtin.find_family(f.name)->attention;
+    }
     expect_same(builtin, from_file);
     EXPECT_EQ(builtin.source, "<builtin>");
+    // H100 cuDNN forward, head dim 128, causal, 16k: 539 TFLOP/s (FlashAttention-3
+    // paper fig. 5) over 989.4 dense.
+    const auto& h = builtin.find_family("hopper")->attention;
+    const bool found = std::any_of(h.begin(), h.end(), [](const AttentionPoint& p) {
+        return p.kernel == AttentionImpl::cudnn && !p.backward && p.causal && p.head_dim == 128 && p.seq == 16384 &&
+               std::fabs(p.efficiency - 539 / 989.4) < 1e-12;
+    });
+    EXPECT_TRUE(found);
+}
+
+TEST(CalibrationIo, EveryGpuArchitectureOfTheCatalogHasAFamily) {
+    const Calibration c = default_calibration();
+    for (const std::string& name : gpu_names()) EXPECT_NO_THROW(c.device(find_gpu(name)->arch)) << name;
+    EXPECT_THROW(c.device("tpu_v5e"), InputError);
+    EXPECT_EQ(c.device("blackwell").name, "blackwell");  // no longer priced as Hopper
 }
 
 TEST(CalibrationIo, DefaultsAreInRange) {
     const Calibration c = default_calibration();
-    for (const DeviceFactors* d : {&c.ampere, &c.hopper})
-        for (double f : {d->gemm_max, d->attention_fwd, d->attention_bwd, d->memory_bound}) {
-            EXPECT_GT(f, 0);
+    for (const DeviceFamily& d : c.devices) {
+        for (double f : d.gemm_max) {
+            EXPECT_GE(f, 0);
             EXPECT_LE(f, 1);
         }
+        EXPECT_GT(d.gemm_max[static_cast<int>(GemmDtype::bf16)], 0) << d.name;
+        EXPECT_GT(d.memory_bound, 0);
+        EXPECT_LE(d.memory_bound, 1);
+        for (const auto& p : d.attention) {
+            EXPECT_GT(p.efficiency, 0);
+            EXPECT_LE(p.efficiency, 1);
+        }
+    }
     for (double f : {c.bus_eff_intra, c.bus_eff_inter, c.p2p_eff, c.memory_usable_fraction}) {
         EXPECT_GT(f, 0);
         EXPECT_LE(f, 1);
@@ -87,31 +134,38 @@ TEST(CalibrationIo, DefaultsAreSafeFromManyThreads) {
     std::vector<std::thread> threads;
     std::vector<double> got(4, 0);
     for (int i = 0; i < 4; ++i)
-        threads.emplace_back([&got, i] { got[i] = default_calibration().hopper.gemm_max; });
+        threads.emplace_back([&got, i] { got[i] = default_calibration().device("hopper").gemm_max[0]; });
     for (auto& t : threads) t.join();
-    for (double g : got) EXPECT_EQ(g, default_calibration().hopper.gemm_max);
+    for (double g : got) EXPECT_EQ(g, default_calibration().device("hopper").gemm_max[0]);
 }
 
 TEST(CalibrationIo, FileOverlaysOnlyItsKeys) {
     const Calibration d = default_calibration();
-    const double gemm = d.hopper.gemm_max == 0.5 ? 0.55 : 0.5;
+    const double gemm = d.device("hopper").gemm_max[0] == 0.5 ? 0.55 : 0.5;
     const double p2p = d.p2p_eff == 0.6 ? 0.65 : 0.6;
-    TempFile f("overlay.yaml", "hopper:\n  gemm_max: " + std::to_string(gemm) +
-                                   "\np2p_eff: " + std::to_string(p2p) + "\n");
+    TempFile f("overlay.yaml", "devices:\n  hopper:\n    gemm_max: {bf16: " + std::to_string(gemm) +
+                                   "}\np2p_eff: " + std::to_string(p2p) + "\n");
     Calibration c = load_calibration(f.path());
     EXPECT_EQ(c.source, f.path());
-    EXPECT_DOUBLE_EQ(c.hopper.gemm_max, gemm);
+    EXPECT_DOUBLE_EQ(c.device("hopper").gemm_max[0], gemm);
+    EXPECT_EQ(c.device("hopper").gemm_max[1], d.device("hopper").gemm_max[1]);
     EXPECT_DOUBLE_EQ(c.p2p_eff, p2p);
-    EXPECT_EQ(c.hopper.attention_fwd, d.hopper.attention_fwd);
-    EXPECT_EQ(c.ampere.gemm_max, d.ampere.gemm_max);
+    EXPECT_EQ(c.device("hopper").attention.size(), d.device("hopper").attention.size());
+    EXPECT_EQ(c.device("ampere").gemm_max, d.device("ampere").gemm_max);
     EXPECT_EQ(c.kernel_overhead_us, d.kernel_overhead_us);
     EXPECT_TRUE(c.nccl.empty());
 }
 
 Calibration unusual_calibration() {
     Calibration c = default_calibration();
-    c.ampere.gemm_max = 0.731;
-    c.hopper.attention_bwd = 1.0 / 3.0;
+    c.find_family("ampere")->gemm_max[0] = 0.731;
+    c.find_family("hopper")->attention[3].efficiency = 1.0 / 3.0;
+    c.find_family("blackwell")->power_exponent = 0.123456789;
+    DeviceFamily tpu = c.devices[0];
+    tpu.name = "tpu";
+    tpu.archs = {"tpu_v5e"};
+    tpu.attention_kernel[2] = AttentionImpl::fa3;
+    c.devices.push_back(tpu);
     c.gemm_k_half = 96.5;
     c.kernel_overhead_us = 3.25;
     c.dp_overlap = 0;
@@ -120,7 +174,8 @@ Calibration unusual_calibration() {
     c.memory_reserved_bytes = 3.1e9 + 7;
     BusBwCurve ar{Collective::all_reduce, LinkScope::intra_node, 8, {}};
     ar.points = {{8, 0.000777, 18.0}, {1048576, 75.5123456789, 24.3}, {1073741824, 341.03, 5509.93}};
-    BusBwCurve a2a{Collective::all_to_all, LinkScope::inter_node, 64, {{4096, 0.1, 70}, {8e9, 40.25, 1e6 / 3}}};
+    BusBwCurve a2a{Collective::all_to_all, LinkScope::inter_node, 64, {{4096, 0.1, 70}, {8e9, 40.25, 1e6 / 3}},
+                   8, 8, "NVIDIA H100 80GB HBM3"};
     c.nccl = {ar, a2a};
     return c;
 }
@@ -150,8 +205,15 @@ TEST(CalibrationIo, PointWithoutTimeGetsTimeFromBusBandwidth) {
 
 TEST(CalibrationIo, UnknownKeysAreErrors) {
     EXPECT_NE(error_of("gemm_k_halff: 64\n").find("gemm_k_halff: unknown key"), std::string::npos);
-    EXPECT_NE(error_of("hopper:\n  gemm_maxx: 0.7\n").find("hopper.gemm_maxx: unknown key"),
+    EXPECT_NE(error_of("devices:\n  hopper:\n    gemm_maxx: 0.7\n").find("devices.hopper.gemm_maxx: unknown key"),
               std::string::npos);
+    EXPECT_NE(error_of("devices:\n  hopper:\n    gemm_max: {bf15: 0.7}\n").find("devices.hopper.gemm_max.bf15"),
+              std::string::npos);
+    EXPECT_NE(error_of("devices:\n  hopper:\n    attention_kernel: {torchtitan: fa2}\n")
+                  .find("devices.hopper.attention_kernel.torchtitan"),
+              std::string::npos);
+    // The old per-architecture sections are gone: a typo-like error, not a silent default.
+    EXPECT_NE(error_of("hopper:\n  gemm_max: 0.7\n").find("hopper: unknown key"), std::string::npos);
     EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, points: [[8, 1, 2]], "
                        "color: red}\n")
                   .find("nccl[0].color: unknown key"),
@@ -160,8 +222,15 @@ TEST(CalibrationIo, UnknownKeysAreErrors) {
 
 TEST(CalibrationIo, WrongTypesAreErrors) {
     EXPECT_NE(error_of("kernel_overhead_us: fast\n").find("kernel_overhead_us"), std::string::npos);
-    EXPECT_NE(error_of("hopper: 0.7\n").find("hopper"), std::string::npos);
-    EXPECT_NE(error_of("hopper:\n  gemm_max: [0.7]\n").find("hopper.gemm_max"), std::string::npos);
+    EXPECT_NE(error_of("devices:\n  hopper: 0.7\n").find("devices.hopper"), std::string::npos);
+    EXPECT_NE(error_of("devices:\n  hopper:\n    gemm_max: [0.7]\n").find("devices.hopper.gemm_max"),
+              std::string::npos);
+    EXPECT_NE(error_of("devices:\n  hopper:\n    attention_kernel: {fsdp: fa9}\n")
+                  .find("devices.hopper.attention_kernel.fsdp"),
+              std::string::npos);
+    EXPECT_NE(error_of("devices:\n  hopper:\n    attention: [[fa2, up, 0, 128, 1024, 0.3]]\n")
+                  .find("devices.hopper.attention[0][1]"),
+              std::string::npos);
     EXPECT_NE(error_of("p2p_eff: 0.8x\n").find("p2p_eff"), std::string::npos);
     EXPECT_NE(error_of("p2p_eff: .nan\n").find("p2p_eff"), std::string::npos);
     EXPECT_NE(error_of("p2p_eff:\n").find("p2p_eff"), std::string::npos);
@@ -179,7 +248,26 @@ TEST(CalibrationIo, OutOfRangeValuesAreErrors) {
               std::string::npos);
     EXPECT_NE(error_of("bus_eff_intra: 1.2\n").find("bus_eff_intra: 1.2 is not an efficiency in [0.01, 1]"),
               std::string::npos);
-    EXPECT_NE(error_of("ampere:\n  memory_bound: 0\n").find("ampere.memory_bound"), std::string::npos);
+    EXPECT_NE(error_of("devices:\n  ampere:\n    memory_bound: 0\n").find("devices.ampere.memory_bound"),
+              std::string::npos);
+    EXPECT_NE(error_of("devices:\n  ampere:\n    gemm_max: {bf16: 1.5}\n").find("devices.ampere.gemm_max.bf16"),
+              std::string::npos);
+    // A new family must give everything; an architecture belongs to one family.
+    EXPECT_NE(error_of("devices:\n  tpu:\n    archs: [tpu_v5e]\n").find("devices.tpu.gemm_max: missing"),
+              std::string::npos);
+    EXPECT_NE(error_of("devices:\n  ampere:\n    archs: [ampere, hopper]\n").find("listed by two families"),
+              std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: inter_node, ranks: 16, nodes: 2, points: [[8, 1]]}\n")
+                  .find("nccl[0].ranks_per_node: missing"),
+              std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: inter_node, ranks: 16, ranks_per_node: 4, nodes: 2, "
+                       "points: [[8, 1]]}\n")
+                  .find("nccl[0].nodes"),
+              std::string::npos);
+    EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 16, ranks_per_node: 8, nodes: 2, "
+                       "points: [[8, 1]]}\n")
+                  .find("scope"),
+              std::string::npos);
     EXPECT_NE(error_of("dp_overlap: -0.1\n").find("dp_overlap"), std::string::npos);
     EXPECT_NO_THROW(parse_calibration_text("dp_overlap: 0\n", "ok.yaml"));
     EXPECT_NE(error_of("nccl:\n  - {op: all_reduce, scope: intra_node, ranks: 8, "
@@ -200,7 +288,7 @@ TEST(CalibrationIo, EmptyBinaryAndBrokenFilesAreErrors) {
     EXPECT_NE(error_of("# only a comment\n\n").find("empty"), std::string::npos);
     EXPECT_NE(error_of(std::string("p2p_eff: 0.8\n\0\x01\x02", 16)).find("binary"), std::string::npos);
     EXPECT_NE(error_of("\x7f" "ELF\x02\x01\x01").find("binary"), std::string::npos);
-    const std::string broken = error_of("p2p_eff: 0.8\nhopper: [1, 2\ndp_overlap: 0.5\n");
+    const std::string broken = error_of("p2p_eff: 0.8\ndevices: [1, 2\ndp_overlap: 0.5\n");
     EXPECT_NE(broken.find("line "), std::string::npos) << broken;
     EXPECT_NE(error_of("- 1\n- 2\n").find("mapping"), std::string::npos);
     EXPECT_NE(error_of("just a sentence\n").find("mapping"), std::string::npos);
@@ -217,8 +305,8 @@ TEST(CalibrationIo, RepeatedKeysAreErrorsNamingBothLines) {
     EXPECT_NE(top.find("p2p_eff"), std::string::npos) << top;
     EXPECT_NE(top.find("line 1"), std::string::npos) << top;
     EXPECT_NE(top.find("line 3"), std::string::npos) << top;
-    const std::string nested = error_of("hopper:\n  gemm_max: 0.5\n  gemm_max: 0.6\n");
-    EXPECT_NE(nested.find("hopper.gemm_max"), std::string::npos) << nested;
+    const std::string nested = error_of("devices:\n  hopper:\n    memory_bound: 0.5\n    memory_bound: 0.6\n");
+    EXPECT_NE(nested.find("memory_bound"), std::string::npos) << nested;
     const std::string curve =
         error_of("nccl:\n  - {op: all_reduce, op: all_gather, scope: intra_node, ranks: 8, points: [[8, 1]]}\n");
     EXPECT_NE(curve.find("nccl[0].op"), std::string::npos) << curve;
@@ -235,7 +323,9 @@ TEST(CalibrationIo, FactorsWithinPlausibleRanges) {
     // Positive but absurd: an efficiency of 1e-300 or a 1e300 us launch cost
     // would print a 300-digit step time.
     EXPECT_NE(error_of("p2p_eff: 1e-300\n").find("not an efficiency in [0.01, 1]"), std::string::npos);
-    EXPECT_NE(error_of("hopper:\n  gemm_max: 0.001\n").find("hopper.gemm_max"), std::string::npos);
+    EXPECT_NE(error_of("devices:\n  hopper:\n    gemm_max: {fp8_tensor: 0.001}\n")
+                  .find("devices.hopper.gemm_max.fp8_tensor"),
+              std::string::npos);
     EXPECT_NE(error_of("kernel_overhead_us: 1e300\n").find("expected 0 to 10000"), std::string::npos);
     EXPECT_NE(error_of("memory_reserved_bytes: 1e13\n").find("out of range"), std::string::npos);
     EXPECT_NO_THROW(parse_calibration_text("kernel_overhead_us: 10000\np2p_eff: 0.01\n", "ok.yaml"));

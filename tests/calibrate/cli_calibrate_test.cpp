@@ -33,9 +33,14 @@ TEST(CalibrateCli, WritesAProfileThatLoads) {
     ASSERT_EQ(run_cli(args, log.path()), 0) << test::read_text(log.path());
     Calibration cal = load_calibration(out.path());
     ASSERT_EQ(cal.nccl.size(), 2u);
-    EXPECT_TRUE(curve_time_s(cal, Collective::all_reduce, LinkScope::intra_node, 1e8, 8));
-    EXPECT_TRUE(curve_time_s(cal, Collective::all_gather, LinkScope::inter_node, 1e8, 16));
-    EXPECT_EQ(cal.hopper.gemm_max, default_calibration().hopper.gemm_max);
+    EXPECT_TRUE(curve_time_s(cal, Collective::all_reduce, {8, 8, 1}, 1e8));
+    // The 2-node run's layout (8 ranks on each of 2 hosts) and device are recorded.
+    EXPECT_TRUE(curve_time_s(cal, Collective::all_gather, {16, 8, 2}, 1e8));
+    EXPECT_FALSE(curve_time_s(cal, Collective::all_gather, {16, 1, 16}, 1e8));
+    EXPECT_EQ(cal.nccl[1].ranks_per_node, 8);
+    EXPECT_EQ(cal.nccl[1].nodes, 2);
+    EXPECT_FALSE(cal.nccl[1].gpu.empty());
+    EXPECT_EQ(cal.device("hopper").gemm_max, default_calibration().device("hopper").gemm_max);
     EXPECT_NE(test::read_text(log.path()).find("busbw"), std::string::npos);
 
     // --base keeps the base profile's values and curves.
@@ -108,11 +113,11 @@ TEST(CalibrateRunsCli, WritesAProfileThatEstimateAccepts) {
     ASSERT_EQ(run_cli("calibrate runs " + t.table() + " -o " + out.path(), log.path()), 0)
         << test::read_text(log.path());
     const std::string report = test::read_text(log.path());
-    for (const char* s : {"MAPE before", "MAPE after", "4-fold cross-validation", "ampere.gemm_max",
-                          "hopper.gemm_max", "left at base: no runs on these GPUs", kFewRuns[2].c_str()})
+    for (const char* s : {"MAPE before", "MAPE after", "4-fold cross-validation", "kernel_overhead_us",
+                          "host_op_us", kFewRuns[2].c_str()})
         EXPECT_NE(report.find(s), std::string::npos) << s << " missing from:\n" << report;
     const Calibration cal = load_calibration(out.path());
-    EXPECT_EQ(cal.hopper.gemm_max, default_calibration().hopper.gemm_max);  // no hopper run
+    EXPECT_EQ(cal.device("hopper").gemm_max, default_calibration().device("hopper").gemm_max);  // never fitted
     EXPECT_EQ(run_cli("estimate " + t.job(kFewRuns[0]) + " --calibration " + out.path(), log.path()), 0)
         << test::read_text(log.path());
 

@@ -1,0 +1,209 @@
+// Honest error: the 80 % prediction interval (prediction_interval.h) against
+// hand-computed quantiles, its regime fallback, the residual table that ships
+// is current (re-made by the same computation), the leave-one-source-out
+// error (calibrate_runs.h), and the interval in estimate's output.
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_util.h"
+#include "lostflops/calibrate_runs.h"
+#include "lostflops/error.h"
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "lostflops/prediction_interval.h"
+#include "lostflops/validate.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+TEST(Percentile, LinearBetweenOrderStatistics) {
+    // Sorted 1..11: the 10th percentile sits at index 1.0, the 90th at 9.0.
+    std::vector<double> v;
+    for (int i = 11; i >= 1; --i) v.push_back(i);
+    EXPECT_DOUBLE_EQ(percentile(v, 10), 2);
+    EXPECT_DOUBLE_EQ(percentile(v, 90), 10);
+    // Four values: index 0.3 and 2.7.
+    EXPECT_DOUBLE_EQ(percentile({0, 10, 20, 30}, 10), 3);
+    EXPECT_DOUBLE_EQ(percentile({0, 10, 20, 30}, 90), 27);
+    EXPECT_DOUBLE_EQ(percentile({5}, 90), 5);
+}
+
+// Megatron-Core on 48 H100 (Megatron-LM README 2024): regime megatron-core,
+// hopper, <=64 GPUs, dense, context <=4k.
+const char* kJob = "data/published/runs/megatron24-h100-gpt-1.7b.json";
+Job h100_job() { return load_job(test::source_path(kJob)); }
+
+TEST(PredictionInterval, QuantilesOfTheRegimesHeldOutErrors) {
+    const Calibration cal = default_calibration();
+    const Job job = h100_job();
+    const Regime r = regime_of(job, cal);
+    EXPECT_EQ(r.family, "hopper");
+    EXPECT_EQ(r.framework, "megatron-core");
+    EXPECT_EQ(r.context, "<=4k");
+    EXPECT_EQ(r.scale, "<=64");
+    EXPECT_EQ(r.moe, "dense");
+    // Eleven residuals of this regime: -10, -5, 0, ... +40 %.
+    std::vector<Residual> res;
+    for (int i = 0; i < 11; ++i) res.push_back({"run" + std::to_string(i), r, -10.0 + 5 * i});
+    // Noise of other regimes must not enter.
+    Regime other = r;
+    other.family = "ampere";
+    for (int i = 0; i < 20; ++i) res.push_back({"a" + std::to_string(i), other, 90});
+    Estimate e;
+    e.tokens_per_s_per_gpu = 1000;
+    e.step_time_s = 2;
+    const PredictionInterval iv = prediction_interval(job, e, cal, res);
+    EXPECT_EQ(iv.residuals, 11);
+    // 10th percentile -5 %, 90th +35 %: measured in [1000 / 1.35, 1000 / 0.95].
+    EXPECT_NEAR(iv.error_p10_pct, -5, 1e-9);
+    EXPECT_NEAR(iv.error_p90_pct, 35, 1e-9);
+    EXPECT_NEAR(iv.tokens_per_s_per_gpu_lo, 1000 / 1.35, 1e-9);
+    EXPECT_NEAR(iv.tokens_per_s_per_gpu_hi, 1000 / 0.95, 1e-9);
+    EXPECT_NEAR(iv.step_time_s_lo, 2 * 0.95, 1e-12);
+    EXPECT_NEAR(iv.step_time_s_hi, 2 * 1.35, 1e-12);
+    EXPECT_EQ(iv.regime.find("any"), std::string::npos) << iv.regime;
+}
+
+TEST(PredictionInterval, FallsBackDimensionByDimension) {
+    const Calibration cal = default_calibration();
+    const Job job = h100_job();
+    const Regime r = regime_of(job, cal);
+    std::vector<Residual> res;
+    // Too few (3) of the exact regime; enough (8) once the scale band is
+    // dropped too (context first, then scale).
+    for (int i = 0; i < 3; ++i) res.push_back({"x" + std::to_string(i), r, 0});
+    Regime wider = r;
+    wider.scale = ">512";
+    for (int i = 0; i < 5; ++i) res.push_back({"y" + std::to_string(i), wider, 20});
+    Estimate e;
+    e.tokens_per_s_per_gpu = 100;
+    e.step_time_s = 1;
+    const PredictionInterval iv = prediction_interval(job, e, cal, res);
+    EXPECT_EQ(iv.residuals, 8);
+    EXPECT_NE(iv.regime.find("any scale"), std::string::npos) << iv.regime;
+    EXPECT_NE(iv.regime.find("any context"), std::string::npos) << iv.regime;
+    EXPECT_EQ(iv.regime.find("any framework"), std::string::npos) << iv.regime;
+}
+
+TEST(PredictionInterval, BuiltInTableCoversEveryEstimate) {
+    const auto& res = builtin_residuals();
+    EXPECT_GE(res.size(), 100u);
+    const Calibration cal = default_calibration();
+    const Job job = h100_job();
+    const Estimate e = estimate(job, cal);
+    const PredictionInterval iv = prediction_interval(job, e, cal);
+    EXPECT_GE(iv.residuals, kMinResiduals);
+    EXPECT_LT(iv.tokens_per_s_per_gpu_lo, iv.tokens_per_s_per_gpu_hi);
+    EXPECT_LT(iv.step_time_s_lo, iv.step_time_s_hi);
+    EXPECT_THROW(parse_residuals("name,x\n", "r.csv"), InputError);
+    EXPECT_THROW(parse_residuals(std::string("name,framework,family,scale,moe,context,measured_tokens_per_s_per_gpu,"
+                                             "predicted_tokens_per_s_per_gpu,error_pct\nr,f,h,s,m,c,1,1,oops\n"),
+                                 "r.csv"),
+                 InputError);
+}
+
+// The table in data/calibration/residuals.csv is what `calibrate residuals`
+// makes from the model as it is now: re-made when the model changes.
+TEST(Residuals, TableIsCurrent) {
+    const std::vector<std::string> tables = {"data/published/published-runs.csv",
+                                             "data/measured/vtrain-train/measured-runs.csv",
+                                             "../shared/reference/modern/published-runs.csv"};
+    std::vector<MeasuredRun> runs;
+    for (const auto& t : tables) {
+        const std::string path = test::source_path(t);
+        if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not here (../shared)";
+        for (auto& r : load_run_table(path)) runs.push_back(std::move(r));
+    }
+    const Calibration cal = default_calibration();
+    std::vector<MeasuredRun> fit_set;
+    for (const auto& t : cal.fitted_on)
+        for (auto& r : load_run_table(test::source_path(t))) fit_set.push_back(std::move(r));
+    const LeaveOneSourceOut loso = leave_one_source_out(fit_set, runs, cal);
+    std::map<std::string, double> stored;
+    for (const auto& r : builtin_residuals()) stored[r.name] = r.error_pct;
+    ASSERT_EQ(stored.size(), runs.size()) << "re-make it: scripts/make-residuals.sh";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        ASSERT_TRUE(stored.count(runs[i].name)) << runs[i].name;
+        EXPECT_NEAR(stored[runs[i].name], loso.held_out_error_pct[i], 0.01)
+            << runs[i].name << ": the model changed; re-make data/calibration/residuals.csv (scripts/make-residuals.sh)";
+    }
+}
+
+TEST(LeaveOneSourceOut, EachFamilyIsPredictedByAFitWithoutIt) {
+    // Runs generated by a profile with another kernel overhead: every family's
+    // held-out error is small (the others pin the factor down), and a family
+    // alone in the judged set is predicted by the fit on the whole fit set.
+    const std::vector<MeasuredRun> all = load_run_table(test::source_path("data/published/published-runs.csv"));
+    Calibration truth = default_calibration();
+    truth.kernel_overhead_us = 7;
+    std::vector<MeasuredRun> runs = all;
+    for (auto& r : runs) r.measured_tokens_per_s_per_gpu = estimate(r.job, truth).tokens_per_s_per_gpu;
+    FitOptions quick;
+    quick.grid_points = 9;
+    quick.max_sweeps = 3;
+    quick.refine_rounds = 1;
+    const LeaveOneSourceOut loso = leave_one_source_out(runs, runs, default_calibration(), quick);
+    ASSERT_EQ(loso.families.size(), 4u);  // narayanan21, korthikanti22, torchtitan24, megatron24
+    EXPECT_EQ(loso.families[0].family, "narayanan21");
+    EXPECT_EQ(loso.fits, 4);
+    EXPECT_LT(loso.mape_pct, 1.5);
+    int n = 0;
+    for (const auto& f : loso.families) n += f.runs;
+    EXPECT_EQ(n, static_cast<int>(runs.size()));
+    // The held-out prediction of a run is its family's fit, not the whole one.
+    const std::vector<MeasuredRun> one(runs.begin(), runs.begin() + 1);
+    const LeaveOneSourceOut single = leave_one_source_out(runs, one, default_calibration(), quick);
+    EXPECT_NEAR(single.held_out_error_pct[0], loso.held_out_error_pct[0], 1e-9);
+    EXPECT_EQ(source_family("tt2412-h100-llama3.1-8b-fsdp-8"), "tt2412");
+    EXPECT_EQ(source_family("nodash"), "nodash");
+    EXPECT_THROW(leave_one_source_out({}, one, default_calibration(), quick), InputError);
+}
+
+TEST(EstimateOutput, CarriesTheIntervalInTableAndJson) {
+    const std::string job = test::source_path(kJob);
+    const test::CliRun j = test::run_cli("estimate --format json " + job);
+    ASSERT_EQ(j.code, 0) << j.all();
+    const auto doc = nlohmann::json::parse(j.out);
+    ASSERT_TRUE(doc.contains("tokens_per_s_per_gpu_range"));
+    ASSERT_TRUE(doc.contains("step_time_s_range"));
+    const double t = doc["tokens_per_s_per_gpu"], lo = doc["tokens_per_s_per_gpu_range"][0],
+                 hi = doc["tokens_per_s_per_gpu_range"][1];
+    EXPECT_LT(lo, hi);
+    EXPECT_GE(doc["prediction_interval"]["residuals"].get<int>(), kMinResiduals);
+    EXPECT_LT(doc["step_time_s_range"][0].get<double>(), doc["step_time_s_range"][1].get<double>());
+    (void)t;
+    const test::CliRun table = test::run_cli("estimate " + job);
+    EXPECT_NE(table.out.find("80 % interval from"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("–"), std::string::npos) << table.out;
+}
+
+TEST(SearchOutput, MarksThePlansWhoseIntervalOverlapsTheBestAsTies) {
+    const test::CliRun r = test::run_cli("search --format json --top 50 " + test::source_path(kJob));
+    ASSERT_EQ(r.code, 0) << r.all();
+    const auto doc = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(doc.contains("best_interval"));
+    const double min_tokens = doc["best_interval"]["tie_min_tokens_per_s_per_gpu"];
+    const double lo = doc["best_interval"]["tokens_per_s_per_gpu_range"][0];
+    const double best = doc["top"][0]["tokens_per_s_per_gpu"];
+    EXPECT_LE(min_tokens, best);
+    int ties = 0, others = 0;
+    for (const auto& p : doc["plans"]) {
+        const double t = p["tokens_per_s_per_gpu"];
+        // Tie: the plan's upper end (t * best_hi / best) reaches the best plan's lower end.
+        const bool tie = t * doc["best_interval"]["tokens_per_s_per_gpu_range"][1].get<double>() / best >= lo - 1e-9;
+        EXPECT_EQ(p["tie_of_best"].get<bool>(), tie) << p.dump();
+        (tie ? ties : others)++;
+    }
+    EXPECT_GT(ties, 1);
+    EXPECT_GT(others, 0);
+}
+
+}  // namespace
+}  // namespace lostflops
