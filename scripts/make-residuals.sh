@@ -8,5 +8,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build/lostflops calibrate residuals data/published/published-runs.csv \
-  data/measured/vtrain-train/measured-runs.csv ../shared/reference/modern/published-runs.csv \
+  data/measured/vtrain-train/measured-runs.csv data/published/modern/published-runs.csv \
   -o data/calibration/residuals.csv

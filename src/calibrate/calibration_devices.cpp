@@ -85,6 +85,9 @@ std::string join(const std::string& a, const std::string& b) { return a + "." + 
 double number(const YAML::Node& n, const std::string& file, const std::string& key, double lo, double hi) {
     const double v = scalar_number(n, file, key, std::numeric_limits<double>::lowest(),
                                    std::numeric_limits<double>::max());
+    if (hi == 1 && v > 1)
+        throw InputError(file, key, fmt::format("{} is above 1; expected an efficiency in [{}, 1] (a fraction: 0.85 for 85 %)",
+                                                n.Scalar(), lo));
     if (v < lo || v > hi) throw InputError(file, key, fmt::format("{} is out of range; expected {} to {}", n.Scalar(), lo, hi));
     return v;
 }

@@ -41,7 +41,13 @@ std::vector<CollectiveCurveUse> collective_curves(const Job& job, const Calibrat
     else
         add("tp", ctx.tp_group, {Collective::all_reduce});
     add("cp", ctx.cp_group, {Collective::all_gather});
-    if (job.model.is_moe()) add("ep", ctx.ep_group, {Collective::all_to_all});
+    if (job.model.is_moe()) {
+        if (p.moe_dispatcher == MoeDispatcher::allgather)
+            add("ep", ctx.experts.fold, {Collective::all_gather, Collective::reduce_scatter});
+        else
+            add("ep", ctx.experts.ep, {Collective::all_to_all});
+        add("etp", ctx.experts.etp, {Collective::all_gather, Collective::reduce_scatter});
+    }
     if (p.zero >= 1) {
         add("dp", ctx.dp_group, {Collective::reduce_scatter, Collective::all_gather});
         if (job.model.is_moe()) add("edp", ctx.edp_group, {Collective::reduce_scatter, Collective::all_gather});

@@ -225,7 +225,7 @@ TEST(ExpertDispatch, OverlapImbalanceAndCapacityInTheEstimate) {
     // overlap slowdown is less); an imbalance of 1.5 makes the step slower;
     // a capacity factor is warned about as not modelled.
     const std::string plan = "{tp: 2, ep: 16, etp: 1, sequence_parallel: true";
-    const Calibration cal;
+    const Calibration cal = default_calibration();
     const Estimate base = estimate(load(plan + "}"), cal);
     const Estimate hidden = estimate(load(plan + ", moe_a2a_overlap: true}"), cal);
     const Estimate skew = estimate(load(plan + ", moe_imbalance: 1.5}"), cal);
@@ -284,7 +284,8 @@ TEST(GroupedGemm, FewRowsPerGroupLoseEfficiency) {
     h100.peak_fp16_tflops = 989;
     h100.hbm_GBps = 3350;
     h100.sm_count = 132;
-    const DeviceModel d = make_device_model(h100, Precision::bf16, Calibration{});
+    h100.arch = "hopper";
+    const DeviceModel d = make_device_model(h100, Precision::bf16, default_calibration());
     EXPECT_GT(grouped_gemm_time_s(d, 256, 4096, 7168, 32), 1.3 * grouped_gemm_time_s(d, 4096, 4096, 7168, 2));
     // 20 rows are padded to a 128-row block.
     EXPECT_GT(grouped_gemm_time_s(d, 20, 4096, 7168, 8), 0.9 * grouped_gemm_time_s(d, 128, 4096, 7168, 8));

@@ -121,8 +121,8 @@ TEST(JobKeys, CalibrationSuggests) {
         std::string text, key, hint;
     };
     const std::vector<Case> cases = {
-        {"ampere: {gemm_mx: 0.8}\n", "ampere.gemm_mx", "`gemm_max`"},
-        {"ampre: {gemm_max: 0.8}\n", "ampre", "`ampere`"},
+        {"devices: {ampere: {memory_bund: 0.8}}\n", "devices.ampere.memory_bund", "`memory_bound`"},
+        {"device: {ampere: {memory_bound: 0.8}}\n", "device", "`devices`"},
         {"kernel_overhead: 5\n", "kernel_overhead", "`kernel_overhead_us`"},
         {"nccl:\n  - {op: all_reduce, scope: intra_node, rank: 8, points: [[1, 1]]}\n", "nccl[0].rank", "`ranks`"},
     };
@@ -140,7 +140,7 @@ TEST(JobKeys, CalibrationSuggests) {
 // Issue 20 item 11: 100 for an efficiency is above 1, not "below 1 %".
 TEST(JobKeys, CalibrationPercentIsAboveOne) {
     try {
-        parse_calibration_text("ampere: {gemm_max: 100}\n", "cal.yaml");
+        parse_calibration_text("devices: {ampere: {memory_bound: 100}}\n", "cal.yaml");
         ADD_FAILURE();
     } catch (const InputError& e) {
         EXPECT_TRUE(has(e.message(), "above 1")) << e.what();

@@ -114,7 +114,7 @@ TEST(PredictionInterval, BuiltInTableCoversEveryEstimate) {
 TEST(Residuals, TableIsCurrent) {
     const std::vector<std::string> tables = {"data/published/published-runs.csv",
                                              "data/measured/vtrain-train/measured-runs.csv",
-                                             "../shared/reference/modern/published-runs.csv"};
+                                             "data/published/modern/published-runs.csv"};
     std::vector<MeasuredRun> runs;
     for (const auto& t : tables) {
         const std::string path = test::source_path(t);
