@@ -51,4 +51,14 @@ std::string error_of(const std::function<void()>& f);
 // its own) and returns its peak resident set in KiB; `code` gets its exit
 // status. Throws std::runtime_error when it cannot be run.
 long child_peak_rss_kib(const std::string& shell_command, int& code);
+// Whether a peak measured that way means anything: not under the sanitizers
+// (their shadow memory alone is about 230 MB; GCC and clang define
+// __SANITIZE_ADDRESS__ under -fsanitize=address).
+constexpr bool rss_is_meaningful() {
+#ifdef __SANITIZE_ADDRESS__
+    return false;
+#else
+    return true;
+#endif
+}
 }  // namespace lostflops::trace::test
