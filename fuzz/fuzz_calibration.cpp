@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     for (const auto& curve : c.nccl)
-        (void)lostflops::curve_time_s(c, curve.op, curve.scope, 1e6, curve.ranks);
+        (void)lostflops::curve_time_s(c, curve.op, lostflops::curve_layout(curve), 1e6);
     const std::string yaml = lostflops::calibration_to_yaml(c);
     try {
         lostflops::Calibration again = lostflops::parse_calibration_text(yaml, "<fuzz-roundtrip>");

@@ -33,7 +33,8 @@ struct Ctx {
 
 const json& object_of(const json& j, const Ctx& c, std::initializer_list<const char*> keys) {
     if (!j.is_object()) c.fail("", "expected an object");
-    for (const auto& [k, _] : j.items()) {
+    for (const auto& item : j.items()) {
+        const std::string& k = item.key();  // a name, not a structured binding: clang 14 cannot capture those
         if (std::none_of(keys.begin(), keys.end(), [&](const char* known) { return k == known; }))
             c.fail(k, "unknown key");
     }
