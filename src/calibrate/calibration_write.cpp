@@ -109,7 +109,10 @@ std::string calibration_to_yaml(const Calibration& c) {
         if (!curve.gpu.empty()) {
             std::string g = curve.gpu;
             for (char& ch : g)
-                if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20) ch = ' ';
+                // Device names are ASCII ("NVIDIA H100 80GB HBM3"); anything else
+                // (control bytes, bytes that are not UTF-8) would not read back.
+                if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f)
+                    ch = ' ';
             line("    gpu: \"{}\"", g);
         }
         line("    points:");

@@ -373,5 +373,22 @@ TEST(CalibrationIo, NamesRoundTrip) {
     EXPECT_FALSE(link_scope_from_string("intra"));
 }
 
+// Found by fuzz_nccl: a device name with bytes that are not UTF-8 (as a
+// pasted nccl-tests output may carry) was written as is, and the profile did
+// not read back.
+TEST(CalibrationIo, DeviceNameThatIsNotTextIsWrittenAsText) {
+    Calibration c = default_calibration();
+    BusBwCurve curve;
+    curve.ranks = 8;
+    curve.points = {{1e6, 100, 10}};
+    curve.gpu = std::string("NVIDIA H100\xff\xfe \"x\"\x01");
+    c.nccl = {curve};
+    Calibration back = parse_calibration_text(calibration_to_yaml(c), "p.yaml");
+    back.source = c.source;  // the first line names where the profile came from
+    ASSERT_EQ(back.nccl.size(), 1u);
+    EXPECT_EQ(back.nccl[0].gpu.rfind("NVIDIA H100", 0), 0u) << back.nccl[0].gpu;
+    EXPECT_EQ(calibration_to_yaml(back), calibration_to_yaml(c));
+}
+
 }  // namespace
 }  // namespace lostflops
