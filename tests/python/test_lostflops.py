@@ -275,7 +275,10 @@ class Hostile(unittest.TestCase):
             killer.wait()
             signal.signal(signal.SIGINT, old)
         self.assertEqual(len(seen), 1)
-        self.assertGreater(seen[0], tasks_before)
+        # top=0 streams the ranking chunk by chunk and joins its workers between
+        # chunks, so a signal may land while no worker is alive: at least as
+        # many threads as before is all the count can show.
+        self.assertGreaterEqual(seen[0], tasks_before)
 
 
 class Frames(unittest.TestCase):
