@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,7 +40,7 @@ enum class MoeDispatcher { alltoall, allgather, deepep };
 
 struct Gpu {
     std::string name;
-    std::string arch;             // "volta", "ampere", "hopper", "blackwell", "cdna3"
+    std::string arch;             // a row of lostflops/accelerator.h: "ampere", "hopper", "cdna3", "tpu_v5e"...
     double peak_fp16_tflops = 0;  // dense tensor-core peak
     double peak_bf16_tflops = 0;
     double peak_fp8_tflops = 0;   // 0 when the GPU has no fp8 tensor cores
@@ -48,6 +49,7 @@ struct Gpu {
     double nvlink_GBps = 0;       // scale-up link, per GPU per direction
     int sm_count = 0;             // streaming multiprocessors (CUs on AMD)
     double tdp_w = 0;
+    std::string source;           // the public documents of the figures (catalog entries)
 
     double peak_tflops(Precision p) const;
 };
@@ -62,8 +64,23 @@ struct Cluster {
     Gpu gpu;
     int num_gpus = 0;
     int gpus_per_node = 0;
-    Link intra_node;
-    Link inter_node;
+    // GPUs per scale-up (NVLink) domain when it spans several nodes, a
+    // multiple of gpus_per_node (GB200 NVL72: trays of 4 in a domain of 72);
+    // 0: the node is the domain. Ranks fill domains in order, the last one
+    // may be partial (256 GPUs: 72 + 72 + 72 + 40).
+    int nvlink_domain = 0;
+    // A TPU slice: chips per axis of its ICI torus (2D or 3D; an axis of 1 is
+    // absent), each chip linked to its neighbours on every axis, wrap-around
+    // included; slices joined by the data-centre network (inter_node). All 0:
+    // not a torus. intra_node is then one ICI link, per direction.
+    std::array<int, 3> torus{};
+    Link intra_node;  // inside a scale-up domain
+    Link inter_node;  // between domains (scale-out)
+
+    int scaleup_gpus() const {
+        if (torus[0] > 0) return torus[0] * torus[1] * torus[2];
+        return nvlink_domain > 0 ? nvlink_domain : gpus_per_node;
+    }
 };
 
 struct Training {

@@ -89,5 +89,7 @@ void add_goodput_command(CLI::App& app, int& exit_code);
 // Megatron-LM / torchtitan settings in and out (cmd_import.cpp, cmd_export.cpp).
 void add_import_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
+// `list gpus` (cmd_list.cpp): the built-in catalogs.
+void add_list_command(CLI::App& app, int& exit_code);
 
 }  // namespace lostflops::cli

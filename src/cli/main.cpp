@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     lostflops::cli::add_goodput_command(app, exit_code);
     lostflops::cli::add_import_command(app, exit_code);
     lostflops::cli::add_export_command(app, exit_code);
+    lostflops::cli::add_list_command(app, exit_code);
     add_footers(app);
     lostflops::cli::ErrorReport failure;
     try {

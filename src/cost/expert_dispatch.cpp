@@ -24,14 +24,20 @@
 
 namespace lostflops {
 
-ExpertGroups place_expert_groups(const ParallelPlan& p, int gpn) {
+ExpertGroups place_expert_groups(const ParallelPlan& p, const Topology& t) {
     ExpertGroups g;
     const int etp = p.expert_tp();
-    g.etp = place_group(etp, 1, gpn);
-    g.ep = place_group(p.ep, etp, gpn);
-    g.fold = place_group(etp * p.ep, 1, gpn);
-    g.edp = place_group(p.expert_dp(), etp * p.ep, gpn);
+    g.etp = place_group(t, etp, 1);
+    g.ep = place_group(t, p.ep, etp);
+    g.fold = place_group(t, etp * p.ep, 1);
+    g.edp = place_group(t, p.expert_dp(), etp * p.ep);
     return g;
+}
+
+ExpertGroups place_expert_groups(const ParallelPlan& p, int gpn) {
+    Topology t;
+    t.domain_gpus = gpn;
+    return place_expert_groups(p, t);
 }
 
 DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, double token_bytes,

@@ -19,6 +19,8 @@ struct ExpertGroups {
     GroupPlacement fold;  // etp*ep consecutive ranks (the all-gather dispatcher's group)
     GroupPlacement edp;   // expert data parallel: edp ranks etp*ep apart (expert gradients)
 };
+ExpertGroups place_expert_groups(const ParallelPlan& p, const Topology& t);
+// On a switched cluster of gpus_per_node GPUs per node.
 ExpertGroups place_expert_groups(const ParallelPlan& p, int gpus_per_node);
 
 // Bytes one rank sends for one dispatch (or one combine) of `tokens` tokens,

@@ -25,24 +25,24 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     const ParallelPlan& p = job.plan;
     // A job on one node (or part of one) has every group on NVLink, whatever
     // its strides: nothing can straddle a node boundary that is not there.
-    const int gpn = std::min(job.cluster.gpus_per_node, job.cluster.num_gpus);
+    const Topology topo = topology_of(job.cluster);
     ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal);
     ctx.comm = make_comm_model(job.cluster, cal);
-    ctx.tp_group = place_group(p.tp, 1, gpn);
-    ctx.cp_group = place_group(p.cp, p.tp, gpn);
+    ctx.tp_group = place_group(topo, p.tp, 1);
+    ctx.cp_group = place_group(topo, p.cp, p.tp);
     // Dense gradients are reduced over data and context parallel ranks; the
     // experts' over their expert-data-parallel ranks (cost/expert_dispatch.h).
-    ctx.dp_group = place_group(p.dp * p.cp, p.tp, gpn);
-    ctx.experts = place_expert_groups(p, gpn);
+    ctx.dp_group = place_group(topo, p.dp * p.cp, p.tp);
+    ctx.experts = place_expert_groups(p, topo);
     ctx.edp_group = ctx.experts.edp;
     ctx.fp8 = job.training.precision == Precision::fp8;
     ctx.moe_overlap_slowdown = p.moe_a2a_overlap ? cal.overlap_slowdown : 0.0;
     // Consecutive pipeline stages are tp*cp*dp ranks apart; the pipeline as a
     // whole decides whether some boundary crosses nodes.
     const int stage_stride = p.tp * p.cp * p.dp;
-    ctx.pp_link = place_group(p.pp, stage_stride, gpn);
+    ctx.pp_link = place_group(topo, p.pp, stage_stride);
     // Tied embeddings: the first and last stage all-reduce their copies.
-    ctx.embedding_group = place_group(2, std::max(1, (p.pp - 1) * stage_stride), gpn);
+    ctx.embedding_group = place_group(topo, 2, std::max(1, (p.pp - 1) * stage_stride));
     // Share of TP traffic on the critical path: what is not overlapped, plus
     // the compute the overlapped part slows (NCCL kernels take SMs and HBM
     // bandwidth from the GEMMs they overlap; calibration overlap_slowdown).

@@ -43,7 +43,7 @@ std::vector<Candidate> candidates(const Job& job) {
     std::vector<Candidate> out;
     const ParallelPlan& p = job.plan;
     const Cluster& cl = job.cluster;
-    const int gpn = std::min(cl.gpus_per_node, cl.num_gpus);
+    const int gpn = std::min(cl.scaleup_gpus(), cl.num_gpus);  // the scale-up domain
     const auto layout = [&](int tp, int pp, int vpp) -> std::optional<Candidate> {
         const long long model_par = 1LL * tp * pp * p.cp;
         if (tp < 1 || pp < 1 || vpp < 1 || model_par > cl.num_gpus || cl.num_gpus % model_par != 0) return std::nullopt;

@@ -112,7 +112,7 @@ std::vector<PlanChange> candidate_changes(const Job& job, const Calibration& cal
             set.push_back(fmt::format("parallel.recompute_layers={}", layers_per_virtual_stage(job)));
         single("recompute full (every layer)", std::move(set), j);
     }
-    const int tp_limit = std::min(job.cluster.gpus_per_node, job.cluster.num_gpus);
+    const int tp_limit = std::min(job.cluster.scaleup_gpus(), job.cluster.num_gpus);
     if (auto c = scale_dimension(job, cal, "tp", &ParallelPlan::tp, tp_limit)) out.push_back(*c);
     if (auto c = scale_dimension(job, cal, "pp", &ParallelPlan::pp, job.model.layers / p.vpp)) out.push_back(*c);
     if (p.tp > 1 && !p.sequence_parallel) {

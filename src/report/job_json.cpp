@@ -77,13 +77,16 @@ nlohmann::json cluster_json(const Cluster& c, Precision precision) {
                                 {"nvlink_GBps", g.nvlink_GBps},
                                 {"sm_count", g.sm_count},
                                 {"tdp_w", g.tdp_w}};
-    return {{"name", c.name},
-            {"gpu", gpu},
-            {"num_gpus", c.num_gpus},
-            {"gpus_per_node", c.gpus_per_node},
-            {"nodes", (c.num_gpus + c.gpus_per_node - 1) / c.gpus_per_node},
-            {"intra_node", link_json(c.intra_node)},
-            {"inter_node", link_json(c.inter_node)}};
+    nlohmann::json out = {{"name", c.name},
+                          {"gpu", gpu},
+                          {"num_gpus", c.num_gpus},
+                          {"gpus_per_node", c.gpus_per_node},
+                          {"nodes", (c.num_gpus + c.gpus_per_node - 1) / c.gpus_per_node},
+                          {"intra_node", link_json(c.intra_node)},
+                          {"inter_node", link_json(c.inter_node)}};
+    if (c.nvlink_domain > 0) out["nvlink_domain"] = c.nvlink_domain;  // only when the job gives one
+    if (c.torus[0] > 0) out["torus"] = c.torus;
+    return out;
 }
 
 nlohmann::json training_json(const Job& job) {

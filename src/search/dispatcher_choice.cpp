@@ -18,8 +18,7 @@ MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const S
     p.dp = l.dp;
     p.ep = l.ep;
     p.etp = l.etp;
-    const int gpn = std::min(job.cluster.gpus_per_node, job.cluster.num_gpus);
-    const ExpertGroups g = place_expert_groups(p, gpn);
+    const ExpertGroups g = place_expert_groups(p, topology_of(job.cluster));
     const CommModel cm = make_comm_model(job.cluster, cal);
     int top_k = 0;
     for (const LayerKind& k : job.model.kinds())

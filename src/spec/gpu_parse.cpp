@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/error.h"
 #include "spec/hardware_bounds.h"
 #include "spec/yaml_reader.h"
@@ -24,9 +25,9 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
 
-// Architectures the cost model knows by name; a typo is an error, not a default.
-const std::vector<std::string> kArchs = {"volta",  "turing",    "ampere", "ada",
-                                         "hopper", "blackwell", "cdna2",  "cdna3"};
+// Architectures the cost model knows by name (lostflops/accelerator.h); a
+// typo is an error, not a default.
+const std::vector<std::string> kArchs = accelerator_archs();
 
 std::string last_part(const std::string& key) {
     const auto dot = key.rfind('.');
@@ -93,7 +94,7 @@ Gpu parse_gpu_node(const YAML::Node& node, const std::string& file, const std::s
     g.nvlink_GBps = s.num_req("nvlink_GBps", bounds::kMinLinkGBps, bounds::kMaxLinkGBps);
     g.sm_count = static_cast<int>(s.int_req("sm_count", 1, bounds::kMaxSmCount));
     g.tdp_w = s.num_req("tdp_w", bounds::kMinTdpW, bounds::kMaxTdpW);
-    s.str_opt("source");  // documentation only; must still be text
+    g.source = s.str_opt("source").value_or("");  // documentation only; must still be text
     s.finish();
     return g;
 }

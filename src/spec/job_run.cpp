@@ -5,6 +5,7 @@
 // left 0 when absent: run/run_inputs.cpp derives it from the parameter count.
 #include <cmath>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/error.h"
 #include "spec/job_sections.h"
 #include "spec/yaml_reader.h"
@@ -42,13 +43,11 @@ constexpr double kPue = 1.10;
 constexpr int kCoresPerGpu = 14;
 
 // Device-to-host copy per GPU for the async snapshot: the GPU's PCIe link per
-// direction: Gen3 x16 16 GB/s (V100 SXM2 datasheet: 32 GB/s both ways), Gen4
-// x16 32 GB/s (A100 datasheet: 64 GB/s both ways), Gen5 x16 64 GB/s (H100 SXM
-// datasheet: 128 GB/s both ways; B200 and MI300X are Gen5 x16 too).
+// direction, from the architecture table (lostflops/accelerator.h, sources
+// in src/spec/accelerator_traits.cpp).
 double pcie_GBps(const std::string& arch) {
-    if (arch == "volta") return 16;
-    if (arch == "ampere") return 32;
-    return 64;
+    const AcceleratorTraits* t = find_accelerator(arch);
+    return t ? t->host_link_GBps : 64;  // every Gpu::arch has a row (gpu_parse.cpp checks it)
 }
 
 // Tokens stored as the smallest integer holding the vocabulary: 2 bytes below

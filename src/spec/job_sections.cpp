@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
 #include "lostflops/pipeline_schedules.h"
@@ -73,10 +74,37 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
     }
     c.num_gpus = static_cast<int>(s.int_req("num_gpus", 1, kMaxGpus));
     c.gpus_per_node = static_cast<int>(s.int_or("gpus_per_node", std::min(c.num_gpus, 8), 1, 1024));
-    // Without an intra_node section the scale-up link is the GPU's own NVLink.
+    if (const auto d = s.int_opt("nvlink_domain", 1, kMaxGpus)) {
+        if (*d < c.gpus_per_node || *d % c.gpus_per_node != 0)
+            throw InputError(file, s.key_path("nvlink_domain"),
+                             fmt::format("{} GPUs per NVLink domain; expected a multiple of gpus_per_node ({}): "
+                                         "a domain joins whole nodes",
+                                         *d, c.gpus_per_node));
+        c.nvlink_domain = static_cast<int>(*d);
+    }
+    if (const YAML::Node t = s.raw("torus")) {
+        const std::string key = s.key_path("torus");
+        if (!t.IsSequence() || t.size() < 2 || t.size() > 3)
+            throw InputError(file, key, "expected the chips per axis of a 2D or 3D torus: [16, 16] or [4, 4, 8]");
+        if (c.nvlink_domain > 0)
+            throw InputError(file, key, "a torus and an nvlink_domain: give one scale-up topology");
+        int64_t chips = 1;
+        for (size_t i = 0; i < t.size(); ++i) {
+            c.torus[i] = static_cast<int>(scalar_integer(t[i], file, fmt::format("{}[{}]", key, i), 1, 1024));
+            chips *= c.torus[i];
+        }
+        for (size_t i = t.size(); i < c.torus.size(); ++i) c.torus[i] = 1;
+        if (chips < 2 || c.num_gpus % chips != 0 || chips % c.gpus_per_node != 0)
+            throw InputError(file, key,
+                             fmt::format("a slice of {} chips; expected at least 2, a multiple of gpus_per_node ({}) "
+                                         "and dividing num_gpus ({}): the job is whole slices",
+                                         chips, c.gpus_per_node, c.num_gpus));
+    }
+    // Without an intra_node section the scale-up link is the GPU's own NVLink
+    // (on a torus: give intra_node, one ICI link per direction).
     c.intra_node = read_link(s, "intra_node", Link{c.gpu.nvlink_GBps, 2.0});
     std::optional<Link> single_node;
-    if (c.num_gpus <= c.gpus_per_node) single_node = c.intra_node;
+    if (c.num_gpus <= c.scaleup_gpus()) single_node = c.intra_node;
     c.inter_node = read_link(s, "inter_node", single_node);
     s.finish({"source"});
     return c;
@@ -171,8 +199,9 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     // Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
     // reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it
     // needs sequence parallelism and Transformer Engine).
+    const AcceleratorTraits* traits = find_accelerator(arch);
     const bool tp_overlap_default = fw == Framework::megatron_core && p.sequence_parallel && p.tp > 1 &&
-                                    (arch == "hopper" || arch == "blackwell");
+                                    traits && traits->te_tp_overlap;
     p.tp_comm_overlap = s.bool_or("tp_comm_overlap", tp_overlap_default);
     p.grad_fp32 = s.bool_or("grad_fp32", true);
     // ZeRO-3 engine (README "ZeRO-3 engine"); absent keys keep the framework's default.

@@ -29,8 +29,10 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     const ParallelPlan& p = job.plan;
     std::vector<JobWarning> out;
     const auto warn = [&out](const char* key, std::string message) { out.push_back({key, std::move(message)}); };
-    const int gpn = c.gpus_per_node;
-    const bool nodes = c.num_gpus > gpn;  // more than one node
+    // The scale-up domain: the node, an NVLink domain of several nodes or a TPU slice.
+    const int gpn = c.scaleup_gpus();
+    const bool nodes = c.num_gpus > gpn;  // more than one domain
+    const std::string node = c.torus[0] > 0 ? "TPU slice" : c.nvlink_domain > 0 ? "NVLink domain" : "node";
 
     // ZeRO shards optimizer state (1), gradients (2) and parameters (3) over
     // the data-parallel ranks, dp x cp (Megatron-LM's distributed optimizer
@@ -51,30 +53,30 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // (MoE parallel folding: ep ranks etp apart, cost/expert_dispatch.h).
     if (p.ep > 1 && nodes && static_cast<int64_t>(p.expert_tp()) * p.ep > gpn)
         warn("parallel.ep",
-             fmt::format("etp x ep = {} x {} is more than the {} GPUs of a node: the expert all-to-all (four per MoE "
-                         "layer and micro-batch) crosses nodes at {}",
-                         p.expert_tp(), p.ep, gpn, link_text(c)));
+             fmt::format("etp x ep = {} x {} is more than the {} GPUs of a {}: the expert all-to-all (four per MoE "
+                         "layer and micro-batch) crosses {}s at {}",
+                         p.expert_tp(), p.ep, gpn, node, node, link_text(c)));
 
     // TP groups are consecutive ranks; they stay inside a node only when tp
     // divides gpus_per_node.
     if (p.tp > 1 && nodes && p.tp > gpn)
         warn("parallel.tp",
-             fmt::format("tp {} is more than the {} GPUs of a node: every tensor-parallel group spans {} nodes, and "
+             fmt::format("tp {} is more than the {} GPUs of a {}: every tensor-parallel group spans {} {}s, and "
                          "its collectives (several per layer, on the critical path) run at {}",
-                         p.tp, gpn, (p.tp + gpn - 1) / gpn, link_text(c)));
+                         p.tp, gpn, node, (p.tp + gpn - 1) / gpn, node, link_text(c)));
     else if (p.tp > 1 && nodes && gpn % p.tp != 0)
         warn("parallel.tp",
-             fmt::format("tp {} does not divide the {} GPUs of a node: some tensor-parallel groups straddle two "
-                         "nodes, and their collectives (several per layer) run at {}",
-                         p.tp, gpn, link_text(c)));
+             fmt::format("tp {} does not divide the {} GPUs of a {}: some tensor-parallel groups straddle two "
+                         "{}s, and their collectives (several per layer) run at {}",
+                         p.tp, gpn, node, node, link_text(c)));
 
     // Context-parallel groups: cp ranks tp apart, within tp x cp consecutive ranks.
     const int64_t tp_cp = static_cast<int64_t>(p.tp) * p.cp;
     if (p.cp > 1 && nodes && tp_cp > gpn)
         warn("parallel.cp",
-             fmt::format("tp x cp = {} x {} = {} is more than the {} GPUs of a node: the context-parallel ring "
+             fmt::format("tp x cp = {} x {} = {} is more than the {} GPUs of a {}: the context-parallel ring "
                          "passes its key/value blocks every layer at {}",
-                         p.tp, p.cp, tp_cp, gpn, link_text(c)));
+                         p.tp, p.cp, tp_cp, gpn, node, link_text(c)));
 
     // Sequence parallelism splits norms and dropout over the TP group;
     // Megatron-LM turns it off when tp = 1 (arguments.py).

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
 #include "spec/gpu_parse.h"
@@ -23,15 +24,21 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 TEST(Catalog, EveryGpuParsesWithPositiveFigures) {
     const auto names = gpu_names();
     for (const char* required : {"v100-sxm2-32gb", "a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-80gb",
-                                 "h100-sxm", "h100-pcie", "h800-sxm", "h200-sxm", "b200", "mi300x"})
+                                 "h100-sxm", "h100-pcie", "h800-sxm", "h200-sxm", "b200", "mi300x", "b300", "gb300",
+                                 "mi325x", "mi355x", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x"})
         EXPECT_TRUE(contains(names, required)) << required;
     EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
     for (const auto& n : names) {
         const auto g = find_gpu(n);
         ASSERT_TRUE(g) << n;
         EXPECT_EQ(g->name, n);
-        EXPECT_GT(g->peak_fp16_tflops, 0) << n;
-        EXPECT_GT(g->memory_bytes, int64_t{16} << 30) << n;
+        // TPUs have no fp16 mode (bf16 only); every other part has both.
+        const AcceleratorTraits* arch = find_accelerator(g->arch);
+        ASSERT_TRUE(arch) << n;
+        if (arch->vendor != Vendor::google) EXPECT_GT(g->peak_fp16_tflops, 0) << n;
+        EXPECT_GT(g->peak_bf16_tflops, 0) << n;
+        EXPECT_GE(g->memory_bytes, int64_t{16} << 30) << n;
+        EXPECT_FALSE(g->source.empty()) << n;
         EXPECT_GT(g->hbm_GBps, 0) << n;
         EXPECT_GT(g->nvlink_GBps, 0) << n;
         EXPECT_GT(g->sm_count, 0) << n;
@@ -41,7 +48,7 @@ TEST(Catalog, EveryGpuParsesWithPositiveFigures) {
         if (g->peak_fp8_tflops > 0) {
             EXPECT_NEAR(g->peak_fp8_tflops / g->peak_bf16_tflops, 2.0, 0.01) << n;
         }
-        if (g->peak_bf16_tflops > 0) {
+        if (g->peak_bf16_tflops > 0 && g->peak_fp16_tflops > 0) {
             EXPECT_DOUBLE_EQ(g->peak_bf16_tflops, g->peak_fp16_tflops) << n;
         }
     }

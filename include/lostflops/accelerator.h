@@ -1,0 +1,42 @@
+// Accelerator architecture traits: one table row per `Gpu::arch` value the
+// catalog and inline GPU specs accept (src/spec/accelerator_traits.cpp, with
+// the source of every figure). The row says who makes it, how its matrix
+// units are modelled, its host link and the software defaults that follow
+// from the architecture. Which calibration family prices an architecture is
+// the profile's `devices:` table (calibration.h DeviceFamily::archs), not
+// this one: a profile may price an architecture or refuse it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lostflops {
+
+enum class Vendor { nvidia, amd, google };
+// How the device time model sees the matrix units:
+//   tile_wave  SMs / CUs each running output tiles; waves of tiles
+//              (src/cost/device_time.cpp), Gpu::sm_count of them
+//   systolic   a few large systolic arrays (TPU MXUs); priced by no
+//              calibration family yet (estimate refuses with the arch named)
+enum class ComputeModel { tile_wave, systolic };
+
+struct AcceleratorTraits {
+    std::string_view arch;   // Gpu::arch
+    Vendor vendor = Vendor::nvidia;
+    ComputeModel compute = ComputeModel::tile_wave;
+    double host_link_GBps = 0;  // device <-> host, per direction (PCIe x16), 1e9 B/s
+    // Transformer Engine overlaps tensor-parallel collectives with GEMMs
+    // (userbuffers, --tp-comm-overlap) by default on this architecture.
+    bool te_tp_overlap = false;
+};
+
+// Every architecture, in table order.
+const std::vector<AcceleratorTraits>& accelerator_traits();
+// The row of `arch`; nullptr when the table has none.
+const AcceleratorTraits* find_accelerator(std::string_view arch);
+std::vector<std::string> accelerator_archs();
+const char* to_string(Vendor v);
+const char* to_string(ComputeModel m);
+
+}  // namespace lostflops

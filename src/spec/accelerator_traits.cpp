@@ -1,0 +1,75 @@
+// The accelerator architecture table (lostflops/accelerator.h): one row per
+// architecture, each figure with its source.
+//
+// Host link: PCIe x16 per direction, the generation each part's datasheet
+// names: Gen3 16 GB/s (V100 SXM2 datasheet: 32 GB/s both ways; T4 datasheet;
+// TPU v4: x16 PCIe Gen3, Google Cloud "TPU v4" page), Gen4 32 GB/s (A100
+// datasheet: 64 GB/s both ways; L40 datasheet; MI250X datasheet), Gen5 64 GB/s
+// (H100 SXM datasheet: 128 GB/s both ways; B200, MI300X/MI325X/MI355X
+// datasheets; TPU v6e: "connects to the host through a PCIe Gen5 interface",
+// Google Cloud "TPU v6e" page). ASSUMPTION where no public page names it: TPU
+// v5e and v5p Gen4 x16, TPU7x (Ironwood) Gen5 x16.
+//
+// TP overlap: Transformer Engine's userbuffers overlap is the default of
+// Megatron-Core jobs on sm90 and newer (Hopper, Blackwell); nothing else.
+#include "lostflops/accelerator.h"
+
+#include <algorithm>
+
+namespace lostflops {
+
+namespace {
+
+using enum Vendor;
+using enum ComputeModel;
+
+const std::vector<AcceleratorTraits> kTraits = {
+    {"volta", nvidia, tile_wave, 16, false},
+    {"turing", nvidia, tile_wave, 16, false},
+    {"ampere", nvidia, tile_wave, 32, false},
+    {"ada", nvidia, tile_wave, 32, false},
+    {"hopper", nvidia, tile_wave, 64, true},
+    {"blackwell", nvidia, tile_wave, 64, true},
+    {"cdna2", amd, tile_wave, 32, false},
+    {"cdna3", amd, tile_wave, 64, false},
+    {"cdna4", amd, tile_wave, 64, false},
+    {"tpu_v4", google, systolic, 16, false},
+    {"tpu_v5e", google, systolic, 32, false},
+    {"tpu_v5p", google, systolic, 32, false},
+    {"tpu_v6e", google, systolic, 64, false},
+    {"tpu_v7", google, systolic, 64, false},
+};
+
+}  // namespace
+
+const std::vector<AcceleratorTraits>& accelerator_traits() { return kTraits; }
+
+const AcceleratorTraits* find_accelerator(std::string_view arch) {
+    const auto it = std::find_if(kTraits.begin(), kTraits.end(), [&](const auto& t) { return t.arch == arch; });
+    return it == kTraits.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> accelerator_archs() {
+    std::vector<std::string> out;
+    for (const auto& t : kTraits) out.emplace_back(t.arch);
+    return out;
+}
+
+const char* to_string(Vendor v) {
+    switch (v) {
+        case Vendor::nvidia: return "nvidia";
+        case Vendor::amd: return "amd";
+        case Vendor::google: return "google";
+    }
+    return "?";
+}
+
+const char* to_string(ComputeModel m) {
+    switch (m) {
+        case ComputeModel::tile_wave: return "tile-wave";
+        case ComputeModel::systolic: return "systolic";
+    }
+    return "?";
+}
+
+}  // namespace lostflops
