@@ -151,7 +151,12 @@ std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibr
         } catch (const InputError&) {
             continue;  // the plan the change makes is not valid for this job
         }
-        const Estimate after = estimate(changed, cal);
+        Estimate after;
+        try {
+            after = estimate(changed, cal);
+        } catch (const InputError&) {
+            continue;  // the profile cannot price the change (fp8 on a family without fp8 GEMM measurements)
+        }
         if (!after.memory.fits || !(after.mfu > e.mfu)) continue;
         levers.push_back(Lever{std::move(c.change), std::move(c.set), after.mfu, after.step_time_s,
                                after.tokens_per_s_per_gpu});
