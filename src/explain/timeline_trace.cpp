@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "explain/pass_model.h"
@@ -33,12 +34,14 @@ public:
     // A complete event; times in seconds, written in microseconds (ns resolution).
     void kernel(long long pid, int stream, std::string_view name, double start_s, double dur_s,
                 std::string_view args = {}) {
-        if (!(dur_s > 0)) return;
+        // Start and end on whole nanoseconds; an event shorter than that is left out.
+        const double ts_us = std::round(start_s * 1e9) / 1e3, end_us = std::round((start_s + dur_s) * 1e9) / 1e3;
+        if (!(end_us > ts_us)) return;
         sep();
         fmt::format_to(std::back_inserter(out_),
                        R"({{"ph":"X","cat":"kernel","name":"{}","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},)"
                        R"("args":{{"stream":{}{}{}}}}})",
-                       name, pid, stream, start_s * 1e6, dur_s * 1e6, stream, args.empty() ? "" : ",", args);
+                       name, pid, stream, ts_us, end_us - ts_us, stream, args.empty() ? "" : ",", args);
     }
     void comm(long long pid, int stream, std::string_view kernel_name, std::string_view collective,
               std::string_view group, double start_s, double dur_s) {
