@@ -25,7 +25,7 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
             throw InputError(d.source, "traceEvents",
                              fmt::format("ranksByPid is true but an event's \"pid\" is {}: expected the rank, an "
                                          "integer in [0, {}]",
-                                         pid < 0 ? std::string("absent or not an integer") : std::to_string(pid),
+                                         pid == -1 ? std::string("absent or not an integer") : std::to_string(pid),
                                          kMaxRank));
         }
         part_of.emplace(pid, 0);
