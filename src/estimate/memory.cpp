@@ -3,7 +3,9 @@
 //  gradients   4 (fp32 main grads, Megatron-LM) or 2 bytes/param, /dp with ZeRO-2+
 //  optimizer   12 bytes/param (fp32 master, Adam m and v), /dp with ZeRO-1+
 // so 18 bytes/param for Megatron without sharding, 6 + 12/N_d with its
-// distributed optimizer, 16/N_d with ZeRO-3.
+// distributed optimizer, 16/N_d with ZeRO-3 (FSDP2: the fp32 shards are the
+// master weights, 4 + 4 + 8). torchtitan's per-op selective checkpointing and
+// its fp32 loss: workload/op_checkpoint.cpp, workload/layer_work.cpp.
 // Activations: per-layer bytes of each kind (workload/layer_work.cpp) times
 // the micro-batches in flight: with 1F1B rank r holds min(m, p - r); interleaved,
 // Megatron-LM's warm-up chunk passes plus one (estimate/inflight.cpp), each
@@ -93,10 +95,16 @@ Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mea
         return p.zero >= from_stage ? sp.params * bytes_per_param / nd + sp.expert_params * bytes_per_param / ne
                                     : (sp.params + sp.expert_params) * bytes_per_param;
     };
+    // FSDP2 (framework fsdp, ZeRO-3) keeps each sharded parameter in fp32 and
+    // that shard is the optimizer's master copy: the 16-bit weights exist only
+    // gathered (MixedPrecisionPolicy param_dtype casts at the all-gather;
+    // torch/distributed/_composable/fsdp/_fsdp_param.py), so 4 bytes of
+    // weights and 8 of Adam moments per sharded parameter, not 2 + 12.
+    const bool fp32_shards = p.zero >= 3 && job.training.framework == Framework::fsdp;
     Memory mem;
-    mem.weights_bytes = sharded(2.0, 3);
+    mem.weights_bytes = sharded(fp32_shards ? 4.0 : 2.0, 3);
     mem.gradients_bytes = sharded(grad_bytes_per_param(p), 2);
-    mem.optimizer_bytes = sharded(12.0, 1);
+    mem.optimizer_bytes = sharded(fp32_shards ? 8.0 : 12.0, 1);
     mem.buffers_bytes = cal.memory_reserved_bytes;
     // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
     // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).

@@ -5,6 +5,8 @@
 // pays the launch overhead. Tensor-parallel collectives are exposed unless
 // tp_comm_overlap; full recompute repeats the forward (with its collectives)
 // inside backward, selective recompute repeats the attention core
+// (torchtitan's per-op policy under framework fsdp: the unsaved GEMMs and the
+// forward's memory-bound kernels, workload/op_checkpoint.cpp)
 // (Korthikanti et al. 2022). The weight-gradient share of backward (LayerTime
 // wgrad_s, the W pass of zero-bubble schedules, Qi et al. 2024 sec. 2): the
 // weight-gradient GEMMs, dW = X^T dY, as many FLOPs as the forward GEMM (so
@@ -124,6 +126,10 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     switch (p.recompute) {
         case Recompute::none: break;
         case Recompute::selective:  // the attention core (a scan's state is kept: LayerWork::selective_core)
+            if (w.op_checkpoint) {  // torchtitan's per-op policy (workload/op_checkpoint.cpp)
+                t.bwd.recompute_s = w.op_recompute_gemm_share * gemm_fwd + t.fwd.memory_bound_s + t.fwd.overhead_s;
+                break;
+            }
             if (w.selective_core) t.bwd.recompute_s = attn_fwd + memory_time_s(d, w.mem_bytes_attention_fwd);
             break;
         case Recompute::full:

@@ -179,6 +179,20 @@ Zero3Live zero3_live(const Job& job, const LayerWork& lw, const StageParams& sp)
     const double stage = sp.params + sp.expert_params;
     const double unit = gather_unit(e, lw);
     Zero3Live z;
+    if (job.training.framework == Framework::fsdp && job.plan.pp > 1) {
+        // FSDP2 under pipeline parallelism: torchtitan shards the stage with
+        // reshard_after_forward=False ("to avoid per-microbatch all-gathers",
+        // parallelize_llama.py apply_fsdp), and torch.distributed.pipelining's
+        // stage runs every backward but the last with
+        // set_requires_gradient_sync(False) and set_reshard_after_backward(False)
+        // (stage.py backward_maybe_with_nosync): the whole stage stays gathered
+        // (16-bit) and its unsharded gradients accumulate across micro-batches,
+        // upcast to the reduce dtype (FSDPParam.to_accumulated_grad_if_needed).
+        z.params = stage;
+        z.grad_params = stage;
+        z.bytes = 2.0 * z.params + grad_bytes_per_param(job.plan) * z.grad_params;
+        return z;
+    }
     if (e.max_live_params > 0) {
         // DeepSpeed prefetches along the trace until the live cap.
         z.params = std::max(unit, std::min(e.max_live_params, stage));

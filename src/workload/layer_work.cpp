@@ -35,6 +35,7 @@
 #include <algorithm>
 
 #include "workload/flops.h"
+#include "workload/op_checkpoint.h"
 
 namespace lostflops {
 
@@ -330,6 +331,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         case Recompute::selective: w.activation_bytes = full - (w.unfused ? scores / t : 0); break;
         case Recompute::full: w.activation_bytes = w.checkpoint_bytes; break;
     }
+    if (op_checkpointing(tr, p)) {
+        const OpCheckpoint oc = op_checkpoint(m, k, p, w, tokens);
+        w.op_checkpoint = true;
+        w.activation_bytes = oc.stored_bytes;
+        w.op_recompute_gemm_share = oc.recompute_gemm_share;
+    }
 
     // Weights per GPU: the layer's parameters (workload/flops.cpp) laid out
     // over TP (projections split over heads or width; MLA's down projections,
@@ -414,6 +421,13 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     w.loss_bytes_fwd = tokens * v_local * (2 + 4 + 4 + 4);
     w.loss_bytes_bwd = tokens * v_local * (4 + 2);
     w.logits_memory_bytes = tokens * v_local * (2 + 4);
+    // torchtitan (framework fsdp) computes the loss eagerly in fp32:
+    // cross_entropy(pred.float(), labels) (train.py at 9dec370) is
+    // log_softmax + nll_loss, and the 16-bit logits are freed before backward
+    // ("del pred"). At the loss's backward the fp32 log_softmax output (kept
+    // for backward), its incoming gradient (nll_loss_backward writes it dense)
+    // and the gradient log_softmax_backward writes are alive together: 3 x 4 bytes.
+    if (tr.framework == Framework::fsdp) w.logits_memory_bytes = tokens * v_local * (4 + 4 + 4);
     const bool sp = p.sequence_parallel && p.tp > 1;
     w.embed_bytes_fwd = tokens * h * 2 / (sp ? t : 1.0);
     w.embed_bytes_bwd = tokens * h * 4;  // fp32 scatter-add into the gradient

@@ -73,6 +73,11 @@ struct LayerWork {
     double activation_bytes = 0;        // with the plan's recompute mode
     double activation_bytes_full = 0;   // no recompute (working set of one layer)
     double checkpoint_bytes = 0;        // layer input kept by full recompute
+    // torchtitan's per-op selective checkpointing (workload/op_checkpoint.h):
+    // activation_bytes is what it keeps, and its backward redoes this share
+    // of the forward GEMM FLOPs and every forward memory-bound kernel.
+    bool op_checkpoint = false;
+    double op_recompute_gemm_share = 0;
 
     // Weights of the layer on this GPU (parameters, not bytes): dense ones
     // (replicated over dp*cp) and expert ones (replicated over tp*cp*dp/(etp*ep)).
