@@ -15,7 +15,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +73,46 @@ struct AttentionPoint {
     double efficiency = 0;
 };
 
+// A family's attention curves: the measured points, sorted by kernel, pass,
+// causal mask, head dimension and seq, and where each curve (the run of one
+// kernel, pass, mask and head dimension) lies among them, indexed once when
+// the points are set: an estimate looks curves up per plan
+// (cost/device_time.cpp) without searching the points. The points change only
+// by assignment, so the index always describes them.
+class AttentionCurves {
+public:
+    // points()[begin, end): one curve, by increasing seq.
+    struct Curve {
+        int head_dim = 0;
+        uint32_t begin = 0, end = 0;
+    };
+
+    AttentionCurves() = default;
+    // Sorts the points (unless sorted already) and indexes them.
+    AttentionCurves(std::vector<AttentionPoint> points);  // NOLINT(google-explicit-constructor): a family's curves are its points
+
+    const std::vector<AttentionPoint>& points() const { return points_; }
+    std::size_t size() const { return points_.size(); }
+    bool empty() const { return points_.empty(); }
+    const AttentionPoint& operator[](std::size_t i) const { return points_[i]; }
+    auto begin() const { return points_.begin(); }
+    auto end() const { return points_.end(); }
+
+    // The curves of one kernel, pass and mask, by increasing head dimension.
+    std::span<const Curve> curves(AttentionImpl kernel, bool backward, bool causal) const;
+    // The curve of exactly this head dimension; nullptr when not measured.
+    const Curve* curve(AttentionImpl kernel, bool backward, bool causal, int head_dim) const;
+
+private:
+    static constexpr int kKeys = kAttentionImplCount * 4;  // kernel x pass x mask
+    static int key(AttentionImpl kernel, bool backward, bool causal) {
+        return static_cast<int>(kernel) * 4 + (backward ? 2 : 0) + (causal ? 1 : 0);
+    }
+    std::vector<AttentionPoint> points_;
+    std::vector<Curve> curves_;               // in the points' order
+    std::array<uint32_t, kKeys + 1> first_{};  // curves_ of key k: [first_[k], first_[k + 1])
+};
+
 // The device profile of one architecture family: every efficiency of the
 // GPU-side cost model for the GPUs whose `arch` it lists. A family is a table
 // entry (data/calibration/default.yaml `devices:`), so a new accelerator
@@ -90,7 +132,7 @@ struct DeviceFamily {
     // The attention kernel each training stack runs on this family, indexed by
     // Framework (spec.h).
     std::array<AttentionImpl, 4> attention_kernel{};
-    std::vector<AttentionPoint> attention;  // the curves, by kernel/pass/causal/head_dim/seq
+    AttentionCurves attention;  // the curves, by kernel/pass/causal/head_dim/seq
 };
 
 struct Calibration {

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -52,6 +54,48 @@ std::optional<AttentionImpl> attention_impl_from_string(std::string_view name) {
     for (AttentionImpl k : calib::kAttentionImpls)
         if (name == to_string(k)) return k;
     return std::nullopt;
+}
+
+namespace {
+
+bool attention_order(const AttentionPoint& a, const AttentionPoint& b) {
+    return std::tie(a.kernel, a.backward, a.causal, a.head_dim, a.seq) <
+           std::tie(b.kernel, b.backward, b.causal, b.head_dim, b.seq);
+}
+
+}  // namespace
+
+AttentionCurves::AttentionCurves(std::vector<AttentionPoint> points) : points_(std::move(points)) {
+    if (!std::is_sorted(points_.begin(), points_.end(), attention_order)) calib::sort_attention_points(points_);
+    // One pass: a curve ends where the (kernel, pass, mask, head dim) changes.
+    const auto n = static_cast<uint32_t>(points_.size());
+    int k = 0;
+    for (uint32_t i = 0; i < n;) {
+        const AttentionPoint& p = points_[i];
+        const int pk = key(p.kernel, p.backward, p.causal);
+        uint32_t j = i + 1;
+        while (j < n && key(points_[j].kernel, points_[j].backward, points_[j].causal) == pk &&
+               points_[j].head_dim == p.head_dim)
+            ++j;
+        for (; k <= pk; ++k) first_[k] = static_cast<uint32_t>(curves_.size());
+        curves_.push_back({p.head_dim, i, j});
+        i = j;
+    }
+    for (; k <= kKeys; ++k) first_[k] = static_cast<uint32_t>(curves_.size());
+}
+
+std::span<const AttentionCurves::Curve> AttentionCurves::curves(AttentionImpl kernel, bool backward,
+                                                                bool causal) const {
+    const int k = key(kernel, backward, causal);
+    if (k < 0 || k >= kKeys) return {};
+    return {curves_.data() + first_[k], curves_.data() + first_[k + 1]};
+}
+
+const AttentionCurves::Curve* AttentionCurves::curve(AttentionImpl kernel, bool backward, bool causal,
+                                                     int head_dim) const {
+    for (const Curve& c : curves(kernel, backward, causal))
+        if (c.head_dim == head_dim) return &c;
+    return nullptr;
 }
 
 const DeviceFamily* Calibration::find_family(const std::string& name) const {
@@ -212,10 +256,7 @@ void read_family(const YAML::Node& n, DeviceFamily& f, bool is_new, const std::s
 }  // namespace
 
 void sort_attention_points(std::vector<AttentionPoint>& v) {
-    std::sort(v.begin(), v.end(), [](const AttentionPoint& a, const AttentionPoint& b) {
-        return std::tie(a.kernel, a.backward, a.causal, a.head_dim, a.seq) <
-               std::tie(b.kernel, b.backward, b.causal, b.head_dim, b.seq);
-    });
+    std::sort(v.begin(), v.end(), attention_order);
 }
 
 void read_devices(const YAML::Node& node, Calibration& c, const std::string& file) {

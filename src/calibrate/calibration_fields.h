@@ -104,7 +104,7 @@ static_assert(sizeof(DeviceFamily) == sizeof(std::string) + sizeof(std::vector<s
                                           sizeof(std::array<double, kGemmDtypeCount>) +
                                           kFamilyFields.size() * sizeof(double) +
                                           sizeof(std::array<AttentionImpl, 4>) +
-                                          sizeof(std::vector<AttentionPoint>),
+                                          sizeof(AttentionCurves),
               "DeviceFamily has a field without a key in calibration_fields.h");
 static_assert(sizeof(Calibration) == sizeof(std::string) + sizeof(std::vector<DeviceFamily>) +
                                          kScalarFields.size() * sizeof(double) +

@@ -24,7 +24,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <tuple>
 
 #include "lostflops/error.h"
 
@@ -103,10 +102,9 @@ double curve_at(const Curve& c, double seq, Weight&& weight) {
     return last->efficiency;
 }
 
-// The curves of one kernel's lookups at one head dimension, found by binary
-// search: a family's points are sorted by kernel, pass, mask, head dimension
-// and seq (calibration_devices.cpp sort_attention_points), so each curve is
-// a run.
+// The curves of one kernel's lookups at one head dimension, read from the
+// family's index of its curves (calibration.h AttentionCurves, built when the
+// profile is read):
 //  - nearest(pass, mask): the kernel's curve at the head dimension nearest
 //    `head_dim` in log(head dim), i.e. the smallest ratio max(a/b, b/a)
 //    (ties: the larger);
@@ -116,8 +114,7 @@ double curve_at(const Curve& c, double seq, Weight&& weight) {
 class AttentionLookup {
 public:
     AttentionLookup(const DeviceFamily& f, AttentionImpl kernel, int head_dim)
-        : first_(f.attention.data()), last_(f.attention.data() + f.attention.size()), kernel_(kernel),
-          want_(std::max(1, head_dim)) {}
+        : curves_(f.attention), kernel_(kernel), want_(std::max(1, head_dim)) {}
 
     double efficiency(bool backward, bool causal, double seq) {
         const Curve exact = nearest(backward, causal);
@@ -166,35 +163,23 @@ private:
         return curve_at(c, seq, [this](double x, double a, double b) { return weight(x, a, b); });
     }
 
-    // Points of (kernel, pass, mask), and of one head dimension when hd > 0.
-    Curve run(AttentionImpl kernel, bool backward, bool causal, int hd) const {
-        const auto key = [hd](const AttentionPoint& p) {
-            return std::make_tuple(p.kernel, p.backward, p.causal, hd > 0 ? p.head_dim : 0);
-        };
-        const auto want = std::make_tuple(kernel, backward, causal, hd);
-        const AttentionPoint* lo =
-            std::lower_bound(first_, last_, want, [&](const AttentionPoint& p, const auto& w) { return key(p) < w; });
-        const AttentionPoint* hi =
-            std::upper_bound(lo, last_, want, [&](const auto& w, const AttentionPoint& p) { return w < key(p); });
-        return {lo, hi};
+    Curve points_of(const AttentionCurves::Curve* c) const {
+        if (!c) return {};
+        const AttentionPoint* p = curves_.points().data();
+        return {p + c->begin, p + c->end};
     }
 
     Curve nearest(bool backward, bool causal) const {
-        const Curve all = run(kernel_, backward, causal, 0);
-        Curve c;
+        const AttentionCurves::Curve* best = nullptr;
         double best_d = 0;
-        for (const AttentionPoint* p = all.begin; p < all.end;) {
-            const int hd = p->head_dim;
-            const AttentionPoint* end =
-                std::upper_bound(p, all.end, hd, [](int h, const AttentionPoint& q) { return h < q.head_dim; });
-            const double r = hd / want_, d = std::max(r, 1.0 / r);
-            if (!c.begin || d < best_d || (d == best_d && hd > c.begin->head_dim)) {
-                c = {p, end};
+        for (const AttentionCurves::Curve& c : curves_.curves(kernel_, backward, causal)) {
+            const double r = c.head_dim / want_, d = std::max(r, 1.0 / r);
+            if (!best || d < best_d || (d == best_d && c.head_dim > best->head_dim)) {
+                best = &c;
                 best_d = d;
             }
-            p = end;
         }
-        return c;
+        return points_of(best);
     }
 
     // Mean ratio (num pass, num mask) / (forward, non-causal) of the
@@ -207,9 +192,9 @@ private:
         for (int k = 0; k < kAttentionImplCount; ++k)
             for (int hd : {64, 128, 256}) {
                 const auto kernel = static_cast<AttentionImpl>(k);
-                const Curve num = run(kernel, num_bwd, num_causal, hd);
+                const Curve num = points_of(curves_.curve(kernel, num_bwd, num_causal, hd));
                 if (num.empty()) continue;
-                const Curve den = run(kernel, false, false, hd);
+                const Curve den = points_of(curves_.curve(kernel, false, false, hd));
                 if (den.empty()) continue;
                 sum += at(num, seq) / at(den, seq);
                 ++n;
@@ -218,8 +203,7 @@ private:
         return memo.value;
     }
 
-    const AttentionPoint* first_;
-    const AttentionPoint* last_;
+    const AttentionCurves& curves_;
     AttentionImpl kernel_;
     double want_;
     Ratio causal_ratio_, backward_ratio_;

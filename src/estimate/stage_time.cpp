@@ -28,7 +28,9 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     // A job on one node (or part of one) has every group on NVLink, whatever
     // its strides: nothing can straddle a node boundary that is not there.
     const Topology topo = topology_of(job.cluster);
-    ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal);
+    // The attention curves are read at the job's own shape: its sequence over
+    // context parallelism, its head dimension, its framework's kernel.
+    ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal, device_use(job));
     ctx.comm = make_comm_model(job.cluster, cal);
     ctx.tp_group = place_group(topo, p.tp, 1);
     ctx.cp_group = place_group(topo, p.cp, p.tp);

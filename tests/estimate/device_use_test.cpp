@@ -1,0 +1,66 @@
+// The plan context reads the attention curves at the job's own shape
+// (cost/device_time.h device_use): its sequence over context parallelism, its
+// head dimension and its framework's kernel. Before, make_plan_context passed
+// a default DeviceUse (seq 4096, head dim 128, Megatron-Core) whatever the job.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost/device_time.h"
+#include "estimate/stage_time.h"
+#include "lostflops/calibration.h"
+#include "lostflops/catalog.h"
+#include "lostflops/job.h"
+
+namespace lostflops {
+namespace {
+
+// Llama 3 70B (head dim 128) on H100 SXM under Megatron-Core: cuDNN fused
+// attention, causal forward measured at 4,096, 8,192 and 16,384 tokens:
+// 518, 529 and 539 TFLOP/s (Shah et al. 2024, FlashAttention-3, fig. 5;
+// data/calibration/attention.csv), over the 989.4 TFLOP/s bf16 dense peak;
+// the H100 SXM runs at its family's reference power (power factor 1).
+double fwd_of(const std::vector<std::string>& overrides) {
+    const Calibration cal = default_calibration();
+    const Job job = default_job(overrides);
+    EXPECT_EQ(job.training.framework, Framework::megatron_core);
+    return make_plan_context(job, cal).dev.attention_fwd / cal.sustained_compute;
+}
+
+TEST(DeviceUse, PlanContextReadsTheCurveAtTheJobsSequence) {
+    const double tflops = find_gpu("h100-sxm")->peak_bf16_tflops;
+    ASSERT_DOUBLE_EQ(tflops, 989.4);
+    EXPECT_NEAR(fwd_of({"training.seq_length=4096"}), 518 / tflops, 1e-12);
+    EXPECT_NEAR(fwd_of({"training.seq_length=8192"}), 529 / tflops, 1e-12);
+    EXPECT_NEAR(fwd_of({"training.seq_length=16384"}), 539 / tflops, 1e-12);
+    // Log-linear between points: 12,288 tokens are log2(1.5) of the way from 8k to 16k.
+    EXPECT_NEAR(fwd_of({"training.seq_length=12288"}), (529 + std::log2(1.5) * (539 - 529)) / tflops, 1e-12);
+    // Flat beyond the measured range: 65,536 tokens read the 16k point.
+    EXPECT_NEAR(fwd_of({"training.seq_length=65536"}), 539 / tflops, 1e-12);
+    // Context parallelism: ring attention calls the kernel on chunks of s/cp,
+    // so 32k over cp 2 reads the 16k point and 32k over cp 8 the 4k point.
+    EXPECT_NEAR(fwd_of({"training.seq_length=32768", "parallel.cp=2"}), 539 / tflops, 1e-12);
+    EXPECT_NEAR(fwd_of({"training.seq_length=32768", "parallel.cp=8"}), 518 / tflops, 1e-12);
+}
+
+TEST(DeviceUse, PlanContextUsesTheJobsFrameworkAndHeadDim) {
+    const Calibration cal = default_calibration();
+    // An FSDP stack on Hopper runs FlashAttention-2 (default.yaml attention_kernel).
+    const Job fsdp = default_job({"training.framework=fsdp", "parallel.tp=1", "parallel.pp=1", "parallel.vpp=1",
+                                  "parallel.zero=3", "parallel.sequence_parallel=false"});
+    const PlanContext ctx = make_plan_context(fsdp, cal);
+    EXPECT_EQ(ctx.dev.attention_kernel, AttentionImpl::fa2);
+    // FA2 forward, causal, head dim 128, 8k: the curve itself.
+    EXPECT_NEAR(ctx.dev.attention_fwd,
+                attention_efficiency(cal.device("hopper"), AttentionImpl::fa2, false, true, 128, 8192) *
+                    cal.sustained_compute,
+                1e-15);
+    const DeviceUse u = device_use(fsdp);
+    EXPECT_EQ(u.framework, Framework::fsdp);
+    EXPECT_EQ(u.head_dim, 128);  // Llama 3 70B: 8,192 / 64 heads
+    EXPECT_EQ(u.seq, 8192);
+    EXPECT_TRUE(u.causal);
+}
+
+}  // namespace
+}  // namespace lostflops
