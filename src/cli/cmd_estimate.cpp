@@ -7,7 +7,9 @@
 
 #include "cli/commands.h"
 #include "cli/error_report.h"
+#include "lostflops/error.h"
 #include "lostflops/estimate.h"
+#include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
 
@@ -33,6 +35,10 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
                   "GPUs (without it: only when that is cheap)");
     cmd->callback([opts, schedule, advice, &exit_code] {
         const Job job = load_job_for(*opts);
+        // --strict: a plan its framework cannot launch is an error (else a warning below).
+        if (g_strict)
+            for (const RuleBreak& b : rule_breaks(job))
+                throw InputError(job.source, b.rule->key, rule_break_text(b) + " (--strict)");
         const Calibration cal = load_calibration_for(opts->calibration_path);
         const Estimate e = estimate(job, cal, *schedule);
         const ReportExtras extras =
