@@ -100,8 +100,10 @@ inline constexpr std::array<FrameworkRule, 16> kFrameworkRules{{
      "the experts are not tensor-parallel (etp 1): the sparse mesh is pp x dp_replicate x efsdp x ep",
      "torchtitan torchtitan/distributed/parallel_dims.py ParallelDims (sparse mesh)", false},
     {LaunchStack::torchtitan, RuleCheck::titan_zero, "parallel.zero",
-     "data parallelism is DDP replicas (zero 0) or FSDP2 full shard (zero 3)",
-     "torchtitan torchtitan/distributed/parallel_dims.py ParallelDims (dp_replicate x dp_shard)", true},
+     "data parallelism is DDP replicas (zero 0) or FSDP2 full shard (zero 3); with cp > 1 FSDP2 shards "
+     "over dp_shard x cp, so zero 3",
+     "torchtitan torchtitan/distributed/parallel_dims.py ParallelDims (dp_replicate x dp_shard; "
+     "fsdp_enabled: dp_shard > 1 or cp > 1)", true},
     {LaunchStack::torchtitan, RuleCheck::titan_recompute, "parallel.recompute_layers",
      "activation checkpointing is none, op-level selective or full on every block (FullAC, SelectiveAC): "
      "no full recompute of only some layers",

@@ -287,7 +287,9 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     add(d.parallel, "vpp", std::to_string(vpp));
     add(d.parallel, "cp", std::to_string(cp));
     add(d.parallel, "ep", std::to_string(ep));
-    add(d.parallel, "zero", shard > 1 ? "3" : "0", shard > 1 ? "FSDP2 full shard over the shard degree" : "DDP replicas");
+    // FSDP2 runs when dp_shard > 1 or cp > 1 (parallel_dims.py fsdp_enabled), over dp_shard x cp.
+    add(d.parallel, "zero", shard > 1 || cp > 1 ? "3" : "0",
+        shard > 1 ? "FSDP2 full shard over the shard degree" : cp > 1 ? "FSDP2 full shard over cp" : "DDP replicas");
     if (shard > 1 && replicate > 1)
         notes.push_back({NoteKind::not_modelled, "parallelism.data_parallel_replicate_degree",
                          "HSDP: costed as ZeRO-3 over all " + std::to_string(dp) + " data-parallel ranks"});

@@ -83,7 +83,9 @@ std::string broken(RuleCheck c, const Model& m, const LaunchPlan& p) {
                                made, p.pp, p.vpp);
         }
         case RuleCheck::titan_zero:
-            return p.zero == 1 || p.zero == 2 ? fmt::format("zero {}", p.zero) : std::string();
+            if (p.zero == 1 || p.zero == 2) return fmt::format("zero {}", p.zero);
+            if (p.zero == 0 && p.cp > 1) return fmt::format("zero 0, cp {} (FSDP shards over cp)", p.cp);
+            return {};
         case RuleCheck::titan_expert_tp:
             return m.is_moe() && p.etp > 1 ? fmt::format("etp {}", p.etp) : std::string();
         case RuleCheck::titan_ep_region: {
