@@ -149,13 +149,15 @@ std::string search_text(const std::optional<std::string>& job, bool is_text, con
     return out;
 }
 
-// `lostflops trace --format json FILE...`: one rank per file; files without a
+// `lostflops trace --format json FILE...`: one rank per file (per pid with ranksByPid); files without a
 // rank of their own get the lowest free rank in order, as the CLI does.
 std::string trace_text(const std::vector<std::string>& paths, bool hta_compatible) {
     if (paths.empty()) throw InputError("trace", "", "no trace file given");
     py::gil_scoped_release release;
     std::vector<trace::RankReport> out;
-    for (const auto& p : paths) out.push_back(trace::analyze(trace::read_trace(p), trace::AnalyzeOptions{hta_compatible}));
+    for (const auto& p : paths)  // a file with ranksByPid (estimate --timeline-out): one rank per pid
+        for (const auto& d : trace::split_ranks(trace::read_trace(p)))
+            out.push_back(trace::analyze(d, trace::AnalyzeOptions{hta_compatible}));
     trace::assign_missing_ranks(out);
     const auto ranks = trace::merge_summaries({std::move(out)});
     const auto cluster = trace::cluster_report(ranks);

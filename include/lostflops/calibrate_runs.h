@@ -94,15 +94,25 @@ CrossValidation cross_validate(const std::vector<MeasuredRun>& runs, const Calib
 
 // Leave-one-source-out error: the runs of each source family of `judged`
 // (source_family, validate.h) predicted by fit_runs(`fit_set` without that
-// family's runs, base). A family absent from the fit set is predicted by the
-// fit on the whole fit set. The honest error of a profile whose factors were
-// fitted on `fit_set`: no run is predicted by a fit that saw its source.
+// family's runs, prior), where the prior is `base` with every fitted factor at
+// the middle of its range: `base`'s own fitted values saw every source, so a
+// factor the remaining runs cannot set takes the prior, never the held-out
+// source's fit. A family absent from the fit set is predicted by the fit on
+// the whole fit set (from the same prior). The honest error of a profile whose
+// factors were fitted on `fit_set`: no run is predicted by a fit that saw its
+// source.
 struct SourceError {
     std::string family;
     int runs = 0;
     double mape_pct = 0;
     double mean_signed_pct = 0;
     double max_abs_error_pct = 0;
+    // Fitted factors (kFittedFields keys) this family's runs feel but the fit
+    // without it cannot set (its MAPE moves by less than min_gain_pct over
+    // the factor's whole range): their prior, the middle of each range,
+    // predicts the family. A large held-out error with a factor here means
+    // only this source measures it. Empty for a family not in the fit set.
+    std::vector<std::string> undetermined;
 };
 struct LeaveOneSourceOut {
     std::vector<double> held_out_error_pct;  // per judged run, table order

@@ -104,6 +104,7 @@ struct GpuLabel {
     EventKind kind = EventKind::other;
     bool has_stream = false;
     uint32_t group = 0;          // index into TraceData::groups (NCCL kernels' process group), 0 = none
+    int64_t pid = -1;            // the event's "pid", -1 when absent or not an integer
 };
 
 // A process group as PyTorch's profiler records it on NCCL kernels (args
@@ -137,6 +138,7 @@ struct StepMark {
     double ts_us = 0;
     double dur_us = 0;
     bool on_cpu = true;  // no stream argument (CPU-side annotation)
+    int64_t pid = -1;    // the annotation's "pid", -1 when absent or not an integer
 };
 
 // CPU events that carry a correlation id: where their launch happened.
@@ -205,6 +207,10 @@ struct TraceData {
     std::vector<std::string> step_names;  // distinct ProfilerStep#N names
     double cpu_min_ts_us = 0;      // earliest CPU event (for HTA's fallback)
     bool has_cpu_events = false;
+    // Top-level "ranksByPid": true (lostflops' own timelines, `estimate
+    // --timeline-out`): one file holds several ranks, the "pid" of each event
+    // is its rank; split_ranks() cuts the file into one TraceData per rank.
+    bool ranks_by_pid = false;
     // HTA rounds all times when pandas reads "ts" as float64: some event has a
     // fractional or missing "ts".
     bool fractional_ts = false;
@@ -215,6 +221,13 @@ struct TraceData {
     std::vector<std::string> warnings;  // named: "truncated: ...", "control-characters: ..."
     const GpuLabel& label(const GpuEvent& g) const { return labels[g.label]; }
 };
+
+// A file with ranks_by_pid: one TraceData per pid of its GPU events and
+// step marks (rank = pid, world_size = the largest pid + 1 unless the file
+// says otherwise, source "FILE (pid N)"), in pid order; names, labels, groups
+// and CPU launches are shared by copy. Any other file: itself, alone.
+// Throws InputError (naming the file) for a pid outside [0, kMaxRank].
+std::vector<TraceData> split_ranks(TraceData&& data);
 
 struct ReadOptions {
     // Called from the reading thread after each chunk with the number of

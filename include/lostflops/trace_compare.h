@@ -9,10 +9,14 @@
 // Walls: each rank's kernel span is split into matmul compute (GEMM and
 // attention kernels), other compute (elementwise, norms, ...) plus memory
 // copies not hidden under compute or communication, communication not hidden
-// under compute, and idle; the fractions (averaged over ranks) times the
-// measured step time are set against the estimate's compute + recompute,
+// under compute, and idle; the fractions, averaged over the ranks of each
+// pipeline stage (global rank / ranks_per_stage, Megatron's layout: TP, CP,
+// DP within a stage), of the busiest stage (the least idle: the one the
+// others wait for, whose causes the estimate's breakdown charges), times the
+// measured step time, are set against the estimate's compute + recompute,
 // memory-bound + optimizer, the exposed communication of all groups, and
-// pipeline bubble + overhead.
+// pipeline bubble + overhead. Without a pipeline (or ranks_per_stage 0): the
+// average over all ranks.
 #pragma once
 
 #include <string>
@@ -36,6 +40,8 @@ struct JobComparison {
     double predicted_mfu = 0;   // fraction
     std::string step_source;    // "ProfilerStep" or "kernel span"
     std::vector<WallRow> walls;
+    int stages = 0;          // pipeline stages among the ranks with kernels
+    int measured_stage = -1; // the stage whose walls are `measured_s`
     // "job-mismatch: ..." when predicted and measured compute (GEMM and
     // attention) per step differ by more than kJobMismatchRatio either way:
     // the job probably does not describe the traced run.
@@ -43,10 +49,11 @@ struct JobComparison {
 };
 inline constexpr double kJobMismatchRatio = 2.0;
 
-// num_gpus and peak_flops_per_gpu (FLOP/s) are the job's; throws InputError
+// num_gpus and peak_flops_per_gpu (FLOP/s) are the job's, ranks_per_stage
+// its tp * cp * dp (0: the ranks are not split by stage); throws InputError
 // (naming `job_source`) when ranks is empty or the peak is not positive.
 JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const Estimate& est,
                                     int num_gpus, double peak_flops_per_gpu,
-                                    const std::string& job_source);
+                                    const std::string& job_source, int ranks_per_stage = 0);
 
 }  // namespace lostflops::trace

@@ -3,7 +3,9 @@
 // would make it fit (fit_advice: its searches only when cheap, or with
 // --advice). Exit 0 when the plan fits in memory, 1 when
 // it does not. With training.train_tokens, the whole run (run_cost.h) too.
+// --timeline-out FILE: the step as a Chrome trace (timeline_trace.h).
 #include <cstdio>
+#include <fstream>
 
 #include "cli/commands.h"
 #include "cli/error_report.h"
@@ -12,6 +14,7 @@
 #include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
+#include "lostflops/timeline_trace.h"
 
 namespace lostflops::cli {
 
@@ -33,7 +36,13 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--advice", *advice,
                   "when the plan does not fit, also search every plan for the nearest fitting one and the fewest "
                   "GPUs (without it: only when that is cheap)");
-    cmd->callback([opts, schedule, advice, &exit_code] {
+    auto timeline_out = std::make_shared<std::string>();
+    cmd->add_option("--timeline-out", *timeline_out,
+                    "write the step's pipeline timeline as a Chrome trace (Perfetto, chrome://tracing; "
+                    "`lostflops trace FILE` reads it back)")
+        ->type_name("FILE");
+    cmd->callback([opts, schedule, advice, timeline_out, &exit_code] {
+        check_output_not_input(*timeline_out, "--timeline-out", {opts->job_path, opts->calibration_path});
         const Job job = load_job_for(*opts);
         // --strict: a plan its framework cannot launch is an error (else a warning below).
         if (g_strict)
@@ -41,6 +50,14 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
                 throw InputError(job.source, b.rule->key, rule_break_text(b) + " (--strict)");
         const Calibration cal = load_calibration_for(opts->calibration_path);
         const Estimate e = estimate(job, cal, *schedule);
+        if (!timeline_out->empty()) {
+            const std::string text = timeline_trace_json(job, cal, e);
+            std::ofstream out(*timeline_out, std::ios::binary | std::ios::trunc);
+            if (!out) throw InputError(*timeline_out, "--timeline-out", "cannot open for writing");
+            out << text;
+            out.close();
+            if (!out) throw InputError(*timeline_out, "--timeline-out", "write failed");
+        }
         const ReportExtras extras =
             estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
         for (const auto& w : extras.warnings)

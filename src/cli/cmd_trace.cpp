@@ -126,7 +126,7 @@ private:
 // Reads and analyses every file, several at a time; results in input order.
 std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, bool hta,
                                            unsigned threads) {
-    std::vector<trace::RankReport> all(files.size());
+    std::vector<std::vector<trace::RankReport>> all(files.size());  // a file with ranksByPid: several
     std::vector<std::exception_ptr> errors(files.size());
     std::vector<std::string> skipped(files.size());
     std::atomic<std::size_t> next{0};
@@ -136,8 +136,8 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
     const auto work = [&] {
         for (std::size_t i = next++; i < files.size(); i = next++) {
             try {
-                const auto data = trace::read_trace(files[i].path, read_opts);
-                all[i] = trace::analyze(data, trace::AnalyzeOptions{hta});
+                for (const auto& data : trace::split_ranks(trace::read_trace(files[i].path, read_opts)))
+                    all[i].push_back(trace::analyze(data, trace::AnalyzeOptions{hta}));
                 progress->file_done();
             } catch (const InputError& e) {
                 if (files[i].from_directory) skipped[i] = e.what();
@@ -160,7 +160,7 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
     std::vector<trace::RankReport> out;
     for (std::size_t i = 0; i < files.size(); ++i) {
         if (skipped[i].empty()) {
-            out.push_back(std::move(all[i]));
+            for (auto& r : all[i]) out.push_back(std::move(r));
         } else {
             std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", trace::printable(skipped[i]).c_str());
         }
@@ -208,7 +208,8 @@ int run_trace(const TraceOptions& o) {
             o.calibration_path.empty() ? default_calibration() : load_calibration(o.calibration_path);
         const Estimate est = estimate(job, cal);
         const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
-        cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path);
+        cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path,
+                                           job.plan.tp * job.plan.cp * job.plan.dp);
         if (o.job_path != "-") {  // the levers re-load the job: not from standard input
             for (const auto& l : mfu_levers(JobSource{o.job_path, o.overrides}, job, cal, est, 3))
                 levers.push_back({l.change, l.mfu_after});

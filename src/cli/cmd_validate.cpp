@@ -10,6 +10,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -80,7 +81,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                 for (const auto& f : loso->families)
                     fam.push_back({{"source_family", f.family}, {"runs", f.runs}, {"mape_pct", f.mape_pct},
                                    {"mean_signed_error_pct", f.mean_signed_pct},
-                                   {"max_abs_error_pct", f.max_abs_error_pct}});
+                                   {"max_abs_error_pct", f.max_abs_error_pct},
+                                   {"undetermined_factors", f.undetermined}});
                 j["leave_one_source_out"] = {{"mape_pct", loso->mape_pct},
                                              {"mean_signed_error_pct", loso->mean_signed_pct},
                                              {"max_abs_error_pct", loso->max_abs_error_pct},
@@ -110,9 +112,13 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                                    "({}); {} refits\n",
                                    loso->mape_pct, loso->mean_signed_pct, loso->max_abs_error_pct,
                                    runs[loso->worst_run].name, loso->fits);
-                for (const auto& f : loso->families)
+                for (const auto& f : loso->families) {
                     out += fmt::format("    {:<22} {:>3} runs: MAPE {:5.1f} %, mean signed {:+6.1f} %, worst {:5.1f} %\n",
                                        f.family, f.runs, f.mape_pct, f.mean_signed_pct, f.max_abs_error_pct);
+                    if (!f.undetermined.empty())
+                        out += fmt::format("      only this source sets {} (without it: the middle of each range)\n",
+                                           fmt::join(f.undetermined, ", "));
+                }
             } else {
                 out += "  leave-one-source-out:      skipped: " + why + "\n";
             }

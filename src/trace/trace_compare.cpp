@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "lostflops/error.h"
 
@@ -22,7 +23,7 @@ double median(std::vector<double> v) {
 
 JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const Estimate& est,
                                     int num_gpus, double peak_flops_per_gpu,
-                                    const std::string& job_source) {
+                                    const std::string& job_source, int ranks_per_stage) {
     if (ranks.empty()) throw InputError(job_source, "", "no trace ranks to compare with");
     if (!(peak_flops_per_gpu > 0) || num_gpus <= 0) {
         throw InputError(job_source, "cluster.gpu", "peak FLOP/s and GPU count must be positive");
@@ -48,22 +49,33 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
         c.measured_mfu = est.model_flops_per_step /
                          (c.measured_step_s * static_cast<double>(num_gpus) * peak_flops_per_gpu);
     }
-    double matmul = 0, other = 0, comm = 0, idle = 0;
-    int n = 0;
+    // Shares of the kernel span, averaged over the ranks of each pipeline
+    // stage; the busiest stage's (least idle) are the measured walls.
+    struct Shares {
+        double matmul = 0, other = 0, comm = 0, idle = 0;
+        int n = 0;
+    };
+    std::map<int, Shares> stages;
     for (const auto& r : ranks) {
         if (!(r.kernel_span_us > 0)) continue;
         const double span = r.kernel_span_us;
-        matmul += r.matmul_us / span;
-        other += (r.compute_us - r.matmul_us + r.exposed_memory_us) / span;
-        comm += r.exposed_comm_us / span;
-        idle += r.idle_us / span;
-        ++n;
+        Shares& s = stages[ranks_per_stage > 0 ? r.rank / ranks_per_stage : 0];
+        s.matmul += r.matmul_us / span;
+        s.other += (r.compute_us - r.matmul_us + r.exposed_memory_us) / span;
+        s.comm += r.exposed_comm_us / span;
+        s.idle += r.idle_us / span;
+        ++s.n;
     }
-    if (n > 0) {
-        matmul /= n;
-        other /= n;
-        comm /= n;
-        idle /= n;
+    double matmul = 0, other = 0, comm = 0, idle = 0;
+    c.stages = static_cast<int>(stages.size());
+    for (auto& [stage, s] : stages) {
+        s.idle /= s.n;
+        if (c.measured_stage >= 0 && s.idle >= idle) continue;
+        c.measured_stage = stage;
+        matmul = s.matmul / s.n;
+        other = s.other / s.n;
+        comm = s.comm / s.n;
+        idle = s.idle;
     }
     const auto& b = est.breakdown;
     const double step = c.measured_step_s;

@@ -265,7 +265,7 @@ private:
         if (key == "name") buf = &f_.name_buf;
         else if (key == "cat") buf = &f_.cat_buf;
         else if (key == "ph") buf = &f_.ph_buf;
-        const bool numeric = key == "ts" || key == "dur";
+        const bool numeric = key == "ts" || key == "dur" || key == "pid";
         if (!value(v, buf ? buf : &scratch_, 1, numeric)) return false;
         if (key == "ph") {
             if (v.kind == Scalar::Kind::string) f_.ph = v.text;
@@ -281,6 +281,8 @@ private:
         } else if (key == "dur") {
             f_.has_dur = v.kind == Scalar::Kind::number && std::isfinite(v.number);
             f_.dur = v.number;
+        } else if (key == "pid") {
+            f_.pid = to_int(v);
         }
         return true;
     }
@@ -358,6 +360,7 @@ void reset_event_fields(EventFields& out) {
     out.ts = out.dur = 0;
     out.stream = -1;
     out.correlation = -1;
+    out.pid = -1;
     out.control_chars = 0;
     out.dtype = out.pg_name = out.pg_desc = out.pg_ranks = {};
     out.in_nelems = out.out_nelems = out.group_size = -1;

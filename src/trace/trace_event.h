@@ -26,6 +26,7 @@ struct EventFields {
     bool has_stream = false;   // args.stream present
     int64_t stream = -1;       // -1 when absent or not an integer (HTA's rule)
     int64_t correlation = -1;  // args.correlation, -1 when absent
+    int64_t pid = -1;          // "pid" (Python's int() of it), -1 when absent or not an integer
     int control_chars = 0;     // raw control characters found inside strings
     // NCCL kernels: args "In msg nelems", "Out msg nelems", "Group size" (-1 when
     // absent or not a finite number) and "dtype".

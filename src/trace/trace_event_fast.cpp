@@ -255,6 +255,7 @@ private:
                     f_.dur = v;
                     return true;
                 }
+                if (is(key, len, "pid", 3)) return int_field(f_.pid);
                 break;
             case 4:
                 if (is(key, len, "name", 4)) return text(f_.name);

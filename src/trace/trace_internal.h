@@ -38,6 +38,9 @@ struct KeepState {
     std::size_t name_bytes = 0;
     std::unordered_map<LabelKey, uint32_t, LabelKeyHash> label_ids;
     std::unordered_map<int64_t, uint32_t> stream_ids;  // distinct stream values -> small index
+    std::unordered_map<int64_t, uint32_t> pid_ids;     // distinct pids of GPU events -> small index
+    int64_t last_pid = -1;                             // the last GPU event's pid and its index
+    uint32_t last_pid_index = 0;
     std::unordered_map<int64_t, uint32_t> odd_correlations;  // correlation keys from 2^31 on
     std::vector<CpuLaunch> cpu_launches;  // every CPU row with its correlation; reduced at the end
     std::set<std::string> step_names;

@@ -111,9 +111,20 @@ uint32_t label_of(const EventFields& f, EventKind kind, TraceData& out, KeepStat
     if (sit->second >= (1u << 20)) {
         throw InputError(out.source, "traceEvents", "more than 2^20 distinct streams (the reader's limit)");
     }
+    if (f.pid != st.last_pid || st.pid_ids.empty()) {  // a trace's GPU events mostly share one pid
+        const auto pit = st.pid_ids.try_emplace(f.pid, static_cast<uint32_t>(st.pid_ids.size())).first;
+        if (pit->second >= (1u << 19)) {
+            throw InputError(out.source, "traceEvents",
+                             "more than 2^19 distinct pids on GPU events (the reader's limit)");
+        }
+        st.last_pid = f.pid;
+        st.last_pid_index = pit->second;
+    }
+    // Bits: pid index 45..63, group 32..44 (kMaxProcessGroups = 2^12), stream index 8..27, kind, has_stream.
     const LabelKey key{(static_cast<uint64_t>(name) << 32) | coll,
-                       (static_cast<uint64_t>(group) << 32) | (static_cast<uint64_t>(sit->second) << 8) |
-                           (static_cast<uint64_t>(kind) << 1) | (f.has_stream ? 1u : 0u)};
+                       (static_cast<uint64_t>(st.last_pid_index) << 45) | (static_cast<uint64_t>(group) << 32) |
+                           (static_cast<uint64_t>(sit->second) << 8) | (static_cast<uint64_t>(kind) << 1) |
+                           (f.has_stream ? 1u : 0u)};
     const auto [it, inserted] = st.label_ids.try_emplace(key, static_cast<uint32_t>(out.labels.size()));
     if (inserted) {
         if (out.labels.size() >= kMaxTraceLabels) {
@@ -121,7 +132,7 @@ uint32_t label_of(const EventFields& f, EventKind kind, TraceData& out, KeepStat
                              "more than " + std::to_string(kMaxTraceLabels) +
                                  " distinct (name, stream, collective) labels (the reader's limit)");
         }
-        out.labels.push_back(GpuLabel{name, coll, f.stream, kind, f.has_stream, group});
+        out.labels.push_back(GpuLabel{name, coll, f.stream, kind, f.has_stream, group, f.pid});
     }
     return it->second;
 }
@@ -214,7 +225,7 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     if (step_mark) {
         if (st.step_names.size() < 100000) st.step_names.emplace(f.name);
         count_kept(out, st);
-        out.steps.push_back(StepMark{step, f.ts, dur, cpu_row});
+        out.steps.push_back(StepMark{step, f.ts, dur, cpu_row, f.pid});
     }
     if (cpu_row) {
         out.has_cpu_events = true;
@@ -264,12 +275,17 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
 namespace {
 
 // Identical steps kept once (by start, then number), then CPU steps in start
-// order must not overlap (trace.h).
+// order must not overlap (trace.h); with ranks_by_pid, each pid's apart.
 void check_steps(TraceData& out) {
     auto& v = out.steps;
-    std::stable_sort(v.begin(), v.end(), [](const StepMark& a, const StepMark& b) { return a.ts_us < b.ts_us; });
-    const auto same = [](const StepMark& a, const StepMark& b) {
-        return a.number == b.number && a.ts_us == b.ts_us && a.dur_us == b.dur_us && a.on_cpu == b.on_cpu;
+    const bool by_pid = out.ranks_by_pid;
+    const auto rank_of = [by_pid](const StepMark& m) { return by_pid ? m.pid : int64_t{0}; };
+    std::stable_sort(v.begin(), v.end(), [&](const StepMark& a, const StepMark& b) {
+        return rank_of(a) != rank_of(b) ? rank_of(a) < rank_of(b) : a.ts_us < b.ts_us;
+    });
+    const auto same = [&](const StepMark& a, const StepMark& b) {
+        return a.number == b.number && a.ts_us == b.ts_us && a.dur_us == b.dur_us && a.on_cpu == b.on_cpu &&
+               rank_of(a) == rank_of(b);
     };
     const std::size_t before = v.size();
     v.erase(std::unique(v.begin(), v.end(), same), v.end());
@@ -277,6 +293,7 @@ void check_steps(TraceData& out) {
     const StepMark* prev = nullptr;
     for (const StepMark& m : v) {
         if (!m.on_cpu) continue;
+        if (prev != nullptr && rank_of(*prev) != rank_of(m)) prev = nullptr;
         if (prev != nullptr && m.ts_us < prev->ts_us + prev->dur_us - kStepOverlapToleranceUs) {
             throw InputError(out.source, "traceEvents: ProfilerStep#" + std::to_string(m.number),
                              fmt::format("starts at {:.3f} us, {:.3f} us before ProfilerStep#{} (from {:.3f} us) "

@@ -262,7 +262,7 @@ private:
                 ++pos_;
                 events();
             } else if (key == "distributedInfo" || key == "displayTimeUnit" || key == "deviceProperties" ||
-                       key == "host_name") {
+                       key == "host_name" || key == "ranksByPid") {
                 auto [vs, ve] = cut(kMaxTraceMetadataBytes);
                 metadata(key, std::string_view(buf_.get() + vs, ve - vs));
             } else {
@@ -349,6 +349,9 @@ private:
             const auto n = j[0].find("name");
             if (n != j[0].end() && n->is_string()) out_.device_name = n->get<std::string>();
             out_.gpus_per_node = static_cast<int>(std::min<std::size_t>(j.size(), 1024));
+        } else if (key == "ranksByPid") {
+            if (j.is_boolean()) out_.ranks_by_pid = j.get<bool>();
+            else warn("metadata: \"ranksByPid\" is not true or false; ignored");
         } else if (key == "host_name" && j.is_string()) {
             out_.host = j.get<std::string>().substr(0, 256);
         }

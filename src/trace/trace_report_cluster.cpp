@@ -157,6 +157,9 @@ void job_table(std::string& out, const JobComparison& cmp) {
     out += fmt::format("  {:<46} {:>11.1f}% {:>11.1f}%\n", "MFU", 100 * cmp.measured_mfu, 100 * cmp.predicted_mfu);
     for (const auto& w : cmp.walls)
         out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", w.wall + " (s)", w.measured_s, w.predicted_s);
+    if (cmp.stages > 1)
+        out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
+                           cmp.measured_stage, cmp.stages);
     for (const auto& w : cmp.warnings) out += "  warning: " + printable(w) + "\n";
 }
 

@@ -152,6 +152,7 @@ std::string report_json(const TraceReport& t) {
         j["job"] = {{"measured_step_s", cmp.measured_step_s}, {"predicted_step_s", cmp.predicted_step_s},
                     {"measured_mfu", cmp.measured_mfu},       {"predicted_mfu", cmp.predicted_mfu},
                     {"step_source", cmp.step_source},         {"walls", walls},
+                    {"pipeline_stages", cmp.stages},          {"measured_stage", cmp.measured_stage},
                     {"warnings", cmp.warnings}};
     }
     // Kernel names are the trace's bytes: invalid UTF-8 becomes U+FFFD, not an error.
