@@ -26,6 +26,7 @@
 
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
+#include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
 #include "lostflops/spec.h"
 
@@ -41,6 +42,11 @@ struct PlanFix {
     std::optional<Recompute> recompute;
     std::optional<int> recompute_layers;  // with recompute full; -1: every layer
     std::optional<bool> sequence_parallel, tp_comm_overlap, overlap_grad_reduce;
+    // Only plans this stack can launch (lostflops/framework_rules.h): a
+    // layout that breaks one of its rules is pruned for divisibility, a ZeRO
+    // stage it lacks is not enumerated. plan_fix_from sets the job's own
+    // (training.framework); unset: every plan the checks of spec/validate.cpp pass.
+    std::optional<LaunchStack> launch;
 };
 
 enum class RankBy { throughput, time_to_train, cost, memory };
@@ -218,6 +224,9 @@ PlanFix plan_fix_all(const Job& job);
 void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& source);
 // Whether `score` agrees with every setting of `fix`.
 bool plan_matches(const PlanFix& fix, const PlanScore& score);
+// Throws InputError when a fixed pipeline schedule or ZeRO stage breaks a rule
+// of fix.launch's framework for every plan (search_plans calls it).
+void check_fix_launchable(const Job& job, const PlanFix& fix);
 // "tp 8, cp 1, pp 16 (vpp 1), dp 128, mbs 1, zero 1, recompute selective, sp, tp-overlap, dp-overlap"
 std::string plan_words(const PlanScore& score);
 

@@ -11,6 +11,7 @@
 #include "cli/error_report.h"
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
+#include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
 #include "lostflops/timeline_trace.h"
@@ -43,6 +44,10 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
     cmd->callback([opts, schedule, advice, timeline_out, &exit_code] {
         check_output_not_input(*timeline_out, "--timeline-out", {opts->job_path, opts->calibration_path});
         const Job job = load_job_for(*opts);
+        // --strict: a plan its framework cannot launch is an error (else a warning below).
+        if (g_strict)
+            for (const RuleBreak& b : rule_breaks(job))
+                throw InputError(job.source, b.rule->key, rule_break_text(b) + " (--strict)");
         const Calibration cal = load_calibration_for(opts->calibration_path);
         const Estimate e = estimate(job, cal, *schedule);
         if (!timeline_out->empty()) {

@@ -1,7 +1,7 @@
 // `lostflops export {megatron,torchtitan} [JOB] [--set k=v]... [--best]`: the
 // launch settings of a job's plan in the framework's words, or with --best of
 // the best plan `lostflops search` finds for the job (ranked by throughput)
-// among the ZeRO stages the framework has.
+// among the plans the framework can launch (lostflops/framework_rules.h).
 // What the framework cannot say goes to standard error.
 #include <cstdio>
 #include <optional>
@@ -23,46 +23,40 @@ struct ExportArgs {
     bool best = false;
 };
 
-// --best: the search's best plan among the ZeRO stages the framework has
-// (Megatron 0, 1, 3; torchtitan 0, 3), one search per stage unless the job
-// fixes it; the best of those by the search's own order.
-Job job_to_export(const ExportArgs& a, const std::vector<int>& zero_stages) {
+// --best: the search's best plan among those the target framework can launch
+// (lostflops/framework_rules.h: its schedules, ZeRO stages, stage splits,
+// head and expert splits), by the search's own order. `megatron` launches in
+// the job's Megatron stack (legacy or Megatron-Core), `torchtitan` in torchtitan.
+Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target) {
     if (!a.best) return check_model_keys(a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides));
     const SearchJob sj = a.job_path.empty() ? default_search_job(a.overrides) : load_search_job(a.job_path, a.overrides);
     check_model_keys(sj.job);
     const Calibration cal = load_calibration_for(a.calibration_path);
     SearchOptions o;
     o.fix = plan_fix_from(sj);
+    if (target) o.fix.launch = *target;
     o.sort_top = 1;
     o.keep_best = 1;
     o.shape_ranks = 0;
-    std::vector<int> stages = zero_stages;
-    if (o.fix.zero) stages = {*o.fix.zero};
-    std::optional<Job> best;
-    std::optional<RankedPlan> best_rank;
-    for (int z : stages) {
-        o.fix.zero = z;
-        const SearchResult r = search_plans(sj.job, cal, o);
-        if (r.ranked.empty() || (best_rank && !ranks_before(r.ranked.front(), *best_rank, o.by))) continue;
-        best_rank = r.ranked.front();
-        best = job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
-    }
-    if (!best)
+    const SearchResult r = search_plans(sj.job, cal, o);
+    if (r.ranked.empty())
         throw InputError(a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path, "parallel",
-                         "no plan fits in GPU memory (lostflops search says why)");
-    return *best;
+                         std::string("no plan that ") + to_string(*o.fix.launch) +
+                             " can launch fits in GPU memory (lostflops search says why)");
+    return job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
 }
 
+// target: the stack --best searches for; none: the job's own (training.framework).
 void add_export_kind(CLI::App* parent, const char* kind, const char* what, ExportResult (*run)(const Job&),
-                     std::vector<int> zero_stages) {
+                     std::optional<LaunchStack> target) {
     auto a = std::make_shared<ExportArgs>();
     auto* cmd = parent->add_subcommand(kind, what);
     cmd->add_option("job", a->job_path, "job file (- for standard input); the built-in default job when absent");
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
     cmd->add_option("--calibration", a->calibration_path, "calibration profile for --best (default: built in)");
-    cmd->callback([a, run, zero_stages] {
-        const ExportResult r = run(job_to_export(*a, zero_stages));
+    cmd->callback([a, run, target] {
+        const ExportResult r = run(job_to_export(*a, target));
         for (const auto& n : r.notes)
             std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), n.setting.c_str(), n.message.c_str());
         std::fwrite(r.text.data(), 1, r.text.size(), stdout);
@@ -76,8 +70,8 @@ void add_export_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("export", "a job's plan as another framework's launch settings");
     cmd->require_subcommand(1);
     add_export_kind(cmd, "megatron", "Megatron-LM / Megatron-Core launch command (torchrun, one flag per line)",
-                    export_megatron, {0, 1, 3});
-    add_export_kind(cmd, "torchtitan", "torchtitan job config (TOML)", export_torchtitan, {0, 3});
+                    export_megatron, std::nullopt);
+    add_export_kind(cmd, "torchtitan", "torchtitan job config (TOML)", export_torchtitan, LaunchStack::torchtitan);
 }
 
 }  // namespace lostflops::cli

@@ -37,7 +37,8 @@ CLI::Option* add_format_option(CLI::App* cmd, Format& format);
 Format requested_format(const CLI::App& app);
 Job load_job_for(const JobOptions& opts);
 // --strict (a global flag, main.cpp): a model key that changes the cost but is
-// not modelled is an error instead of a warning.
+// not modelled is an error instead of a warning; so is, for estimate, a plan
+// that breaks a rule of its framework (lostflops/framework_rules.h).
 extern bool g_strict;
 // Warns "lostflops: warning: not modelled: KEY (why)" on standard error for
 // each such key of the job's model (once per key and run), or throws

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
                          "print the version and the build's git revision and exit");
     app.footer(lostflops::cli::exit_codes_help());
     app.add_flag("--strict", lostflops::cli::g_strict,
-                 "a model key that changes the cost but is not modelled (a warning otherwise) is an error");
+                 "a model key that changes the cost but is not modelled, and for estimate a plan its framework "
+                 "cannot launch (lostflops/framework_rules.h), are errors (warnings otherwise)");
     int exit_code = 0;
     lostflops::cli::add_estimate_command(app, exit_code);
     lostflops::cli::add_validate_command(app, exit_code);

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "interop/job_draft.h"
+#include "interop/launch_rules.h"
 #include "interop/megatron_export_model.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
@@ -73,9 +74,7 @@ ExportResult export_megatron(const Job& job) {
     if (t.framework == Framework::fsdp || t.framework == Framework::deepspeed)
         throw InputError(job.source, "training.framework",
                          std::string(to_string(t.framework)) + " is not a Megatron stack (lostflops export torchtitan for FSDP)");
-    if (p.zero == 2)
-        throw InputError(job.source, "parallel.zero",
-                         "Megatron has no ZeRO-2 (--use-distributed-optimizer is ZeRO-1, --use-torch-fsdp2 is ZeRO-3)");
+    interop::check_launch_rules(job, launch_stack(t.framework));
     Lines l;
     interop::megatron_model_flags(m, l.flags, out.notes);
     l.add("--seq-length", t.seq_length);
@@ -150,8 +149,14 @@ ExportResult export_megatron(const Job& job) {
             l.add("--recompute-num-layers", 1);
         }
     }
+    // ZeRO-2, and ZeRO-3 with pp or ep (--use-torch-fsdp2 asserts pp 1 and ep 1,
+    // arguments.py validate_args): Megatron-FSDP, sharding optim_grads /
+    // optim_grads_params (its default).
+    const bool megatron_fsdp = p.zero == 2 || (p.zero == 3 && (p.pp > 1 || p.ep > 1));
     if (p.zero == 1) l.add("--use-distributed-optimizer");
-    if (p.zero == 3) l.add("--use-torch-fsdp2");
+    if (megatron_fsdp) l.add("--use-megatron-fsdp");
+    if (p.zero == 2) l.add("--data-parallel-sharding-strategy", "optim_grads");
+    if (p.zero == 3 && !megatron_fsdp) l.add("--use-torch-fsdp2");
     if (p.overlap_grad_reduce) l.add("--overlap-grad-reduce");
     if (p.tp_comm_overlap) l.add("--tp-comm-overlap");
     if (!p.grad_fp32) {

@@ -4,9 +4,11 @@
 // degrees, [activation_checkpoint]), with the data-parallel shard degree
 // written out (not -1) so that the GPU count travels with the file.
 #include "interop/job_draft.h"
+#include "interop/launch_rules.h"
 #include "interop/torchtitan_flavors.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
+#include "lostflops/pipeline_schedules.h"
 
 namespace lostflops {
 
@@ -18,9 +20,7 @@ ExportResult export_torchtitan(const Job& job) {
     if (!flavor)
         throw InputError(job.source, "model",
                          "not one of torchtitan's model flavours (" + interop::known_flavors() + ")");
-    if (p.zero == 1 || p.zero == 2)
-        throw InputError(job.source, "parallel.zero",
-                         "torchtitan has no ZeRO-" + std::to_string(p.zero) + " (FSDP2 is ZeRO-3, replication is ZeRO-0)");
+    interop::check_launch_rules(job, LaunchStack::torchtitan);
     if (t.framework != Framework::fsdp)
         out.notes.push_back({NoteKind::not_modelled, "training.framework",
                              std::string(to_string(t.framework)) + ": torchtitan runs FSDP2 on an eager model"});
@@ -63,12 +63,20 @@ ExportResult export_torchtitan(const Job& job) {
     line("enable_async_tensor_parallel", p.tp_comm_overlap ? "true" : "false");
     line("pipeline_parallel_degree", std::to_string(p.pp));
     if (p.pp > 1) {
-        line("pipeline_parallel_schedule", q(p.vpp > 1 ? "Interleaved1F1B" : "1F1B"));
+        const PipelineSchedule sched = effective_schedule(p);
+        line("pipeline_parallel_schedule", q(sched == PipelineSchedule::dualpipev    ? "DualPipeV"
+                                             : sched == PipelineSchedule::interleaved ? "Interleaved1F1B"
+                                                                                      : "1F1B"));
         line("pipeline_parallel_microbatch_size", std::to_string(t.micro_batch));
+        // The embedding and the output not counted as layers (torchtitan's
+        // default counts each as one): an even split stays even.
+        line("pipeline_parallel_first_stage_less_layers", "0");
+        line("pipeline_parallel_last_stage_less_layers", "0");
         if (p.vpp > 1) {
-            if (job.model.layers % (p.pp * p.vpp) != 0)
-                throw InputError(job.source, "parallel.vpp", "torchtitan needs equal stages: pp x vpp must divide the layers");
-            line("pipeline_parallel_layers_per_stage", std::to_string(layers_per_stage));
+            // ceil(layers / stages) per stage: torchtitan makes pp x vpp
+            // stages of them (the rule titan_stages of lostflops/framework_rules.h).
+            const int stages = p.pp * p.vpp;
+            line("pipeline_parallel_layers_per_stage", std::to_string((job.model.layers + stages - 1) / stages));
         }
     } else if (p.vpp > 1) {
         out.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "vpp without pp"});

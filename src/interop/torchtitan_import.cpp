@@ -251,28 +251,45 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
         c.text({"parallelism.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule"}, "1F1B");
     int64_t vpp = 1;
     const bool multi_stage = schedule == "Interleaved1F1B" || schedule == "LoopedBFS" ||
-                             schedule == "InterleavedZeroBubble" || schedule == "ZBVZeroBubble";
+                             schedule == "InterleavedZeroBubble" || schedule == "ZBVZeroBubble" ||
+                             schedule == "DualPipeV";
     const int64_t layers_per_stage = c.integer({"parallelism.pipeline_parallel_layers_per_stage"}, 0, 0);
+    // torchtitan counts the embedding and the output as this many layers
+    // each (default 1) when it cuts stages (pipeline_parallel.py
+    // _get_pipeline_metadata): ceil((layers + first + last) / layers_per_stage) stages.
+    const int64_t first_less = c.integer({"parallelism.pipeline_parallel_first_stage_less_layers"}, 1, 0);
+    const int64_t last_less = c.integer({"parallelism.pipeline_parallel_last_stage_less_layers"}, 1, 0);
     if (pp > 1 && multi_stage) {
         if (layers_per_stage > 0) {
-            if (layers % (pp * layers_per_stage) != 0)
+            const int64_t stages = (layers + first_less + last_less + layers_per_stage - 1) / layers_per_stage;
+            if (stages % pp != 0)
                 throw InputError(source, "parallelism.pipeline_parallel_layers_per_stage",
-                                 "pp " + std::to_string(pp) + " x " + std::to_string(layers_per_stage) +
-                                     " does not divide the " + std::to_string(layers) + " layers");
-            vpp = layers / (pp * layers_per_stage);
+                                 std::to_string(stages) + " stages of " + std::to_string(layers_per_stage) +
+                                     " layers (" + std::to_string(layers) + " layers, the embedding and output " +
+                                     "counted as " + std::to_string(first_less) + " and " +
+                                     std::to_string(last_less) + ") are not divisible by pp " + std::to_string(pp));
+            vpp = stages / pp;
+            if (first_less + last_less > 0 || layers % stages != 0)
+                notes.push_back({NoteKind::assumed, "parallelism.pipeline_parallel_layers_per_stage",
+                                 std::to_string(layers) + " layers on " + std::to_string(stages) +
+                                     " stages: costed with lostflops' default split (fewer layers on the end "
+                                     "stages), not torchtitan's exact one"});
         } else {
             vpp = 2;
             notes.push_back({NoteKind::assumed, "parallelism.pipeline_parallel_schedule",
                              schedule + " without pipeline_parallel_layers_per_stage: 2 stages per rank (torchtitan's default)"});
         }
     }
-    if (pp > 1 && schedule != "1F1B" && schedule != "Interleaved1F1B")
+    if (pp > 1 && schedule == "DualPipeV") add(d.parallel, "pipeline_schedule", "dualpipev");
+    if (pp > 1 && schedule != "1F1B" && schedule != "Interleaved1F1B" && schedule != "DualPipeV")
         notes.push_back({NoteKind::not_modelled, "parallelism.pipeline_parallel_schedule",
                          schedule + ": costed as " + (multi_stage ? "interleaved 1F1B" : "1F1B")});
     add(d.parallel, "vpp", std::to_string(vpp));
     add(d.parallel, "cp", std::to_string(cp));
     add(d.parallel, "ep", std::to_string(ep));
-    add(d.parallel, "zero", shard > 1 ? "3" : "0", shard > 1 ? "FSDP2 full shard over the shard degree" : "DDP replicas");
+    // FSDP2 runs when dp_shard > 1 or cp > 1 (parallel_dims.py fsdp_enabled), over dp_shard x cp.
+    add(d.parallel, "zero", shard > 1 || cp > 1 ? "3" : "0",
+        shard > 1 ? "FSDP2 full shard over the shard degree" : cp > 1 ? "FSDP2 full shard over cp" : "DDP replicas");
     if (shard > 1 && replicate > 1)
         notes.push_back({NoteKind::not_modelled, "parallelism.data_parallel_replicate_degree",
                          "HSDP: costed as ZeRO-3 over all " + std::to_string(dp) + " data-parallel ranks"});

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "lostflops/framework_rules.h"
 #include "lostflops/report.h"
 #include "lostflops/run_cost.h"
 #include "lostflops/run_report.h"
@@ -78,6 +79,8 @@ ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibratio
                              std::optional<AdviceSearch> advice) {
     ReportExtras extras;
     extras.warnings = job_warnings(job);
+    // The framework's launch rules (lostflops/framework_rules.h).
+    for (const RuleBreak& b : rule_breaks(job)) extras.warnings.push_back({b.rule->key, rule_break_text(b)});
     if (!e.memory.fits && advice) extras.advice = fit_advice(job, cal, *advice);
     if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
     extras.interval = prediction_interval(job, e, cal);

@@ -13,7 +13,9 @@
 //     Megatron-Core allows more); the dispatcher is the fixed one, else
 //     alltoall here and the search picks the fastest for each layout
 //     (search/dispatcher_choice.h: it changes only the dispatch time);
-//   micro-batches x pp x vpp <= 5e7 (what the schedules handle).
+//   micro-batches x pp x vpp <= 5e7 (what the schedules handle);
+//   with LayoutFix::launch, the layout rules of that framework
+//     (lostflops/framework_rules.h; launchable() below).
 #include "search/enumerate.h"
 
 #include "spec/validate.h"
@@ -41,6 +43,16 @@ void for_divisors(int64_t n, F&& f) {
 bool tp_fits_model(const Model& m, int64_t tp) { return !tp_issue(m, tp); }
 
 bool free_or(int64_t fixed, int64_t value) { return fixed == 0 || fixed == value; }
+
+// The framework's rules that do not depend on zero (those are knob_set's).
+bool launchable(const Job& job, const Layout& l, int launch) {
+    if (launch < 0) return true;
+    LaunchPlan p = launch_plan(job.plan);
+    p.tp = l.tp, p.cp = l.cp, p.pp = l.pp, p.dp = l.dp, p.vpp = l.vpp, p.ep = l.ep, p.etp = l.etp;
+    if (job.plan.schedule == PipelineSchedule::one_f_one_b || job.plan.schedule == PipelineSchedule::interleaved)
+        p.schedule = l.vpp > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+    return !first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false);
+}
 
 }  // namespace
 
@@ -142,7 +154,8 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
                 l.ep = e.ep;
                 l.etp = e.etp;
                 const int64_t stage = static_cast<int64_t>(s.tp) * s.cp * s.dp;
-                if (!m.is_moe() || (stage % (static_cast<int64_t>(e.etp) * e.ep) == 0 && expert_width_gcd % e.etp == 0)) {
+                if ((!m.is_moe() || (stage % (static_cast<int64_t>(e.etp) * e.ep) == 0 && expert_width_gcd % e.etp == 0)) &&
+                    launchable(job, l, fix.launch)) {
                     ++counts.candidates;
                     ++counts.valid;
                     visit(l);

@@ -28,6 +28,9 @@ struct LayoutFix {
     int64_t micro_batch = 0;
     int etp = 0;
     int dispatcher = -1;  // a MoeDispatcher; -1: free
+    // A LaunchStack whose layout rules (lostflops/framework_rules.h, those
+    // that do not depend on zero) a layout must meet; -1: none.
+    int launch = -1;
 };
 
 struct LayoutCounts {

@@ -37,22 +37,41 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
     const Framework fw = job.training.framework;
     const bool replicas = static_cast<int64_t>(p.dp) * p.cp > 1;
     KnobSet k;
+    // The ZeRO stages the framework launches on this layout (fix.launch).
+    const auto launchable = [&](int z) {
+        if (!fix.launch) return true;
+        LaunchPlan lp = launch_plan(p);
+        lp.zero = z;
+        lp.recompute_layers = -1;  // the depths: below
+        return !first_rule_break(job.model, lp, *fix.launch);
+    };
     if (fix.zero) {
-        k.zero[k.zeros++] = *fix.zero;
+        if (launchable(*fix.zero)) k.zero[k.zeros++] = *fix.zero;
     } else {
-        for (int z = 0; z <= (replicas ? 3 : 0); ++z) k.zero[k.zeros++] = z;
+        for (int z = 0; z <= (replicas ? 3 : 0); ++z)
+            if (launchable(z)) k.zero[k.zeros++] = z;
     }
+    // Full recompute of some layers per stage, if the framework has it.
+    const bool partial_launchable = [&] {
+        if (!fix.launch) return true;
+        LaunchPlan lp = launch_plan(p);
+        lp.recompute_layers = 1;
+        for (const RuleBreak& b : rule_breaks(job.model, lp, *fix.launch))
+            if (b.rule->check == RuleCheck::titan_recompute) return false;
+        return true;
+    }();
     // Layers of the largest virtual stage (spec/validate.cpp's bound on recompute_layers).
     const int per_stage = max_stage_layers(job);
     if (fix.recompute) {
         k.rc_first = recompute_index(*fix.recompute, fix.recompute_layers.value_or(-1));
         k.rc_end = k.rc_first + 1;
         k.fixed_recompute_too_deep = fix.recompute_layers.value_or(-1) > per_stage;
+        if (!partial_launchable && k.rc_first > 2) k.rc_end = k.rc_first;  // no plan
     } else {
         k.rc_first = 0;
         k.rc_end = 3;  // none, selective, full
         k.max_depth = std::max(0, per_stage - 1);  // partial 1 .. per_stage-1
-        k.depths = std::min(kPartialDepths, k.max_depth);
+        k.depths = partial_launchable ? std::min(kPartialDepths, k.max_depth) : 0;
     }
     const bool sp_possible = p.tp > 1 && (job.training.seq_length / p.cp) % p.tp == 0;
     const bool overlap_possible = fw == Framework::megatron_core;

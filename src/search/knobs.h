@@ -3,13 +3,16 @@
 //
 // For each layout:
 //   zero                0..3 when weights have replicas (dp*cp > 1), else 0;
+//                       with PlanFix::launch, those the framework launches
+//                       on the layout (lostflops/framework_rules.h);
 //   recompute           none, selective, full, and full on the first k layers
 //                       of each virtual stage (Megatron-LM --recompute-method
 //                       block --recompute-num-layers k) for kPartialDepths
 //                       consecutive k from the fewest that fit in memory
 //                       (for each zero and sequence-parallel setting; all
 //                       k = 1 .. (layers per virtual stage) - 1 when there
-//                       are no more): a plan's memory falls and its time
+//                       are no more; none where the framework has no
+//                       partial recompute, PlanFix::launch): a plan's memory falls and its time
 //                       grows with k, so the deeper ones rank after these
 //                       and the search's first kPartialDepths plans are those
 //                       of every k (search/evaluate_layout.cpp). Index 0

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/error.h"
+#include "lostflops/framework_rules.h"
 #include "lostflops/search.h"
 
 namespace lostflops {
@@ -97,6 +98,7 @@ PlanFix plan_fix_from(const SearchJob& sj) {
         // grad_fp32 and the zero_* engine keys are not searched: kept as given.
     }
     if (f.recompute && *f.recompute == Recompute::full && !f.recompute_layers) f.recompute_layers = -1;
+    f.launch = launch_stack(sj.job.training.framework);
     return f;
 }
 
@@ -138,6 +140,23 @@ void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& sour
         set_key(fix, key, value, source);
     }
     if (fix.recompute && *fix.recompute == Recompute::full && !fix.recompute_layers) fix.recompute_layers = -1;
+}
+
+void check_fix_launchable(const Job& job, const PlanFix& f) {
+    if (!f.launch) return;
+    // The setting fixed alone, the others at their neutral values (the
+    // schedule with a pipeline): a rule broken here is broken by every plan
+    // (lostflops/framework_rules.h).
+    LaunchPlan sched, zero;
+    sched.pp = 2;
+    sched.schedule = job.plan.schedule == PipelineSchedule::interleaved ? PipelineSchedule::one_f_one_b : job.plan.schedule;
+    zero.zero = f.zero.value_or(0);
+    const auto refuse = [&](const LaunchPlan& lp, const std::string& key) {
+        for (const RuleBreak& b : rule_breaks(job.model, lp, *f.launch))
+            if (b.rule->key == key) throw InputError(job.source, key, rule_break_text(b) + "; no plan with it can be launched");
+    };
+    if (job.plan.schedule_given) refuse(sched, "parallel.pipeline_schedule");
+    if (f.zero) refuse(zero, "parallel.zero");
 }
 
 bool plan_matches(const PlanFix& f, const PlanScore& s) {

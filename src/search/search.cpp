@@ -54,6 +54,7 @@ search::LayoutFix layout_fix(const PlanFix& f) {
     l.etp = f.etp.value_or(0);
     l.dispatcher = f.moe_dispatcher ? static_cast<int>(*f.moe_dispatcher) : -1;
     l.micro_batch = f.micro_batch.value_or(0);
+    if (f.launch) l.launch = static_cast<int>(*f.launch);
     return l;
 }
 
@@ -132,6 +133,7 @@ std::vector<RankedPlan> other_shapes(const SearchResult& r, const std::vector<Ra
 
 SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
+    check_fix_launchable(job, options.fix);
     const size_t keep = options.keep_best;
     SearchResult result;
     const unsigned cores = options.threads > 0 ? static_cast<unsigned>(options.threads) : std::thread::hardware_concurrency();

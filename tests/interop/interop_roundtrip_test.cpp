@@ -46,20 +46,34 @@ TEST(InteropRoundTrip, PlansBeyondThePublishedOnesComeBack) {
         const Job job = load_job(run_path(name), v);
         expect_same_job(round_trip(job, name, false), job, name + " " + v.front());
     }
-    // torchtitan: every-k-th block checkpointing, pipeline with interleaving, async TP.
+    // ZeRO-2 and ZeRO-3 with a pipeline: Megatron-FSDP.
+    for (const char* zero : {"parallel.zero=2", "parallel.zero=3"}) {
+        const Job job = load_job(run_path(name), {zero, "parallel.overlap_grad_reduce=true", "training.framework=megatron-core"});
+        expect_same_job(round_trip(job, name, false), job, name + " " + zero);
+    }
+    // torchtitan: pipeline with interleaving, async TP.
     const Job tt = load_job(run_path("torchtitan24-a100-llama3-70b-full"),
                             {"parallel.pp=4", "parallel.vpp=2", "parallel.tp=2", "parallel.sequence_parallel=true",
-                             "parallel.tp_comm_overlap=true", "parallel.recompute_layers=5"});
+                             "parallel.tp_comm_overlap=true"});
     expect_same_job(round_trip(tt, "torchtitan24-a100-llama3-70b-full", true), tt, "torchtitan variant");
 }
 
 TEST(InteropRoundTrip, ExportRefusesWhatTheFrameworkCannotRun) {
-    const Job zero2 = load_job(run_path("megatron24-h100-gpt-70b"), {"parallel.zero=2"});
+    // The framework rules (lostflops/framework_rules.h): legacy Megatron-LM has no ZeRO-2,
+    // torchtitan no full recompute of some layers only.
+    const Job zero2 = load_job(run_path("megatron24-h100-gpt-70b"), {"parallel.zero=2", "training.framework=megatron-lm"});
     try {
         export_megatron(zero2);
-        FAIL() << "ZeRO-2 exported";
+        FAIL() << "ZeRO-2 exported for legacy Megatron-LM";
     } catch (const InputError& e) {
         EXPECT_EQ(e.key(), "parallel.zero");
+        EXPECT_NE(std::string(e.what()).find("cannot launch in megatron-lm"), std::string::npos) << e.what();
+    }
+    try {
+        export_torchtitan(load_job(run_path("torchtitan24-a100-llama3-70b-full"), {"parallel.recompute_layers=5"}));
+        FAIL() << "partial recompute exported for torchtitan";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.key(), "parallel.recompute_layers");
     }
     try {
         export_torchtitan(load_job(run_path("megatron24-h100-gpt-70b")));

@@ -1,0 +1,97 @@
+// `export --best` yields what its framework launches: for every job of
+// data/published/ (runs/ and modern/runs/) and ../shared/reference/modern/
+// (skipped, saying so, when absent), the search's best plan under the job's
+// own framework breaks none of that framework's rules
+// (lostflops/framework_rules.h), exports (Megatron stacks through `export
+// megatron`, FSDP through `export torchtitan`), and imports back to an equal
+// job: every setting of the plan, training and cluster the estimate reads,
+// and each virtual stage's layers. The layer kinds themselves are not
+// compared: Nemotron-4's plain ReLU, Qwen3's QK norm (a model_type family
+// trait, --qk-layernorm is read as not modelled) and a DeepSeek-V3 kind do not
+// survive export megatron -> import megatron yet.
+#include <filesystem>
+
+#include "interop/interop_util.h"
+#include "lostflops/framework_rules.h"
+#include "lostflops/interop.h"
+#include "lostflops/job.h"
+#include "lostflops/pipeline_schedules.h"
+#include "lostflops/search.h"
+#include "spec/stage_layout.h"
+
+namespace lostflops::test {
+namespace {
+
+std::vector<std::string> run_files(const std::string& dir) {
+    std::vector<std::string> out;
+    if (!std::filesystem::is_directory(dir)) return out;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".json") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// The best plan of the search under the job's framework's rules.
+std::optional<Job> best_plan(const std::string& path) {
+    const SearchJob sj = load_search_job(path, {}, SearchJobPlan::ignore);
+    SearchOptions o;
+    o.fix = plan_fix_from(sj);
+    o.sort_top = 1;
+    o.keep_best = 1;
+    o.shape_ranks = 0;
+    const SearchResult r = search_plans(sj.job, default_calibration(), o);
+    if (r.ranked.empty()) return std::nullopt;
+    return job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
+}
+
+void check_one(const std::string& path) {
+    SCOPED_TRACE(path);
+#ifdef LOSTFLOPS_SANITIZED
+    // A whole search of a thousand-GPU MoE job takes a minute in the plain
+    // build; under the sanitizers only the jobs of at most 256 GPUs.
+    if (nlohmann::json::parse(slurp(path)).at("cluster").value("num_gpus", 0) > 256) return;
+#endif
+    const std::optional<Job> best = best_plan(path);
+    ASSERT_TRUE(best) << "no plan fits";
+    const LaunchStack stack = launch_stack(best->training.framework);
+    for (const RuleBreak& b : rule_breaks(*best)) ADD_FAILURE() << rule_break_text(b);
+    if (stack == LaunchStack::deepspeed) return;  // no DeepSpeed exporter (none of these runs is one)
+    const bool titan = stack == LaunchStack::torchtitan;
+    const ExportResult e = titan ? export_torchtitan(*best) : export_megatron(*best);
+    const ImportResult r = titan ? import_torchtitan(e.text, path + " (exported)") : import_megatron(e.text, path + " (exported)");
+    const auto cluster = nlohmann::json::parse(slurp(path)).at("cluster");
+    const Job back = parse_job(r.job_yaml, path + " (round trip)", {"cluster=" + cluster.dump()});
+    // The layer kinds are export megatron's model round trip (interop_roundtrip_test.cpp);
+    // three modern models do not come back yet (see below), which is no plan matter.
+    expect_same_job(back, *best, path, false);
+    EXPECT_EQ(back.model.kinds().size(), best->model.kinds().size());
+    const ParallelPlan &p = back.plan, &q = best->plan;
+    EXPECT_EQ(effective_schedule(p), effective_schedule(q));
+    if (best->model.is_moe()) {
+        EXPECT_EQ(p.expert_tp(), q.expert_tp());
+        EXPECT_EQ(p.moe_dispatcher, q.moe_dispatcher);
+    }
+    for (int rank = 0; rank < q.pp; ++rank)
+        for (int chunk = 0; chunk < q.vpp; ++chunk)
+            EXPECT_EQ(layers_on(back, rank, chunk), layers_on(*best, rank, chunk)) << rank << "/" << chunk;
+}
+
+TEST(LaunchBest, PublishedRunsBestPlansExportAndComeBack) {
+    int n = 0;
+    for (const char* dir : {"data/published/runs", "data/published/modern/runs"})
+        for (const std::string& path : run_files(source_path(dir))) {
+            check_one(path);
+            ++n;
+        }
+    EXPECT_GE(n, 29);
+}
+
+TEST(LaunchBest, SharedModernRunsBestPlansExportAndComeBack) {
+    const std::string dir = source_path("../shared/reference/modern/runs");
+    const auto files = run_files(dir);
+    if (files.empty()) GTEST_SKIP() << dir << " is not here (../shared)";
+    for (const std::string& path : files) check_one(path);
+}
+
+}  // namespace
+}  // namespace lostflops::test
