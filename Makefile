@@ -41,7 +41,7 @@ fuzz:
 	JOBS=$(JOBS) ./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 fuzz-ci:
-	JOBS=$(JOBS) ./scripts/fuzz.sh 30
+	FUZZ_SEED=1 JOBS=$(JOBS) ./scripts/fuzz.sh 30
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -5,6 +5,11 @@
 # sanitizer report, a leak, a timeout of one input (-timeout) or more memory
 # than -rss_limit_mb fails the run: the input is left in build-fuzz/findings/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_toml
+# FUZZ_SEED=N makes a run repeatable: libFuzzer's -seed=N from an empty
+# scratch corpus (build-fuzz/corpus-seedN/, wiped first), so the inputs tried
+# are those of any other run with that seed, up to the shorter run's length.
+# CI uses it (make fuzz-ci: seed 1, 30 s): a CI finding is reproducible here,
+# and a longer clean run here with the same seed covers what CI will try.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -39,15 +44,21 @@ targets=("$@")
 mkdir -p build-fuzz/findings
 for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t
+  seed=()
+  if [ -n "${FUZZ_SEED:-}" ]; then
+    corpus=build-fuzz/corpus-seed$FUZZ_SEED/$t
+    rm -rf "$corpus"
+    seed=(-seed="$FUZZ_SEED")
+  fi
   mkdir -p "$corpus"
   dirs=()
   for d in $(seeds "$t"); do [ -d "$d" ] && dirs+=("$d"); done
-  echo "== $t: ${seconds} s (seeds: ${dirs[*]:-none})"
+  echo "== $t: ${seconds} s${FUZZ_SEED:+, -seed=$FUZZ_SEED} (seeds: ${dirs[*]:-none})"
   # -rss_limit_mb: the readers' bound is 256 MB on the real executable; the
   # sanitizers' shadow memory and libFuzzer's corpus need more.
   log=build-fuzz/$t.log
   status=0
-  "build-fuzz/fuzz/$t" "$corpus" "${dirs[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 \
+  "build-fuzz/fuzz/$t" "$corpus" "${dirs[@]}" -max_total_time="$seconds" "${seed[@]}" -rss_limit_mb=2048 -timeout=30 \
     -max_len=1048576 -print_final_stats=1 -artifact_prefix="build-fuzz/findings/$t-" >"$log" 2>&1 || status=$?
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb|ERROR|SUMMARY|fuzz invariant|Test unit written" "$log" || true
   if [ "$status" -ne 0 ]; then

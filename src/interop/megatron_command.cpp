@@ -27,13 +27,23 @@ ShellField ci_value(const YAML::Node& v, const std::string& key) {
     return {s, "", v.Mark().line + 1};
 }
 
+MegatronCommand ci_words(const YAML::Node& root, const std::string& source, std::vector<ImportNote>& notes);
+
 MegatronCommand ci_command(const std::string& text, const std::string& source, std::vector<ImportNote>& notes) {
-    YAML::Node root;
+    // yaml-cpp throws on a subscript of a scalar or an iteration of a node it
+    // cannot give (a first document that is not a mapping, "a\n---\nMODEL_ARGS:"):
+    // every such exception is the input's fault, not ours.
     try {
-        root = YAML::Load(text);
+        const YAML::Node root = YAML::Load(text);
+        if (!root.IsMap())
+            throw InputError(source, "line 1", "a Megatron CI configuration: expected a mapping with MODEL_ARGS in the first YAML document");
+        return ci_words(root, source, notes);
     } catch (const YAML::Exception& e) {
         throw InputError(source, "line " + std::to_string(e.mark.line + 1), "not YAML: " + e.msg);
     }
+}
+
+MegatronCommand ci_words(const YAML::Node& root, const std::string& source, std::vector<ImportNote>& notes) {
     const YAML::Node args = root["MODEL_ARGS"];
     if (!args.IsMap()) throw InputError(source, "MODEL_ARGS", "expected a mapping of Megatron flags to values");
     MegatronCommand cmd;

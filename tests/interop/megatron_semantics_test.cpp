@@ -155,5 +155,18 @@ TEST(MegatronSemantics, CiModelConfig) {
     EXPECT_THROW(import_megatron("MODEL_ARGS: [1, 2]\n", "bad.yaml"), InputError);
 }
 
+// Found by fuzz_megatron in CI: a first YAML document that is a scalar made
+// yaml-cpp throw from a subscript (exit 3, "internal error"); it is bad input.
+TEST(MegatronCiConfig, FirstDocumentNotAMappingIsBadInput) {
+    for (const char* text : {"a\n---\nMODEL_ARGS:\n  --num-layers: 2\n", "- 1\nMODEL_ARGS:\n", "7\nMODEL_ARGS:\n"}) {
+        try {
+            (void)import_megatron(text, "model_config.yaml");
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("model_config.yaml"), std::string::npos) << e.what();
+        }
+    }
+}
+
 }  // namespace
 }  // namespace lostflops::test
