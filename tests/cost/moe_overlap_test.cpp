@@ -6,6 +6,7 @@
 
 #include "cost/expert_dispatch.h"
 #include "estimate/stage_time.h"
+#include "lostflops/estimate.h"
 #include "lostflops/job.h"
 
 namespace lostflops {
@@ -71,6 +72,27 @@ TEST(MoeOverlap, DispatchAndCombineSumToTheDispatcherTime) {
     const double gather = collective_time_s(cm, Collective::all_gather, g.etp, 4096.0 * 8 * 4096 * 2);
     EXPECT_GT(gather, 0);
     EXPECT_GE(bf16.dispatch_s, gather);
+}
+
+TEST(MoeOverlap, DualPipeOverlapsByItsPassesNotTwice) {
+    // Under DualPipe the F&B passes hide the all-to-all; moe_a2a_overlap on
+    // top would hide it a second time: it changes nothing and is warned about.
+    const std::string job =
+        "model:\n  num_hidden_layers: 4\n  hidden_size: 2048\n  num_attention_heads: 16\n"
+        "  num_local_experts: 64\n  num_experts_per_tok: 8\n  moe_intermediate_size: 1024\n"
+        "  intermediate_size: 4096\n  vocab_size: 32000\n  hidden_act: silu\n"
+        "cluster: {gpu: h100-sxm, num_gpus: 64, gpus_per_node: 8,\n"
+        "  intra_node: {bandwidth_GBps: 450, latency_us: 2}, inter_node: {bandwidth_GBps: 50, latency_us: 5}}\n"
+        "training: {seq_length: 4096, global_batch_size: 256, micro_batch_size: 1}\n"
+        "parallel: {pp: 2, ep: 16, pipeline_schedule: dualpipe";
+    const Calibration cal = default_calibration();
+    const Job plain = parse_job(job + "}\n", "job.yaml");
+    const Job both = parse_job(job + ", moe_a2a_overlap: true}\n", "job.yaml");
+    EXPECT_EQ(estimate(both, cal).step_time_s, estimate(plain, cal).step_time_s);
+    bool warned = false;
+    for (const auto& w : job_warnings(both)) warned |= w.key == "parallel.moe_a2a_overlap";
+    EXPECT_TRUE(warned);
+    for (const auto& w : job_warnings(plain)) EXPECT_NE(w.key, "parallel.moe_a2a_overlap");
 }
 
 }  // namespace
