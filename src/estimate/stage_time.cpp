@@ -44,7 +44,10 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     // DualPipe and DualPipeV overlap the all-to-all by their F&B passes
     // (estimate/pipeline_phase.cpp): the layer-level overlap would count it twice.
     ctx.moe_layer_overlap = p.moe_a2a_overlap && standard_mapping(p);
-    ctx.moe_overlap_slowdown = ctx.moe_layer_overlap ? cal.overlap_slowdown : 0.0;
+    // The hidden all-to-all slows the compute it overlaps, whether a layer
+    // or the schedule overlaps it (DeepSeek-V3 sec. 3.2.2: 20 of the H800's
+    // 132 SMs run the communication; calibration overlap_slowdown).
+    ctx.moe_overlap_slowdown = ctx.moe_layer_overlap || !standard_mapping(p) ? cal.overlap_slowdown : 0.0;
     // Consecutive pipeline stages are tp*cp*dp ranks apart; the pipeline as a
     // whole decides whether some boundary crosses nodes.
     const int stage_stride = p.tp * p.cp * p.dp;

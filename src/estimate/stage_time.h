@@ -70,7 +70,7 @@ struct PlanContext {
     ExpertGroups experts;  // the expert layers' folded groups (edp_group = experts.edp)
     bool fp8 = false;      // training precision fp8 (DeepEP dispatches in fp8)
     bool moe_layer_overlap = false;   // moe_a2a_overlap, and not a DualPipe schedule (which overlaps by its passes)
-    double moe_overlap_slowdown = 0;  // overlap_slowdown when moe_layer_overlap, else 0
+    double moe_overlap_slowdown = 0;  // overlap_slowdown when the all-to-all is overlapped (layer or DualPipe), else 0
     double tp_exposed = 1;  // share of TP traffic that costs step time
     double host_op_s = 0;      // CPU per forward operator (calibration host_op_us)
     double host_bwd_op_s = 0;  // CPU per autograd node (calibration host_bwd_op_us)

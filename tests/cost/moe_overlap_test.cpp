@@ -95,5 +95,26 @@ TEST(MoeOverlap, DualPipeOverlapsByItsPassesNotTwice) {
     for (const auto& w : job_warnings(plain)) EXPECT_NE(w.key, "parallel.moe_a2a_overlap");
 }
 
+TEST(MoeOverlap, DualPipeHiddenCommSlowsTheOtherPass) {
+    // DualPipe's F&B pairs hide the all-to-all but its SMs slow the pass it
+    // overlaps (overlap_slowdown): with 0.2 the exposed expert time and the
+    // step grow over slowdown 0.
+    const std::string job =
+        "model:\n  num_hidden_layers: 4\n  hidden_size: 2048\n  num_attention_heads: 16\n"
+        "  num_local_experts: 64\n  num_experts_per_tok: 8\n  moe_intermediate_size: 1024\n"
+        "  intermediate_size: 4096\n  vocab_size: 32000\n  hidden_act: silu\n"
+        "cluster: {gpu: h100-sxm, num_gpus: 64, gpus_per_node: 8,\n"
+        "  intra_node: {bandwidth_GBps: 450, latency_us: 2}, inter_node: {bandwidth_GBps: 50, latency_us: 5}}\n"
+        "training: {seq_length: 4096, global_batch_size: 256, micro_batch_size: 1}\n"
+        "parallel: {pp: 2, ep: 16, pipeline_schedule: ";
+    Calibration free = default_calibration(), slow = default_calibration();
+    free.overlap_slowdown = 0;
+    slow.overlap_slowdown = 0.2;
+    const Job dual = parse_job(job + "dualpipe}\n", "job.yaml");
+    const Estimate a = estimate(dual, free), b = estimate(dual, slow);
+    EXPECT_GT(b.breakdown.ep_comm_s, a.breakdown.ep_comm_s);
+    EXPECT_GT(b.step_time_s, a.step_time_s);
+}
+
 }  // namespace
 }  // namespace lostflops
