@@ -95,20 +95,27 @@ double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan&
 
 }  // namespace
 
-double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
-                         double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather) {
-    if (tokens <= 0) return 0;
+ExpertDispatchTime expert_dispatch_time(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p,
+                                        double tokens, double top_k, double token_bytes, bool fp8_dispatch,
+                                        bool etp_gather) {
+    ExpertDispatchTime t;
+    if (tokens <= 0) return t;
     const double dispatch_bytes_per_copy =
         fp8_dispatch && p.moe_dispatcher == MoeDispatcher::deepep ? token_bytes / 2 : token_bytes;
-    double t = one_way_s(cm, g, p, tokens, top_k, dispatch_bytes_per_copy, false) +
-               one_way_s(cm, g, p, tokens, top_k, token_bytes, true);
+    t.dispatch_s = one_way_s(cm, g, p, tokens, top_k, dispatch_bytes_per_copy, false);
+    t.combine_s = one_way_s(cm, g, p, tokens, top_k, token_bytes, true);
     if (p.moe_dispatcher != MoeDispatcher::allgather && g.etp.size > 1 && etp_gather) {
         // The copies this rank received (balanced: as many as it sent), gathered over etp.
         const double received = tokens * top_k * token_bytes * g.etp.size * p.moe_imbalance;
-        t += collective_time_s(cm, Collective::all_gather, g.etp, received) +
-             collective_time_s(cm, Collective::reduce_scatter, g.etp, received);
+        t.dispatch_s += collective_time_s(cm, Collective::all_gather, g.etp, received);
+        t.combine_s += collective_time_s(cm, Collective::reduce_scatter, g.etp, received);
     }
     return t;
+}
+
+double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
+                         double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather) {
+    return expert_dispatch_time(cm, g, p, tokens, top_k, token_bytes, fp8_dispatch, etp_gather).total_s();
 }
 
 }  // namespace lostflops

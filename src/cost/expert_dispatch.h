@@ -57,4 +57,19 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, doubl
 double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
                          double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather = true);
 
+// The same time split into its two collectives: the dispatch (with the etp
+// all-gather of the received copies) and the combine (with the etp
+// reduce-scatter). dispatch_s + combine_s == expert_dispatch_s(...). In
+// backward the roles swap: the combine's gradient travels as a dispatch does,
+// the dispatch's as a combine does (DeepEP: FusedCombine.backward calls
+// dispatch; Megatron-Core fused_a2a.py).
+struct ExpertDispatchTime {
+    double dispatch_s = 0;
+    double combine_s = 0;
+    double total_s() const { return dispatch_s + combine_s; }
+};
+ExpertDispatchTime expert_dispatch_time(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p,
+                                        double tokens, double top_k, double token_bytes, bool fp8_dispatch,
+                                        bool etp_gather = true);
+
 }  // namespace lostflops

@@ -195,6 +195,11 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     const PipelineSchedule sched = effective_schedule(p);
     const bool family = sched == PipelineSchedule::one_f_one_b || sched == PipelineSchedule::interleaved;
     const bool dual = sched == PipelineSchedule::dualpipe || sched == PipelineSchedule::dualpipev;
+    // An F&B pair hides the all-to-all but its SMs slow the other pass
+    // (PlanContext::moe_overlap_slowdown): a pair saves (1 - slowdown) of the
+    // comm it hides, taken as hiding that share of the comm (exact while the
+    // other pass's compute covers the comm).
+    const double hide_share = 1.0 - s.ctx.moe_overlap_slowdown;
     // DualPipe's closed form (the DeepSeek-V3 formula) is exact only when F =
     // B = W and nothing is hidden (tests/schedule/schedule_test.cpp); off that
     // point it is 4-50 % off the simulation's bubble, so the estimate (and the
@@ -249,8 +254,8 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
                     in.bwd_s[at] = b_s;
                     if (!family) {
                         in.wgrad_s[at] = std::min(b_s, sp.wgrad_s);
-                        in.fwd_comm_s[at] = sp.f.ep_comm_s;
-                        in.bwd_comm_s[at] = sp.b.ep_comm_s;
+                        in.fwd_comm_s[at] = sp.f.ep_comm_s * hide_share;
+                        in.bwd_comm_s[at] = sp.b.ep_comm_s * hide_share;
                     }
                 }
                 if (dual) sps[c] = sp;
@@ -275,7 +280,8 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
                 for (int j = 0; j < 2; ++j) {
                     const PassTime& f = sps[j].f;
                     const PassTime& b = sps[1 - j].b;
-                    const double fc = std::min(f.ep_comm_s, f.total_s()), bc = std::min(b.ep_comm_s, b.total_s());
+                    const double fc = std::min(f.ep_comm_s * hide_share, f.total_s()),
+                                 bc = std::min(b.ep_comm_s * hide_share, b.total_s());
                     saved += 0.5 * (std::min(fc, b.total_s() - bc) + std::min(bc, f.total_s() - fc));
                 }
                 saved_s[static_cast<size_t>(r)] = saved;

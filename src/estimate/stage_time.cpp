@@ -14,9 +14,14 @@
 // and stays in B with the memory-bound kernels, recompute and communication.
 // The output layer's W is its logits GEMM; the embedding's whole backward is
 // its weight gradient (its input is token ids).
+// Expert all-to-all overlap (moe_a2a_overlap): each collective pairs with
+// one side of another micro-batch's pass, as stage_time.h states (Megatron-LM
+// design doc MR3470 "EP A2A overlapping", fine_grained_callables.py /
+// combined_1f1b.py; DeepSeek-V3 report fig. 4).
 #include "estimate/stage_time.h"
 
 #include "cost/grouped_gemm.h"
+#include "lostflops/pipeline_schedules.h"
 
 #include <algorithm>
 
@@ -40,7 +45,13 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     ctx.experts = place_expert_groups(p, topo);
     ctx.edp_group = ctx.experts.edp;
     ctx.fp8 = job.training.precision == Precision::fp8;
-    ctx.moe_overlap_slowdown = p.moe_a2a_overlap ? cal.overlap_slowdown : 0.0;
+    // DualPipe and DualPipeV overlap the all-to-all by their F&B passes
+    // (estimate/pipeline_phase.cpp): the layer-level overlap would count it twice.
+    ctx.moe_layer_overlap = p.moe_a2a_overlap && standard_mapping(p);
+    // The hidden all-to-all slows the compute it overlaps, whether a layer
+    // or the schedule overlaps it (DeepSeek-V3 sec. 3.2.2: 20 of the H800's
+    // 132 SMs run the communication; calibration overlap_slowdown).
+    ctx.moe_overlap_slowdown = ctx.moe_layer_overlap || !standard_mapping(p) ? cal.overlap_slowdown : 0.0;
     // Consecutive pipeline stages are tp*cp*dp ranks apart; the pipeline as a
     // whole decides whether some boundary crosses nodes.
     const int stage_stride = p.tp * p.cp * p.dp;
@@ -71,14 +82,42 @@ double tp_comm_fwd_s(const PlanContext& ctx, const LayerWork& w) {
 
 }  // namespace
 
+MoeOverlapSides moe_overlap_sides(const LayerTime& t, double attn_f, double mlp_f, double attn_b, double mlp_b) {
+    // The memory-bound kernels and launches of a pass run on the compute
+    // stream too: spread over the two sides in proportion to their compute.
+    const double cf = attn_f + mlp_f, cb = attn_b + mlp_b;
+    const double kf = cf > 0 ? (cf + t.fwd.memory_bound_s + t.fwd.overhead_s) / cf : 1.0;
+    const double kb = cb > 0 ? (cb + t.bwd.memory_bound_s + t.bwd.overhead_s) / cb : 1.0;
+    return {attn_f * kf, mlp_f * kf, attn_b * kb, mlp_b * kb};
+}
+
+MoeOverlapExposed moe_a2a_exposed(const ExpertDispatchTime& f, const ExpertDispatchTime& b, const MoeOverlapSides& s,
+                                  double slowdown) {
+    // Forward collectives of micro-batch i+1 under micro-batch i's backward
+    // compute, and backward collectives under the forward's:
+    //   dispatch(F) under MLP(B), combine(F) under attention(B),
+    //   combine(B) (travels as a dispatch: b.dispatch_s) under attention(F),
+    //   dispatch(B) (travels as a combine: b.combine_s) under MLP(F).
+    const auto part = [slowdown](double comm, double compute) {
+        const double hidden = std::min(comm, compute);
+        return comm - hidden + slowdown * hidden;
+    };
+    MoeOverlapExposed e;
+    e.fwd_s = part(f.dispatch_s, s.mlp_b) + part(f.combine_s, s.attn_b);
+    e.bwd_s = part(b.dispatch_s, s.attn_f) + part(b.combine_s, s.mlp_f);
+    return e;
+}
+
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
-    double gemm_fwd = 0;
+    double gemm_fwd = 0, moe_gemm_fwd = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
         const GemmShape& g = w.gemms[i];
         // Grouped expert GEMMs: the busiest expert rank (moe_imbalance) sets the pace.
-        gemm_fwd += g.grouped ? p.moe_imbalance * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
-                              : g.count * gemm_time_s(d, g.m, g.n, g.k);
+        const double gemm_s = g.grouped ? p.moe_imbalance * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
+                                        : g.count * gemm_time_s(d, g.m, g.n, g.k);
+        gemm_fwd += gemm_s;
+        if (w.moe_first_gemm >= 0 && i >= w.moe_first_gemm) moe_gemm_fwd += gemm_s;
     }
     double attn_fwd = 0, attn_bwd = 0;
     if (w.unfused) {
@@ -104,27 +143,25 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     }
     t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
     t.wgrad_s = gemm_fwd;
-    if (w.moe_dispatches_fwd > 0) {
-        t.fwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes,
-                                            ctx.fp8, w.moe_etp_gather);
-        t.bwd.ep_comm_s = expert_dispatch_s(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k, w.moe_token_bytes,
-                                            false, w.moe_etp_gather);
-        if (p.moe_a2a_overlap && t.fwd.ep_comm_s + t.bwd.ep_comm_s > 0) {
-            // Megatron-Core --overlap-moe-expert-parallel-comm: one micro-batch's
-            // dispatch and combine run while another's forward or backward
-            // computes; what exceeds that compute stays exposed, and the hidden
-            // part slows the compute it overlaps (calibration overlap_slowdown).
-            const double comm = t.fwd.ep_comm_s + t.bwd.ep_comm_s;
-            const double compute = t.fwd.compute_s + t.bwd.compute_s;
-            const double hidden = std::min(comm, compute);
-            const double exposed_share = (comm - hidden) / comm;
-            t.fwd.ep_comm_s = t.fwd.ep_comm_s * exposed_share + ctx.moe_overlap_slowdown * hidden * t.fwd.ep_comm_s / comm;
-            t.bwd.ep_comm_s = t.bwd.ep_comm_s * exposed_share + ctx.moe_overlap_slowdown * hidden * t.bwd.ep_comm_s / comm;
-        }
-    }
     t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
     t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
+    if (w.moe_dispatches_fwd > 0) {
+        const ExpertDispatchTime f = expert_dispatch_time(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k,
+                                                          w.moe_token_bytes, ctx.fp8, w.moe_etp_gather);
+        const ExpertDispatchTime b = expert_dispatch_time(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k,
+                                                          w.moe_token_bytes, false, w.moe_etp_gather);
+        t.fwd.ep_comm_s = f.total_s();
+        t.bwd.ep_comm_s = b.total_s();
+        if (ctx.moe_layer_overlap) {
+            const MoeOverlapSides sides = moe_overlap_sides(t, gemm_fwd - moe_gemm_fwd + attn_fwd, moe_gemm_fwd,
+                                                            2 * (gemm_fwd - moe_gemm_fwd) + attn_bwd,
+                                                            2 * moe_gemm_fwd);
+            const MoeOverlapExposed e = moe_a2a_exposed(f, b, sides, ctx.moe_overlap_slowdown);
+            t.fwd.ep_comm_s = e.fwd_s;
+            t.bwd.ep_comm_s = e.bwd_s;
+        }
+    }
     switch (p.recompute) {
         case Recompute::none: break;
         case Recompute::selective:  // the attention core (a scan's state is kept: LayerWork::selective_core)

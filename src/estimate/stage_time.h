@@ -69,7 +69,8 @@ struct PlanContext {
     GroupPlacement tp_group, cp_group, dp_group, edp_group, pp_link, embedding_group;
     ExpertGroups experts;  // the expert layers' folded groups (edp_group = experts.edp)
     bool fp8 = false;      // training precision fp8 (DeepEP dispatches in fp8)
-    double moe_overlap_slowdown = 0;  // overlap_slowdown when moe_a2a_overlap, else 0
+    bool moe_layer_overlap = false;   // moe_a2a_overlap, and not a DualPipe schedule (which overlaps by its passes)
+    double moe_overlap_slowdown = 0;  // overlap_slowdown when the all-to-all is overlapped (layer or DualPipe), else 0
     double tp_exposed = 1;  // share of TP traffic that costs step time
     double host_op_s = 0;      // CPU per forward operator (calibration host_op_us)
     double host_bwd_op_s = 0;  // CPU per autograd node (calibration host_bwd_op_us)
@@ -77,6 +78,31 @@ struct PlanContext {
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal);
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p);
+
+// The expert all-to-all overlapped with another micro-batch's compute
+// (moe_a2a_overlap: Megatron-Core --overlap-moe-expert-parallel-comm, whose
+// schedule_layer_1f1b runs one micro-batch's layer forward with another's
+// backward, attention / MLP on the compute stream, dispatch / combine on the
+// communication stream; the same pairing as DeepSeek-V3's DualPipe, report
+// sec. 3.2.1 fig. 4). Each collective hides only under the compute it is
+// paired with: dispatch(F) under MLP(B), combine(F) under attention(B),
+// combine(B) under attention(F), dispatch(B) under MLP(F); what exceeds its
+// partner stays exposed, and the hidden part slows the compute it overlaps by
+// `slowdown` (calibration overlap_slowdown: the collective's SMs).
+// Sides: seconds of one layer's attention and MLP (router, experts, shared
+// experts) in forward and backward, the pass's memory-bound kernels and
+// launches spread over the two in proportion to their compute.
+struct MoeOverlapSides {
+    double attn_f = 0, mlp_f = 0, attn_b = 0, mlp_b = 0;
+};
+MoeOverlapSides moe_overlap_sides(const LayerTime& t, double attn_f, double mlp_f, double attn_b, double mlp_b);
+// Exposed seconds of the forward (f) and backward (b) collectives, including
+// the slowdown of the compute they hide under.
+struct MoeOverlapExposed {
+    double fwd_s = 0, bwd_s = 0;
+};
+MoeOverlapExposed moe_a2a_exposed(const ExpertDispatchTime& f, const ExpertDispatchTime& b, const MoeOverlapSides& s,
+                                  double slowdown);
 // Output layer + loss (last stage) and embedding (first stage).
 LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h, const ParallelPlan& p);
 LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/job.h"
+#include "lostflops/pipeline_schedules.h"
 #include "spec/stage_layout.h"
 
 namespace lostflops {
@@ -49,6 +50,11 @@ std::vector<JobWarning> job_warnings(const Job& job) {
              fmt::format("not modelled: tokens past {:g} x the balanced share are dropped; the estimate runs every "
                          "routed token (dropless) with the busiest expert rank at moe_imbalance {:g}",
                          p.moe_capacity_factor, p.moe_imbalance));
+    // DualPipe(V) overlaps one micro-batch's forward with another's backward by
+    // its schedule (DeepSeek-V3 report sec. 3.2.1): moe_a2a_overlap adds nothing.
+    if (p.moe_a2a_overlap && !standard_mapping(p))
+        warn("parallel.moe_a2a_overlap",
+             "does nothing under a DualPipe schedule: its F&B passes already overlap the expert all-to-all");
     // The expert all-to-all leaves the node when etp x ep is more than a node
     // (MoE parallel folding: ep ranks etp apart, cost/expert_dispatch.h).
     if (p.ep > 1 && nodes && static_cast<int64_t>(p.expert_tp()) * p.ep > gpn)

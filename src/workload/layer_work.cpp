@@ -22,7 +22,7 @@
 //        output 2 bytes each, and the fp32 state at every chunk boundary
 //   MLP (dense): up output and activation output 2*2sbf; (gated): gate and up
 //        2*2sbf, product 2sbf; MoE: top-k experts' and the shared width; the
-//        permuted token copies 2*2sbhk
+//        permuted token copies 2*2sbhk (fp8: (1+2)sbhk)
 // For f = 4h, a = kv, GeLU this gives sbh(34 + 5as/h). Without sequence
 // parallelism the norm and block inputs, dropout masks and MoE token copies
 // are replicated across TP ranks; everything else is divided by t. With
@@ -153,6 +153,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         const double local_experts = static_cast<double>(e.experts) / p.ep;
         const double per_expert = etp * (tokens / t) * e.top_k / local_experts;
         router_gemm = w.gemm_count;
+        w.moe_first_gemm = router_gemm;
         add(tokens / sp_div, e.experts, h);  // router
         add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
         w.gemms[w.gemm_count - 1].grouped = true;
@@ -321,7 +322,14 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         if (has_mlp) split -= ffn_elems;
     }
     // Permuted token copies are hidden-sized: replicated across TP without SP.
-    const double permuted = moe ? 2 * 2 * tokens * k.moe.top_k * h : 0;
+    // Two per routed copy: the experts' fc1 input (kept for its weight
+    // gradient) and their output (kept for the routing probabilities'
+    // gradient when unpermute scales by them, Megatron-Core moe_utils.py).
+    // fp8 keeps the fc1 input as the fp8 copy its grouped GEMM cast, as the
+    // rule above for every fp8 GEMM input (Transformer Engine GroupedLinear
+    // saves its quantized inputs): 1 byte instead of 2.
+    const double fc1_copy_bytes = tr.precision == Precision::fp8 ? 1.0 : 2.0;
+    const double permuted = moe ? (2 + fc1_copy_bytes) * tokens * k.moe.top_k * h : 0;
     const double scores = w.unfused ? b * a * (s / c) * s * (2 + (dropout ? 3 : 0)) : 0;  // softmax out, mask, dropout out
     const double full = (replicated + permuted) / sp_div + split / t + kv_stored + (w.unfused ? scores / t : 0);
     w.activation_bytes_full = full;

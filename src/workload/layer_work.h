@@ -68,6 +68,11 @@ struct LayerWork {
     double moe_token_bytes = 0;
     int moe_dispatches_fwd = 0;
     bool moe_etp_gather = false;
+    // Index of the MoE block's first GEMM (the router; then the experts and
+    // the shared experts); the GEMMs before it are the mixer's. -1: no MoE.
+    // The expert all-to-all overlap pairs each collective with one of the two
+    // sides (estimate/stage_time.cpp).
+    int moe_first_gemm = -1;
 
     // Activation memory stored for backward, bytes (Korthikanti et al. 2022).
     double activation_bytes = 0;        // with the plan's recompute mode
