@@ -92,6 +92,10 @@ public:
     AttentionCurves(std::vector<AttentionPoint> points);  // NOLINT(google-explicit-constructor): a family's curves are its points
 
     const std::vector<AttentionPoint>& points() const { return points_; }
+    // Names these points: a new set of points (construction, assignment of
+    // points) gets a new id, a copy keeps it; 0 = no points. Lets a reader
+    // memoise what it computes from the curves (device_time.cpp).
+    uint64_t id() const { return id_; }
     std::size_t size() const { return points_.size(); }
     bool empty() const { return points_.empty(); }
     const AttentionPoint& operator[](std::size_t i) const { return points_[i]; }
@@ -111,6 +115,7 @@ private:
     std::vector<AttentionPoint> points_;
     std::vector<Curve> curves_;               // in the points' order
     std::array<uint32_t, kKeys + 1> first_{};  // curves_ of key k: [first_[k], first_[k + 1])
+    uint64_t id_ = 0;
 };
 
 // The device profile of one architecture family: every efficiency of the

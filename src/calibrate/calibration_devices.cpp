@@ -8,6 +8,7 @@
 #include "calibrate/calibration_devices.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -66,6 +67,8 @@ bool attention_order(const AttentionPoint& a, const AttentionPoint& b) {
 }  // namespace
 
 AttentionCurves::AttentionCurves(std::vector<AttentionPoint> points) : points_(std::move(points)) {
+    static std::atomic<uint64_t> next_id{1};
+    id_ = points_.empty() ? 0 : next_id.fetch_add(1, std::memory_order_relaxed);
     if (!std::is_sorted(points_.begin(), points_.end(), attention_order)) calib::sort_attention_points(points_);
     // One pass: a curve ends where the (kernel, pass, mask, head dim) changes.
     const auto n = static_cast<uint32_t>(points_.size());

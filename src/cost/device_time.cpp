@@ -212,6 +212,37 @@ private:
     int weights_used_ = 0, weights_next_ = 0;
 };
 
+struct AttentionEfficiency {
+    double fwd = 0, bwd = 0;
+};
+
+// The curves read at one job's shape. Every plan of a search reads the same
+// few shapes: a small per-thread memo of this pure function of the curves
+// (named by AttentionCurves::id, which changes with the points), the kernel
+// and the shape; same values, no allocation.
+AttentionEfficiency attention_at(const DeviceFamily& f, AttentionImpl kernel, const DeviceUse& use) {
+    struct Entry {
+        uint64_t id = 0;
+        AttentionImpl kernel{};
+        int head_dim = 0;
+        bool causal = false;
+        double seq = -1;
+        AttentionEfficiency eff;
+    };
+    static thread_local Entry memo[8];
+    const uint64_t id = (use.seq >= 0 && use.seq < 1e15) ? f.attention.id() : 0;  // 0: not memoised
+    const auto h = static_cast<size_t>((id * 0x9E3779B97F4A7C15ull ^ (id ? static_cast<uint64_t>(use.seq) : 0) * 31 ^
+                                        static_cast<uint64_t>(use.head_dim) * 7 ^ static_cast<uint64_t>(kernel)) % 8);
+    Entry& e = memo[h];
+    if (id != 0 && e.id == id && e.kernel == kernel && e.head_dim == use.head_dim && e.causal == use.causal &&
+        e.seq == use.seq)
+        return e.eff;
+    AttentionLookup lookup(f, kernel, use.head_dim);
+    const AttentionEfficiency eff{lookup.efficiency(false, use.causal, use.seq), lookup.efficiency(true, use.causal, use.seq)};
+    if (id != 0) e = {id, kernel, use.head_dim, use.causal, use.seq, eff};
+    return eff;
+}
+
 }  // namespace
 
 double attention_efficiency(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim,
@@ -240,9 +271,9 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
     d.gemm_max = gmax * d.power_factor;
     d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
-    AttentionLookup attention(f, d.attention_kernel, use.head_dim);
-    d.attention_fwd = attention.efficiency(false, use.causal, use.seq) * d.power_factor;
-    d.attention_bwd = attention.efficiency(true, use.causal, use.seq) * d.power_factor;
+    const AttentionEfficiency a = attention_at(f, d.attention_kernel, use);
+    d.attention_fwd = a.fwd * d.power_factor;
+    d.attention_bwd = a.bwd * d.power_factor;
     if (!(d.attention_fwd > 0) || !(d.attention_bwd > 0))
         throw InputError(cal.source, "devices." + f.name + ".attention",
                          std::string("no ") + to_string(d.attention_kernel) + " attention curve on the " + f.name +

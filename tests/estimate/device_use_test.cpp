@@ -62,5 +62,25 @@ TEST(DeviceUse, PlanContextUsesTheJobsFrameworkAndHeadDim) {
     EXPECT_TRUE(u.causal);
 }
 
+// make_device_model memoises the curves read at a shape (per thread, keyed
+// by AttentionCurves::id): new points in the same family object, at the same
+// address, must be read anew, and a copy of the calibration reads the same.
+TEST(DeviceUse, NewCurvesInTheSameFamilyAreReadAnew) {
+    Calibration cal = default_calibration();
+    const Job job = default_job({});
+    const double before = make_plan_context(job, cal).dev.attention_fwd;
+    EXPECT_EQ(make_plan_context(job, Calibration(cal)).dev.attention_fwd, before);
+    DeviceFamily* hopper = nullptr;
+    for (DeviceFamily& f : cal.devices)
+        if (f.name == "hopper") hopper = &f;
+    ASSERT_NE(hopper, nullptr);
+    const uint64_t id = hopper->attention.id();
+    std::vector<AttentionPoint> points = hopper->attention.points();
+    for (AttentionPoint& p : points) p.efficiency /= 2;
+    hopper->attention = points;
+    EXPECT_NE(hopper->attention.id(), id);
+    EXPECT_NEAR(make_plan_context(job, cal).dev.attention_fwd, before / 2, 1e-15);
+}
+
 }  // namespace
 }  // namespace lostflops
