@@ -23,7 +23,12 @@ namespace {
 using enum Vendor;
 using enum ComputeModel;
 
-const std::vector<AcceleratorTraits> kTraits = {
+// Built on first use, not at static initialisation: a catalog read from
+// another translation unit's static initialiser (the fuzz targets do) would
+// otherwise see an empty table (found by fuzz_nccl: "unknown value 'ampere';
+// expected one of: ").
+const std::vector<AcceleratorTraits>& traits_table() {
+    static const std::vector<AcceleratorTraits> table = {
     {"volta", nvidia, tile_wave, 16, false},
     {"turing", nvidia, tile_wave, 16, false},
     {"ampere", nvidia, tile_wave, 32, false},
@@ -38,20 +43,23 @@ const std::vector<AcceleratorTraits> kTraits = {
     {"tpu_v5p", google, systolic, 32, false},
     {"tpu_v6e", google, systolic, 64, false},
     {"tpu_v7", google, systolic, 64, false},
-};
+    };
+    return table;
+}
 
 }  // namespace
 
-const std::vector<AcceleratorTraits>& accelerator_traits() { return kTraits; }
+const std::vector<AcceleratorTraits>& accelerator_traits() { return traits_table(); }
 
 const AcceleratorTraits* find_accelerator(std::string_view arch) {
-    const auto it = std::find_if(kTraits.begin(), kTraits.end(), [&](const auto& t) { return t.arch == arch; });
-    return it == kTraits.end() ? nullptr : &*it;
+    const auto& table = traits_table();
+    const auto it = std::find_if(table.begin(), table.end(), [&](const auto& t) { return t.arch == arch; });
+    return it == table.end() ? nullptr : &*it;
 }
 
 std::vector<std::string> accelerator_archs() {
     std::vector<std::string> out;
-    for (const auto& t : kTraits) out.emplace_back(t.arch);
+    for (const auto& t : traits_table()) out.emplace_back(t.arch);
     return out;
 }
 

@@ -27,7 +27,12 @@ constexpr double kGB = 1e9;
 
 // Architectures the cost model knows by name (lostflops/accelerator.h); a
 // typo is an error, not a default.
-const std::vector<std::string> kArchs = accelerator_archs();
+// On first use (not a global initialised from another file's table: the
+// order of static initialisation across files is unspecified).
+const std::vector<std::string>& archs() {
+    static const std::vector<std::string> a = accelerator_archs();
+    return a;
+}
 
 std::string last_part(const std::string& key) {
     const auto dot = key.rfind('.');
@@ -81,10 +86,10 @@ Gpu parse_gpu_node(const YAML::Node& node, const std::string& file, const std::s
     YamlSection s(node, file, key);
     Gpu g;
     g.name = s.str_opt("name").value_or(last_part(key));
-    const auto arch = s.choice_opt("arch", kArchs);
+    const auto arch = s.choice_opt("arch", archs());
     if (!arch) {
         std::string list;
-        for (const auto& a : kArchs) list += (list.empty() ? "" : ", ") + a;
+        for (const auto& a : archs()) list += (list.empty() ? "" : ", ") + a;
         throw InputError(file, s.key_path("arch"), "missing; expected one of: " + list);
     }
     g.arch = *arch;
