@@ -19,8 +19,10 @@
 
 #include "calibrate/calibration_fields.h"
 #include "calibrate/component_tables.h"
+#include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
+#include "spec/did_you_mean.h"
 #include "spec/yaml_reader.h"
 
 namespace lostflops {
@@ -215,7 +217,16 @@ void read_archs(const YAML::Node& n, DeviceFamily& f, const std::string& file, c
     for (std::size_t i = 0; i < n.size(); ++i) {
         if (!n[i].IsScalar() || n[i].Scalar().empty())
             throw InputError(file, fmt::format("{}[{}]", prefix, i), "expected an architecture name");
-        f.archs.push_back(n[i].Scalar());
+        // Only an architecture a GPU can have (lostflops/accelerator.h) can
+        // price one; anything else is a typo, or text a writer could not give
+        // back (fuzz_calibration: a name folded over lines read back changed).
+        const std::string& a = n[i].Scalar();
+        const std::vector<std::string> known = accelerator_archs();
+        if (std::find(known.begin(), known.end(), a) == known.end())
+            throw InputError(file, fmt::format("{}[{}]", prefix, i),
+                             fmt::format("unknown architecture '{}'{}; expected one of: {}", a, did_you_mean(a, known),
+                                         fmt::join(known, ", ")));
+        f.archs.push_back(a);
     }
 }
 

@@ -402,5 +402,24 @@ TEST(CalibrationIo, DeviceNameThatIsNotTextIsWrittenAsText) {
     EXPECT_EQ(calibration_to_yaml(back), calibration_to_yaml(c));
 }
 
+// Found by fuzz_calibration: a family's archs took any text, so a plain
+// scalar folded over several lines was written back with its line breaks and
+// read again as another name. Only an architecture a GPU can have prices one.
+TEST(CalibrationIo, FamilyArchThatNoGpuCanHaveIsRefused) {
+    const std::string overlay = "devices:\n  ampere:\n    archs: [ampere, hoppper]\n";
+    try {
+        (void)parse_calibration_text(overlay, "p.yaml");
+        ADD_FAILURE() << "accepted an unknown architecture";
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("p.yaml"), std::string::npos) << what;
+        EXPECT_NE(what.find("devices.ampere.archs[1]"), std::string::npos) << what;
+        EXPECT_NE(what.find("did you mean `hopper`"), std::string::npos) << what;
+    }
+    EXPECT_THROW((void)parse_calibration_text("devices:\n  ampere:\n    archs: [ampere, \"a\\nb\"]\n", "p.yaml"),
+                 InputError);
+    EXPECT_NO_THROW((void)parse_calibration_text("devices:\n  ampere:\n    archs: [ampere, volta]\n", "p.yaml"));
+}
+
 }  // namespace
 }  // namespace lostflops
