@@ -221,11 +221,12 @@ void read_archs(const YAML::Node& n, DeviceFamily& f, const std::string& file, c
         // price one; anything else is a typo, or text a writer could not give
         // back (fuzz_calibration: a name folded over lines read back changed).
         const std::string& a = n[i].Scalar();
-        const std::vector<std::string> known = accelerator_archs();
-        if (std::find(known.begin(), known.end(), a) == known.end())
+        if (find_accelerator(a) == nullptr) {
+            const std::vector<std::string> known = accelerator_archs();
             throw InputError(file, fmt::format("{}[{}]", prefix, i),
                              fmt::format("unknown architecture '{}'{}; expected one of: {}", a, did_you_mean(a, known),
                                          fmt::join(known, ", ")));
+        }
         f.archs.push_back(a);
     }
 }
