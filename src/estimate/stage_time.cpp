@@ -63,8 +63,11 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     // bandwidth from the GEMMs they overlap; calibration overlap_slowdown).
     const double hidden = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
     ctx.tp_exposed = 1.0 - hidden + hidden * cal.overlap_slowdown;
-    ctx.host_op_s = cal.host_op_us * 1e-6;
-    ctx.host_bwd_op_s = cal.host_bwd_op_us * 1e-6;
+    // XLA (TPU, systolic device model) runs the step as one compiled
+    // program: the host issues no operator per layer.
+    const bool compiled = ctx.dev.mxu_dim > 0;
+    ctx.host_op_s = compiled ? 0.0 : cal.host_op_us * 1e-6;
+    ctx.host_bwd_op_s = compiled ? 0.0 : cal.host_bwd_op_us * 1e-6;
     return ctx;
 }
 
