@@ -8,12 +8,14 @@
 #include <sstream>
 #include <string>
 
+#include "interop/maxtext_export.h"
 #include "interop/maxtext_keys.h"
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
 #include "lostflops/calibration.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
+#include "lostflops/search.h"
 
 namespace lostflops {
 namespace {
@@ -147,6 +149,56 @@ TEST(MaxTextImport, SliceTopologies) {
     EXPECT_EQ(interop::parse_tpu_slice("v5p-8", why)->torus, (std::vector<int>{2, 2}));
     EXPECT_EQ(interop::parse_tpu_slice("v5litepod-1", why)->chips, 1);
     EXPECT_TRUE(interop::parse_tpu_slice("v5litepod-1", why)->torus.empty());
+}
+
+// export maxtext: the plan's axes split into ICI (inside a slice) and DCN
+// (across slices), fastest first; importing the export gives the plan back.
+TEST(MaxTextExport, MeshSplitsIntoIciAndDcnAndRoundTrips) {
+    const Job j = parse_job(import_maxtext(fixture("v5e-128b.yml"), "128b.yml", on("v5e-256")).job_yaml, "a.yaml");
+    const std::string t = export_maxtext(j).text;
+    EXPECT_NE(t.find("ici_tensor_parallelism: 16\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("ici_fsdp_parallelism: 16\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("dcn_fsdp_parallelism: 1\n"), std::string::npos) << t;
+    const Job two = parse_job(import_maxtext(fixture("v5e-16b.yml"), "16b.yml", on("v5e-256", 2)).job_yaml, "b.yaml");
+    const std::string t2 = export_maxtext(two).text;
+    EXPECT_NE(t2.find("ici_fsdp_parallelism: 256\n"), std::string::npos) << t2;
+    EXPECT_NE(t2.find("dcn_fsdp_parallelism: 2\n"), std::string::npos) << t2;
+    const Job back = parse_job(import_maxtext(t2, "export", on("v5e-256")).job_yaml, "c.yaml");
+    EXPECT_EQ(back.plan.dp, two.plan.dp);
+    EXPECT_EQ(back.plan.zero, two.plan.zero);
+    EXPECT_EQ(back.training.global_batch, two.training.global_batch);
+    EXPECT_EQ(back.cluster.num_gpus, two.cluster.num_gpus);
+}
+
+TEST(MaxTextExport, TheSearchsBestPlanIsAMesh) {
+    // The search over a TPU job's plans, its best written as ICI x DCN axes.
+    const Job j = parse_job(import_maxtext(fixture("v5e-16b.yml"), "16b.yml", on("v5e-256", 2)).job_yaml, "b.yaml");
+    SearchOptions o;
+    o.threads = 1;
+    o.sort_top = 1;
+    o.keep_best = 1;
+    const SearchResult r = search_plans(j, default_calibration(), o);
+    ASSERT_FALSE(r.ranked.empty());
+    const Job best = job_with_plan(j, plan_score(j, r, r.ranked.front()));
+    const std::string t = export_maxtext(best).text;
+    EXPECT_NE(t.find("num_slices: 2\n"), std::string::npos) << t;
+    const Job back = parse_job(import_maxtext(t, "export", on("v5e-256")).job_yaml, "c.yaml");
+    EXPECT_EQ(back.plan.tp, best.plan.tp);
+    EXPECT_EQ(back.plan.cp, best.plan.cp);
+    EXPECT_EQ(back.plan.pp, best.plan.pp);
+}
+
+TEST(MaxTextExport, AnAxisStraddlingSlicesUnevenlyIsRefused) {
+    // tp 8 x dp 24 on slices of 16 chips: dp 24 neither fits in the 2 chips
+    // left of a slice nor spans whole slices.
+    const Job j = parse_job(import_maxtext("ici_fsdp_parallelism: 2\nici_tensor_parallelism: 8\nper_device_batch_size: 1\n", "c.yml",
+                                           on("v5e-16", 12)).job_yaml, "d.yaml");
+    // The import made it 2 x 12 (dcn_data 12): a mesh again.
+    EXPECT_NO_THROW(export_maxtext(j));
+    Job bad = j;
+    bad.plan.tp = 6;
+    bad.plan.dp = 32;
+    EXPECT_THROW(export_maxtext(bad), InputError);
 }
 
 }  // namespace
