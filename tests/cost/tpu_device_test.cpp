@@ -114,9 +114,9 @@ TEST(TpuJob, EstimatesSearchesAndExplains) {
     const Calibration cal = default_calibration();
     const Estimate e = estimate(j, cal);
     EXPECT_GT(e.step_time_s, 0);
-    EXPECT_TRUE(e.fits);
-    // Below the MXU's measured rate, above the half of it a 7B model on a
-    // v5e-256 cannot be worse than (MaxText publishes 50-67 % on v5e).
+    EXPECT_TRUE(e.memory.fits);
+    // Below the MXU's measured rate, and not far below what MaxText publishes
+    // for its models on v5e-256 (55-67 %, README @04fa3732c).
     EXPECT_LT(e.mfu, 0.923);
     EXPECT_GT(e.mfu, 0.3);
 
