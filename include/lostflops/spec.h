@@ -28,6 +28,20 @@ enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softm
 //   fsdp               PyTorch FSDP / FSDP2 eager (torchtitan, llm-foundry)
 //   deepspeed          DeepSpeed ZeRO on an eager PyTorch model
 enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
+// Adam's state per parameter beside the 16-bit weights (training.optimizer;
+// estimate/memory.cpp). NeMo 1.x uses Apex DistributedFusedAdam and picks
+// the state from the optimizer dtype (megatron_base_model.py
+// setup_optimization, NeMo git 9c5c5e9709: an fp32 optimizer over a bf16
+// model stores remainders, a bf16 one stores no master weights):
+//   adam                   fp32 master weights, m and v: 12 bytes (Megatron-LM's
+//                          distributed optimizer, DeepSpeed ZeRO, NeMo 2.x; FSDP2's
+//                          fp32 shards are the master weights)
+//   adam_param_remainders  fp32 m and v and the low 16 bits of each fp32 master
+//                          weight, rebuilt with the bf16 weight: 10 bytes (Apex
+//                          store_param_remainders)
+//   adam_bf16              m and v in bf16, the bf16 weights updated in place, no
+//                          master copy: 4 bytes (Apex with dtype bf16)
+enum class Optimizer { adam, adam_param_remainders, adam_bf16 };
 // How tokens reach their experts (Megatron-Core --moe-token-dispatcher-type;
 // README "Expert parallelism"):
 //   alltoall   each token copy sent to its expert's rank (MoEAlltoAllTokenDispatcher)
@@ -94,6 +108,12 @@ struct Training {
     bool causal_flops = false;  // count attention FLOPs halved (causal convention)
     Framework framework = Framework::megatron_core;
     bool framework_auto = false;  // `framework: auto` (default): chosen from the job's source
+    Optimizer optimizer = Optimizer::adam;
+    bool optimizer_auto = false;  // `optimizer: auto` (default): adam for every framework
+    // torch.compile over each transformer block (torchtitan --training.compile):
+    // Inductor fuses the eager stack's elementwise chains (RMSNorm, rotary,
+    // SwiGLU, squared ReLU) into one kernel each (workload/layer_work.cpp).
+    bool compile = false;
 };
 
 // An explicit placement of layers on the virtual pipeline stages (Megatron-LM
@@ -225,6 +245,7 @@ const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(AttentionKernel k);
 const char* to_string(Framework f);
+const char* to_string(Optimizer o);
 const char* to_string(MoeDispatcher d);
 
 }  // namespace lostflops

@@ -100,7 +100,10 @@ nlohmann::json training_json(const Job& job) {
             {"attention_from_auto", t.attention_auto},
             {"causal_flops", t.causal_flops},
             {"framework", to_string(t.framework)},
-            {"framework_from_auto", t.framework_auto}};
+            {"framework_from_auto", t.framework_auto},
+            {"optimizer", to_string(t.optimizer)},
+            {"optimizer_from_auto", t.optimizer_auto},
+            {"compile", t.compile}};
 }
 
 }  // namespace

@@ -131,6 +131,17 @@ Training read_training(YAML::Node node, const std::string& file) {
                   : fw == "fsdp"       ? Framework::fsdp
                   : fw == "deepspeed"  ? Framework::deepspeed
                                        : Framework::megatron_core;
+    // Every stack's own default keeps fp32 master weights; NeMo 1.x's Apex
+    // optimizer may not (lostflops/spec.h Optimizer).
+    const auto opt = s.choice_opt("optimizer", {"auto", "adam", "adam-param-remainders", "adam-bf16"}).value_or("auto");
+    t.optimizer_auto = opt == "auto";
+    t.optimizer = opt == "adam-param-remainders" ? Optimizer::adam_param_remainders
+                  : opt == "adam-bf16"           ? Optimizer::adam_bf16
+                                                 : Optimizer::adam;
+    t.compile = s.bool_or("compile", false);
+    if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
+        throw InputError(file, "training.optimizer",
+                         opt + " works on bf16 weights; fp16 training keeps fp32 master weights (use adam)");
     s.finish();
     return t;
 }
