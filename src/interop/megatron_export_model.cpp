@@ -98,6 +98,9 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
     }
     if (mlp.kind == MlpKind::gated) l.add(mlp.act == Activation::quick_gelu ? "--quick-geglu" : "--swiglu");
     if (mlp.kind == MlpKind::dense && mlp.act == Activation::relu2) l.add("--squared-relu");
+    // arguments.py: --swiglu, --quick-geglu, --squared-relu, else GELU; no plain ReLU.
+    if (mlp.kind == MlpKind::dense && mlp.act == Activation::relu)
+        note("plain ReLU has no Megatron flag (only --squared-relu, --swiglu, --quick-geglu or GELU): written as GELU");
     if (!m.tied_embeddings) l.add("--untie-embeddings-and-output-weights");
     if (moe) {
         const Moe& e = m.layer(*moe).moe;
