@@ -90,6 +90,7 @@ const MegatronFlag kFlags[] = {
     {"qk-pos-emb-head-dim", A::one, R::read, ""},
     {"v-head-dim", A::one, R::read, ""},
     {"moe-shared-expert-intermediate-size", A::one, R::read, ""},
+    {"moe-router-enable-expert-bias", A::none, R::read, ""},
     {"moe-layer-freq", A::one, R::read, ""},
     {"quick-geglu", A::none, R::read, ""},
     {"squared-relu", A::none, R::read, ""},

@@ -143,6 +143,9 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
             f.has("moe-router-topk") ? "" : "Megatron's default --moe-router-topk 2");
         if (const auto moe_ffn = f.num("moe-ffn-hidden-size"))
             add(d.model, "moe_intermediate_size", std::to_string(*moe_ffn));
+        // The aux-loss-free router's per-expert score bias (DeepSeek-V3's noaux_tc).
+        if (f.has("moe-router-enable-expert-bias"))
+            add(d.model, "topk_method", "noaux_tc", "--moe-router-enable-expert-bias: a score-correction bias per expert");
     }
     return layers;
 }
