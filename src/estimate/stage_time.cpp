@@ -158,15 +158,18 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     t.fwd.memory_bound_s = memory_time_s(d, w.mem_bytes_fwd);
     t.fwd.overhead_s = w.kernels_fwd * d.kernel_overhead_s;
     t.fwd.tp_comm_s = tp_comm_fwd_s(ctx, w) * exposed;
-    if (w.cp_bytes_fwd > 0 && !w.unfused) {
+    if (w.cp_bytes_fwd > 0) {
         // Context-parallel attention: its kernels on the split blocks and the
-        // exchange of each variant (cost/cp_attention.h).
+        // exchange of each variant (cost/cp_attention.h); unfused attention
+        // keeps its GEMM times.
         const CpAttentionWork cw{p.cp_comm_type, p.cp, w.attention_flops_fwd, w.cp_bytes_fwd / (p.cp - 1),
                                  w.cp_qkv_bytes, w.cp_out_bytes};
         const CpAttentionTime ct = cp_attention_time(cw, ctx.cp_rates, ctx.comm, ctx.cp_at, ctx.cp_slowdown);
-        t.fwd.compute_s += ct.fwd_s - attn_fwd;
-        attn_fwd = ct.fwd_s;
-        attn_bwd = ct.bwd_s;
+        if (!w.unfused) {
+            t.fwd.compute_s += ct.fwd_s - attn_fwd;
+            attn_fwd = ct.fwd_s;
+            attn_bwd = ct.bwd_s;
+        }
         t.fwd.cp_comm_s = ct.comm_fwd_s;
         t.bwd.cp_comm_s = ct.comm_bwd_s;
         t.fwd.overhead_s += ct.extra_kernels_fwd * d.kernel_overhead_s;
