@@ -51,6 +51,18 @@ enum class Optimizer { adam, adam_param_remainders, adam_bf16 };
 //              destination node over the network, forwarded over NVLink inside
 //              it, tokens limited to moe_max_nodes nodes (DeepSeek-V3 sec. 3.2.2)
 enum class MoeDispatcher { alltoall, allgather, deepep };
+// How context-parallel attention exchanges keys and values
+// (parallel.cp_comm_type; Megatron-Core --cp-comm-type, Transformer Engine
+// cp_comm_type; estimate/cp_attention.h costs each):
+//   p2p        the ring: K/V blocks passed to the next rank while the
+//              current block is computed (TE AttnFuncWithCPAndKVP2P)
+//   allgather  K/V all-gathered before attention, dK/dV reduce-scattered
+//              after (TE AttnFuncWithCPAndKVAllGather; PyTorch's
+//              context_parallel rotate method "allgather", torchtitan's default)
+//   a2a        Ulysses: all-to-all of Q, K, V from sequence to head split
+//              and of the output back (TE AttnFuncWithCPAndQKVOA2A,
+//              DeepSpeed-Ulysses DistributedAttention)
+enum class CpCommType { p2p, allgather, a2a };
 
 struct Gpu {
     std::string name;
@@ -151,6 +163,10 @@ struct ParallelPlan {
     // 0: not given, as tp (Megatron-Core: --expert-tensor-parallel-size None
     // -> tensor_model_parallel_size). ep*etp divides tp*cp*dp.
     int etp = 0;
+    // Context-parallel attention variant; not given: the framework's default
+    // (spec/job_sections.cpp: Megatron-Core p2p, torchtitan allgather,
+    // DeepSpeed a2a).
+    CpCommType cp_comm_type = CpCommType::p2p;
     MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
     // DeepEP's node-limited routing: a token's experts sit on at most this
     // many nodes (DeepSeek-V3 sec. 3.2.2: M = 4). 0: not limited.
@@ -247,5 +263,6 @@ const char* to_string(AttentionKernel k);
 const char* to_string(Framework f);
 const char* to_string(Optimizer o);
 const char* to_string(MoeDispatcher d);
+const char* to_string(CpCommType t);
 
 }  // namespace lostflops

@@ -58,8 +58,11 @@ constexpr Tile kTiles[] = {
 DeviceUse device_use(const Job& job) {
     DeviceUse u;
     u.framework = job.training.framework;
-    // Ring attention (context parallelism) calls the kernel on chunks of s/cp.
-    u.seq = static_cast<double>(job.training.seq_length) / std::max(1, job.plan.cp);
+    // Ring and all-gather context parallelism call the kernel on the rank's
+    // queries, s/cp (the ring's other blocks: cost/cp_attention.h); Ulysses
+    // (a2a) on the whole sequence over a share of the heads.
+    const bool ulysses = job.plan.cp_comm_type == CpCommType::a2a;
+    u.seq = static_cast<double>(job.training.seq_length) / (ulysses ? 1 : std::max(1, job.plan.cp));
     // The first attention kind's head dim (the attention curves' key); a model
     // without attention keeps the default.
     for (const auto& k : job.model.kinds())
@@ -255,6 +258,12 @@ AttentionEfficiency attention_at(const DeviceFamily& f, AttentionImpl kernel, co
 }
 
 }  // namespace
+
+std::array<double, 2> attention_efficiency_at(const Gpu& gpu, const Calibration& cal, const DeviceModel& d,
+                                              const DeviceUse& use) {
+    const AttentionEfficiency a = attention_at(cal.device(gpu.arch), d.attention_kernel, use);
+    return {a.fwd * d.power_factor, a.bwd * d.power_factor};
+}
 
 double attention_efficiency(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim,
                             double seq) {

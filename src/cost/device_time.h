@@ -8,6 +8,8 @@
 // streaming-kernel bandwidth fraction, and the power model.
 #pragma once
 
+#include <array>
+
 #include "lostflops/calibration.h"
 #include "lostflops/spec.h"
 
@@ -65,6 +67,13 @@ double power_factor(const Gpu& gpu, const DeviceFamily& family);
 // measured both ways. 0 when the family has no curve of the kernel.
 double attention_efficiency(const DeviceFamily& family, AttentionImpl kernel, bool backward, bool causal,
                             int head_dim, double seq);
+
+// The forward and backward efficiency (with d's power factor) of d's
+// attention kernel at another shape than d's own `use` (the ring's
+// off-diagonal blocks, cost/cp_attention.h), through make_device_model's
+// memoised lookup.
+std::array<double, 2> attention_efficiency_at(const Gpu& gpu, const Calibration& cal, const DeviceModel& d,
+                                              const DeviceUse& use);
 
 // The k at which a GEMM's main loop runs at half its rate on this GPU and
 // precision: a tile's prologue/epilogue takes a fixed time, so in k units it

@@ -24,8 +24,31 @@
 #include "lostflops/pipeline_schedules.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lostflops {
+
+namespace {
+
+// The attention kernel's rate on each block context parallelism calls it on
+// (cost/cp_attention.h CpAttentionRates).
+void set_cp_context(PlanContext& ctx, const Job& job, const Calibration& cal) {
+    ctx.cp_at = cp_placement(ctx.cp_group);
+    ctx.cp_slowdown = cal.overlap_slowdown;
+    const DeviceModel& d = ctx.dev;
+    CpAttentionRates& r = ctx.cp_rates;
+    r.whole_fwd = r.diag_fwd = d.attention_peak_flops * d.attention_fwd;
+    r.whole_bwd = r.diag_bwd = d.attention_peak_flops * d.attention_bwd;
+    if (job.plan.cp_comm_type != CpCommType::p2p) return;
+    DeviceUse off = device_use(job);
+    off.causal = false;
+    off.seq = off.seq / std::sqrt(2.0);  // s/cp queries x s/(2cp) keys, or the reverse
+    const auto eff = attention_efficiency_at(job.cluster.gpu, cal, d, off);
+    r.off_fwd = d.attention_peak_flops * eff[0];
+    r.off_bwd = d.attention_peak_flops * eff[1];
+}
+
+}  // namespace
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     PlanContext ctx;
@@ -39,6 +62,7 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     ctx.comm = make_comm_model(job.cluster, cal);
     ctx.tp_group = place_group(topo, p.tp, 1);
     ctx.cp_group = place_group(topo, p.cp, p.tp);
+    if (p.cp > 1) set_cp_context(ctx, job, cal);
     // Dense gradients are reduced over data and context parallel ranks; the
     // experts' over their expert-data-parallel ranks (cost/expert_dispatch.h).
     ctx.dp_group = place_group(topo, p.dp * p.cp, p.tp);
@@ -138,16 +162,28 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     t.fwd.overhead_s = w.kernels_fwd * d.kernel_overhead_s;
     t.fwd.tp_comm_s = tp_comm_fwd_s(ctx, w) * exposed;
     if (w.cp_bytes_fwd > 0) {
-        // Ring attention: K/V blocks travel while the previous block is computed.
-        const double ring = collective_time_s(ctx.comm, Collective::all_gather, ctx.cp_group, w.cp_bytes_fwd *
-                                              p.cp / std::max(1, p.cp - 1));
-        t.fwd.cp_comm_s = std::max(0.0, ring - attn_fwd);
-        t.bwd.cp_comm_s = std::max(0.0, 2 * ring - attn_bwd);
+        // Context-parallel attention: its kernels on the split blocks and the
+        // exchange of each variant (cost/cp_attention.h); unfused attention
+        // keeps its GEMM times.
+        const CpAttentionWork cw{p.cp_comm_type, p.cp, w.attention_flops_fwd, w.cp_bytes_fwd / (p.cp - 1),
+                                 w.cp_qkv_bytes, w.cp_out_bytes};
+        const CpAttentionTime ct = cp_attention_time(cw, ctx.cp_rates, ctx.comm, ctx.cp_at, ctx.cp_slowdown);
+        if (!w.unfused) {
+            t.fwd.compute_s += ct.fwd_s - attn_fwd;
+            attn_fwd = ct.fwd_s;
+            attn_bwd = ct.bwd_s;
+        }
+        t.fwd.cp_comm_s = ct.comm_fwd_s;
+        t.bwd.cp_comm_s = ct.comm_bwd_s;
+        t.fwd.overhead_s += ct.extra_kernels_fwd * d.kernel_overhead_s;
+        t.bwd.overhead_s += ct.extra_kernels_bwd * d.kernel_overhead_s;
+        t.fwd.memory_bound_s += memory_time_s(d, ct.extra_bytes_fwd);
+        t.bwd.memory_bound_s += memory_time_s(d, ct.extra_bytes_bwd);
     }
     t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
     t.wgrad_s = gemm_fwd;
-    t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
-    t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
+    t.bwd.memory_bound_s += memory_time_s(d, w.mem_bytes_bwd);
+    t.bwd.overhead_s += w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
     if (w.moe_dispatches_fwd > 0) {
         const ExpertDispatchTime f = expert_dispatch_time(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cost/collective_time.h"
+#include "cost/cp_attention.h"
 #include "cost/device_time.h"
 #include "cost/expert_dispatch.h"
 #include "workload/host_ops.h"
@@ -67,6 +68,9 @@ struct PlanContext {
     DeviceModel dev;
     CommModel comm;
     GroupPlacement tp_group, cp_group, dp_group, edp_group, pp_link, embedding_group;
+    CpPlacement cp_at;          // the CP group and the ring's slowest hop (cp > 1)
+    CpAttentionRates cp_rates;  // the attention kernel on CP's blocks (cp > 1)
+    double cp_slowdown = 0;     // hidden CP traffic slows the attention it overlaps (overlap_slowdown)
     ExpertGroups experts;  // the expert layers' folded groups (edp_group = experts.edp)
     bool fp8 = false;      // training precision fp8 (DeepEP dispatches in fp8)
     bool moe_layer_overlap = false;   // moe_a2a_overlap, and not a DualPipe schedule (which overlaps by its passes)

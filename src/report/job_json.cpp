@@ -126,6 +126,7 @@ nlohmann::json parallel_json(const Job& job) {
                         {"tp_comm_overlap", p.tp_comm_overlap},
                         {"grad_fp32", p.grad_fp32}};
     if (p.recompute == Recompute::full && p.recompute_layers >= 0) j["recompute_layers"] = p.recompute_layers;
+    if (p.cp > 1) j["cp_comm_type"] = to_string(p.cp_comm_type);  // resolved (the framework's default when not given)
     if (job.model.is_moe()) {
         // Expert layers (README "Expert parallelism"): etp resolved (tp when not given).
         j["etp"] = p.expert_tp();

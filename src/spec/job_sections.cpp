@@ -165,6 +165,19 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
             p.schedule_given = true;
         }
     }
+    // The context-parallel attention variant. Defaults: Megatron-Core's
+    // --cp-comm-type p2p (megatron/training/arguments.py); torchtitan's
+    // parallelism.context_parallel_rotate_method "allgather"
+    // (torchtitan/config/job_config.py); DeepSpeed's sequence parallelism is
+    // Ulysses (deepspeed/sequence/layer.py).
+    {
+        const auto cpt = s.choice_opt("cp_comm_type", {"p2p", "allgather", "a2a"});
+        p.cp_comm_type = cpt ? (*cpt == "a2a" ? CpCommType::a2a : *cpt == "allgather" ? CpCommType::allgather
+                                                                                      : CpCommType::p2p)
+                             : fw == Framework::fsdp      ? CpCommType::allgather
+                             : fw == Framework::deepspeed ? CpCommType::a2a
+                                                          : CpCommType::p2p;
+    }
     // Expert layers (README "Expert parallelism"); checked against the plan in spec/validate.cpp.
     p.etp = static_cast<int>(s.int_or("etp", 0, 1, kMaxGpus));
     const auto disp = s.choice_opt("moe_dispatcher", {"alltoall", "allgather", "deepep"}).value_or("alltoall");

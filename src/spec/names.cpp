@@ -43,6 +43,15 @@ const char* to_string(Optimizer o) {
     return "?";
 }
 
+const char* to_string(CpCommType t) {
+    switch (t) {
+        case CpCommType::p2p: return "p2p";
+        case CpCommType::allgather: return "allgather";
+        case CpCommType::a2a: return "a2a";
+    }
+    return "?";
+}
+
 const char* to_string(MoeDispatcher d) {
     switch (d) {
         case MoeDispatcher::alltoall: return "alltoall";

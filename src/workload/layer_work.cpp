@@ -288,8 +288,15 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         const double tp_blocks = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
         w.tp_collectives_fwd = static_cast<int>(tp_blocks) * (sp ? 2 : 1);  // SP: an all-gather + a reduce-scatter each
     }
-    if (p.cp > 1 && attention) w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
-    if (p.cp > 1 && mla) w.cp_bytes_fwd = (c - 1) * tokens * heads_local * (d + dv) * el;
+    if (p.cp > 1 && attention) {
+        w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
+        w.cp_qkv_bytes = tokens * (heads_local + 2 * kv_local) * d * el;
+    }
+    if (p.cp > 1 && mla) {
+        w.cp_bytes_fwd = (c - 1) * tokens * heads_local * (d + dv) * el;
+        w.cp_qkv_bytes = tokens * heads_local * (2 * d + dv) * el;
+    }
+    if (p.cp > 1 && (attention || mla)) w.cp_out_bytes = tokens * heads_local * dv * el;
     if (moe) {
         w.moe_tokens = tokens / sp_div;
         w.moe_top_k = k.moe.top_k;
