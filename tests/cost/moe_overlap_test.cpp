@@ -76,13 +76,14 @@ TEST(MoeOverlap, DispatchAndCombineSumToTheDispatcherTime) {
 }
 
 // A job of 4 MoE layers on 64 H100 (8 nodes), ep 16 over two nodes.
-std::string moe_job(const std::string& parallel, const std::string& training_extra = "") {
+std::string moe_job(const std::string& parallel, const std::string& training_extra = "", int gbs = 256) {
     return "model:\n  num_hidden_layers: 4\n  hidden_size: 2048\n  num_attention_heads: 16\n"
            "  num_local_experts: 64\n  num_experts_per_tok: 8\n  moe_intermediate_size: 1024\n"
            "  intermediate_size: 4096\n  vocab_size: 32000\n  hidden_act: silu\n"
            "cluster: {gpu: h100-sxm, num_gpus: 64, gpus_per_node: 8,\n"
            "  intra_node: {bandwidth_GBps: 450, latency_us: 2}, inter_node: {bandwidth_GBps: 50, latency_us: 5}}\n"
-           "training: {seq_length: 4096, global_batch_size: 256, micro_batch_size: 1" + training_extra + "}\n"
+           "training: {seq_length: 4096, global_batch_size: " + std::to_string(gbs) + ", micro_batch_size: 1" +
+           training_extra + "}\n"
            "parallel: {" + parallel + "}\n";
 }
 
@@ -97,10 +98,8 @@ TEST(MoeOverlap, WarmUpAndCoolDownPassesHaveNoPartner) {
     EXPECT_TRUE(ctx.moe_layer_overlap);
     EXPECT_DOUBLE_EQ(ctx.moe_overlap_paired, 0.75);
     // m == pp with Megatron: every pass is warm-up (estimate/inflight.cpp), nothing pairs.
-    const Job all_warm = parse_job(
-        moe_job("pp: 2, vpp: 2, ep: 16, moe_dispatcher: deepep, moe_a2a_overlap: true").replace(
-            "global_batch_size: 256", "global_batch_size: 64"),
-        "job.yaml");
+    const Job all_warm =
+        parse_job(moe_job("pp: 2, vpp: 2, ep: 16, moe_dispatcher: deepep, moe_a2a_overlap: true", "", 64), "job.yaml");
     EXPECT_DOUBLE_EQ(make_plan_context(all_warm, cal).moe_overlap_paired, 0.0);
     // Without overlap the share is not used, and the overlapped step lies
     // between no overlap and the fully paired rule.
