@@ -119,8 +119,14 @@ TEST(MoeOverlap, Fp8DispatchOnlyWhenAsked) {
     EXPECT_FALSE(make_plan_context(bf16, cal).fp8);
     EXPECT_TRUE(make_plan_context(fp8, cal).fp8);
     EXPECT_LT(estimate(fp8, cal).breakdown.ep_comm_s, estimate(bf16, cal).breakdown.ep_comm_s);
-    // The key belongs to the deepep dispatcher.
+    // The key belongs to the deepep dispatcher, and does nothing (warned) without fp8.
     EXPECT_THROW(parse_job(moe_job("ep: 16, moe_fp8_dispatch: true"), "job.yaml"), InputError);
+    const Job idle = parse_job(moe_job("ep: 16, moe_dispatcher: deepep, moe_fp8_dispatch: true"), "job.yaml");
+    EXPECT_FALSE(make_plan_context(idle, cal).fp8);
+    bool warned = false;
+    for (const auto& w : job_warnings(idle)) warned |= w.key == "parallel.moe_fp8_dispatch";
+    EXPECT_TRUE(warned);
+    for (const auto& w : job_warnings(fp8)) EXPECT_NE(w.key, "parallel.moe_fp8_dispatch");
 }
 
 TEST(MoeOverlap, DualPipeOverlapsByItsPassesNotTwice) {
