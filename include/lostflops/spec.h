@@ -171,6 +171,13 @@ struct ParallelPlan {
     // DeepEP's node-limited routing: a token's experts sit on at most this
     // many nodes (DeepSeek-V3 sec. 3.2.2: M = 4). 0: not limited.
     int moe_max_nodes = 4;
+    // DeepEP dispatches FP8 copies (1 byte per element plus scales; DeepEP
+    // README: "FP8 dispatching and BF16 combining", as DeepSeek-V3 trains,
+    // sec. 3.3.2) only when the framework quantizes before the dispatch.
+    // Megatron-Core does not: its flex dispatcher hands DeepEP the BF16 hidden
+    // states (megatron/core/transformer/moe/fused_a2a.py FusedDispatch). Off by
+    // default; applies to moe_dispatcher: deepep with precision fp8.
+    bool moe_fp8_dispatch = false;
     // Dispatch/combine overlapped with another micro-batch's compute
     // (Megatron-Core --overlap-moe-expert-parallel-comm; DualPipe does it by
     // schedule). Off by default, as in plain 1F1B.

@@ -17,10 +17,13 @@
 // Expert all-to-all overlap (moe_a2a_overlap): each collective pairs with
 // one side of another micro-batch's pass, as stage_time.h states (Megatron-LM
 // design doc MR3470 "EP A2A overlapping", fine_grained_callables.py /
-// combined_1f1b.py; DeepSeek-V3 report fig. 4).
+// combined_1f1b.py; DeepSeek-V3 report fig. 4), in the steady state only:
+// the warm-up forwards and cool-down backwards have no partner
+// (PlanContext::moe_overlap_paired).
 #include "estimate/stage_time.h"
 
 #include "cost/grouped_gemm.h"
+#include "estimate/inflight.h"
 #include "lostflops/pipeline_schedules.h"
 
 #include <algorithm>
@@ -68,10 +71,20 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     ctx.dp_group = place_group(topo, p.dp * p.cp, p.tp);
     ctx.experts = place_expert_groups(p, topo);
     ctx.edp_group = ctx.experts.edp;
-    ctx.fp8 = job.training.precision == Precision::fp8;
+    // FP8 copies only where the framework quantizes before the dispatch (ParallelPlan::moe_fp8_dispatch).
+    ctx.fp8 = job.training.precision == Precision::fp8 && p.moe_fp8_dispatch;
     // DualPipe and DualPipeV overlap the all-to-all by their F&B passes
     // (estimate/pipeline_phase.cpp): the layer-level overlap would count it twice.
     ctx.moe_layer_overlap = p.moe_a2a_overlap && standard_mapping(p);
+    if (ctx.moe_layer_overlap) {
+        // Megatron-Core's combined 1F1B (pipeline_parallel/schedules.py with
+        // overlap_moe_expert_parallel_comm) merges a forward with a backward
+        // in the steady state only; warm-up and cool-down passes run alone.
+        // Rank 0 has the most (estimate/inflight.cpp) and sets the step.
+        const double passes = static_cast<double>(p.micro_batches(job.training)) * p.vpp;
+        const double alone = static_cast<double>(inflight_passes(job, 0).warmup);
+        ctx.moe_overlap_paired = passes > 0 ? std::clamp((passes - alone) / passes, 0.0, 1.0) : 0.0;
+    }
     // The hidden all-to-all slows the compute it overlaps, whether a layer
     // or the schedule overlaps it (DeepSeek-V3 sec. 3.2.2: 20 of the H800's
     // 132 SMs run the communication; calibration overlap_slowdown).
@@ -197,8 +210,9 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
                                                             2 * (gemm_fwd - moe_gemm_fwd) + attn_bwd,
                                                             2 * moe_gemm_fwd);
             const MoeOverlapExposed e = moe_a2a_exposed(f, b, sides, ctx.moe_overlap_slowdown);
-            t.fwd.ep_comm_s = e.fwd_s;
-            t.bwd.ep_comm_s = e.bwd_s;
+            const double paired = ctx.moe_overlap_paired;
+            t.fwd.ep_comm_s = paired * e.fwd_s + (1 - paired) * t.fwd.ep_comm_s;
+            t.bwd.ep_comm_s = paired * e.bwd_s + (1 - paired) * t.bwd.ep_comm_s;
         }
     }
     switch (p.recompute) {

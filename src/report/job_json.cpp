@@ -132,7 +132,10 @@ nlohmann::json parallel_json(const Job& job) {
         j["etp"] = p.expert_tp();
         j["expert_dp"] = p.expert_dp();
         j["moe_dispatcher"] = to_string(p.moe_dispatcher);
-        if (p.moe_dispatcher == MoeDispatcher::deepep) j["moe_max_nodes"] = p.moe_max_nodes;
+        if (p.moe_dispatcher == MoeDispatcher::deepep) {
+            j["moe_max_nodes"] = p.moe_max_nodes;
+            j["moe_fp8_dispatch"] = p.moe_fp8_dispatch;
+        }
         j["moe_a2a_overlap"] = p.moe_a2a_overlap;
         j["moe_imbalance"] = p.moe_imbalance;
         j["moe_capacity_factor"] = p.moe_capacity_factor > 0 ? nlohmann::json(p.moe_capacity_factor) : nlohmann::json();

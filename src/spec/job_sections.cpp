@@ -188,6 +188,10 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
         throw InputError(file, s.key_path("moe_max_nodes"),
                          "applies to moe_dispatcher: deepep (node-limited routing); the dispatcher is " + disp);
     p.moe_max_nodes = static_cast<int>(s.int_or("moe_max_nodes", 4, 0, kMaxGpus));
+    if (s.has("moe_fp8_dispatch") && p.moe_dispatcher != MoeDispatcher::deepep)
+        throw InputError(file, s.key_path("moe_fp8_dispatch"),
+                         "applies to moe_dispatcher: deepep (FP8 dispatching); the dispatcher is " + disp);
+    p.moe_fp8_dispatch = s.bool_or("moe_fp8_dispatch", false);
     p.moe_a2a_overlap = s.bool_or("moe_a2a_overlap", false);
     p.moe_imbalance = s.num_or("moe_imbalance", 1.0, 1.0, 1000.0);
     p.moe_capacity_factor = s.num_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
