@@ -3,7 +3,8 @@
 #   make run      build and estimate the built-in default job
 #   make test     build and run every unit test
 #   make sanitize the same under AddressSanitizer + UBSan in build-asan/
-#   make check    test + sanitize + fuzz-ci (what CI runs)
+#   make check    test + sanitize + fuzz-ci (what CI runs), with -Werror
+#                 (WERROR=ON: any compiler warning of the gcc builds fails it)
 #   make bench    Google Benchmark programs
 #   make fuzz     libFuzzer targets with clang in build-fuzz/ (FUZZ_SECONDS each, default 60)
 #   make fuzz-ci  the same, 30 s each from libFuzzer seed 1 (CI: 8 targets, about 6 minutes)
@@ -11,11 +12,13 @@ JOBS ?= $(shell nproc)
 GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 FUZZ_SECONDS ?= 60
+# -Werror for the gcc builds (cmake/warnings.cmake); `make check` turns it on.
+WERROR ?= OFF
 .PHONY: all build run test sanitize check bench fuzz fuzz-ci clean
 all: build
 
 build:
-	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=Release -DLOSTFLOPS_WERROR=$(WERROR)
 	cmake --build build -j $(JOBS)
 
 run: build
@@ -25,10 +28,11 @@ test: build
 	cd build && ctest --output-on-failure -j $(JOBS)
 
 sanitize:
-	cmake -S . -B build-asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DLOSTFLOPS_SANITIZE=ON -DLOSTFLOPS_BENCH=OFF
+	cmake -S . -B build-asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DLOSTFLOPS_SANITIZE=ON -DLOSTFLOPS_BENCH=OFF -DLOSTFLOPS_WERROR=$(WERROR)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+check: WERROR = ON
 check: test sanitize fuzz-ci
 
 bench: build

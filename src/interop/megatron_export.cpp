@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "interop/job_draft.h"
 #include "interop/launch_rules.h"
 #include "interop/megatron_export_model.h"
@@ -124,7 +126,7 @@ ExportResult export_megatron(const Job& job) {
         if (p.vpp > 1) l.add("--num-virtual-stages-per-pipeline-rank", p.vpp);
     } else if (m.layers % (p.pp * p.vpp) != 0) {
         // The default split's uneven stages, spelled out as Megatron takes them.
-        l.add("--pipeline-model-parallel-layout", "'" + layout_text(job) + "'");
+        l.add("--pipeline-model-parallel-layout", fmt::format("'{}'", layout_text(job)));
     } else if (p.vpp > 1) {
         l.add("--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
     }

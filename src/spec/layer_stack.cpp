@@ -141,7 +141,8 @@ std::string describe(const LayerKind& k) {
         if (k.moe.shared_ffn > 0) out += fmt::format(", shared {}", k.moe.shared_ffn);
         out += ")";
     } else if (k.mlp.kind != MlpKind::none) {
-        out += "+" + mlp_text(k.mlp);
+        out += '+';
+        out += mlp_text(k.mlp);  // not "+" + text: gcc 12 -O3 warns falsely (-Wrestrict) on that
     }
     return out;
 }

@@ -67,7 +67,7 @@ TEST(CalibrateFuzz, NcclReaderNeverCrashes) {
                 for (std::size_t k = 0; k < run.points.size(); ++k) {
                     ASSERT_GT(run.points[k].bytes, 0);
                     ASSERT_GT(run.points[k].busbw_GBps, 0);
-                    if (k) ASSERT_GT(run.points[k].bytes, run.points[k - 1].bytes);
+                    if (k) { ASSERT_GT(run.points[k].bytes, run.points[k - 1].bytes); }
                 }
             }
             std::vector<std::string> w;

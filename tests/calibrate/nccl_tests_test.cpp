@@ -39,7 +39,7 @@ void expect_sorted_positive(const NcclTestsRun& run) {
     for (std::size_t i = 0; i < run.points.size(); ++i) {
         EXPECT_GT(run.points[i].busbw_GBps, 0);
         EXPECT_GT(run.points[i].time_us, 0);
-        if (i) EXPECT_GT(run.points[i].bytes, run.points[i - 1].bytes);
+        if (i) { EXPECT_GT(run.points[i].bytes, run.points[i - 1].bytes); }
     }
 }
 

@@ -169,7 +169,7 @@ TEST(CliVersion, PrintsTheVersionAndTheGitRevision) {
 }
 
 TEST(CliHelp, FormatIsSpelledTheSameInEverySubcommand) {
-    for (const std::string cmd : std::vector<std::string>{"estimate", "validate", "trace", "trace merge"}) {
+    for (const std::string& cmd : std::vector<std::string>{"estimate", "validate", "trace", "trace merge"}) {
         const CliRun r = run_cli(cmd + " --help");
         ASSERT_EQ(r.code, 0) << cmd;
         EXPECT_NE(r.out.find("--format {table,json}"), std::string::npos) << cmd << "\n" << r.out;

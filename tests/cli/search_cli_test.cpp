@@ -34,7 +34,7 @@ TEST(SearchCli, JsonContract) {
         EXPECT_EQ(plans[i]["parallel"]["tp"], 8);
         for (const char* k : {"tokens_per_s_per_gpu", "step_time_s", "mfu", "peak_bytes"})
             ASSERT_TRUE(plans[i].contains(k)) << k;
-        if (i > 0) EXPECT_GE(plans[i - 1]["tokens_per_s_per_gpu"], plans[i]["tokens_per_s_per_gpu"]);
+        if (i > 0) { EXPECT_GE(plans[i - 1]["tokens_per_s_per_gpu"], plans[i]["tokens_per_s_per_gpu"]); }
     }
 }
 

@@ -298,7 +298,7 @@ TEST(WorkBounds, ClosedFormsEqualTheLoopsTheyReplace) {
                 light += layers_on(j, r, c) == rs.base;
             }
             EXPECT_EQ(rs.layers(), sum);
-            if (layers % (pp * vpp) != 0) EXPECT_EQ(rs.light(), light);
+            if (layers % (pp * vpp) != 0) { EXPECT_EQ(rs.light(), light); }
             EXPECT_EQ(inflight_passes(j, r).stage_units, stage_units_by_loop(j, r)) << layers << " " << pp << " " << vpp;
         }
     }

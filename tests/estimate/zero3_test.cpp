@@ -50,7 +50,7 @@ TEST(Zero3Latency, RingAllGatherGrowsLinearlyWithNodes) {
         const double expect = (cal.collective_launch_us + 7.0 * nodes * 2 + (nodes - 1) * 5.0) * kUs;
         EXPECT_NEAR(collective_latency_s(cm, Collective::all_gather, g), expect, 1e-12) << nodes;
         EXPECT_NEAR(collective_latency_s(cm, Collective::reduce_scatter, g), expect, 1e-12) << nodes;
-        if (previous > 0) EXPECT_NEAR(expect - previous, nodes / 2 * 19 * kUs, 1e-12);  // 7*2 + 5 us per node
+        if (previous > 0) { EXPECT_NEAR(expect - previous, nodes / 2 * 19 * kUs, 1e-12); }  // 7*2 + 5 us per node
         previous = expect;
     }
     // One member per node (tp = 8): every step crosses the network.

@@ -47,7 +47,7 @@ TEST(ExplainWaterfall, SumsToEstimateMfuOnEveryPublishedRun) {
         // GEMMs never beat peak: their step is a loss. Every other step but
         // attention (causal masking) is a loss by construction.
         for (const auto& step : w)
-            if (step.key != "attention") EXPECT_GT(step.s, 0) << step.key;
+            if (step.key != "attention") { EXPECT_GT(step.s, 0) << step.key; }
     }
 }
 
@@ -93,7 +93,7 @@ TEST(ExplainLevers, EveryLeverIsEstimateOnTheChangedJob) {
             EXPECT_DOUBLE_EQ(after.step_time_s, l.step_time_s);
             EXPECT_TRUE(after.memory.fits);
             EXPECT_GT(l.mfu_after, e.mfu);
-            if (i > 0) EXPECT_GE(levers[i - 1].mfu_after, l.mfu_after);
+            if (i > 0) { EXPECT_GE(levers[i - 1].mfu_after, l.mfu_after); }
             ++levers_seen;
         }
     }

@@ -45,7 +45,7 @@ TEST(PipelineTimeline, MakespanEqualsTheSimulationOnRandomInputs) {
         ASSERT_EQ(tl.passes.size(), static_cast<size_t>(2 * p * v * m));
         // One pass at a time per rank.
         for (size_t i = 1; i < tl.passes.size(); ++i)
-            if (tl.passes[i].rank == tl.passes[i - 1].rank) EXPECT_GE(tl.passes[i].start_s, tl.passes[i - 1].end_s);
+            if (tl.passes[i].rank == tl.passes[i - 1].rank) { EXPECT_GE(tl.passes[i].start_s, tl.passes[i - 1].end_s); }
     }
 }
 

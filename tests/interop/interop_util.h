@@ -54,7 +54,7 @@ inline void expect_same_job(const Job& a, const Job& b, const std::string& what,
     EXPECT_EQ(a.model.hidden, b.model.hidden);
     EXPECT_EQ(a.model.vocab, b.model.vocab);
     EXPECT_EQ(a.model.tied_embeddings, b.model.tied_embeddings);
-    if (model_shape) EXPECT_TRUE(a.model.same_shape(b.model)) << describe(a.model.kind(0)) << " vs " << describe(b.model.kind(0));
+    if (model_shape) { EXPECT_TRUE(a.model.same_shape(b.model)) << describe(a.model.kind(0)) << " vs " << describe(b.model.kind(0)); }
     EXPECT_EQ(a.cluster.num_gpus, b.cluster.num_gpus);
     EXPECT_EQ(a.cluster.gpu.name, b.cluster.gpu.name);
     EXPECT_EQ(a.training.seq_length, b.training.seq_length);

@@ -156,9 +156,9 @@ protected:
         const Outcome o = run(args, stdin_path, dir_ / "stderr.txt");
         ASSERT_TRUE(o.exited) << "killed by signal " << o.signal << " (" << strsignal(o.signal) << ")";
         EXPECT_EQ(o.code, exit_code) << o.err;
-        if (exit_code == 2) EXPECT_NE(o.err.find("error"), std::string::npos) << o.err;
+        if (exit_code == 2) { EXPECT_NE(o.err.find("error"), std::string::npos) << o.err; }
         EXPECT_EQ(o.err.find("internal error"), std::string::npos) << o.err;
-        if (!sanitized()) EXPECT_LT(o.max_rss_kib, kMaxRssKiB) << o.err;
+        if (!sanitized()) { EXPECT_LT(o.max_rss_kib, kMaxRssKiB) << o.err; }
         if (!print_peak) return;
         std::string shown = line;  // file names without the scratch directory
         const std::string dir = dir_.string() + "/";

@@ -39,8 +39,8 @@ void expect_consistent(const FitAdvice& a, const std::string& path, const std::v
         const PlanChange& x = a.changes[i - 1];
         const PlanChange& y = a.changes[i];
         EXPECT_FALSE(x.fit == Fit::does_not_fit && y.fit == Fit::fits) << x.change << " before " << y.change;
-        if (x.fit == y.fit && x.fit == Fit::does_not_fit) EXPECT_LE(x.peak_bytes, y.peak_bytes);
-        if (x.fit == y.fit && x.fit == Fit::fits) EXPECT_LE(x.step_time_s, y.step_time_s);
+        if (x.fit == y.fit && x.fit == Fit::does_not_fit) { EXPECT_LE(x.peak_bytes, y.peak_bytes); }
+        if (x.fit == y.fit && x.fit == Fit::fits) { EXPECT_LE(x.step_time_s, y.step_time_s); }
     }
 }
 

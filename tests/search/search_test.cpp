@@ -222,7 +222,7 @@ TEST(Search, ExpertLayoutsAreSearchedWithEstimatesFigures) {
         folded |= p.ep > p.dp * p.cp;
         deepep |= p.moe_dispatcher == MoeDispatcher::deepep;
         alltoall |= p.moe_dispatcher == MoeDispatcher::alltoall && p.ep > 1;
-        if (p.ep == 16) EXPECT_EQ(p.moe_dispatcher, MoeDispatcher::deepep);
+        if (p.ep == 16) { EXPECT_EQ(p.moe_dispatcher, MoeDispatcher::deepep); }
         etp_below_tp |= p.expert_tp() < p.tp;
     }
     EXPECT_TRUE(folded);
@@ -401,7 +401,7 @@ TEST(Search, PartialDepthsGiveTheFirstPlansOfEveryDepth) {
             EXPECT_EQ(windowed.ranked[i].peak_bytes, every[i].peak_bytes);
             partial += ((every[i].order & 0xffffffffu) >> 3 & 0x1ffffffu) >= 3 ? 1 : 0;
         }
-        if (zero >= 0) EXPECT_GT(partial, 0);  // the job does exercise the partial depths
+        if (zero >= 0) { EXPECT_GT(partial, 0); }  // the job does exercise the partial depths
     }
 }
 

@@ -35,7 +35,9 @@ TEST(Catalog, EveryGpuParsesWithPositiveFigures) {
         // TPUs have no fp16 mode (bf16 only); every other part has both.
         const AcceleratorTraits* arch = find_accelerator(g->arch);
         ASSERT_TRUE(arch) << n;
-        if (arch->vendor != Vendor::google) EXPECT_GT(g->peak_fp16_tflops, 0) << n;
+        if (arch->vendor != Vendor::google) {
+            EXPECT_GT(g->peak_fp16_tflops, 0) << n;
+        }
         EXPECT_GT(std::max(g->peak_bf16_tflops, g->peak_fp16_tflops), 0) << n;  // V100: fp16 only
         EXPECT_GE(g->memory_bytes, int64_t{16} << 30) << n;
         EXPECT_FALSE(g->source.empty()) << n;

@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <gtest/gtest.h>
 
 #include "lostflops/error.h"
@@ -115,8 +117,8 @@ TEST(JobInput, AliasesAreCheckedOncePerNode) {
     // Ten levels of ten aliases each: 1e10 nodes if every alias were walked.
     std::string text = "a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
     for (int i = 1; i < 10; ++i) {
-        text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
-        for (int k = 0; k < 10; ++k) text += (k ? ", *a" : "*a") + std::to_string(i - 1);
+        text += fmt::format("a{}: &a{} [", i, i);
+        for (int k = 0; k < 10; ++k) text += fmt::format("{}*a{}", k ? ", " : "", i - 1);
         text += "]\n";
     }
     EXPECT_FALSE(parse_error(text + small_job_text()).empty());

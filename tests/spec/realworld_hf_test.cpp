@@ -122,9 +122,11 @@ TEST(RealworldHf, EveryConfigAgainstItsPublishedCounts) {
         Job j;
         ASSERT_NO_THROW(j = parse_job(job, "job.yaml"));
         // Every key of the file is one lostflops knows (read, ignored or noted).
-        if (j.model.not_modelled)
-            for (const auto& n : *j.model.not_modelled)
+        if (j.model.not_modelled) {
+            for (const auto& n : *j.model.not_modelled) {
                 EXPECT_EQ(n.why.find("does not know"), std::string::npos) << n.key;
+            }
+        }
         const ParamCount p = count_params(j.model);
         const auto it = conventions().find(name);
         const Convention c = it == conventions().end() ? Convention{} : it->second;

@@ -171,7 +171,7 @@ TEST(TraceCluster, TriageCostsAreTheirSharesLargestFirst) {
     ASSERT_FALSE(items.empty());
     bool comm = false;
     for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i > 0) EXPECT_GE(items[i - 1].cost_pct, items[i].cost_pct);
+        if (i > 0) { EXPECT_GE(items[i - 1].cost_pct, items[i].cost_pct); }
         EXPECT_GE(items[i].cost_pct, kTriageMinPct);
         EXPECT_FALSE(items[i].to_try.empty());
         if (items[i].key != "exposed_comm") continue;

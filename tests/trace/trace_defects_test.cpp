@@ -117,7 +117,7 @@ TEST(TraceDefects, GzipOfIdenticalKernelsReadsInBoundedMemory) {
     int code = -1;
     const long kib = test::child_peak_rss_kib(lostflops("trace --format json " + path + " >/dev/null 2>&1"), code);
     EXPECT_EQ(code, 0);
-    if (test::rss_is_meaningful()) EXPECT_LT(kib, 64 * 1024) << "peak " << kib << " KiB";  // 3 M events x 24 bytes alone would be 72 MB
+    if (test::rss_is_meaningful()) { EXPECT_LT(kib, 64 * 1024) << "peak " << kib << " KiB"; }  // 3 M events x 24 bytes alone would be 72 MB
     std::filesystem::remove_all(dir);
 }
 
@@ -162,7 +162,7 @@ TEST(TraceDefects, ControlCharactersNeverReachTheTerminal) {
     const std::string dir = test::temp_dir("trace_defects_ctl");
     const std::string path = dir + "/ctl\x1b[1m.json";
     std::ofstream(path) << "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [" + events + "]}";
-    for (const std::string args : {"trace '" + path + "'", "trace diff '" + path + "' '" + path + "'",
+    for (const std::string& args : {"trace '" + path + "'", "trace diff '" + path + "' '" + path + "'",
                                    "trace '" + path + "' --report " + dir + "/r.html"}) {
         SCOPED_TRACE(args);
         const std::string out_file = dir + "/out.txt";
@@ -274,7 +274,7 @@ TEST(TraceDefects, MegabytesOfEmptyObjectsAreRefusedEarly) {
         int code = -1;
         const long kib = test::child_peak_rss_kib(lostflops("trace merge " + dir + "/" + c.name + " >/dev/null 2>&1"), code);
         EXPECT_EQ(code, 2);
-        if (test::rss_is_meaningful()) EXPECT_LT(kib, 200 * 1024) << "peak " << kib << " KiB";  // the file (64 MiB) and little more
+        if (test::rss_is_meaningful()) { EXPECT_LT(kib, 200 * 1024) << "peak " << kib << " KiB"; }  // the file (64 MiB) and little more
     }
     std::filesystem::remove_all(dir);
 }

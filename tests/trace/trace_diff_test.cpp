@@ -90,8 +90,8 @@ TEST(TraceDiff, SlowerMeansMoreTimeNotOnlyALongerMean) {
     EXPECT_EQ(by["k_slow"].change, Change::slower);
     EXPECT_EQ(by["k_end"].change, Change::same);
     for (const auto& k : d.kernels) {
-        if (k.change == Change::slower) EXPECT_GT(k.delta_us, 0) << k.name;
-        if (k.change == Change::faster) EXPECT_LT(k.delta_us, 0) << k.name;
+        if (k.change == Change::slower) { EXPECT_GT(k.delta_us, 0) << k.name; }
+        if (k.change == Change::faster) { EXPECT_LT(k.delta_us, 0) << k.name; }
     }
     EXPECT_NE(diff_table(d).find("fewer calls"), std::string::npos);
 }
@@ -140,7 +140,7 @@ TEST(TraceDiff, FindsExactlyTheSlowedKernels) {
             if (change == "slower") {
                 slower.insert(k["name"].get<std::string>());
                 EXPECT_GT(k["step_share_pct"].get<double>(), 0);
-                if (flags.empty()) EXPECT_NEAR(k["mean_change_pct"].get<double>(), 50.0, 1e-3);  // end - start of large time stamps
+                if (flags.empty()) { EXPECT_NEAR(k["mean_change_pct"].get<double>(), 50.0, 1e-3); }  // end - start of large time stamps
             } else if (change != "same") {
                 other_changes.insert(k["name"].get<std::string>());
             }

@@ -30,7 +30,7 @@ TEST(TraceHta, AgreesWithHtaReference) {
         LOSTFLOPS_SHARED_TRACE(path, file);
         const auto data = read_trace(path);
         const auto rep = analyze(data, AnalyzeOptions{true});
-        if (data.rank) EXPECT_EQ(rep.rank, r["rank"].get<int>());  // mi250 has no distributedInfo
+        if (data.rank) { EXPECT_EQ(rep.rank, r["rank"].get<int>()); }  // mi250 has no distributedInfo
         expect_close(rep.idle_us, r["idle_us"].get<double>(), "idle");
         expect_close(rep.compute_us, r["compute_us"].get<double>(), "compute");
         expect_close(rep.non_compute_us, r["non_compute_us"].get<double>(), "non-compute");
