@@ -151,8 +151,8 @@ struct Calibration {
     double sustained_compute = 1;
     double kernel_overhead_us = 4;    // per kernel: launch + tail, GPU side
     double collective_launch_us = 15; // per collective, on top of link latency
-    double host_op_us = 20;           // CPU time per framework op the forward issues (eager Python)
-    double host_bwd_op_us = 8;        // CPU time per autograd node the backward runs (C++ engine)
+    double host_op_us = 21;           // CPU time per operator issued from Python (forward, Python backward)
+    double host_bwd_op_us = 5;        // CPU time per autograd node the backward's C++ engine evaluates
     double bus_eff_intra = 0.8;       // busbw / link bandwidth, NVLink
     double bus_eff_inter = 0.85;      // busbw / link bandwidth, network
     double p2p_eff = 0.8;             // pipeline send/recv bandwidth fraction

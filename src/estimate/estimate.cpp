@@ -111,7 +111,7 @@ void set_layers(const Job& job, const ParallelPlan& p, PassSetup& s) {
         if (p.recompute == Recompute::full) s.layer_plain = layer_time(s.ctx, s.lw, s.ho, p_plain);
         return;
     }
-    s.ho.layer_fwd = s.ho.layer_bwd = 0;
+    s.ho.layer_fwd = s.ho.layer_bwd = s.ho.layer_bwd_py = s.ho.checkpoint_py = 0;
     stack_work(m, job.training, p, s.kind_work);
     for (size_t k = 0; k < m.kinds().size(); ++k) {
         const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
@@ -121,6 +121,8 @@ void set_layers(const Job& job, const ParallelPlan& p, PassSetup& s) {
         if (p.recompute == Recompute::full) t.layer_plain = layer_time(s.ctx, s.kind_work[k], t.ho, p_plain);
         s.ho.layer_fwd += share * t.ho.layer_fwd;
         s.ho.layer_bwd += share * t.ho.layer_bwd;
+        s.ho.layer_bwd_py += share * t.ho.layer_bwd_py;
+        s.ho.checkpoint_py += share * t.ho.checkpoint_py;
         s.kind_time.push_back(t);
     }
     s.lw = mean_layer_work(m, s.kind_work);
@@ -181,7 +183,7 @@ PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
         set_layer_host_time(s.layer, s.ctx, s.ho, p);
         if (p.recompute == Recompute::full) set_layer_host_time(s.layer_plain, s.ctx, s.ho, p_plain);
     } else {
-        s.ho.layer_fwd = s.ho.layer_bwd = 0;
+        s.ho.layer_fwd = s.ho.layer_bwd = s.ho.layer_bwd_py = s.ho.checkpoint_py = 0;
         for (size_t k = 0; k < s.kind_time.size(); ++k) {
             const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
             KindTime& t = s.kind_time[k];
@@ -190,6 +192,8 @@ PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
             if (p.recompute == Recompute::full) set_layer_host_time(t.layer_plain, s.ctx, t.ho, p_plain);
             s.ho.layer_fwd += share * t.ho.layer_fwd;
             s.ho.layer_bwd += share * t.ho.layer_bwd;
+            s.ho.layer_bwd_py += share * t.ho.layer_bwd_py;
+            s.ho.checkpoint_py += share * t.ho.checkpoint_py;
         }
         set_mean_layer_time(m, s);
     }

@@ -237,8 +237,9 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
 
 void set_layer_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h, const ParallelPlan& p) {
     t.fwd.cpu_s = h.layer_fwd * ctx.host_op_s;
-    t.bwd.cpu_s = h.layer_bwd * ctx.host_bwd_op_s;
-    if (p.recompute == Recompute::full) t.bwd.cpu_s += t.fwd.cpu_s;  // the forward's operators are issued again
+    t.bwd.cpu_s = h.layer_bwd * ctx.host_bwd_op_s + h.layer_bwd_py * ctx.host_op_s;
+    // The forward's operators are issued again, inside the checkpoint's own.
+    if (p.recompute == Recompute::full) t.bwd.cpu_s += t.fwd.cpu_s + h.checkpoint_py * ctx.host_op_s;
 }
 
 void set_head_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h) {

@@ -11,11 +11,19 @@
 namespace lostflops {
 
 struct HostOps {
-    // Per transformer layer: operators the forward issues (module calls,
-    // tensor ops, collectives; Python), and autograd nodes the backward runs
-    // (C++ engine). Full recompute runs the forward ops again in backward.
+    // Per transformer layer: operators the forward issues from Python
+    // (calibration host_op_us each), autograd nodes the backward's C++ engine
+    // evaluates (host_bwd_op_us each), and operators the backward issues from
+    // Python (host_op_us each: the bodies of the stack's Python autograd
+    // Functions and of its activation checkpoint). Full recompute runs the
+    // forward's operators again in backward (estimate/stage_time.cpp).
     double layer_fwd = 0;
     double layer_bwd = 0;
+    double layer_bwd_py = 0;
+    // Python operators of the activation checkpoint around a fully
+    // recomputed layer (saving and restoring RNG states, the inner backward
+    // call), host_op_us each; charged only to the layers recomputed.
+    double checkpoint_py = 0;
     // Output layer + loss, and the input embedding.
     double head_fwd = 0, head_bwd = 0;
     double embed_fwd = 0, embed_bwd = 0;

@@ -64,7 +64,6 @@ TEST(FittedFields, KeysNameTheMembersOfTheProfileTable) {
 TEST(FitRuns, RecoversTheProfileThatGeneratedTheRuns) {
     Calibration truth = default_calibration();
     truth.kernel_overhead_us = 8;
-    truth.host_op_us = 12;
     std::vector<MeasuredRun> runs = published_runs();
     for (auto& r : runs) r.measured_tokens_per_s_per_gpu = estimate(r.job, truth).tokens_per_s_per_gpu;
 

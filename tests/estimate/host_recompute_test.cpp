@@ -35,20 +35,24 @@ TEST(HostBound, PassTimeIsTheSlowerOfGpuAndCpu) {
 }
 
 TEST(HostBound, LayerCpuTimeIsOpsTimesCost) {
-    // Megatron-LM legacy, unfused attention, tp 2 without SP, full recompute:
-    // forward 11 modules + 38 ops + 2 all-reduces = 51 ops; backward 22 nodes
-    // + 2 all-reduces = 24, plus the 51 forward ops again for the recompute.
+    // Megatron-LM legacy, unfused attention, tp 2 without SP, full recompute
+    // (src/workload/host_ops.cpp): forward 45 operators + 2 all-reduces = 47;
+    // backward 50 C++ nodes, 39 Python operators + 2 all-reduces + 4 (the
+    // column linears' async all-reduce and wait) = 45, the checkpoint's 14,
+    // and the 47 forward operators again for the recompute.
     Job job = small({"training.framework=megatron-lm", "training.attention=unfused", "parallel.recompute=full"});
     Calibration cal = default_calibration();
     cal.host_op_us = 10;
     cal.host_bwd_op_us = 5;
     const HostOps h = host_ops(job.model, job.training, job.plan);
-    EXPECT_DOUBLE_EQ(h.layer_fwd, 51);
-    EXPECT_DOUBLE_EQ(h.layer_bwd, 24);
+    EXPECT_DOUBLE_EQ(h.layer_fwd, 47);
+    EXPECT_DOUBLE_EQ(h.layer_bwd, 50);
+    EXPECT_DOUBLE_EQ(h.layer_bwd_py, 45);
+    EXPECT_DOUBLE_EQ(h.checkpoint_py, 14);
     const PlanContext ctx = make_plan_context(job, cal);
     const LayerTime lt = layer_time(ctx, layer_work(job.model, job.training, job.plan), h, job.plan);
-    EXPECT_NEAR(lt.fwd.cpu_s, 51 * 10e-6, 1e-15);
-    EXPECT_NEAR(lt.bwd.cpu_s, 24 * 5e-6 + 51 * 10e-6, 1e-15);
+    EXPECT_NEAR(lt.fwd.cpu_s, 47 * 10e-6, 1e-15);
+    EXPECT_NEAR(lt.bwd.cpu_s, 50 * 5e-6 + (45 + 14 + 47) * 10e-6, 1e-15);
 }
 
 TEST(HostBound, SmallJobStepIsSetByTheHost) {
