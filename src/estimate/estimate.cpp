@@ -146,14 +146,12 @@ void set_mtp_time(const Job& job, PassSetup& s) {
 
 }  // namespace
 
-PassSetup pass_setup(const Job& job, const Calibration& cal) {
-    return pass_setup(job, make_plan_context(job, cal), nullptr);
-}
+namespace {
 
-PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* same_layout) {
+// The setup of job.plan in `s`, whose context is set.
+void fill_setup(const Job& job, const PassSetup* same_layout, PassSetup& s) {
     const ParallelPlan& p = job.plan;
-    PassSetup s;
-    s.ctx = ctx;
+    const PlanContext& ctx = s.ctx;
     set_layers(job, p, s);
     s.hw = head_work(job.model, job.training, p);
     s.head = head_time(s.ctx, s.hw, s.ho, p);
@@ -174,6 +172,21 @@ PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* sa
     }
     if (p.zero >= 3) s.zero3 = zero3_comm(job, s.ctx, s.lw, s.first_stage);
     s.grad_fp32 = p.grad_fp32;
+}
+
+}  // namespace
+
+PassSetup pass_setup(const Job& job, const Calibration& cal) {
+    PassSetup s;
+    set_plan_context(job, cal, s.ctx);  // built in place, not copied
+    fill_setup(job, nullptr, s);
+    return s;
+}
+
+PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* same_layout) {
+    PassSetup s;
+    s.ctx = ctx;
+    fill_setup(job, same_layout, s);
     return s;
 }
 

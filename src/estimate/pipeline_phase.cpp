@@ -118,8 +118,9 @@ struct PhasePasses {
     bool values_ok = true;
     ScheduleExtras extra;
     void offer_worst(const PassTime& rank_pass) {
-        if (rank_pass.total_s() > worst_total) {
-            worst_total = rank_pass.total_s();
+        const double total = rank_pass.total_s();
+        if (total > worst_total) {
+            worst_total = total;
             rank_pass_worst = rank_pass;
         }
     }
@@ -262,6 +263,8 @@ public:
         }
         return cell;
     }
+    // The cell of n layers once cell_of(n) has been called in this phase.
+    const Cell& computed_cell(int n) const { return cells_[n == base_ ? 0 : 1]; }
 
 private:
     static thread_local Cell cells_[2];
@@ -303,8 +306,6 @@ PhasePasses uniform_passes(const Job& job, const PassSetup& s, const PhaseMode& 
     } seen[4];
     int n_seen = 0;
     for (int r = 0; r < stages; ++r) {
-        PassTime rank_pass;
-        double t = 0;  // the rank's fwd + bwd per micro-batch
         int light = u.light_on_rank(r), heavy = chunks - light;
         const bool middle = r != 0 && r != stages - 1;
         if (middle) {
@@ -312,17 +313,21 @@ PhasePasses uniform_passes(const Job& job, const PassSetup& s, const PhaseMode& 
             for (int i = 0; i < n_seen; ++i)
                 if (seen[i].light == light) hit = &seen[i];
             if (hit != nullptr) {
+                // The rank seen had the same light and heavy chunks, so it
+                // computed the cell of each count > 0 (chunk 0's among them).
                 for (int slot = 0; slot < 2; ++slot) {
                     const int count = slot == 0 ? light : heavy;
-                    if (count > 0) ph.recomputed_layers += count * u.cell_of(base + slot).redone;
+                    if (count > 0) ph.recomputed_layers += count * u.computed_cell(base + slot).redone;
                 }
-                const UniformSplit::Cell& cell = u.cell_of(u.chunk0_layers(r));
+                const UniformSplit::Cell& cell = u.computed_cell(u.chunk0_layers(r));
                 buf.chunk0_s[static_cast<size_t>(r)] = cell.f_s + cell.b_s;
                 if (mode.simulate) simulated_cells(job, u, r, false, false, in);
                 buf.rank_s[static_cast<size_t>(r)] = hit->t;
                 continue;
             }
         }
+        PassTime rank_pass;
+        double t = 0;  // the rank's fwd + bwd per micro-batch
         // The embedding's pass (rank 0, chunk 0) and the output layer's (last
         // rank, last chunk) are computed on their own.
         const auto special = [&](int c, bool first, bool last) {

@@ -29,6 +29,11 @@ namespace lostflops {
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     PlanContext ctx;
+    set_plan_context(job, cal, ctx);
+    return ctx;
+}
+
+void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) {
     const ParallelPlan& p = job.plan;
     // A job on one node (or part of one) has every group on NVLink, whatever
     // its strides: nothing can straddle a node boundary that is not there.
@@ -65,7 +70,6 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     ctx.tp_exposed = 1.0 - hidden + hidden * cal.overlap_slowdown;
     ctx.host_op_s = cal.host_op_us * 1e-6;
     ctx.host_bwd_op_s = cal.host_bwd_op_us * 1e-6;
-    return ctx;
 }
 
 namespace {
