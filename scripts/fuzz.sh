@@ -31,6 +31,7 @@ seeds() {
   case "$1" in
     fuzz_job) echo data/jobs examples data/published/runs ;;
     fuzz_toml) echo tests/data/interop/torchtitan ;;
+    fuzz_maxtext) echo tests/data/interop/maxtext ;;
     fuzz_megatron) echo tests/data/interop/megatron ;;
     fuzz_csv) echo data/published ;;
     fuzz_calibration) echo data/calibration ;;

@@ -17,8 +17,10 @@ enum class Vendor { nvidia, amd, google };
 // How the device time model sees the matrix units:
 //   tile_wave  SMs / CUs each running output tiles; waves of tiles
 //              (src/cost/device_time.cpp), Gpu::sm_count of them
-//   systolic   a few large systolic arrays (TPU MXUs); priced by no
-//              calibration family yet (estimate refuses with the arch named)
+//   systolic   a few large systolic arrays (TPU MXUs): matrix dimensions
+//              padded to the array (AcceleratorTraits::mxu_dim), no tile
+//              waves, XLA-compiled programs without per-kernel launches
+//              (src/cost/device_time.cpp; docs/tpu.md)
 enum class ComputeModel { tile_wave, systolic };
 
 struct AcceleratorTraits {
@@ -29,7 +31,24 @@ struct AcceleratorTraits {
     // Transformer Engine overlaps tensor-parallel collectives with GEMMs
     // (userbuffers, --tp-comm-overlap) by default on this architecture.
     bool te_tp_overlap = false;
+    // Side of one systolic matrix unit (MXU), in elements: a matmul's
+    // contracting and output dimensions are padded to multiples of it, its
+    // rows to multiples of kSystolicRows. 0 for tile_wave.
+    int mxu_dim = 0;
+    // One ICI link, one direction, 1e9 B/s (TPU slices' torus; 0 elsewhere):
+    // what cluster.intra_node of a torus job gives (spec.h Cluster::torus).
+    double ici_link_GBps = 0;
+    // The device models of this architecture as their names carry them
+    // ("NVIDIA H100 80GB HBM3" -> h100), space-separated: how a measured
+    // nccl-tests curve's device name is matched to an architecture
+    // (src/calibrate/nccl_curve.cpp).
+    std::string_view models;
 };
+
+// The MXU takes its left-hand operand 8 rows at a time: one
+// bf16[8,128] @ bf16[128,128] -> f32[8,128] every 8 cycles (Austin et al.,
+// "How to Scale Your Model" (2025), part 2 "How to Think About TPUs").
+inline constexpr int kSystolicRows = 8;
 
 // Every architecture, in table order.
 const std::vector<AcceleratorTraits>& accelerator_traits();

@@ -45,6 +45,9 @@ enum class RuleCheck {
     heads_over_cp,            // cp (Ulysses) divides every attention kind's heads and KV heads
     legacy_zero,              // zero 0, 1, or 3 with pp 1 and ep 1
     titan_recompute,          // no full recompute of only some layers (recompute_layers)
+    a2a_local_heads,          // cp_comm_type a2a: cp divides each attention kind's heads / tp and KV heads / tp
+    cp_not_a2a,               // cp_comm_type is p2p or allgather
+    cp_only_a2a,              // cp_comm_type is a2a
 };
 
 struct FrameworkRule {
@@ -56,7 +59,7 @@ struct FrameworkRule {
     bool knob;           // depends on parallel.zero or the recompute depth (the search's knobs)
 };
 
-inline constexpr std::array<FrameworkRule, 16> kFrameworkRules{{
+inline constexpr std::array<FrameworkRule, 19> kFrameworkRules{{
     // Megatron-Core: uneven stages launch through --pipeline-model-parallel-layout
     // (lostflops export writes one), KV heads may be fewer than tp (replicated:
     // "num_query_groups must be a multiple or divisor of tensor_model_parallel_size",
@@ -65,6 +68,10 @@ inline constexpr std::array<FrameworkRule, 16> kFrameworkRules{{
     {LaunchStack::megatron_core, RuleCheck::schedule_1f1b_family, "parallel.pipeline_schedule",
      "pipeline schedules are 1f1b and interleaved 1F1B (no zero-bubble or DualPipe schedule)",
      "Megatron-LM megatron/core/pipeline_parallel/schedules.py get_forward_backward_func", false},
+    {LaunchStack::megatron_core, RuleCheck::a2a_local_heads, "parallel.cp_comm_type",
+     "cp_comm_type a2a (Ulysses) scatters the heads: cp divides the attention heads / tp and the KV heads / tp",
+     "TransformerEngine transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py "
+     "AttnFuncWithCPAndQKVOA2A.forward (asserts on the local heads)", false},
     // Megatron-LM's legacy model (--use-legacy-models).
     {LaunchStack::megatron_lm, RuleCheck::schedule_1f1b_family, "parallel.pipeline_schedule",
      "pipeline schedules are 1f1b and interleaved 1F1B",
@@ -111,6 +118,11 @@ inline constexpr std::array<FrameworkRule, 16> kFrameworkRules{{
     {LaunchStack::torchtitan, RuleCheck::titan_ep_region, "parallel.ep",
      "ep divides dp_shard x cp x tp (dp_shard is dp under zero 3, else 1)",
      "torchtitan torchtitan/distributed/parallel_dims.py ParallelDims._validate", true},
+    {LaunchStack::torchtitan, RuleCheck::cp_not_a2a, "parallel.cp_comm_type",
+     "context parallelism is PyTorch's ring attention (context_parallel_rotate_method allgather or alltoall): "
+     "cp_comm_type allgather or p2p, no Ulysses all-to-all",
+     "torchtitan torchtitan/distributed/utils.py create_context_parallel_ctx; PyTorch "
+     "torch/distributed/tensor/experimental/_attention.py _RotateMethod", false},
     // DeepSpeed (ZeRO on an eager model, its PipelineModule, Ulysses sequence parallelism).
     {LaunchStack::deepspeed, RuleCheck::schedule_1f1b_only, "parallel.pipeline_schedule",
      "the pipeline runs one stage per rank with 1F1B (vpp 1, no interleaving)",
@@ -122,6 +134,9 @@ inline constexpr std::array<FrameworkRule, 16> kFrameworkRules{{
      "context parallelism is Ulysses: cp divides the attention heads and the KV heads (the all-to-all "
      "scatters the head dimension)",
      "DeepSpeed deepspeed/sequence/layer.py DistributedAttention, single_all_to_all", false},
+    {LaunchStack::deepspeed, RuleCheck::cp_only_a2a, "parallel.cp_comm_type",
+     "sequence parallelism is Ulysses' all-to-all (cp_comm_type a2a)",
+     "DeepSpeed deepspeed/sequence/layer.py DistributedAttention", false},
 }};
 
 // A rule the plan breaks, with the plan's own numbers.
@@ -136,6 +151,7 @@ struct LaunchPlan {
     int recompute_layers = -1;  // full recompute of this many layers per stage; -1: none or every layer
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;  // effective (pipeline_schedules.h)
     bool custom_stages = false;  // an explicit layout or first/last stage layer counts
+    CpCommType cp_comm_type = CpCommType::p2p;
 };
 LaunchPlan launch_plan(const ParallelPlan& p);
 

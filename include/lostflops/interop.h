@@ -51,6 +51,12 @@ struct ImportOptions {
     // A setting lostflops does not model (NoteKind::not_modelled) or does not
     // know (NoteKind::unknown) is an error instead of a note.
     bool strict = false;
+    // MaxText (import_maxtext): the slice type ("v5p-128") and number of
+    // slices (0: the config's num_slices, else 1), and its KEY=VALUE
+    // overrides as train.py takes them after the config.
+    std::string tpu;
+    int slices = 0;
+    std::vector<std::string> overrides;
 };
 
 // Megatron-LM / Megatron-Core: a launch script, evaluated as bash would
@@ -69,6 +75,14 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
 // [activation_checkpoint], [float8].
 ImportResult import_torchtitan(const std::string& text, const std::string& source,
                                const ImportOptions& options = {});
+
+// MaxText config (base.yml-style flat keys, `options.overrides` over them):
+// model keys or model_name, per_device_batch_size, max_target_length,
+// remat_policy, dtype / quantization, the ici_* / dcn_* mesh (docs/tpu.md).
+// Needs options.tpu. Every key is read, on the no-cost list
+// (interop/maxtext_keys.cpp), or a not_modelled note.
+ImportResult import_maxtext(const std::string& text, const std::string& source,
+                            const ImportOptions& options = {});
 
 // The settings of a job's plan in the framework's words. `notes` receives
 // what could not be said in them (key: the job's dotted key).

@@ -28,6 +28,20 @@ enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softm
 //   fsdp               PyTorch FSDP / FSDP2 eager (torchtitan, llm-foundry)
 //   deepspeed          DeepSpeed ZeRO on an eager PyTorch model
 enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
+// Adam's state per parameter beside the 16-bit weights (training.optimizer;
+// estimate/memory.cpp). NeMo 1.x uses Apex DistributedFusedAdam and picks
+// the state from the optimizer dtype (megatron_base_model.py
+// setup_optimization, NeMo git 9c5c5e9709: an fp32 optimizer over a bf16
+// model stores remainders, a bf16 one stores no master weights):
+//   adam                   fp32 master weights, m and v: 12 bytes (Megatron-LM's
+//                          distributed optimizer, DeepSpeed ZeRO, NeMo 2.x; FSDP2's
+//                          fp32 shards are the master weights)
+//   adam_param_remainders  fp32 m and v and the low 16 bits of each fp32 master
+//                          weight, rebuilt with the bf16 weight: 10 bytes (Apex
+//                          store_param_remainders)
+//   adam_bf16              m and v in bf16, the bf16 weights updated in place, no
+//                          master copy: 4 bytes (Apex with dtype bf16)
+enum class Optimizer { adam, adam_param_remainders, adam_bf16 };
 // How tokens reach their experts (Megatron-Core --moe-token-dispatcher-type;
 // README "Expert parallelism"):
 //   alltoall   each token copy sent to its expert's rank (MoEAlltoAllTokenDispatcher)
@@ -37,6 +51,18 @@ enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
 //              destination node over the network, forwarded over NVLink inside
 //              it, tokens limited to moe_max_nodes nodes (DeepSeek-V3 sec. 3.2.2)
 enum class MoeDispatcher { alltoall, allgather, deepep };
+// How context-parallel attention exchanges keys and values
+// (parallel.cp_comm_type; Megatron-Core --cp-comm-type, Transformer Engine
+// cp_comm_type; estimate/cp_attention.h costs each):
+//   p2p        the ring: K/V blocks passed to the next rank while the
+//              current block is computed (TE AttnFuncWithCPAndKVP2P)
+//   allgather  K/V all-gathered before attention, dK/dV reduce-scattered
+//              after (TE AttnFuncWithCPAndKVAllGather; PyTorch's
+//              context_parallel rotate method "allgather", torchtitan's default)
+//   a2a        Ulysses: all-to-all of Q, K, V from sequence to head split
+//              and of the output back (TE AttnFuncWithCPAndQKVOA2A,
+//              DeepSpeed-Ulysses DistributedAttention)
+enum class CpCommType { p2p, allgather, a2a };
 
 struct Gpu {
     std::string name;
@@ -94,6 +120,12 @@ struct Training {
     bool causal_flops = false;  // count attention FLOPs halved (causal convention)
     Framework framework = Framework::megatron_core;
     bool framework_auto = false;  // `framework: auto` (default): chosen from the job's source
+    Optimizer optimizer = Optimizer::adam;
+    bool optimizer_auto = false;  // `optimizer: auto` (default): adam for every framework
+    // torch.compile over each transformer block (torchtitan --training.compile):
+    // Inductor fuses the eager stack's elementwise chains (RMSNorm, rotary,
+    // SwiGLU, squared ReLU) into one kernel each (workload/layer_work.cpp).
+    bool compile = false;
 };
 
 // An explicit placement of layers on the virtual pipeline stages (Megatron-LM
@@ -131,10 +163,21 @@ struct ParallelPlan {
     // 0: not given, as tp (Megatron-Core: --expert-tensor-parallel-size None
     // -> tensor_model_parallel_size). ep*etp divides tp*cp*dp.
     int etp = 0;
+    // Context-parallel attention variant; not given: the framework's default
+    // (spec/job_sections.cpp: Megatron-Core p2p, torchtitan allgather,
+    // DeepSpeed a2a).
+    CpCommType cp_comm_type = CpCommType::p2p;
     MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
     // DeepEP's node-limited routing: a token's experts sit on at most this
     // many nodes (DeepSeek-V3 sec. 3.2.2: M = 4). 0: not limited.
     int moe_max_nodes = 4;
+    // DeepEP dispatches FP8 copies (1 byte per element plus scales; DeepEP
+    // README: "FP8 dispatching and BF16 combining", as DeepSeek-V3 trains,
+    // sec. 3.3.2) only when the framework quantizes before the dispatch.
+    // Megatron-Core does not: its flex dispatcher hands DeepEP the BF16 hidden
+    // states (megatron/core/transformer/moe/fused_a2a.py FusedDispatch). Off by
+    // default; applies to moe_dispatcher: deepep with precision fp8.
+    bool moe_fp8_dispatch = false;
     // Dispatch/combine overlapped with another micro-batch's compute
     // (Megatron-Core --overlap-moe-expert-parallel-comm; DualPipe does it by
     // schedule). Off by default, as in plain 1F1B.
@@ -225,6 +268,8 @@ const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(AttentionKernel k);
 const char* to_string(Framework f);
+const char* to_string(Optimizer o);
 const char* to_string(MoeDispatcher d);
+const char* to_string(CpCommType t);
 
 }  // namespace lostflops

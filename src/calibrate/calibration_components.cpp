@@ -11,6 +11,7 @@
 #include "calibrate/calibration_devices.h"
 #include "calibrate/component_tables.h"
 #include "cost/device_time.h"
+#include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
 
@@ -41,8 +42,14 @@ double predicted_tflops(const PricedRow& p, double gemm_max, double power, doubl
     d.memory_bound = p.family->memory_bound;
     d.gemm_max = gemm_max * power;
     d.gemm_k_half = gemm_k_half(k_half, d.peak_flops, d.sms);
-    const double t = gemm_time_s(d, p.row->m, p.row->n, p.row->k);
-    return 2.0 * p.row->m * p.row->n * p.row->k / t / 1e12;
+    const AcceleratorTraits* t = find_accelerator(p.gpu.arch);
+    if (t && t->compute == ComputeModel::systolic) {  // as make_device_model prices it
+        d.mxu_dim = t->mxu_dim > 0 ? t->mxu_dim : 128;
+        d.sms = 1;
+        d.gemm_k_half = 0;
+    }
+    const double time_s = gemm_time_s(d, p.row->m, p.row->n, p.row->k);
+    return 2.0 * p.row->m * p.row->n * p.row->k / time_s / 1e12;
 }
 
 double power_of(const PricedRow& p, double reference, double exponent) {
@@ -90,7 +97,11 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
     // Reference power of each family: the leanest GPU measured at its TDP.
     std::vector<double> reference(cal.devices.size(), 0.0);
     for (const auto& p : rows) {
-        if (p.capped) continue;
+        // No power model for TPUs: their catalog power figures are
+        // assumptions (Google publishes none for v5e/v5p/v6e), and no TPU row
+        // is measured power-capped.
+        const AcceleratorTraits* t = find_accelerator(p.gpu.arch);
+        if (p.capped || (t && t->compute == ComputeModel::systolic)) continue;
         double& ref = reference[p.family_index];
         ref = ref > 0 ? std::min(ref, p.w_per_tflop) : p.w_per_tflop;
     }
@@ -162,7 +173,9 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
         }
         // Rounded down, so that the GPUs defining it are never derated.
         if (reference[fi] > 0) f.reference_w_per_tflop = std::floor(reference[fi] * 1e4) / 1e4;
-        if (out.power_rows > 0) f.power_exponent = out.power_exponent;
+        const AcceleratorTraits* ft = f.archs.empty() ? nullptr : find_accelerator(f.archs[0]);
+        const bool systolic = ft && ft->compute == ComputeModel::systolic;
+        if (out.power_rows > 0 && !systolic) f.power_exponent = out.power_exponent;
         double sum = 0;
         for (const auto& m : tables.memory) {
             const auto gpu = find_gpu(m.gpu);

@@ -129,6 +129,12 @@ namespace calib {
 
 namespace {
 
+// read_archs holds every arch of a family to one model.
+ComputeModel family_compute(const DeviceFamily& f) {
+    const AcceleratorTraits* t = f.archs.empty() ? nullptr : find_accelerator(f.archs[0]);
+    return t ? t->compute : ComputeModel::tile_wave;
+}
+
 std::string join(const std::string& a, const std::string& b) { return a + "." + b; }
 
 double number(const YAML::Node& n, const std::string& file, const std::string& key, double lo, double hi) {
@@ -229,6 +235,15 @@ void read_archs(const YAML::Node& n, DeviceFamily& f, const std::string& file, c
         }
         f.archs.push_back(a);
     }
+    // One device model per family: tile-and-wave GPUs and systolic TPUs are
+    // priced by different formulas (cost/device_time.cpp).
+    const ComputeModel compute = find_accelerator(f.archs[0])->compute;
+    for (std::size_t i = 1; i < f.archs.size(); ++i)
+        if (find_accelerator(f.archs[i])->compute != compute)
+            throw InputError(file, fmt::format("{}[{}]", prefix, i),
+                             fmt::format("'{}' has {} matrix units and '{}' {}: a family prices one kind", f.archs[i],
+                                         to_string(find_accelerator(f.archs[i])->compute), f.archs[0],
+                                         to_string(compute)));
 }
 
 void read_family(const YAML::Node& n, DeviceFamily& f, bool is_new, const std::string& file,
@@ -264,8 +279,10 @@ void read_family(const YAML::Node& n, DeviceFamily& f, bool is_new, const std::s
     }
     if (!is_new) return;
     // A new family has no defaults to fall back on: every key must be given.
+    // (A systolic family without attention curves runs attention on its
+    // matrix units: no kernel to name.)
     for (const char* k : {"archs", "gemm_max", "attention_kernel", "memory_bound"})
-        if (!seen.count(k)) throw InputError(file, join(prefix, k), "missing (a new device family must give it)");
+        if (!seen.count(k) && !(family_compute(f) == ComputeModel::systolic && std::string_view(k) == "attention_kernel")) throw InputError(file, join(prefix, k), "missing (a new device family must give it)");
 }
 
 }  // namespace

@@ -16,6 +16,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
+
+#include "lostflops/accelerator.h"
 
 namespace lostflops {
 
@@ -120,28 +124,40 @@ std::string lower(std::string s) {
 }
 
 // GPU models by the token nccl-tests' device names carry ("NVIDIA H100 80GB
-// HBM3", "Tesla T4"), with their catalog architecture. Longer tokens first
-// (gb200 before b200, h100 before h10...).
+// HBM3", "Tesla T4"), with their architecture: the `models` of the
+// accelerator traits table (lostflops/accelerator.h), longer tokens first
+// (gb200 before b200: "b200" is inside "gb200").
 struct ModelToken {
-    const char* token;
-    const char* arch;
+    std::string token;
+    std::string arch;
 };
-constexpr ModelToken kModels[] = {
-    {"gb200", "blackwell"}, {"gb300", "blackwell"}, {"b200", "blackwell"}, {"b300", "blackwell"},
-    {"b100", "blackwell"},  {"gh200", "hopper"},    {"h100", "hopper"},    {"h200", "hopper"},
-    {"h800", "hopper"},     {"h20", "hopper"},      {"a100", "ampere"},    {"a800", "ampere"},
-    {"a10", "ampere"},      {"a30", "ampere"},      {"a40", "ampere"},     {"l40", "ada"},
-    {"l4", "ada"},          {"v100", "volta"},      {"t4", "turing"},      {"mi300", "cdna3"},
-    {"mi325", "cdna3"},     {"mi250", "cdna2"},
-};
+
+const std::vector<ModelToken>& model_tokens() {
+    static const std::vector<ModelToken> table = [] {
+        std::vector<ModelToken> out;
+        for (const auto& t : accelerator_traits()) {
+            std::string_view rest = t.models;
+            while (!rest.empty()) {
+                const auto sp = rest.find(' ');
+                const std::string_view tok = rest.substr(0, sp);
+                if (!tok.empty()) out.push_back({std::string(tok), std::string(t.arch)});
+                rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
+            }
+        }
+        std::stable_sort(out.begin(), out.end(),
+                         [](const ModelToken& a, const ModelToken& b) { return a.token.size() > b.token.size(); });
+        return out;
+    }();
+    return table;
+}
 
 const ModelToken* model_in(const std::string& text) {
     const std::string t = lower(text);
-    for (const auto& m : kModels) {
+    for (const auto& m : model_tokens()) {
         const auto at = t.find(m.token);
         if (at == std::string::npos) continue;
         // A token, not part of a longer one ("a10" in "a100").
-        const std::size_t end = at + std::strlen(m.token);
+        const std::size_t end = at + m.token.size();
         if (end < t.size() && std::isalnum(static_cast<unsigned char>(t[end]))) continue;
         return &m;
     }
@@ -154,7 +170,7 @@ std::optional<std::string> curve_gpu_mismatch(const BusBwCurve& curve, const Gpu
     if (curve.gpu.empty()) return std::string("the curve does not record the GPU it was measured on");
     const ModelToken* measured = model_in(curve.gpu);
     const ModelToken* job = model_in(gpu.name);
-    if (measured && job && std::strcmp(measured->token, job->token) != 0)
+    if (measured && job && measured->token != job->token)
         return "measured on " + curve.gpu + ", the job runs on " + gpu.name;
     if (measured && gpu.arch != measured->arch)
         return "measured on " + curve.gpu + " (" + measured->arch + "), the job's GPU is " + gpu.arch;

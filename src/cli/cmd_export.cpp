@@ -1,4 +1,4 @@
-// `lostflops export {megatron,torchtitan} [JOB] [--set k=v]... [--best]`: the
+// `lostflops export {megatron,torchtitan,maxtext} [JOB] [--set k=v]... [--best]`: the
 // launch settings of a job's plan in the framework's words, or with --best of
 // the best plan `lostflops search` finds for the job (ranked by throughput)
 // among the plans the framework can launch (lostflops/framework_rules.h).
@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "lostflops/error.h"
+#include "interop/maxtext_export.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
 #include "lostflops/search.h"
@@ -72,6 +73,8 @@ void add_export_command(CLI::App& app, int& exit_code) {
     add_export_kind(cmd, "megatron", "Megatron-LM / Megatron-Core launch command (torchrun, one flag per line)",
                     export_megatron, std::nullopt);
     add_export_kind(cmd, "torchtitan", "torchtitan job config (TOML)", export_torchtitan, LaunchStack::torchtitan);
+    // --best: the search over mesh shapes of a TPU job, in ICI x DCN axes (docs/tpu.md).
+    add_export_kind(cmd, "maxtext", "MaxText config keys: the ici_*/dcn_* mesh, batch, remat", export_maxtext, std::nullopt);
 }
 
 }  // namespace lostflops::cli

@@ -1,4 +1,4 @@
-// `lostflops import {megatron,torchtitan} FILE|-`: another framework's launch
+// `lostflops import {megatron,torchtitan,maxtext} FILE|-`: another framework's launch
 // settings -> our job file on standard output; what could not be carried over
 // on standard error, one line per setting ("lostflops: warning: not modelled:
 // --flag: why", "lostflops: ignored: --lr: why"). Launch scripts are
@@ -70,6 +70,26 @@ void add_import_kind(CLI::App* parent, const char* kind, const char* what, const
     });
 }
 
+// MaxText: a config and the TPUs it runs on (the config does not name them).
+void add_maxtext_kind(CLI::App* parent) {
+    auto a = std::make_shared<ImportArgs>();
+    auto* cmd = parent->add_subcommand("maxtext", "MaxText config (base.yml-style keys) on Cloud TPU slices (docs/tpu.md)");
+    cmd->add_option("file", a->path, "MaxText .yml config (- for standard input)")->required();
+    cmd->add_option("--tpu", a->options.tpu, "the slice type: v4-N, v5p-N (TensorCores), v5e-N, v6e-N (chips)")->required();
+    cmd->add_option("--slices", a->options.slices, "slices joined by the data-centre network (default: num_slices, else 1)")
+        ->check(CLI::Range(1, 65536));
+    cmd->add_option("--set", a->options.overrides, "KEY=VALUE over the config, as train.py takes them (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_flag("--strict", a->options.strict, "a setting lostflops does not model is an error");
+    cmd->callback([a] {
+        check_input_path(a->path, "MaxText config");
+        const std::string text = read_text_file(a->path, kMaxJobBytes, "MaxText config");
+        const ImportResult r = import_maxtext(text, input_name(a->path), a->options);
+        for (const auto& n : r.notes) print_note(n);
+        std::fwrite(r.job_yaml.data(), 1, r.job_yaml.size(), stdout);
+    });
+}
+
 }  // namespace
 
 void add_import_command(CLI::App& app, int& exit_code) {
@@ -82,6 +102,7 @@ void add_import_command(CLI::App& app, int& exit_code) {
                     import_megatron);
     add_import_kind(cmd, "torchtitan", "torchtitan job config (TOML) or launch command", "torchtitan .toml or launch script (- for standard input)",
                     "torchtitan config", import_torchtitan);
+    add_maxtext_kind(cmd);
 }
 
 }  // namespace lostflops::cli

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "lostflops/calibrate_runs.h"
+#include "lostflops/interval_coverage.h"
 #include "lostflops/report.h"
 #include "lostflops/validate.h"
 
@@ -55,6 +56,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
         std::string why;
         std::optional<LeaveOneSourceOut> loso;
         if (auto fs = fit_set_runs(opts->fit_on, cal, why)) loso = leave_one_source_out(*fs, runs, cal);
+        // The interval each estimate prints, its own source's residuals held out.
+        const IntervalCoverage cover = interval_coverage(runs, r, cal, builtin_residuals());
         if (opts->format == Format::json) {
             nlohmann::json j;
             j["schema_version"] = kJsonSchemaVersion;
@@ -71,11 +74,14 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                                  {"mfu", row.mfu},
                                  {"fits", row.fits}};
                 if (loso) x["held_out_error_pct"] = loso->held_out_error_pct[i];
+                x["interval_tokens_per_s_per_gpu"] = {cover.rows[i].lo, cover.rows[i].hi};
+                x["inside_interval"] = cover.rows[i].inside;
                 j["runs"].push_back(x);
             }
             j["mape_pct"] = r.mape_pct;
             j["mean_signed_error_pct"] = r.mean_signed_pct;
             j["max_abs_error_pct"] = r.max_abs_error_pct;
+            j["interval_coverage"] = {{"runs", cover.rows.size()}, {"inside", cover.inside}, {"share", cover.share}};
             if (loso) {
                 nlohmann::json fam = nlohmann::json::array();
                 for (const auto& f : loso->families)
@@ -107,6 +113,9 @@ void add_validate_command(CLI::App& app, int& exit_code) {
             out += fmt::format("\ntokens/s per GPU over {} runs (error > 0: predicted too fast)\n", r.rows.size());
             out += fmt::format("  in sample:                 MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % ({})\n",
                                r.mape_pct, r.mean_signed_pct, r.max_abs_error_pct, worst_name(r));
+            out += fmt::format("  inside the 80 % interval:  {} of {} runs ({:.0f} %; each interval drawn without "
+                               "its own source's residuals)\n",
+                               cover.inside, cover.rows.size(), 100 * cover.share);
             if (loso) {
                 out += fmt::format("  leave-one-source-out:      MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % "
                                    "({}); {} refits\n",

@@ -10,6 +10,16 @@
 //    modelled as k / (k + k_half) of the main-loop rate, k_half growing with
 //    the SM's throughput (a faster SM runs more k in that time).
 // Kernel launch overhead is counted apart (estimate: kernels per layer).
+// Systolic matrix units (TPU MXUs; Austin et al., "How to Scale Your Model"
+// (2025), part 2 "How to Think About TPUs"): the MXU multiplies
+// bf16[8,128] @ bf16[128,128] every 8 cycles (256 x 256 on v6e), so a matmul
+// runs on operands padded to 8 rows and to the array's side in its
+// contracting and output dimensions; the padded fraction is lost. No waves
+// (XLA tiles one program over the MXUs), no per-kernel launch (XLA compiles
+// the step into one program; fused elementwise work streams HBM once), the
+// HBM roofline for memory-bound work. Attention without measured curves runs
+// its two matmuls on the MXU: the GEMM efficiency times the padded fraction
+// of the head dimension (the contracting dimension of QK^T, the output of PV).
 // Efficiencies per device family (calibration.h), from component
 // micro-benchmarks: gemm_max per operand format (data/calibration/gemm.csv),
 // attention curves by kernel, pass, mask, head dimension and sequence length
@@ -25,6 +35,7 @@
 #include <cstdint>
 #include <string>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/error.h"
 
 namespace lostflops {
@@ -47,8 +58,11 @@ constexpr Tile kTiles[] = {
 DeviceUse device_use(const Job& job) {
     DeviceUse u;
     u.framework = job.training.framework;
-    // Ring attention (context parallelism) calls the kernel on chunks of s/cp.
-    u.seq = static_cast<double>(job.training.seq_length) / std::max(1, job.plan.cp);
+    // Ring and all-gather context parallelism call the kernel on the rank's
+    // queries, s/cp (the ring's other blocks: cost/cp_attention.h); Ulysses
+    // (a2a) on the whole sequence over a share of the heads.
+    const bool ulysses = job.plan.cp_comm_type == CpCommType::a2a;
+    u.seq = static_cast<double>(job.training.seq_length) / (ulysses ? 1 : std::max(1, job.plan.cp));
     // The first attention kind's head dim (the attention curves' key); a model
     // without attention keeps the default.
     for (const auto& k : job.model.kinds())
@@ -245,10 +259,51 @@ AttentionEfficiency attention_at(const DeviceFamily& f, AttentionImpl kernel, co
 
 }  // namespace
 
+std::array<double, 2> attention_efficiency_at(const Gpu& gpu, const Calibration& cal, const DeviceModel& d,
+                                              const DeviceUse& use) {
+    const AttentionEfficiency a = attention_at(cal.device(gpu.arch), d.attention_kernel, use);
+    return {a.fwd * d.power_factor, a.bwd * d.power_factor};
+}
+
 double attention_efficiency(const DeviceFamily& f, AttentionImpl kernel, bool backward, bool causal, int head_dim,
                             double seq) {
     return AttentionLookup(f, kernel, head_dim).efficiency(backward, causal, seq);
 }
+
+double padded_fraction(double x, double unit) {
+    if (!(x > 0) || !(unit > 1)) return 1.0;
+    return x / (std::ceil(x / unit) * unit);
+}
+
+namespace {
+
+// A TPU family (lostflops/accelerator.h ComputeModel::systolic): the GEMM
+// efficiency of the format with the padding of make_device_model's comment,
+// attention from its curves when it has them, else on the MXU.
+DeviceModel make_systolic_model(const Gpu& gpu, Precision p, const Calibration& cal, const DeviceFamily& f,
+                                const DeviceUse& use, double gmax) {
+    DeviceModel d;
+    const AcceleratorTraits* t = find_accelerator(gpu.arch);
+    d.mxu_dim = t && t->mxu_dim > 0 ? t->mxu_dim : 128;
+    d.power_factor = power_factor(gpu, f) * cal.sustained_compute;
+    d.peak_flops = gpu.peak_tflops(p) * 1e12;
+    d.attention_peak_flops = (p == Precision::fp8 ? gpu.peak_tflops(Precision::bf16) : gpu.peak_tflops(p)) * 1e12;
+    d.hbm_Bps = gpu.hbm_GBps * 1e9;
+    d.sms = 1;
+    d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
+    d.gemm_max = gmax * d.power_factor;
+    d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
+    const AttentionEfficiency a = f.attention.empty() ? AttentionEfficiency{} : attention_at(f, d.attention_kernel, use);
+    const double mxu_attention = gmax * padded_fraction(use.head_dim, d.mxu_dim);
+    d.attention_fwd = (a.fwd > 0 ? a.fwd : mxu_attention) * d.power_factor;
+    d.attention_bwd = (a.bwd > 0 ? a.bwd : mxu_attention) * d.power_factor;
+    d.memory_bound = f.memory_bound;
+    d.gemm_k_half = 0;        // a weight-stationary array streams k: no per-tile prologue
+    d.kernel_overhead_s = 0;  // one compiled program per step, no launches
+    return d;
+}
+
+}  // namespace
 
 DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal, const DeviceUse& use) {
     DeviceModel d;
@@ -259,6 +314,12 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
         throw InputError(cal.source, "devices." + f.name + ".gemm_max." + to_string(dtype),
                          std::string("no measurement of ") + to_string(dtype) + " GEMMs on the " + f.name +
                              " family (data/calibration/gemm.csv); add one or choose another precision");
+    // (Only TPUs have an arch name starting "tpu": the traits table is read
+    // for them alone, keeping GPU estimates off the table's string scan.)
+    if (gpu.arch.rfind("tpu", 0) == 0) {
+        const AcceleratorTraits* t = find_accelerator(gpu.arch);
+        if (t && t->compute == ComputeModel::systolic) return make_systolic_model(gpu, p, cal, f, use, gmax);
+    }
     // Compute-bound kernels run at the component rate, times the power model
     // and the sustained fraction of a training job (calibration.h).
     d.power_factor = power_factor(gpu, f) * cal.sustained_compute;
@@ -307,6 +368,7 @@ double gemm_tile_efficiency(const DeviceModel& d, double m, double n) {
         int sms = 0;
         double eff = 0;
     };
+    if (d.mxu_dim > 0) return padded_fraction(m, kSystolicRows) * padded_fraction(n, d.mxu_dim);
     if (!(m >= 0 && m < 1e15 && n >= 0 && n < 1e15)) return tile_efficiency(d.sms, m, n);
     static thread_local Entry memo[64];
     const uint64_t key = static_cast<uint64_t>(m) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(n) * 0xC2B2AE3D27D4EB4Full;
@@ -320,7 +382,8 @@ double gemm_tile_efficiency(const DeviceModel& d, double m, double n) {
 double gemm_time_s(const DeviceModel& d, double m, double n, double k) {
     if (m <= 0 || n <= 0 || k <= 0) return 0;
     const double flops = 2.0 * m * n * k;
-    const double eff = d.gemm_max * gemm_tile_efficiency(d, m, n) * (k / (k + d.gemm_k_half));
+    const double eff = d.mxu_dim > 0 ? d.gemm_max * gemm_tile_efficiency(d, m, n) * padded_fraction(k, d.mxu_dim)
+                                     : d.gemm_max * gemm_tile_efficiency(d, m, n) * (k / (k + d.gemm_k_half));
     const double compute_s = flops / (d.peak_flops * eff);
     const double bytes = d.bytes_per_element * (m * k + k * n) + 2.0 * m * n;
     const double memory_s = bytes / (d.hbm_Bps * d.memory_bound);

@@ -8,6 +8,8 @@
 // streaming-kernel bandwidth fraction, and the power model.
 #pragma once
 
+#include <array>
+
 #include "lostflops/calibration.h"
 #include "lostflops/spec.h"
 
@@ -42,6 +44,10 @@ struct DeviceModel {
     double kernel_overhead_s = 4e-6;
     double power_factor = 1;       // power model x sustained_compute (1 = the components' rate)
     AttentionImpl attention_kernel = AttentionImpl::fa2;
+    // Systolic matrix units (TPU MXUs): the array's side, 0 on tile-and-wave
+    // GPUs. A GEMM's rows are padded to kSystolicRows, its contracting and
+    // output dimensions to mxu_dim; no tile waves, no short-k loss.
+    int mxu_dim = 0;
 };
 
 // Throws InputError when no family of `cal` lists gpu.arch, or the family has
@@ -62,6 +68,13 @@ double power_factor(const Gpu& gpu, const DeviceFamily& family);
 double attention_efficiency(const DeviceFamily& family, AttentionImpl kernel, bool backward, bool causal,
                             int head_dim, double seq);
 
+// The forward and backward efficiency (with d's power factor) of d's
+// attention kernel at another shape than d's own `use` (the ring's
+// off-diagonal blocks, cost/cp_attention.h), through make_device_model's
+// memoised lookup.
+std::array<double, 2> attention_efficiency_at(const Gpu& gpu, const Calibration& cal, const DeviceModel& d,
+                                              const DeviceUse& use);
+
 // The k at which a GEMM's main loop runs at half its rate on this GPU and
 // precision: a tile's prologue/epilogue takes a fixed time, so in k units it
 // grows with the SM's speed. `k_half_per_tflops_sm` (calibration
@@ -70,10 +83,13 @@ double attention_efficiency(const DeviceFamily& family, AttentionImpl kernel, bo
 double gemm_k_half(double k_half_per_tflops_sm, double peak_flops, int sms);
 
 // One GEMM kernel C[m,n] = A[m,k] B[k,n]; without the launch overhead.
+// Systolic units (d.mxu_dim > 0): FLOPs over peak x gemm_max x the padded
+// fraction of m, n and k, or the HBM roofline when that is longer.
 double gemm_time_s(const DeviceModel& d, double m, double n, double k);
 
 // Fraction of the SMs' tile slots a GEMM fills (tile and wave quantisation),
-// with the tile shape cuBLAS/CUTLASS would pick; in (0, 1].
+// with the tile shape cuBLAS/CUTLASS would pick; on systolic units the
+// fraction of the padded m x n the real one fills; in (0, 1].
 double gemm_tile_efficiency(const DeviceModel& d, double m, double n);
 
 // Flash attention over `flops` of score+value work (already halved for the
@@ -81,6 +97,9 @@ double gemm_tile_efficiency(const DeviceModel& d, double m, double n);
 // forward FLOPs (FlashAttention-2: five matmuls against two).
 double flash_attention_fwd_s(const DeviceModel& d, double flops);
 double flash_attention_bwd_s(const DeviceModel& d, double flops);
+
+// Fraction of x padded up to a multiple of `unit` that x fills; 1 for x <= 0.
+double padded_fraction(double x, double unit);
 
 // Memory-bound kernels moving `bytes` in total (launch overhead apart).
 double memory_time_s(const DeviceModel& d, double bytes);

@@ -9,10 +9,10 @@
 //   alltoall  the all-to-all of cost/collective_time.cpp (or its measured
 //             curve): max(NVLink bytes / B_intra, network bytes / B_inter)
 //   deepep    max(NVLink bytes / B_intra, network bytes / B_inter) with the
-//             all-to-all latency: DeepEP's normal kernels run near line rate
-//             on H800 (153-158 GB/s of ~160 GB/s NVLink; 43-58 GB/s logical
-//             RDMA bandwidth on 50 GB/s CX7 links), so the links' bus
-//             efficiencies of the calibration apply as for NCCL
+//             all-to-all latency: NVLink at the calibration's bus_eff_intra
+//             (DeepEP intranode 153-158 GB/s of ~160 GB/s on H800); the
+//             network at DeepEP's own measured RDMA efficiency
+//             (kDeepEpRdmaEfficiency below), not NCCL's bus_eff_inter
 //   allgather ring all-gather and reduce-scatter over the etp*ep group
 // etp > 1 (alltoall, deepep): the EP all-to-all carries each rank's copies,
 // then the etp ranks all-gather what they received (and reduce-scatter the
@@ -71,6 +71,20 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, doubl
 
 namespace {
 
+// DeepEP's normal kernels on H800, one CX7 400 Gb/s NIC (~50 GB/s) per GPU,
+// 4,096 tokens of hidden 7168, top-4 groups, top-8 experts
+// (deepseek-ai/DeepEP docs/legacy.md, "Normal kernels with NVLink and RDMA
+// forwarding"). Its bandwidths are logical: tokens x destination nodes
+// including the sender's own (tests/test_internode.py num_rdma_token_sent), so
+// the bytes on the wire are a share of them: EP32 (4 nodes, a token on all
+// 4, 3 remote) dispatch 58, combine 57 GB/s -> 43.5, 42.75 GB/s; EP64 (8
+// nodes, 4 destination nodes, the own among them with probability 1/2, 3.5
+// remote) 51, 50 GB/s -> 44.6, 43.75 GB/s. Mean 43.65 GB/s of 50: 0.873.
+// EP16 (2 nodes: 43 GB/s logical, 21.5 on the wire) is left out: half the
+// link, bound by the NVLink forwarding inside the node, not the NIC.
+constexpr double kDeepEpRdmaEfficiency =
+    (58.0 * 3 / 4 + 57.0 * 3 / 4 + 51.0 * 3.5 / 4 + 50.0 * 3.5 / 4) / 4 / 50.0;
+
 // One direction: the dispatch, or the combine (the all-gather dispatcher's
 // combine is a reduce-scatter).
 double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens, double top_k,
@@ -86,7 +100,7 @@ double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan&
             if (g.ep.size <= 1) return 0;
             const DispatchBytes b = dispatch_bytes(p.moe_dispatcher, tokens, top_k, token_bytes, g.ep, p.moe_max_nodes);
             const double intra = b.nvlink / (cm.intra.bandwidth_GBps * 1e9 * cal.bus_eff_intra);
-            const double inter = b.network / (cm.inter.bandwidth_GBps * 1e9 * cal.bus_eff_inter);
+            const double inter = b.network / (cm.inter.bandwidth_GBps * 1e9 * kDeepEpRdmaEfficiency);
             return p.moe_imbalance * std::max(intra, inter) + collective_latency_s(cm, Collective::all_to_all, g.ep);
         }
     }

@@ -50,7 +50,7 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, doubl
 // both, plus the expert-tensor-parallel all-gather of the received copies and
 // its reduce-scatter when etp > 1; the all-gather dispatcher's all-gather
 // and reduce-scatter), times `imbalance` for the copies the busiest rank
-// receives. fp8 training with deepep dispatches in fp8 (1 byte per element,
+// receives. With moe_fp8_dispatch deepep dispatches in fp8 (1 byte per element,
 // DeepEP README: "FP8 dispatching and BF16 combining"); `fp8_dispatch` says so.
 // The backward moves the same bytes in 16-bit: expert_dispatch_s(..., false).
 // `etp_gather`: LayerWork::moe_etp_gather.

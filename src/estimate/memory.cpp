@@ -1,7 +1,10 @@
 // Memory per GPU (Rajbhandari et al. 2020, ZeRO; Korthikanti et al. 2022).
 //  weights     2 bytes/param (16-bit), /dp with ZeRO-3
 //  gradients   4 (fp32 main grads, Megatron-LM) or 2 bytes/param, /dp with ZeRO-2+
-//  optimizer   12 bytes/param (fp32 master, Adam m and v), /dp with ZeRO-1+
+//  optimizer   12 bytes/param (fp32 master, Adam m and v), /dp with ZeRO-1+;
+//              10 with training.optimizer adam-param-remainders (the master's
+//              low 16 bits only), 4 with adam-bf16 (bf16 m and v, no master):
+//              Apex DistributedFusedAdam as NeMo 1.x sets it
 // so 18 bytes/param for Megatron without sharding, 6 + 12/N_d with its
 // distributed optimizer, 16/N_d with ZeRO-3 (FSDP2: the fp32 shards are the
 // master weights, 4 + 4 + 8). torchtitan's per-op selective checkpointing and
@@ -44,6 +47,19 @@ int last_kind(const Model& m) { return m.stack->kind_of.empty() ? 0 : m.stack->k
 }  // namespace
 
 double grad_bytes_per_param(const ParallelPlan& p) { return p.grad_fp32 ? 4.0 : 2.0; }
+
+// Adam's m and v in fp32 (8 bytes) and the master weight: the whole fp32 copy
+// (4) or only its low 16 bits beside the bf16 weight (2; Apex
+// DistributedFusedAdam store_param_remainders); or m and v in bf16 and no
+// master copy (2 + 2; Apex with dtype bf16).
+double optimizer_state_bytes_per_param(Optimizer o) {
+    switch (o) {
+        case Optimizer::adam: return 12.0;
+        case Optimizer::adam_param_remainders: return 10.0;
+        case Optimizer::adam_bf16: return 4.0;
+    }
+    return 12.0;
+}
 
 int dense_replicas(const ParallelPlan& p) { return p.dp * p.cp; }
 // Expert weights are replicated over the expert data parallel ranks, tp*cp*dp/(etp*ep) (MoE parallel folding).
@@ -104,7 +120,7 @@ Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mea
     Memory mem;
     mem.weights_bytes = sharded(fp32_shards ? 4.0 : 2.0, 3);
     mem.gradients_bytes = sharded(grad_bytes_per_param(p), 2);
-    mem.optimizer_bytes = sharded(fp32_shards ? 8.0 : 12.0, 1);
+    mem.optimizer_bytes = sharded(fp32_shards ? 8.0 : optimizer_state_bytes_per_param(job.training.optimizer), 1);
     mem.buffers_bytes = cal.memory_reserved_bytes;
     // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
     // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).

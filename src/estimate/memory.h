@@ -77,5 +77,8 @@ double optimizer_shard_params(const ParallelPlan& p, const StageParams& s);
 
 // Bytes per parameter of gradients as reduced (fp32 main grads or 16-bit).
 double grad_bytes_per_param(const ParallelPlan& p);
+// Adam's state per parameter beside the 16-bit weight: 12 (fp32 master, m, v),
+// 10 (adam-param-remainders) or 4 (adam-bf16).
+double optimizer_state_bytes_per_param(Optimizer o);
 
 }  // namespace lostflops

@@ -17,15 +17,41 @@
 // Expert all-to-all overlap (moe_a2a_overlap): each collective pairs with
 // one side of another micro-batch's pass, as stage_time.h states (Megatron-LM
 // design doc MR3470 "EP A2A overlapping", fine_grained_callables.py /
-// combined_1f1b.py; DeepSeek-V3 report fig. 4).
+// combined_1f1b.py; DeepSeek-V3 report fig. 4), in the steady state only:
+// the warm-up forwards and cool-down backwards have no partner
+// (PlanContext::moe_overlap_paired).
 #include "estimate/stage_time.h"
 
 #include "cost/grouped_gemm.h"
+#include "estimate/inflight.h"
 #include "lostflops/pipeline_schedules.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lostflops {
+
+namespace {
+
+// The attention kernel's rate on each block context parallelism calls it on
+// (cost/cp_attention.h CpAttentionRates).
+void set_cp_context(PlanContext& ctx, const Job& job, const Calibration& cal) {
+    ctx.cp_at = cp_placement(ctx.cp_group);
+    ctx.cp_slowdown = cal.overlap_slowdown;
+    const DeviceModel& d = ctx.dev;
+    CpAttentionRates& r = ctx.cp_rates;
+    r.whole_fwd = r.diag_fwd = d.attention_peak_flops * d.attention_fwd;
+    r.whole_bwd = r.diag_bwd = d.attention_peak_flops * d.attention_bwd;
+    if (job.plan.cp_comm_type != CpCommType::p2p) return;
+    DeviceUse off = device_use(job);
+    off.causal = false;
+    off.seq = off.seq / std::sqrt(2.0);  // s/cp queries x s/(2cp) keys, or the reverse
+    const auto eff = attention_efficiency_at(job.cluster.gpu, cal, d, off);
+    r.off_fwd = d.attention_peak_flops * eff[0];
+    r.off_bwd = d.attention_peak_flops * eff[1];
+}
+
+}  // namespace
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     PlanContext ctx;
@@ -44,15 +70,26 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     ctx.comm = make_comm_model(job.cluster, cal);
     ctx.tp_group = place_group(topo, p.tp, 1);
     ctx.cp_group = place_group(topo, p.cp, p.tp);
+    if (p.cp > 1) set_cp_context(ctx, job, cal);
     // Dense gradients are reduced over data and context parallel ranks; the
     // experts' over their expert-data-parallel ranks (cost/expert_dispatch.h).
     ctx.dp_group = place_group(topo, p.dp * p.cp, p.tp);
     ctx.experts = place_expert_groups(p, topo);
     ctx.edp_group = ctx.experts.edp;
-    ctx.fp8 = job.training.precision == Precision::fp8;
+    // FP8 copies only where the framework quantizes before the dispatch (ParallelPlan::moe_fp8_dispatch).
+    ctx.fp8 = job.training.precision == Precision::fp8 && p.moe_fp8_dispatch;
     // DualPipe and DualPipeV overlap the all-to-all by their F&B passes
     // (estimate/pipeline_phase.cpp): the layer-level overlap would count it twice.
     ctx.moe_layer_overlap = p.moe_a2a_overlap && standard_mapping(p);
+    if (ctx.moe_layer_overlap) {
+        // Megatron-Core's combined 1F1B (pipeline_parallel/schedules.py with
+        // overlap_moe_expert_parallel_comm) merges a forward with a backward
+        // in the steady state only; warm-up and cool-down passes run alone.
+        // Rank 0 has the most (estimate/inflight.cpp) and sets the step.
+        const double passes = static_cast<double>(p.micro_batches(job.training)) * p.vpp;
+        const double alone = static_cast<double>(inflight_passes(job, 0).warmup);
+        ctx.moe_overlap_paired = passes > 0 ? std::clamp((passes - alone) / passes, 0.0, 1.0) : 0.0;
+    }
     // The hidden all-to-all slows the compute it overlaps, whether a layer
     // or the schedule overlaps it (DeepSeek-V3 sec. 3.2.2: 20 of the H800's
     // 132 SMs run the communication; calibration overlap_slowdown).
@@ -68,8 +105,11 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     // bandwidth from the GEMMs they overlap; calibration overlap_slowdown).
     const double hidden = p.tp_comm_overlap ? cal.tp_overlap : 0.0;
     ctx.tp_exposed = 1.0 - hidden + hidden * cal.overlap_slowdown;
-    ctx.host_op_s = cal.host_op_us * 1e-6;
-    ctx.host_bwd_op_s = cal.host_bwd_op_us * 1e-6;
+    // XLA (TPU, systolic device model) runs the step as one compiled
+    // program: the host issues no operator per layer.
+    const bool compiled = ctx.dev.mxu_dim > 0;
+    ctx.host_op_s = compiled ? 0.0 : cal.host_op_us * 1e-6;
+    ctx.host_bwd_op_s = compiled ? 0.0 : cal.host_bwd_op_us * 1e-6;
 }
 
 namespace {
@@ -139,16 +179,28 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     t.fwd.overhead_s = w.kernels_fwd * d.kernel_overhead_s;
     t.fwd.tp_comm_s = tp_comm_fwd_s(ctx, w) * exposed;
     if (w.cp_bytes_fwd > 0) {
-        // Ring attention: K/V blocks travel while the previous block is computed.
-        const double ring = collective_time_s(ctx.comm, Collective::all_gather, ctx.cp_group, w.cp_bytes_fwd *
-                                              p.cp / std::max(1, p.cp - 1));
-        t.fwd.cp_comm_s = std::max(0.0, ring - attn_fwd);
-        t.bwd.cp_comm_s = std::max(0.0, 2 * ring - attn_bwd);
+        // Context-parallel attention: its kernels on the split blocks and the
+        // exchange of each variant (cost/cp_attention.h); unfused attention
+        // keeps its GEMM times.
+        const CpAttentionWork cw{p.cp_comm_type, p.cp, w.attention_flops_fwd, w.cp_bytes_fwd / (p.cp - 1),
+                                 w.cp_qkv_bytes, w.cp_out_bytes};
+        const CpAttentionTime ct = cp_attention_time(cw, ctx.cp_rates, ctx.comm, ctx.cp_at, ctx.cp_slowdown);
+        if (!w.unfused) {
+            t.fwd.compute_s += ct.fwd_s - attn_fwd;
+            attn_fwd = ct.fwd_s;
+            attn_bwd = ct.bwd_s;
+        }
+        t.fwd.cp_comm_s = ct.comm_fwd_s;
+        t.bwd.cp_comm_s = ct.comm_bwd_s;
+        t.fwd.overhead_s += ct.extra_kernels_fwd * d.kernel_overhead_s;
+        t.bwd.overhead_s += ct.extra_kernels_bwd * d.kernel_overhead_s;
+        t.fwd.memory_bound_s += memory_time_s(d, ct.extra_bytes_fwd);
+        t.bwd.memory_bound_s += memory_time_s(d, ct.extra_bytes_bwd);
     }
     t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
     t.wgrad_s = gemm_fwd;
-    t.bwd.memory_bound_s = memory_time_s(d, w.mem_bytes_bwd);
-    t.bwd.overhead_s = w.kernels_bwd * d.kernel_overhead_s;
+    t.bwd.memory_bound_s += memory_time_s(d, w.mem_bytes_bwd);
+    t.bwd.overhead_s += w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
     if (w.moe_dispatches_fwd > 0) {
         const ExpertDispatchTime f = expert_dispatch_time(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k,
@@ -162,8 +214,9 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
                                                             2 * (gemm_fwd - moe_gemm_fwd) + attn_bwd,
                                                             2 * moe_gemm_fwd);
             const MoeOverlapExposed e = moe_a2a_exposed(f, b, sides, ctx.moe_overlap_slowdown);
-            t.fwd.ep_comm_s = e.fwd_s;
-            t.bwd.ep_comm_s = e.bwd_s;
+            const double paired = ctx.moe_overlap_paired;
+            t.fwd.ep_comm_s = paired * e.fwd_s + (1 - paired) * t.fwd.ep_comm_s;
+            t.bwd.ep_comm_s = paired * e.bwd_s + (1 - paired) * t.bwd.ep_comm_s;
         }
     }
     switch (p.recompute) {

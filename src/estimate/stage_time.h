@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cost/collective_time.h"
+#include "cost/cp_attention.h"
 #include "cost/device_time.h"
 #include "cost/expert_dispatch.h"
 #include "workload/host_ops.h"
@@ -67,10 +68,18 @@ struct PlanContext {
     DeviceModel dev;
     CommModel comm;
     GroupPlacement tp_group, cp_group, dp_group, edp_group, pp_link, embedding_group;
+    CpPlacement cp_at;          // the CP group and the ring's slowest hop (cp > 1)
+    CpAttentionRates cp_rates;  // the attention kernel on CP's blocks (cp > 1)
+    double cp_slowdown = 0;     // hidden CP traffic slows the attention it overlaps (overlap_slowdown)
     ExpertGroups experts;  // the expert layers' folded groups (edp_group = experts.edp)
-    bool fp8 = false;      // training precision fp8 (DeepEP dispatches in fp8)
+    bool fp8 = false;      // DeepEP dispatches in fp8 (precision fp8 and parallel.moe_fp8_dispatch)
     bool moe_layer_overlap = false;   // moe_a2a_overlap, and not a DualPipe schedule (which overlaps by its passes)
     double moe_overlap_slowdown = 0;  // overlap_slowdown when the all-to-all is overlapped (layer or DualPipe), else 0
+    // Share of a rank's chunk passes that have a partner to overlap with
+    // (moe_layer_overlap): Megatron-Core pairs a forward with a backward only
+    // in the steady state; the first rank's warm-up forwards and as many
+    // cool-down backwards run alone: 1 - warm-up / (m * vpp).
+    double moe_overlap_paired = 1;
     double tp_exposed = 1;  // share of TP traffic that costs step time
     double host_op_s = 0;      // CPU per forward operator (calibration host_op_us)
     double host_bwd_op_s = 0;  // CPU per autograd node (calibration host_bwd_op_us)

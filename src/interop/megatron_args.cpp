@@ -115,6 +115,19 @@ std::optional<std::string> MegatronArgs::known_str(const char* name) const {
     return it->second.values.back().text;
 }
 
+std::vector<std::string> MegatronArgs::strs(const char* name) const {
+    std::vector<std::string> out;
+    const auto it = read_.find(name);
+    if (it == read_.end()) return out;
+    for (const ShellField& v : it->second.values) {
+        if (!v.known())
+            throw InputError(source_, std::string("--") + name,
+                             "cannot evaluate: its value (line " + std::to_string(it->second.line) + ") is " + v.unknown);
+        out.push_back(v.text);
+    }
+    return out;
+}
+
 std::optional<int> MegatronArgs::num(const char* name) const {
     const auto v = str(name);
     if (!v) return std::nullopt;

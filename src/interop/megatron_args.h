@@ -36,6 +36,8 @@ public:
     // The value when the script says what it is (a path may not), else nullopt.
     std::optional<std::string> known_str(const char* name) const;
     std::optional<int> num(const char* name) const;
+    // Every value of a read nargs '+' flag (empty when not given); throws as str().
+    std::vector<std::string> strs(const char* name) const;
     int required(const char* name) const;
     // The value, checked against the choices argparse allows.
     std::string choice(const char* name, std::initializer_list<const char*> allowed) const;

@@ -129,7 +129,10 @@ ExportResult export_megatron(const Job& job) {
         l.add("--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
     }
     stages_into_hybrid_pattern(job, l.flags);
-    if (p.cp > 1) l.add("--context-parallel-size", p.cp);
+    if (p.cp > 1) {
+        l.add("--context-parallel-size", p.cp);
+        if (p.cp_comm_type != CpCommType::p2p) l.add("--cp-comm-type", to_string(p.cp_comm_type));  // p2p: Megatron's default
+    }
     if (p.ep > 1) l.add("--expert-model-parallel-size", p.ep);
     if (p.etp > 0) l.add("--expert-tensor-parallel-size", p.etp);
     if (p.ep > 1 || p.etp > 0) {

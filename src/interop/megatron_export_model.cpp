@@ -98,6 +98,9 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
     }
     if (mlp.kind == MlpKind::gated) l.add(mlp.act == Activation::quick_gelu ? "--quick-geglu" : "--swiglu");
     if (mlp.kind == MlpKind::dense && mlp.act == Activation::relu2) l.add("--squared-relu");
+    // arguments.py: --swiglu, --quick-geglu, --squared-relu, else GELU; no plain ReLU.
+    if (mlp.kind == MlpKind::dense && mlp.act == Activation::relu)
+        note("plain ReLU has no Megatron flag (only --squared-relu, --swiglu, --quick-geglu or GELU): written as GELU");
     if (!m.tied_embeddings) l.add("--untie-embeddings-and-output-weights");
     if (moe) {
         const Moe& e = m.layer(*moe).moe;
@@ -106,6 +109,7 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
         l.add("--moe-ffn-hidden-size", e.expert.ffn);
         if (e.shared_ffn > 0) l.add("--moe-shared-expert-intermediate-size", e.shared_ffn);
         if (e.shared_gate) l.add("--moe-shared-expert-gate");
+        if (e.score_bias) l.add("--moe-router-enable-expert-bias");
         if (!hybrid && dense) l.add("--moe-layer-freq", per_layer(m, [](const LayerKind& k) { return k.is_moe(); }));
     }
     if (m.mtp_layers > 0) l.add("--mtp-num-layers", m.mtp_layers);

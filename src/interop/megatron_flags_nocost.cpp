@@ -77,7 +77,6 @@ const MegatronFlag kNoCost[] = {
     {"moe-router-score-function", A::one, I, "router scores (softmax or sigmoid)"},
     {"moe-router-pre-softmax", A::none, I, "router scores"},
     {"moe-router-topk-scaling-factor", A::one, I, "router scores"},
-    {"moe-router-enable-expert-bias", A::none, I, "router balancing bias"},
     {"moe-router-bias-update-rate", A::one, I, "router balancing bias"},
     {"moe-router-force-load-balancing", A::none, I, "forces balanced routing, which the model assumes anyway"},
     {"moe-token-drop-policy", A::one, I, "which tokens drop when a capacity factor is set"},

@@ -135,6 +135,7 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
     else if (f.has("swiglu")) add(d.model, "hidden_act", "silu", "--swiglu: gated MLP");
     else if (f.has("squared-relu")) add(d.model, "hidden_act", "relu2", "--squared-relu: two-matrix MLP");
     else add(d.model, "hidden_act", "gelu", "no --swiglu: GELU MLP");
+    if (f.has("qk-layernorm")) add(d.model, "qk_layernorm", "true", "--qk-layernorm");
     add(d.model, "tie_word_embeddings", f.has("untie-embeddings-and-output-weights") ? "false" : "true");
     if (const auto experts = f.num("num-experts")) {
         add(d.model, "num_local_experts", std::to_string(*experts));
@@ -142,6 +143,9 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
             f.has("moe-router-topk") ? "" : "Megatron's default --moe-router-topk 2");
         if (const auto moe_ffn = f.num("moe-ffn-hidden-size"))
             add(d.model, "moe_intermediate_size", std::to_string(*moe_ffn));
+        // The aux-loss-free router's per-expert score bias (DeepSeek-V3's noaux_tc).
+        if (f.has("moe-router-enable-expert-bias"))
+            add(d.model, "topk_method", "noaux_tc", "--moe-router-enable-expert-bias: a score-correction bias per expert");
     }
     return layers;
 }

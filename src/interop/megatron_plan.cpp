@@ -39,6 +39,8 @@
 // (with vpp only through --num-virtual-stages-per-pipeline-rank).
 #include "interop/megatron_plan.h"
 
+#include <algorithm>
+
 #include "interop/megatron_model.h"
 #include "lostflops/error.h"
 #include "spec/pipeline_layout.h"
@@ -218,6 +220,27 @@ int stage_layout(const MegatronArgs& f, int pp, int vpp, JobDraft& d) {
     return stages / pp;
 }
 
+// --cp-comm-type (arguments.py: nargs '+', one value or one per layer;
+// choices p2p, a2a, allgather, a2a+p2p; default p2p) as parallel.cp_comm_type.
+void cp_comm_type(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& notes) {
+    const std::vector<std::string> types = f.strs("cp-comm-type");
+    if (types.empty()) return;
+    for (const std::string& t : types)
+        if (t != "p2p" && t != "a2a" && t != "allgather" && t != "a2a+p2p")
+            throw InputError(f.source(), "--cp-comm-type", "expected one of p2p, a2a, allgather, a2a+p2p, got '" + t + "'");
+    std::string t = types.front();
+    if (std::any_of(types.begin(), types.end(), [&](const std::string& x) { return x != t; }))
+        notes.push_back({NoteKind::not_modelled, "--cp-comm-type",
+                         "a variant per layer: every layer taken as the first's, " + t});
+    if (t == "a2a+p2p") {
+        notes.push_back({NoteKind::not_modelled, "--cp-comm-type",
+                         "a2a+p2p (hierarchical: all-to-all inside --hierarchical-context-parallel-sizes groups, "
+                         "the ring across them) is costed as the p2p ring"});
+        t = "p2p";
+    }
+    add(d.parallel, "cp_comm_type", t, "--cp-comm-type");
+}
+
 }  // namespace
 
 void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d, std::vector<ImportNote>& notes) {
@@ -227,6 +250,7 @@ void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d
     add(d.parallel, "pp", std::to_string(pp));
     add(d.parallel, "vpp", std::to_string(stage_layout(f, pp, virtual_stages(f, layers, pp), d)));
     add(d.parallel, "cp", std::to_string(f.num("context-parallel-size").value_or(1)));
+    cp_comm_type(f, d, notes);
     add(d.parallel, "ep", std::to_string(f.num("expert-model-parallel-size").value_or(1)));
     // Megatron-Core: --expert-tensor-parallel-size absent = tp (the job's default too).
     if (const auto etp = f.num("expert-tensor-parallel-size")) add(d.parallel, "etp", std::to_string(*etp));

@@ -82,6 +82,11 @@ ExportResult export_torchtitan(const Job& job) {
         out.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "vpp without pp"});
     }
     line("context_parallel_degree", std::to_string(p.cp));
+    if (p.cp > 1 && p.cp_comm_type == CpCommType::p2p) line("context_parallel_rotate_method", q("alltoall"));
+    if (p.cp > 1 && p.cp_comm_type == CpCommType::a2a)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.cp_comm_type",
+                             "a2a (Ulysses): torchtitan's context parallelism is a ring (rotate method allgather or "
+                             "alltoall); written as its default, allgather"});
     if (p.ep > 1) line("expert_parallel_degree", std::to_string(p.ep));
     s += "\n[activation_checkpoint]\n";
     if (p.recompute == Recompute::none) {

@@ -48,7 +48,6 @@ constexpr const char* kNotModelledKeys[] = {
     "training.compile", "compile.enable", "compile.components", "training.enable_cpu_offload",
     "parallelism.fsdp_reshard_after_forward", "training.fsdp_reshard_after_forward",
     "parallelism.enable_compiled_autograd", "experimental.enable_compiled_autograd",
-    "parallelism.context_parallel_rotate_method", "experimental.context_parallel_rotate_method",
     "float8.recipe_name", "float8.enable_fsdp_float8_all_gather", "float8.precompute_float8_dynamic_scale_for_fsdp",
     "float8.filter_fqns", "parallelism.pipeline_parallel_split_points", "experimental.pipeline_parallel_split_points"};
 
@@ -286,6 +285,18 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                          schedule + ": costed as " + (multi_stage ? "interleaved 1F1B" : "1F1B")});
     add(d.parallel, "vpp", std::to_string(vpp));
     add(d.parallel, "cp", std::to_string(cp));
+    {
+        // PyTorch's context_parallel rotates K/V by all-gather (torchtitan's
+        // default) or by all-to-all passes along the ring (p2p's schedule).
+        const std::string rotate = c.text({"parallelism.context_parallel_rotate_method",
+                                           "experimental.context_parallel_rotate_method"}, "allgather");
+        if (rotate != "allgather" && rotate != "alltoall")
+            throw InputError(c.source(), "parallelism.context_parallel_rotate_method",
+                             "expected allgather or alltoall, got '" + rotate + "'");
+        if (cp > 1)
+            add(d.parallel, "cp_comm_type", rotate == "alltoall" ? "p2p" : "allgather",
+                "context_parallel_rotate_method " + rotate);
+    }
     add(d.parallel, "ep", std::to_string(ep));
     // FSDP2 runs when dp_shard > 1 or cp > 1 (parallel_dims.py fsdp_enabled), over dp_shard x cp.
     add(d.parallel, "zero", shard > 1 || cp > 1 ? "3" : "0",

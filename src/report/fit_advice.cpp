@@ -17,6 +17,7 @@
 #include "lostflops/error.h"
 #include "lostflops/report.h"
 #include "lostflops/search.h"
+#include "estimate/memory.h"
 #include "spec/validate.h"
 #include "workload/flops.h"
 
@@ -172,7 +173,8 @@ std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, in
 std::optional<MinGpus> min_gpus_to_fit(const Job& job, const Calibration& cal, const Memory& current, int64_t budget) {
     MinGpus out;
     // Lower bound: weights, gradients and Adam state fully sharded over every GPU.
-    const double bytes_per_param = 2.0 + (job.plan.grad_fp32 ? 4.0 : 2.0) + 12.0;
+    const double bytes_per_param =
+        2.0 + (job.plan.grad_fp32 ? 4.0 : 2.0) + optimizer_state_bytes_per_param(job.training.optimizer);
     const double states = count_params(job.model).total * bytes_per_param;
     const double room = current.capacity_bytes - cal.memory_reserved_bytes;
     if (room <= 0) return out;

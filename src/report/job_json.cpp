@@ -100,7 +100,10 @@ nlohmann::json training_json(const Job& job) {
             {"attention_from_auto", t.attention_auto},
             {"causal_flops", t.causal_flops},
             {"framework", to_string(t.framework)},
-            {"framework_from_auto", t.framework_auto}};
+            {"framework_from_auto", t.framework_auto},
+            {"optimizer", to_string(t.optimizer)},
+            {"optimizer_from_auto", t.optimizer_auto},
+            {"compile", t.compile}};
 }
 
 }  // namespace
@@ -123,12 +126,16 @@ nlohmann::json parallel_json(const Job& job) {
                         {"tp_comm_overlap", p.tp_comm_overlap},
                         {"grad_fp32", p.grad_fp32}};
     if (p.recompute == Recompute::full && p.recompute_layers >= 0) j["recompute_layers"] = p.recompute_layers;
+    if (p.cp > 1) j["cp_comm_type"] = to_string(p.cp_comm_type);  // resolved (the framework's default when not given)
     if (job.model.is_moe()) {
         // Expert layers (README "Expert parallelism"): etp resolved (tp when not given).
         j["etp"] = p.expert_tp();
         j["expert_dp"] = p.expert_dp();
         j["moe_dispatcher"] = to_string(p.moe_dispatcher);
-        if (p.moe_dispatcher == MoeDispatcher::deepep) j["moe_max_nodes"] = p.moe_max_nodes;
+        if (p.moe_dispatcher == MoeDispatcher::deepep) {
+            j["moe_max_nodes"] = p.moe_max_nodes;
+            j["moe_fp8_dispatch"] = p.moe_fp8_dispatch;
+        }
         j["moe_a2a_overlap"] = p.moe_a2a_overlap;
         j["moe_imbalance"] = p.moe_imbalance;
         j["moe_capacity_factor"] = p.moe_capacity_factor > 0 ? nlohmann::json(p.moe_capacity_factor) : nlohmann::json();

@@ -25,7 +25,7 @@ MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const S
         if (k.is_moe()) top_k = std::max(top_k, k.moe.top_k);
     const double tokens = static_cast<double>(l.micro_batch) * job.training.seq_length / (static_cast<double>(l.cp) * l.tp);
     const double bytes = 2.0 * static_cast<double>(job.model.hidden);
-    const bool fp8 = job.training.precision == Precision::fp8;
+    const bool fp8 = job.training.precision == Precision::fp8 && p.moe_fp8_dispatch;  // as stage_time.cpp
     MoeDispatcher best = MoeDispatcher::alltoall;
     double best_s = 0;
     for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::deepep}) {

@@ -10,6 +10,20 @@
 // Google Cloud "TPU v6e" page). ASSUMPTION where no public page names it: TPU
 // v5e and v5p Gen4 x16, TPU7x (Ironwood) Gen5 x16.
 //
+// MXU side: 128 x 128 on TPU v2-v5 (v4: 4 MXUs per TensorCore; v5e 4 MXUs of
+// 128 x 128, Google Cloud "TPU v5e" page), 256 x 256 on v6e ("Trillium ...
+// 256 x 256 MXUs", Google Cloud "TPU v6e" page; scaling book part 2: "matrices
+// padded to multiples of 128 (256 on v6e)"). ASSUMPTION: TPU7x (Ironwood)
+// 256 x 256 as v6e (Google names TensorCores, not the MXU size).
+//
+// ICI per link, one way: v4 and v5e 4.5e10 B/s, v5p and v6e 9e10 B/s
+// (Austin et al., "How to Scale Your Model" (2025), part 2, ICI table).
+// ASSUMPTION: TPU7x 1e11 B/s (1.2 TB/s bidirectional per chip over 6 links).
+//
+// Models: the device names of each architecture's parts (the catalog's, and
+// those nccl-tests prints for parts the catalog lacks: A10/A30/A40, L4/L40,
+// GH200, H20, B100, T4; NVIDIA and AMD product pages).
+//
 // TP overlap: Transformer Engine's userbuffers overlap is the default of
 // Megatron-Core jobs on sm90 and newer (Hopper, Blackwell); nothing else.
 #include "lostflops/accelerator.h"
@@ -29,20 +43,20 @@ using enum ComputeModel;
 // expected one of: ").
 const std::vector<AcceleratorTraits>& traits_table() {
     static const std::vector<AcceleratorTraits> table = {
-    {"volta", nvidia, tile_wave, 16, false},
-    {"turing", nvidia, tile_wave, 16, false},
-    {"ampere", nvidia, tile_wave, 32, false},
-    {"ada", nvidia, tile_wave, 32, false},
-    {"hopper", nvidia, tile_wave, 64, true},
-    {"blackwell", nvidia, tile_wave, 64, true},
-    {"cdna2", amd, tile_wave, 32, false},
-    {"cdna3", amd, tile_wave, 64, false},
-    {"cdna4", amd, tile_wave, 64, false},
-    {"tpu_v4", google, systolic, 16, false},
-    {"tpu_v5e", google, systolic, 32, false},
-    {"tpu_v5p", google, systolic, 32, false},
-    {"tpu_v6e", google, systolic, 64, false},
-    {"tpu_v7", google, systolic, 64, false},
+    {"volta", nvidia, tile_wave, 16, false, 0, 0, "v100"},
+    {"turing", nvidia, tile_wave, 16, false, 0, 0, "t4"},
+    {"ampere", nvidia, tile_wave, 32, false, 0, 0, "a100 a800 a10 a30 a40"},
+    {"ada", nvidia, tile_wave, 32, false, 0, 0, "l40 l4"},
+    {"hopper", nvidia, tile_wave, 64, true, 0, 0, "gh200 h100 h200 h800 h20"},
+    {"blackwell", nvidia, tile_wave, 64, true, 0, 0, "gb200 gb300 b200 b300 b100"},
+    {"cdna2", amd, tile_wave, 32, false, 0, 0, "mi250x mi250"},
+    {"cdna3", amd, tile_wave, 64, false, 0, 0, "mi300x mi300a mi325x"},
+    {"cdna4", amd, tile_wave, 64, false, 0, 0, "mi350x mi355x"},
+    {"tpu_v4", google, systolic, 16, false, 128, 45, ""},
+    {"tpu_v5e", google, systolic, 32, false, 128, 45, ""},
+    {"tpu_v5p", google, systolic, 32, false, 128, 90, ""},
+    {"tpu_v6e", google, systolic, 64, false, 256, 90, ""},
+    {"tpu_v7", google, systolic, 64, false, 256, 100, ""},
     };
     return table;
 }

@@ -3,6 +3,7 @@
 // O(layer kinds) per plan. The rules and their sources are the table's.
 #include "lostflops/framework_rules.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 #include <fmt/format.h>
@@ -38,6 +39,7 @@ LaunchPlan launch_plan(const ParallelPlan& p) {
     l.recompute_layers = p.recompute == Recompute::full ? p.recompute_layers : -1;
     l.schedule = effective_schedule(p);
     l.custom_stages = p.layout != nullptr || p.first_stage_layers >= 0 || p.last_stage_layers >= 0;
+    l.cp_comm_type = p.cp_comm_type;
     return l;
 }
 
@@ -111,6 +113,23 @@ std::string broken(RuleCheck c, const Model& m, const LaunchPlan& p) {
                     return fmt::format("cp {}, {} KV heads", p.cp, k.attention.kv_heads);
             }
             return {};
+        case RuleCheck::a2a_local_heads:
+            if (p.cp == 1 || p.cp_comm_type != CpCommType::a2a) return {};
+            for (const LayerKind& k : m.kinds()) {
+                if (!k.has_attention()) continue;
+                const int64_t heads = k.attention.heads / p.tp;
+                const int64_t kv = k.mixer == MixerKind::attention ? std::max<int64_t>(1, k.attention.kv_heads / p.tp) : heads;
+                if (heads % p.cp != 0 || kv % p.cp != 0)
+                    return fmt::format("cp {}, {} heads and {} KV heads per tp rank", p.cp, heads, kv);
+            }
+            return {};
+        case RuleCheck::cp_not_a2a:
+            return p.cp > 1 && p.cp_comm_type == CpCommType::a2a ? fmt::format("cp {}, cp_comm_type a2a", p.cp)
+                                                                 : std::string();
+        case RuleCheck::cp_only_a2a:
+            return p.cp > 1 && p.cp_comm_type != CpCommType::a2a
+                       ? fmt::format("cp {}, cp_comm_type {}", p.cp, to_string(p.cp_comm_type))
+                       : std::string();
     }
     return {};
 }

@@ -131,6 +131,17 @@ Training read_training(YAML::Node node, const std::string& file) {
                   : fw == "fsdp"       ? Framework::fsdp
                   : fw == "deepspeed"  ? Framework::deepspeed
                                        : Framework::megatron_core;
+    // Every stack's own default keeps fp32 master weights; NeMo 1.x's Apex
+    // optimizer may not (lostflops/spec.h Optimizer).
+    const auto opt = s.choice_opt("optimizer", {"auto", "adam", "adam-param-remainders", "adam-bf16"}).value_or("auto");
+    t.optimizer_auto = opt == "auto";
+    t.optimizer = opt == "adam-param-remainders" ? Optimizer::adam_param_remainders
+                  : opt == "adam-bf16"           ? Optimizer::adam_bf16
+                                                 : Optimizer::adam;
+    t.compile = s.bool_or("compile", false);
+    if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
+        throw InputError(file, "training.optimizer",
+                         opt + " works on bf16 weights; fp16 training keeps fp32 master weights (use adam)");
     s.finish();
     return t;
 }
@@ -154,6 +165,19 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
             p.schedule_given = true;
         }
     }
+    // The context-parallel attention variant. Defaults: Megatron-Core's
+    // --cp-comm-type p2p (megatron/training/arguments.py); torchtitan's
+    // parallelism.context_parallel_rotate_method "allgather"
+    // (torchtitan/config/job_config.py); DeepSpeed's sequence parallelism is
+    // Ulysses (deepspeed/sequence/layer.py).
+    {
+        const auto cpt = s.choice_opt("cp_comm_type", {"p2p", "allgather", "a2a"});
+        p.cp_comm_type = cpt ? (*cpt == "a2a" ? CpCommType::a2a : *cpt == "allgather" ? CpCommType::allgather
+                                                                                      : CpCommType::p2p)
+                             : fw == Framework::fsdp      ? CpCommType::allgather
+                             : fw == Framework::deepspeed ? CpCommType::a2a
+                                                          : CpCommType::p2p;
+    }
     // Expert layers (README "Expert parallelism"); checked against the plan in spec/validate.cpp.
     p.etp = static_cast<int>(s.int_or("etp", 0, 1, kMaxGpus));
     const auto disp = s.choice_opt("moe_dispatcher", {"alltoall", "allgather", "deepep"}).value_or("alltoall");
@@ -164,6 +188,10 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
         throw InputError(file, s.key_path("moe_max_nodes"),
                          "applies to moe_dispatcher: deepep (node-limited routing); the dispatcher is " + disp);
     p.moe_max_nodes = static_cast<int>(s.int_or("moe_max_nodes", 4, 0, kMaxGpus));
+    if (s.has("moe_fp8_dispatch") && p.moe_dispatcher != MoeDispatcher::deepep)
+        throw InputError(file, s.key_path("moe_fp8_dispatch"),
+                         "applies to moe_dispatcher: deepep (FP8 dispatching); the dispatcher is " + disp);
+    p.moe_fp8_dispatch = s.bool_or("moe_fp8_dispatch", false);
     p.moe_a2a_overlap = s.bool_or("moe_a2a_overlap", false);
     p.moe_imbalance = s.num_or("moe_imbalance", 1.0, 1.0, 1000.0);
     p.moe_capacity_factor = s.num_or("moe_capacity_factor", 0.0, 0.0, 1000.0);

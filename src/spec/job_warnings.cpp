@@ -50,6 +50,9 @@ std::vector<JobWarning> job_warnings(const Job& job) {
              fmt::format("not modelled: tokens past {:g} x the balanced share are dropped; the estimate runs every "
                          "routed token (dropless) with the busiest expert rank at moe_imbalance {:g}",
                          p.moe_capacity_factor, p.moe_imbalance));
+    // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
+    if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
+        warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");
     // DualPipe(V) overlaps one micro-batch's forward with another's backward by
     // its schedule (DeepSeek-V3 report sec. 3.2.1): moe_a2a_overlap adds nothing.
     if (p.moe_a2a_overlap && !standard_mapping(p))

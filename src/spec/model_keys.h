@@ -66,6 +66,7 @@ inline constexpr ModelKeyRow kModelKeys[] = {
     {"new_decoder_architecture", KeyUse::read, "Falcon: grouped key/value heads and two layer norms"},
     {"parallel_attn", KeyUse::read, "Falcon: attention and MLP from one layer norm"},
     {"use_qk_norm", KeyUse::read, "Llama 4: L2 norm of queries and keys (no parameters)"},
+    {"qk_layernorm", KeyUse::read, "norms with weights on queries and keys (Megatron --qk-layernorm; Qwen3's by family)"},
     // Mixture of experts.
     {"num_local_experts", KeyUse::read, "routed experts (aliases num_experts, n_routed_experts)"},
     {"num_experts", KeyUse::read, "= num_local_experts"},

@@ -85,6 +85,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     const bool new_arch = s.bool_or("new_decoder_architecture", false);
     const bool parallel_attn = s.bool_or("parallel_attn", false);
     s.bool_or("use_qk_norm", false);  // Llama 4's L2 norm has no parameters
+    const bool qk_layernorm = s.bool_or("qk_layernorm", false);
     if (multi_query && !new_arch) kv_heads = 1;
     auto head_dim = r.alias_int({"head_dim", "attention_head_dim", "kv_channels"}, 1, kMaxSize);
     if (!head_dim && heads) {
@@ -127,7 +128,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     attn.qkv_bias = attention_bias || all_bias || fam.bias == BiasRule::qkv_always;
     attn.out_bias = (attention_bias && fam.bias != BiasRule::qkv_by_key && fam.bias != BiasRule::qkv_always) || all_bias;
     attn.sinks = fam.sinks;
-    attn.qk_norm = fam.qk_norm;
+    attn.qk_norm = fam.qk_norm || qk_layernorm;
     attn.output_gate = fam.output_gate;
     if (heads) {
         attn.heads = static_cast<int>(*heads);

@@ -34,6 +34,24 @@ const char* to_string(Framework f) {
     return "?";
 }
 
+const char* to_string(Optimizer o) {
+    switch (o) {
+        case Optimizer::adam: return "adam";
+        case Optimizer::adam_param_remainders: return "adam-param-remainders";
+        case Optimizer::adam_bf16: return "adam-bf16";
+    }
+    return "?";
+}
+
+const char* to_string(CpCommType t) {
+    switch (t) {
+        case CpCommType::p2p: return "p2p";
+        case CpCommType::allgather: return "allgather";
+        case CpCommType::a2a: return "a2a";
+    }
+    return "?";
+}
+
 const char* to_string(MoeDispatcher d) {
     switch (d) {
         case MoeDispatcher::alltoall: return "alltoall";

@@ -163,6 +163,13 @@ void validate_job(const Job& job, JobChecks checks) {
               "parallel.last_stage_layers", "model.num_hidden_layers"});
     if (const auto issue = schedule_issue(p, p.micro_batches(t))) fail(job, issue->key, issue->message);
     if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1", {"parallel.pp"});
+    // FSDP2's fp32 shards are themselves the master weights: no 16-bit copy to
+    // rebuild them from (lostflops/spec.h Optimizer).
+    if (t.optimizer != Optimizer::adam && t.framework == Framework::fsdp && p.zero >= 3)
+        fail(job, "training.optimizer",
+             fmt::format("{} updates 16-bit weights; FSDP2 (framework fsdp, zero 3) keeps fp32 shards as the master "
+                         "weights (use adam)", to_string(t.optimizer)),
+             {"training.framework", "parallel.zero"});
     if (effective_schedule(p) == PipelineSchedule::interleaved && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",
              fmt::format("the interleaved schedule needs micro-batches per step ({}) divisible by pp {}",

@@ -200,6 +200,20 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         fwd += (gated ? 3.0 : 2.0) * ffn_act;  // activation function (SwiGLU reads 2, writes 1)
         kernels += 1;
     }
+    // Squared ReLU runs eager as torch.pow(relu(x), 2) (NeMo 1.x
+    // nlp/modules/common/megatron/utils.py and NeMo 2.x llm/fn/activation.py,
+    // "@torch.jit.script ... remove until we have serialization"; Hugging
+    // Face ReLUSquaredActivation likewise): forward relu and pow, each read
+    // and written (2 + 2 B a kernel, 2 more than one fused kernel); backward
+    // autograd's PowBackward0 = grad * (2 * x.pow(1)) (pow copy 2 + 2, scalar
+    // multiply 2 + 2, multiply 4 + 2) and ReluBackward0 = threshold_backward
+    // (4 + 2): 20 B in 4 kernels against twice the fused forward (8 B, 2).
+    // torch.compile (training.compile) fuses it like any elementwise chain.
+    const bool relu2_unfused = has_mlp && !gated && mlp.act == Activation::relu2 && !tr.compile;
+    if (relu2_unfused) {
+        fwd += 2 * ffn_act;  // 4 B of relu + 4 of pow per element
+        kernels += 1;        // and so backward twice that: 16 B, 4 kernels
+    }
     const double rope_elems = attention ? (a / t + kv_local) * d
                               : mla     ? (a / t + 1) * static_cast<double>(at.qk_rope_head_dim)
                                         : 0.0;
@@ -224,7 +238,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // complex multiply, cast = ~20 bytes per Q/K element against 4; SwiGLU =
     // silu (r2 w2) + multiply (r4 w2) = 10 bytes per FFN element against 6.
     // GeLU models use PyTorch's fused LayerNorm and GeLU kernels: no extra.
-    const bool eager = tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed;
+    // torch.compile of each block (training.compile; torchtitan
+    // parallelize_llama.py apply_compile) lets Inductor fuse each chain of
+    // pointwise ops and reductions into one kernel that reads its inputs and
+    // writes its output once (Ansel et al. 2024, "PyTorch 2", sec. 4-5):
+    // priced as the fused counts above, with their kernel counts.
+    const bool eager = (tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed) && !tr.compile;
     if (eager && gated) {
         fwd += k.norms * (36.0 - 4.0) / el * act;
         fwd += (20.0 - 4.0) * tokens * rope_elems;
@@ -253,6 +272,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     w.mem_bytes_attention_fwd = attn_mem;
     w.mem_bytes_fwd = fwd + attn_mem;
     w.mem_bytes_bwd = 2 * w.mem_bytes_fwd;
+    if (relu2_unfused) w.mem_bytes_bwd += 2 * ffn_act;  // 20 B per element, not 16 (above)
     const double core_kernels = (attention || mla || linear) ? 1.0 : 0.0;
     w.kernels_fwd = kernels + w.gemm_count + (w.unfused ? 2 : core_kernels);
     w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2 * core_kernels);
@@ -268,8 +288,15 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         const double tp_blocks = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
         w.tp_collectives_fwd = static_cast<int>(tp_blocks) * (sp ? 2 : 1);  // SP: an all-gather + a reduce-scatter each
     }
-    if (p.cp > 1 && attention) w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
-    if (p.cp > 1 && mla) w.cp_bytes_fwd = (c - 1) * tokens * heads_local * (d + dv) * el;
+    if (p.cp > 1 && attention) {
+        w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
+        w.cp_qkv_bytes = tokens * (heads_local + 2 * kv_local) * d * el;
+    }
+    if (p.cp > 1 && mla) {
+        w.cp_bytes_fwd = (c - 1) * tokens * heads_local * (d + dv) * el;
+        w.cp_qkv_bytes = tokens * heads_local * (2 * d + dv) * el;
+    }
+    if (p.cp > 1 && (attention || mla)) w.cp_out_bytes = tokens * heads_local * dv * el;
     if (moe) {
         w.moe_tokens = tokens / sp_div;
         w.moe_top_k = k.moe.top_k;

@@ -52,8 +52,12 @@ struct LayerWork {
     int tp_collectives_fwd = 0;  // all-reduces (no SP) or AG+RS pairs counted as 2
     bool tp_sequence_parallel = false;
 
-    // Context parallel: K/V bytes each rank passes around the ring per layer.
+    // Context parallel: K/V bytes of the other ranks' tokens each rank
+    // receives per layer ((cp-1) ring blocks); for Ulysses (cp_comm_type
+    // a2a) the Q, K, V and the output of the rank's own tokens, all local
+    // heads, that its all-to-alls move (cost/cp_attention.h).
     double cp_bytes_fwd = 0;
+    double cp_qkv_bytes = 0, cp_out_bytes = 0;
     // Expert layers (README "Expert parallelism"; cost/expert_dispatch.h
     // turns them into bytes per fabric and time): the tokens this rank holds
     // and dispatches, b*s/(cp*tp) with sequence parallelism (b*s/cp without),

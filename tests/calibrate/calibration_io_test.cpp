@@ -104,16 +104,10 @@ TEST(CalibrationIo, DefaultsAreTheEmbeddedFileWithTheAttentionTable) {
 
 TEST(CalibrationIo, EveryGpuArchitectureOfTheCatalogHasAFamily) {
     const Calibration c = default_calibration();
-    // Tile-and-wave GPUs (NVIDIA, AMD) each have one; the TPUs' systolic
-    // arrays no family prices yet (lostflops/accelerator.h).
-    for (const std::string& name : gpu_names()) {
-        const std::string arch = find_gpu(name)->arch;
-        if (find_accelerator(arch)->compute == ComputeModel::systolic)
-            EXPECT_THROW(c.device(arch), InputError) << name;
-        else
-            EXPECT_NO_THROW(c.device(arch)) << name;
-    }
-    EXPECT_THROW(c.device("tpu_v5e"), InputError);
+    // Tile-and-wave GPUs (NVIDIA, AMD) and the TPUs' systolic arrays (the
+    // tpu family, docs/tpu.md) each have one.
+    for (const std::string& name : gpu_names()) EXPECT_NO_THROW(c.device(find_gpu(name)->arch)) << name;
+    EXPECT_EQ(c.device("tpu_v5e").name, "tpu");
     EXPECT_EQ(c.device("blackwell").name, "blackwell");  // no longer priced as Hopper
 }
 
@@ -173,8 +167,10 @@ Calibration unusual_calibration() {
     hopper[3].efficiency = 1.0 / 3.0;
     c.find_family("hopper")->attention = hopper;
     c.find_family("blackwell")->power_exponent = 0.123456789;
+    // A new family (taking v5e from the default profile's tpu family).
+    c.find_family("tpu")->archs = {"tpu_v4", "tpu_v5p", "tpu_v6e", "tpu_v7"};
     DeviceFamily tpu = c.devices[0];
-    tpu.name = "tpu";
+    tpu.name = "tpu2";
     tpu.archs = {"tpu_v5e"};
     tpu.attention_kernel[2] = AttentionImpl::fa3;
     c.devices.push_back(tpu);
@@ -265,7 +261,7 @@ TEST(CalibrationIo, OutOfRangeValuesAreErrors) {
     EXPECT_NE(error_of("devices:\n  ampere:\n    gemm_max: {bf16: 1.5}\n").find("devices.ampere.gemm_max.bf16"),
               std::string::npos);
     // A new family must give everything; an architecture belongs to one family.
-    EXPECT_NE(error_of("devices:\n  tpu:\n    archs: [tpu_v5e]\n").find("devices.tpu.gemm_max: missing"),
+    EXPECT_NE(error_of("devices:\n  tpu2:\n    archs: [tpu_v5e]\n").find("devices.tpu2.gemm_max: missing"),
               std::string::npos);
     EXPECT_NE(error_of("devices:\n  ampere:\n    archs: [ampere, hopper]\n").find("listed by two families"),
               std::string::npos);

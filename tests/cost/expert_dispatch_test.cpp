@@ -192,6 +192,27 @@ TEST(ExpertDispatch, DeepEpSendsOneCopyPerNode) {
     EXPECT_DOUBLE_EQ(dispatch_bytes(MoeDispatcher::deepep, tokens, 8, B, ep64, 0).network, tokens * B * 7);
 }
 
+TEST(ExpertDispatch, DeepEpNetworkAtItsMeasuredEfficiency) {
+    // EP 64 over 8 nodes: the network share at DeepEP's published internode
+    // bandwidth (docs/legacy.md: EP32 58/57, EP64 51/50 GB/s logical on 50
+    // GB/s NICs; on the wire 3/4 and 3.5/4 of it): 43.65 GB/s, 0.873 of the
+    // link, not NCCL's bus_eff_inter. By hand for 4,096 BF16 tokens of hidden
+    // 7168, 4 nodes of 8: 3.5 copies remote, 7/8 of 8 copies over NVLink.
+    const Job job = load("{ep: 64, moe_dispatcher: deepep}");
+    const Calibration cal;
+    const CommModel cm = make_comm_model(job.cluster, cal);
+    const ExpertGroups g = place_expert_groups(job.plan, 8);
+    ASSERT_EQ(g.ep.nodes, 8);
+    const double tokens = 4096, B = 7168 * 2;
+    const double eff = (58.0 * 0.75 + 57.0 * 0.75 + 51.0 * 0.875 + 50.0 * 0.875) / 4 / 50;
+    EXPECT_NEAR(eff, 0.873, 5e-4);
+    const double net = tokens * B * 3.5 / (cm.inter.bandwidth_GBps * 1e9 * eff);
+    const double nvl = tokens * 8 * B * 7 / 8 / (cm.intra.bandwidth_GBps * 1e9 * cal.bus_eff_intra);
+    ASSERT_GT(net, nvl);
+    const double one_way = net + collective_latency_s(cm, Collective::all_to_all, g.ep);
+    EXPECT_NEAR(expert_dispatch_s(cm, g, job.plan, tokens, 8, B, false), 2 * one_way, 1e-12);
+}
+
 TEST(ExpertDispatch, AllGatherSendsTheTokensOnce) {
     // etp*ep = 8 ranks in a node: ring all-gather sends 7 x the rank's tokens.
     const DispatchBytes g = dispatch_bytes(MoeDispatcher::allgather, 4096, 8, 4096, place_group(8, 1, 8), 0);

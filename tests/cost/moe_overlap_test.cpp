@@ -6,6 +6,7 @@
 
 #include "cost/expert_dispatch.h"
 #include "estimate/stage_time.h"
+#include "lostflops/error.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 
@@ -72,6 +73,60 @@ TEST(MoeOverlap, DispatchAndCombineSumToTheDispatcherTime) {
     const double gather = collective_time_s(cm, Collective::all_gather, g.etp, 4096.0 * 8 * 4096 * 2);
     EXPECT_GT(gather, 0);
     EXPECT_GE(bf16.dispatch_s, gather);
+}
+
+// A job of 4 MoE layers on 64 H100 (8 nodes), ep 16 over two nodes.
+std::string moe_job(const std::string& parallel, const std::string& training_extra = "", int gbs = 256) {
+    return "model:\n  num_hidden_layers: 4\n  hidden_size: 2048\n  num_attention_heads: 16\n"
+           "  num_local_experts: 64\n  num_experts_per_tok: 8\n  moe_intermediate_size: 1024\n"
+           "  intermediate_size: 4096\n  vocab_size: 32000\n  hidden_act: silu\n"
+           "cluster: {gpu: h100-sxm, num_gpus: 64, gpus_per_node: 8,\n"
+           "  intra_node: {bandwidth_GBps: 450, latency_us: 2}, inter_node: {bandwidth_GBps: 50, latency_us: 5}}\n"
+           "training: {seq_length: 4096, global_batch_size: " + std::to_string(gbs) + ", micro_batch_size: 1" +
+           training_extra + "}\n"
+           "parallel: {" + parallel + "}\n";
+}
+
+TEST(MoeOverlap, WarmUpAndCoolDownPassesHaveNoPartner) {
+    // pp 2, vpp 2, dp 32: m = 256 / 32 = 8 micro-batches, 16 chunk passes a
+    // rank; rank 0's warm-up 2(pp-1) + (vpp-1)pp = 4 forwards run alone (and
+    // as many cool-down backwards): paired share 1 - 4/16 = 0.75.
+    const Calibration cal = default_calibration();
+    const Job job = parse_job(moe_job("pp: 2, vpp: 2, ep: 16, moe_dispatcher: deepep, moe_a2a_overlap: true"),
+                              "job.yaml");
+    const PlanContext ctx = make_plan_context(job, cal);
+    EXPECT_TRUE(ctx.moe_layer_overlap);
+    EXPECT_DOUBLE_EQ(ctx.moe_overlap_paired, 0.75);
+    // m == pp with Megatron: every pass is warm-up (estimate/inflight.cpp), nothing pairs.
+    const Job all_warm =
+        parse_job(moe_job("pp: 2, vpp: 2, ep: 16, moe_dispatcher: deepep, moe_a2a_overlap: true", "", 64), "job.yaml");
+    EXPECT_DOUBLE_EQ(make_plan_context(all_warm, cal).moe_overlap_paired, 0.0);
+    // Without overlap the share is not used, and the overlapped step lies
+    // between no overlap and the fully paired rule.
+    const Job off = parse_job(moe_job("pp: 2, vpp: 2, ep: 16, moe_dispatcher: deepep"), "job.yaml");
+    EXPECT_FALSE(make_plan_context(off, cal).moe_layer_overlap);
+    EXPECT_LT(estimate(job, cal).breakdown.ep_comm_s, estimate(off, cal).breakdown.ep_comm_s);
+}
+
+TEST(MoeOverlap, Fp8DispatchOnlyWhenAsked) {
+    // Megatron-Core hands DeepEP BF16 hidden states (fused_a2a.py): fp8
+    // training alone does not halve the dispatch; moe_fp8_dispatch does, and
+    // only the forward dispatch (the combine and the backward stay BF16).
+    const Calibration cal = default_calibration();
+    const Job bf16 = parse_job(moe_job("ep: 16, moe_dispatcher: deepep", ", precision: fp8"), "job.yaml");
+    const Job fp8 = parse_job(moe_job("ep: 16, moe_dispatcher: deepep, moe_fp8_dispatch: true", ", precision: fp8"),
+                              "job.yaml");
+    EXPECT_FALSE(make_plan_context(bf16, cal).fp8);
+    EXPECT_TRUE(make_plan_context(fp8, cal).fp8);
+    EXPECT_LT(estimate(fp8, cal).breakdown.ep_comm_s, estimate(bf16, cal).breakdown.ep_comm_s);
+    // The key belongs to the deepep dispatcher, and does nothing (warned) without fp8.
+    EXPECT_THROW(parse_job(moe_job("ep: 16, moe_fp8_dispatch: true"), "job.yaml"), InputError);
+    const Job idle = parse_job(moe_job("ep: 16, moe_dispatcher: deepep, moe_fp8_dispatch: true"), "job.yaml");
+    EXPECT_FALSE(make_plan_context(idle, cal).fp8);
+    bool warned = false;
+    for (const auto& w : job_warnings(idle)) warned |= w.key == "parallel.moe_fp8_dispatch";
+    EXPECT_TRUE(warned);
+    for (const auto& w : job_warnings(fp8)) EXPECT_NE(w.key, "parallel.moe_fp8_dispatch");
 }
 
 TEST(MoeOverlap, DualPipeOverlapsByItsPassesNotTwice) {

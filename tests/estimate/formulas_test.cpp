@@ -4,6 +4,7 @@
 // parameter), Thakur et al. 2005 (ring all-reduce), NCCL's latency model
 // (src/graph/tuning.cc).
 #include <cmath>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -97,11 +98,12 @@ TEST(ActivationMemory, FlashAttentionHasNoScoreTerm) {
 }
 
 // Bytes of weights + gradients + optimizer per parameter on one GPU.
-double state_bytes_per_param(int zero, bool grad_fp32, int dp) {
+double state_bytes_per_param(int zero, bool grad_fp32, int dp, const std::string& optimizer = "auto") {
     Job job = parse_job(test::small_job_text(), "job.yaml",
                         {"parallel.tp=1", "parallel.pp=1", "cluster.num_gpus=" + std::to_string(dp),
                          "training.global_batch_size=" + std::to_string(2 * dp), "parallel.zero=" + std::to_string(zero),
-                         std::string("parallel.grad_fp32=") + (grad_fp32 ? "true" : "false")});
+                         std::string("parallel.grad_fp32=") + (grad_fp32 ? "true" : "false"),
+                         "training.optimizer=" + optimizer});
     const LayerWork lw = layer_work(job.model, job.training, job.plan);
     const HeadWork hw = head_work(job.model, job.training, job.plan);
     const Memory mem = stage_memory(job, default_calibration(), lw, hw, 0);
@@ -117,6 +119,25 @@ TEST(Memory, ZeroBytesPerParameter) {
     EXPECT_NEAR(state_bytes_per_param(3, false, 16), 16 / n, 1e-9);       // ZeRO-3
     EXPECT_NEAR(state_bytes_per_param(0, true, 16), 18, 1e-9);            // Megatron fp32 grads
     EXPECT_NEAR(state_bytes_per_param(1, true, 16), 6 + 12 / n, 1e-9);    // distributed optimizer
+    EXPECT_NEAR(state_bytes_per_param(1, true, 16, "adam"), 6 + 12 / n, 1e-9);  // auto is adam
+}
+
+// Apex DistributedFusedAdam with store_param_remainders (NeMo 1.x, bf16):
+// fp32 m and v (4 + 4) and the master weight's low 16 bits (2) sharded, the
+// bf16 weight (2) and the fp32 main gradient (4) whole: 6 + 10/N_d.
+TEST(Memory, ParamRemaindersBytesPerParameter) {
+    const double n = 16;
+    EXPECT_NEAR(state_bytes_per_param(0, true, 16, "adam-param-remainders"), 2 + 4 + 10, 1e-9);
+    EXPECT_NEAR(state_bytes_per_param(1, true, 16, "adam-param-remainders"), 6 + 10 / n, 1e-9);
+    EXPECT_NEAR(state_bytes_per_param(3, false, 16, "adam-param-remainders"), (2 + 2 + 10) / n, 1e-9);
+}
+
+// Apex DistributedFusedAdam with dtype bf16 over a bf16 model (NeMo
+// launcher nemotron_340b.yaml): bf16 m and v (2 + 2) sharded, no master copy.
+TEST(Memory, Bf16AdamBytesPerParameter) {
+    const double n = 16;
+    EXPECT_NEAR(state_bytes_per_param(1, false, 16, "adam-bf16"), 2 + 2 + 4 / n, 1e-9);
+    EXPECT_NEAR(state_bytes_per_param(0, true, 16, "adam-bf16"), 2 + 4 + 4, 1e-9);
 }
 
 // Eight GPUs per node; NVLink and network bandwidth per GPU per direction.

@@ -240,5 +240,25 @@ TEST(JobKeys, RealInputsPassThePrescan) {
     EXPECT_NO_THROW(default_calibration());
 }
 
+// training.optimizer: a mistyped choice is named with the nearest one; the
+// settings it cannot describe are errors naming the key.
+TEST(JobKeys, OptimizerChoiceAndItsLimits) {
+    const InputError typo = error_of(small_job_text(), {"training.optimizer=adam-param-remainder"});
+    EXPECT_EQ(typo.key(), "training.optimizer") << typo.what();
+    EXPECT_TRUE(has(typo.what(), "did you mean `adam-param-remainders`?")) << typo.what();
+    const InputError fp16 =
+        error_of(small_job_text(), {"training.precision=fp16", "training.optimizer=adam-param-remainders"});
+    EXPECT_EQ(fp16.key(), "training.optimizer") << fp16.what();
+    const InputError fsdp = error_of(small_job_text(), {"training.framework=fsdp", "parallel.zero=3",
+                                                        "training.optimizer=adam-param-remainders"});
+    EXPECT_EQ(fsdp.key(), "training.optimizer") << fsdp.what();
+    const Job job = parse_job(small_job_text(), "job.yaml", {"training.optimizer=adam-param-remainders"});
+    EXPECT_EQ(job.training.optimizer, Optimizer::adam_param_remainders);
+    EXPECT_FALSE(job.training.optimizer_auto);
+    const Job plain = parse_job(small_job_text(), "job.yaml");
+    EXPECT_EQ(plain.training.optimizer, Optimizer::adam);
+    EXPECT_TRUE(plain.training.optimizer_auto);
+}
+
 }  // namespace
 }  // namespace lostflops

@@ -1,0 +1,90 @@
+// A job's plan -> MaxText's config keys (interop.h export_maxtext): the mesh
+// of ici_*/dcn_*_parallelism, per_device_batch_size, max_target_length,
+// remat_policy. The plan's ranks are laid out Megatron-style (tp fastest,
+// then cp, dp, pp: ARCHITECTURE.md "Parallel groups on the topology") and a
+// slice (Cluster::scaleup_gpus) holds consecutive ranks, so each axis is
+// split, fastest first, into the part inside a slice (ICI) and the part
+// across slices (DCN); an axis that neither fits in what is left of a slice
+// nor spans whole slices cannot be written as a MaxText mesh. With
+// `lostflops export maxtext --best` this is the search over mesh shapes: the
+// best plan of the search, in ICI x DCN axes.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "lostflops/error.h"
+#include "interop/maxtext_export.h"
+#include "lostflops/interop.h"
+
+namespace lostflops {
+
+namespace {
+
+struct Axis {
+    const char* name;  // MaxText's axis name
+    int degree;
+    int64_t ici = 1, dcn = 1;
+};
+
+}  // namespace
+
+ExportResult export_maxtext(const Job& job) {
+    const ParallelPlan& p = job.plan;
+    ExportResult r;
+    const int slice = job.cluster.scaleup_gpus();
+    const int slices = std::max(1, job.cluster.num_gpus / std::max(1, slice));
+    const bool fsdp = p.zero == 3;
+    if (p.zero == 1 || p.zero == 2)
+        r.notes.push_back({NoteKind::not_modelled, "parallel.zero",
+                           fmt::format("ZeRO-{}: MaxText shards optimizer state only with parameters (fsdp axes); written as data axes", p.zero)});
+    Axis axes[] = {{"tensor", p.tp}, {"context", p.cp}, {fsdp ? "fsdp" : "data", p.dp}, {"pipeline", p.pp}};
+    int64_t left = slice;
+    for (Axis& a : axes) {
+        if (left % a.degree == 0) {
+            a.ici = a.degree;
+            left /= a.degree;
+        } else if (a.degree % left == 0) {
+            a.ici = left;
+            a.dcn = a.degree / left;
+            left = 1;
+        } else {
+            throw InputError(job.name, std::string("parallel: ") + a.name,
+                             fmt::format("{} parallelism of {} neither fits in the {} chips left of a slice of {} nor spans "
+                                         "whole slices: not a MaxText mesh",
+                                         a.name, a.degree, left, slice));
+        }
+    }
+    if (p.ep > 1)
+        r.notes.push_back({NoteKind::not_modelled, "parallel.ep",
+                           fmt::format("expert parallelism {}: MaxText's expert axis is a mesh axis of its own; not written", p.ep)});
+    if (p.vpp > 1)
+        r.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "virtual pipeline stages: not written"});
+    std::string out = fmt::format("# {} as MaxText config keys (lostflops export maxtext; docs/tpu.md)\n", job.name);
+    out += fmt::format("num_slices: {}\n", slices);
+    for (const Axis& a : axes) out += fmt::format("ici_{}_parallelism: {}\n", a.name, a.ici);
+    for (const Axis& a : axes) out += fmt::format("dcn_{}_parallelism: {}\n", a.name, a.dcn);
+    out += fmt::format("max_target_length: {}\n", job.training.seq_length);
+    // MaxText's global batch = per_device_batch_size x chips x
+    // gradient_accumulation_steps (the micro-batches of one step without a
+    // pipeline; with one, the pipeline's micro-batches are MaxText's own).
+    const int64_t micro = job.training.global_batch / (static_cast<int64_t>(p.dp) * job.training.micro_batch);
+    const int64_t accum = micro > 1 && p.pp == 1 ? micro : 1;
+    const double per_device = static_cast<double>(job.training.global_batch) / job.cluster.num_gpus / accum;
+    out += fmt::format("per_device_batch_size: {}\n", per_device);
+    if (accum > 1) out += fmt::format("gradient_accumulation_steps: {}\n", accum);
+    std::string remat = "full";
+    if (p.recompute == Recompute::selective) remat = "minimal";
+    if (p.recompute == Recompute::none) {
+        remat = "minimal";
+        r.notes.push_back({NoteKind::not_modelled, "parallel.recompute",
+                           "none: MaxText always rematerialises by a policy; written as minimal (keeps matmul outputs)"});
+    }
+    out += "remat_policy: " + remat + "\n";
+    if (job.training.precision == Precision::fp8) out += "quantization: fp8\n";
+    r.text = out;
+    return r;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,380 @@
+// MaxText config (base.yml style, flat `key: value`) -> job file (interop.h).
+// Keys and meanings from AI-Hypercomputer/maxtext src/maxtext/configs/base.yml
+// and pyconfig.py (@e591f30, 2026):
+//  - model: base_emb_dim, base_num_query_heads, base_num_kv_heads,
+//    base_mlp_dim, base_num_decoder_layers, head_dim, vocab_size,
+//    mlp_activations (["silu","linear"] = SwiGLU), logits_via_embedding (tied
+//    output), num_experts, num_experts_per_tok, base_moe_mlp_dim; model_name
+//    loads configs/models/NAME.yml first (maxtext_keys.cpp); the config's own
+//    keys win, as pyconfig's do; global_parameter_scale S (a power of two)
+//    doubles heads and MLP width, the embedding and the layers in turn
+//    (pyconfig.get_individual_scales: log2 S = 3 b + r; heads and MLP x2^(b +
+//    [r > 0]), embedding x2^(b + [r > 1]), layers x2^b);
+//  - run: per_device_batch_size (sequences per chip; global batch =
+//    per_device_batch_size x chips x gradient_accumulation_steps),
+//    max_target_length, remat_policy (full: every layer recomputed; minimal
+//    and the save_* / *_offloaded policies keep matmul outputs: selective),
+//    dtype / quantization (bf16; "fp8" is fp8; int8 and others priced as bf16
+//    with a warning);
+//  - mesh: ici_<axis>_parallelism inside a slice, dcn_<axis>_parallelism
+//    across slices, the product over axes = chips per slice and slices; one
+//    axis of each may be -1, "the rest" (base.yml: ici_fsdp_parallelism: -1,
+//    dcn_data_parallelism: -1). data -> plain data parallelism, fsdp ->
+//    data parallelism with parameters, gradients and optimizer state sharded
+//    (zero 3), tensor -> tp, sequence / context -> cp, expert -> ep,
+//    pipeline -> pp.
+// The hardware is not in the config: `tpu` ("v5p-128") and `slices` of
+// ImportOptions give the slice type and count (MaxText gets them from the
+// runtime; num_slices -1 = what it finds).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "interop/job_draft.h"
+#include "interop/maxtext_keys.h"
+#include "lostflops/accelerator.h"
+#include "lostflops/catalog.h"
+#include "lostflops/error.h"
+#include "lostflops/interop.h"
+#include "spec/did_you_mean.h"
+#include "spec/yaml_document.h"
+
+namespace lostflops {
+
+using interop::add;
+
+namespace {
+
+// A scalar or a flow list as one text value (mlp_activations, logical_axis_rules).
+std::string value_text(const YAML::Node& n) {
+    if (n.IsScalar()) return n.Scalar();
+    if (n.IsNull()) return "";
+    YAML::Emitter e;
+    e << YAML::Flow << n;
+    return e.c_str();
+}
+
+class Config {
+public:
+    // Where a key was given; the config itself for a key at its default.
+    std::string where(const std::string& key) const {
+        const auto it = values_.find(key);
+        return it == values_.end() ? source_ : it->second.from;
+    }
+    Config(std::string source) : source_(std::move(source)) {}
+
+    void set(const std::string& key, const std::string& value, const std::string& from) {
+        values_[key] = {value, from};
+    }
+    bool has(const std::string& key) const { return values_.count(key) > 0; }
+    const std::string& from(const std::string& key) const { return values_.at(key).from; }
+
+    std::optional<std::string> text(const std::string& key) {
+        used_.insert(key);
+        const auto it = values_.find(key);
+        if (it == values_.end()) return std::nullopt;
+        return it->second.value;
+    }
+    std::optional<double> number(const std::string& key, double lo, double hi) {
+        const auto t = text(key);
+        if (!t) return std::nullopt;
+        std::string s = *t;
+        s.erase(std::remove(s.begin(), s.end(), '_'), s.end());  // YAML 1.1 / Python 32_000
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
+            throw InputError(from(key), key, "expected a number, got '" + *t + "'");
+        if (v < lo || v > hi) throw InputError(from(key), key, fmt::format("{} is out of range; expected {} to {}", *t, lo, hi));
+        return v;
+    }
+    std::optional<int64_t> integer(const std::string& key, int64_t lo, int64_t hi) {
+        const auto v = number(key, static_cast<double>(lo), static_cast<double>(hi));
+        if (!v) return std::nullopt;
+        if (*v != std::floor(*v)) throw InputError(from(key), key, "expected a whole number");
+        return static_cast<int64_t>(*v);
+    }
+    bool flag(const std::string& key, bool fallback) {
+        const auto t = text(key);
+        if (!t) return fallback;
+        std::string s = *t;
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (s == "true") return true;
+        if (s == "false") return false;
+        throw InputError(from(key), key, "expected true or false, got '" + *t + "'");
+    }
+    // Keys never read: a note each (no cost, or not modelled).
+    std::vector<ImportNote> leftovers() const {
+        std::vector<ImportNote> notes;
+        for (const auto& [key, v] : values_) {
+            if (used_.count(key)) continue;
+            if (const char* why = interop::maxtext_nocost_reason(key))
+                notes.push_back({NoteKind::ignored, key, why});
+            else
+                notes.push_back({NoteKind::not_modelled, key, "a MaxText setting lostflops does not model"});
+        }
+        return notes;
+    }
+    const std::string& source() const { return source_; }
+
+private:
+    struct Value {
+        std::string value, from;
+    };
+    std::string source_;
+    std::map<std::string, Value> values_;
+    std::set<std::string> used_;
+};
+
+// ici_* or dcn_* degrees over the mesh axes, with one -1 resolved to
+// `total` / the rest. Returns the degree of each lostflops setting.
+std::map<std::string, int64_t> mesh(Config& c, const char* level, int64_t total, std::vector<ImportNote>& notes) {
+    std::map<std::string, int64_t> out;
+    std::string rest_key;
+    int64_t product = 1;
+    std::vector<std::pair<std::string, int64_t>> axes;
+    for (const auto& a : interop::maxtext_mesh_axes()) {
+        const std::string key = fmt::format("{}_{}_parallelism", level, a.name);
+        auto v = c.integer(key, -1, 1 << 20);
+        // base.yml's defaults: ici_fsdp_parallelism -1, dcn_data_parallelism
+        // -1, every other axis 1.
+        const bool rest_by_default = std::string_view(level) == "ici" ? std::string_view(a.name) == "fsdp"
+                                                                      : std::string_view(a.name) == "data";
+        if (!v && rest_by_default) v = -1;
+        if (!v) continue;
+        if (*v == 0) throw InputError(c.where(key), key, "expected a positive degree or -1 (the rest)");
+        if (*v == -1) {
+            if (!rest_key.empty()) throw InputError(c.where(key), key, "a second -1; " + rest_key + " is already the rest");
+            rest_key = key;
+        } else {
+            product *= *v;
+            if (product > total) {  // also keeps the product far from overflowing
+                throw InputError(c.where(key), key,
+                                 fmt::format("the {} axes multiply to more than {}; expected {} ({})", level, total, total,
+                                             *level == 'i' ? "chips per slice" : "slices"));
+            }
+        }
+        axes.emplace_back(key, *v);
+    }
+    for (auto& [key, v] : axes) {
+        if (v == -1) {
+            if (total % product != 0)
+                throw InputError(c.where(key), key, fmt::format("-1: the other {} axes take {} of the {} {}; it does not divide",
+                                                                level, product, total, *level == 'i' ? "chips of a slice" : "slices"));
+            v = total / product;
+            product = total;
+        }
+    }
+    if (product != total) {
+        const std::string key = axes.empty() ? std::string(level) + "_*_parallelism" : axes.back().first;
+        throw InputError(axes.empty() ? c.source() : c.where(key), key,
+                         fmt::format("the {} axes multiply to {}; expected {} ({})", level, product, total,
+                                     *level == 'i' ? "chips per slice" : "slices"));
+    }
+    for (const auto& [key, v] : axes) {
+        const std::string axis = key.substr(4, key.size() - 4 - std::string("_parallelism").size());
+        const auto a = std::find_if(interop::maxtext_mesh_axes().begin(), interop::maxtext_mesh_axes().end(),
+                                     [&](const auto& m) { return axis == m.name; });
+        const std::string to = a->maps_to;
+        if (to.empty()) {
+            if (v != 1) notes.push_back({NoteKind::not_modelled, key, "this mesh axis is not modelled; priced as data parallelism"});
+            out["dp"] = out.count("dp") ? out["dp"] * v : v;
+            continue;
+        }
+        out[to] = out.count(to) ? out[to] * v : v;
+    }
+    return out;
+}
+
+void scale_model(Config& c, std::map<std::string, int64_t>& dims) {
+    const auto s = c.integer("global_parameter_scale", 1, 1 << 20);
+    if (!s || *s == 1) return;
+    if ((*s & (*s - 1)) != 0)
+        throw InputError(c.where("global_parameter_scale"), "global_parameter_scale", "expected a power of two (pyconfig)");
+    const int log2 = static_cast<int>(std::log2(static_cast<double>(*s)) + 0.5);
+    const int base = log2 / 3, rem = log2 % 3;
+    const int heads = base + (rem > 0 ? 1 : 0), emb = base + (rem > 1 ? 1 : 0);
+    dims["base_num_query_heads"] <<= heads;
+    dims["base_num_kv_heads"] <<= heads;
+    dims["base_mlp_dim"] <<= heads;
+    dims["base_emb_dim"] <<= emb;
+    dims["base_num_decoder_layers"] <<= base;
+}
+
+}  // namespace
+
+ImportResult import_maxtext(const std::string& text, const std::string& source, const ImportOptions& options) {
+    Config c(source);
+    const YAML::Node root = load_yaml_document(text, source);
+    if (!root.IsMap() && !root.IsNull()) throw InputError(source, "", "expected MaxText's flat mapping of keys to values");
+    if (root.IsMap())
+        for (const auto& kv : root) {
+            if (!kv.first.IsScalar()) throw InputError(source, "", "keys must be plain strings");
+            if (kv.second.IsMap()) throw InputError(source, kv.first.Scalar(), "expected a value (MaxText's keys are flat)");
+            c.set(kv.first.Scalar(), value_text(kv.second), source);
+        }
+    for (const auto& o : options.overrides) {
+        const auto eq = o.find('=');
+        if (eq == std::string::npos || eq == 0) throw InputError("--set " + o, "", "expected KEY=VALUE");
+        c.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
+    }
+    std::vector<ImportNote> notes;
+
+    // Model: the preset of model_name first, the config's keys over it.
+    std::map<std::string, int64_t> dims = {{"base_emb_dim", 2048}, {"base_num_query_heads", 16},
+                                           {"base_num_kv_heads", 16}, {"base_mlp_dim", 7168},
+                                           {"base_num_decoder_layers", 16}, {"head_dim", 128},
+                                           {"vocab_size", 32000}, {"num_experts", 1}, {"num_experts_per_tok", 1}};
+    bool tied = false;
+    const std::string model_name = c.text("model_name").value_or("default");
+    if (model_name != "default") {
+        const auto* m = interop::find_maxtext_model(model_name);
+        if (!m)
+            throw InputError(c.where("model_name"), "model_name",
+                             "unknown MaxText model '" + model_name + "'" + did_you_mean(model_name, interop::maxtext_model_names()) +
+                                 "; give its base_* keys instead");
+        for (const auto& [k, v] : m->keys) {
+            if (std::string_view(k) == "logits_via_embedding") tied = std::string_view(v) == "true";
+            else dims[k] = std::stoll(v);
+        }
+    }
+    for (auto& [k, v] : dims) {
+        const auto given = c.integer(k, 1, 1 << 24);
+        if (given) v = *given;
+    }
+    tied = c.flag("logits_via_embedding", tied);
+    scale_model(c, dims);
+    const std::string act = c.text("mlp_activations").value_or("[silu, linear]");
+    std::string hidden_act;
+    std::string a = act;
+    a.erase(std::remove_if(a.begin(), a.end(), [](char ch) { return ch == '"' || ch == '\'' || ch == ' '; }), a.end());
+    if (a == "[silu,linear]") hidden_act = "silu";
+    else if (a == "[gelu,linear]") hidden_act = "geglu";
+    else if (a == "[gelu]") hidden_act = "gelu";
+    else if (a == "[relu]") hidden_act = "relu";
+    else throw InputError(c.where("mlp_activations"), "mlp_activations",
+                          "'" + act + "'; expected [\"silu\",\"linear\"], [\"gelu\",\"linear\"], [\"gelu\"] or [\"relu\"]");
+    if (const auto block = c.text("decoder_block"); block && *block != "llama2" && *block != "mistral" && *block != "mixtral")
+        notes.push_back({NoteKind::not_modelled, "decoder_block", "'" + *block + "' priced as a llama-style block"});
+    const auto moe_mlp = c.integer("base_moe_mlp_dim", 1, 1 << 24);
+
+    // Hardware: the slice type and count.
+    if (options.tpu.empty())
+        throw InputError(source, "--tpu", "the config does not name its TPUs: give the slice type (--tpu v5p-128)");
+    std::string why;
+    const auto slice = interop::parse_tpu_slice(options.tpu, why);
+    if (!slice) throw InputError("--tpu " + options.tpu, "", why);
+    const auto num_slices_key = c.integer("num_slices", -1, 1 << 16);
+    int64_t slices = options.slices > 0 ? options.slices : 1;
+    if (num_slices_key && *num_slices_key > 0) {
+        if (options.slices > 0 && options.slices != *num_slices_key)
+            throw InputError(c.where("num_slices"), "num_slices", fmt::format("{} slices; --slices says {}", *num_slices_key, options.slices));
+        slices = *num_slices_key;
+    }
+    const int64_t chips = static_cast<int64_t>(slice->chips) * slices;
+
+    // Mesh.
+    auto ici = mesh(c, "ici", slice->chips, notes);
+    auto dcn = mesh(c, "dcn", slices, notes);
+    auto degree = [&](const char* k) { return (ici.count(k) ? ici[k] : 1) * (dcn.count(k) ? dcn[k] : 1); };
+    const int64_t tp = degree("tp"), cp = degree("cp"), pp = degree("pp"), ep = degree("ep");
+    const int64_t fsdp = degree("fsdp");
+
+    // Run.
+    const auto seq = c.integer("max_target_length", 1, 1 << 24).value_or(2048);
+    const double per_device = c.number("per_device_batch_size", 1e-6, 1e6).value_or(12.0);
+    const int64_t accum = c.integer("gradient_accumulation_steps", 1, 1 << 20).value_or(1);
+    const double global = per_device * static_cast<double>(chips) * static_cast<double>(accum);
+    if (global > 1e12)
+        throw InputError(c.where("per_device_batch_size"), "per_device_batch_size",
+                         fmt::format("{} sequences a step; expected at most 1e12", global));
+    if (global != std::floor(global) || global < 1)
+        throw InputError(c.where("per_device_batch_size"), "per_device_batch_size",
+                         fmt::format("{} x {} chips is not a whole number of sequences", per_device, chips));
+    const std::string remat = c.text("remat_policy").value_or("full");
+    std::string recompute = "selective";
+    if (remat == "full") recompute = "full";
+    else if (remat == "minimal" || remat.rfind("save_", 0) == 0 || remat == "qkv_proj_offloaded" || remat == "minimal_offloaded")
+        notes.push_back({remat.find("offloaded") != std::string::npos ? NoteKind::not_modelled : NoteKind::assumed,
+                         "remat_policy", "'" + remat + "' keeps matmul outputs: priced as selective recompute" +
+                                             (remat.find("offloaded") != std::string::npos ? " (offload to host not modelled)" : "")});
+    else if (remat == "minimal_flash" || remat == "custom")
+        notes.push_back({NoteKind::assumed, "remat_policy", "'" + remat + "' priced as selective recompute"});
+    else
+        throw InputError(c.where("remat_policy"), "remat_policy",
+                         "'" + remat + "'; expected full, minimal, save_*, *_offloaded, minimal_flash or custom");
+    const std::string dtype = c.text("dtype").value_or("bfloat16");
+    if (dtype != "bfloat16") notes.push_back({NoteKind::not_modelled, "dtype", "'" + dtype + "' priced as bf16"});
+    const std::string quant = c.text("quantization").value_or("");
+    std::string precision = "bf16";
+    if (quant == "fp8") precision = "fp8";
+    else if (!quant.empty()) notes.push_back({NoteKind::not_modelled, "quantization", "'" + quant + "' priced as bf16"});
+    if (const auto opt = c.text("opt_type"); opt && *opt != "adamw" && *opt != "adam_pax")
+        notes.push_back({NoteKind::not_modelled, "opt_type", "'" + *opt + "': Adam's optimizer state is priced"});
+    const std::string attention = c.text("attention").value_or("autoselected");
+
+    const int64_t dp = chips / (tp * cp * pp);
+    const int64_t micro = static_cast<int64_t>(global) / (dp * accum);
+    interop::JobDraft d;
+    d.name = "maxtext " + (model_name == "default" ? std::string("model") : model_name) + " on " + options.tpu +
+             (slices > 1 ? fmt::format(" x {}", slices) : "");
+    d.source = "MaxText config " + source;
+    d.header = {"Imported from a MaxText config by `lostflops import maxtext` (docs/tpu.md)."};
+    add(d.model, "num_hidden_layers", std::to_string(dims["base_num_decoder_layers"]), "base_num_decoder_layers");
+    add(d.model, "hidden_size", std::to_string(dims["base_emb_dim"]), "base_emb_dim");
+    add(d.model, "intermediate_size", std::to_string(dims["base_mlp_dim"]), "base_mlp_dim");
+    add(d.model, "num_attention_heads", std::to_string(dims["base_num_query_heads"]), "base_num_query_heads");
+    add(d.model, "num_key_value_heads", std::to_string(dims["base_num_kv_heads"]), "base_num_kv_heads");
+    add(d.model, "head_dim", std::to_string(dims["head_dim"]));
+    add(d.model, "vocab_size", std::to_string(dims["vocab_size"]));
+    add(d.model, "hidden_act", hidden_act, "mlp_activations " + act);
+    add(d.model, "tie_word_embeddings", tied ? "true" : "false", "logits_via_embedding");
+    if (dims["num_experts"] > 1) {
+        add(d.model, "num_local_experts", std::to_string(dims["num_experts"]), "num_experts");
+        add(d.model, "num_experts_per_tok", std::to_string(dims["num_experts_per_tok"]));
+        if (moe_mlp) add(d.model, "moe_intermediate_size", std::to_string(*moe_mlp), "base_moe_mlp_dim");
+    }
+    const AcceleratorTraits* tr = find_accelerator(find_gpu(slice->gpu)->arch);
+    add(d.cluster, "gpu", slice->gpu, options.tpu);
+    add(d.cluster, "num_gpus", std::to_string(chips), fmt::format("{} slice(s) of {} chips", slices, slice->chips));
+    add(d.cluster, "gpus_per_node", std::to_string(std::min(slice->chips, 4)), "4 chips per TPU VM host");
+    if (!slice->torus.empty()) {
+        std::string t = "[";
+        for (size_t i = 0; i < slice->torus.size(); ++i) t += (i ? ", " : "") + std::to_string(slice->torus[i]);
+        add(d.cluster, "torus", t + "]", "the slice's default topology (Google Cloud TPU pages)");
+    }
+    add(d.cluster, "intra_node", fmt::format("{{bandwidth_GBps: {}, latency_us: 1}}", tr ? tr->ici_link_GBps : 45),
+        "one ICI link, one way (scaling book part 2); latency ASSUMPTION");
+    add(d.cluster, "inter_node", "{bandwidth_GBps: 6.25, latency_us: 10}",
+        "DCN per chip: ASSUMPTION (a 200 Gb/s NIC per host of 4 chips)");
+    add(d.training, "seq_length", std::to_string(seq), "max_target_length");
+    add(d.training, "global_batch_size", std::to_string(static_cast<int64_t>(global)),
+        fmt::format("per_device_batch_size {} x {} chips x {} accumulation", per_device, chips, accum));
+    add(d.training, "micro_batch_size", std::to_string(std::max<int64_t>(1, micro)));
+    add(d.training, "precision", precision, quant.empty() ? "dtype " + dtype : "quantization " + quant);
+    add(d.training, "framework", "fsdp", "JAX/XLA: sharded fp32 parameters, no per-op host cost on a TPU (assumed)");
+    add(d.training, "attention", attention == "dot_product" ? "unfused" : "flash", "attention " + attention);
+    add(d.parallel, "tp", std::to_string(tp), "ici/dcn tensor");
+    add(d.parallel, "cp", std::to_string(cp), "ici/dcn sequence + context");
+    add(d.parallel, "pp", std::to_string(pp), "ici/dcn pipeline");
+    if (ep > 1) add(d.parallel, "ep", std::to_string(ep), "ici/dcn expert");
+    add(d.parallel, "zero", fsdp > 1 ? "3" : "0", fsdp > 1 ? "fsdp axes shard parameters and optimizer state" : "data axes replicate");
+    if (fsdp > 1 && degree("dp") > 1)
+        notes.push_back({NoteKind::assumed, "dcn_data_parallelism",
+                         fmt::format("FSDP over {} and plain data parallelism over {}: priced as FSDP over all {} data-parallel ranks",
+                                     fsdp, degree("dp"), dp)});
+    add(d.parallel, "recompute", recompute, "remat_policy " + remat);
+
+    ImportResult r;
+    r.job_yaml = interop::render_yaml(d);
+    for (auto& n : c.leftovers()) notes.push_back(std::move(n));
+    r.notes = std::move(notes);
+    if (options.strict) interop::refuse_unmodelled(r.notes, source);
+    return r;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,205 @@
+// `lostflops import maxtext` (interop/maxtext_import.cpp): MaxText's keys,
+// its mesh and the TPU slice mapped onto a job, on fixtures written from
+// MaxText's published run configs (tests/data/interop/maxtext, each citing
+// its source).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "interop/maxtext_export.h"
+#include "interop/maxtext_keys.h"
+#include "lostflops/error.h"
+#include "lostflops/estimate.h"
+#include "lostflops/calibration.h"
+#include "lostflops/interop.h"
+#include "lostflops/job.h"
+#include "lostflops/search.h"
+
+namespace lostflops {
+namespace {
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(LOSTFLOPS_SOURCE_DIR) + "/tests/data/interop/maxtext/" + name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+ImportOptions on(const std::string& tpu, int slices = 0, std::vector<std::string> set = {}) {
+    ImportOptions o;
+    o.tpu = tpu;
+    o.slices = slices;
+    o.overrides = std::move(set);
+    return o;
+}
+
+bool has_note(const ImportResult& r, NoteKind kind, const std::string& key) {
+    for (const auto& n : r.notes)
+        if (n.kind == kind && n.setting == key) return true;
+    return false;
+}
+
+int warnings(const ImportResult& r) {
+    int n = 0;
+    for (const auto& x : r.notes) n += x.kind == NoteKind::not_modelled || x.kind == NoteKind::unknown;
+    return n;
+}
+
+TEST(MaxTextImport, GlobalParameterScaleAndDefaultMesh) {
+    // v5e 16b.sh: base.yml's 2048 / 16 heads / 7168 / 16 layers scaled by 16
+    // (pyconfig: log2 16 = 3 + 1: heads and MLP x4, embedding x2, layers x2).
+    const ImportResult r = import_maxtext(fixture("v5e-16b.yml"), "16b.yml", on("v5e-256"));
+    EXPECT_EQ(warnings(r), 0) << r.job_yaml;
+    const Job j = parse_job(r.job_yaml, "imported.yaml");
+    const auto& k = j.model.kind(0);
+    EXPECT_EQ(j.model.layers, 32);
+    EXPECT_EQ(k.attention.heads, 64);
+    EXPECT_EQ(j.model.hidden, 4096);
+    EXPECT_EQ(j.cluster.num_gpus, 256);
+    EXPECT_EQ(j.cluster.torus[0] * j.cluster.torus[1], 256);
+    EXPECT_EQ(j.cluster.gpu.arch, "tpu_v5e");
+    EXPECT_EQ(j.training.global_batch, 6 * 256);
+    EXPECT_EQ(j.training.seq_length, 2048);
+    EXPECT_EQ(j.plan.zero, 3);          // ici_fsdp_parallelism -1 = all 256 chips
+    EXPECT_EQ(j.plan.tp, 1);
+    EXPECT_EQ(j.plan.recompute, Recompute::full);
+    EXPECT_GT(estimate(j, default_calibration()).mfu, 0);
+}
+
+TEST(MaxTextImport, TensorAxisAndAPolicyNotModelled) {
+    // 128b.sh: ici_fsdp 16 x ici_tensor 16; remat minimal_offloaded.
+    const ImportResult r = import_maxtext(fixture("v5e-128b.yml"), "128b.yml", on("v5e-256"));
+    const Job j = parse_job(r.job_yaml, "imported.yaml");
+    EXPECT_EQ(j.plan.tp, 16);
+    EXPECT_EQ(j.plan.dp, 16);
+    EXPECT_EQ(j.plan.zero, 3);
+    EXPECT_EQ(j.plan.recompute, Recompute::selective);
+    EXPECT_TRUE(has_note(r, NoteKind::not_modelled, "remat_policy"));
+    // log2 128 = 6 + 1: heads and MLP x8, embedding x4, layers x4.
+    EXPECT_EQ(j.model.hidden, 8192);
+    EXPECT_EQ(j.model.layers, 64);
+}
+
+TEST(MaxTextImport, ModelNamePresetAndV5pCountsTensorCores) {
+    const ImportResult r = import_maxtext(fixture("llama2-70b-v5p-128.yml"), "70b.yml", on("v5p-128"));
+    const Job j = parse_job(r.job_yaml, "imported.yaml");
+    EXPECT_EQ(j.model.layers, 80);
+    EXPECT_EQ(j.model.kind(0).attention.kv_heads, 8);
+    EXPECT_EQ(j.cluster.num_gpus, 64);  // v5p-128 = 128 TensorCores = 64 chips
+    EXPECT_EQ(j.cluster.torus, (std::array<int, 3>{4, 4, 4}));
+    EXPECT_EQ(j.training.global_batch, 2 * 64);
+    EXPECT_TRUE(has_note(r, NoteKind::assumed, "remat_policy"));
+}
+
+TEST(MaxTextImport, OverridesSlicesAndDcnAxes) {
+    // Two slices: dcn_data_parallelism -1 = 2, data parallel across them.
+    const ImportResult r = import_maxtext(fixture("v5e-16b.yml"), "16b.yml",
+                                          on("v5e-256", 2, {"per_device_batch_size=2", "max_target_length=4096"}));
+    const Job j = parse_job(r.job_yaml, "imported.yaml");
+    EXPECT_EQ(j.cluster.num_gpus, 512);
+    EXPECT_EQ(j.training.global_batch, 2 * 512);
+    EXPECT_EQ(j.training.seq_length, 4096);
+    EXPECT_EQ(j.plan.dp, 512);
+    EXPECT_TRUE(has_note(r, NoteKind::assumed, "dcn_data_parallelism"));
+}
+
+TEST(MaxTextImport, EveryKeyIsReadListedOrWarned) {
+    const ImportResult r = import_maxtext("per_device_batch_size: 1\nsparse_matmul: true\nlearning_rate: 3.e-4\n", "c.yml",
+                                          on("v5e-8"));
+    EXPECT_TRUE(has_note(r, NoteKind::not_modelled, "sparse_matmul"));
+    EXPECT_TRUE(has_note(r, NoteKind::ignored, "learning_rate"));
+    EXPECT_FALSE(has_note(r, NoteKind::ignored, "per_device_batch_size"));
+    ImportOptions strict = on("v5e-8");
+    strict.strict = true;
+    EXPECT_THROW(import_maxtext("sparse_matmul: true\n", "c.yml", strict), InputError);
+}
+
+void expect_error(const std::string& text, const ImportOptions& o, const std::string& key, const std::string& what) {
+    try {
+        import_maxtext(text, "c.yml", o);
+        FAIL() << "accepted: " << text;
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+}
+
+TEST(MaxTextImport, BadInputIsNamed) {
+    expect_error("model_name: llama2-7c\n", on("v5e-8"), "model_name", "llama2-7b");
+    expect_error("ici_data_parallelism: -1\n", on("v5e-8"), "ici_data_parallelism", "second -1");
+    expect_error("ici_fsdp_parallelism: 3\n", on("v5e-8"), "ici_fsdp_parallelism", "expected 8");
+    expect_error("ici_fsdp_parallelism: 16\n", on("v5e-8"), "ici_fsdp_parallelism", "more than 8");
+    expect_error("per_device_batch_size: 0.3\n", on("v5e-8"), "per_device_batch_size", "whole number");
+    expect_error("remat_policy: sometimes\n", on("v5e-8"), "remat_policy", "expected full");
+    expect_error("per_device_batch_size: many\n", on("v5e-8"), "per_device_batch_size", "expected a number");
+    expect_error("a: 1\n", on(""), "--tpu", "slice type");
+    expect_error("a: 1\n", on("v5p-3"), "--tpu v5p-3", "power of two");
+    expect_error("a: 1\n", on("h100-8"), "--tpu h100-8", "expected v4-N");
+    expect_error("a: {b: 1}\n", on("v5e-8"), "a", "flat");
+    expect_error("a: 1\n", on("v5e-8", 0, {"oops"}), "--set oops", "KEY=VALUE");
+}
+
+TEST(MaxTextImport, SliceTopologies) {
+    std::string why;
+    EXPECT_EQ(interop::parse_tpu_slice("v5e-256", why)->torus, (std::vector<int>{16, 16}));
+    EXPECT_EQ(interop::parse_tpu_slice("v6e-32", why)->torus, (std::vector<int>{4, 8}));
+    EXPECT_EQ(interop::parse_tpu_slice("v4-256", why)->torus, (std::vector<int>{4, 4, 8}));
+    EXPECT_EQ(interop::parse_tpu_slice("v5p-8", why)->torus, (std::vector<int>{2, 2}));
+    EXPECT_EQ(interop::parse_tpu_slice("v5litepod-1", why)->chips, 1);
+    EXPECT_TRUE(interop::parse_tpu_slice("v5litepod-1", why)->torus.empty());
+}
+
+// export maxtext: the plan's axes split into ICI (inside a slice) and DCN
+// (across slices), fastest first; importing the export gives the plan back.
+TEST(MaxTextExport, MeshSplitsIntoIciAndDcnAndRoundTrips) {
+    const Job j = parse_job(import_maxtext(fixture("v5e-128b.yml"), "128b.yml", on("v5e-256")).job_yaml, "a.yaml");
+    const std::string t = export_maxtext(j).text;
+    EXPECT_NE(t.find("ici_tensor_parallelism: 16\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("ici_fsdp_parallelism: 16\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("dcn_fsdp_parallelism: 1\n"), std::string::npos) << t;
+    const Job two = parse_job(import_maxtext(fixture("v5e-16b.yml"), "16b.yml", on("v5e-256", 2)).job_yaml, "b.yaml");
+    const std::string t2 = export_maxtext(two).text;
+    EXPECT_NE(t2.find("ici_fsdp_parallelism: 256\n"), std::string::npos) << t2;
+    EXPECT_NE(t2.find("dcn_fsdp_parallelism: 2\n"), std::string::npos) << t2;
+    const Job back = parse_job(import_maxtext(t2, "export", on("v5e-256")).job_yaml, "c.yaml");
+    EXPECT_EQ(back.plan.dp, two.plan.dp);
+    EXPECT_EQ(back.plan.zero, two.plan.zero);
+    EXPECT_EQ(back.training.global_batch, two.training.global_batch);
+    EXPECT_EQ(back.cluster.num_gpus, two.cluster.num_gpus);
+}
+
+TEST(MaxTextExport, TheSearchsBestPlanIsAMesh) {
+    // The search over a TPU job's plans, its best written as ICI x DCN axes.
+    const Job j = parse_job(import_maxtext(fixture("v5e-16b.yml"), "16b.yml", on("v5e-256", 2)).job_yaml, "b.yaml");
+    SearchOptions o;
+    o.threads = 1;
+    o.sort_top = 1;
+    o.keep_best = 1;
+    const SearchResult r = search_plans(j, default_calibration(), o);
+    ASSERT_FALSE(r.ranked.empty());
+    const Job best = job_with_plan(j, plan_score(j, r, r.ranked.front()));
+    const std::string t = export_maxtext(best).text;
+    EXPECT_NE(t.find("num_slices: 2\n"), std::string::npos) << t;
+    const Job back = parse_job(import_maxtext(t, "export", on("v5e-256")).job_yaml, "c.yaml");
+    EXPECT_EQ(back.plan.tp, best.plan.tp);
+    EXPECT_EQ(back.plan.cp, best.plan.cp);
+    EXPECT_EQ(back.plan.pp, best.plan.pp);
+}
+
+TEST(MaxTextExport, AnAxisStraddlingSlicesUnevenlyIsRefused) {
+    // tp 8 x dp 24 on slices of 16 chips: dp 24 neither fits in the 2 chips
+    // left of a slice nor spans whole slices.
+    const Job j = parse_job(import_maxtext("ici_fsdp_parallelism: 2\nici_tensor_parallelism: 8\nper_device_batch_size: 1\n", "c.yml",
+                                           on("v5e-16", 12)).job_yaml, "d.yaml");
+    // The import made it 2 x 12 (dcn_data 12): a mesh again.
+    EXPECT_NO_THROW(export_maxtext(j));
+    Job bad = j;
+    bad.plan.tp = 6;
+    bad.plan.dp = 32;
+    EXPECT_THROW(export_maxtext(bad), InputError);
+}
+
+}  // namespace
+}  // namespace lostflops
