@@ -46,6 +46,35 @@ void BM_search_405b_16k(benchmark::State& state) {
 }
 BENCHMARK(BM_search_405b_16k)->ArgNames({"threads", "table"})->Args({0, 1})->Args({1, 1})->Args({0, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 
+// The 256-expert search of issue 22: DeepSeek-V3 (preset; the model and
+// cluster of examples/deepseek-v3-2048xh800-goodput.yaml) on 2,048 H800,
+// sequence 4,096, global batch 15,360, micro-batch fixed at 1, every other
+// knob searched (as `lostflops search JOB --fix micro_batch_size=1`): a
+// stack of two layer kinds (3 dense, 58 MoE) and an MTP module, so every
+// pipeline pass is timed by the pass rule. threads:0 is every core.
+void BM_search_deepseek_v3_2048(benchmark::State& state) {
+    const SearchJob sj = default_search_job({"model={preset: deepseek-v3}", "cluster={preset: hgx-h800, num_gpus: 2048}",
+                                             "training.seq_length=4096", "training.global_batch_size=15360",
+                                             "training.micro_batch_size=1", "training.precision=fp8"});
+    const Calibration cal = default_calibration();
+    SearchOptions o;
+    o.threads = static_cast<int>(state.range(0));
+    o.sort_top = 5;
+    o.keep_best = size_t{1} << 16;  // as the CLI's table keeps them
+    o.fix = plan_fix_from(sj);  // the job's launch stack, as the CLI takes it
+    add_plan_fix(o.fix, "micro_batch_size=1", "bench");
+    SearchCounts c;
+    for (auto _ : state) {
+        const SearchResult r = search_plans(sj.job, cal, o);
+        c = r.counts;
+        benchmark::DoNotOptimize(r.ranked.data());
+    }
+    state.counters["layouts"] = static_cast<double>(c.layouts);
+    state.counters["enumerated"] = static_cast<double>(c.enumerated);
+    state.counters["evaluated"] = static_cast<double>(c.evaluated);
+}
+BENCHMARK(BM_search_deepseek_v3_2048)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
 void BM_enumerate_layouts_405b_16k(benchmark::State& state) {
     const SearchJob sj = default_search_job(kJob);
     int64_t layouts = 0;

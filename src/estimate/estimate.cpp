@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "estimate/estimate_parts.h"
+#include "estimate/inflight.h"
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
 #include "estimate/zero3_time.h"
@@ -53,8 +54,8 @@ DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, c
                                                hw.embedding_params * gb);
     // The optimizer step of the rank with the largest shard (first or last),
     // unsharded (zero 0) and sharded (zero >= 1).
+    ParallelPlan q = p;
     for (int sharded = 0; sharded <= 1; ++sharded) {
-        ParallelPlan q = p;
         q.zero = sharded;
         const double opt_params = std::max(optimizer_shard_params(q, sp0), optimizer_shard_params(q, last));
         d.optimizer_s[sharded] = opt_params * cal.optimizer_bytes_per_param /
@@ -95,12 +96,17 @@ void set_mean_layer_time(const Model& m, PassSetup& s) {
     }
 }
 
+// The plan without recompute: what full recompute leaves alone.
+ParallelPlan plain_plan(const ParallelPlan& p) {
+    ParallelPlan q = p;
+    q.recompute = Recompute::none;
+    return q;
+}
+
 // Each kind's work, host operators and times; for a uniform model its one
 // layer in lw / layer, for several kinds also their mean there.
 void set_layers(const Job& job, const ParallelPlan& p, PassSetup& s) {
     const Model& m = job.model;
-    ParallelPlan p_plain = p;
-    p_plain.recompute = Recompute::none;
     s.ho = host_ops(m.kind(0), job.training, p);
     s.kind_work.clear();
     s.kind_time.clear();
@@ -108,9 +114,10 @@ void set_layers(const Job& job, const ParallelPlan& p, PassSetup& s) {
         s.lw = layer_work(m, m.kind(0), job.training, p);
         s.layer = layer_time(s.ctx, s.lw, s.ho, p);
         // Layers that full recompute leaves alone (parallel.recompute_layers).
-        if (p.recompute == Recompute::full) s.layer_plain = layer_time(s.ctx, s.lw, s.ho, p_plain);
+        if (p.recompute == Recompute::full) s.layer_plain = layer_time(s.ctx, s.lw, s.ho, plain_plan(p));
         return;
     }
+    const ParallelPlan p_plain = plain_plan(p);
     s.ho.layer_fwd = s.ho.layer_bwd = s.ho.layer_bwd_py = s.ho.checkpoint_py = 0;
     stack_work(m, job.training, p, s.kind_work);
     for (size_t k = 0; k < m.kinds().size(); ++k) {
@@ -141,14 +148,12 @@ void set_mtp_time(const Job& job, PassSetup& s) {
 
 }  // namespace
 
-PassSetup pass_setup(const Job& job, const Calibration& cal) {
-    return pass_setup(job, make_plan_context(job, cal), nullptr);
-}
+namespace {
 
-PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* same_layout) {
+// The setup of job.plan in `s`, whose context is set.
+void fill_setup(const Job& job, const PassSetup* same_layout, PassSetup& s) {
     const ParallelPlan& p = job.plan;
-    PassSetup s;
-    s.ctx = ctx;
+    const PlanContext& ctx = s.ctx;
     set_layers(job, p, s);
     s.hw = head_work(job.model, job.training, p);
     s.head = head_time(s.ctx, s.hw, s.ho, p);
@@ -169,14 +174,28 @@ PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* sa
     }
     if (p.zero >= 3) s.zero3 = zero3_comm(job, s.ctx, s.lw, s.first_stage);
     s.grad_fp32 = p.grad_fp32;
+}
+
+}  // namespace
+
+PassSetup pass_setup(const Job& job, const Calibration& cal) {
+    PassSetup s;
+    set_plan_context(job, cal, s.ctx);  // built in place, not copied
+    fill_setup(job, nullptr, s);
+    return s;
+}
+
+PassSetup pass_setup(const Job& job, const PlanContext& ctx, const PassSetup* same_layout) {
+    PassSetup s;
+    s.ctx = ctx;
+    fill_setup(job, same_layout, s);
     return s;
 }
 
 PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
     const ParallelPlan& p = job.plan;
     PassSetup s = sibling;
-    ParallelPlan p_plain = p;
-    p_plain.recompute = Recompute::none;
+    const ParallelPlan p_plain = plain_plan(p);
     const Model& m = job.model;
     s.ho = host_ops(m.kind(0), job.training, p);
     if (m.uniform()) {
@@ -253,11 +272,17 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
     finish_time(job, cal, s, pipeline_phase(job, s, schedule), e);
     // The peak over every pipeline rank: the ranks that can hold it
     // (memory.h peak_candidate_ranks), the lowest of equal ones.
+    // The first and last ranks' parameters are the setup's (stage_memory's sum).
     static thread_local std::vector<int> ranks;
     ranks.resize(static_cast<size_t>(job.plan.pp));
     const int n = peak_candidate_ranks(job, ranks.data());
     for (int i = 0; i < n; ++i) {
-        const Memory mem = stage_memory(job, cal, works(s), s.lw, s.hw, ranks[static_cast<size_t>(i)]);
+        const int rank = ranks[static_cast<size_t>(i)];
+        const StageParams sp = rank == 0                  ? s.first_stage
+                               : rank == job.plan.pp - 1 ? s.last_stage
+                                                         : stage_params(job, works(s), s.hw, rank);
+        const Memory mem = memory_total(memory_state(job, cal, s.lw, sp),
+                                        memory_activations(job, works(s), s.hw, sp, inflight_passes(job, rank), rank));
         if (i == 0 || mem.peak_bytes > e.memory.peak_bytes) e.memory = mem;
     }
     const ParamCount pc = count_params(job.model);

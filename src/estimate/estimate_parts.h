@@ -11,6 +11,7 @@
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
 #include "estimate/zero3_time.h"
+#include "spec/stage_layout.h"
 #include "lostflops/estimate.h"
 #include "workload/flops.h"
 #include "workload/host_ops.h"
@@ -103,6 +104,33 @@ struct StagePass {
 StagePass stage_pass(const Job& job, const PassSetup& s, int rank, int chunk);
 // The same for a uniform model's `layers` layers (the closed form's cells).
 StagePass stage_pass_uniform(const Job& job, const PassSetup& s, int layers, bool embedding, bool loss, int mtp);
+
+// The passes of one pipeline phase by the pass rule, each distinct one timed
+// once: a pass depends only on its layer count, the layers full recompute
+// redoes, what else the stage holds (embedding, output layer, MTP modules)
+// and, for several kinds, each kind's count of both; most virtual stages of a
+// stack share them (DeepSeek-V3: all but the first hold only MoE layers), so
+// a phase times a handful of passes, not pp * vpp. get() returns
+// stage_pass(job, s, rank, chunk) to the bit; clear() before another
+// (job, s). Stacks of more than kKinds kinds are timed pass by pass.
+class StagePassMemo {
+public:
+    void clear() { used_ = next_ = 0; }
+    const StagePass& get(const Job& job, const PassSetup& s, int rank, int chunk);
+
+private:
+    static constexpr int kKinds = 8, kEntries = 8;
+    struct Key {
+        VirtualStage vs;  // first = 0: the counts below stand for it
+        int redo = 0, kinds = 0;
+        int n[kKinds] = {}, r[kKinds] = {};
+        bool operator==(const Key& o) const;
+    };
+    Key keys_[kEntries];
+    StagePass passes_[kEntries];
+    StagePass scratch_;
+    int used_ = 0, next_ = 0;
+};
 
 // The step's breakdown: the phase's, with data-parallel exposure and the
 // optimizer step; the step time is bd.total_s(). What the search needs.

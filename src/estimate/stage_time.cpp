@@ -55,6 +55,11 @@ void set_cp_context(PlanContext& ctx, const Job& job, const Calibration& cal) {
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     PlanContext ctx;
+    set_plan_context(job, cal, ctx);
+    return ctx;
+}
+
+void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) {
     const ParallelPlan& p = job.plan;
     // A job on one node (or part of one) has every group on NVLink, whatever
     // its strides: nothing can straddle a node boundary that is not there.
@@ -105,7 +110,6 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal) {
     const bool compiled = ctx.dev.mxu_dim > 0;
     ctx.host_op_s = compiled ? 0.0 : cal.host_op_us * 1e-6;
     ctx.host_bwd_op_s = compiled ? 0.0 : cal.host_bwd_op_us * 1e-6;
-    return ctx;
 }
 
 namespace {

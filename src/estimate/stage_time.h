@@ -86,6 +86,8 @@ struct PlanContext {
 };
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal);
+// The same into `ctx`, a default-initialised context (a PassSetup's, built in place).
+void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx);
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p);
 
 // The expert all-to-all overlapped with another micro-batch's compute
