@@ -113,7 +113,8 @@ nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchR
             {"step_time_s", s.step_time_s},
             {"mfu", s.mfu},
             {"peak_bytes", s.peak_bytes},
-            {"costliest_wall", {{"name", w.name}, {"seconds", w.seconds}}}};
+            {"costliest_wall", {{"name", w.name}, {"seconds", w.seconds}}},
+            {"set", plan_set_arguments(job, s)}};
 }
 
 }  // namespace

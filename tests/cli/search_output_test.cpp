@@ -59,6 +59,8 @@ TEST(SearchOutput, BestPlanCommandsGiveItsFigures) {
     EXPECT_EQ(j["step_time_s"], best["step_time_s"]);
     EXPECT_EQ(j["memory"]["peak_bytes"], best["peak_bytes"]);
     EXPECT_EQ(j["job"]["parallel"]["tp"], 8);
+    ASSERT_TRUE(best["set"].is_array());  // the JSON's arguments are the printed ones
+    for (const auto& s : best["set"]) EXPECT_NE(estimate.find("--set " + s.get<std::string>()), std::string::npos) << s;
     ASSERT_FALSE(exported.empty()) << t.out;  // the default job runs Megatron-Core
     const CliRun x = run_cli(exported);
     EXPECT_EQ(x.code, 0) << exported << "\n" << x.err;
