@@ -7,7 +7,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           libdeflate-dev  # only the gzip comparison of bench_trace
           chromium  # the test that renders `lostflops report` headless (tests/explain)
-          pybind11-dev python3-dev  # the Python module (README "Python")
+          pybind11-dev python3-dev  # the Python module (docs/python.md)
           clang libclang-rt-14-dev)  # libFuzzer targets (make fuzz, fuzz-ci in make check): clang 14 and its runtimes
 missing=()
 for p in "${packages[@]}"; do

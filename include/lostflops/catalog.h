@@ -21,4 +21,10 @@ std::vector<std::string> cluster_names();
 std::optional<std::string> model_preset_yaml(const std::string& name);
 std::optional<std::string> cluster_preset_yaml(const std::string& name);
 
+// The `source:` of a catalog entry (where its figures come from), for
+// `lostflops list`. Empty string when the entry gives none; empty optional
+// when the name is unknown.
+std::optional<std::string> model_preset_source(const std::string& name);
+std::optional<std::string> cluster_preset_source(const std::string& name);
+
 }  // namespace lostflops

@@ -10,6 +10,7 @@
 // memory and gains MFU; mfu_after is estimate() of that changed job.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,7 +89,10 @@ nlohmann::json explain_json(const Explanation& x);
 // one step, memory per pipeline rank, with text tables beside each chart; and
 // when `scaling_gpus` is not empty, the scaling curve: the best plan of the
 // search at each of those GPU counts (the job's parallel section ignored).
-std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus = {});
+// `progress`, when given, is called from the calling thread with the share
+// of the scaling curve's searches done (0..1).
+std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus = {},
+                        const std::function<void(double)>& progress = {});
 
 // The traces' report (`lostflops trace FILES --report F.html`, src/explain/
 // trace_html.cpp), same page rules, with what the text output has.

@@ -33,6 +33,13 @@ struct SearchView {
 // new order. For `search --by time-to-train | cost` (src/report/search_run.cpp).
 std::vector<RunCost> rescore_by_run(const Job& job, const Calibration& cal, SearchResult& r, size_t k);
 
+// The `--set` overrides that give `job` the plan of `s` (every setting the
+// search chooses: tp, cp, pp, vpp, ep, etp and dispatcher for MoE models,
+// zero, recompute and its depth, sequence parallelism, both overlaps, the
+// micro-batch), so `estimate JOB --set ...` gives the plan's figures:
+// {"parallel.tp=8", "parallel.cp=1", ...}.
+std::vector<std::string> plan_set_arguments(const Job& job, const PlanScore& s);
+
 // The wall (breakdown field other than compute) that costs the plan most.
 struct Wall {
     std::string name;  // "pp_bubble", "dp_comm", ...

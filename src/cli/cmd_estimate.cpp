@@ -6,8 +6,10 @@
 // --timeline-out FILE: the step as a Chrome trace (timeline_trace.h).
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/error_report.h"
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
@@ -58,8 +60,12 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
             out.close();
             if (!out) throw InputError(*timeline_out, "--timeline-out", "write failed");
         }
-        const ReportExtras extras =
-            estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
+        const ReportExtras extras = [&] {
+            // The advice searches plans when the plan does not fit: say so while it runs.
+            std::optional<Progress> progress;
+            if (!e.memory.fits) progress.emplace("estimate: the plan does not fit; searching the plans that do");
+            return estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
+        }();
         for (const auto& w : extras.warnings)
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
         if (opts->format == Format::json) {

@@ -3,8 +3,12 @@
 // [JOB] -o FILE.html`: the self-contained HTML report. Exit 0, 2 on bad input.
 #include <cstdio>
 #include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
 #include "lostflops/job.h"
@@ -81,7 +85,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
         check_output_not_input(o->output_path, "-o", {o->job_path, o->calibration_path});
         const Calibration cal = load_calibration_for(o->calibration_path);
         const std::vector<int> gpus = o->gpus.empty() ? std::vector<int>{} : gpu_list(o->gpus);
-        const std::string html = html_report(source_of(*o), cal, gpus);
+        std::optional<Progress> progress;
+        if (!gpus.empty()) progress.emplace(fmt::format("report: searching every plan on {} cluster sizes", gpus.size()));
+        const std::string html = html_report(source_of(*o), cal, gpus, [&progress](double share) {
+            if (progress) progress->set(share);
+        });
+        progress.reset();
         std::ofstream out(o->output_path, std::ios::binary | std::ios::trunc);
         if (!out) throw InputError(o->output_path, "-o", "cannot open for writing");
         out << html;

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/error_report.h"
+#include "cli/progress.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
 #include "lostflops/search.h"
@@ -68,6 +69,31 @@ SweepPoint sweep_point(const SearchArgs& a, const Calibration& cal, const Search
 
 void write_stdout(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
+// A word for a POSIX shell: as it is when it holds only safe characters,
+// else in single quotes (a quote inside closed, escaped and reopened).
+std::string shell_word(const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") ==
+                          std::string::npos)
+        return w;
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// After the table: the best plan as --set arguments, and the commands that
+// estimate it and write its launch configuration.
+std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanScore& best) {
+    std::string args = a.job_path.empty() ? "" : " " + shell_word(a.job_path);
+    std::vector<std::string> sets = a.overrides;
+    for (std::string& s : plan_set_arguments(job, best)) sets.push_back(std::move(s));
+    for (const std::string& s : sets) args += " --set " + shell_word(s);
+    std::string out = "\nthe best plan:\n  lostflops estimate" + args + "\n";
+    const Framework f = job.training.framework;
+    if (f == Framework::megatron_lm || f == Framework::megatron_core) out += "  lostflops export megatron" + args + "\n";
+    if (f == Framework::fsdp) out += "  lostflops export torchtitan" + args + "\n";
+    return out;
+}
+
 }  // namespace
 
 void add_search_command(CLI::App& app, int& exit_code) {
@@ -95,6 +121,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 256));
     cmd->add_option("--gpu-hour-price", a->price, "money per GPU-hour, for --by cost")->check(finite_range(0, 1e6));
     cmd->callback([a, &exit_code] {
+        // One price: --gpu-hour-price is the run's price too (cost per
+        // billion tokens and the whole run's cost), else the job's own.
+        if (a->price > 0) a->overrides.push_back(fmt::format("run.price_per_gpu_hour={}", a->price));
         std::optional<PlanFix> compare;
         SearchJob sj;
         if (a->rank_plan) {
@@ -117,7 +146,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         const bool table = a->format == "table";
         SearchView view;
         view.by = rank_by(a->by);
-        view.gpu_hour_price = a->price;
+        view.gpu_hour_price = sj.job.run.price_per_gpu_hour;
         if (a->top == "all") {
             view.top = 0;
         } else if (!a->top.empty()) {
@@ -137,7 +166,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         g_interrupted = false;
         opts.cancel = &g_interrupted;
         const auto previous = std::signal(SIGINT, on_sigint);
-        const bool tty = isatty(fileno(stderr)) != 0;
+        const bool tty = isatty(fileno(stderr)) != 0 && !g_quiet;
         const auto start = std::chrono::steady_clock::now();
         if (tty)
             opts.progress = [start](double share) {
@@ -147,7 +176,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
             };
         const auto done_progress = [&] {
             if (tty && std::chrono::steady_clock::now() - start >= std::chrono::seconds(1))
-                std::fprintf(stderr, "\r%30s\r", "");
+                std::fprintf(stderr, "\r%60s\r", "");
         };
         if (!a->gpus.empty() || a->min_gpus) {
             std::vector<SweepPoint> points;
@@ -161,9 +190,18 @@ void add_search_command(CLI::App& app, int& exit_code) {
                     break;
                 }
             } else {
-                for (int n : gpu_list(a->gpus)) {
-                    if (g_interrupted) break;
-                    points.push_back(sweep_point(*a, cal, opts, n));
+                const std::vector<int> sizes = gpu_list(a->gpus);
+                for (size_t i = 0; i < sizes.size() && !g_interrupted; ++i) {
+                    // The progress line names the size it is at.
+                    SearchOptions at = opts;
+                    if (tty)
+                        at.progress = [start, n = sizes[i], i, count = sizes.size()](double share) {
+                            if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+                            std::fprintf(stderr, "\rsearch: %d GPUs (size %zu of %zu): %3.0f%% of layouts", n, i + 1,
+                                         count, 100 * share);
+                            std::fflush(stderr);
+                        };
+                    points.push_back(sweep_point(*a, cal, at, sizes[i]));
                 }
             }
             done_progress();
@@ -215,6 +253,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
                          static_cast<long long>(r.counts.pruned_divisibility),
                          static_cast<long long>(r.counts.pruned_memory), static_cast<long long>(r.counts.evaluated));
         }
+        if (table && !r.ranked.empty() && !r.cancelled)
+            std::printf("%s", best_plan_commands(*a, sj.job, plan_score(sj.job, r, r.ranked.front())).c_str());
         if (compare) {
             const Comparison c = compare_plan(sj.job, cal, r, *compare, view.by);
             if (table) std::printf("\n%s", comparison_table(c).c_str());

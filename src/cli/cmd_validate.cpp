@@ -3,7 +3,7 @@
 // (each source family of TABLE predicted by the profile's fitted factors
 // fitted again without that family, on the profile's `fitted_on` tables or
 // the --fit-on ones; lostflops/calibrate_runs.h). Exit 0 whenever the table
-// was read, runs that do not fit included (each row says so; README "Exit
+// was read, runs that do not fit included (each row says so; docs/commands.md "Exit
 // codes").
 #include <cmath>
 #include <cstdio>

@@ -9,7 +9,7 @@
 
 namespace lostflops::cli {
 
-// Listed in `lostflops --help` and the README ("Exit codes").
+// Listed in `lostflops --help` and docs/commands.md ("Exit codes").
 enum class ExitCode : int {
     ok = 0,
     does_not_fit = 1,    // estimate: the plan does not fit in GPU memory (the estimate is still printed)

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/error_report.h"
+#include "cli/progress.h"
 #include "cli/version.h"
 
 namespace {
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
     app.add_flag("--strict", lostflops::cli::g_strict,
                  "a model key that changes the cost but is not modelled, and for estimate a plan its framework "
                  "cannot launch (lostflops/framework_rules.h), are errors (warnings otherwise)");
+    app.add_flag("--quiet", lostflops::cli::g_quiet,
+                 "no progress lines on standard error (they appear after a second on a terminal, every 5 s "
+                 "otherwise, for the advice of a plan that does not fit and report --gpus)");
     int exit_code = 0;
     lostflops::cli::add_estimate_command(app, exit_code);
     lostflops::cli::add_validate_command(app, exit_code);

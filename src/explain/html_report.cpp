@@ -167,7 +167,8 @@ std::string scaling_table(const std::vector<ScalingPoint>& pts) {
 
 const char* report_css() { return kStyle; }
 
-std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus) {
+std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus,
+                        const std::function<void(double)>& progress) {
     const Job job = load_job_source(src);
     const Estimate e = estimate(job, cal);
     const Explanation x = explain(src, job, cal, e);
@@ -240,7 +241,7 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
     h += "<section aria-labelledby=\"h-memory\"><h2 id=\"h-memory\">Memory per pipeline rank</h2>";
     h += memory_svg(mem) + memory_table(mem) + "</section>";
     if (!scaling_gpus.empty()) {
-        const auto pts = scaling_curve(src, cal, scaling_gpus);
+        const auto pts = scaling_curve(src, cal, scaling_gpus, progress);
         h += "<section aria-labelledby=\"h-scaling\"><h2 id=\"h-scaling\">Scaling</h2><p>The best plan of the full "
              "search at each GPU count (model, cluster and training of this job, its parallel section searched; "
              "global batch kept), ranked by tokens/s per GPU; the MFU above each point.</p>";

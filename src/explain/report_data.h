@@ -4,6 +4,7 @@
 // Internal to src/explain.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,10 @@ struct ScalingPoint {
     bool fits = false;  // some plan fits at this count
     PlanScore best;
 };
-std::vector<ScalingPoint> scaling_curve(const JobSource& src, const Calibration& cal, const std::vector<int>& gpus);
+// progress (may be empty): the share of the searches done, (count i + share
+// of search i) / counts.
+std::vector<ScalingPoint> scaling_curve(const JobSource& src, const Calibration& cal, const std::vector<int>& gpus,
+                                        const std::function<void(double)>& progress = {});
 std::string plan_words(const ParallelPlan& p, int64_t micro_batch);
 
 // stage_memory of every pipeline rank, rank 0 first.

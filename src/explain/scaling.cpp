@@ -10,9 +10,11 @@
 
 namespace lostflops {
 
-std::vector<ScalingPoint> scaling_curve(const JobSource& src, const Calibration& cal, const std::vector<int>& gpus) {
+std::vector<ScalingPoint> scaling_curve(const JobSource& src, const Calibration& cal, const std::vector<int>& gpus,
+                                        const std::function<void(double)>& progress) {
     std::vector<ScalingPoint> out;
-    for (const int n : gpus) {
+    for (size_t i = 0; i < gpus.size(); ++i) {
+        const int n = gpus[i];
         std::vector<std::string> o = src.overrides;
         o.push_back(fmt::format("cluster.num_gpus={}", n));
         const SearchJob sj = src.path.empty() ? default_search_job(o)
@@ -20,6 +22,10 @@ std::vector<ScalingPoint> scaling_curve(const JobSource& src, const Calibration&
         SearchOptions opt;
         opt.sort_top = 1;
         opt.threads = 2;  // the ranking does not depend on it (search.h)
+        if (progress)
+            opt.progress = [&progress, i, count = static_cast<double>(gpus.size())](double share) {
+                progress((static_cast<double>(i) + share) / count);
+            };
         const SearchResult r = search_plans(sj.job, cal, opt);
         ScalingPoint pt;
         pt.num_gpus = n;

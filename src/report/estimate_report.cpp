@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "report/human_format.h"
+
 #include "lostflops/framework_rules.h"
 #include "lostflops/report.h"
 #include "lostflops/run_cost.h"
@@ -37,18 +39,6 @@ std::vector<std::pair<const char*, double>> memory_rows(const Memory& m) {
 }
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
-
-// 1234567.8 -> "1,234,568": whole numbers with thousands separators, the
-// interval's ends as people read them (`1,023 tokens/s/GPU (880–1,090)`).
-std::string grouped(double v) {
-    const long long n = std::llround(v);
-    std::string digits = std::to_string(n < 0 ? -n : n), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return (n < 0 ? "-" : "") + out;
-}
 
 // Three significant digits for seconds: 0.695 s, 34.4 s.
 std::string seconds(double s) { return fmt::format("{:.3g}", s); }
@@ -151,21 +141,21 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
                        m.fits ? "fits" : "DOES NOT FIT");
     if (!m.fits) out += "  " + memory_verdict(job, m) + "\n";
     if (const std::string why = memory_assumption(job, m); !why.empty()) out += "  " + why + "\n";
-    if (extras.run) {
-        out += fmt::format("\nwhole run: {:.4g} tokens (run: section)\n", job.training.train_tokens);
-        std::string text = run_table(*extras.run);
-        for (std::size_t at = 0; at < text.size();) {
-            const std::size_t end = text.find('\n', at);
-            out += (end == at ? "" : "  ") + text.substr(at, end - at + 1);
-            at = end == std::string::npos ? text.size() : end + 1;
-        }
-    }
     if (extras.advice) {
         out += "\n";
         std::string text = fit_advice_text(*extras.advice);
         for (std::size_t at = 0; at < text.size();) {
             const std::size_t end = text.find('\n', at);
             out += "  " + text.substr(at, end - at + 1);
+            at = end == std::string::npos ? text.size() : end + 1;
+        }
+    }
+    if (extras.run) {
+        out += fmt::format("\nwhole run: {:.4g} tokens (run: section)\n", job.training.train_tokens);
+        std::string text = run_table(*extras.run);
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\n', at);
+            out += (end == at ? "" : "  ") + text.substr(at, end - at + 1);
             at = end == std::string::npos ? text.size() : end + 1;
         }
     }

@@ -8,18 +8,13 @@
 #include <fmt/format.h>
 
 #include "lostflops/run_report.h"
+#include "report/human_format.h"
 
 namespace lostflops {
 
 namespace {
 
-std::string duration(double s) {
-    if (!std::isfinite(s)) return "never";
-    if (s >= 2 * 86400) return fmt::format("{:.2f} days", s / 86400);
-    if (s >= 2 * 3600) return fmt::format("{:.2f} h", s / 3600);
-    if (s >= 120) return fmt::format("{:.1f} min", s / 60);
-    return fmt::format("{:.2f} s", s);
-}
+std::string duration(double s) { return human_duration(s); }
 
 double steps_per_interval(const RunInputs& in) {
     return std::round(in.checkpoint_interval_s / (in.step_time_s + in.data_stall_s));
@@ -80,8 +75,8 @@ nlohmann::json run_json(const RunCost& r, const std::optional<RunSimulation>& si
 std::string run_table(const RunCost& r, const std::optional<RunSimulation>& sim) {
     const RunInputs& in = r.inputs;
     std::string out;
-    out += fmt::format("time to train        {:>12}   ({} steps, {:.4g} s of wall time)\n", duration(r.wall_time_s),
-                       in.steps, r.wall_time_s);
+    out += fmt::format("time to train        {:>12}   ({} steps, {} s of wall time)\n", duration(r.wall_time_s),
+                       grouped(static_cast<double>(in.steps)), grouped(r.wall_time_s));
     out += fmt::format("goodput              {:10.1f} %   useful time / wall time\n", 100 * r.goodput);
     out += fmt::format("expected failures    {:10.1f}     job MTBF {}\n", r.expected_failures, duration(r.mtbf_s));
     out += fmt::format("checkpoint every     {:>12}   ({:.0f} steps{}; {:.3g} GB, blocks {}, {}read {})\n",
@@ -100,13 +95,15 @@ std::string run_table(const RunCost& r, const std::optional<RunSimulation>& sim)
                            in.preprocess_tokens_per_s > 0 ? std::min(in.storage_tokens_per_s, in.preprocess_tokens_per_s)
                                                           : in.storage_tokens_per_s,
                            in.tokens_per_step / in.step_time_s);
-    out += fmt::format("GPU-hours            {:10.4g}     ({} GPUs{})\n", r.gpu_hours, in.num_gpus + in.spare_gpus,
+    out += fmt::format("GPU-hours            {:>12}   ({} GPUs{})\n", grouped(r.gpu_hours),
+                       grouped(in.num_gpus + in.spare_gpus),
                        in.spare_gpus > 0 ? fmt::format(", {} of them spare", in.spare_gpus) : std::string());
     if (r.cost_given)
-        out += fmt::format("cost                 {:10.4g}\n", r.cost);
+        out += fmt::format("cost                 {:>12}   ({} per GPU-hour)\n", money(r.cost),
+                           money(r.gpu_hours > 0 ? r.cost / r.gpu_hours : 0));
     else
-        out += "cost                        -     (give run.price_per_gpu_hour)\n";
-    out += fmt::format("energy               {:10.4g} MWh (GPUs, with PUE)\n", r.energy_kwh / 1000);
+        out += "cost                            -   (give run.price_per_gpu_hour)\n";
+    out += fmt::format("energy               {:>12}   (GPUs, with PUE)\n", grouped(r.energy_kwh / 1000, 1) + " MWh");
     out += "\nwhere the wall time goes\n";
     const std::pair<const char*, double> rows[] = {{"useful", r.useful_s},
                                                    {"checkpoint overhead", r.checkpoint_overhead_s},

@@ -12,19 +12,13 @@
 #include <fmt/format.h>
 
 #include "lostflops/report.h"
+#include "report/human_format.h"
 
 namespace lostflops {
 
 namespace {
 
-std::string grouped(int64_t n) {
-    std::string s = std::to_string(n), out;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
-        out += s[i];
-    }
-    return out;
-}
+std::string grouped(int64_t n) { return lostflops::grouped(static_cast<double>(n)); }
 
 std::string recompute_text(const ParallelPlan& p) {
     if (p.recompute == Recompute::full && p.recompute_layers >= 0) return fmt::format("full x{}", p.recompute_layers);
@@ -119,10 +113,31 @@ nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchR
             {"step_time_s", s.step_time_s},
             {"mfu", s.mfu},
             {"peak_bytes", s.peak_bytes},
-            {"costliest_wall", {{"name", w.name}, {"seconds", w.seconds}}}};
+            {"costliest_wall", {{"name", w.name}, {"seconds", w.seconds}}},
+            {"set", plan_set_arguments(job, s)}};
 }
 
 }  // namespace
+
+std::vector<std::string> plan_set_arguments(const Job& job, const PlanScore& s) {
+    const ParallelPlan& p = s.plan;
+    std::vector<std::string> out = {fmt::format("parallel.tp={}", p.tp), fmt::format("parallel.cp={}", p.cp),
+                                    fmt::format("parallel.pp={}", p.pp), fmt::format("parallel.vpp={}", p.vpp)};
+    if (job.model.is_moe()) {
+        out.push_back(fmt::format("parallel.ep={}", p.ep));
+        out.push_back(fmt::format("parallel.etp={}", p.expert_tp()));
+        out.push_back(fmt::format("parallel.moe_dispatcher={}", to_string(p.moe_dispatcher)));
+    }
+    out.push_back(fmt::format("parallel.zero={}", p.zero));
+    out.push_back(fmt::format("parallel.recompute={}", to_string(p.recompute)));
+    if (p.recompute == Recompute::full && p.recompute_layers >= 0)
+        out.push_back(fmt::format("parallel.recompute_layers={}", p.recompute_layers));
+    out.push_back(fmt::format("parallel.sequence_parallel={}", p.sequence_parallel));
+    out.push_back(fmt::format("parallel.tp_comm_overlap={}", p.tp_comm_overlap));
+    out.push_back(fmt::format("parallel.overlap_grad_reduce={}", p.overlap_grad_reduce));
+    out.push_back(fmt::format("training.micro_batch_size={}", s.micro_batch));
+    return out;
+}
 
 Wall costliest_wall(const Breakdown& b) {
     const std::pair<const char*, double> walls[] = {
@@ -178,20 +193,23 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
     const PlanScore best = plan_score(job, r, r.ranked.front());
     if (v.by == RankBy::cost || v.by == RankBy::time_to_train) {
         const double gpu_s_per_btok = 1e9 / best.tokens_per_s_per_gpu;
-        out += fmt::format("\nbest: {:.0f} GPU-hours per billion tokens", gpu_s_per_btok / 3600);
-        if (v.gpu_hour_price > 0) out += fmt::format(" ({:.0f} per billion tokens at {} per GPU-hour)",
-                                                     gpu_s_per_btok / 3600 * v.gpu_hour_price, v.gpu_hour_price);
+        out += fmt::format("\nbest: {} GPU-hours per billion tokens", grouped(gpu_s_per_btok / 3600));
+        if (v.gpu_hour_price > 0) out += fmt::format(" ({} per billion tokens at {} per GPU-hour)",
+                                                     money(gpu_s_per_btok / 3600 * v.gpu_hour_price),
+                                                     money(v.gpu_hour_price));
         if (job.training.train_tokens > 0)
-            out += fmt::format("; {:.1f} days for {:.3g} tokens", job.training.train_tokens /
-                                   (best.tokens_per_s_per_gpu * job.cluster.num_gpus) / 86400, job.training.train_tokens);
+            out += fmt::format("; {} for {:.3g} tokens without failures",
+                               human_duration(job.training.train_tokens /
+                                              (best.tokens_per_s_per_gpu * job.cluster.num_gpus)),
+                               job.training.train_tokens);
         out += "\n";
         if (!v.runs.empty()) {
             const RunCost& run = v.runs.front();
-            out += fmt::format("whole run (first {} plans re-ranked by it, run: section): {:.1f} days, goodput {:.1f} %, "
-                               "{:.0f} expected failures, {:.4g} GPU-hours",
-                               v.runs.size(), run.wall_time_s / 86400, 100 * run.goodput, run.expected_failures,
-                               run.gpu_hours);
-            if (run.cost_given) out += fmt::format(", cost {:.4g}", run.cost);
+            out += fmt::format("whole run (first {} plans re-ranked by it, run: section): {}, goodput {:.1f} %, "
+                               "{} expected failures, {} GPU-hours",
+                               v.runs.size(), human_duration(run.wall_time_s), 100 * run.goodput,
+                               grouped(run.expected_failures, run.expected_failures < 10 ? 1 : 0), grouped(run.gpu_hours));
+            if (run.cost_given) out += fmt::format(", cost {}", money(run.cost));
             out += "\n";
         }
     }

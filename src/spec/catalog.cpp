@@ -52,11 +52,18 @@ std::string without_source(const YAML::Node& entry) {
 
 // Presets are kept as text, so after the one-time (thread-safe) initialisation
 // nothing shared is a yaml-cpp node that concurrent readers could touch.
-using Presets = std::map<std::string, std::string>;
+struct Preset {
+    std::string yaml;    // the entry without its `source` keys
+    std::string source;  // the entry's top-level `source:`, "" when absent
+};
+using Presets = std::map<std::string, Preset>;
 
 Presets load_presets(const std::string& name) {
     Presets out;
-    for (const auto& [key, node] : load_catalog(name)) out.emplace(key, without_source(node));
+    for (const auto& [key, node] : load_catalog(name)) {
+        const YAML::Node src = node["source"];
+        out.emplace(key, Preset{without_source(node), src && src.IsScalar() ? src.Scalar() : ""});
+    }
     return out;
 }
 
@@ -95,7 +102,13 @@ std::vector<std::string> keys(const Map& m) {
 std::optional<std::string> preset_yaml(const Presets& p, const std::string& name) {
     const auto it = p.find(name);
     if (it == p.end()) return std::nullopt;
-    return it->second;
+    return it->second.yaml;
+}
+
+std::optional<std::string> preset_source(const Presets& p, const std::string& name) {
+    const auto it = p.find(name);
+    if (it == p.end()) return std::nullopt;
+    return it->second.source;
 }
 
 }  // namespace
@@ -117,6 +130,14 @@ std::optional<std::string> model_preset_yaml(const std::string& name) {
 
 std::optional<std::string> cluster_preset_yaml(const std::string& name) {
     return preset_yaml(clusters(), name);
+}
+
+std::optional<std::string> model_preset_source(const std::string& name) {
+    return preset_source(models(), name);
+}
+
+std::optional<std::string> cluster_preset_source(const std::string& name) {
+    return preset_source(clusters(), name);
 }
 
 }  // namespace lostflops

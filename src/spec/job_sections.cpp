@@ -148,7 +148,9 @@ Training read_training(YAML::Node node, const std::string& file) {
 
 ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
                            Framework fw) {
-    if (!node || node.IsNull()) throw InputError(file, "parallel", "missing section");
+    if (!node || node.IsNull()) throw InputError(file, "parallel",
+                                                 "missing section: `lostflops search` finds the best plan of a job "
+                                                 "without one (or give tp, pp, ... under parallel:)");
     YamlSection s(node, file, "parallel");
     ParallelPlan p;
     p.tp = static_cast<int>(s.int_or("tp", 1, 1, kMaxGpus));

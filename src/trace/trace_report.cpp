@@ -141,7 +141,7 @@ std::string report_table(const TraceReport& t) {
     if (c.rows.size() <= kMaxListedRanks) rank_rows(out, c);
     else rank_spread(out, c);
     out += "  (compute + comm_exp + mem_exp + idle = span; overlap = communication time with compute running;\n"
-           "   step_ms = mean ProfilerStep duration; definitions in README, Traces)\n";
+           "   step_ms = mean ProfilerStep duration; definitions in docs/traces.md)\n";
     if (t.ranks != nullptr && t.ranks->size() <= kMaxDetailedRanks) {
         for (const auto& r : *t.ranks) {
             categories_table(out, r.categories, r.top_kernels,

@@ -159,7 +159,7 @@ TEST(TraceCli, SameRankTwiceIsRejectedNamingBothFiles) {
 
 // Trace tables: the rows of ranks that hold the others back carry their unit
 // in the column header; the per-rank rows name their file; every column is
-// defined in the README.
+// defined in docs/traces.md (the manual the README links to).
 TEST(TraceCli, TableColumnsUnitsFilesAndDefinitions) {
     const std::string dir = test::temp_dir("trace_cli_columns");
     const auto traces = two_ranks(dir);
@@ -177,11 +177,11 @@ TEST(TraceCli, TableColumnsUnitsFilesAndDefinitions) {
     EXPECT_GE(rows_with_file, 2);
     EXPECT_TRUE(contains(per_rank_header, "file"));
     ASSERT_FALSE(slow_header.empty()) << r.out;
-    std::ifstream readme(std::string(LOSTFLOPS_SOURCE_DIR) + "/README.md");
+    std::ifstream readme(std::string(LOSTFLOPS_SOURCE_DIR) + "/docs/traces.md");
     const std::string text((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
     std::istringstream words(per_rank_header + " " + slow_header);
     std::string w;
-    while (words >> w) EXPECT_TRUE(contains(text, "`" + w + "`")) << "column " << w << " not defined in README";
+    while (words >> w) EXPECT_TRUE(contains(text, "`" + w + "`")) << "column " << w << " not defined in docs/traces.md";
     std::filesystem::remove_all(dir);
 }
 
