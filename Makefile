@@ -13,12 +13,14 @@ GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 FUZZ_SECONDS ?= 60
 # -Werror for the gcc builds (cmake/warnings.cmake); `make check` turns it on.
-WERROR ?= OFF
+# Unset, a build dir keeps what it was configured with (no rebuild after check).
+WERROR ?=
+werror = $(if $(WERROR),-DLOSTFLOPS_WERROR=$(WERROR))
 .PHONY: all build run test sanitize check bench fuzz fuzz-ci clean
 all: build
 
 build:
-	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=Release -DLOSTFLOPS_WERROR=$(WERROR)
+	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=Release $(werror)
 	cmake --build build -j $(JOBS)
 
 run: build
@@ -28,7 +30,7 @@ test: build
 	cd build && ctest --output-on-failure -j $(JOBS)
 
 sanitize:
-	cmake -S . -B build-asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DLOSTFLOPS_SANITIZE=ON -DLOSTFLOPS_BENCH=OFF -DLOSTFLOPS_WERROR=$(WERROR)
+	cmake -S . -B build-asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DLOSTFLOPS_SANITIZE=ON -DLOSTFLOPS_BENCH=OFF $(werror)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
