@@ -3,6 +3,7 @@
 // against each kind's layer time times its count on the stage, the timeline
 // (explain's passes) against the estimate, and every pipeline rank's memory
 // at most the reported peak on random jobs.
+#include <cmath>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -307,6 +308,20 @@ TEST(WorkBounds, ClosedFormsEqualTheLoopsTheyReplace) {
 // Issue 20 item 6: 100,000 layers (the largest num_hidden_layers accepted)
 // cost the estimate O(pp) and the search O(1) per plan and rank: both end
 // (a regression shows as this test's timeout, not as a timing assertion).
+// Issue 20, 6.2: hidden 1e6, sequence 1e8, micro-batch 1,000 on 1,024 GPUs
+// took 22 s and 4.2 GB, then exit 3. The work per plan no longer grows with
+// the shape: it answers (does not fit) with finite figures.
+TEST(WorkBounds, AHugeShapeAnswersThatItDoesNotFit) {
+    const Job j = parse_job(default_job_text(), "job.yaml",
+                            {"model.hidden_size=1000000", "training.seq_length=100000000",
+                             "training.micro_batch_size=1000", "cluster.num_gpus=1024",
+                             "training.global_batch_size=128000"});
+    const Estimate e = estimate(j, default_calibration());
+    EXPECT_FALSE(e.memory.fits);
+    EXPECT_TRUE(std::isfinite(e.step_time_s));
+    EXPECT_GT(e.step_time_s, 1e6);  // about 2e12 FLOP-heavy seconds: far beyond any real step
+}
+
 TEST(WorkBounds, AHundredThousandLayers) {
     const std::string text = R"(model: {num_hidden_layers: 100000, hidden_size: 64, num_attention_heads: 1, vocab_size: 1000}
 cluster: {gpu: h100-sxm, num_gpus: 8}

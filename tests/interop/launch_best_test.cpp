@@ -69,7 +69,7 @@ void check_one(const std::string& path) {
     expect_same_job(back, *best, path, !plain_relu);
     EXPECT_EQ(back.model.kinds().size(), best->model.kinds().size());
     EXPECT_EQ(back.model.mtp_layers, best->model.mtp_layers);
-    if (best->plan.cp > 1) EXPECT_EQ(back.plan.cp_comm_type, best->plan.cp_comm_type);
+    if (best->plan.cp > 1) { EXPECT_EQ(back.plan.cp_comm_type, best->plan.cp_comm_type); }
     const ParallelPlan &p = back.plan, &q = best->plan;
     EXPECT_EQ(effective_schedule(p), effective_schedule(q));
     if (best->model.is_moe()) {

@@ -36,7 +36,7 @@ TEST(MegatronCpType, EachVariantComesInAndGoesBack) {
         const Job j = job_of(std::string("--cp-comm-type ") + flag);
         EXPECT_EQ(j.plan.cp_comm_type, type) << flag;
         const ExportResult e = export_megatron(j);
-        if (type != CpCommType::p2p) EXPECT_NE(e.text.find(std::string("--cp-comm-type ") + flag), std::string::npos);
+        if (type != CpCommType::p2p) { EXPECT_NE(e.text.find(std::string("--cp-comm-type ") + flag), std::string::npos); }
         const Job back = parse_job(import_megatron(e.text, "exported").job_yaml, "back", {"cluster.preset=dgx-h100"});
         EXPECT_EQ(back.plan.cp_comm_type, type) << flag;
     }
