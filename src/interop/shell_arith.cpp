@@ -5,6 +5,7 @@
 // number is evaluated as an expression in its own right, as bash does.
 // Unknown operands make the result unknown; the side not taken of &&, || and
 // ?: is parsed without being evaluated.
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -262,7 +263,12 @@ private:
         int base = 10;
         std::string body = digits;
         if (const auto hash = digits.find('#'); hash != std::string::npos) {
-            base = std::stoi(digits.substr(0, hash));
+            // BASE#DIGITS, BASE 2..64 (bash): two decimal digits at most, so
+            // no conversion can overflow (std::stoi threw out_of_range here).
+            const std::string b = digits.substr(0, hash);
+            if (b.empty() || b.size() > 2 || !std::all_of(b.begin(), b.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+                throw std::invalid_argument("bad base in '" + digits + "'");
+            base = std::stoi(b);
             body = digits.substr(hash + 1);
         } else if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
             base = 16;

@@ -649,7 +649,7 @@ std::optional<int64_t> ShellEvaluator::arith_value(const std::string& text, int 
     Scope scope(*this, line, 0);
     try {
         return eval_arith(text, scope, why);
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::logic_error& e) {  // invalid_argument, and out_of_range from a library conversion
         fail(line, std::string("arithmetic: ") + e.what());
     }
 }

@@ -84,6 +84,10 @@ TEST(ShellEval, ArithmeticExpansion) {
     EXPECT_EQ(first, (W{"32", "2", "16", "7", "1024", "-3", "1"}));
     EXPECT_EQ(words_of(r), (W{"12", "16", "15"}));
     EXPECT_THROW(eval("cmd $((1/0))\n"), InputError);
+    // A base too large for an int (fuzz_toml, seed 1: std::stoi threw out_of_range, exit 3).
+    EXPECT_THROW(eval("cmd $((99999999999999999999#1))\n"), InputError);
+    EXPECT_THROW(eval("let 'x = 99999999999999999999sss#1'\n"), InputError);
+    EXPECT_THROW(eval("cmd $((65#1))\n"), InputError);
 }
 
 TEST(ShellEval, EnvironmentFixedValuesAndArguments) {
