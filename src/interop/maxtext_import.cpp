@@ -110,12 +110,15 @@ public:
     // Keys never read: a note each (no cost, or not modelled).
     std::vector<ImportNote> leftovers() const {
         std::vector<ImportNote> notes;
+        // Every key the importer asks for, given or not: a typo of one is named.
+        const std::vector<std::string> asked(used_.begin(), used_.end());
         for (const auto& [key, v] : values_) {
             if (used_.count(key)) continue;
             if (const char* why = interop::maxtext_nocost_reason(key))
                 notes.push_back({NoteKind::ignored, key, why});
             else
-                notes.push_back({NoteKind::not_modelled, key, "a MaxText setting lostflops does not model"});
+                notes.push_back({NoteKind::not_modelled, key,
+                                 "a MaxText setting lostflops does not model" + did_you_mean(key, asked)});
         }
         return notes;
     }

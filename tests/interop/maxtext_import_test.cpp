@@ -116,6 +116,14 @@ TEST(MaxTextImport, EveryKeyIsReadListedOrWarned) {
     EXPECT_THROW(import_maxtext("sparse_matmul: true\n", "c.yml", strict), InputError);
 }
 
+TEST(MaxTextImport, ATypoOfAKeyItReadsGetsDidYouMean) {
+    const ImportResult r = import_maxtext("ici_fsdp_parallelsm: 2\n", "c.yml", on("v5e-8"));
+    bool named = false;
+    for (const auto& n : r.notes)
+        named |= n.setting == "ici_fsdp_parallelsm" && n.message.find("did you mean `ici_fsdp_parallelism`") != std::string::npos;
+    EXPECT_TRUE(named);
+}
+
 void expect_error(const std::string& text, const ImportOptions& o, const std::string& key, const std::string& what) {
     try {
         import_maxtext(text, "c.yml", o);
