@@ -50,6 +50,12 @@ std::vector<JobWarning> job_warnings(const Job& job) {
              fmt::format("not modelled: tokens past {:g} x the balanced share are dropped; the estimate runs every "
                          "routed token (dropless) with the busiest expert rank at moe_imbalance {:g}",
                          p.moe_capacity_factor, p.moe_imbalance));
+    // torch.compile fuses the eager chains of the PyTorch stacks
+    // (workload/layer_work.cpp); Megatron runs its own fused kernels already.
+    if (job.training.compile && (job.training.framework == Framework::megatron_lm ||
+                                 job.training.framework == Framework::megatron_core))
+        warn("training.compile", "changes only squared-ReLU MLPs on a Megatron stack: its norm, rotary and SwiGLU "
+                                 "kernels are fused already");
     // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
     if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
         warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");

@@ -79,6 +79,12 @@ TEST(JobWarnings, DeepSpeedPipelineWithZeroTwo) {
     EXPECT_TRUE(has(warning(w, "parallel.zero"), "DeepSpeed")) << warning(w, "parallel.zero");
 }
 
+TEST(JobWarnings, CompileOnAMegatronStack) {
+    const auto w = warnings_of({"training.framework=megatron-core", "training.compile=true"});
+    EXPECT_TRUE(has(warning(w, "training.compile"), "fused already")) << warning(w, "training.compile");
+    EXPECT_EQ(warning(warnings_of({"training.framework=fsdp", "training.compile=true"}), "training.compile"), "");
+}
+
 TEST(JobWarnings, TrainTokensAreUsedByTheRunModel) {
     const auto w = warnings_of({"training.train_tokens=1e12"});
     EXPECT_EQ(warning(w, "training.train_tokens"), "");  // the whole-run model uses it (run_cost.h)
