@@ -4,8 +4,9 @@
 // MaxText's remat policy `full` keeps each scanned layer's input
 // (decoder_layer_input, "periodic checkpoints that act as the remat start
 // points"), the others keep matmul outputs (selective), and its loss keeps
-// fp32 logits and exp(logits - max) for the backward beside the fp32 gradient
-// (cast_logits_to_fp32 and max_utils._cross_entropy_with_logits_fwd).
+// fp32 logits and exp(logits - max) for the backward, 8 B per logit, its
+// gradient fused into the output layer's backward dots (cast_logits_to_fp32
+// and max_utils._cross_entropy_with_logits_fwd; workload/layer_work.cpp).
 //
 //  weights     4 B/param: weight_dtype float32 (MaxText base.yml); each layer
 //              casts its kernel to dtype bfloat16 when it uses it
@@ -21,11 +22,11 @@
 //              workspaces). Sharded parameters (zero 3) are gathered one
 //              weight matrix at a time: XLA's SPMD partitioner inserts the
 //              all-gather on the operand of the dot that needs it (Xu et al.
-//              2021, "GSPMD", sec. 3.4 and the ZeRO-like weight-update
-//              sharding of sec. 5.4), after the bf16 convert, which stays on
+//              2021, "GSPMD: General and Scalable Parallelization for ML
+//              Computation Graphs"), after the bf16 convert, which stays on
 //              the shard; the latency-hiding scheduler issues the next
-//              matrix's all-gather under the current dot: two matrices of the
-//              largest kind live, 16-bit. In the backward a weight's gradient
+//              matrix's all-gather under the current dot (ASSUMPTION: one
+//              in flight ahead): two matrices of the largest kind live, 16-bit. In the backward a weight's gradient
 //              is reduce-scattered as its dot produces it, before the
 //              transpose of the convert makes it fp32 on the shard: one more
 //              16-bit matrix. Not FSDP's whole layers plus a root unit
@@ -45,7 +46,6 @@
 #include "estimate/memory.h"
 
 #include <algorithm>
-
 
 namespace lostflops {
 
