@@ -100,7 +100,7 @@ void check_program(const LaunchCommand& l, const std::string& source, std::vecto
         b.rfind("pretrain_vlm", 0) == 0) {
         notes.push_back({NoteKind::not_modelled, l.program,
                          "a multimodal model: its vision encoder and projection are not costed, only the language "
-                         "model of the flags"});
+                         "model"});
         return;
     }
     if (b == "pretrain_gpt.py" || b == "pretrain_mamba.py" || b == "pretrain_hybrid.py" || b.rfind("finetune", 0) == 0)
