@@ -78,6 +78,19 @@ double xla_state_bytes_per_param(Optimizer o);
 // `state` with the activation fields of `act`; peak, fits and worst_stage set.
 Memory memory_total(const Memory& state, const Memory& act);
 
+// Capacity and the allocator's reserve (memory.cpp's header comment): the
+// whole HBM on GPUs (PyTorch's caching allocator) and the reserve
+// 1 / memory_usable_fraction - 1 of the churned memory; on TPUs the fraction
+// of HBM and no reserve.
+bool caching_allocator(const Job& job);
+double usable_capacity_bytes(const Job& job, const Calibration& cal);
+double churn_reserve_fraction(const Job& job, const Calibration& cal);
+// The reserve over a plan's activations and logits on top of `state`
+// (memory_state's): its churn_reserve_fraction times activations + logits
+// + ZeRO-3 gathers. memory_total adds it to buffers_bytes; the search adds it
+// the same way, so that both give the same peak to the bit.
+double fragmentation_bytes(const Memory& state, double activations_bytes, double logits_bytes);
+
 // Ranks holding a copy of this rank's dense weights (dp*cp) and of its expert
 // weights (tp*cp*dp/(etp*ep), ParallelPlan::expert_dp): the groups that reduce their gradients and over which
 // ZeRO shards them.
