@@ -70,12 +70,16 @@ TEST(MemoryCapacity, StateDoesNotFragment) {
                 1 / 0.95 - 1, 1e-12);
 }
 
-TEST(MemoryCapacity, TpuKeepsTheFractionOfHbm) {
+TEST(MemoryCapacity, TpuUnderXlaIsTheRuntimesBytesLimit) {
+    // XLA assigns every buffer at compile time: no caching allocator, no
+    // fraction; the capacity is HBM less the TPU runtime's 271,581,184 bytes
+    // (estimate/memory_xla.cpp).
     const Calibration cal = default_calibration();
     const Job j = load_job(test::source_path("data/published/maxtext/runs/maxtext-llama2-70b-v5p-128.yaml"));
+    ASSERT_TRUE(j.training.xla);
     const Estimate e = estimate(j, cal);
     EXPECT_FALSE(caching_allocator(j));
-    EXPECT_DOUBLE_EQ(e.memory.capacity_bytes, static_cast<double>(j.cluster.gpu.memory_bytes) * 0.95);
+    EXPECT_DOUBLE_EQ(e.memory.capacity_bytes, static_cast<double>(j.cluster.gpu.memory_bytes) - 271581184.0);
     EXPECT_DOUBLE_EQ(e.memory.fragmentation_bytes, 0);
 }
 
