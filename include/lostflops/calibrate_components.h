@@ -14,6 +14,17 @@
 //    by all (grid of 0.01; only rows measured below their catalog TDP can set
 //    it). The reference power of a family is the lowest W per dense bf16
 //    TFLOP/s among its GPUs measured at their catalog TDP;
+//  - gemm_max never exceeds the group's ceiling: a row marked best_of_sweep
+//    (the best shape of a published sweep over shapes at the GPU's TDP,
+//    stas00's Maximum Achievable Matmul FLOPS) bounds it at tflops / peak of
+//    the format (the best such row of each GPU, the lowest over the family's
+//    GPUs), since the model's fastest GEMM runs at gemm_max. Where the
+//    unconstrained optimum lies above it (H100: the model's tile and wave
+//    factors call the sweep's best shapes inefficient, yet the sweep measured
+//    no larger shape faster), the fit is the
+//    grid step at or below the ceiling; gemm_k_half and the power exponent are
+//    fitted under the same bound. A best-of-sweep row measured below its TDP
+//    is an error;
 //  - memory_bound is the mean fraction of catalog HBM bandwidth of the
 //    family's memory-bound rows;
 //  - attention curves are the attention rows themselves (efficiency = TFLOP/s
@@ -51,6 +62,7 @@ struct FamilyComponentFit {
     std::string family;
     std::array<double, kGemmDtypeCount> gemm_max{};
     std::array<int, kGemmDtypeCount> gemm_rows{};  // rows behind each value (0: kept from the base)
+    std::array<double, kGemmDtypeCount> gemm_ceiling{};  // bound from best-of-sweep rows (1: none)
     double memory_bound = 0;
     int memory_rows = 0;
     double reference_w_per_tflop = 0;

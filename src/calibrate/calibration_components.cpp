@@ -1,12 +1,16 @@
 // Fit of the device families to component micro-benchmarks (contract and
 // method: include/lostflops/calibrate_components.h). Deterministic grids; the
-// cost model prices each GEMM row exactly as an estimate would (gemm_time_s).
+// cost model prices each GEMM row exactly as an estimate would (gemm_time_s);
+// gemm_max is bounded by the best-of-sweep rows (stas00's Maximum Achievable
+// Matmul FLOPS table, data/calibration/gemm.csv), a constrained least squares.
 #include "lostflops/calibrate_components.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "calibrate/calibration_devices.h"
 #include "calibrate/component_tables.h"
@@ -62,11 +66,19 @@ double sq_log_error(const PricedRow& p, double g, double power, double k_half) {
     return e * e;
 }
 
-// The gemm_max of one group minimising its squared log error (grid 0.001).
+// The largest grid step (0.001) at or below a ceiling (1 without one); a
+// hair of tolerance keeps an exact step such as 0.803 itself.
+int ceiling_step(double ceiling) {
+    return std::clamp(static_cast<int>(std::floor(ceiling * 1000 + 1e-9)), 50, 1000);
+}
+
+// The gemm_max of one group minimising its squared log error (grid 0.001),
+// at most the group's ceiling (see gemm_ceilings).
 std::pair<double, double> best_gemm_max(const std::vector<const PricedRow*>& group, const std::vector<double>& powers,
-                                        double k_half) {
+                                        double k_half, double ceiling) {
     double best = 0, best_err = std::numeric_limits<double>::infinity();
-    for (int i = 50; i <= 1000; ++i) {
+    const int top = ceiling_step(ceiling);
+    for (int i = 50; i <= top; ++i) {
         const double g = i / 1000.0;
         double err = 0;
         for (std::size_t j = 0; j < group.size(); ++j) err += sq_log_error(*group[j], g, powers[j], k_half);
@@ -76,6 +88,40 @@ std::pair<double, double> best_gemm_max(const std::vector<const PricedRow*>& gro
         }
     }
     return {best, best_err};
+}
+
+using GroupKey = std::pair<int, int>;  // (family index, GemmDtype)
+
+// The ceiling of each (family, format): a best-of-sweep row (the best shape of
+// a sweep over shapes, stas00's MAMF) bounds its GPU at tflops / peak, the
+// best of that GPU's such rows; a family shares one gemm_max, so it takes the
+// lowest of its GPUs' bounds. The model's fastest GEMM runs at gemm_max
+// (tile, wave and k factors are <= 1), so no shape is then priced above a
+// measured maximum. Groups without such a row have no ceiling (1).
+std::map<GroupKey, double> gemm_ceilings(const std::vector<PricedRow>& rows) {
+    std::map<std::pair<GroupKey, std::string>, double> per_gpu;
+    for (const auto& p : rows) {
+        if (!p.row->best_of_sweep) continue;
+        if (p.capped)
+            throw InputError(p.row->source, fmt::format("line {}: best_of_sweep", p.row->line),
+                             "a best-of-sweep row bounds gemm_max only when measured at the GPU's TDP (" +
+                                 fmt::format("{:g}", p.gpu.tdp_w) + " W)");
+        const Precision prec = is_fp8(p.row->dtype) ? Precision::fp8 : Precision::bf16;
+        const double eff = p.row->tflops / p.gpu.peak_tflops(prec);
+        double& b = per_gpu[{{p.family_index, static_cast<int>(p.row->dtype)}, p.row->gpu}];
+        b = std::max(b, eff);
+    }
+    std::map<GroupKey, double> out;
+    for (const auto& [key, eff] : per_gpu) {
+        auto [it, fresh] = out.emplace(key.first, eff);
+        if (!fresh) it->second = std::min(it->second, eff);
+    }
+    return out;
+}
+
+double ceiling_of(const std::map<GroupKey, double>& ceilings, const GroupKey& key) {
+    const auto it = ceilings.find(key);
+    return it == ceilings.end() ? 1.0 : it->second;
 }
 
 }  // namespace
@@ -105,6 +151,7 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
         double& ref = reference[p.family_index];
         ref = ref > 0 ? std::min(ref, p.w_per_tflop) : p.w_per_tflop;
     }
+    const std::map<GroupKey, double> ceilings = gemm_ceilings(rows);
     // Groups: (family, dtype).
     std::map<std::pair<int, int>, std::vector<const PricedRow*>> groups;
     for (const auto& p : rows) groups[{p.family_index, static_cast<int>(p.row->dtype)}].push_back(&p);
@@ -120,7 +167,7 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
             if (!fitted && !has_capped(group)) continue;
             std::vector<double> powers;
             for (const PricedRow* p : group) powers.push_back(power_of(*p, reference[key.first], exponent));
-            const auto [g, err] = best_gemm_max(group, powers, k_half);
+            const auto [g, err] = best_gemm_max(group, powers, k_half, ceiling_of(ceilings, key));
             if (fitted) (*fitted)[key] = g;
             total += err;
         }
@@ -137,7 +184,8 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
         double err = 0;
         std::map<std::pair<int, int>, std::vector<const PricedRow*>> g2;
         for (const PricedRow* p : nominal) g2[{p->family_index, static_cast<int>(p->row->dtype)}].push_back(p);
-        for (const auto& [key, group] : g2) err += best_gemm_max(group, std::vector<double>(group.size(), 1.0), k).second;
+        for (const auto& [key, group] : g2)
+            err += best_gemm_max(group, std::vector<double>(group.size(), 1.0), k, ceiling_of(ceilings, key)).second;
         if (err < best_err - 1e-12) {
             best_err = err;
             best_k = k;
@@ -170,6 +218,7 @@ ComponentFit fit_components(const calib::ComponentTables& tables, const Calibrat
             if (it == fitted.end()) continue;
             f.gemm_max[d] = it->second;
             ff.gemm_rows[d] = static_cast<int>(groups[{static_cast<int>(fi), d}].size());
+            ff.gemm_ceiling[d] = ceiling_of(ceilings, {static_cast<int>(fi), d});
         }
         // Rounded down, so that the GPUs defining it are never derated.
         if (reference[fi] > 0) f.reference_w_per_tflop = std::floor(reference[fi] * 1e4) / 1e4;

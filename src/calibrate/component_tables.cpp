@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -50,6 +51,12 @@ public:
         for (std::size_t i = 0; i < rows_[0].size(); ++i)
             if (rows_[0][i] == name) return i;
         throw InputError(source_, fmt::format("line {}", first_line_), "missing column '" + name + "'");
+    }
+    // A column the table may leave out.
+    std::optional<std::size_t> optional_column(const std::string& name) const {
+        for (std::size_t i = 0; i < rows_[0].size(); ++i)
+            if (rows_[0][i] == name) return i;
+        return std::nullopt;
     }
     const std::string& text(std::size_t row, std::size_t col) const { return rows_[row + 1][col]; }
     double number(std::size_t row, std::size_t col, double lo, double hi) const {
@@ -96,6 +103,7 @@ std::vector<GemmRow> parse_gemm_table(std::string_view text, const std::string& 
     const Table t(text, source);
     const auto cg = t.column("gpu"), cp = t.column("power_w"), cd = t.column("dtype"), cm = t.column("m"),
                cn = t.column("n"), ck = t.column("k"), ct = t.column("tflops"), cs = t.column("source");
+    const auto cb = t.optional_column("best_of_sweep");
     std::vector<GemmRow> out;
     for (std::size_t r = 0; r < t.size(); ++r) {
         GemmRow g;
@@ -108,6 +116,11 @@ std::vector<GemmRow> parse_gemm_table(std::string_view text, const std::string& 
         g.tflops = t.number(r, ct, 1e-6, kMaxTflops);
         g.source = t.text(r, cs);
         g.line = t.line(r);
+        if (cb) {
+            const std::string& b = t.text(r, *cb);
+            if (b != "0" && b != "1") throw InputError(source, t.where(r + 1) + ": best_of_sweep", "expected 0 or 1");
+            g.best_of_sweep = b == "1";
+        }
         out.push_back(std::move(g));
     }
     return out;

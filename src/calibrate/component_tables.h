@@ -26,6 +26,11 @@ struct GemmRow {
     double tflops = 0;     // 2*m*n*k / time
     std::string source;
     int line = 0;
+    // The best shape of a published sweep over shapes on this GPU and format
+    // (stas00's Maximum Achievable Matmul FLOPS, MAMF): no shape was measured
+    // faster, so the fit may not price any shape above it
+    // (calibrate_components.h). Column `best_of_sweep` (0/1), optional.
+    bool best_of_sweep = false;
 };
 
 struct AttentionRow {

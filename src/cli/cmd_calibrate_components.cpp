@@ -46,8 +46,10 @@ std::string report(const ComponentFit& fit) {
     for (const auto& f : fit.families) {
         std::string g;
         for (int d = 0; d < kGemmDtypeCount; ++d)
-            if (f.gemm_rows[d]) g += fmt::format("{}{} {:.3f} ({})", g.empty() ? "" : ", ", to_string(static_cast<GemmDtype>(d)),
-                                                 f.gemm_max[d], f.gemm_rows[d]);
+            if (f.gemm_rows[d])
+                g += fmt::format("{}{} {:.3f} ({}{})", g.empty() ? "" : ", ", to_string(static_cast<GemmDtype>(d)),
+                                 f.gemm_max[d], f.gemm_rows[d],
+                                 f.gemm_ceiling[d] < 1 ? fmt::format("; best of sweep {:.3f}", f.gemm_ceiling[d]) : "");
         out += fmt::format("{:<10} {:<44} {:>13} {:>16} {:>10}\n", f.family, g.empty() ? "(no rows: base kept)" : g,
                            f.memory_rows ? fmt::format("{:.3f} ({})", f.memory_bound, f.memory_rows) : "base kept",
                            f.reference_w_per_tflop > 0 ? fmt::format("{:g}", f.reference_w_per_tflop) : "-",

@@ -345,6 +345,21 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     return d;
 }
 
+DeviceModel bf16_gemm_model(const DeviceModel& d, const Gpu& gpu, const Calibration& cal) {
+    const DeviceFamily& f = cal.device(gpu.arch);
+    const double gmax = f.gemm_max[static_cast<int>(GemmDtype::bf16)];
+    if (!(gmax > 0) || !(gpu.peak_tflops(Precision::bf16) > 0))
+        throw InputError(cal.source, "devices." + f.name + ".gemm_max.bf16",
+                         "no bf16 GEMM measurement on the " + f.name +
+                             " family (data/calibration/gemm.csv): fp8 training runs its output layer in bf16");
+    DeviceModel b = d;
+    b.peak_flops = gpu.peak_tflops(Precision::bf16) * 1e12;
+    b.bytes_per_element = 2.0;
+    b.gemm_max = gmax * d.power_factor;
+    if (d.mxu_dim == 0) b.gemm_k_half = gemm_k_half(cal.gemm_k_half, b.peak_flops, b.sms);
+    return b;
+}
+
 namespace {
 
 double tile_efficiency(int sms, double m, double n) {

@@ -54,6 +54,14 @@ struct DeviceModel {
 // no measurement of the GEMM format the precision needs.
 DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& cal, const DeviceUse& use = {});
 
+// `d` (a model of `gpu` under `cal`) pricing 16-bit GEMMs instead: the bf16
+// dense peak, the family's bf16 gemm_max times d's power factor, the bf16
+// gemm_k_half and 2-byte operands; attention, memory and overheads kept. The
+// GEMMs fp8 training leaves in bf16 (the output layer: stage_time.cpp).
+// Throws InputError like make_device_model when the family has no bf16
+// measurement.
+DeviceModel bf16_gemm_model(const DeviceModel& d, const Gpu& gpu, const Calibration& cal);
+
 // Sustained-compute factor of a board below its family's reference power per
 // dense TFLOP/s (DeviceFamily power model); 1 at or above it.
 double power_factor(const Gpu& gpu, const DeviceFamily& family);

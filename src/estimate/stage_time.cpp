@@ -67,6 +67,13 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     // The attention curves are read at the job's own shape: its sequence over
     // context parallelism, its head dimension, its framework's kernel.
     ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal, device_use(job));
+    // fp8 training keeps the output layer in bf16: Megatron-Core builds it as
+    // tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so
+    // fp8_autocast leaves it alone (NVIDIA/Megatron-LM
+    // megatron/core/models/gpt/gpt_model.py); torchtitan converts every
+    // nn.Linear to Float8Linear but the output, `module_filter_fn=lambda mod,
+    // fqn: fqn != "output"` (pytorch/torchtitan torchtitan/float8.py, 2024).
+    ctx.head_dev = job.training.precision == Precision::fp8 ? bf16_gemm_model(ctx.dev, job.cluster.gpu, cal) : ctx.dev;
     ctx.comm = make_comm_model(job.cluster, cal);
     ctx.tp_group = place_group(topo, p.tp, 1);
     ctx.cp_group = place_group(topo, p.cp, p.tp);
@@ -260,7 +267,7 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h,
     const DeviceModel& d = ctx.dev;
     LayerTime t;
     set_head_host_time(t, ctx, h);
-    const double gemm = gemm_time_s(d, w.logits.m, w.logits.n, w.logits.k);
+    const double gemm = gemm_time_s(ctx.head_dev, w.logits.m, w.logits.n, w.logits.k);
     t.fwd.compute_s = gemm;
     t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd);
     t.fwd.overhead_s = 6 * d.kernel_overhead_s;

@@ -66,6 +66,7 @@ struct LayerTime {
 
 struct PlanContext {
     DeviceModel dev;
+    DeviceModel head_dev;       // the output layer's GEMMs: bf16 even in fp8 training (stage_time.cpp)
     CommModel comm;
     GroupPlacement tp_group, cp_group, dp_group, edp_group, pp_link, embedding_group;
     CpPlacement cp_at;          // the CP group and the ring's slowest hop (cp > 1)

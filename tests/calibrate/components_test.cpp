@@ -37,6 +37,17 @@ TEST(CalibrateComponents, DefaultProfileIsTheFitOfTheTables) {
     }
     EXPECT_GT(fit.power_rows, 0);
     EXPECT_LT(fit.gemm_rms_log_error, 0.15);  // the cost model prices the GEMM rows within ~15 %
+    // No family prices a GEMM above the best of a published sweep: H100 bf16
+    // 794.5 and fp8 1,402.6 TFLOP/s (stas00 MAMF, data/calibration/gemm.csv).
+    const DeviceFamily& h = family(d, "hopper");
+    EXPECT_LE(h.gemm_max[static_cast<int>(GemmDtype::bf16)], 794.5 / 989.4);
+    EXPECT_LE(h.gemm_max[static_cast<int>(GemmDtype::fp8_tensor)], 1402.6 / 1978.9);
+    for (const auto& f : fit.families)
+        for (int dt = 0; dt < kGemmDtypeCount; ++dt) {
+            if (f.gemm_rows[dt]) {
+                EXPECT_LE(f.gemm_max[dt], f.gemm_ceiling[dt]) << f.family;
+            }
+        }
 }
 
 TEST(CalibrateComponents, RecoversTheFamilyThatGeneratedTheRows) {
@@ -53,7 +64,7 @@ TEST(CalibrateComponents, RecoversTheFamilyThatGeneratedTheRows) {
                 const DeviceModel dev = make_device_model(gpu, dt == GemmDtype::bf16 ? Precision::bf16 : Precision::fp8,
                                                           truth);
                 const double tflops = 2 * m * 8192 * k / gemm_time_s(dev, m, 8192, k) / 1e12;
-                t.gemm.push_back({"h100-sxm", 700, dt, m, 8192, k, tflops, "synthetic", 0});
+                t.gemm.push_back({"h100-sxm", 700, dt, m, 8192, k, tflops, "synthetic", 0, false});
             }
         }
     Calibration start = default_calibration();
@@ -67,6 +78,57 @@ TEST(CalibrateComponents, RecoversTheFamilyThatGeneratedTheRows) {
     EXPECT_LT(fit.gemm_rms_log_error, 0.003);
     // Families without rows keep the base's values.
     EXPECT_EQ(family(fit.calibration, "blackwell").gemm_max, family(start, "blackwell").gemm_max);
+}
+
+TEST(CalibrateComponents, BestOfSweepRowIsACeilingOfGemmMax) {
+    // Rows made by a profile with hopper bf16 gemm_max 0.85 fit back to 0.85;
+    // a best-of-sweep row at 75 % of the H100's bf16 peak caps it at 0.750,
+    // though the unconstrained optimum with that row (six rows at 0.85, one
+    // at 0.75 / (8192 / (8192 + 24 * 989.4 / 132)) = 0.7665: mean log
+    // 0.836) lies above.
+    Calibration truth = default_calibration();
+    truth.sustained_compute = 1.0;
+    truth.find_family("hopper")->gemm_max[0] = 0.85;
+    ComponentTables t;
+    const Gpu gpu = *find_gpu("h100-sxm");
+    const DeviceModel dev = make_device_model(gpu, Precision::bf16, truth);
+    for (const double m : {1024.0, 4096.0, 16384.0})
+        for (const double k : {2048.0, 8192.0})
+            t.gemm.push_back({"h100-sxm", 700, GemmDtype::bf16, m, 8192, k,
+                              2 * m * 8192 * k / gemm_time_s(dev, m, 8192, k) / 1e12, "synthetic", 0, false});
+    const auto bf16_max = [](const ComponentFit& f) { return family(f.calibration, "hopper").gemm_max[0]; };
+    const auto hopper_fit = [](const ComponentFit& f) {
+        for (const auto& ff : f.families)
+            if (ff.family == "hopper") return ff;
+        return FamilyComponentFit{};
+    };
+    ComponentFit free = fit_components(t, truth);
+    EXPECT_NEAR(bf16_max(free), 0.85, 0.0011);
+    EXPECT_EQ(hopper_fit(free).gemm_ceiling[0], 1.0);  // no best-of-sweep row: no ceiling
+    t.gemm.push_back({"h100-sxm", 700, GemmDtype::bf16, 8192, 8192, 8192, 0.75 * 989.4, "sweep", 7, true});
+    t.gemm.back().best_of_sweep = false;
+    EXPECT_GT(bf16_max(fit_components(t, truth)), 0.80);  // the same row, not marked: it only pulls
+    t.gemm.back().best_of_sweep = true;
+    const ComponentFit capped = fit_components(t, truth);
+    EXPECT_DOUBLE_EQ(bf16_max(capped), 0.75);
+    EXPECT_DOUBLE_EQ(hopper_fit(capped).gemm_ceiling[0], 0.75);
+    // The ceiling row itself is now priced below its measurement.
+    EXPECT_LT(capped.gemm.back().predicted_tflops, capped.gemm.back().measured_tflops);
+    // Each GPU is bounded by its best sweep (a lower one of the same GPU does
+    // not bind); the family by the lowest of its GPUs' bounds.
+    t.gemm.push_back({"h100-sxm", 700, GemmDtype::bf16, 4096, 4096, 4096, 0.70 * 989.4, "older sweep", 8, true});
+    t.gemm.push_back({"h200-sxm", 700, GemmDtype::bf16, 4096, 8192, 8192, 0.78 * 989.4, "sweep", 9, true});
+    EXPECT_DOUBLE_EQ(bf16_max(fit_components(t, truth)), 0.75);
+    t.gemm.back().tflops = 0.72 * 989.4;  // the H200's sweep is now the lowest bound
+    EXPECT_DOUBLE_EQ(bf16_max(fit_components(t, truth)), 0.72);
+    // A sweep measured below the TDP bounds nothing: an error naming the row.
+    t.gemm.push_back({"h100-sxm", 500, GemmDtype::bf16, 8192, 8192, 8192, 500, "capped sweep", 11, true});
+    try {
+        fit_components(t, truth);
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("line 11: best_of_sweep"), std::string::npos) << e.what();
+    }
 }
 
 TEST(CalibrateComponents, ReadsAMeasuredFolderAndItsVersions) {
@@ -119,6 +181,11 @@ TEST(CalibrateComponents, BadTablesNameFileLineAndColumn) {
     EXPECT_NE(error_of(gemm, head + "h100-sxm,700,bf16,1,1,1,fast,x\n").find("tflops"), std::string::npos);
     EXPECT_NE(error_of(gemm, head + "h100-sxm,700,bf16,1,1,1,-5,x\n").find("tflops"), std::string::npos);
     EXPECT_NE(error_of(gemm, "gpu,dtype\nh100-sxm,bf16\n").find("missing column 'power_w'"), std::string::npos);
+    const std::string swept = "gpu,power_w,dtype,m,n,k,tflops,best_of_sweep,source\n";
+    EXPECT_NE(error_of(gemm, swept + "h100-sxm,700,bf16,1,1,1,1,yes,x\n").find("line 2: best_of_sweep"),
+              std::string::npos);
+    EXPECT_TRUE(calib::parse_gemm_table(swept + "h100-sxm,700,bf16,1,1,1,1,1,x\n", "t.csv")[0].best_of_sweep);
+    EXPECT_FALSE(calib::parse_gemm_table(head + "h100-sxm,700,bf16,1,1,1,1,x\n", "t.csv")[0].best_of_sweep);
     auto attn = [](const std::string& t, const std::string& s) { return calib::parse_attention_table(t, s); };
     EXPECT_NE(error_of(attn, "gpu,kernel,pass,causal,head_dim,seq,tflops,source\nh100-sxm,fa2,up,0,128,1024,1,x\n")
                   .find("pass"),

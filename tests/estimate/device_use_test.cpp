@@ -8,6 +8,8 @@
 
 #include "cost/device_time.h"
 #include "estimate/stage_time.h"
+#include "workload/host_ops.h"
+#include "workload/layer_work.h"
 #include "lostflops/calibration.h"
 #include "lostflops/catalog.h"
 #include "lostflops/job.h"
@@ -60,6 +62,41 @@ TEST(DeviceUse, PlanContextUsesTheJobsFrameworkAndHeadDim) {
     EXPECT_EQ(u.head_dim, 128);  // Llama 3 70B: 8,192 / 64 heads
     EXPECT_EQ(u.seq, 8192);
     EXPECT_TRUE(u.causal);
+}
+
+// fp8 training runs its output layer in bf16 (Megatron-Core's output layer is
+// not a Transformer Engine module; torchtitan's float8 converter skips
+// "output"): the logits GEMM is priced at the bf16 peak with the family's bf16
+// gemm_max, the layers at fp8.
+TEST(DeviceUse, Fp8TrainingPricesTheOutputLayerInBf16) {
+    const Calibration cal = default_calibration();
+    const DeviceFamily& hopper = cal.device("hopper");
+    const double s = cal.sustained_compute;
+    const PlanContext fp8 = make_plan_context(default_job({"training.precision=fp8"}), cal);
+    EXPECT_DOUBLE_EQ(fp8.dev.peak_flops, 1978.9e12);
+    EXPECT_DOUBLE_EQ(fp8.dev.gemm_max, hopper.gemm_max[static_cast<int>(GemmDtype::fp8_tensor)] * s);
+    EXPECT_DOUBLE_EQ(fp8.head_dev.peak_flops, 989.4e12);
+    EXPECT_DOUBLE_EQ(fp8.head_dev.gemm_max, hopper.gemm_max[static_cast<int>(GemmDtype::bf16)] * s);
+    EXPECT_DOUBLE_EQ(fp8.head_dev.bytes_per_element, 2.0);
+    EXPECT_DOUBLE_EQ(fp8.head_dev.attention_fwd, fp8.dev.attention_fwd);  // only the GEMM pricing changes
+    // A logits GEMM of 33,792 x 512 x 8,192 fills four waves of 256x128 tiles
+    // on 132 SMs exactly (tile efficiency 1) and is compute-bound:
+    // 2mnk / (989.4e12 * gemm_max(bf16) * s * k / (k + gemm_k_half * 989.4 / 132)).
+    HeadWork w;
+    w.logits.m = 33792;
+    w.logits.n = 512;
+    w.logits.k = 8192;
+    const double k_half = cal.gemm_k_half * 989.4 / 132;
+    const double want = 2.0 * 33792 * 512 * 8192 /
+                        (989.4e12 * hopper.gemm_max[0] * s * 8192 / (8192 + k_half));
+    const Job job = default_job({"training.precision=fp8", "parallel.tp=1", "parallel.sequence_parallel=false"});
+    const LayerTime t = head_time(make_plan_context(job, cal), w, HostOps{}, job.plan);
+    EXPECT_NEAR(t.fwd.compute_s, want, want * 1e-12);
+    EXPECT_NEAR(t.bwd.compute_s, 2 * want, want * 1e-12);
+    // bf16 training: the same model for both.
+    const PlanContext bf16 = make_plan_context(default_job({}), cal);
+    EXPECT_DOUBLE_EQ(bf16.head_dev.gemm_max, bf16.dev.gemm_max);
+    EXPECT_DOUBLE_EQ(bf16.head_dev.peak_flops, bf16.dev.peak_flops);
 }
 
 // make_device_model memoises the curves read at a shape (per thread, keyed
