@@ -61,10 +61,10 @@ unsigned read_recompute_modules(YamlSection& s, Recompute recompute) {
     } else {
         throw InputError(s.file(), key, "expected a list of module names (Megatron-Core --recompute-modules)");
     }
-    if (recompute != Recompute::selective)
-        throw InputError(s.file(), key,
-                         std::string("applies to recompute: selective (Megatron-Core reads --recompute-modules only "
-                                     "with --recompute-granularity selective); recompute is ") + to_string(recompute));
+    // With recompute none or full the list is read, checked and left unused
+    // (a warning, spec/job_warnings.cpp), as Megatron-Core reads it only with
+    // --recompute-granularity selective.
+    (void)recompute;
     return recompute_modules_of(names, s.file(), key);
 }
 

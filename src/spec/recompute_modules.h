@@ -18,8 +18,8 @@ class YamlSection;
 // gdp_in_proj, gdp_qkv, mhc) are named as such. An empty list is no module.
 unsigned recompute_modules_of(const std::vector<std::string>& names, const std::string& file, const std::string& key);
 
-// parallel.recompute_modules: a list of names (or one name), only with
-// recompute: selective.
+// parallel.recompute_modules: a list of names (or one name); used only with
+// recompute: selective (otherwise a warning, spec/job_warnings.cpp).
 unsigned read_recompute_modules(YamlSection& s, Recompute recompute);
 
 // The names of the set bits, in RecomputeModule order.

@@ -126,10 +126,14 @@ TEST(RecomputeModules, BadListsAreInputErrors) {
         EXPECT_NE(std::string(e.what()).find("did you mean `mla_up_proj`"), std::string::npos) << e.what();
     }
     EXPECT_THROW(job_with(kMla, "[mhc]"), InputError);
-    EXPECT_THROW(parse_job("model:\n" + kMla + "\ncluster: {gpu: h100-sxm, num_gpus: 1}\n"
-                           "training: {seq_length: 1024, global_batch_size: 1, micro_batch_size: 1}\n"
-                           "parallel: {recompute: full, recompute_modules: [layernorm]}\n", "job.yaml"),
-                 InputError);
+    // With full recompute the list is unused and said so (Megatron reads it only with selective).
+    const Job full = parse_job("model:\n" + kMla + "\ncluster: {gpu: h100-sxm, num_gpus: 1}\n"
+                               "training: {seq_length: 1024, global_batch_size: 1, micro_batch_size: 1}\n"
+                               "parallel: {recompute: full, recompute_modules: [layernorm]}\n", "job.yaml");
+    bool warned = false;
+    for (const JobWarning& w : job_warnings(full)) warned = warned || w.key == "parallel.recompute_modules";
+    EXPECT_TRUE(warned);
+    EXPECT_FALSE(full.plan.recomputes(RecomputeModule::layernorm));
     // An empty list recomputes nothing: today's none in time.
     EXPECT_EQ(recompute_s(job_with(kMla, "[]")), 0.0);
 }
