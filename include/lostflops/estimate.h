@@ -58,6 +58,11 @@ struct Memory {
     double zero_live_params = 0;       // ZeRO-3: gathered (unsharded) parameters alive at once
     bool zero_live_capped = false;     // ZeRO-3: limited by parallel.zero_max_live_params
     double zero_live_bytes = 0;        // ZeRO-3: those + the unreduced gradient buffer (in buffers_bytes)
+    // The caching allocator's reserve over the memory it frees and re-uses
+    // (activations, logits, ZeRO-3 gathers), in buffers_bytes, and its ratio
+    // to that memory (estimate/memory.cpp; 0 on TPUs).
+    double fragmentation_bytes = 0;
+    double churn_reserve_fraction = 0;
 };
 
 struct Estimate {

@@ -6,14 +6,41 @@
 // per sequence: <= 4,096, <= 16,384, more). The residual table
 // (data/calibration/residuals.csv, embedded; made by `lostflops calibrate
 // residuals`, scripts/make-residuals.sh) holds one held-out error per
-// published run with its regime. The interval uses the runs of the job's
-// regime; with fewer than kMinResiduals of them it drops the context band,
-// then the scale band, dense/MoE, framework and family, in that order, until
-// enough remain (all runs at last), and says which regime it used. Its ends
-// are the 10th and 90th percentiles e10, e90 of the errors e = predicted /
-// measured - 1 (linear interpolation between order statistics), so that the
-// measured value lies in [predicted / (1 + e90), predicted / (1 + e10)] for
-// 80 % of those runs; step time scales the other way.
+// published run with its regime.
+//
+// A job is a new run from a source the table may not hold, so the interval is
+// a split-conformal one (Vovk et al. 2005; Lei et al. 2018, "Distribution-free
+// predictive inference for regression", JASA 113, sec. 2.2) whose
+// exchangeable units are source families (source_family: residuals of one
+// paper or benchmark share its errors; Dunn, Wasserman & Ramdas 2022,
+// "Distribution-free prediction sets for two-layer hierarchical models",
+// JASA 118: a new group is exchangeable with the groups seen, not with their
+// members):
+//  - pool: the residuals of the job's regime when they are at least
+//    kMinResiduals from at least kMinSources source families; otherwise the
+//    context band is dropped, then the scale band, dense/MoE, framework and
+//    family, in that order (all residuals at last); the interval says which;
+//  - score: s = |ln(1 + e)| of each error e = predicted / measured - 1 in the
+//    pool (n scores, F source families), symmetric in the log so that "2x too
+//    fast" and "2x too slow" weigh alike;
+//  - level: tau = ceil((F + 1) * 0.8) / F, at most 1: split-conformal's
+//    ceil((n + 1)(1 - alpha))-th of n with the F families as the n units;
+//  - weights: runs of one source err alike, so each run weighs
+//    1 / (1 + (n_f - 1) rho), n_f the runs of its source and rho the
+//    intraclass correlation of the scores between sources (one-way ANOVA,
+//    intraclass_correlation): a source counts as its effective sample size
+//    (Kish 1965, "Survey Sampling", design effect 1 + (m - 1) rho); rho 0
+//    weighs runs alike, rho 1 weighs sources alike (Dunn et al.'s pooled CDF);
+//  - q: the smallest score whose cumulative weight reaches tau of the total
+//    (weighted_conformal_score); with equal weights the ceil(tau * n)-th
+//    smallest (conformal_score), for one residual per family exactly
+//    split conformal's ceil((F + 1) * 0.8)-th smallest;
+//  - interval: measured tokens/s in [predicted * e^-q, predicted * e^q],
+//    step time likewise; errors band [e^-q - 1, e^q - 1].
+// With F >= 4 this covers a new family's run at least 80 % of the time when
+// families are exchangeable; from 4 to 8 families tau is 1 (the widest error
+// of the pool), hence kMinSources; a pool of all residuals from fewer than 4
+// families has tau 1 and no such guarantee.
 #pragma once
 
 #include <string>
@@ -41,13 +68,21 @@ struct Residual {
     double error_pct = 0;    // held-out (predicted - measured) / measured * 100
 };
 
-inline constexpr int kMinResiduals = 8;
+inline constexpr int kMinResiduals = 8;  // residuals a regime needs to be used alone
+// ... and the source families it needs: the fewest F whose conformal rank
+// ceil((F + 1) * 0.8) is below F (9: rank 8), so that the interval is not
+// the single largest error of the pool, one outlying source's.
+inline constexpr int kMinSources = 9;
 
 struct PredictionInterval {
     double tokens_per_s_per_gpu_lo = 0, tokens_per_s_per_gpu_hi = 0;
     double step_time_s_lo = 0, step_time_s_hi = 0;
-    double error_p10_pct = 0, error_p90_pct = 0;  // of the residuals used
+    // The error band the interval stands for, e^-q - 1 and e^q - 1 (x100);
+    // named p10 / p90 for the JSON keys they fill (the band's low and high ends).
+    double error_p10_pct = 0, error_p90_pct = 0;
     int residuals = 0;                            // how many
+    int sources = 0;                              // from how many source families
+    double source_correlation = 0;                // rho of the weights (see above)
     std::string regime;                           // "fsdp, hopper, <=8 GPUs, dense, any context"
 };
 
@@ -66,5 +101,19 @@ std::vector<Residual> parse_residuals(std::string_view text, const std::string& 
 
 // Linear-interpolation percentile (0..100) of unsorted values; values not empty.
 double percentile(std::vector<double> values, double pct);
+
+// The conformal score quantile of the method above: of `scores` (unsorted,
+// not empty) drawn from `units` >= 1 exchangeable units, the ceil(tau * n)-th
+// smallest with tau = min(1, ceil((units + 1) * 4 / 5) / units).
+double conformal_score(std::vector<double> scores, int units);
+// The same rank on a weighted empirical distribution: the smallest score
+// whose cumulative weight (scores ascending) reaches tau of the total.
+// Preconditions: as many weights as scores, all positive.
+double weighted_conformal_score(const std::vector<double>& scores, const std::vector<double>& weights, int units);
+// One-way ANOVA intraclass correlation of `values` grouped by `groups` (same
+// length): (MSB - MSW) / (MSB + (n0 - 1) MSW), n0 = (N - sum n_g^2 / N) /
+// (k - 1) for unequal groups (Donner 1986, Int. Stat. Rev. 54), clamped to
+// [0, 1]; 0 with fewer than two groups or no group of two.
+double intraclass_correlation(const std::vector<double>& values, const std::vector<std::string>& groups);
 
 }  // namespace lostflops

@@ -38,6 +38,7 @@ struct PlanFix {
     std::optional<int> tp, cp, pp, dp, vpp, ep, zero;
     std::optional<int> etp;                      // expert tensor parallel (resolved: tp when the job leaves it out)
     std::optional<MoeDispatcher> moe_dispatcher;
+    std::optional<CpCommType> cp_comm_type;
     std::optional<int64_t> micro_batch;
     std::optional<Recompute> recompute;
     std::optional<int> recompute_layers;  // with recompute full; -1: every layer
@@ -130,6 +131,7 @@ struct SearchLayout {
     int64_t micro_batch = 1;
     int etp = 1;  // expert tensor parallel (MoE models; 1 for dense ones)
     MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+    CpCommType cp_comm_type = CpCommType::p2p;  // cp > 1: the variant (search/cp_comm_choice.h)
 };
 
 struct SearchResult {

@@ -17,8 +17,22 @@
 // stages, so twice the parameters). ZeRO-3 gather buffers:
 // estimate/zero3_time.cpp. Full recompute keeps only each recomputed layer's
 // input plus one layer's working set.
+// Capacity and fragmentation (usable_capacity_bytes, fragmentation_bytes): on
+// GPUs the state (weights, gradients, optimizer) lives in a few buffers
+// allocated once and never freed, which PyTorch's caching allocator serves
+// from segments of their own size rounded to 2 MiB (kRoundLarge,
+// c10/cuda/CUDACachingAllocator.cpp): they fragment nothing. What the
+// allocator frees and re-uses every micro-batch (activations, logits, ZeRO-3
+// gathers) fragments: the reserve the allocator keeps beyond them is
+// 1 / memory_usable_fraction - 1 of that churned memory, counted in buffers.
+// The capacity is then the whole HBM, less memory_reserved_bytes (in
+// buffers: driver, CUDA context, cuBLAS and NCCL workspaces). Before, the
+// fraction was taken off the whole HBM (76.0 of 80 GiB on H100), as if the
+// persistent state fragmented as much as activations.
+// TPUs (XLA's allocator) keep the fraction of the whole HBM.
 #include "estimate/memory.h"
 
+#include "lostflops/accelerator.h"
 #include "estimate/inflight.h"
 #include "lostflops/pipeline_schedules.h"
 #include "estimate/zero3_time.h"
@@ -105,6 +119,7 @@ StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, in
 }
 
 Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp) {
+    if (job.training.xla) return memory_state_xla(job, mean, sp);  // a TPU: estimate/memory_xla.cpp
     const ParallelPlan& p = job.plan;
     const double nd = dense_replicas(p), ne = expert_replicas(p);
     const auto sharded = [&](double bytes_per_param, int from_stage) {
@@ -131,8 +146,23 @@ Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mea
         mem.zero_live_capped = z.capped;
         mem.zero_live_bytes = z.bytes;
     }
-    mem.capacity_bytes = static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;
+    mem.capacity_bytes = usable_capacity_bytes(job, cal);
+    mem.churn_reserve_fraction = churn_reserve_fraction(job, cal);
     return mem;
+}
+
+bool caching_allocator(const Job& job) {
+    const AcceleratorTraits* t = find_accelerator(job.cluster.gpu.arch);
+    return t == nullptr || t->vendor != Vendor::google;
+}
+
+double usable_capacity_bytes(const Job& job, const Calibration& cal) {
+    const double hbm = static_cast<double>(job.cluster.gpu.memory_bytes);
+    return caching_allocator(job) ? hbm : hbm * cal.memory_usable_fraction;
+}
+
+double churn_reserve_fraction(const Job& job, const Calibration& cal) {
+    return caching_allocator(job) ? 1.0 / cal.memory_usable_fraction - 1.0 : 0.0;
 }
 
 Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, const StageParams& sp,
@@ -192,13 +222,20 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
     // The output layer's logits, and each MTP module's own.
     if (sp.last || mtp_modules > 0) mem.logits_bytes = ((sp.last ? 1 : 0) + mtp_modules) * hw.logits_memory_bytes;
     mem.worst_stage = rank;
+    if (job.training.xla) xla_reuse_loss_space(job, works, mem);  // a TPU: estimate/memory_xla.cpp
     return mem;
+}
+
+double fragmentation_bytes(const Memory& state, double activations_bytes, double logits_bytes) {
+    return state.churn_reserve_fraction * (activations_bytes + logits_bytes + state.zero_live_bytes);
 }
 
 Memory memory_total(const Memory& state, const Memory& act) {
     Memory mem = state;
     mem.activations_bytes = act.activations_bytes;
     mem.logits_bytes = act.logits_bytes;
+    mem.fragmentation_bytes = fragmentation_bytes(state, act.activations_bytes, act.logits_bytes);
+    mem.buffers_bytes = state.buffers_bytes + mem.fragmentation_bytes;
     mem.warmup_passes = act.warmup_passes;
     mem.inflight_microbatches = act.inflight_microbatches;
     mem.worst_stage = act.worst_stage;

@@ -63,8 +63,33 @@ int peak_candidate_ranks(const Job& job, int* out);
 Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp);
 Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, const StageParams& sp,
                           const InFlight& fl, int rank);
+// memory_state of a TPU job (Training::xla): MaxText's fp32 parameters,
+// gradients and AdamW moments, no framework reserve, HBM less the TPU
+// runtime's reserve (estimate/memory_xla.cpp). memory_state calls it.
+Memory memory_state_xla(const Job& job, const LayerWork& mean, const StageParams& sp);
+// A TPU job under full remat: the recomputed layer's working set takes the
+// space of the loss's buffers, dead by then (estimate/memory_xla.cpp); takes
+// the smaller of the two off `act`'s activations. memory_activations calls it.
+void xla_reuse_loss_space(const Job& job, KindWorks works, Memory& act);
+// What a TPU's XLA runtime lets a program allocate (estimate/memory_xla.cpp).
+double xla_capacity_bytes(const Gpu& gpu);
+// Parameters, gradients and optimizer state per parameter of a TPU job (16 B with AdamW).
+double xla_state_bytes_per_param(Optimizer o);
 // `state` with the activation fields of `act`; peak, fits and worst_stage set.
 Memory memory_total(const Memory& state, const Memory& act);
+
+// Capacity and the allocator's reserve (memory.cpp's header comment): the
+// whole HBM on GPUs (PyTorch's caching allocator) and the reserve
+// 1 / memory_usable_fraction - 1 of the churned memory; on TPUs the fraction
+// of HBM and no reserve.
+bool caching_allocator(const Job& job);
+double usable_capacity_bytes(const Job& job, const Calibration& cal);
+double churn_reserve_fraction(const Job& job, const Calibration& cal);
+// The reserve over a plan's activations and logits on top of `state`
+// (memory_state's): its churn_reserve_fraction times activations + logits
+// + ZeRO-3 gathers. memory_total adds it to buffers_bytes; the search adds it
+// the same way, so that both give the same peak to the bit.
+double fragmentation_bytes(const Memory& state, double activations_bytes, double logits_bytes);
 
 // Ranks holding a copy of this rank's dense weights (dp*cp) and of its expert
 // weights (tp*cp*dp/(etp*ep), ParallelPlan::expert_dp): the groups that reduce their gradients and over which

@@ -100,7 +100,7 @@ void check_program(const LaunchCommand& l, const std::string& source, std::vecto
         b.rfind("pretrain_vlm", 0) == 0) {
         notes.push_back({NoteKind::not_modelled, l.program,
                          "a multimodal model: its vision encoder and projection are not costed, only the language "
-                         "model of the flags"});
+                         "model"});
         return;
     }
     if (b == "pretrain_gpt.py" || b == "pretrain_mamba.py" || b == "pretrain_hybrid.py" || b.rfind("finetune", 0) == 0)
@@ -161,6 +161,16 @@ MegatronCommand megatron_command(const std::string& text, const std::string& sou
         for (const auto& n : run.unset_read) unset += (unset.empty() ? "" : ", ") + n;
         if (!unset.empty()) why += "; it reads " + unset + ", not given (give --env NAME=VALUE)";
         for (const auto& a : run.args_tested) why += "; it tests " + a;
+        // What the script itself says before it exits, on one line.
+        std::string said;
+        for (char c : run.last_said) {
+            if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+            if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) said += c;
+        }
+        while (!said.empty() && said.back() == ' ') said.pop_back();
+        while (!said.empty() && said.front() == ' ') said.erase(said.begin());
+        if (said.size() > 200) said = said.substr(0, 200) + "...";
+        if (!said.empty()) why += "; it says \"" + said + "\"";
         throw InputError(run.exit_file.empty() ? source : run.exit_file, "line " + std::to_string(run.exit_line),
                          "the script exits here before running a training command" + why);
     }

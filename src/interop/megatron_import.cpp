@@ -10,10 +10,12 @@
 // Megatron's unfused softmax attention, the others Transformer Engine's
 // fused / flash kernels.
 #include <cstdint>
+#include <optional>
 
 #include "interop/job_draft.h"
 #include "interop/megatron_args.h"
 #include "interop/megatron_command.h"
+#include "interop/megatron_mimo.h"
 #include "interop/megatron_model.h"
 #include "interop/megatron_plan.h"
 #include "lostflops/error.h"
@@ -46,8 +48,16 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
 
     const int tp = f.num("tensor-model-parallel-size").value_or(1);
     const std::string program = cmd.program.substr(cmd.program.rfind('/') == std::string::npos ? 0 : cmd.program.rfind('/') + 1);
-    const int layers = interop::megatron_model(f, d, notes, tp, program == "pretrain_bert.py");
-    interop::megatron_layer_keys(f, layers, d, notes);
+    // Megatron-LM's MIMO trainer builds its language model from --model-provider (megatron_mimo.h).
+    std::optional<interop::MimoRun> mimo;
+    if (interop::is_mimo_trainer(cmd.program)) mimo = interop::mimo_run(cmd.words, source, notes);
+    int layers = 0;
+    if (mimo) {
+        layers = interop::mimo_model(*mimo->provider, d);
+    } else {
+        layers = interop::megatron_model(f, d, notes, tp, program == "pretrain_bert.py");
+        interop::megatron_layer_keys(f, layers, d, notes);
+    }
 
     // Cluster: what the launcher says; the rest is the user's.
     const int num_gpus = options.num_gpus > 0 ? options.num_gpus : cmd.num_gpus.value_or(0);
@@ -70,13 +80,16 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     const char* seq_flag = multimodal && f.has("decoder-seq-length") ? "decoder-seq-length"
                            : f.has("encoder-seq-length")             ? "encoder-seq-length"
                                                                       : "seq-length";
-    const int seq = f.required(seq_flag);
+    const int seq = mimo ? mimo->seq_length : f.required(seq_flag);
     if (f.has("decoder-seq-length") && !multimodal)
         notes.push_back({NoteKind::ignored, "--decoder-seq-length", "the decoder of an encoder-decoder model"});
     const int micro = f.required("micro-batch-size");
     const int pp = f.num("pipeline-model-parallel-size").value_or(1);
     const int cp = f.num("context-parallel-size").value_or(1);
-    add(d.training, "seq_length", std::to_string(seq), std::string(seq_flag) == "seq-length" ? "" : std::string("--") + seq_flag);
+    add(d.training, "seq_length", std::to_string(seq),
+        mimo                                 ? mimo->seq_from
+        : std::string(seq_flag) == "seq-length" ? ""
+                                                : std::string("--") + seq_flag);
     int64_t global = 0;
     if (const auto g = f.num("global-batch-size")) {
         global = *g;

@@ -123,11 +123,16 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
             add(d.model, "vocab_size", std::to_string(padded),
                 vocab_from + " padded to a multiple of " + std::to_string(divisible_by) + " x tp " + std::to_string(tp));
         } else {
-            const std::string shown = tokenizer.empty() ? "none given" : tokenizer;
+            // The tokenizer's file or name, when the flags say which: its
+            // vocabulary is in that file, which lostflops does not read.
+            std::string shown = tokenizer.empty() ? "none given" : tokenizer;
+            if (const auto file = f.known_str("tokenizer-model")) shown += " of " + *file;
             add(d.model, "vocab_size", "", "vocab_size: the flags do not say (tokenizer " + shown +
                                                "); give --set model.vocab_size=N (padded as Megatron pads)");
             notes.push_back({NoteKind::assumed, "--tokenizer-type",
-                             "vocabulary size unknown for tokenizer " + shown + ": set model.vocab_size"});
+                             "vocabulary size unknown for tokenizer " + shown +
+                                 " (no --vocab-size; the vocabulary is in the tokenizer, which lostflops does not "
+                                 "read): set model.vocab_size"});
         }
     }
     // The MLP's kind and function (the function costs alike; kept for export).

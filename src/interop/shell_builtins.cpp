@@ -115,18 +115,26 @@ Status ShellEvaluator::builtin(const std::string& name, std::vector<ShellField>&
     if (name == ":" || name == "true") return {};
     if (name == "false") return {Truth::no()};
     if (name == "echo") {
-        if (!capture) return {};
         size_t i = 1;
         bool newline = true, esc = false;
         for (; i < words.size() && (words[i].text == "-n" || words[i].text == "-e" || words[i].text == "-E"); ++i) {
             newline = newline && words[i].text != "-n";
             esc = words[i].text == "-e" || (esc && words[i].text != "-E");
         }
+        std::string text;
         for (size_t k = i; k < words.size(); ++k) {
-            if (!words[k].known()) throw NotPure{words[k].unknown};
-            if (k > i) capture->push_back(' ');
-            capture->append(esc ? escapes(words[k].text) : words[k].text);
+            if (!words[k].known()) {
+                if (capture) throw NotPure{words[k].unknown};
+                return {};  // to the terminal: nothing to remember
+            }
+            if (k > i) text.push_back(' ');
+            text.append(esc ? escapes(words[k].text) : words[k].text);
         }
+        if (!capture) {
+            out.last_said = text;
+            return {};
+        }
+        *capture += text;
         if (newline) *capture += "\n";
         return {};
     }
@@ -137,7 +145,6 @@ Status ShellEvaluator::builtin(const std::string& name, std::vector<ShellField>&
             var = words[i + 1].text;
             i += 2;
         }
-        if (!capture && var.empty()) return {};
         if (i >= words.size()) return {Truth::no()};
         std::vector<std::string> args;
         for (size_t k = i + 1; k < words.size(); ++k) args.push_back(words[k].text);
@@ -149,6 +156,10 @@ Status ShellEvaluator::builtin(const std::string& name, std::vector<ShellField>&
         if (!text && why.empty()) why = "the printf format '" + words[i].text + "'";
         if (!var.empty()) {
             set_scalar(var, {text.value_or(""), why}, line);
+            return {};
+        }
+        if (!capture) {
+            if (text) out.last_said = *text;
             return {};
         }
         if (!text) throw NotPure{why};

@@ -66,6 +66,10 @@ struct ShellRun {
     std::vector<std::string> args_tested;  // "argument N": positional arguments not given that a condition read
     std::vector<std::pair<std::string, std::string>> notes;  // (what, message): assumptions made
     int exit_line = 0;                     // the line of an `exit` that ended the script; 0 if none
+    // The last text the script printed (echo, printf to the terminal, not
+    // captured) when every word of it was known: what a script says before
+    // it exits ("Please set WORKSPACE ..."). Empty if none.
+    std::string last_said;
     std::string exit_file;
 };
 

@@ -56,6 +56,8 @@ std::string zero3_reason(const Job& job, const Memory& m) {
     std::string how;
     if (m.zero_live_capped) {
         how = "capped by parallel.zero_max_live_params";
+    } else if (job.training.xla) {
+        how = "XLA: the current and the next weight matrix, 16-bit (estimate/memory_xla.cpp)";
     } else if (zero3_engine(job).max_live_params > 0) {
         how = "the whole stage, under the live cap";
     } else {

@@ -118,6 +118,7 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
     Layout l{s.tp, s.cp, s.pp, s.dp, vpp_first, eps.front().ep, 1};
     l.etp = eps.front().etp;
     l.dispatcher = dispatcher;
+    l.cp_comm_type = job.plan.cp_comm_type;  // search_plans picks each layout's (search/cp_comm_choice.h)
     const auto first_expert = [&] {
         l.ep = eps.front().ep;
         l.etp = eps.front().etp;
@@ -188,6 +189,7 @@ void apply_layout(ParallelPlan& p, const Layout& l) {
     p.ep = l.ep;
     p.etp = l.etp;
     p.moe_dispatcher = l.dispatcher;
+    p.cp_comm_type = l.cp_comm_type;
 }
 
 Job with_layout(const Job& job, const Layout& l) {

@@ -127,8 +127,9 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
         double peak = 0;
         for (int r = 0; r < ranks; ++r) {
             const Memory& st = state_[static_cast<size_t>(zi * ranks + r)];
-            const double pr = st.weights_bytes + st.gradients_bytes + st.optimizer_bytes + act[2 * r] + act[2 * r + 1] +
-                              st.buffers_bytes;
+            const double buffers = st.buffers_bytes + fragmentation_bytes(st, act[2 * r], act[2 * r + 1]);
+            const double pr =
+                st.weights_bytes + st.gradients_bytes + st.optimizer_bytes + act[2 * r] + act[2 * r + 1] + buffers;
             peak = std::max(peak, pr);
         }
         return peak;

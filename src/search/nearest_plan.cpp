@@ -180,6 +180,7 @@ NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64
     SearchLayout own{q.tp, q.cp, q.pp, q.dp, q.vpp, q.ep, job.training.micro_batch};
     own.etp = q.expert_tp();
     own.dispatcher = q.moe_dispatcher;
+    own.cp_comm_type = q.cp_comm_type;
     const PlanFix free;
     search::PlanCounter counter(job, free);
     std::optional<Candidate> best;

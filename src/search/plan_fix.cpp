@@ -49,6 +49,12 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
         else if (v == "deepep") f.moe_dispatcher = MoeDispatcher::deepep;
         else throw InputError(source, key, fmt::format("'{}': expected alltoall, allgather or deepep", v));
     }
+    else if (key == "cp_comm_type") {
+        if (v == "p2p") f.cp_comm_type = CpCommType::p2p;
+        else if (v == "allgather") f.cp_comm_type = CpCommType::allgather;
+        else if (v == "a2a") f.cp_comm_type = CpCommType::a2a;
+        else throw InputError(source, key, fmt::format("'{}': expected p2p, allgather or a2a", v));
+    }
     else if (key == "zero") f.zero = static_cast<int>(parse_int(v, key, source, 0, 3));
     else if (key == "micro_batch_size" || key == "mbs") f.micro_batch = parse_int(v, key, source, 1, kMax);
     else if (key == "sequence_parallel" || key == "sp") f.sequence_parallel = parse_bool(v, key, source);
@@ -65,7 +71,7 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
         f.recompute = Recompute::full;
     } else {
         throw InputError(source, key,
-                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, etp, moe_dispatcher, zero, micro_batch_size, "
+                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, etp, moe_dispatcher, cp_comm_type, zero, micro_batch_size, "
                          "recompute, recompute_layers, sequence_parallel, tp_comm_overlap, overlap_grad_reduce");
     }
 }
@@ -89,6 +95,7 @@ PlanFix plan_fix_from(const SearchJob& sj) {
         else if (k == "ep") f.ep = p.ep;
         else if (k == "etp") f.etp = p.expert_tp();
         else if (k == "moe_dispatcher") f.moe_dispatcher = p.moe_dispatcher;
+        else if (k == "cp_comm_type") f.cp_comm_type = p.cp_comm_type;
         else if (k == "zero") f.zero = p.zero;
         else if (k == "sequence_parallel") f.sequence_parallel = p.sequence_parallel;
         else if (k == "tp_comm_overlap") f.tp_comm_overlap = p.tp_comm_overlap;
@@ -115,6 +122,7 @@ PlanFix plan_fix_all(const Job& job) {
         f.etp = p.expert_tp();
         f.moe_dispatcher = p.moe_dispatcher;
     }
+    f.cp_comm_type = p.cp_comm_type;
     f.zero = p.zero;
     f.micro_batch = job.training.micro_batch;
     f.recompute = p.recompute;
@@ -164,6 +172,7 @@ bool plan_matches(const PlanFix& f, const PlanScore& s) {
     return agrees(f.tp, p.tp) && agrees(f.cp, p.cp) && agrees(f.pp, p.pp) && agrees(f.dp, p.dp) &&
            agrees(f.vpp, p.vpp) && agrees(f.ep, p.ep) && agrees(f.zero, p.zero) &&
            (!f.etp || *f.etp == p.expert_tp()) && agrees(f.moe_dispatcher, p.moe_dispatcher) &&
+           (!f.cp_comm_type || p.cp == 1 || *f.cp_comm_type == p.cp_comm_type) &&
            agrees(f.micro_batch, s.micro_batch) && agrees(f.recompute, p.recompute) &&
            (!f.recompute_layers || p.recompute != Recompute::full || *f.recompute_layers == p.recompute_layers) &&
            agrees(f.sequence_parallel, p.sequence_parallel) && agrees(f.tp_comm_overlap, p.tp_comm_overlap) &&
@@ -174,7 +183,9 @@ std::string plan_words(const PlanScore& s) {
     const ParallelPlan& p = s.plan;
     std::string rc = to_string(p.recompute);
     if (p.recompute == Recompute::full && p.recompute_layers >= 0) rc = fmt::format("full x{}", p.recompute_layers);
-    std::string out = fmt::format("tp {}, cp {}, pp {}", p.tp, p.cp, p.pp);
+    std::string out = fmt::format("tp {}, cp {}", p.tp, p.cp);
+    if (p.cp > 1) out += fmt::format(" ({})", to_string(p.cp_comm_type));
+    out += fmt::format(", pp {}", p.pp);
     if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
     out += fmt::format(", dp {}", p.dp);
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);

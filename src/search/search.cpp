@@ -16,6 +16,7 @@
 
 #include "estimate/memory.h"
 #include "search/enumerate.h"
+#include "search/cp_comm_choice.h"
 #include "search/dispatcher_choice.h"
 #include "search/evaluate_layout.h"
 #include "search/layout_space.h"
@@ -137,11 +138,23 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     const size_t keep = options.keep_best;
     SearchResult result;
     const unsigned cores = options.threads > 0 ? static_cast<unsigned>(options.threads) : std::thread::hardware_concurrency();
-    search::LayoutSpace space = search::layout_space(job, options.fix, layout_fix(options.fix), std::max(1u, cores));
+    // A fixed context-parallel variant is every layout's own: the framework's rules check it.
+    Job fixed_cp;
+    if (options.fix.cp_comm_type) {
+        fixed_cp = job;
+        fixed_cp.plan.cp_comm_type = *options.fix.cp_comm_type;
+    }
+    search::LayoutSpace space = search::layout_space(options.fix.cp_comm_type ? fixed_cp : job, options.fix,
+                                                     layout_fix(options.fix), std::max(1u, cores));
     result.layouts = std::move(space.layouts);
     // MoE layouts: the fastest dispatcher of each unless fixed (search/dispatcher_choice.h).
     if (job.model.is_moe() && !options.fix.moe_dispatcher)
         for (search::Layout& l : result.layouts) l.dispatcher = search::fastest_dispatcher(job, cal, l);
+    // Context-parallel layouts: the fastest variant the framework launches, or the fixed one.
+    {
+        search::CpCommChooser cp_comm(job, cal, options.fix);
+        for (search::Layout& l : result.layouts) l.cp_comm_type = cp_comm(l);
+    }
     const int64_t upper = space.plans;  // plans of the valid layouts: at most this many are evaluated
     result.counts.enumerated += space.rejected_plans;
     result.counts.pruned_divisibility += space.rejected_plans;

@@ -1,11 +1,16 @@
 // The 80 % prediction interval from out-of-sample residuals of the same
-// regime (contract and method: lostflops/prediction_interval.h). Empirical
-// quantiles of held-out errors: the interval is as wide as the model has been
-// wrong on published runs like this job, never narrower than the data allow.
+// regime (contract and method: lostflops/prediction_interval.h): split
+// conformal prediction (Lei et al. 2018, sec. 2.2) on |ln(1 + error)| with
+// source families as the exchangeable units (Dunn, Wasserman & Ramdas 2022),
+// so that a job from a source the table does not hold gets an interval as
+// wide as the model has been wrong on other sources like it.
 #include "lostflops/prediction_interval.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -35,6 +40,66 @@ double percentile(std::vector<double> v, double pct) {
     return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+double conformal_score(std::vector<double> v, int units) {
+    std::sort(v.begin(), v.end());
+    const auto n = static_cast<long long>(v.size());
+    const long long f = std::max(1, units);
+    // Integer arithmetic: rank = ceil((F + 1) * 4 / 5) of F, then ceil(rank / F * n) of n.
+    const long long rank = std::min(f, ((f + 1) * 4 + 4) / 5);
+    const long long k = std::max(1LL, std::min(n, (rank * n + f - 1) / f));
+    return v[static_cast<std::size_t>(k - 1)];
+}
+
+double weighted_conformal_score(const std::vector<double>& scores, const std::vector<double>& weights, int units) {
+    std::vector<std::pair<double, double>> v;
+    v.reserve(scores.size());
+    double total = 0;
+    for (std::size_t i = 0; i < scores.size(); ++i) {
+        v.emplace_back(scores[i], weights[i]);
+        total += weights[i];
+    }
+    std::sort(v.begin(), v.end());
+    const long long f = std::max(1, units);
+    const double tau = static_cast<double>(std::min(f, ((f + 1) * 4 + 4) / 5)) / static_cast<double>(f);
+    // The smallest score whose cumulative weight reaches tau of the total
+    // (a relative tolerance, so that equal weights give conformal_score's rank).
+    double acc = 0;
+    for (const auto& [score, w] : v) {
+        acc += w;
+        if (acc >= tau * total * (1 - 1e-12)) return score;
+    }
+    return v.back().first;
+}
+
+double intraclass_correlation(const std::vector<double>& values, const std::vector<std::string>& groups) {
+    std::map<std::string, std::pair<double, int>> sum;  // group: sum, count
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        auto& g = sum[groups[i]];
+        g.first += values[i];
+        ++g.second;
+    }
+    const double n = static_cast<double>(values.size()), k = static_cast<double>(sum.size());
+    if (k < 2 || n <= k) return 0;
+    double grand = 0, sum_sq_sizes = 0;
+    for (const auto& [name, g] : sum) grand += g.first, sum_sq_sizes += static_cast<double>(g.second) * g.second;
+    grand /= n;
+    double ssb = 0, ssw = 0;
+    for (const auto& [name, g] : sum) {
+        const double mean = g.first / g.second;
+        ssb += g.second * (mean - grand) * (mean - grand);
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const auto& g = sum[groups[i]];
+        const double d = values[i] - g.first / g.second;
+        ssw += d * d;
+    }
+    const double msb = ssb / (k - 1), msw = ssw / (n - k);
+    const double n0 = (n - sum_sq_sizes / n) / (k - 1);
+    const double denom = msb + (n0 - 1) * msw;
+    if (!(denom > 0)) return 0;
+    return std::clamp((msb - msw) / denom, 0.0, 1.0);
+}
+
 namespace {
 
 // Dimensions of the regime, in the order they are dropped; `dropped` counts
@@ -61,25 +126,46 @@ PredictionInterval prediction_interval(const Job& job, const Estimate& e, const 
                                        const std::vector<Residual>& residuals) {
     const Regime r = regime_of(job, cal);
     PredictionInterval out;
-    std::vector<double> errors;
+    std::vector<double> scores;
+    std::vector<std::string> source_of;
+    std::set<std::string> sources;
     int dropped = 0;  // dimensions 0..dropped-1 are ignored
     for (; dropped <= kDims; ++dropped) {
-        errors.clear();
-        for (const auto& x : residuals)
-            if (matches(x.regime, r, dropped)) errors.push_back(x.error_pct / 100.0);
-        if (static_cast<int>(errors.size()) >= kMinResiduals || dropped == kDims) break;
+        scores.clear();
+        source_of.clear();
+        sources.clear();
+        for (const auto& x : residuals) {
+            if (!matches(x.regime, r, dropped)) continue;
+            scores.push_back(std::fabs(std::log1p(x.error_pct / 100.0)));
+            source_of.push_back(source_family(x.name));
+            sources.insert(source_of.back());
+        }
+        const bool enough = static_cast<int>(scores.size()) >= kMinResiduals &&
+                            static_cast<int>(sources.size()) >= kMinSources;
+        if (enough || dropped == kDims) break;
     }
-    out.residuals = static_cast<int>(errors.size());
+    out.residuals = static_cast<int>(scores.size());
+    out.sources = static_cast<int>(sources.size());
     out.regime = describe(r, dropped);
-    if (errors.empty()) return out;
-    const double e10 = percentile(errors, 10), e90 = percentile(errors, 90);
-    out.error_p10_pct = 100 * e10;
-    out.error_p90_pct = 100 * e90;
-    // measured = predicted / (1 + e): e90 gives the low end, e10 the high end.
-    out.tokens_per_s_per_gpu_lo = e.tokens_per_s_per_gpu / (1 + e90);
-    out.tokens_per_s_per_gpu_hi = e.tokens_per_s_per_gpu / (1 + e10);
-    out.step_time_s_lo = e.step_time_s * (1 + e10);
-    out.step_time_s_hi = e.step_time_s * (1 + e90);
+    if (scores.empty()) return out;
+    // Each run weighs 1 / (1 + (n_f - 1) rho): its source's n_f runs count as
+    // that source's effective sample size (Kish's design effect).
+    const double rho = intraclass_correlation(scores, source_of);
+    std::map<std::string, int> runs_of;
+    for (const auto& s : source_of) ++runs_of[s];
+    std::vector<double> weights;
+    weights.reserve(scores.size());
+    for (const auto& s : source_of) weights.push_back(1 / (1 + (runs_of[s] - 1) * rho));
+    out.source_correlation = rho;
+    const double q = weighted_conformal_score(scores, weights, out.sources);
+    const double down = std::exp(-q), up = std::exp(q);
+    out.error_p10_pct = 100 * (down - 1);
+    out.error_p90_pct = 100 * (up - 1);
+    // measured = predicted / (1 + e) with ln(1 + e) in [-q, q].
+    out.tokens_per_s_per_gpu_lo = e.tokens_per_s_per_gpu * down;
+    out.tokens_per_s_per_gpu_hi = e.tokens_per_s_per_gpu * up;
+    out.step_time_s_lo = e.step_time_s * down;
+    out.step_time_s_hi = e.step_time_s * up;
     return out;
 }
 

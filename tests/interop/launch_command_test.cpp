@@ -7,6 +7,7 @@
 
 #include "interop/launch_command.h"
 #include "lostflops/error.h"
+#include "lostflops/interop.h"
 
 namespace lostflops::test {
 namespace {
@@ -66,6 +67,33 @@ TEST(LaunchCommand, WhichCommandTrains) {
     // A known condition chooses: no ambiguity.
     EXPECT_EQ(gpus("D=0\nif [ $D = 1 ]; then torchrun --nproc_per_node 1 train.py; else torchrun --nproc_per_node 4 train.py; fi\n"),
               4);
+}
+
+TEST(LaunchCommand, AScriptThatExitsSaysWhatItNeeds) {
+    // A required variable and a required argument: the import names each and
+    // quotes what the script prints before it exits.
+    const std::string env_script =
+        "if [[ -z $WORKSPACE ]]; then\n  echo \"Please set WORKSPACE for checkpoints.\"\n  exit 1\nfi\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2\n";
+    try {
+        import_megatron(env_script, "t.sh");
+        FAIL() << "imported a script that exits";
+    } catch (const InputError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("line 3"), std::string::npos) << m;
+        EXPECT_NE(m.find("WORKSPACE, not given (give --env NAME=VALUE)"), std::string::npos) << m;
+        EXPECT_NE(m.find("it says \"Please set WORKSPACE for checkpoints.\""), std::string::npos) << m;
+    }
+    const std::string arg_script = "CFG=${1}\nif [ -z $1 ]; then\n  printf \"%s must be the first argument\\n\" Model\n"
+                                   "  exit 1\nfi\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2\n";
+    try {
+        import_megatron(arg_script, "t.sh");
+        FAIL() << "imported a script that exits";
+    } catch (const InputError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("it tests the script's argument 1"), std::string::npos) << m;
+        EXPECT_NE(m.find("it says \"Model must be the first argument\""), std::string::npos) << m;
+    }
 }
 
 }  // namespace

@@ -198,6 +198,20 @@ TEST(ShellEval, ExitEndsTheScript) {
     EXPECT_EQ(r.exit_line, 2);
 }
 
+TEST(ShellEval, WhatTheScriptPrintsBeforeItExitsIsKept) {
+    // echo and printf to the terminal: the last text whose words are all known.
+    const auto r = eval("echo starting\nif [[ -z $WORKSPACE ]]; then\n  echo \"Please set WORKSPACE.\"\n  exit 1\nfi\n");
+    EXPECT_EQ(r.exit_line, 4);
+    EXPECT_EQ(r.last_said, "Please set WORKSPACE.");
+    // printf with its format, an unset variable empty; $1 not given decides the test.
+    const auto p = eval("if [ -z $1 ]; then\n  printf \"${ERR}%s must be given\\n\" \"The model\"\n  exit 1\nfi\n");
+    EXPECT_EQ(p.exit_line, 3);
+    EXPECT_EQ(p.last_said, "The model must be given\n");
+    // A word the evaluator cannot know is not remembered; captured output is not said.
+    EXPECT_EQ(eval("echo said\necho $(date)\n").last_said, "said");
+    EXPECT_EQ(eval("X=$(echo inner)\n").last_said, "");
+}
+
 TEST(ShellEval, PathologicalScriptsEndWithAnAnswerOrAnInputError) {
     std::string deep;
     for (int i = 0; i < 5000; ++i) deep += "$(";

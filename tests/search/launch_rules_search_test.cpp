@@ -45,6 +45,9 @@ void expect_restricted(const std::string& framework, LaunchStack stack) {
     const SearchJob sj = parse_search_job(job_text(framework), "test.yaml", {}, SearchJobPlan::fixed_where_given);
     SearchOptions o;
     o.fix = plan_fix_from(sj);
+    // The job's own context-parallel variant in both searches: under the rules
+    // the search otherwise picks each layout's fastest (CpCommSearch.*).
+    o.fix.cp_comm_type = sj.job.plan.cp_comm_type;
     ASSERT_TRUE(o.fix.launch);
     EXPECT_EQ(*o.fix.launch, stack);
     o.threads = 2;

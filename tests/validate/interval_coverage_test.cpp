@@ -1,6 +1,6 @@
 // The share of a run table inside its printed 80 % interval
 // (lostflops/interval_coverage.h), hand-computed: the run's own source's
-// residuals are left out of its interval, the others give its quantiles.
+// residuals are left out of its interval, the others give its conformal band.
 #include <string>
 #include <vector>
 
@@ -19,10 +19,11 @@ TEST(IntervalCoverage, OwnSourceHeldOut) {
     MeasuredRun run{"mine-run", 900, parse_job(test::small_job_text(), "job.yaml")};
     const Regime regime = regime_of(run.job, cal);
     std::vector<Residual> residuals;
-    // Family "other": errors 0, 5, ..., 40 %; p10 at index 0.8 = 4 %, p90 at
-    // index 7.2 = 36 %. Family "mine": -50 % each, which would widen the
-    // interval to twice the prediction were they used.
-    for (int i = 0; i < 9; ++i) residuals.push_back({"other-" + std::to_string(i), regime, 5.0 * i});
+    // Nine other sources, one run each: errors 0, 5, ..., 40 %; scores
+    // ln 1.00 .. ln 1.40; rank ceil(10 * 0.8) = 8 of 9: ln 1.35. Family
+    // "mine": -50 % each (score ln 2), which would widen the interval were
+    // they used.
+    for (int i = 0; i < 9; ++i) residuals.push_back({"o" + std::to_string(i) + "-run", regime, 5.0 * i});
     for (int i = 0; i < 9; ++i) residuals.push_back({"mine-" + std::to_string(i), regime, -50});
     ValidationResult r;
     ValidationRow row;
@@ -32,16 +33,26 @@ TEST(IntervalCoverage, OwnSourceHeldOut) {
     r.rows.push_back(row);
     IntervalCoverage c = interval_coverage({run}, r, cal, residuals);
     ASSERT_EQ(c.rows.size(), 1u);
-    EXPECT_NEAR(c.rows[0].lo, 1000 / 1.36, 1e-9);  // 735.29
-    EXPECT_NEAR(c.rows[0].hi, 1000 / 1.04, 1e-9);  // 961.54
+    EXPECT_NEAR(c.rows[0].lo, 1000 / 1.35, 1e-9);  // 740.74
+    EXPECT_NEAR(c.rows[0].hi, 1000 * 1.35, 1e-9);
     EXPECT_EQ(c.rows[0].residuals, 9);
     EXPECT_TRUE(c.rows[0].inside);
     EXPECT_DOUBLE_EQ(c.share, 1.0);
-    // 970 lies above 961.54: outside (with family "mine" kept it would be inside).
-    r.rows[0].published_tokens_per_s_per_gpu = 970;
+    // 730 lies below 740.74: outside.
+    r.rows[0].published_tokens_per_s_per_gpu = 730;
     c = interval_coverage({run}, r, cal, residuals);
     EXPECT_FALSE(c.rows[0].inside);
     EXPECT_EQ(c.inside, 0);
+    // A run of a third source keeps "mine": its nine identical scores make
+    // rho 1, so they weigh one run together; weight 10, tau 9/10: ln 1.4,
+    // and 730 is inside [714.29, 1400].
+    const MeasuredRun third{"third-run", 730, run.job};
+    r.rows[0].name = third.name;
+    c = interval_coverage({third}, r, cal, residuals);
+    EXPECT_NEAR(c.rows[0].lo, 1000 / 1.4, 1e-9);
+    EXPECT_EQ(c.rows[0].residuals, 18);
+    EXPECT_TRUE(c.rows[0].inside);
+    r.rows[0].name = run.name;
     // Only its own family's residuals: no interval, counted outside.
     residuals.erase(residuals.begin(), residuals.begin() + 9);
     c = interval_coverage({run}, r, cal, residuals);

@@ -1,5 +1,5 @@
 // Honest error: the 80 % prediction interval (prediction_interval.h) against
-// hand-computed quantiles, its regime fallback, the residual table that ships
+// hand-computed conformal ranks, its regime fallback by source families, the residual table that ships
 // is current (re-made by the same computation), the leave-one-source-out
 // error (calibrate_runs.h), and the interval in estimate's output.
 #include <algorithm>
@@ -41,7 +41,50 @@ TEST(Percentile, LinearBetweenOrderStatistics) {
 const char* kJob = "data/published/runs/megatron24-h100-gpt-1.7b.json";
 Job h100_job() { return load_job(test::source_path(kJob)); }
 
-TEST(PredictionInterval, QuantilesOfTheRegimesHeldOutErrors) {
+// Split conformal's rank with source families as the units: the
+// ceil(tau * n)-th smallest score, tau = min(1, ceil((F + 1) * 0.8) / F).
+TEST(ConformalScore, RankCountsSourceFamilies) {
+    // Ten scores, ten families: ceil(11 * 0.8) = 9, the 9th smallest.
+    EXPECT_DOUBLE_EQ(conformal_score({10, 3, 7, 1, 9, 2, 8, 4, 6, 5}, 10), 9);
+    // Nine families: ceil(10 * 0.8) = 8 of 9 (exactly 8.0, no rounding up to 9).
+    EXPECT_DOUBLE_EQ(conformal_score({9, 8, 7, 6, 5, 4, 3, 2, 1}, 9), 8);
+    // Eighteen scores from nine families: tau = 8/9, ceil(8/9 * 18) = 16th.
+    std::vector<double> v;
+    for (int i = 18; i >= 1; --i) v.push_back(i);
+    EXPECT_DOUBLE_EQ(conformal_score(v, 9), 16);
+    // The same scores counted as eighteen families: ceil(19 * 0.8) = 16 too;
+    // as four: ceil(5 * 0.8) = 4 of 4, tau 1, the largest.
+    EXPECT_DOUBLE_EQ(conformal_score(v, 18), 16);
+    EXPECT_DOUBLE_EQ(conformal_score(v, 4), 18);
+    // One family, one score: that score.
+    EXPECT_DOUBLE_EQ(conformal_score({0.3}, 1), 0.3);
+    // Fourteen families: ceil(15 * 0.8) = 12 exactly.
+    std::vector<double> w;
+    for (int i = 1; i <= 14; ++i) w.push_back(i);
+    EXPECT_DOUBLE_EQ(conformal_score(w, 14), 12);
+}
+
+TEST(ConformalScore, WeightedReachesTauOfTheTotalWeight) {
+    // Equal weights give the unweighted rank.
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({10, 3, 7, 1, 9, 2, 8, 4, 6, 5}, std::vector<double>(10, 0.1), 10), 9);
+    // Weight 9 over seven scores, tau 8/9 (nine units): cumulative 3, 4, ... 8 at the sixth.
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({7, 6, 5, 4, 3, 2, 1}, {1, 1, 1, 1, 1, 1, 3}, 9), 6);
+    // Four units: tau 1, the largest.
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({1, 2, 3, 4}, {1, 1, 1, 5}, 4), 4);
+}
+
+TEST(IntraclassCorrelation, OneWayAnova) {
+    // A {1, 3}, B {5, 7}: MSB 16, MSW 2, n0 2: (16 - 2) / (16 + 2).
+    EXPECT_NEAR(intraclass_correlation({1, 3, 5, 7}, {"a", "a", "b", "b"}), 14.0 / 18, 1e-12);
+    // Unequal groups A {0, 2, 4}, B {10}: MSB 48, MSW 4, n0 (4 - 10/4) / 1 = 1.5: 44 / 50.
+    EXPECT_NEAR(intraclass_correlation({0, 2, 4, 10}, {"a", "a", "a", "b"}), 0.88, 1e-12);
+    // No spread between groups: negative, clamped to 0; one group, or one run each: 0.
+    EXPECT_DOUBLE_EQ(intraclass_correlation({0, 10, 0, 10}, {"a", "a", "b", "b"}), 0);
+    EXPECT_DOUBLE_EQ(intraclass_correlation({1, 2, 3}, {"a", "a", "a"}), 0);
+    EXPECT_DOUBLE_EQ(intraclass_correlation({1, 2, 3}, {"a", "b", "c"}), 0);
+}
+
+TEST(PredictionInterval, ConformalBandOfTheRegimesHeldOutErrors) {
     const Calibration cal = default_calibration();
     const Job job = h100_job();
     const Regime r = regime_of(job, cal);
@@ -50,7 +93,7 @@ TEST(PredictionInterval, QuantilesOfTheRegimesHeldOutErrors) {
     EXPECT_EQ(r.context, "<=4k");
     EXPECT_EQ(r.scale, "<=64");
     EXPECT_EQ(r.moe, "dense");
-    // Eleven residuals of this regime: -10, -5, 0, ... +40 %.
+    // Eleven residuals of this regime from eleven sources: -10, -5, 0, ... +40 %.
     std::vector<Residual> res;
     for (int i = 0; i < 11; ++i) res.push_back({"run" + std::to_string(i), r, -10.0 + 5 * i});
     // Noise of other regimes must not enter.
@@ -62,12 +105,15 @@ TEST(PredictionInterval, QuantilesOfTheRegimesHeldOutErrors) {
     e.step_time_s = 2;
     const PredictionInterval iv = prediction_interval(job, e, cal, res);
     EXPECT_EQ(iv.residuals, 11);
-    // 10th percentile -5 %, 90th +35 %: measured in [1000 / 1.35, 1000 / 0.95].
-    EXPECT_NEAR(iv.error_p10_pct, -5, 1e-9);
+    EXPECT_EQ(iv.sources, 11);
+    // Scores |ln(1 + e)| sorted: 0, ln 1.05, -ln 0.95, ln 1.1, -ln 0.9, ln 1.15,
+    // ln 1.2, ln 1.25, ln 1.3, ln 1.35, ln 1.4; rank ceil(12 * 0.8) = 10 of 11:
+    // q = ln 1.35, measured in [1000 / 1.35, 1000 * 1.35].
+    EXPECT_NEAR(iv.error_p10_pct, 100 * (1 / 1.35 - 1), 1e-9);
     EXPECT_NEAR(iv.error_p90_pct, 35, 1e-9);
     EXPECT_NEAR(iv.tokens_per_s_per_gpu_lo, 1000 / 1.35, 1e-9);
-    EXPECT_NEAR(iv.tokens_per_s_per_gpu_hi, 1000 / 0.95, 1e-9);
-    EXPECT_NEAR(iv.step_time_s_lo, 2 * 0.95, 1e-12);
+    EXPECT_NEAR(iv.tokens_per_s_per_gpu_hi, 1000 * 1.35, 1e-9);
+    EXPECT_NEAR(iv.step_time_s_lo, 2 / 1.35, 1e-12);
     EXPECT_NEAR(iv.step_time_s_hi, 2 * 1.35, 1e-12);
     EXPECT_EQ(iv.regime.find("any"), std::string::npos) << iv.regime;
 }
@@ -77,9 +123,9 @@ TEST(PredictionInterval, FallsBackDimensionByDimension) {
     const Job job = h100_job();
     const Regime r = regime_of(job, cal);
     std::vector<Residual> res;
-    // Too few (3) of the exact regime; enough (8) once the scale band is
-    // dropped too (context first, then scale).
-    for (int i = 0; i < 3; ++i) res.push_back({"x" + std::to_string(i), r, 0});
+    // Too few (4 sources) of the exact regime; enough (9 residuals of 9
+    // sources) once the scale band is dropped too (context first, then scale).
+    for (int i = 0; i < 4; ++i) res.push_back({"x" + std::to_string(i), r, 0});
     Regime wider = r;
     wider.scale = ">512";
     for (int i = 0; i < 5; ++i) res.push_back({"y" + std::to_string(i), wider, 20});
@@ -87,10 +133,39 @@ TEST(PredictionInterval, FallsBackDimensionByDimension) {
     e.tokens_per_s_per_gpu = 100;
     e.step_time_s = 1;
     const PredictionInterval iv = prediction_interval(job, e, cal, res);
-    EXPECT_EQ(iv.residuals, 8);
+    EXPECT_EQ(iv.residuals, 9);
+    EXPECT_EQ(iv.sources, 9);
     EXPECT_NE(iv.regime.find("any scale"), std::string::npos) << iv.regime;
     EXPECT_NE(iv.regime.find("any context"), std::string::npos) << iv.regime;
     EXPECT_EQ(iv.regime.find("any framework"), std::string::npos) << iv.regime;
+    // Rank ceil(10 * 0.8) = 8 of 9: ln 1.2 (the four zeros come first).
+    EXPECT_NEAR(iv.error_p90_pct, 20, 1e-9);
+}
+
+// Many runs of one source are one unit: a regime of 12 runs from 2 papers is
+// not used alone, however many runs it holds.
+TEST(PredictionInterval, CountsSourcesNotRuns) {
+    const Calibration cal = default_calibration();
+    const Job job = h100_job();
+    const Regime r = regime_of(job, cal);
+    std::vector<Residual> res;
+    for (int i = 0; i < 12; ++i) res.push_back({std::string(i % 2 ? "paperA" : "paperB") + "-run" + std::to_string(i), r, 1});
+    Regime fsdp = r;
+    fsdp.framework = "fsdp";
+    for (int i = 0; i < 7; ++i) res.push_back({"src" + std::to_string(i) + "-x", fsdp, -30});
+    Estimate e;
+    e.tokens_per_s_per_gpu = 100;
+    e.step_time_s = 1;
+    const PredictionInterval iv = prediction_interval(job, e, cal, res);
+    EXPECT_EQ(iv.sources, 9);
+    EXPECT_EQ(iv.residuals, 19);
+    EXPECT_NE(iv.regime.find("any framework"), std::string::npos) << iv.regime;
+    // Each paper's runs agree exactly (no spread within, some between):
+    // rho = 1, each paper's six runs weigh 1/6, together one run. Weight 9,
+    // tau = 8/9: the two papers' ln 1.01 carry 2, so the 8th unit of weight
+    // falls on the seven -ln 0.7: -ln 0.7.
+    EXPECT_NEAR(iv.tokens_per_s_per_gpu_lo, 100 * 0.7, 1e-9);
+    EXPECT_NEAR(iv.tokens_per_s_per_gpu_hi, 100 / 0.7, 1e-9);
 }
 
 TEST(PredictionInterval, BuiltInTableCoversEveryEstimate) {
