@@ -20,6 +20,11 @@ namespace lostflops {
 
 enum class Precision { fp16, bf16, fp8 };
 enum class Recompute { none, selective, full };
+// Megatron-Core's selective-recompute modules (--recompute-modules;
+// megatron/core/transformer/transformer_config.py recompute_modules), one
+// bit each in ParallelPlan::recompute_modules. Order = the bit.
+enum class RecomputeModule { core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts };
+inline constexpr int kRecomputeModules = 7;
 enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softmax path
 // The training stack: selects kernel fusion, host (Python) work per layer and
 // the ZeRO-3 / FSDP engine's collective pattern (README "Frameworks").
@@ -209,6 +214,12 @@ struct ParallelPlan {
     // (Megatron-LM --recompute-method block --recompute-num-layers N); the
     // others keep all their activations. -1: every layer.
     int recompute_layers = -1;
+    // Selective recompute's modules, a bit per RecomputeModule; Megatron-Core's
+    // default ["core_attn"] (transformer_config.py __post_init__).
+    unsigned recompute_modules = 1u << static_cast<int>(RecomputeModule::core_attn);
+    bool recomputes(RecomputeModule m) const {
+        return recompute == Recompute::selective && ((recompute_modules >> static_cast<int>(m)) & 1u) != 0;
+    }
     bool overlap_grad_reduce = true;  // DP reduction overlapped with backward
     bool tp_comm_overlap = false;     // TP collectives overlapped with GEMMs
     bool grad_fp32 = true;            // Megatron keeps fp32 main grads
@@ -270,6 +281,7 @@ struct Job {
 
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
+const char* to_string(RecomputeModule m);
 const char* to_string(AttentionKernel k);
 const char* to_string(Framework f);
 const char* to_string(Optimizer o);

@@ -4,7 +4,8 @@
 // memory-bound kernels move twice their forward bytes in backward; every kernel
 // pays the launch overhead. Tensor-parallel collectives are exposed unless
 // tp_comm_overlap; full recompute repeats the forward (with its collectives)
-// inside backward, selective recompute repeats the attention core
+// inside backward, selective recompute repeats the attention core and
+// the modules of parallel.recompute_modules (workload/layer_work.cpp)
 // (torchtitan's per-op policy under framework fsdp: the unsaved GEMMs and the
 // forward's memory-bound kernels, workload/op_checkpoint.cpp)
 // (Korthikanti et al. 2022). The weight-gradient share of backward (LayerTime
@@ -161,7 +162,7 @@ MoeOverlapExposed moe_a2a_exposed(const ExpertDispatchTime& f, const ExpertDispa
 
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
-    double gemm_fwd = 0, moe_gemm_fwd = 0;
+    double gemm_fwd = 0, moe_gemm_fwd = 0, redo_gemm_fwd = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
         const GemmShape& g = w.gemms[i];
         // Grouped expert GEMMs: the busiest expert rank (moe_imbalance) sets the pace.
@@ -169,6 +170,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
                                         : g.count * gemm_time_s(d, g.m, g.n, g.k);
         gemm_fwd += gemm_s;
         if (w.moe_first_gemm >= 0 && i >= w.moe_first_gemm) moe_gemm_fwd += gemm_s;
+        if ((w.recompute_gemms >> i) & 1u) redo_gemm_fwd += gemm_s;
     }
     double attn_fwd = 0, attn_bwd = 0;
     if (w.unfused) {
@@ -233,7 +235,14 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
                 t.bwd.recompute_s = w.op_recompute_gemm_share * gemm_fwd + t.fwd.memory_bound_s + t.fwd.overhead_s;
                 break;
             }
-            if (w.selective_core) t.bwd.recompute_s = attn_fwd + memory_time_s(d, w.mem_bytes_attention_fwd);
+            if (w.selective_core && p.recomputes(RecomputeModule::core_attn))
+                t.bwd.recompute_s = attn_fwd + memory_time_s(d, w.mem_bytes_attention_fwd);
+            if (w.recompute_kernels > 0) {  // the other modules (LayerWork::recompute_gemms)
+                t.bwd.recompute_s += redo_gemm_fwd + memory_time_s(d, w.recompute_mem_bytes) +
+                                     w.recompute_kernels * d.kernel_overhead_s;
+                t.bwd.tp_comm_s += w.recompute_tp_share * t.fwd.tp_comm_s;
+                if (w.recompute_dispatch) t.bwd.ep_comm_s += t.fwd.ep_comm_s;
+            }
             break;
         case Recompute::full:
             t.bwd.recompute_s = t.fwd.compute_s + t.fwd.memory_bound_s + t.fwd.overhead_s;

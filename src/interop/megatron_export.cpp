@@ -15,6 +15,7 @@
 #include "interop/megatron_export_model.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
+#include "spec/recompute_modules.h"
 #include "spec/stage_layout.h"
 
 namespace lostflops {
@@ -144,6 +145,11 @@ ExportResult export_megatron(const Job& job) {
     if (p.sequence_parallel) l.add("--sequence-parallel");
     if (p.recompute == Recompute::selective) {
         l.add("--recompute-granularity", "selective");
+        if (p.recompute_modules != kDefaultRecomputeModules) {
+            std::string list;
+            for (const std::string& n : recompute_module_names(p.recompute_modules)) list += (list.empty() ? "" : " ") + n;
+            l.add("--recompute-modules", list);
+        }
     } else if (p.recompute == Recompute::full) {
         l.add("--recompute-granularity", "full");
         if (p.recompute_layers >= 0) {

@@ -201,7 +201,7 @@ const MegatronFlag kFlags[] = {
     {"cpu-offloading", A::none, R::not_modelled, "activations offloaded to host memory"},
     {"fine-grained-activation-offloading", A::none, R::not_modelled, "activations offloaded to host memory"},
     {"offload-modules", A::many, R::not_modelled, "activations of these modules offloaded to host memory"},
-    {"recompute-modules", A::many, R::not_modelled, "the modules selective recompute covers; costed as core attention only"},
+    {"recompute-modules", A::many, R::read, ""},
     {"empty-unused-memory-level", A::one, R::not_modelled, "torch.cuda.empty_cache calls each step"},
     {"manual-gc", A::none, R::not_modelled, "Python garbage collection at chosen steps (host time)"},
     {"cuda-graph-impl", A::one, R::not_modelled, "CUDA graphs (no kernel launch overhead)"},

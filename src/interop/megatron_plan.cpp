@@ -44,6 +44,7 @@
 #include "interop/megatron_model.h"
 #include "lostflops/error.h"
 #include "spec/pipeline_layout.h"
+#include "spec/recompute_modules.h"
 
 namespace lostflops::interop {
 
@@ -108,6 +109,18 @@ void recompute(const MegatronArgs& f, int layers, JobDraft& d, std::vector<Impor
         : method_flag                 ? std::string(method_flag) + " " + method
         : granularity == "selective" ? "selective: core attention"
                                       : "--checkpoint-activations");
+    if (f.has("recompute-modules")) {
+        // Megatron-Core reads the list only with selective granularity (transformer_config.py).
+        const std::vector<std::string> names = f.strs("recompute-modules");
+        recompute_modules_of(names, src, "--recompute-modules");  // unknown names: did you mean
+        if (granularity != "selective") {
+            notes.push_back({NoteKind::ignored, "--recompute-modules", "only with --recompute-granularity selective"});
+        } else {
+            std::string list;
+            for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+            add(d.parallel, "recompute_modules", "[" + list + "]", "--recompute-modules");
+        }
+    }
     if (granularity != "full") {
         if (f.has(layers_flag))
             notes.push_back({NoteKind::ignored, std::string("--") + layers_flag, "only with full recompute"});

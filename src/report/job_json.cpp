@@ -9,6 +9,7 @@
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
 #include "lostflops/run_report.h"
+#include "spec/recompute_modules.h"
 
 namespace lostflops {
 
@@ -126,6 +127,7 @@ nlohmann::json parallel_json(const Job& job) {
                         {"tp_comm_overlap", p.tp_comm_overlap},
                         {"grad_fp32", p.grad_fp32}};
     if (p.recompute == Recompute::full && p.recompute_layers >= 0) j["recompute_layers"] = p.recompute_layers;
+    if (p.recompute == Recompute::selective) j["recompute_modules"] = recompute_module_names(p.recompute_modules);
     if (p.cp > 1) j["cp_comm_type"] = to_string(p.cp_comm_type);  // resolved (the framework's default when not given)
     if (job.model.is_moe()) {
         // Expert layers (README "Expert parallelism"): etp resolved (tp when not given).

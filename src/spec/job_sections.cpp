@@ -14,6 +14,7 @@
 #include "spec/gpu_parse.h"
 #include "spec/hardware_bounds.h"
 #include "spec/job_sections.h"
+#include "spec/recompute_modules.h"
 #include "spec/pipeline_layout.h"
 #include "spec/yaml_reader.h"
 
@@ -218,6 +219,7 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
                              "recompute is " + std::string(to_string(p.recompute)));
         p.recompute_layers = static_cast<int>(*rl);
     }
+    if (s.has("recompute_modules")) p.recompute_modules = read_recompute_modules(s, p.recompute);
     // Default: overlapped, as PyTorch DDP/FSDP, DeepSpeed and Megatron-Core
     // (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP all-reduced
     // the gradients after the backward (megatron/model/distributed.py,

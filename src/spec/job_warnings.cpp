@@ -140,6 +140,11 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                          mb, p.pp, 100.0 * bubble));
     }
 
+    if (p.recompute != Recompute::selective && p.recompute_modules != (1u << static_cast<int>(RecomputeModule::core_attn)))
+        warn("parallel.recompute_modules",
+             std::string("applies to recompute: selective (Megatron-Core reads --recompute-modules only with "
+                         "--recompute-granularity selective); unused with recompute ") + to_string(p.recompute));
+
     if (p.recompute == Recompute::full && p.recompute_layers == 0)
         warn("parallel.recompute_layers",
              "0 layers of each stage are recomputed: recompute: full does nothing, the same as recompute: none");

@@ -24,6 +24,25 @@ namespace {
     throw PlanError(job.source, key, msg, std::move(related));
 }
 
+// Megatron-Core's checks of recompute_modules (transformer_config.py
+// __post_init__): mla_up_proj needs multi-latent attention; torchtitan's
+// per-op policy (framework fsdp) has no module list.
+void recompute_modules_rules(const Job& job) {
+    const ParallelPlan& p = job.plan;
+    if (p.recompute != Recompute::selective) return;
+    if (job.training.framework == Framework::fsdp)
+        fail(job, "parallel.recompute_modules",
+             "Megatron-Core's module list; framework fsdp's selective recompute is torchtitan's per-op policy",
+             {"training.framework"});
+    if (!p.recomputes(RecomputeModule::mla_up_proj)) return;
+    for (const LayerKind& k : job.model.kinds())
+        if (k.mixer == MixerKind::mla) return;
+    fail(job, "parallel.recompute_modules",
+         "mla_up_proj needs multi-latent attention (Megatron-Core: \"only supported with multi_latent_attention\"); "
+         "the model has none",
+         {"model"});
+}
+
 std::optional<PlanIssue> divides(int64_t n, int64_t tp, const char* what) {
     if (n % tp == 0) return std::nullopt;
     return PlanIssue{"parallel.tp", fmt::format("{} {} is not divisible by tp {}", what, n, tp)};
@@ -161,6 +180,8 @@ void validate_job(const Job& job, JobChecks checks) {
                          p.recompute_layers, per_stage_max, m.layers, p.pp, p.vpp),
              {"parallel.pp", "parallel.vpp", "parallel.pipeline_layout", "parallel.first_stage_layers",
               "parallel.last_stage_layers", "model.num_hidden_layers"});
+    if (p.recompute_modules != (1u << static_cast<int>(RecomputeModule::core_attn)))
+        recompute_modules_rules(job);
     if (const auto issue = schedule_issue(p, p.micro_batches(t))) fail(job, issue->key, issue->message);
     if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1", {"parallel.pp"});
     // FSDP2's fp32 shards are themselves the master weights: no 16-bit copy to

@@ -46,6 +46,15 @@ struct LayerWork {
     double kernels_fwd = 0, kernels_bwd = 0;
     // Part of the forward memory-bound traffic redone by selective recompute.
     double mem_bytes_attention_fwd = 0;
+    // Selective recompute's other modules (parallel.recompute_modules,
+    // workload/layer_work.cpp): forward GEMMs redone in backward (bit i =
+    // gemms[i]), memory-bound bytes and kernels redone, the share of the
+    // forward's TP collectives redone, and the expert dispatch redone (moe).
+    unsigned recompute_gemms = 0;
+    double recompute_mem_bytes = 0;
+    double recompute_kernels = 0;
+    double recompute_tp_share = 0;
+    bool recompute_dispatch = false;
 
     // Tensor parallel: collectives per layer in forward (backward mirrors).
     double tp_bytes = 0;         // activation size each collective moves
