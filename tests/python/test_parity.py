@@ -195,8 +195,10 @@ class Parity(unittest.TestCase):
                 (["export", "torchtitan", src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json")],
                  lambda: lostflops.export_torchtitan(
                      src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json")), "text"),
-                (["export", "torchtitan", SMALL, "--best"], lambda: lostflops.export_torchtitan(SMALL, best=True),
-                 "text"),
+                (["export", "torchtitan", src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json"),
+                  "--best"],
+                 lambda: lostflops.export_torchtitan(
+                     src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json"), best=True), "text"),
             ],
             "export maxtext": [(["export", "maxtext", TPU], lambda: lostflops.export_maxtext(TPU), "text")],
         }
