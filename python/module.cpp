@@ -1,7 +1,9 @@
 // pybind11 bindings of lostflops_core for the Python package (python/lostflops):
-// each function takes plain strings and lists, calls the same library the CLI
-// calls (no subprocess) and returns the JSON text the CLI would print, which
-// the package turns into dicts. InputError becomes lostflops.LostflopsError, a
+// estimate, search, trace, import and export here, the other commands in
+// commands.cpp. Each function takes plain strings and lists, calls the same
+// library the CLI calls (no subprocess; search's listing policy is
+// search_listing.h, as for the CLI) and returns the JSON text the CLI would
+// print, which the package turns into dicts. InputError becomes lostflops.LostflopsError, a
 // ValueError subclass carrying file, key and message. Sources: pybind11 2.10
 // documentation, "Registering custom translators" (exceptions). Inputs are
 // checked as the command line checks them: the same size bounds for text
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

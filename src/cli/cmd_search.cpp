@@ -2,7 +2,9 @@
 // and ranked (include/lostflops/search.h); --gpus sweeps the cluster size,
 // --min-gpus finds the fewest GPUs that fit, --compare places a given plan;
 // --by time-to-train | cost with train_tokens re-ranks the first plans by the
-// whole run (report/search_run.cpp).
+// whole run (report/search_run.cpp). What a listing keeps, sorts, streams and
+// re-scores, and the sweeps, are the library's (lostflops/search_listing.h),
+// shared with the Python module; this file reads options and prints.
 // Exit 0 when at least one plan fits, 1 when none does.
 #include <unistd.h>
 

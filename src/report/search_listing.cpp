@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "lostflops/error.h"
 #include "lostflops/report.h"
 #include "spec/hardware_bounds.h"
