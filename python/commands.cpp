@@ -154,7 +154,7 @@ void add_command_bindings(py::module_& m) {
     m.def("synth_file_name", &trace::synth_file_name);
     m.def("calibrate_nccl", &calibrate_nccl_text, py::arg("files"), py::arg("base"), py::arg("scope"), py::arg("op"),
           py::arg("ranks"));
-    m.def("calibrate_runs", [](const std::string& table, const std::string& base, int folds) {
+    m.def("calibrate_runs", [](const std::string& table, const std::string& base, std::optional<int> folds) {
         py::gil_scoped_release release;
         return calibrate_runs(table, base, folds).yaml;
     });

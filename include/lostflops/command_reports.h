@@ -84,8 +84,9 @@ struct RunsCalibration {
     std::vector<MeasuredRun> runs;
     std::string base_name;
 };
-// `calibrate runs TABLE`: folds 0 is min(5, runs); given, 2 to the runs.
-RunsCalibration calibrate_runs(const std::string& table, const std::string& base, int folds);
+// `calibrate runs TABLE`: folds none is min(5, runs); given, 2 to the runs
+// (InputError otherwise).
+RunsCalibration calibrate_runs(const std::string& table, const std::string& base, std::optional<int> folds);
 struct ComponentsCalibration {
     std::string yaml;
     ComponentFit fit;

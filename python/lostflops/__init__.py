@@ -283,9 +283,11 @@ def calibrate_nccl(files: Sequence[Union[str, "os.PathLike[str]"]], base: Option
     return _lostflops.calibrate_nccl([os.fspath(f) for f in items], base or "", scope or "", op or "", ranks)
 
 
-def calibrate_runs(table: Union[str, "os.PathLike[str]"], base: Optional[str] = None, folds: int = 0) -> str:
+def calibrate_runs(table: Union[str, "os.PathLike[str]"], base: Optional[str] = None,
+                   folds: Optional[int] = None) -> str:
     """The profile (YAML) ``lostflops calibrate runs TABLE [--base B] [--folds K]``
-    writes: its fitted factors fitted to the measured runs (folds 0: the default)."""
+    writes: its fitted factors fitted to the measured runs (folds None: the
+    default, min(5, runs); given: 2 to the number of runs)."""
     return _lostflops.calibrate_runs(os.fspath(table), base or "", folds)
 
 

@@ -49,11 +49,12 @@ NcclCalibration calibrate_nccl(const std::vector<std::string>& files, const Nccl
     return out;
 }
 
-RunsCalibration calibrate_runs(const std::string& table, const std::string& base, int folds) {
+RunsCalibration calibrate_runs(const std::string& table, const std::string& base, std::optional<int> given) {
     RunsCalibration out;
     out.runs = load_run_table(table);
     const Calibration b = base_profile(base);
-    if (folds != 0) {
+    int folds = given.value_or(0);
+    if (given) {
         if (folds < 2 || static_cast<std::size_t>(folds) > out.runs.size())
             throw InputError(table, "--folds",
                              fmt::format("{} folds given; expected 2 to {} (the number of runs in the table)", folds,

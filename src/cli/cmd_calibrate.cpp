@@ -167,7 +167,7 @@ std::string runs_report(const std::string& table, const std::string& base_name, 
 
 int run_runs(const RunsOptions& o) {
     check_output_not_input(o.output, "-o", {o.table, o.base});
-    const RunsCalibration c = calibrate_runs(o.table, o.base, o.folds_given ? o.folds : 0);
+    const RunsCalibration c = calibrate_runs(o.table, o.base, o.folds_given ? std::optional<int>(o.folds) : std::nullopt);
     const std::string& yaml = c.yaml;
     const std::string report = runs_report(o.table, c.base_name, c.fit, c.cv ? &*c.cv : nullptr,
                                            c.loso ? &*c.loso : nullptr, c.runs);

@@ -250,6 +250,10 @@ class Parity(unittest.TestCase):
         self.assertEqual(s["run_rescored_plans"], 20)
         self.assertGreater(s["run"]["wall_time_s"], 0)
         self.assertEqual(s["ranked_by"], "time-to-train")
+        # Folds given are checked as --folds is (0 is not "the default").
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.calibrate_runs(self.table, folds=0)
+        self.assertEqual(ctx.exception.key, "--folds")
         try:
             import pandas  # noqa: F401
         except ImportError:
