@@ -1,7 +1,9 @@
 // pybind11 bindings of lostflops_core for the Python package (python/lostflops):
-// each function takes plain strings and lists, calls the same library the CLI
-// calls (no subprocess) and returns the JSON text the CLI would print, which
-// the package turns into dicts. InputError becomes lostflops.LostflopsError, a
+// estimate, search, trace, import and export here, the other commands in
+// commands.cpp. Each function takes plain strings and lists, calls the same
+// library the CLI calls (no subprocess; search's listing policy is
+// search_listing.h, as for the CLI) and returns the JSON text the CLI would
+// print, which the package turns into dicts. InputError becomes lostflops.LostflopsError, a
 // ValueError subclass carrying file, key and message. Sources: pybind11 2.10
 // documentation, "Registering custom translators" (exceptions). Inputs are
 // checked as the command line checks them: the same size bounds for text
@@ -15,17 +17,21 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings.h"
 #include "lostflops/calibration.h"
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
+#include "interop/maxtext_export.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
 #include "lostflops/search.h"
+#include "lostflops/search_listing.h"
 #include "lostflops/search_report.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_merge.h"
@@ -38,7 +44,7 @@
 namespace py = pybind11;
 using namespace lostflops;
 
-namespace {
+namespace lostflops::pybind {
 
 // Text given in place of a file gets the file's size bound (spec/text_input.h):
 // a 2-million-element list as a dict took 1.15 GB.
@@ -65,12 +71,22 @@ SearchJob search_job_from(const std::optional<std::string>& job, bool is_text, c
     return load_search_job(*job, set);
 }
 
+Calibration calibration_from(const std::string& path) {
+    return path.empty() ? default_calibration() : load_calibration(path);
+}
+
 // The text of an import: read from `input` when it is a path (the same bounds
 // and checks as the command line), else `input` itself, bounded.
 std::pair<std::string, std::string> import_input(const std::string& input, bool is_path, const char* what) {
     if (is_path) return {read_text_file(input, kMaxJobBytes, what), input_name(input)};
     return {bounded_text(input, "<text>", kMaxJobBytes), "<text>"};
 }
+
+}  // namespace lostflops::pybind
+
+using namespace lostflops::pybind;
+
+namespace {
 
 ImportOptions import_options(int num_gpus) {
     if (num_gpus < 0 || num_gpus > bounds::kMaxGpus)
@@ -81,22 +97,22 @@ ImportOptions import_options(int num_gpus) {
     return o;
 }
 
-Calibration calibration_from(const std::string& path) {
-    return path.empty() ? default_calibration() : load_calibration(path);
-}
 
 // `lostflops estimate --format json`: the estimate and the job's warnings;
-// with `advice`, when the plan does not fit, the advice of `estimate --advice`
-// (without it none is computed: the verdict is in "memory").
+// advice "if_cheap" (the command line's default), "full" (--advice) or "none".
 std::string estimate_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
-                          const std::string& calibration, const std::string& schedule, bool advice) {
+                          const std::string& calibration, const std::string& schedule, const std::string& advice) {
     if (schedule != "closed" && schedule != "simulate")
         throw InputError("schedule", "", "expected closed or simulate, got '" + schedule + "'");
+    if (advice != "none" && advice != "if_cheap" && advice != "full")
+        throw InputError("advice", "", "expected False, 'if_cheap' or True, got '" + advice + "'");
     const Job j = job_from(job, is_text, set);
     const Calibration cal = calibration_from(calibration);
     py::gil_scoped_release release;
     const Estimate e = estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
-    const std::optional<AdviceSearch> mode = advice ? std::optional(AdviceSearch::full) : std::nullopt;
+    const std::optional<AdviceSearch> mode = advice == "none"   ? std::nullopt
+                                             : advice == "full" ? std::optional(AdviceSearch::full)
+                                                                : std::optional(AdviceSearch::if_cheap);
     return estimate_json(j, e, estimate_extras(j, e, cal, mode)).dump(2);
 }
 
@@ -108,10 +124,33 @@ RankBy rank_by(const std::string& by) {
     throw InputError("by", "", "expected throughput, time-to-train, cost or memory, got '" + by + "'");
 }
 
-// `lostflops search --format json --top N [--fix ...]`.
-std::string search_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
+// Ctrl-C: Python sees SIGINT only when the interpreter runs, so the progress
+// callback (on this thread, about ten times a second) takes the GIL and asks;
+// a pending KeyboardInterrupt stops the search and is raised after it.
+struct Interruptible {
+    std::atomic<bool> cancel{false};
+    bool interrupted = false;
+    void arm(SearchOptions& opts) {
+        opts.cancel = &cancel;
+        opts.progress = [this](double) {
+            py::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() != 0) {
+                interrupted = true;
+                cancel = true;
+            }
+        };
+    }
+};
+
+// `lostflops search --format json --top N [--fix ...] [--by B]
+// [--gpu-hour-price P] [--gpus LIST | --min-gpus]`, by the library's listing
+// policy (search_listing.h) as the command line.
+std::string search_text(const std::optional<std::string>& job, bool is_text, std::vector<std::string> set,
                         const std::vector<std::string>& fixes, const std::string& by, size_t top,
-                        const std::string& calibration) {
+                        const std::string& calibration, const std::vector<int>& gpus, bool min_gpus, double price) {
+    if (!(price >= 0 && price <= 1e6)) throw InputError("gpu_hour_price", "", "expected a price from 0 to 1e6");
+    // One price: it is the run's price too, as --gpu-hour-price.
+    if (price > 0) set.push_back(fmt::format("run.price_per_gpu_hour={}", price));
     const SearchJob sj = search_job_from(job, is_text, set);
     PlanFix fix = plan_fix_from(sj);
     for (const auto& f : fixes) add_plan_fix(fix, f, "--fix " + f);
@@ -119,33 +158,39 @@ std::string search_text(const std::optional<std::string>& job, bool is_text, con
     SearchOptions opts;
     opts.fix = fix;
     opts.by = rank_by(by);
-    SearchView view;
-    view.by = opts.by;
-    view.limit = top;
-    view.top = top == 0 ? 5 : std::min<size_t>(top, 5);
-    keep_for_listing(opts, top, view.other_shapes);  // top 0: every plan, streamed as the CLI's --top all
-    // Ctrl-C: Python sees SIGINT only when the interpreter runs, so the
-    // progress callback (on this thread, about ten times a second) takes the
-    // GIL and asks; a pending KeyboardInterrupt stops the search and is raised.
-    std::atomic<bool> cancel{false};
-    bool interrupted = false;
-    opts.cancel = &cancel;
-    opts.progress = [&](double) {
-        py::gil_scoped_acquire gil;
-        if (PyErr_CheckSignals() != 0) {
-            interrupted = true;
-            cancel = true;
-        }
-    };
+    Interruptible stop;
+    stop.arm(opts);
     std::string out;
+    if (!gpus.empty() || min_gpus) {
+        for (const int n : gpus)
+            if (n < 1 || n > bounds::kMaxGpus)
+                throw InputError("gpus", "", fmt::format("{}: expected a GPU count from 1 to 1000000", n));
+        const JobOnGpus job_on = [&](int n) {
+            std::vector<std::string> on = set;
+            on.push_back(fmt::format("cluster.num_gpus={}", n));
+            return search_job_from(job, is_text, on).job;
+        };
+        {
+            py::gil_scoped_release release;
+            const std::vector<SweepPoint> points =
+                min_gpus ? min_gpus_sweep(sj.job, job_on, cal, opts) : sweep_sizes(job_on, cal, opts, gpus);
+            out = sweep_json_text(points);
+        }
+        if (stop.interrupted) throw py::error_already_set();
+        return out;
+    }
+    ListingRequest req;
+    req.by = opts.by;
+    req.top = top;
+    req.format = ListingFormat::json;
     {
         py::gil_scoped_release release;
-        const SearchResult r = search_plans(sj.job, cal, opts);
-        if (!interrupted)
-            search_json(sj.job, cal, r, view, [&out](std::string_view s) { out.append(s); },
-                        top == 0 ? every_plan(sj.job, cal, opts, r) : PlanChunks{});
+        const Listing listing = search_listing(sj.job, cal, opts, req);
+        if (!stop.interrupted)
+            search_json(sj.job, cal, listing.result, listing.view, [&out](std::string_view s) { out.append(s); },
+                        listing_plans(sj.job, cal, listing));
     }
-    if (interrupted) throw py::error_already_set();
+    if (stop.interrupted) throw py::error_already_set();
     return out;
 }
 
@@ -212,28 +257,56 @@ PYBIND11_MODULE(_lostflops, m) {
     m.def("estimate", &estimate_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("calibration"),
           py::arg("schedule"), py::arg("advice"));
     m.def("search", &search_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("fix"), py::arg("by"),
-          py::arg("top"), py::arg("calibration"));
+          py::arg("top"), py::arg("calibration"), py::arg("gpus"), py::arg("min_gpus"), py::arg("price"));
     m.def("trace", &trace_text, py::arg("paths"), py::arg("hta_compatible"));
     m.def("trace_summary", &trace_summary_text, py::arg("path"), py::arg("hta_compatible"));
     m.def("merge_summaries", &merge_summaries_text, py::arg("texts"), py::arg("sources"));
-    m.def("import_megatron", [](const std::string& input, bool is_path, int num_gpus) {
-        const ImportOptions o = import_options(num_gpus);
-        const auto [text, source] = import_input(input, is_path, "Megatron launch script");
-        const ImportResult r = import_megatron(text, source, o);
-        return py::make_tuple(r.job_yaml, notes_list(r.notes));
-    });
-    m.def("import_torchtitan", [](const std::string& input, bool is_path, int num_gpus) {
-        const ImportOptions o = import_options(num_gpus);
-        const auto [text, source] = import_input(input, is_path, "torchtitan config");
-        const ImportResult r = import_torchtitan(text, source, o);
+    m.def("import_", [](const std::string& kind, const std::string& input, bool is_path, int num_gpus,
+                       const std::string& tpu, int slices, const std::vector<std::string>& set) {
+        ImportOptions o = import_options(num_gpus);
+        if (kind == "maxtext") {
+            if (slices < 0 || slices > 65536)
+                throw InputError("slices", "", fmt::format("{}: expected 0 (the config says) to 65536", slices));
+            o.tpu = tpu;
+            o.slices = slices;
+            o.overrides = set;
+        }
+        const char* what = kind == "megatron" ? "Megatron launch script"
+                           : kind == "torchtitan" ? "torchtitan config"
+                                                  : "MaxText config";
+        const auto [text, source] = import_input(input, is_path, what);
+        if (is_path) o.script_path = input;  // $0 and the folder `source` reads from, as the command line
+        const ImportResult r = kind == "megatron"     ? import_megatron(text, source, o)
+                               : kind == "torchtitan" ? import_torchtitan(text, source, o)
+                               : kind == "maxtext"
+                                   ? import_maxtext(text, source, o)
+                                   : throw InputError("kind", "", "expected megatron, torchtitan or maxtext, got '" +
+                                                                      kind + "'");
         return py::make_tuple(r.job_yaml, notes_list(r.notes));
     });
     m.def("export", [](const std::string& framework, const std::optional<std::string>& job, bool is_text,
-                       const std::vector<std::string>& set) {
-        const Job j = job_from(job, is_text, set);
-        if (framework != "megatron" && framework != "torchtitan")
-            throw InputError("framework", "", "expected megatron or torchtitan, got '" + framework + "'");
-        const ExportResult r = framework == "megatron" ? export_megatron(j) : export_torchtitan(j);
+                       const std::vector<std::string>& set, bool best, const std::string& calibration) {
+        ExportResult (*run)(const Job&) = framework == "megatron"     ? export_megatron
+                                          : framework == "torchtitan" ? export_torchtitan
+                                          : framework == "maxtext"    ? export_maxtext
+                                                                      : nullptr;
+        if (run == nullptr)
+            throw InputError("framework", "", "expected megatron, torchtitan or maxtext, got '" + framework + "'");
+        if (!best) {
+            const ExportResult r = run(job_from(job, is_text, set));
+            return py::make_tuple(r.text, notes_list(r.notes));
+        }
+        // --best: torchtitan searches the plans torchtitan launches; the others the job's own stack.
+        const std::optional<LaunchStack> target =
+            framework == "torchtitan" ? std::optional(LaunchStack::torchtitan) : std::nullopt;
+        const SearchJob sj = search_job_from(job, is_text, set);
+        const Calibration cal = calibration_from(calibration);
+        const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
+        const ExportResult r = [&] {
+            py::gil_scoped_release release;
+            return run(best_launchable_plan(sj, cal, target, source));
+        }();
         return py::make_tuple(r.text, notes_list(r.notes));
     });
+    add_command_bindings(m);
 }

@@ -26,15 +26,30 @@ __all__ = [
     "LostflopsError",
     "estimate",
     "search",
+    "explain",
+    "report",
+    "goodput",
+    "validate",
+    "catalog",
     "trace",
     "trace_summaries",
     "merge_summaries",
+    "trace_merge",
+    "trace_diff",
+    "trace_synth",
+    "calibrate_nccl",
+    "calibrate_runs",
+    "calibrate_components",
+    "calibrate_residuals",
     "import_megatron",
     "import_torchtitan",
+    "import_maxtext",
     "export_megatron",
     "export_torchtitan",
+    "export_maxtext",
     "breakdown_frame",
     "ranking_frame",
+    "COMMANDS",
 ]
 
 Job = Union[None, str, "os.PathLike[str]", Dict[str, Any]]
@@ -69,37 +84,101 @@ def _strings(name: str, values: Optional[Iterable[str]]) -> List[str]:
 
 
 def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
-             schedule: str = "closed", advice: bool = False) -> Dict[str, Any]:
+             schedule: str = "closed", advice: Union[bool, str] = "if_cheap") -> Dict[str, Any]:
     """Estimate one job: the dict ``lostflops estimate --format json`` prints.
 
     job: path, dict, YAML/JSON text, or None (the built-in default job).
     set: overrides ``["section.key=value", ...]`` as ``--set``.
     calibration: a calibration profile path (default: the built-in one).
     schedule: ``"closed"`` (default) or ``"simulate"``.
-    advice: when the plan does not fit, add the advice of ``estimate --advice``
-    (the changes that would make it fit, the nearest fitting plan and the
-    fewest GPUs: a search of every plan, up to a second on large jobs). False
-    (the default): no advice is computed; ``memory["fits"]`` and
-    ``memory["verdict"]`` still say whether and why it does not fit.
+    advice: when the plan does not fit, the changes that would make it fit.
+    ``"if_cheap"`` (the default, as ``lostflops estimate``): its searches of
+    the nearest fitting plan and the fewest GPUs only when provably cheap;
+    True (``estimate --advice``): those searches to the end (a search of
+    every plan, up to a second on large jobs); False: no advice at all
+    (``memory["fits"]`` and ``memory["verdict"]`` still say whether and why).
+    With ``training.train_tokens`` the dict has the whole run under ``"run"``.
     """
     text, is_text = _job_arg(job)
-    return json.loads(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule,
-                                          bool(advice)))
+    mode = {False: "none", True: "full", "if_cheap": "if_cheap"}.get(advice) if isinstance(advice, (bool, str)) else None
+    if mode is None:
+        raise ValueError("advice: expected False, 'if_cheap' or True, got %r" % (advice,))
+    return json.loads(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule, mode))
 
 
 def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[Sequence[str]] = None,
-           by: str = "throughput", top: int = 10, calibration: Optional[str] = None) -> Dict[str, Any]:
+           by: str = "throughput", top: int = 5, calibration: Optional[str] = None,
+           gpus: Optional[Sequence[int]] = None, min_gpus: bool = False,
+           gpu_hour_price: Optional[float] = None) -> Dict[str, Any]:
     """Search every parallel plan of a job: the dict of
-    ``lostflops search --format json --top TOP`` (``top=0``: every evaluated plan).
+    ``lostflops search --format json --top TOP`` (``top=0``: every evaluated
+    plan, as ``--top all``; default 5 as the command line).
 
     Keys under the job's ``parallel:`` are fixed, as are ``fix`` (``["tp=8", "zero=1"]``);
-    by: ``throughput``, ``time-to-train``, ``cost`` or ``memory``.
+    by: ``throughput``, ``time-to-train``, ``cost`` or ``memory``. With
+    ``time-to-train`` or ``cost`` and ``training.train_tokens`` the first
+    plans are re-ranked by the whole run (``run_rescored_plans``, ``run``).
+    gpu_hour_price: ``--gpu-hour-price`` (the run's price too).
+    gpus: ``--gpus`` sizes (a list of GPU counts); min_gpus: ``--min-gpus``;
+    either gives the sweep's dict ``{"schema_version", "sweep": [...]}``.
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise ValueError("top: expected a count >= 0, got %r" % (top,))
+    sizes = [] if gpus is None else [int(n) for n in gpus]
+    if gpus is not None and not sizes:
+        raise ValueError("gpus: expected a non-empty list of GPU counts")
+    if sizes and min_gpus:
+        raise ValueError("gpus and min_gpus: give one (the command line's --gpus and --min-gpus exclude each other)")
     text, is_text = _job_arg(job)
     return json.loads(_lostflops.search(text, is_text, _strings("set", set), _strings("fix", fix), by, top,
-                                        calibration or ""))
+                                        calibration or "", sizes, bool(min_gpus), float(gpu_hour_price or 0)))
+
+
+def _job_file(job: Job) -> Optional[str]:
+    """A path for commands that re-load the job per lever (explain, report):
+    a path as it is, None for the built-in job; a dict or text is refused."""
+    text, is_text = _job_arg(job)
+    if is_text:
+        raise TypeError("explain and report re-load the job for each lever: give a path or None, not a dict or text")
+    return text
+
+
+def explain(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None) -> Dict[str, Any]:
+    """The MFU waterfall and the three biggest levers: ``lostflops explain --format json``."""
+    return json.loads(_lostflops.explain(_job_file(job), _strings("set", set), calibration or ""))
+
+
+def report(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
+           gpus: Optional[Sequence[int]] = None) -> str:
+    """The self-contained HTML report ``lostflops report -o FILE`` writes, as text
+    (gpus: ``--gpus``, the scaling curve's GPU counts)."""
+    return _lostflops.report(_job_file(job), _strings("set", set), calibration or "", [int(n) for n in gpus or []])
+
+
+def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
+            simulate: int = 0, seed: int = 0) -> Dict[str, Any]:
+    """The whole run (failures, checkpoints, restarts, data stalls, time to
+    train, GPU-hours, cost, energy): ``lostflops goodput --format json
+    [--simulate N --seed S]``. Needs ``training.train_tokens``."""
+    if isinstance(simulate, bool) or not isinstance(simulate, int):
+        raise TypeError("simulate: expected an int, got %s" % type(simulate).__name__)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
+        raise ValueError("seed: expected an integer from 0 to 2^64 - 1, got %r" % (seed,))
+    text, is_text = _job_arg(job)
+    return json.loads(_lostflops.goodput(text, is_text, _strings("set", set), calibration or "", simulate, seed))
+
+
+def validate(table: Union[str, "os.PathLike[str]"], calibration: Optional[str] = None,
+             fit_on: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """Published vs predicted runs, in sample and leave-one-source-out:
+    ``lostflops validate TABLE --format json [--fit-on T]...``."""
+    return json.loads(_lostflops.validate(os.fspath(table), calibration or "", _strings("fit_on", fit_on)))
+
+
+def catalog(kind: str) -> Dict[str, Any]:
+    """What a built-in catalog holds: ``lostflops list KIND --format json``;
+    kind: ``gpus``, ``models``, ``clusters`` or ``frameworks``."""
+    return json.loads(_lostflops.catalog(kind))
 
 
 def trace(path: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
@@ -161,6 +240,72 @@ def merge_summaries(summaries: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
     return json.loads(_lostflops.merge_summaries(texts, ["summary %d" % i for i in range(len(texts))]))
 
 
+def trace_merge(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+                gpus_per_node: int = 0) -> Dict[str, Any]:
+    """``lostflops trace merge --format json SUMMARIES...``: summary files
+    (``--summary-out``) or directories of them, read one at a time."""
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    return json.loads(_lostflops.trace_merge([os.fspath(p) for p in items], gpus_per_node))
+
+
+def trace_diff(a: Union[str, "os.PathLike[str]"], b: Union[str, "os.PathLike[str]"], hta_compatible: bool = False,
+               threshold_pct: float = 5.0) -> Dict[str, Any]:
+    """Two traces compared kernel by kernel: ``lostflops trace diff A B --format json``."""
+    return json.loads(_lostflops.trace_diff(os.fspath(a), os.fspath(b), bool(hta_compatible), float(threshold_pct)))
+
+
+def trace_synth(directory: Union[str, "os.PathLike[str]"], ranks: int = 8, gpus_per_node: int = 8, tp: int = 1,
+                steps: int = 3, first_step: int = 10, layers: int = 4, slow_rank: int = -1,
+                slow_rank_factor: float = 1.5, slow_node: int = -1, slow_node_factor: float = 1.25,
+                jitter_pct: float = 0.0, seed: int = 1, rank: Optional[Sequence[int]] = None) -> List[str]:
+    """``lostflops trace synth DIR``: Kineto-shaped traces of a made-up job
+    with known answers, one file per rank (``rank`` : these ranks only);
+    returns the paths written."""
+    texts = _lostflops.trace_synth(ranks, gpus_per_node, tp, steps, first_step, layers, slow_rank, slow_rank_factor,
+                                   slow_node, slow_node_factor, float(jitter_pct), seed, list(rank or []))
+    d = os.fspath(directory)
+    os.makedirs(d, exist_ok=True)
+    written = list(rank) if rank else list(range(ranks))
+    out = []
+    for r, text in zip(written, texts):
+        path = os.path.join(d, _lostflops.synth_file_name(r))
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        out.append(path)
+    return out
+
+
+def calibrate_nccl(files: Sequence[Union[str, "os.PathLike[str]"]], base: Optional[str] = None,
+                   scope: Optional[str] = None, op: Optional[str] = None, ranks: int = 0) -> str:
+    """The profile (YAML) ``lostflops calibrate nccl FILE... [--base B]`` writes:
+    nccl-tests outputs as bus-bandwidth curves in the base profile."""
+    items = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    return _lostflops.calibrate_nccl([os.fspath(f) for f in items], base or "", scope or "", op or "", ranks)
+
+
+def calibrate_runs(table: Union[str, "os.PathLike[str]"], base: Optional[str] = None,
+                   folds: Optional[int] = None) -> str:
+    """The profile (YAML) ``lostflops calibrate runs TABLE [--base B] [--folds K]``
+    writes: its fitted factors fitted to the measured runs (folds None: the
+    default, min(5, runs); given: 2 to the number of runs)."""
+    return _lostflops.calibrate_runs(os.fspath(table), base or "", folds)
+
+
+def calibrate_components(measured: Optional[Sequence[str]] = None, gpus: Optional[Sequence[str]] = None,
+                         base: Optional[str] = None) -> str:
+    """The profile (YAML) ``lostflops calibrate components [--measured DIR [--gpu G]]...``
+    writes: the device families fitted to the component tables."""
+    return _lostflops.calibrate_components(_strings("measured", measured), _strings("gpus", gpus), base or "")
+
+
+def calibrate_residuals(tables: Sequence[Union[str, "os.PathLike[str]"]], calibration: Optional[str] = None,
+                        fit_on: Optional[Sequence[str]] = None) -> str:
+    """The residual table (CSV) ``lostflops calibrate residuals TABLE...`` writes."""
+    items = [tables] if isinstance(tables, (str, os.PathLike)) else list(tables)
+    return _lostflops.calibrate_residuals([os.fspath(t) for t in items], calibration or "",
+                                          _strings("fit_on", fit_on))
+
+
 def _import_arg(text_or_path: Union[str, "os.PathLike[str]"]) -> Tuple[str, bool]:
     """(text or path, is_path). A path-like object is a path; a string is the
     text itself when it has a line break, whitespace, '=' or starts with '-',
@@ -193,22 +338,74 @@ def import_megatron(text_or_path: Union[str, "os.PathLike[str]"], num_gpus: int 
     "setting", "message"}``. The job's ``cluster:`` needs completing, e.g.
     ``estimate(yaml, set=["cluster.preset=dgx-h100"])``."""
     text, is_path = _import_arg(text_or_path)
-    return _lostflops.import_megatron(text, is_path, _num_gpus(num_gpus))
+    return _lostflops.import_("megatron", text, is_path, _num_gpus(num_gpus), "", 0, [])
 
 
 def import_torchtitan(text_or_path: Union[str, "os.PathLike[str]"], num_gpus: int = 0) -> Tuple[str, List[Dict[str, str]]]:
     """torchtitan job config (TOML text or a file) -> (job YAML, notes); see import_megatron."""
     text, is_path = _import_arg(text_or_path)
-    return _lostflops.import_torchtitan(text, is_path, _num_gpus(num_gpus))
+    return _lostflops.import_("torchtitan", text, is_path, _num_gpus(num_gpus), "", 0, [])
 
 
-def export_megatron(job: Job = None, set: Optional[Sequence[str]] = None) -> str:
-    """The job's plan as a Megatron-LM launch command (``lostflops export megatron``)."""
+def import_maxtext(text_or_path: Union[str, "os.PathLike[str]"], tpu: str, slices: int = 0,
+                   set: Optional[Sequence[str]] = None) -> Tuple[str, List[Dict[str, str]]]:
+    """MaxText config (YAML text or a file) on a TPU slice type (``"v5p-128"``)
+    -> (job YAML, notes): ``lostflops import maxtext FILE --tpu T [--slices N]
+    [--set KEY=VALUE]...``; see import_megatron."""
+    text, is_path = _import_arg(text_or_path)
+    return _lostflops.import_("maxtext", text, is_path, 0, tpu, _num_gpus(slices), _strings("set", set))
+
+
+def _export(framework: str, job: Job, set: Optional[Sequence[str]], best: bool, calibration: Optional[str]) -> str:
     text, is_text = _job_arg(job)
-    return _lostflops.export("megatron", text, is_text, _strings("set", set))[0]
+    return _lostflops.export(framework, text, is_text, _strings("set", set), bool(best), calibration or "")[0]
 
 
-def export_torchtitan(job: Job = None, set: Optional[Sequence[str]] = None) -> str:
-    """The job's plan as a torchtitan TOML job config (``lostflops export torchtitan``)."""
-    text, is_text = _job_arg(job)
-    return _lostflops.export("torchtitan", text, is_text, _strings("set", set))[0]
+def export_megatron(job: Job = None, set: Optional[Sequence[str]] = None, best: bool = False,
+                    calibration: Optional[str] = None) -> str:
+    """The job's plan as a Megatron-LM launch command (``lostflops export megatron [--best]``;
+    best: the search's best plan the job's Megatron stack launches)."""
+    return _export("megatron", job, set, best, calibration)
+
+
+def export_torchtitan(job: Job = None, set: Optional[Sequence[str]] = None, best: bool = False,
+                      calibration: Optional[str] = None) -> str:
+    """The job's plan as a torchtitan TOML job config (``lostflops export torchtitan [--best]``)."""
+    return _export("torchtitan", job, set, best, calibration)
+
+
+def export_maxtext(job: Job = None, set: Optional[Sequence[str]] = None, best: bool = False,
+                   calibration: Optional[str] = None) -> str:
+    """The job's plan as MaxText config keys (``lostflops export maxtext [--best]``)."""
+    return _export("maxtext", job, set, best, calibration)
+
+
+# Every command of the command line (its leaf subcommands, as `lostflops
+# --help` lists them) and the function of this module that mirrors it;
+# tests/python/test_parity.py holds the two to the same answer.
+COMMANDS: Dict[str, str] = {
+    "estimate": "estimate",
+    "search": "search",
+    "explain": "explain",
+    "report": "report",
+    "goodput": "goodput",
+    "validate": "validate",
+    "list gpus": "catalog",
+    "list models": "catalog",
+    "list clusters": "catalog",
+    "list frameworks": "catalog",
+    "trace": "trace",
+    "trace merge": "trace_merge",
+    "trace diff": "trace_diff",
+    "trace synth": "trace_synth",
+    "calibrate nccl": "calibrate_nccl",
+    "calibrate runs": "calibrate_runs",
+    "calibrate components": "calibrate_components",
+    "calibrate residuals": "calibrate_residuals",
+    "import megatron": "import_megatron",
+    "import torchtitan": "import_torchtitan",
+    "import maxtext": "import_maxtext",
+    "export megatron": "export_megatron",
+    "export torchtitan": "export_torchtitan",
+    "export maxtext": "export_maxtext",
+}

@@ -26,7 +26,16 @@ def breakdown_frame(estimates: Iterable[Dict[str, Any]]):
     return pd.DataFrame(rows)
 
 
+def _flat(row: Dict[str, Any]) -> Dict[str, Any]:
+    """A plan with its ``parallel`` settings as columns of their own (tp, pp, zero, ...)."""
+    out = {k: v for k, v in row.items() if k != "parallel"}
+    for k, v in (row.get("parallel") or {}).items():
+        out[k] = v
+    return out
+
+
 def ranking_frame(search_result: Dict[str, Any]):
-    """The ranked plans of a ``lostflops.search`` result, one row per plan."""
+    """The ranked plans of a ``lostflops.search`` result, one row per plan, the
+    plan's ``parallel`` settings flattened into columns (``tp``, ``pp``, ...)."""
     pd = _pandas()
-    return pd.DataFrame(search_result.get("plans", []))
+    return pd.DataFrame([_flat(p) for p in search_result.get("plans", [])])

@@ -16,13 +16,12 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <optional>
-#include <set>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "lostflops/calibrate_runs.h"
+#include "lostflops/command_reports.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_tests.h"
 #include "lostflops/validate.h"
@@ -81,22 +80,10 @@ int run_nccl(const NcclOptions& o) {
     if (!o.op.empty()) parse_opt.op = collective_from_string(o.op);
     if (!o.scope.empty()) parse_opt.scope = link_scope_from_string(o.scope);
     if (o.ranks > 0) parse_opt.ranks = o.ranks;
-    std::vector<NcclTestsRun> runs;
-    std::vector<std::string> warnings;
-    for (const auto& f : o.files) {
-        NcclTestsResult r = read_nccl_tests(f, parse_opt);
-        warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
-        for (auto& run : r.runs) runs.push_back(std::move(run));
-    }
-    const std::vector<BusBwCurve> curves = curves_from_runs(runs, warnings);
-    Calibration cal = o.base.empty() ? default_calibration() : load_calibration(o.base);
-    merge_curves(cal, curves);
-    std::string sources;
-    for (const auto& f : o.files) sources += (sources.empty() ? "" : ", ") + f;
-    cal.source = (o.base.empty() ? std::string("defaults") : o.base) + " + nccl-tests " + sources;
-    const std::string yaml = calibration_to_yaml(cal);
-
-    for (const auto& w : warnings) fmt::print(stderr, "lostflops: warning: {}\n", w);
+    const NcclCalibration c = calibrate_nccl(o.files, parse_opt, o.base);
+    const std::string& yaml = c.yaml;
+    const std::vector<BusBwCurve>& curves = c.curves;
+    for (const auto& w : c.warnings) fmt::print(stderr, "lostflops: warning: {}\n", w);
     if (o.output.empty()) {
         std::fwrite(yaml.data(), 1, yaml.size(), stdout);
         print_summary(stderr, curves);
@@ -104,7 +91,7 @@ int run_nccl(const NcclOptions& o) {
     }
     write_profile(o.output, yaml);
     print_summary(stdout, curves);
-    fmt::print("wrote {} ({} curve(s); use it with --calibration {})\n", o.output, cal.nccl.size(), o.output);
+    fmt::print("wrote {} ({} curve(s); use it with --calibration {})\n", o.output, c.profile_curves, o.output);
     return 0;
 }
 
@@ -115,8 +102,6 @@ struct RunsOptions {
     int folds = 5;
     bool folds_given = false;
 };
-
-constexpr int kDefaultFolds = 5;
 
 std::string runs_report(const std::string& table, const std::string& base_name, const FitResult& fit,
                         const CrossValidation* cv, const LeaveOneSourceOut* loso,
@@ -182,29 +167,10 @@ std::string runs_report(const std::string& table, const std::string& base_name, 
 
 int run_runs(const RunsOptions& o) {
     check_output_not_input(o.output, "-o", {o.table, o.base});
-    const std::vector<MeasuredRun> runs = load_run_table(o.table);
-    const Calibration base = o.base.empty() ? default_calibration() : load_calibration(o.base);
-    int folds = o.folds;
-    if (o.folds_given) {
-        if (folds < 2 || static_cast<std::size_t>(folds) > runs.size())
-            throw InputError(o.table, "--folds",
-                             fmt::format("{} folds given; expected 2 to {} (the number of runs in the table)", folds,
-                                         runs.size()));
-    } else {
-        folds = static_cast<int>(std::min<std::size_t>(kDefaultFolds, runs.size()));
-    }
-    FitResult fit = fit_runs(runs, base);
-    CrossValidation cv;
-    if (folds >= 2) cv = cross_validate(runs, base, folds);
-    std::set<std::string> families;
-    for (const auto& r : runs) families.insert(source_family(r.name));
-    std::optional<LeaveOneSourceOut> loso;
-    if (families.size() >= 2) loso = leave_one_source_out(runs, runs, base);
-    const std::string base_name = o.base.empty() ? std::string("defaults") : o.base;
-    fit.calibration.source = base_name + ", fitted factors by calibrate runs on " + o.table;
-    const std::string yaml = calibration_to_yaml(fit.calibration);
-    const std::string report =
-        runs_report(o.table, base_name, fit, folds >= 2 ? &cv : nullptr, loso ? &*loso : nullptr, runs);
+    const RunsCalibration c = calibrate_runs(o.table, o.base, o.folds_given ? std::optional<int>(o.folds) : std::nullopt);
+    const std::string& yaml = c.yaml;
+    const std::string report = runs_report(o.table, c.base_name, c.fit, c.cv ? &*c.cv : nullptr,
+                                           c.loso ? &*c.loso : nullptr, c.runs);
     if (o.output.empty()) {
         std::fwrite(yaml.data(), 1, yaml.size(), stdout);
         std::fwrite(report.data(), 1, report.size(), stderr);

@@ -12,9 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "calibrate/component_tables.h"
 #include "cli/commands.h"
-#include "lostflops/calibrate_components.h"
+#include "lostflops/command_reports.h"
 #include "lostflops/error.h"
 
 namespace lostflops::cli {
@@ -59,16 +58,9 @@ std::string report(const ComponentFit& fit) {
 }
 
 int run_components(const ComponentsOptions& o) {
-    if (!o.gpus.empty() && o.gpus.size() != o.measured.size())
-        throw InputError("--gpu", "", "give one --gpu per --measured folder, or none (folders named after catalog GPUs)");
-    calib::ComponentTables tables = calib::builtin_component_tables();
-    for (std::size_t i = 0; i < o.measured.size(); ++i)
-        tables = calib::merge_tables(tables, calib::read_measured_tables(o.measured[i], o.gpus.empty() ? "" : o.gpus[i]));
-    const Calibration base = o.base.empty() ? default_calibration() : load_calibration(o.base);
-    ComponentFit fit = fit_components(tables, base);
-    fit.calibration.source = (o.base.empty() ? std::string("defaults") : o.base) + ", device families by calibrate components";
-    const std::string yaml = calibration_to_yaml(fit.calibration);
-    const std::string text = report(fit);
+    const ComponentsCalibration c = calibrate_components(o.measured, o.gpus, o.base);
+    const std::string& yaml = c.yaml;
+    const std::string text = report(c.fit);
     if (o.output.empty()) {
         std::fwrite(yaml.data(), 1, yaml.size(), stdout);
         std::fwrite(text.data(), 1, text.size(), stderr);

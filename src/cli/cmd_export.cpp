@@ -11,7 +11,7 @@
 #include "interop/maxtext_export.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
-#include "lostflops/search.h"
+#include "lostflops/search_listing.h"
 
 namespace lostflops::cli {
 
@@ -32,19 +32,8 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target) {
     if (!a.best) return check_model_keys(a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides));
     const SearchJob sj = a.job_path.empty() ? default_search_job(a.overrides) : load_search_job(a.job_path, a.overrides);
     check_model_keys(sj.job);
-    const Calibration cal = load_calibration_for(a.calibration_path);
-    SearchOptions o;
-    o.fix = plan_fix_from(sj);
-    if (target) o.fix.launch = *target;
-    o.sort_top = 1;
-    o.keep_best = 1;
-    o.shape_ranks = 0;
-    const SearchResult r = search_plans(sj.job, cal, o);
-    if (r.ranked.empty())
-        throw InputError(a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path, "parallel",
-                         std::string("no plan that ") + to_string(*o.fix.launch) +
-                             " can launch fits in GPU memory (lostflops search says why)");
-    return job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
+    return best_launchable_plan(sj, load_calibration_for(a.calibration_path), target,
+                                a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path);
 }
 
 // target: the stack --best searches for; none: the job's own (training.framework).

@@ -13,10 +13,9 @@
 #include "cli/commands.h"
 #include "cli/error_report.h"
 #include "lostflops/error.h"
-#include "lostflops/estimate.h"
+#include "lostflops/command_reports.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
-#include "lostflops/run_report.h"
 
 namespace lostflops::cli {
 
@@ -55,34 +54,15 @@ void add_goodput_command(CLI::App& app, int& exit_code) {
         if (seed->count() > 0 && a->samples == 0)
             throw InputError("--seed", "", "seeds the Monte Carlo: give --simulate N too (N runs)");
         const Job job = load_job_for(a->job);
-        if (job.training.train_tokens <= 0)
-            throw InputError(job.source, "training.train_tokens",
-                             "missing; goodput costs a whole run of that many tokens "
-                             "(e.g. --set training.train_tokens=15e12)");
         const Calibration cal = load_calibration_for(a->job.calibration_path);
-        const Estimate e = estimate(job, cal);
+        const Goodput g = goodput(job, cal, a->samples, a->seed);
         for (const auto& w : job_warnings(job))
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
-        if (!e.memory.fits)
+        if (!g.estimate.memory.fits)
             std::fprintf(stderr, "lostflops: warning: the plan does not fit in GPU memory (lostflops estimate says why)\n");
-        const RunCost run = run_cost(job, e);
-        std::optional<RunSimulation> sim;
-        if (a->samples > 0) sim = simulate_run(run.inputs, run.inputs.checkpoint_interval_s, a->samples, a->seed);
-        if (a->job.format == Format::json) {
-            nlohmann::json j = run_json(run, sim);
-            j["schema_version"] = kJsonSchemaVersion;
-            j["job"] = job_json(job);
-            j["step_time_s"] = e.step_time_s;
-            j["mfu"] = e.mfu;
-            j["fits"] = e.memory.fits;
-            std::printf("%s\n", j.dump(2).c_str());
-        } else {
-            std::printf("job        %s  (%s)\n", job.name.c_str(), job.source.c_str());
-            std::printf("step       %.4f s, MFU %.1f %%, %d GPUs, %.4g tokens\n\n", e.step_time_s, 100 * e.mfu,
-                        job.cluster.num_gpus, job.training.train_tokens);
-            std::printf("%s", run_table(run, sim).c_str());
-        }
-        exit_code = static_cast<int>(e.memory.fits ? ExitCode::ok : ExitCode::does_not_fit);
+        if (a->job.format == Format::json) std::printf("%s\n", goodput_json(job, g).c_str());
+        else std::printf("%s", goodput_table(job, g).c_str());
+        exit_code = static_cast<int>(g.estimate.memory.fits ? ExitCode::ok : ExitCode::does_not_fit);
     });
 }
 

@@ -2,13 +2,14 @@
 // and ranked (include/lostflops/search.h); --gpus sweeps the cluster size,
 // --min-gpus finds the fewest GPUs that fit, --compare places a given plan;
 // --by time-to-train | cost with train_tokens re-ranks the first plans by the
-// whole run (report/search_run.cpp).
+// whole run (report/search_run.cpp). What a listing keeps, sorts, streams and
+// re-scores, and the sweeps, are the library's (lostflops/search_listing.h),
+// shared with the Python module; this file reads options and prints.
 // Exit 0 when at least one plan fits, 1 when none does.
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
-#include <limits>
 #include <optional>
 #include <cstdio>
 
@@ -20,6 +21,7 @@
 #include "lostflops/error.h"
 #include "lostflops/job.h"
 #include "lostflops/search.h"
+#include "lostflops/search_listing.h"
 #include "lostflops/search_report.h"
 
 namespace lostflops::cli {
@@ -53,18 +55,9 @@ RankBy rank_by(const std::string& s) {
     return RankBy::throughput;
 }
 
-SweepPoint sweep_point(const SearchArgs& a, const Calibration& cal, const SearchOptions& base, int gpus) {
-    SweepPoint pt;
-    pt.num_gpus = gpus;
-    const SearchJob sj = load_for(a, {fmt::format("cluster.num_gpus={}", gpus)});
-    SearchOptions o = base;
-    o.sort_top = 1;
-    o.keep_best = 1;  // the best plan alone
-    o.shape_ranks = 0;
-    const SearchResult r = search_plans(sj.job, cal, o);
-    pt.counts = r.counts;
-    if (!r.ranked.empty()) pt.best = plan_score(sj.job, r, r.ranked.front());
-    return pt;
+// The job on n GPUs, as the sweeps load it.
+JobOnGpus job_on(const SearchArgs& a) {
+    return [&a](int n) { return load_for(a, {fmt::format("cluster.num_gpus={}", n)}).job; };
 }
 
 void write_stdout(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -144,24 +137,24 @@ void add_search_command(CLI::App& app, int& exit_code) {
                                  "--fix micro_batch_size=N keeps it\n");
         const Calibration cal = load_calibration_for(a->calibration_path);
         const bool table = a->format == "table";
-        SearchView view;
-        view.by = rank_by(a->by);
-        view.gpu_hour_price = sj.job.run.price_per_gpu_hour;
+        ListingRequest req;  // the listing's policy is the library's (lostflops/search_listing.h)
+        req.by = rank_by(a->by);
+        req.format = table ? ListingFormat::table : a->format == "json" ? ListingFormat::json : ListingFormat::csv;
         if (a->top == "all") {
-            view.top = 0;
+            req.top = 0;
         } else if (!a->top.empty()) {
             try {
                 size_t used = 0;
                 const long n = std::stol(a->top, &used);
                 if (used != a->top.size() || n < 1) throw std::invalid_argument("top");
-                view.top = static_cast<size_t>(n);
+                req.top = static_cast<size_t>(n);
             } catch (const std::exception&) {
                 throw InputError("--top", "", fmt::format("'{}': expected a positive count or all", a->top));
             }
         }
         SearchOptions opts;
         opts.fix = fix;
-        opts.by = view.by;
+        opts.by = req.by;
         opts.threads = a->threads;
         g_interrupted = false;
         opts.cancel = &g_interrupted;
@@ -181,33 +174,24 @@ void add_search_command(CLI::App& app, int& exit_code) {
         if (!a->gpus.empty() || a->min_gpus) {
             std::vector<SweepPoint> points;
             if (a->min_gpus) {
-                // Node counts upward from one node (or the job's GPUs when fewer).
-                const int gpn = sj.job.cluster.gpus_per_node;
-                for (int n = std::min(gpn, sj.job.cluster.num_gpus); n <= 1'000'000 && !g_interrupted; n += gpn) {
-                    SweepPoint pt = sweep_point(*a, cal, opts, n);
-                    if (!pt.best) continue;
-                    points.push_back(std::move(pt));
-                    break;
-                }
+                points = min_gpus_sweep(sj.job, job_on(*a), cal, opts);
             } else {
                 const std::vector<int> sizes = gpu_list(a->gpus);
-                for (size_t i = 0; i < sizes.size() && !g_interrupted; ++i) {
-                    // The progress line names the size it is at.
-                    SearchOptions at = opts;
-                    if (tty)
-                        at.progress = [start, n = sizes[i], i, count = sizes.size()](double share) {
-                            if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-                            std::fprintf(stderr, "\rsearch: %d GPUs (size %zu of %zu): %3.0f%% of layouts", n, i + 1,
-                                         count, 100 * share);
-                            std::fflush(stderr);
-                        };
-                    points.push_back(sweep_point(*a, cal, at, sizes[i]));
-                }
+                // The progress line names the size it is at.
+                size_t at = 0;
+                if (tty)
+                    opts.progress = [start, &at, &sizes](double share) {
+                        if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+                        std::fprintf(stderr, "\rsearch: %d GPUs (size %zu of %zu): %3.0f%% of layouts", sizes[at],
+                                     at + 1, sizes.size(), 100 * share);
+                        std::fflush(stderr);
+                    };
+                points = sweep_sizes(job_on(*a), cal, opts, sizes, [&at](size_t i) { at = i; });
             }
             done_progress();
             std::signal(SIGINT, previous);
             if (a->format == "table") std::printf("%s", sweep_table(points).c_str());
-            else std::printf("%s\n", nlohmann::json{{"schema_version", 1}, {"sweep", sweep_json(points)}}.dump(2).c_str());
+            else std::printf("%s\n", sweep_json_text(points).c_str());
             bool any = false;
             for (const auto& p : points) any |= p.best.has_value();
             exit_code = static_cast<int>(any ? ExitCode::ok : ExitCode::does_not_fit);
@@ -218,36 +202,18 @@ void add_search_command(CLI::App& app, int& exit_code) {
             compare = PlanFix{};
             add_plan_fix(*compare, a->compare, "--compare " + a->compare);
         }
-        // Every format lists the first --top plans (default 5; JSON details
-        // in "top" for at most 5) and the other shapes' ranks, so the search
-        // need not keep every plan (SearchOptions::keep_best). --top all: a
-        // table sorts every plan; JSON and CSV stream them chunk by chunk,
-        // searching again for each (search.h for_each_ranked). --compare
-        // needs every plan kept.
-        const bool top_all = a->top == "all";
-        // --by time-to-train | cost with train_tokens: the first plans
-        // re-ranked by the whole run (report/search_run.cpp).
-        const bool by_run = (view.by == RankBy::time_to_train || view.by == RankBy::cost) &&
-                            sj.job.training.train_tokens > 0;
-        constexpr size_t kRunRescored = 20;
-        const size_t sorted = top_all ? 0 : by_run ? std::max(view.top, kRunRescored) : view.top;
-        const bool stream = top_all && !table && !compare;
-        if (table && top_all) view.top = std::numeric_limits<size_t>::max();
-        if (compare || (table && top_all)) opts.sort_top = sorted;  // every plan kept
-        else keep_for_listing(opts, sorted, view.other_shapes);
-        SearchResult r = search_plans(sj.job, cal, opts);
-        if (by_run) view.runs = rescore_by_run(sj.job, cal, r, kRunRescored);
+        req.keep_every_plan = compare.has_value();
+        const Listing listing = search_listing(sj.job, cal, opts, req);
+        const SearchResult& r = listing.result;
         done_progress();
         std::signal(SIGINT, previous);
-        view.limit = view.top;
-        const PlanChunks plans = stream ? every_plan(sj.job, cal, opts, r) : PlanChunks{};
+        const PlanChunks plans = listing_plans(sj.job, cal, listing);
         if (table) {
-            std::printf("%s", search_table(sj.job, cal, r, view).c_str());
+            std::printf("%s", search_table(sj.job, cal, r, listing.view).c_str());
         } else if (a->format == "json") {
-            view.top = view.top == 0 ? 5 : std::min<size_t>(view.top, 5);
-            search_json(sj.job, cal, r, view, write_stdout, plans);
+            search_json(sj.job, cal, r, listing.view, write_stdout, plans);
         } else {
-            search_csv(sj.job, r, view, write_stdout, plans);
+            search_csv(sj.job, r, listing.view, write_stdout, plans);
             std::fprintf(stderr, "lostflops: %lld enumerated, %lld pruned (divisibility), %lld pruned (memory), "
                                  "%lld evaluated\n", static_cast<long long>(r.counts.enumerated),
                          static_cast<long long>(r.counts.pruned_divisibility),
@@ -256,7 +222,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         if (table && !r.ranked.empty() && !r.cancelled)
             std::printf("%s", best_plan_commands(*a, sj.job, plan_score(sj.job, r, r.ranked.front())).c_str());
         if (compare) {
-            const Comparison c = compare_plan(sj.job, cal, r, *compare, view.by);
+            const Comparison c = compare_plan(sj.job, cal, r, *compare, req.by);
             if (table) std::printf("\n%s", comparison_table(c).c_str());
             else std::fprintf(stderr, "%s", comparison_table(c).c_str());
         }

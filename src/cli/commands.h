@@ -45,12 +45,7 @@ extern bool g_strict;
 // InputError naming the first under --strict. Returns `job`.
 const Job& check_model_keys(const Job& job);
 Calibration load_calibration_for(const std::string& path);
-// The runs a profile's fitted factors were fitted on: the --fit-on tables,
-// else the profile's fitted_on (paths from the repository root, read from the
-// working directory). nullopt, with the reason in `why`, when the profile
-// fits nothing or its tables are not at hand; InputError for a bad table.
-std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::string>& fit_on, const Calibration& cal,
-                                                     std::string& why);
+// fit_set_runs: lostflops/command_reports.h.
 // --gpus: "512..16384" (doubling) or "512,1024,4096"; InputError("--gpus", ...) otherwise.
 std::vector<int> gpu_list(const std::string& text);
 

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -145,24 +144,6 @@ int finish_stdout(int code) {
 
 Calibration load_calibration_for(const std::string& path) {
     return path.empty() ? default_calibration() : load_calibration(path);
-}
-
-std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::string>& fit_on, const Calibration& cal,
-                                                     std::string& why) {
-    const std::vector<std::string>& tables = fit_on.empty() ? cal.fitted_on : fit_on;
-    if (tables.empty()) {
-        why = "the profile fits nothing (no fitted_on tables): in-sample is out of sample";
-        return std::nullopt;
-    }
-    std::vector<MeasuredRun> out;
-    for (const auto& t : tables) {
-        if (fit_on.empty() && !std::filesystem::exists(t)) {
-            why = "the profile's fit table " + t + " is not here (run from the repository root, or give --fit-on)";
-            return std::nullopt;
-        }
-        for (auto& r : load_run_table(t)) out.push_back(std::move(r));
-    }
-    return out;
 }
 
 }  // namespace lostflops::cli

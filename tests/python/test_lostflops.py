@@ -60,8 +60,10 @@ class Estimate(unittest.TestCase):
         self.assertIn("nearest_fitting_plan", r)
         self.assertIn("min_gpus_to_fit", r)
         self.assertEqual(r, cli_json("estimate", "--format", "json", "--advice", job, expect=(1,)))
-        # By default no advice is computed; the verdict is there.
-        plain = lostflops.estimate(job)
+        # The default is the command line's (its advice searches only when cheap).
+        self.assertEqual(lostflops.estimate(job), cli_json("estimate", "--format", "json", job, expect=(1,)))
+        # advice=False: no advice is computed; the verdict is there.
+        plain = lostflops.estimate(job, advice=False)
         self.assertFalse(plain["memory"]["fits"])
         self.assertIn("verdict", plain["memory"])
         for key in ("advice", "nearest_fitting_plan", "min_gpus_to_fit"):

@@ -1,0 +1,83 @@
+// The policy of `lostflops search`, shared by the command line and the Python
+// module (python/module.cpp) so both give the same answer: how many plans a
+// listing keeps and sorts, the whole-run re-scoring of the first plans for
+// --by time-to-train | cost (rescore_by_run), the price the listing quotes,
+// and the sweeps over cluster sizes (--gpus, --min-gpus). The renderings are
+// in search_report.h; the library prints nothing.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lostflops/framework_rules.h"
+#include "lostflops/search_report.h"
+
+namespace lostflops {
+
+// --by time-to-train | cost on a job with training.train_tokens: the first
+// this many plans of the throughput ranking are re-estimated and re-ordered
+// by the whole run (run_cost.h). A listing of fewer still sorts this many.
+inline constexpr size_t kRunRescored = 20;
+// JSON "top" details at most this many plans (each re-estimated for its walls).
+inline constexpr size_t kJsonTopDetails = 5;
+
+enum class ListingFormat { table, json, csv };
+
+struct ListingRequest {
+    RankBy by = RankBy::throughput;
+    size_t top = 5;            // plans listed; 0: every plan (--top all)
+    ListingFormat format = ListingFormat::json;
+    bool keep_every_plan = false;  // --compare: every evaluated plan kept and sorted
+};
+
+// A search run for a listing: the result and the view to render it with.
+struct Listing {
+    SearchResult result;
+    SearchView view;
+    SearchOptions options;  // as searched (for listing_plans)
+    bool streamed = false;  // --top all in JSON / CSV: the plans are searched again chunk by chunk
+};
+
+// Searches `job` with `opts` (its fix, threads, progress and cancel are kept;
+// by, sort_top, keep_best and shape_ranks are set from `req`), re-scores the
+// first kRunRescored plans by the whole run when req.by is time-to-train or
+// cost and job.training.train_tokens > 0 (view.runs), and sets the view: the
+// price is job.run.price_per_gpu_hour, JSON details the first
+// min(top, kJsonTopDetails) plans (kJsonTopDetails for every plan).
+Listing search_listing(const Job& job, const Calibration& cal, SearchOptions opts, const ListingRequest& req);
+// The plans of a streamed listing (every_plan), else empty (the result's own).
+// `listing` must outlive the returned function.
+PlanChunks listing_plans(const Job& job, const Calibration& cal, const Listing& listing);
+
+// The job on `num_gpus` GPUs (loaded again with cluster.num_gpus=N: the
+// presets and checks see the new count).
+using JobOnGpus = std::function<Job(int num_gpus)>;
+
+// The best plan of the job on one cluster size (`job` already on that size).
+SweepPoint sweep_point(const Job& job, const Calibration& cal, SearchOptions opts);
+// `search --gpus`: the best plan at each size; `on_size(i)` is called before
+// size i is searched (a progress line may name it). Stops early when
+// opts.cancel turns true.
+std::vector<SweepPoint> sweep_sizes(const JobOnGpus& job_on, const Calibration& cal, const SearchOptions& opts,
+                                    const std::vector<int>& sizes,
+                                    const std::function<void(size_t)>& on_size = {});
+// `search --min-gpus`: node counts upward from one node (or `job`'s GPUs when
+// fewer) to 1,000,000 GPUs; the first on which a plan fits (empty: none, or
+// cancelled).
+std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, const Calibration& cal,
+                                       const SearchOptions& opts);
+// `export KIND --best`: the job with the search's best plan (by throughput)
+// among those `target` can launch (framework_rules.h; none: the job's own
+// stack, training.framework); `source` names the job in the error when no
+// such plan fits.
+Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
+                         const std::string& source);
+
+// What `search --gpus | --min-gpus --format json` prints:
+// {"schema_version", "sweep": sweep_json(points)}, indented by 2.
+std::string sweep_json_text(const std::vector<SweepPoint>& points);
+
+}  // namespace lostflops

@@ -1,0 +1,106 @@
+// The policy of `lostflops search` (include/lostflops/search_listing.h), moved
+// out of the command line so that the Python module answers the same: a
+// listing of the first N plans keeps a bounded set of them (keep_for_listing),
+// a table of every plan sorts all in memory, JSON and CSV of every plan stream
+// them chunk by chunk (for_each_ranked); --by time-to-train | cost with
+// train_tokens re-ranks the first kRunRescored plans by the whole run
+// (search_run.cpp); a sweep keeps the best plan of each cluster size.
+#include "lostflops/search_listing.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "lostflops/error.h"
+#include "lostflops/report.h"
+#include "spec/hardware_bounds.h"
+
+namespace lostflops {
+
+Listing search_listing(const Job& job, const Calibration& cal, SearchOptions opts, const ListingRequest& req) {
+    Listing l;
+    const bool table = req.format == ListingFormat::table;
+    const bool top_all = req.top == 0;
+    const bool by_run = (req.by == RankBy::time_to_train || req.by == RankBy::cost) && job.training.train_tokens > 0;
+    const size_t sorted = top_all ? 0 : by_run ? std::max(req.top, kRunRescored) : req.top;
+    opts.by = req.by;
+    l.view.by = req.by;
+    l.view.gpu_hour_price = job.run.price_per_gpu_hour;
+    l.view.top = table && top_all ? std::numeric_limits<size_t>::max() : req.top;
+    l.streamed = top_all && !table && !req.keep_every_plan;
+    if (req.keep_every_plan || (table && top_all)) opts.sort_top = sorted;  // every plan kept
+    else keep_for_listing(opts, sorted, l.view.other_shapes);
+    l.result = search_plans(job, cal, opts);
+    if (by_run) l.view.runs = rescore_by_run(job, cal, l.result, kRunRescored);
+    l.view.limit = l.view.top;
+    if (req.format == ListingFormat::json)
+        l.view.top = l.view.top == 0 ? kJsonTopDetails : std::min(l.view.top, kJsonTopDetails);
+    l.options = std::move(opts);
+    return l;
+}
+
+PlanChunks listing_plans(const Job& job, const Calibration& cal, const Listing& listing) {
+    return listing.streamed ? every_plan(job, cal, listing.options, listing.result) : PlanChunks{};
+}
+
+SweepPoint sweep_point(const Job& job, const Calibration& cal, SearchOptions opts) {
+    SweepPoint pt;
+    pt.num_gpus = job.cluster.num_gpus;
+    opts.sort_top = 1;
+    opts.keep_best = 1;  // the best plan alone
+    opts.shape_ranks = 0;
+    const SearchResult r = search_plans(job, cal, opts);
+    pt.counts = r.counts;
+    if (!r.ranked.empty()) pt.best = plan_score(job, r, r.ranked.front());
+    return pt;
+}
+
+namespace {
+bool cancelled(const SearchOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
+}  // namespace
+
+std::vector<SweepPoint> sweep_sizes(const JobOnGpus& job_on, const Calibration& cal, const SearchOptions& opts,
+                                    const std::vector<int>& sizes, const std::function<void(size_t)>& on_size) {
+    std::vector<SweepPoint> points;
+    for (size_t i = 0; i < sizes.size() && !cancelled(opts); ++i) {
+        if (on_size) on_size(i);
+        SweepPoint pt = sweep_point(job_on(sizes[i]), cal, opts);
+        pt.num_gpus = sizes[i];
+        points.push_back(std::move(pt));
+    }
+    return points;
+}
+
+std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, const Calibration& cal,
+                                       const SearchOptions& opts) {
+    const int gpn = job.cluster.gpus_per_node;
+    for (int n = std::min(gpn, job.cluster.num_gpus); n <= bounds::kMaxGpus && !cancelled(opts); n += gpn) {
+        SweepPoint pt = sweep_point(job_on(n), cal, opts);
+        pt.num_gpus = n;
+        if (pt.best) return {std::move(pt)};
+    }
+    return {};
+}
+
+Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
+                         const std::string& source) {
+    SearchOptions o;
+    o.fix = plan_fix_from(sj);
+    if (target) o.fix.launch = *target;
+    o.sort_top = 1;
+    o.keep_best = 1;
+    o.shape_ranks = 0;
+    const SearchResult r = search_plans(sj.job, cal, o);
+    if (r.ranked.empty())
+        throw InputError(source, "parallel",
+                         std::string("no plan that ") + to_string(*o.fix.launch) +
+                             " can launch fits in GPU memory (lostflops search says why)");
+    return job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
+}
+
+std::string sweep_json_text(const std::vector<SweepPoint>& points) {
+    return nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"sweep", sweep_json(points)}}.dump(2);
+}
+
+}  // namespace lostflops

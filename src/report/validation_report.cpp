@@ -1,0 +1,138 @@
+// `lostflops validate TABLE.csv`: published vs predicted tokens/s per GPU, in
+// sample (the profile as it is) and leave-one-source-out (each source family
+// predicted by the profile's fitted factors fitted again without it, on the
+// profile's fitted_on tables or the given ones; calibrate_runs.h), and the
+// share of runs inside their 80 % interval (interval_coverage.h); as the
+// command prints it, for the command line and the Python module alike.
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "lostflops/command_reports.h"
+#include "lostflops/prediction_interval.h"
+#include "lostflops/report.h"
+
+namespace lostflops {
+
+namespace {
+
+std::string worst_name(const ValidationResult& r) {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < r.rows.size(); ++i)
+        if (std::fabs(r.rows[i].error_pct) > std::fabs(r.rows[w].error_pct)) w = i;
+    return r.rows.empty() ? "" : r.rows[w].name;
+}
+
+}  // namespace
+
+std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::string>& fit_on, const Calibration& cal,
+                                                     std::string& why) {
+    const std::vector<std::string>& tables = fit_on.empty() ? cal.fitted_on : fit_on;
+    if (tables.empty()) {
+        why = "the profile fits nothing (no fitted_on tables): in-sample is out of sample";
+        return std::nullopt;
+    }
+    std::vector<MeasuredRun> out;
+    for (const auto& t : tables) {
+        if (fit_on.empty() && !std::filesystem::exists(t)) {
+            why = "the profile's fit table " + t + " is not here (run from the repository root, or give --fit-on)";
+            return std::nullopt;
+        }
+        for (auto& r : load_run_table(t)) out.push_back(std::move(r));
+    }
+    return out;
+}
+
+ValidationReport validation_report(const std::string& table, const Calibration& cal,
+                                   const std::vector<std::string>& fit_on) {
+    ValidationReport v;
+    v.runs = load_run_table(table);
+    v.result = validate_runs(v.runs, cal);
+    if (auto fs = fit_set_runs(fit_on, cal, v.why)) v.loso = leave_one_source_out(*fs, v.runs, cal);
+    // The interval each estimate prints, its own source's residuals held out.
+    v.coverage = interval_coverage(v.runs, v.result, cal, builtin_residuals());
+    return v;
+}
+
+std::string validation_json(const ValidationReport& v) {
+    nlohmann::json j;
+    j["schema_version"] = kJsonSchemaVersion;
+    j["runs"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < v.result.rows.size(); ++i) {
+        const auto& row = v.result.rows[i];
+        nlohmann::json x{{"name", row.name},
+                         {"source_family", source_family(row.name)},
+                         {"gpu", row.gpu},
+                         {"num_gpus", row.num_gpus},
+                         {"published_tokens_per_s_per_gpu", row.published_tokens_per_s_per_gpu},
+                         {"predicted_tokens_per_s_per_gpu", row.predicted_tokens_per_s_per_gpu},
+                         {"error_pct", row.error_pct},
+                         {"mfu", row.mfu},
+                         {"fits", row.fits}};
+        if (v.loso) x["held_out_error_pct"] = v.loso->held_out_error_pct[i];
+        x["interval_tokens_per_s_per_gpu"] = {v.coverage.rows[i].lo, v.coverage.rows[i].hi};
+        x["inside_interval"] = v.coverage.rows[i].inside;
+        j["runs"].push_back(x);
+    }
+    j["mape_pct"] = v.result.mape_pct;
+    j["mean_signed_error_pct"] = v.result.mean_signed_pct;
+    j["max_abs_error_pct"] = v.result.max_abs_error_pct;
+    j["interval_coverage"] = {{"runs", v.coverage.rows.size()}, {"inside", v.coverage.inside}, {"share", v.coverage.share}};
+    if (v.loso) {
+        nlohmann::json fam = nlohmann::json::array();
+        for (const auto& f : v.loso->families)
+            fam.push_back({{"source_family", f.family}, {"runs", f.runs}, {"mape_pct", f.mape_pct},
+                           {"mean_signed_error_pct", f.mean_signed_pct},
+                           {"max_abs_error_pct", f.max_abs_error_pct},
+                           {"undetermined_factors", f.undetermined}});
+        j["leave_one_source_out"] = {{"mape_pct", v.loso->mape_pct},
+                                     {"mean_signed_error_pct", v.loso->mean_signed_pct},
+                                     {"max_abs_error_pct", v.loso->max_abs_error_pct},
+                                     {"worst_run", v.runs[v.loso->worst_run].name},
+                                     {"fits", v.loso->fits},
+                                     {"families", fam}};
+    } else {
+        j["leave_one_source_out"] = {{"skipped", v.why}};
+    }
+    return j.dump(2);
+}
+
+std::string validation_table(const ValidationReport& v) {
+    std::string out = fmt::format("{:<40} {:>6} {:<14} {:>12} {:>12} {:>8} {:>9} {:>6}\n", "run", "GPUs",
+                                  "gpu", "published", "predicted", "error", "held-out", "MFU");
+    for (std::size_t i = 0; i < v.result.rows.size(); ++i) {
+        const auto& row = v.result.rows[i];
+        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>12.2f} {:>7.1f}% {:>9} {:>5.1f}%{}\n", row.name,
+                           row.num_gpus, row.gpu, row.published_tokens_per_s_per_gpu,
+                           row.predicted_tokens_per_s_per_gpu, row.error_pct,
+                           v.loso ? fmt::format("{:.1f}%", v.loso->held_out_error_pct[i]) : "-", 100 * row.mfu,
+                           row.fits ? "" : "  (does not fit)");
+    }
+    out += fmt::format("\ntokens/s per GPU over {} runs (error > 0: predicted too fast)\n", v.result.rows.size());
+    out += fmt::format("  in sample:                 MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % ({})\n",
+                       v.result.mape_pct, v.result.mean_signed_pct, v.result.max_abs_error_pct, worst_name(v.result));
+    out += fmt::format("  inside the 80 % interval:  {} of {} runs ({:.0f} %; each interval drawn without "
+                       "its own source's residuals)\n",
+                       v.coverage.inside, v.coverage.rows.size(), 100 * v.coverage.share);
+    if (v.loso) {
+        out += fmt::format("  leave-one-source-out:      MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % "
+                           "({}); {} refits\n",
+                           v.loso->mape_pct, v.loso->mean_signed_pct, v.loso->max_abs_error_pct,
+                           v.runs[v.loso->worst_run].name, v.loso->fits);
+        for (const auto& f : v.loso->families) {
+            out += fmt::format("    {:<22} {:>3} runs: MAPE {:5.1f} %, mean signed {:+6.1f} %, worst {:5.1f} %\n",
+                               f.family, f.runs, f.mape_pct, f.mean_signed_pct, f.max_abs_error_pct);
+            if (!f.undetermined.empty())
+                out += fmt::format("      only this source sets {} (without it: the middle of each range)\n",
+                                   fmt::join(f.undetermined, ", "));
+        }
+    } else {
+        out += "  leave-one-source-out:      skipped: " + v.why + "\n";
+    }
+    return out;
+}
+
+}  // namespace lostflops
