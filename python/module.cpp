@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
