@@ -55,6 +55,10 @@ const std::vector<AcceleratorTraits>& accelerator_traits();
 // The row of `arch`; nullptr when the table has none.
 const AcceleratorTraits* find_accelerator(std::string_view arch);
 std::vector<std::string> accelerator_archs();
+// Whether `arch` is a systolic (TPU) architecture: its programs are compiled
+// whole by XLA (fused elementwise work, static buffer assignment; docs/tpu.md).
+// A prefix test first, so GPU architectures never scan the table.
+bool xla_compiled(std::string_view arch);
 const char* to_string(Vendor v);
 const char* to_string(ComputeModel m);
 

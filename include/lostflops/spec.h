@@ -126,6 +126,10 @@ struct Training {
     // Inductor fuses the eager stack's elementwise chains (RMSNorm, rotary,
     // SwiGLU, squared ReLU) into one kernel each (workload/layer_work.cpp).
     bool compile = false;
+    // Derived, not a key: the cluster's accelerator runs XLA-compiled programs
+    // (a TPU, lostflops/accelerator.h xla_compiled), which fuse elementwise
+    // work into the matmuls (workload/layer_work.cpp; docs/tpu.md).
+    bool xla = false;
 };
 
 // An explicit placement of layers on the virtual pipeline stages (Megatron-LM

@@ -105,6 +105,7 @@ StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, in
 }
 
 Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp) {
+    if (job.training.xla) return memory_state_xla(job, mean, sp);  // a TPU: estimate/memory_xla.cpp
     const ParallelPlan& p = job.plan;
     const double nd = dense_replicas(p), ne = expert_replicas(p);
     const auto sharded = [&](double bytes_per_param, int from_stage) {
@@ -192,6 +193,7 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
     // The output layer's logits, and each MTP module's own.
     if (sp.last || mtp_modules > 0) mem.logits_bytes = ((sp.last ? 1 : 0) + mtp_modules) * hw.logits_memory_bytes;
     mem.worst_stage = rank;
+    if (job.training.xla) xla_reuse_loss_space(job, works, mem);  // a TPU: estimate/memory_xla.cpp
     return mem;
 }
 

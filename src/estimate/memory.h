@@ -63,6 +63,18 @@ int peak_candidate_ranks(const Job& job, int* out);
 Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp);
 Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, const StageParams& sp,
                           const InFlight& fl, int rank);
+// memory_state of a TPU job (Training::xla): MaxText's fp32 parameters,
+// gradients and AdamW moments, no framework reserve, HBM less the TPU
+// runtime's reserve (estimate/memory_xla.cpp). memory_state calls it.
+Memory memory_state_xla(const Job& job, const LayerWork& mean, const StageParams& sp);
+// A TPU job under full remat: the recomputed layer's working set takes the
+// space of the loss's buffers, dead by then (estimate/memory_xla.cpp); takes
+// the smaller of the two off `act`'s activations. memory_activations calls it.
+void xla_reuse_loss_space(const Job& job, KindWorks works, Memory& act);
+// What a TPU's XLA runtime lets a program allocate (estimate/memory_xla.cpp).
+double xla_capacity_bytes(const Gpu& gpu);
+// Parameters, gradients and optimizer state per parameter of a TPU job (16 B with AdamW).
+double xla_state_bytes_per_param(Optimizer o);
 // `state` with the activation fields of `act`; peak, fits and worst_stage set.
 Memory memory_total(const Memory& state, const Memory& act);
 

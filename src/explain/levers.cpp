@@ -10,8 +10,11 @@
 // stage; every other recompute mode; the micro-batch doubled or halved;
 // sequence parallelism, TP comm overlap and DP overlap toggled; a 2x faster
 // inter-node network (same latency); the catalog GPU of the same architecture
-// with the next larger memory; fp8 when the GPU has fp8 tensor cores. Kept:
-// those that load, fit in memory and raise the MFU; ties by name.
+// with the next larger memory; fp8 when the GPU has fp8 tensor cores; for a
+// mixture-of-experts model, ep doubled or halved (dp kept), etp 1 or tp, each
+// other token dispatcher and the dispatch / combine overlap toggled
+// (moe_candidates below). Kept: those that load, fit in memory and raise the
+// MFU; ties by name.
 #include <algorithm>
 #include <optional>
 
@@ -38,6 +41,37 @@ struct Candidate {
     std::string change;
     std::vector<std::string> set;
 };
+
+// The expert-parallel levers (README "Expert parallelism"; docs/moe.md): ep
+// doubled or halved with dp kept (the loader checks that ep divides the
+// experts and etp x ep divides tp x cp x dp, Megatron-Core's MoE parallel
+// folding), etp 1 or tp, each other dispatcher (leaving DeepEP drops its own
+// keys, moe_max_nodes and moe_fp8_dispatch, which other dispatchers refuse)
+// and moe_a2a_overlap toggled where a layer pairs its all-to-all (the 1F1B
+// family; DualPipe overlaps by schedule).
+void moe_candidates(const Job& job, std::vector<Candidate>& out) {
+    if (!job.model.is_moe()) return;
+    const ParallelPlan& p = job.plan;
+    out.push_back({fmt::format("ep {}", 2 * p.ep), {fmt::format("parallel.ep={}", 2 * p.ep)}});
+    if (p.ep % 2 == 0) out.push_back({fmt::format("ep {}", p.ep / 2), {fmt::format("parallel.ep={}", p.ep / 2)}});
+    if (p.tp > 1 && p.expert_tp() != 1) out.push_back({"etp 1", {"parallel.etp=1"}});
+    if (p.tp > 1 && p.expert_tp() != p.tp)
+        out.push_back({fmt::format("etp {}", p.tp), {fmt::format("parallel.etp={}", p.tp)}});
+    if (p.ep * p.expert_tp() <= 1) return;  // no dispatch: the dispatcher and its overlap change nothing
+    for (const MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::deepep}) {
+        if (d == p.moe_dispatcher) continue;
+        Candidate c{fmt::format("moe_dispatcher {}", to_string(d)),
+                    {fmt::format("parallel.moe_dispatcher={}", to_string(d))}};
+        if (p.moe_dispatcher == MoeDispatcher::deepep) {
+            c.set.push_back("parallel.moe_max_nodes=null");
+            c.set.push_back("parallel.moe_fp8_dispatch=null");
+        }
+        out.push_back(std::move(c));
+    }
+    if (standard_mapping(p))
+        out.push_back({fmt::format("moe_a2a_overlap {}", p.moe_a2a_overlap ? "off" : "on"),
+                       {fmt::format("parallel.moe_a2a_overlap={}", !p.moe_a2a_overlap)}});
+}
 
 std::vector<Candidate> candidates(const Job& job) {
     std::vector<Candidate> out;
@@ -136,6 +170,7 @@ std::vector<Candidate> candidates(const Job& job) {
                        {"cluster.gpu=" + bigger_name}});
     if (cl.gpu.peak_fp8_tflops > 0 && t.precision != Precision::fp8)
         out.push_back({"fp8 training", {"training.precision=fp8"}});
+    moe_candidates(job, out);
     return out;
 }
 

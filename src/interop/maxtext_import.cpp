@@ -364,6 +364,11 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
     add(d.parallel, "tp", std::to_string(tp), "ici/dcn tensor");
     add(d.parallel, "cp", std::to_string(cp), "ici/dcn sequence + context");
     add(d.parallel, "pp", std::to_string(pp), "ici/dcn pipeline");
+    // MaxText shards the residual stream's embedding dimension over the tensor
+    // axis (base.yml logical_axis_rules: activation_embed -> tensor): every
+    // activation is split over tp, with an all-gather before and a
+    // reduce-scatter after each block, as Megatron's sequence parallelism.
+    if (tp > 1) add(d.parallel, "sequence_parallel", "true", "logical_axis_rules activation_embed -> tensor");
     if (ep > 1) add(d.parallel, "ep", std::to_string(ep), "ici/dcn expert");
     add(d.parallel, "zero", fsdp > 1 ? "3" : "0", fsdp > 1 ? "fsdp axes shard parameters and optimizer state" : "data axes replicate");
     if (fsdp > 1 && degree("dp") > 1)

@@ -173,7 +173,12 @@ std::optional<TpuSlice> parse_tpu_slice(const std::string& type, std::string& wh
     };
     constexpr Kind kKinds[] = {{"v4-", "tpu-v4", 2, 3},         {"v5p-", "tpu-v5p", 2, 3},
                                {"v5e-", "tpu-v5e", 1, 2},       {"v5litepod-", "tpu-v5e", 1, 2},
-                               {"v6e-", "tpu-v6e", 1, 2}};
+                               {"v6e-", "tpu-v6e", 1, 2},
+                               // Ironwood: accelerator type tpu7x-N (pytorch/xla PR #9586's
+                               // pattern), N TensorCores as on v5p ("Each TPU7x chip contains two
+                               // TensorCores", Google Cloud "TPU7x (Ironwood)" page; ASSUMPTION
+                               // that the type counts them), 3D torus.
+                               {"tpu7x-", "tpu7x", 2, 3}};
     for (const Kind& k : kKinds) {
         const std::string_view p = k.prefix;
         if (type.compare(0, p.size(), p) != 0) continue;
@@ -195,7 +200,7 @@ std::optional<TpuSlice> parse_tpu_slice(const std::string& type, std::string& wh
         if (s.chips >= 2) s.torus = torus_of(s.chips, s.chips >= 8 || k.axes == 2 ? k.axes : 2);
         return s;
     }
-    why = "expected v4-N, v5p-N (TensorCores), v5e-N, v5litepod-N or v6e-N (chips)";
+    why = "expected v4-N, v5p-N, tpu7x-N (TensorCores), v5e-N, v5litepod-N or v6e-N (chips)";
     return std::nullopt;
 }
 

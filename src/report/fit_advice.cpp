@@ -174,10 +174,13 @@ std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, in
 std::optional<MinGpus> min_gpus_to_fit(const Job& job, const Calibration& cal, const Memory& current, int64_t budget) {
     MinGpus out;
     // Lower bound: weights, gradients and Adam state fully sharded over every GPU.
+    // (A TPU job: MaxText's fp32 state and no framework reserve, estimate/memory_xla.cpp.)
+    const bool xla = job.training.xla;
     const double bytes_per_param =
-        2.0 + (job.plan.grad_fp32 ? 4.0 : 2.0) + optimizer_state_bytes_per_param(job.training.optimizer);
+        xla ? xla_state_bytes_per_param(job.training.optimizer)
+            : 2.0 + (job.plan.grad_fp32 ? 4.0 : 2.0) + optimizer_state_bytes_per_param(job.training.optimizer);
     const double states = count_params(job.model).total * bytes_per_param;
-    const double room = current.capacity_bytes - cal.memory_reserved_bytes;
+    const double room = current.capacity_bytes - (xla ? 0.0 : cal.memory_reserved_bytes);
     if (room <= 0) return out;
     const double bound = std::ceil(states / room);
     const int lower = static_cast<int>(std::clamp(bound, 1.0, 1e6));

@@ -1,7 +1,8 @@
 // Which assumption decides a memory verdict. When a plan does not fit, or its
 // peak is within 10 % of the usable memory, the verdict rests on the parts the
 // model has to assume rather than count: the activations of the micro-batches
-// in flight (Megatron-LM's 1F1B / interleaved warm-up, estimate/inflight.cpp)
+// in flight (Megatron-LM's 1F1B / interleaved warm-up, or the zero-bubble and
+// DualPipe rules of lostflops/pipeline_schedules.h; estimate/inflight.cpp)
 // and, with ZeRO-3, the gathered parameters alive at once (current + prefetched
 // units, or DeepSpeed's stage3_max_live_parameters; estimate/zero3_time.cpp).
 // The larger one is named first; the other too when it is over 10 % of the peak.
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "estimate/zero3_time.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
 
 namespace lostflops {
@@ -25,8 +27,15 @@ std::string activations_reason(const Job& job, const Memory& m) {
     const ParallelPlan& p = job.plan;
     const int64_t micro = p.micro_batches(job.training);
     std::string why;
+    const PipelineSchedule sched = effective_schedule(p);
     if (p.pp == 1) {
         why = "no pipeline: one micro-batch at a time";
+    } else if (sched == PipelineSchedule::zero_bubble || sched == PipelineSchedule::dualpipe ||
+               sched == PipelineSchedule::dualpipev) {
+        // Their in-flight rule is the schedule table's (ScheduleInfo::inflight,
+        // lostflops/pipeline_schedules.h; estimate/inflight.cpp).
+        why = fmt::format("{}: rank {} holds {} chunk passes alive over its {} chunk{}", schedule_info(sched).name,
+                          m.worst_stage, m.warmup_passes, rank_chunks(p), rank_chunks(p) == 1 ? "" : "s");
     } else if (p.vpp == 1) {
         why = fmt::format("1F1B: rank {} runs {} warm-up forwards, min(pp - rank, m) = {:.3g} alive", m.worst_stage,
                           m.warmup_passes, m.inflight_microbatches);
@@ -47,6 +56,8 @@ std::string zero3_reason(const Job& job, const Memory& m) {
     std::string how;
     if (m.zero_live_capped) {
         how = "capped by parallel.zero_max_live_params";
+    } else if (job.training.xla) {
+        how = "XLA: the current and the next weight matrix, 16-bit (estimate/memory_xla.cpp)";
     } else if (zero3_engine(job).max_live_params > 0) {
         how = "the whole stage, under the live cap";
     } else {

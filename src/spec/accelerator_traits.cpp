@@ -77,6 +77,12 @@ std::vector<std::string> accelerator_archs() {
     return out;
 }
 
+bool xla_compiled(std::string_view arch) {
+    if (arch.rfind("tpu", 0) != 0) return false;
+    const AcceleratorTraits* t = find_accelerator(arch);
+    return t && t->compute == ComputeModel::systolic;
+}
+
 const char* to_string(Vendor v) {
     switch (v) {
         case Vendor::nvidia: return "nvidia";

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/embedded.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
@@ -60,6 +61,7 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     job.model = read_model(top.raw("model"), source);
     job.cluster = read_cluster(top.raw("cluster"), source);
     job.training = read_training(top.raw("training"), source);
+    job.training.xla = xla_compiled(job.cluster.gpu.arch);
     if (job.training.attention_auto) job.training.attention = default_attention(cited);
     if (job.training.framework_auto) job.training.framework = default_framework(cited, job.training.attention);
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,

@@ -193,10 +193,25 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double act = tokens * h * el / sp_div;  // one hidden-size activation
     const double ffn_local = ffn_width / t;
     const double ffn_act = tokens * ffn_local * el;
-    double fwd = k.norms * (2 * act);  // norms: read, write
-    fwd += blocks * (3 * act);         // residual adds (+ bias, dropout fused)
+    // XLA (a TPU, Training::xla) compiles the step whole and fuses each
+    // elementwise chain into the matmul beside it: an op consuming a dot's
+    // result runs in the dot's output fusion (HLO fusion kind kOutput), one
+    // feeding a dot's operand in the dot's producer fusion, on the MXU's
+    // result path (the TPU backend's fusion catalogue lists conv + bias +
+    // activation and the layer-norm / RMSNorm tails; XLA's
+    // xla/hlo/ir/hlo_instruction.h FusionKind; Austin et al., "How to Scale
+    // Your Model" (2025), part 2: elementwise work is fused into matmuls).
+    // What still crosses HBM: a norm's reduction reads its input once (the
+    // scaling is fused into the next dot's operand) and a residual add,
+    // fused into the out-projection / down-projection, reads the residual
+    // stream and writes the sum. The activation function (read by the
+    // down-projection's operand fusion) and the rotary embedding (in the
+    // QKV dot's output fusion) cost no HBM pass of their own.
+    const bool xla = tr.xla;
+    double fwd = k.norms * ((xla ? 1.0 : 2.0) * act);  // norms: read, write (XLA: read)
+    fwd += blocks * ((xla ? 2.0 : 3.0) * act);         // residual adds (+ bias, dropout fused)
     double kernels = k.norms + blocks;
-    if (has_mlp) {
+    if (has_mlp && !xla) {
         fwd += (gated ? 3.0 : 2.0) * ffn_act;  // activation function (SwiGLU reads 2, writes 1)
         kernels += 1;
     }
@@ -209,7 +224,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // multiply 2 + 2, multiply 4 + 2) and ReluBackward0 = threshold_backward
     // (4 + 2): 20 B in 4 kernels against twice the fused forward (8 B, 2).
     // torch.compile (training.compile) fuses it like any elementwise chain.
-    const bool relu2_unfused = has_mlp && !gated && mlp.act == Activation::relu2 && !tr.compile;
+    const bool relu2_unfused = has_mlp && !gated && mlp.act == Activation::relu2 && !tr.compile && !xla;
     if (relu2_unfused) {
         fwd += 2 * ffn_act;  // 4 B of relu + 4 of pow per element
         kernels += 1;        // and so backward twice that: 16 B, 4 kernels
@@ -217,7 +232,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double rope_elems = attention ? (a / t + kv_local) * d
                               : mla     ? (a / t + 1) * static_cast<double>(at.qk_rope_head_dim)
                                         : 0.0;
-    if (gated && rope_elems > 0) {  // rotary embedding on Q and K
+    if (gated && rope_elems > 0 && !xla) {  // rotary embedding on Q and K
         fwd += 2 * tokens * rope_elems * el;
         kernels += 1;
     }
@@ -243,7 +258,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // pointwise ops and reductions into one kernel that reads its inputs and
     // writes its output once (Ansel et al. 2024, "PyTorch 2", sec. 4-5):
     // priced as the fused counts above, with their kernel counts.
-    const bool eager = (tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed) && !tr.compile;
+    const bool eager = (tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed) && !tr.compile && !xla;
     if (eager && gated) {
         fwd += k.norms * (36.0 - 4.0) / el * act;
         fwd += (20.0 - 4.0) * tokens * rope_elems;
@@ -463,6 +478,12 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     // for backward), its incoming gradient (nll_loss_backward writes it dense)
     // and the gradient log_softmax_backward writes are alive together: 3 x 4 bytes.
     if (tr.framework == Framework::fsdp) w.logits_memory_bytes = tokens * v_local * (4 + 4 + 4);
+    // XLA (MaxText): the loss's custom VJP keeps the fp32 logits and
+    // exp(logits - max) for its backward (max_utils.py
+    // _cross_entropy_with_logits_fwd; cast_logits_to_fp32 true); the logits'
+    // gradient is an elementwise chain of them, fused into the output layer's
+    // backward dots (the fusion above): 2 x 4 bytes.
+    if (tr.xla) w.logits_memory_bytes = tokens * v_local * (4 + 4);
     const bool sp = p.sequence_parallel && p.tp > 1;
     w.embed_bytes_fwd = tokens * h * 2 / (sp ? t : 1.0);
     w.embed_bytes_bwd = tokens * h * 4;  // fp32 scatter-add into the gradient

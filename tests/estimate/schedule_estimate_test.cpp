@@ -9,6 +9,7 @@
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "lostflops/pipeline_schedules.h"
+#include "lostflops/report.h"
 #include "test_util.h"
 
 namespace lostflops {
@@ -80,6 +81,22 @@ TEST(ScheduleJob, DualPipeHoldsTwoStagesOfParameters) {
     const Estimate dual = estimate(small({"parallel.pipeline_schedule=dualpipe"}), cal);
     // Each rank holds stage r and stage p-1-r: both ranks hold the whole model here (p = 2).
     EXPECT_GT(dual.memory.weights_bytes, 1.8 * plain.memory.weights_bytes);
+}
+
+// The "deciding assumption" of a DualPipe plan names its schedule and the
+// table's in-flight rule, not 1F1B's: DeepSeek-V3 on 2,048 H800 (pp 16,
+// DualPipe) peaks on a middle rank (7 or 8), which holds p + 1 = 17 chunk
+// passes (DeepSeek-V3 report table 2: activations PP + 1).
+TEST(ScheduleJob, DualPipeMemoryAssumptionNamesItsRule) {
+    const Calibration cal = default_calibration();
+    const Job job = load_job(test::source_path("examples/deepseek-v3-2048xh800-goodput.yaml"));
+    const Estimate e = estimate(job, cal);
+    ASSERT_TRUE(e.memory.worst_stage == 7 || e.memory.worst_stage == 8) << e.memory.worst_stage;
+    EXPECT_EQ(e.memory.warmup_passes, 17);
+    const std::string why = memory_assumption(job, e.memory);
+    EXPECT_NE(why.find("dualpipe: rank"), std::string::npos) << why;
+    EXPECT_NE(why.find("17 chunk passes alive"), std::string::npos) << why;
+    EXPECT_EQ(why.find("1F1B"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // (data/published/, the project's copy of shared/reference/): the steps sum
 // to estimate()'s MFU, each lever's mfu_after is estimate() of the job loaded
 // with the lever's --set arguments.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -112,6 +113,42 @@ TEST(ExplainLevers, FollowTheJobsOwnOverrides) {
         std::vector<std::string> all = src.overrides;
         all.insert(all.end(), l.set.begin(), l.set.end());
         EXPECT_DOUBLE_EQ(estimate(default_job(all), cal).mfu, l.mfu_after) << l.change;
+    }
+}
+
+// The expert-parallel levers (src/explain/levers.cpp moe_candidates) on
+// DeepSeek-V3 on 1,024 H100 (the project's exact rewrite), made to fit with
+// full recompute and run without the all-to-all overlap: turning the overlap
+// on hides dispatch and combine under the other micro-batch's compute, so it
+// must be a lever, with estimate()'s figures for the job with its --set; a
+// dense job gets no expert lever.
+TEST(ExplainLevers, MoeJobsGetExpertParallelLevers) {
+    const Calibration cal = default_calibration();
+    const std::string path = test::source_path("data/published/modern/runs/mbridge2509-h100-deepseek-v3-1024.json");
+    const JobSource src{path, {"parallel.recompute=full", "parallel.moe_a2a_overlap=false"}};
+    const Job job = load_job_source(src);
+    const Estimate e = estimate(job, cal);
+    ASSERT_TRUE(e.memory.fits);
+    const auto levers = mfu_levers(src, job, cal, e, 100);
+    const auto overlap = std::find_if(levers.begin(), levers.end(),
+                                      [](const Lever& l) { return l.change == "moe_a2a_overlap on"; });
+    ASSERT_NE(overlap, levers.end());
+    std::vector<std::string> set = src.overrides;
+    set.insert(set.end(), overlap->set.begin(), overlap->set.end());
+    const Estimate after = estimate(load_job(path, set), cal);
+    EXPECT_DOUBLE_EQ(after.step_time_s, overlap->step_time_s);
+    EXPECT_LT(after.breakdown.ep_comm_s, e.breakdown.ep_comm_s);
+    // Leaving DeepEP drops its own keys: the goodput example (moe_max_nodes,
+    // moe_fp8_dispatch) loads with another dispatcher through the lever's list.
+    const Job other = load_job(test::source_path("examples/deepseek-v3-2048xh800-goodput.yaml"),
+                               {"parallel.moe_dispatcher=alltoall", "parallel.moe_max_nodes=null",
+                                "parallel.moe_fp8_dispatch=null"});
+    EXPECT_EQ(other.plan.moe_dispatcher, MoeDispatcher::alltoall);
+    const Job dense = default_job();
+    ASSERT_FALSE(dense.model.is_moe());
+    for (const auto& l : mfu_levers(JobSource{}, dense, cal, estimate(dense, cal), 100)) {
+        EXPECT_NE(l.change.rfind("ep ", 0), 0u) << l.change;
+        EXPECT_NE(l.change.rfind("moe_", 0), 0u) << l.change;
     }
 }
 

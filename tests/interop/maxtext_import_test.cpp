@@ -157,6 +157,13 @@ TEST(MaxTextImport, SliceTopologies) {
     EXPECT_EQ(interop::parse_tpu_slice("v5p-8", why)->torus, (std::vector<int>{2, 2}));
     EXPECT_EQ(interop::parse_tpu_slice("v5litepod-1", why)->chips, 1);
     EXPECT_TRUE(interop::parse_tpu_slice("v5litepod-1", why)->torus.empty());
+    // Ironwood counts TensorCores, two per chip, in a 3D torus like v5p.
+    const auto ironwood = interop::parse_tpu_slice("tpu7x-128", why);
+    ASSERT_TRUE(ironwood) << why;
+    EXPECT_EQ(ironwood->gpu, "tpu7x");
+    EXPECT_EQ(ironwood->chips, 64);
+    EXPECT_EQ(ironwood->torus, (std::vector<int>{4, 4, 4}));
+    EXPECT_FALSE(interop::parse_tpu_slice("tpu7x-3", why));
 }
 
 // export maxtext: the plan's axes split into ICI (inside a slice) and DCN

@@ -166,6 +166,17 @@ TEST(Search, PruningNeverDropsAFittingPlanOnRandomJobs) {
     EXPECT_GT(all.evaluated, 1000);
 }
 
+// A TPU job (estimate/memory_xla.cpp, XLA's fused elementwise work): the
+// search prices and prunes its plans with estimate()'s figures too.
+TEST(Search, TpuPlansHaveEstimatesFigures) {
+    const std::vector<std::string> set = {"model.hidden_size=4096", "model.num_attention_heads=32",
+                                          "model.intermediate_size=14336", "model.vocab_size=32000",
+                                          "training.seq_length=2048"};
+    const SearchCounts c = check_against_estimate(load(tiny_job(16, 8, 64, "tpu-v5e"), set));
+    EXPECT_GT(c.evaluated, 10);
+    EXPECT_GT(c.pruned_memory, 0);  // 16 GiB chips: memory decides some plans
+}
+
 TEST(Search, StacksOfKindsAndCustomLayoutsHaveEstimatesFigures) {
     // A hybrid stack (Mamba-2, attention, MLP and MoE layers) and a stack of
     // MLA layers, dense first then MoE with shared experts; with first/last

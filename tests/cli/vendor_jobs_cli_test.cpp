@@ -1,0 +1,61 @@
+// Issue 25: a job on each vendor's hardware searches and explains: NVIDIA
+// (Llama 3.1 405B on 256 GB200 in NVLink domains of 72), AMD (Llama 3 70B on
+// 64 MI300X) and Google (Llama 2 7B on a TPU v5e-256 slice), each through the
+// executable, in JSON.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_util.h"
+#include "test_util.h"
+
+namespace lostflops {
+namespace {
+
+using test::CliRun;
+using test::run_cli;
+using test::source_path;
+
+struct VendorJob {
+    const char* vendor;
+    const char* path;  // from the repository root
+};
+
+constexpr VendorJob kJobs[] = {{"nvidia", "examples/llama3.1-405b-256xgb200-nvl72.yaml"},
+                               {"amd", "examples/llama3-70b-64xmi300x.yaml"},
+                               {"google", "tests/data/tpu/llama2-7b-v5e-256.yaml"}};
+
+TEST(VendorJobsCli, EachSearchesAndExplains) {
+    for (const VendorJob& v : kJobs) {
+        const std::string job = "'" + source_path(v.path) + "'";
+        const CliRun s = run_cli("search " + job + " --top 3 --format json");
+        ASSERT_EQ(s.code, 0) << v.vendor << ": " << s.err;
+        const auto plans = nlohmann::json::parse(s.out)["plans"];
+        ASSERT_FALSE(plans.empty()) << v.vendor;
+        const double best = plans[0]["mfu"].get<double>();
+        EXPECT_GT(best, 0.0) << v.vendor;
+        EXPECT_LT(best, 1.0) << v.vendor;
+
+        const CliRun x = run_cli("explain " + job + " --format json");
+        ASSERT_EQ(x.code, 0) << v.vendor << ": " << x.err;
+        const auto j = nlohmann::json::parse(x.out);
+        EXPECT_GT(j["mfu"].get<double>(), 0.0) << v.vendor;
+        EXPECT_FALSE(j["waterfall"].empty()) << v.vendor;
+        // The search ranks the job's own plan among its candidates: its
+        // best is at least as fast as the job as written.
+        EXPECT_GE(best, j["mfu"].get<double>() * (1 - 1e-9)) << v.vendor;
+    }
+}
+
+// MaxText trains Llama 2 7B on v5e-256 with FSDP over every chip and full
+// remat (docs/tpu.md): the TPU memory model (estimate/memory_xla.cpp) must
+// let it fit, where the GPU stacks' reserve and fragmentation did not.
+TEST(VendorJobsCli, TpuJobFitsWhereMaxTextRunsIt) {
+    const CliRun x = run_cli("explain '" + source_path("tests/data/tpu/llama2-7b-v5e-256.yaml") + "' --format json");
+    ASSERT_EQ(x.code, 0) << x.err;
+    EXPECT_TRUE(nlohmann::json::parse(x.out)["fits"].get<bool>());
+}
+
+}  // namespace
+}  // namespace lostflops
