@@ -8,6 +8,8 @@
 #   make bench    Google Benchmark programs
 #   make fuzz     libFuzzer targets with clang in build-fuzz/ (FUZZ_SECONDS each, default 60)
 #   make fuzz-ci  the same, 30 s each from libFuzzer seed 1 (CI: every target, 9 today, about 6 minutes)
+#   make tidy     clang-tidy (.clang-tidy: the cognitive-complexity ceiling) over src/ and python/,
+#                 from build/compile_commands.json; not in `make check` (docs/code-health.md)
 JOBS ?= $(shell nproc)
 GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
@@ -16,7 +18,7 @@ FUZZ_SECONDS ?= 60
 # Unset, a build dir keeps what it was configured with (no rebuild after check).
 WERROR ?=
 werror = $(if $(WERROR),-DLOSTFLOPS_WERROR=$(WERROR))
-.PHONY: all build run test sanitize check bench fuzz fuzz-ci clean
+.PHONY: all build run test sanitize check bench fuzz fuzz-ci tidy clean
 all: build
 
 build:
@@ -48,6 +50,14 @@ fuzz:
 
 fuzz-ci:
 	FUZZ_SEED=1 JOBS=$(JOBS) ./scripts/fuzz.sh 30
+
+# run-clang-tidy (Debian's clang-tidy package) over every translation unit of
+# src/ and python/ in the compile database; exits non-zero on a finding.
+CLANG_TIDY ?= clang-tidy
+RUN_CLANG_TIDY ?= run-clang-tidy
+tidy:
+	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=Release $(werror)
+	$(RUN_CLANG_TIDY) -clang-tidy-binary $(CLANG_TIDY) -p build -quiet -j $(JOBS) '$(CURDIR)/(src|python)/'
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // declarations only: a .cpp that builds or reads JSON includes json.hpp
 
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
@@ -45,7 +45,7 @@ struct WaterfallStep {
 
 // The steps of `e` = estimate(job, cal), in the order the losses are taken.
 // Steps of zero seconds are left out. Attention can be negative when the
-// kernel skips the causal mask's half that model FLOPs count (README
+// kernel skips the causal mask's half that model FLOPs count (docs/model.md
 // "Definitions").
 std::vector<WaterfallStep> mfu_waterfall(const Job& job, const Calibration& cal, const Estimate& e);
 
@@ -57,7 +57,7 @@ struct Lever {
     double tokens_per_s_per_gpu = 0;
 };
 
-// Every candidate (README "explain" lists them), best MFU first, at most
+// Every candidate (docs/explain-and-report.md lists them), best MFU first, at most
 // `count`; only those that load, fit and raise the MFU.
 std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e,
                               int count = 3);

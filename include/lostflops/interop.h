@@ -36,14 +36,14 @@ struct ImportNote {
 };
 
 struct ImportResult {
-    std::string job_yaml;            // a job file (README "Job file")
+    std::string job_yaml;            // a job file (docs/job-file.md)
     std::vector<ImportNote> notes;   // in input order
 };
 
 struct ImportOptions {
     int num_gpus = 0;       // 0: from the input when it says (torchrun, explicit degrees)
     int gpus_per_node = 0;  // 0: from the input when it says
-    // Launch scripts (evaluated, never run: README "Launch scripts").
+    // Launch scripts (evaluated, never run: docs/interop.md).
     std::string script_path;  // the script's path: `$0`, and its folder is where `source` may read; empty: none
     std::vector<std::pair<std::string, std::string>> env;   // environment (the script's assignments win)
     std::vector<std::pair<std::string, std::string>> vars;  // fixed values (the script's assignments skipped)

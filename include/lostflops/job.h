@@ -49,9 +49,9 @@ SearchJob default_search_job(const std::vector<std::string>& overrides = {});
 
 // A setting that is accepted but does nothing, or costs much, under this job
 // (ZeRO with dp = 1, a TP group spanning nodes, sequence parallelism with
-// tp = 1, pipeline stages with unequal layer counts, ...; the list is in README
-// "Job file" and src/spec/job_warnings.cpp). `key` is the dotted key the
-// warning is about ("parallel.zero"); `message` says why, with the job's numbers.
+// tp = 1, pipeline stages with unequal layer counts, ...; the list is in
+// docs/job-file.md and src/spec/job_warnings.cpp). `key` is the dotted key
+// the warning is about ("parallel.zero"); `message` says why, with the job's numbers.
 struct JobWarning {
     std::string key;
     std::string message;

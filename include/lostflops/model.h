@@ -1,5 +1,5 @@
-// The model: an ordered stack of decoder layers, each of a kind (README
-// "Models"). A kind says what mixes the tokens (softmax attention, multi-head
+// The model: an ordered stack of decoder layers, each of a kind (docs/job-file.md,
+// `model:`). A kind says what mixes the tokens (softmax attention, multi-head
 // latent attention, a state-space or linear-attention mixer, or nothing) and
 // what transforms each token (a dense MLP, routed experts with shared ones, or
 // nothing). The stack keeps the distinct kinds once and a kind index per

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // declarations only: a .cpp that builds or reads JSON includes json.hpp
 
 #include "lostflops/collective_curves.h"
 #include "lostflops/estimate.h"
@@ -19,7 +19,7 @@ namespace lostflops {
 
 // Version of the JSON objects `lostflops estimate|validate --format json`
 // print (and of their error object). Raised when a key is renamed or removed
-// or its meaning or unit changes; adding a key keeps it. README "JSON output".
+// or its meaning or unit changes; adding a key keeps it. docs/commands.md "JSON output".
 inline constexpr int kJsonSchemaVersion = 1;
 
 enum class Fit { fits, does_not_fit };
@@ -107,7 +107,7 @@ ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibratio
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras = {});
 std::string fit_advice_text(const FitAdvice& a);
 
-// The JSON contract (README "JSON output"), units in the key names: top level
+// The JSON contract (docs/commands.md "JSON output"), units in the key names: top level
 // schema_version, job (the resolved job: job_json), step_time_s,
 // tokens_per_s_per_gpu, with extras.interval step_time_s_range and
 // tokens_per_s_per_gpu_range [lo, hi] and prediction_interval {regime,

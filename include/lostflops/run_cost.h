@@ -1,7 +1,7 @@
 // The whole training run: from one step's Estimate and the job's `run:`
 // section (spec.h RunSpec) to time to train, GPU-hours, cost and energy, with
-// what failures, checkpoints, restarts and data loading take (README "Whole
-// run"). Pure functions, no I/O; the Monte Carlo is seeded and gives the same
+// what failures, checkpoints, restarts and data loading take
+// (docs/whole-run.md). Pure functions, no I/O; the Monte Carlo is seeded and gives the same
 // numbers on every platform.
 //
 // Time model. The run is `steps` steps of step_time_s + data_stall_s. Every

@@ -6,13 +6,13 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // declarations only: a .cpp that builds or reads JSON includes json.hpp
 
 #include "lostflops/run_cost.h"
 
 namespace lostflops {
 
-// Keys (README "Whole run"): wall_time_s, time_to_train_days, goodput
+// Keys (docs/whole-run.md): wall_time_s, time_to_train_days, goodput
 // (fraction), expected_failures, mtbf_s, checkpoint_interval_s,
 // checkpoint_interval_steps, checkpoint_interval_auto, checkpoints,
 // checkpoint_bytes, checkpoint_block_s, checkpoint_persist_s,

@@ -1,5 +1,5 @@
 // Search: every parallel plan of a job, pruned, evaluated with estimate()'s
-// model and ranked (`lostflops search`, README "Search").
+// model and ranked (`lostflops search`, docs/search.md).
 //
 // A plan is a layout (tp, cp, pp, dp, vpp, ep, micro-batch size) and its knobs
 // (zero, recompute none / selective / full / full on the first k layers of

@@ -27,7 +27,7 @@ enum class RecomputeModule { core_attn, moe_act, layernorm, mla_up_proj, mlp, mo
 inline constexpr int kRecomputeModules = 7;
 enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softmax path
 // The training stack: selects kernel fusion, host (Python) work per layer and
-// the ZeRO-3 / FSDP engine's collective pattern (README "Frameworks").
+// the ZeRO-3 / FSDP engine's collective pattern (docs/job-file.md "Frameworks").
 //   megatron_lm        Megatron-LM before Megatron-Core (apex/jit fused kernels), also Megatron-DeepSpeed
 //   megatron_core      Megatron-Core + Transformer Engine (2023 on)
 //   fsdp               PyTorch FSDP / FSDP2 eager (torchtitan, llm-foundry)
@@ -48,7 +48,7 @@ enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
 //                          master copy: 4 bytes (Apex with dtype bf16)
 enum class Optimizer { adam, adam_param_remainders, adam_bf16 };
 // How tokens reach their experts (Megatron-Core --moe-token-dispatcher-type;
-// README "Expert parallelism"):
+// docs/job-file.md "Expert parallelism"):
 //   alltoall   each token copy sent to its expert's rank (MoEAlltoAllTokenDispatcher)
 //   allgather  every rank gathers the tokens of the expert group and keeps its
 //              experts' (MoEAllGatherTokenDispatcher)
@@ -193,7 +193,7 @@ struct ParallelPlan {
     bool moe_a2a_overlap = false;
     // Tokens of the busiest expert rank over the mean (>= 1). 1: balanced, as
     // the published Megatron-Core benchmarks force it
-    // (--moe-router-force-load-balancing; README "Expert parallelism").
+    // (--moe-router-force-load-balancing; docs/job-file.md "Expert parallelism").
     double moe_imbalance = 1.0;
     // Expert capacity (tokens per expert over the balanced share), past which
     // tokens are dropped (--moe-expert-capacity-factor). 0: dropless. Read and
@@ -223,7 +223,7 @@ struct ParallelPlan {
     bool overlap_grad_reduce = true;  // DP reduction overlapped with backward
     bool tp_comm_overlap = false;     // TP collectives overlapped with GEMMs
     bool grad_fp32 = true;            // Megatron keeps fp32 main grads
-    // ZeRO-3 / FSDP engine behaviour (README "ZeRO-3 engine"). Negative = not
+    // ZeRO-3 / FSDP engine behaviour (docs/job-file.md "ZeRO-3 engine"). Negative = not
     // given: the default of training.framework (estimate/zero3_time.cpp).
     int64_t zero_bucket_params = -1;         // elements per parameter all-gather; 0 = one per layer
     int64_t zero_reduce_bucket_params = -1;  // elements per gradient reduce-scatter; 0 = one per layer

@@ -59,7 +59,7 @@ ValidationResult validate_runs(const std::vector<MeasuredRun>& runs, const Calib
 ValidationResult validate_table(const std::string& csv_path, const Calibration& cal);
 
 // CSV with RFC 4180 quoting; first row is the header. Exposed for tests.
-// Bounds of parse_csv (README "Bad input and limits"): InputError beyond them.
+// Bounds of parse_csv (docs/reliability.md "Bad input and limits"): InputError beyond them.
 inline constexpr std::size_t kMaxCsvFields = 1'000;   // fields in one row
 inline constexpr std::size_t kMaxCsvRows = 100'000;   // rows, the header included
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& source);

@@ -188,7 +188,7 @@ std::vector<BusBwCurve> read_curves(const YAML::Node& node, const std::string& f
 // YAML items of a profile (yaml_document.h kMaxYamlItems): a measured point
 // `- [bytes, busbw_GBps, time_us]` is 8, so 400,000 hold 50,000 points, five
 // runs of nccl_tests.cpp's 10,000-row limit; yaml-cpp takes about 300 bytes
-// an item, so the profile stays under 256 MB (README "Bad input and limits").
+// an item, so the profile stays under 256 MB (docs/reliability.md "Bad input and limits").
 constexpr std::size_t kMaxCalibrationItems = 400'000;
 
 YAML::Node parse_yaml(std::string_view text, const std::string& file) {

@@ -56,12 +56,22 @@ std::string roofline_svg(const Roofline& r) {
     svg.text(px(ridge) + 4, h - b - 6, fmt::format("ridge {:.0f} FLOP/B", ridge), "note");
     svg.text(px(x_hi) - 4, py(r.peak_flops) - 6, fmt::format("dense peak {:.0f} TFLOP/s", r.peak_flops / 1e12), "note",
              Svg::Anchor::end);
-    int i = 0;
-    for (const auto& p : r.points) {
-        const std::string cls = fmt::format("pt pt{}", i++);
-        svg.circle(px(p.flop_per_byte), py(p.achieved_flop_per_s), 6, cls,
+    // A label goes below right of its point, or left of it when a later
+    // point lies close enough for the two labels to overlap.
+    const auto crowded = [&](size_t i) {
+        for (size_t j = i + 1; j < r.points.size(); ++j)
+            if (std::abs(px(r.points[j].flop_per_byte) - px(r.points[i].flop_per_byte)) < 90 &&
+                std::abs(py(r.points[j].achieved_flop_per_s) - py(r.points[i].achieved_flop_per_s)) < 30)
+                return true;
+        return false;
+    };
+    for (size_t i = 0; i < r.points.size(); ++i) {
+        const RooflinePoint& p = r.points[i];
+        const double x = px(p.flop_per_byte), y = py(p.achieved_flop_per_s);
+        svg.circle(x, y, 6, fmt::format("pt pt{}", i),
                    fmt::format("{}: {:.1f} FLOP/B, {:.1f} TFLOP/s", p.name, p.flop_per_byte, p.achieved_flop_per_s / 1e12));
-        svg.text(px(p.flop_per_byte) + 9, py(p.achieved_flop_per_s) + 14, p.name, "label");
+        if (crowded(i)) svg.text(x - 9, y + 4, p.name, "label", Svg::Anchor::end);
+        else svg.text(x + 9, y + 14, p.name, "label");
     }
     return svg.str();
 }

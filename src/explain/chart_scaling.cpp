@@ -9,8 +9,27 @@
 
 #include "explain/charts.h"
 #include "explain/svg.h"
+#include "report/human_format.h"
 
 namespace lostflops {
+
+namespace {
+
+// The job's own plan at (x, y), the i-th of n counts: an annotation of the
+// point with its figure, under it (the MFU label sits above the best plan's
+// point), a sentence about this point rather than a legend entry.
+void job_point(Svg& svg, double x, double y, size_t i, size_t n, double tokens_per_s_per_gpu) {
+    const std::string what = fmt::format("the job's own plan: {} tokens/s per GPU", grouped(tokens_per_s_per_gpu));
+    svg.circle(x, y, 5, "pt pt1", what);
+    Svg::Anchor a = Svg::Anchor::middle;  // the first and last counts' labels stay inside the chart
+    double dx = 0;
+    if (n > 1 && i == 0) a = Svg::Anchor::start, dx = -6;
+    if (n > 1 && i + 1 == n) a = Svg::Anchor::end, dx = 6;
+    svg.line(x, y + 6, x, y + 14, "connector");
+    svg.text(x + dx, y + 26, what, "note", a);
+}
+
+}  // namespace
 
 std::string scaling_svg(const std::vector<ScalingPoint>& pts, int job_gpus, double job_tokens_per_s_per_gpu) {
     const double w = 680, h = 340, l = 70, r = 30, t = 30, b = 50;
@@ -55,11 +74,8 @@ std::string scaling_svg(const std::vector<ScalingPoint>& pts, int job_gpus, doub
                                s.tokens_per_s_per_gpu, 100 * s.mfu, plan_words(s.plan, s.micro_batch)));
         svg.text(px(i), py(s.tokens_per_s_per_gpu) - 10, fmt::format("{:.1f} %", 100 * s.mfu), "note",
                  Svg::Anchor::middle);
-        if (pts[i].num_gpus == job_gpus) {
-            svg.circle(px(i), py(job_tokens_per_s_per_gpu), 5, "pt pt1",
-                       fmt::format("the job's own plan: {:.0f} tokens/s per GPU", job_tokens_per_s_per_gpu));
-            svg.text(px(i) + 9, py(job_tokens_per_s_per_gpu) + 4, "job's plan", "label");
-        }
+        if (pts[i].num_gpus == job_gpus) job_point(svg, px(i), py(job_tokens_per_s_per_gpu), i, pts.size(),
+                                                   job_tokens_per_s_per_gpu);
     }
     return svg.str();
 }

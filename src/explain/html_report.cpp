@@ -100,11 +100,19 @@ std::string roofline_table(const Roofline& r) {
     std::string t = fmt::format("<table><caption>Roofline points; dense peak {:.0f} TFLOP/s, HBM {:.0f} GB/s, ridge "
                                 "{:.0f} FLOP/byte</caption><thead><tr><th scope=\"col\">operator class</th>"
                                 "<th scope=\"col\">FLOP/byte</th><th scope=\"col\">TFLOP/s</th><th scope=\"col\">"
-                                "% of peak</th><th scope=\"col\">ms per layer and micro-batch</th></tr></thead><tbody>",
+                                "share of its roof</th><th scope=\"col\">ms per layer and micro-batch</th></tr></thead><tbody>",
                                 r.peak_flops / 1e12, r.hbm_Bps / 1e9, r.ridge_flop_per_byte());
-    for (const auto& p : r.points)
-        t += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.3f}</td></tr>", esc(p.name),
-                         p.flop_per_byte, p.achieved_flop_per_s / 1e12, 100 * p.achieved_flop_per_s / r.peak_flops, 1e3 * p.time_s);
+    // Left of the ridge a class is bound by HBM: its figure is the share of
+    // the bandwidth it streams (FLOP/s over FLOP/byte); right of it, the
+    // share of the dense peak.
+    for (const auto& p : r.points) {
+        const bool memory_bound = p.flop_per_byte < r.ridge_flop_per_byte();
+        const std::string share =
+            memory_bound ? fmt::format("{:.1f} % of HBM bandwidth", 100 * p.achieved_flop_per_s / p.flop_per_byte / r.hbm_Bps)
+                         : fmt::format("{:.1f} % of peak FLOP/s", 100 * p.achieved_flop_per_s / r.peak_flops);
+        t += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{}</td><td>{:.3f}</td></tr>", esc(p.name),
+                         p.flop_per_byte, p.achieved_flop_per_s / 1e12, share, 1e3 * p.time_s);
+    }
     return t + "</tbody></table>";
 }
 

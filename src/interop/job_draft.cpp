@@ -1,5 +1,5 @@
 // Rendering an importer's JobDraft as YAML text: one `key: value  # comment`
-// line per entry, sections in the order of README "Job file" (model, cluster,
+// line per entry, sections in the order of docs/job-file.md (model, cluster,
 // training, parallel). Plain text assembly; the job loader validates it.
 #include "interop/job_draft.h"
 

@@ -1,6 +1,6 @@
 // A job file under construction by an importer: the four sections as ordered
-// key/value lines with optional comments, rendered as YAML text (README "Job
-// file"). Values are YAML scalars already formatted (numbers, true/false,
+// key/value lines with optional comments, rendered as YAML text
+// (docs/job-file.md). Values are YAML scalars already formatted (numbers, true/false,
 // plain words); the job loader does every check when the text is loaded.
 #pragma once
 

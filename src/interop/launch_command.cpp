@@ -144,6 +144,124 @@ struct Found {
     const ShellCommand* cmd = nullptr;
 };
 
+// The launchers before word `end` of a wrapper or the command: Slurm's
+// options, mpirun's task count.
+void read_prefix(const std::vector<ShellField>& words, size_t end, Slurm& slurm, std::optional<int>& mpi_tasks) {
+    for (size_t k = 0; k < end; ++k) {
+        const std::string b = base_name(words[k].text);
+        if (b == "sbatch" || b == "srun" || b == "salloc") {
+            size_t i = k + 1;
+            slurm.read(attached(options(words, i, slurm_value)), b);
+            k = i - 1;
+        } else if (b == "mpirun" || b == "mpiexec") {
+            size_t i = k + 1;
+            const auto opts = options(words, i, [](const std::string& o) {
+                return o == "-np" || o == "-n" || o == "--np" || o == "-x" || o == "-H" || o == "--host" ||
+                       o == "--hostfile" || o == "-hostfile" || o == "--map-by" || o == "--bind-to" || o == "-N" ||
+                       o == "--npernode" || o == "-ppn" || o == "--mca" || o == "-mca" || o == "-wdir";
+            });
+            for (const auto& o : opts)
+                if ((o.name == "-np" || o.name == "-n" || o.name == "--np") && count_of(o.value).value)
+                    mpi_tasks = count_of(o.value).value;
+            k = i - 1;
+        }
+    }
+}
+
+// Python's own options from word i: they end at -m MODULE, -c CODE or the
+// script. False for `python -c CODE` (no program).
+bool read_python_options(const std::vector<ShellField>& w, size_t& i, LaunchCommand& L, bool& distributed,
+                         bool& module) {
+    while (i < w.size() && w[i].text.size() > 1 && w[i].text[0] == '-') {
+        const std::string& o = w[i].text;
+        if (o == "-c") return false;
+        if (o == "-m" && i + 1 < w.size()) {
+            const std::string m = w[i + 1].text;
+            i += 2;
+            if (m == "torch.distributed.run" || m == "torch.distributed.launch") distributed = true;
+            else L.program = m, module = true;
+            break;
+        }
+        i += (o == "-W" || o == "-X") ? 2 : 1;
+    }
+    return true;
+}
+
+// torchrun (or python -m torch.distributed.run): --nnodes x --nproc-per-node,
+// the Slurm allocation's nodes when --nnodes is not a number.
+void torchrun_gpus(LaunchCommand& L, const std::vector<Option>& dist, const Slurm& slurm, const std::string& launcher,
+                   const std::string& source) {
+    Count nnodes, nproc;
+    for (const auto& o : dist) {
+        if (same(o.name, "--nnodes")) nnodes = count_of(o.value, true);
+        if (same(o.name, "--nproc-per-node")) nproc = count_of(o.value);
+    }
+    if (nnodes.unknown.empty() && nnodes.text.find(':') != std::string::npos)
+        L.notes.emplace_back("--nnodes", "elastic range " + nnodes.text + ": the largest, " +
+                                              std::to_string(*nnodes.value) + " nodes, assumed");
+    if (!nnodes.unknown.empty() && slurm.nodes.value) {
+        L.notes.emplace_back("--nnodes", "torchrun's --nnodes is " + nnodes.unknown + "; the " + slurm.from +
+                                              " allocation's " + std::to_string(*slurm.nodes.value) + " nodes taken");
+        nnodes = slurm.nodes;
+    }
+    if (!nproc.unknown.empty()) {
+        L.gpus_unknown = launcher + "'s --nproc-per-node is " + nproc.unknown;
+        return;
+    }
+    if (!nnodes.unknown.empty()) {
+        L.gpus_unknown = launcher + "'s --nnodes is " + nnodes.unknown;
+        return;
+    }
+    const int nodes = nnodes.value.value_or(1), per = nproc.value.value_or(1);
+    L.gpus_per_node = per;
+    L.gpus_from = launcher + " --nnodes " + std::to_string(nodes) + (nnodes.value ? "" : " (its default)") +
+                  " x --nproc-per-node " + std::to_string(per) + (nproc.value ? "" : " (its default)");
+    L.num_gpus = static_cast<int>(gpu_count({nodes, per}, source, "--nnodes", L.gpus_from));
+}
+
+// deepspeed: --num_nodes x --num_gpus.
+void deepspeed_gpus(LaunchCommand& L, const std::vector<Option>& dist, const std::string& source) {
+    Count nodes, gpus;
+    for (const auto& o : dist) {
+        if (o.name == "--num_nodes") nodes = count_of(o.value);
+        if (o.name == "--num_gpus" || o.name == "--num-gpus") gpus = count_of(o.value);
+    }
+    if (!gpus.value) {
+        L.gpus_unknown = "deepspeed without --num_gpus uses every GPU of each node";
+        return;
+    }
+    L.gpus_per_node = *gpus.value;
+    L.gpus_from = "deepspeed --num_nodes " + std::to_string(nodes.value.value_or(1)) + " x --num_gpus " +
+                  std::to_string(*gpus.value);
+    L.num_gpus =
+        static_cast<int>(gpu_count({nodes.value.value_or(1), *gpus.value}, source, "--num_nodes", L.gpus_from));
+}
+
+// No distributed launcher: mpirun's -np, else the Slurm allocation's tasks
+// (`b` the program's runner, for the message when neither says).
+void allocation_gpus(LaunchCommand& L, std::optional<int> mpi_tasks, const Slurm& slurm, const std::string& b,
+                     const std::string& source) {
+    if (mpi_tasks) {
+        L.gpus_from = "mpirun -np " + std::to_string(*mpi_tasks);
+        L.num_gpus = static_cast<int>(gpu_count({*mpi_tasks}, source, "-np", L.gpus_from));
+    } else if (slurm.ntasks.value) {
+        L.gpus_per_node = slurm.per_node.value;
+        L.gpus_from = slurm.from + " --ntasks " + std::to_string(*slurm.ntasks.value);
+        L.num_gpus = static_cast<int>(gpu_count({*slurm.ntasks.value}, source, "--ntasks", L.gpus_from));
+    } else if (slurm.nodes.value && slurm.per_node.value) {
+        L.gpus_per_node = slurm.per_node.value;
+        L.gpus_from = "Slurm --nodes " + std::to_string(*slurm.nodes.value) + " x --ntasks-per-node " +
+                      std::to_string(*slurm.per_node.value);
+        L.num_gpus = static_cast<int>(
+            gpu_count({*slurm.nodes.value, *slurm.per_node.value}, source, "--nodes", L.gpus_from));
+    } else {
+        const Count& missing = !slurm.nodes.unknown.empty() ? slurm.nodes : slurm.per_node;
+        L.gpus_unknown = missing.unknown.empty()
+                             ? "`" + b + " " + L.program + "` starts one process; the launcher around the script is not in it"
+                             : "the Slurm allocation is " + missing.unknown;
+    }
+}
+
 // The launch in one command, if it runs a Python program. Throws
 // InputError(source, the launcher's option, ...) when it starts more GPUs than
 // a job file may hold (gpu_count).
@@ -156,36 +274,15 @@ std::optional<Found> launch_in(const ShellCommand& c, const std::string& source)
             slurm.read(attached(options(wrapper, i, slurm_value)), "#SBATCH");
         }
     std::optional<int> mpi_tasks;
-    const auto read_prefix = [&](const std::vector<ShellField>& words, size_t end) {
-        for (size_t k = 0; k < end; ++k) {
-            const std::string b = base_name(words[k].text);
-            if (b == "sbatch" || b == "srun" || b == "salloc") {
-                size_t i = k + 1;
-                slurm.read(attached(options(words, i, slurm_value)), b);
-                k = i - 1;
-            } else if (b == "mpirun" || b == "mpiexec") {
-                size_t i = k + 1;
-                const auto opts = options(words, i, [](const std::string& o) {
-                    return o == "-np" || o == "-n" || o == "--np" || o == "-x" || o == "-H" || o == "--host" ||
-                           o == "--hostfile" || o == "-hostfile" || o == "--map-by" || o == "--bind-to" || o == "-N" ||
-                           o == "--npernode" || o == "-ppn" || o == "--mca" || o == "-mca" || o == "-wdir";
-                });
-                for (const auto& o : opts)
-                    if ((o.name == "-np" || o.name == "-n" || o.name == "--np") && count_of(o.value).value)
-                        mpi_tasks = count_of(o.value).value;
-                k = i - 1;
-            }
-        }
-    };
     for (const auto& wrapper : c.wrappers)
-        if (!wrapper.empty() && wrapper[0].text != "#SBATCH") read_prefix(wrapper, wrapper.size());
+        if (!wrapper.empty() && wrapper[0].text != "#SBATCH") read_prefix(wrapper, wrapper.size(), slurm, mpi_tasks);
 
     for (size_t k = 0; k < w.size(); ++k) {
         const std::string b = base_name(w[k].text);
         const bool torchrun = b == "torchrun";
         const bool deepspeed = b == "deepspeed";
         if (!torchrun && !deepspeed && !is_python(b)) continue;
-        read_prefix(w, k);
+        read_prefix(w, k, slurm, mpi_tasks);
         Found f;
         LaunchCommand& L = f.launch;
         L.file = c.file;
@@ -194,21 +291,7 @@ std::optional<Found> launch_in(const ShellCommand& c, const std::string& source)
         bool distributed = torchrun;
         bool module = false;
         std::vector<Option> dist;
-        if (is_python(b)) {
-            // Python's own options end at -m MODULE, -c CODE or the script.
-            while (i < w.size() && w[i].text.size() > 1 && w[i].text[0] == '-') {
-                const std::string& o = w[i].text;
-                if (o == "-c") return std::nullopt;  // python -c CODE
-                if (o == "-m" && i + 1 < w.size()) {
-                    const std::string m = w[i + 1].text;
-                    i += 2;
-                    if (m == "torch.distributed.run" || m == "torch.distributed.launch") distributed = true;
-                    else L.program = m, module = true;
-                    break;
-                }
-                i += (o == "-W" || o == "-X") ? 2 : 1;
-            }
-        }
+        if (is_python(b) && !read_python_options(w, i, L, distributed, module)) return std::nullopt;  // python -c CODE
         if (distributed || deepspeed) {
             dist = options(w, i, [](const std::string& o) {
                 static const std::set<std::string> kFlags = {"--standalone", "--module", "-m", "--no-python",
@@ -231,66 +314,9 @@ std::optional<Found> launch_in(const ShellCommand& c, const std::string& source)
         }
         L.args.assign(w.begin() + static_cast<std::ptrdiff_t>(i), w.end());
 
-        if (distributed) {
-            Count nnodes, nproc;
-            for (const auto& o : dist) {
-                if (same(o.name, "--nnodes")) nnodes = count_of(o.value, true);
-                if (same(o.name, "--nproc-per-node")) nproc = count_of(o.value);
-            }
-            if (nnodes.unknown.empty() && nnodes.text.find(':') != std::string::npos)
-                L.notes.emplace_back("--nnodes", "elastic range " + nnodes.text + ": the largest, " +
-                                                      std::to_string(*nnodes.value) + " nodes, assumed");
-            if (!nnodes.unknown.empty() && slurm.nodes.value) {
-                L.notes.emplace_back("--nnodes", "torchrun's --nnodes is " + nnodes.unknown + "; the " + slurm.from +
-                                                      " allocation's " + std::to_string(*slurm.nodes.value) + " nodes taken");
-                nnodes = slurm.nodes;
-            }
-            const std::string launcher = torchrun ? "torchrun" : "torch.distributed";
-            if (!nproc.unknown.empty()) {
-                L.gpus_unknown = launcher + "'s --nproc-per-node is " + nproc.unknown;
-            } else if (!nnodes.unknown.empty()) {
-                L.gpus_unknown = launcher + "'s --nnodes is " + nnodes.unknown;
-            } else {
-                const int nodes = nnodes.value.value_or(1), per = nproc.value.value_or(1);
-                L.gpus_per_node = per;
-                L.gpus_from = launcher + " --nnodes " + std::to_string(nodes) + (nnodes.value ? "" : " (its default)") +
-                              " x --nproc-per-node " + std::to_string(per) + (nproc.value ? "" : " (its default)");
-                L.num_gpus = static_cast<int>(gpu_count({nodes, per}, source, "--nnodes", L.gpus_from));
-            }
-        } else if (deepspeed) {
-            Count nodes, gpus;
-            for (const auto& o : dist) {
-                if (o.name == "--num_nodes") nodes = count_of(o.value);
-                if (o.name == "--num_gpus" || o.name == "--num-gpus") gpus = count_of(o.value);
-            }
-            if (!gpus.value) {
-                L.gpus_unknown = "deepspeed without --num_gpus uses every GPU of each node";
-            } else {
-                L.gpus_per_node = *gpus.value;
-                L.gpus_from = "deepspeed --num_nodes " + std::to_string(nodes.value.value_or(1)) + " x --num_gpus " +
-                              std::to_string(*gpus.value);
-                L.num_gpus = static_cast<int>(gpu_count({nodes.value.value_or(1), *gpus.value}, source, "--num_nodes",
-                                                        L.gpus_from));
-            }
-        } else if (mpi_tasks) {
-            L.gpus_from = "mpirun -np " + std::to_string(*mpi_tasks);
-            L.num_gpus = static_cast<int>(gpu_count({*mpi_tasks}, source, "-np", L.gpus_from));
-        } else if (slurm.ntasks.value) {
-            L.gpus_per_node = slurm.per_node.value;
-            L.gpus_from = slurm.from + " --ntasks " + std::to_string(*slurm.ntasks.value);
-            L.num_gpus = static_cast<int>(gpu_count({*slurm.ntasks.value}, source, "--ntasks", L.gpus_from));
-        } else if (slurm.nodes.value && slurm.per_node.value) {
-            L.gpus_per_node = slurm.per_node.value;
-            L.gpus_from = "Slurm --nodes " + std::to_string(*slurm.nodes.value) + " x --ntasks-per-node " +
-                          std::to_string(*slurm.per_node.value);
-            L.num_gpus = static_cast<int>(gpu_count({*slurm.nodes.value, *slurm.per_node.value}, source, "--nodes",
-                                                    L.gpus_from));
-        } else {
-            const Count& missing = !slurm.nodes.unknown.empty() ? slurm.nodes : slurm.per_node;
-            L.gpus_unknown = missing.unknown.empty()
-                                 ? "`" + b + " " + L.program + "` starts one process; the launcher around the script is not in it"
-                                 : "the Slurm allocation is " + missing.unknown;
-        }
+        if (distributed) torchrun_gpus(L, dist, slurm, torchrun ? "torchrun" : "torch.distributed", source);
+        else if (deepspeed) deepspeed_gpus(L, dist, source);
+        else allocation_gpus(L, mpi_tasks, slurm, b, source);
         if (!L.gpus_per_node && slurm.gpus_per_node.value) L.gpus_per_node = slurm.gpus_per_node.value;
         f.cmd = &c;
         return f;

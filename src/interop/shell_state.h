@@ -121,6 +121,15 @@ public:
     // shell_builtins.cpp.
     static bool is_builtin(const std::string& name);
     Status builtin(const std::string& name, std::vector<ShellField>& words, const Node& n);
+    // The builtins of more than a few lines, one each (`builtin` dispatches).
+    Status echo_builtin(const std::vector<ShellField>& words);
+    Status printf_builtin(const std::vector<ShellField>& words, int line);
+    Status cd_builtin(std::vector<ShellField>& words, int line);
+    Status unset_builtin(const std::vector<ShellField>& words);
+    Status set_builtin(const std::vector<ShellField>& words);
+    Status read_builtin(const std::string& name, const std::vector<ShellField>& words, int line);
+    Status let_builtin(const std::vector<ShellField>& words, int line);
+    Status command_builtin(const std::string& name, std::vector<ShellField>& words, const Node& n);
     Status call_function(const Node& body, const std::vector<ShellField>& words);
     Status external(std::vector<ShellField>& words, const Node& n,
                     std::vector<std::pair<std::string, ShellField>>& env);

@@ -5,7 +5,7 @@
 // those. Anything else (inline tables, multi-line strings, dates, a table or
 // key given twice) is an InputError naming the file and the line; so are
 // arrays nested deeper than 16 levels and more than 100,000 keys (bounds of
-// stack and memory: README "Bad input and limits").
+// stack and memory: docs/reliability.md "Bad input and limits").
 #pragma once
 
 #include <map>

@@ -7,6 +7,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "estimate/stage_time.h"
 

@@ -1,6 +1,6 @@
 // Text and JSON views of an Estimate. The breakdown is listed in a fixed
 // order, one row per wall, with its share of the step. JSON keys carry their
-// unit (README "JSON output"; schema version kJsonSchemaVersion). Step time
+// unit (docs/commands.md "JSON output"; schema version kJsonSchemaVersion). Step time
 // and throughput carry their 80 % interval (lostflops/prediction_interval.h)
 // and the measured nccl-tests curves that priced the collectives are named.
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "report/human_format.h"
 

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lostflops/error.h"
 #include "lostflops/report.h"

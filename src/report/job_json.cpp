@@ -1,9 +1,11 @@
 // The resolved job as JSON (the `job` object of `estimate --format json`):
 // what the estimate actually used, every default and `auto` decided. Key names
-// follow the job file's (README "Job file") so a script can read them back;
+// follow the job file's (docs/job-file.md) so a script can read them back;
 // units in the names as in the catalogs: *_GBps = 1e9 bytes/s per GPU per
 // direction, *_us, *_bytes, peak_tflops = dense 1e12 FLOP/s.
 #include <cstdint>
+
+#include <nlohmann/json.hpp>
 
 #include "estimate/zero3_time.h"
 #include "lostflops/pipeline_schedules.h"
@@ -130,7 +132,7 @@ nlohmann::json parallel_json(const Job& job) {
     if (p.recompute == Recompute::selective) j["recompute_modules"] = recompute_module_names(p.recompute_modules);
     if (p.cp > 1) j["cp_comm_type"] = to_string(p.cp_comm_type);  // resolved (the framework's default when not given)
     if (job.model.is_moe()) {
-        // Expert layers (README "Expert parallelism"): etp resolved (tp when not given).
+        // Expert layers (docs/job-file.md "Expert parallelism"): etp resolved (tp when not given).
         j["etp"] = p.expert_tp();
         j["expert_dp"] = p.expert_dp();
         j["moe_dispatcher"] = to_string(p.moe_dispatcher);

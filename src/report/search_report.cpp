@@ -10,6 +10,8 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "lostflops/report.h"
 #include "report/human_format.h"
@@ -86,6 +88,59 @@ Ties ties_of_best(const Job& job, const Calibration& cal, const SearchResult& r,
     t.min_tokens = best.tokens_per_s_per_gpu * (1 + t.interval.error_p10_pct / 100) /
                    (1 + t.interval.error_p90_pct / 100);
     return t;
+}
+
+// The one argument of b that differs from a ("parallel.vpp=21"), "" when
+// none or several do.
+std::string one_knob(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    if (a.size() != b.size()) return "";
+    std::string knob;
+    for (size_t k = 0; k < a.size(); ++k) {
+        if (a[k] == b[k]) continue;
+        if (!knob.empty()) return "";
+        knob = b[k];
+    }
+    return knob;
+}
+
+// Near-identical plans: a listed plan one knob away from a better listed
+// plan (one --set argument differs, plan_set_arguments; dp follows the GPUs)
+// whose throughput lies within that plan's 80 % interval (the ratio of Ties:
+// the plans of one search share the interval's width) is grouped under the
+// first such plan, by knob: "ranks 2, 3: rank 1 with vpp 21, 15".
+std::string near_identical(const Job& job, const std::vector<PlanScore>& listed, const Ties& ties) {
+    if (ties.min_tokens <= 0 || listed.size() < 2) return "";
+    const double ratio = ties.min_tokens / listed.front().tokens_per_s_per_gpu;
+    std::vector<std::vector<std::string>> sets;
+    for (const PlanScore& s : listed) sets.push_back(plan_set_arguments(job, s));
+    struct Group {
+        size_t head = 0;
+        std::string knob;  // "vpp"
+        std::vector<std::string> ranks, values;
+    };
+    std::vector<Group> groups;
+    std::vector<bool> folded(listed.size(), false);
+    for (size_t j = 1; j < listed.size(); ++j) {
+        for (size_t i = 0; i < j && !folded[j]; ++i) {
+            if (folded[i] || listed[j].tokens_per_s_per_gpu < ratio * listed[i].tokens_per_s_per_gpu) continue;
+            const std::string arg = one_knob(sets[i], sets[j]);
+            if (arg.empty()) continue;
+            const size_t dot = arg.find('.') + 1, eq = arg.find('=');
+            const std::string knob = arg.substr(dot, eq - dot);
+            auto g = std::find_if(groups.begin(), groups.end(),
+                                  [&](const Group& x) { return x.head == i && x.knob == knob; });
+            if (g == groups.end()) g = groups.insert(groups.end(), Group{i, knob, {}, {}});
+            g->ranks.push_back(std::to_string(j + 1));
+            g->values.push_back(arg.substr(eq + 1));
+            folded[j] = true;
+        }
+    }
+    if (groups.empty()) return "";
+    std::string out = "  near-identical (one knob apart, within the better plan's 80 % interval):\n";
+    for (const Group& g : groups)
+        out += fmt::format("    rank{} {}: rank {} with {} {}\n", g.ranks.size() > 1 ? "s" : "",
+                           fmt::join(g.ranks, ", "), g.head + 1, g.knob, fmt::join(g.values, ", "));
+    return out;
 }
 
 // `plans`, or the result's own first v.limit plans.
@@ -174,8 +229,10 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
     const Ties ties = ties_of_best(job, cal, r, v.by);
     out += std::string("\n") + kHeader;
     size_t tied = 0;
+    std::vector<PlanScore> listed;
     for (size_t i = 0; i < std::min(v.top, r.sorted); ++i) {
-        const PlanScore s = plan_score(job, r, r.ranked[i]);
+        listed.push_back(plan_score(job, r, r.ranked[i]));
+        const PlanScore& s = listed.back();
         const bool tie = i > 0 && ties.of(s);
         tied += tie ? 1 : 0;
         out += row(i + 1, s, wall_of(s), tie);
@@ -185,6 +242,7 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
                            "per GPU; {} held-out runs, {}); {} of the plans listed\n",
                            ties.interval.tokens_per_s_per_gpu_lo, ties.interval.tokens_per_s_per_gpu_hi,
                            ties.interval.residuals, ties.interval.regime, tied);
+    out += near_identical(job, listed, ties);
     if (!r.other_shapes.empty() && v.other_shapes > 0) {
         out += "\nbest plan of each other shape (tp x cp x pp x ep):\n";
         out += kHeader;

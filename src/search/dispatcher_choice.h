@@ -1,4 +1,4 @@
-// The search's choice of MoE token dispatcher for a layout (README "Search",
+// The search's choice of MoE token dispatcher for a layout (docs/search.md,
 // "Expert parallelism"): the dispatcher changes only the expert layers'
 // dispatch and combine time, so instead of evaluating every plan three
 // times the search takes, per layout, the one whose dispatch and combine

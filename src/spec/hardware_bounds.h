@@ -1,5 +1,5 @@
 // Plausible ranges of the physical quantities a job or the GPU catalog may give
-// (README "Job file", "Hardware figures"). Not physics, only "surely a typo or a
+// (docs/job-file.md, "Hardware figures"). Not physics, only "surely a typo or a
 // unit slip": each range spans the hardware anyone trains on today with one to
 // two orders of magnitude of headroom on both sides, so a value outside it is a
 // mistake (FLOP/s for TFLOP/s, bytes for GiB, Gb/s for GB/s by 1e9...) that would

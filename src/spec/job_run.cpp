@@ -1,4 +1,4 @@
-// The `run:` section of a job (README "Whole run"): failure rate, checkpoint
+// The `run:` section of a job (docs/whole-run.md): failure rate, checkpoint
 // storage and interval, restarts, spares, price, power and data loading. Each
 // key is optional; the defaults and their sources are below. Rates may be 0,
 // never negative; bandwidths and sizes must be above 0. checkpoint_bytes is
@@ -30,7 +30,7 @@ constexpr double kStorageGBpsPerGpu = 2000.0 / 16384;
 
 // 10 minutes to detect a failure, drain and reschedule the job, re-initialise
 // NCCL and the framework and warm up. An assumption, not a measurement: the
-// Llama 3 report gives no figure; the README's goodput band shows how the
+// Llama 3 report gives no figure; docs/whole-run.md's band shows how the
 // result moves with it.
 constexpr double kRestartOverheadS = 600;
 

@@ -181,7 +181,7 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
                              : fw == Framework::deepspeed ? CpCommType::a2a
                                                           : CpCommType::p2p;
     }
-    // Expert layers (README "Expert parallelism"); checked against the plan in spec/validate.cpp.
+    // Expert layers (docs/job-file.md "Expert parallelism"); checked against the plan in spec/validate.cpp.
     p.etp = static_cast<int>(s.int_or("etp", 0, 1, kMaxGpus));
     const auto disp = s.choice_opt("moe_dispatcher", {"alltoall", "allgather", "deepep"}).value_or("alltoall");
     p.moe_dispatcher = disp == "allgather" ? MoeDispatcher::allgather
@@ -198,7 +198,7 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     p.moe_a2a_overlap = s.bool_or("moe_a2a_overlap", false);
     p.moe_imbalance = s.num_or("moe_imbalance", 1.0, 1.0, 1000.0);
     p.moe_capacity_factor = s.num_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
-    // Custom stage layouts (README "Job file"; checked against the model in spec/validate.cpp).
+    // Custom stage layouts (docs/job-file.md; checked against the model in spec/validate.cpp).
     p.first_stage_layers = static_cast<int>(s.int_or("first_stage_layers", -1, 0, 100'000));
     p.last_stage_layers = static_cast<int>(s.int_or("last_stage_layers", -1, 0, 100'000));
     if (const auto text = s.str_opt("pipeline_layout")) {
@@ -236,7 +236,7 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
                                     traits && traits->te_tp_overlap;
     p.tp_comm_overlap = s.bool_or("tp_comm_overlap", tp_overlap_default);
     p.grad_fp32 = s.bool_or("grad_fp32", true);
-    // ZeRO-3 engine (README "ZeRO-3 engine"); absent keys keep the framework's default.
+    // ZeRO-3 engine (docs/job-file.md "ZeRO-3 engine"); absent keys keep the framework's default.
     const auto zero3_key = [&](const char* key) {
         if (s.has(key) && p.zero < 3)
             throw InputError(file, s.key_path(key),

@@ -1,4 +1,4 @@
-// The sections of a job file (README "Job file"), read by parse_job
+// The sections of a job file (docs/job-file.md), read by parse_job
 // (job.cpp): model (job_model.cpp), cluster, training and parallel
 // (job_sections.cpp), run (job_run.cpp). Each throws InputError naming `file` and the dotted key.
 #pragma once

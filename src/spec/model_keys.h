@@ -5,7 +5,7 @@
 // A config.json key in none of these is warned as not modelled too; a key of
 // the job's own `model:` section in none of them is an error. Nested maps:
 // `text_config` (Llama 4) is read as if its keys were the model's; DBRX's
-// `ffn_config` and `attn_config` are read as dotted keys. README "Job file"
+// `ffn_config` and `attn_config` are read as dotted keys. docs/job-file.md
 // documents the same lists.
 #pragma once
 

@@ -25,7 +25,7 @@ inline constexpr int kMaxYamlDepth = 64;
 // per node, and reads all of a flow collection's tokens before its parser's
 // recursion guard can stop it (1 MiB of '[' took 250 MB), so the text is
 // pre-scanned and refused beyond this or beyond kMaxYamlDepth flow levels.
-// A job is a few hundred items, a config.json a few thousand; README "Bad
+// A job is a few hundred items, a config.json a few thousand; docs/reliability.md "Bad
 // input and limits" states each reader's bound and its peak memory.
 inline constexpr std::size_t kMaxYamlItems = 100'000;
 

@@ -1,7 +1,7 @@
 // Byte source of trace files: plain bytes passed through, gzip (RFC 1952)
 // inflated as a stream with Intel ISA-L's igzip (isal_inflate, ISAL_GZIP:
 // header, DEFLATE (RFC 1951) and CRC-32/ISIZE trailer checked), chosen over
-// zlib by measurement (README, "Traces": several times zlib's inflate speed
+// zlib by measurement (docs/performance.md "Traces": several times zlib's inflate speed
 // on the same core, streaming, so memory stays one input and one output
 // buffer). As zlib's gzread did before: concatenated gzip members are read one
 // after the other, bytes after the last member that do not start another are

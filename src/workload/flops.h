@@ -2,7 +2,7 @@
 // and for the whole model; the formulas of each kind are the rows of
 // spec/layer_kinds.h.
 //
-// Conventions (README "Definitions"):
+// Conventions (docs/model.md "Definitions"):
 //  - FLOPs count 2 per multiply-add. Per token, forward: 2 x the weights of
 //    the GEMMs the token passes through (attention or mixer projections, the
 //    router, its top-k routed experts and the shared ones: active parameters

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "calibrate/calibrate_test_util.h"
+#include "calibrate/calibration_fields.h"
 #include "lostflops/calibration.h"
 #include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
@@ -100,6 +101,15 @@ TEST(CalibrationIo, DefaultsAreTheEmbeddedFileWithTheAttentionTable) {
                std::fabs(p.efficiency - 539 / 989.4) < 1e-12;
     });
     EXPECT_TRUE(found);
+}
+
+// One source of truth: a default-constructed Calibration (what tests and
+// fuzz targets build from) prices as the default profile does, so a default
+// in calibration.h cannot drift from data/calibration/default.yaml.
+TEST(CalibrationIo, StructDefaultsAreTheDefaultProfile) {
+    const Calibration plain;
+    const Calibration profile = default_calibration();
+    for (const auto& f : calib::kScalarFields) EXPECT_EQ(plain.*f.member, profile.*f.member) << f.key;
 }
 
 TEST(CalibrationIo, EveryGpuArchitectureOfTheCatalogHasAFamily) {

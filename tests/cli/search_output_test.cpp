@@ -3,8 +3,10 @@
 // give its figures again), and a job that does not fit shows its advice
 // before the run's cost.
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -65,6 +67,55 @@ TEST(SearchOutput, BestPlanCommandsGiveItsFigures) {
     const CliRun x = run_cli(exported);
     EXPECT_EQ(x.code, 0) << exported << "\n" << x.err;
     EXPECT_NE(x.out.find("--tensor-model-parallel-size 8"), std::string::npos) << x.out;
+}
+
+// Near-identical plans of the table, checked against the JSON's first five:
+// plan j is grouped under the first better plan i that is not itself grouped,
+// whose `set` differs from j's in one argument and whose tie threshold
+// (tokens_i x tie_min / best) j reaches; every such pair has its line, and
+// the table names no other.
+TEST(SearchOutput, NearIdenticalPlansAreGrouped) {
+    const CliRun t = run_cli(kSmall + "--top 5");
+    ASSERT_EQ(t.code, 0) << t.err;
+    const auto j = nlohmann::json::parse(run_cli(kSmall + "--format json").out);
+    const auto& top = j["top"];
+    ASSERT_EQ(top.size(), 5u);
+    const double ratio = j["best_interval"]["tie_min_tokens_per_s_per_gpu"].get<double>() /
+                         top[0]["tokens_per_s_per_gpu"].get<double>();
+    // head rank -> knob -> "ranks" and "values", in rank order.
+    std::map<size_t, std::map<std::string, std::pair<std::string, std::string>>> expected;
+    std::vector<bool> folded(top.size(), false);
+    size_t pairs = 0;
+    for (size_t b = 1; b < top.size(); ++b)
+        for (size_t a = 0; a < b && !folded[b]; ++a) {
+            if (folded[a] || top[b]["tokens_per_s_per_gpu"].get<double>() <
+                                 ratio * top[a]["tokens_per_s_per_gpu"].get<double>())
+                continue;
+            std::vector<std::string> diff;
+            for (size_t k = 0; k < top[a]["set"].size(); ++k)
+                if (top[a]["set"][k] != top[b]["set"][k]) diff.push_back(top[b]["set"][k].get<std::string>());
+            if (diff.size() != 1) continue;
+            const std::string& arg = diff[0];
+            const size_t dot = arg.find('.') + 1, eq = arg.find('=');
+            auto& [ranks, values] = expected[a + 1][arg.substr(dot, eq - dot)];
+            ranks += (ranks.empty() ? "" : ", ") + std::to_string(b + 1);
+            values += (values.empty() ? "" : ", ") + arg.substr(eq + 1);
+            folded[b] = true;
+            ++pairs;
+        }
+    ASSERT_GT(pairs, 0u) << "the case should have near-identical plans: " << t.out;  // vpp alone differs
+    size_t lines = 0;
+    for (const auto& [head, knobs] : expected)
+        for (const auto& [knob, rv] : knobs) {
+            const bool several = rv.first.find(',') != std::string::npos;
+            const std::string line = "    rank" + std::string(several ? "s " : " ") + rv.first + ": rank " +
+                                     std::to_string(head) + " with " + knob + " " + rv.second + "\n";
+            EXPECT_NE(t.out.find(line), std::string::npos) << line << t.out;
+            ++lines;
+        }
+    size_t printed = 0;
+    for (size_t at = t.out.find(": rank "); at != std::string::npos; at = t.out.find(": rank ", at + 1)) ++printed;
+    EXPECT_EQ(printed, lines) << t.out;
 }
 
 TEST(EstimateOutput, AdviceComesBeforeTheRunsCost) {

@@ -68,7 +68,6 @@ TEST(ScheduleJob, EachScheduleEstimatesAndClosedFormFollowsTheSimulation) {
         const Estimate closed = estimate(job, cal, ScheduleModel::closed_form);
         const Estimate sim = estimate(job, cal, ScheduleModel::simulation);
         EXPECT_NEAR(closed.step_time_s / sim.step_time_s, 1.0, 0.03) << set[0];
-        EXPECT_NEAR(closed.breakdown.total_s(), closed.step_time_s, 1e-9 * closed.step_time_s) << set[0];
     }
     const Estimate plain = estimate(small({}), cal);
     const Estimate zb = estimate(small({"parallel.pipeline_schedule=zero-bubble"}), cal);

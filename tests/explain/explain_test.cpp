@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "lostflops/explain.h"
 #include "lostflops/job.h"

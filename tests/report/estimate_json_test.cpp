@@ -2,6 +2,7 @@
 // warnings handed to it appear as the README's schema says, and the resolved
 // ZeRO-3 engine settings with zero: 3.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "lostflops/report.h"
 #include "test_util.h"

@@ -1,5 +1,6 @@
 // The traces' HTML page (`trace --report`): self-contained, each chart an
 // accessible SVG with a shape per rank, the walls chart only with --job.
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
