@@ -9,11 +9,13 @@ and with the best's settings gives each plan's step time, breakdown (walls,
 seconds per step), peak memory and warnings. Prints one Markdown row per run:
 rank, the best's predicted speed-up over the published plan (published step
 time / best step time - 1), peak memory of both against the GPU's capacity,
-the settings that differ, and every wall that differs by at least 5 % of the
+the model's error on the published plan against the run's measured tokens/s
+(data/published/published-runs.csv), the settings that differ, and every wall that differs by at least 5 % of the
 gap (published - best, seconds per step), largest first.
 
 Usage: scripts/published_walls.py [path/to/lostflops]
 """
+import csv
 import glob
 import json
 import os
@@ -57,9 +59,11 @@ def main():
     exe = sys.argv[1] if len(sys.argv) > 1 else "build/lostflops"
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     jobs = sorted(glob.glob(os.path.join(root, "data/published/runs/*.json")))
-    print("| run | rank | best's speed-up | peak GB published / best (capacity) | settings (published -> best) "
-          "| walls (published - best, s/step) |")
-    print("|---|---|---|---|---|---|")
+    with open(os.path.join(root, "data/published/published-runs.csv")) as f:
+        measured = {r["name"]: float(r["tokens_per_s_per_gpu"]) for r in csv.DictReader(f)}
+    print("| run | rank | best's speed-up | model on the published plan vs measured | peak GB published / best "
+          "(capacity) | settings (published -> best) | walls (published - best, s/step) |")
+    print("|---|---|---|---|---|---|---|")
     top10 = 0
     for job in jobs:
         name = os.path.basename(job)[:-5]
@@ -89,7 +93,9 @@ def main():
         warn = [w for w in alt.get("warnings", []) if "cannot launch" in w]
         if warn:
             walls += " (best: " + "; ".join(warn) + ")"
-        print(f"| {name} | {rank} | {100 * speedup:.1f} % ({t_pub:.3f} -> {t_best:.3f} s) | {mem} | {diff} | {walls} |")
+        err = f"{100 * (pub['tokens_per_s_per_gpu'] / measured[name] - 1):+.1f} %" if name in measured else "-"
+        print(f"| {name} | {rank} | {100 * speedup:.1f} % ({t_pub:.3f} -> {t_best:.3f} s) | {err} | {mem} | {diff} "
+              f"| {walls} |")
     print(f"\npublished plans in the top 10: {top10} of {len(jobs)}")
 
 
