@@ -48,8 +48,9 @@ struct NcclTestsResult {
 
 // Parses nccl-tests output held in memory; `source` names it in messages.
 // Throws InputError (naming source and line) for malformed data rows, a
-// collective it cannot identify, or text without any data row; a row cut
-// short at the end of the text is dropped with a warning.
+// collective it cannot identify, or text without any usable run (a run whose
+// busbw prints 0.00 at every size measured latency only and is skipped); a
+// row cut short at the end of the text is dropped with a warning.
 NcclTestsResult parse_nccl_tests_text(std::string_view text, const std::string& source,
                                       const NcclTestsOptions& options = {});
 NcclTestsResult read_nccl_tests(const std::string& path, const NcclTestsOptions& options = {});

@@ -6,7 +6,9 @@
 // from the column shape (fit_collectives in nccl_tests_format.h: redop,
 // size/count, busbw/algbw), else from --op. busbw of each point is
 // recomputed from size and time (the printed busbw has two decimals, 0.00 at
-// small sizes): busbw = size / time * F(op, n).
+// small sizes): busbw = size / time * F(op, n). A run whose printed busbw is
+// 0.00 at every size measured latency only and is skipped; rows whose sizes
+// start over inside one table (processes' sweeps interleaved) are one run.
 #include "lostflops/nccl_tests.h"
 
 #include <algorithm>
@@ -397,6 +399,26 @@ void Parser::finish_run() {
     run.first_line = first;
     run.avg_busbw_GBps = b.avg_busbw;
 
+    // nccl-tests prints busbw with two decimals: 0.00 at every size means the
+    // sweep never left latency (an excerpt of the first rows, a run cut short)
+    // and a curve through it would price gigabytes at bytes' bandwidth.
+    if (std::all_of(b.rows.begin(), b.rows.end(), [](const Row& r) { return r.size == 0 || !(r.busbw > 0); })) {
+        warn(first, fmt::format("busbw prints 0.00 GB/s at every size (up to {} B): the rows measure latency, "
+                                "not bandwidth; a curve needs sizes large enough to show a bandwidth "
+                                "(output cut short?); skipped",
+                                std::max_element(b.rows.begin(), b.rows.end(),
+                                                 [](const Row& x, const Row& y) { return x.size < y.size; })->size));
+        return;
+    }
+    // A size smaller than the row before it, inside one table: the rows of
+    // several processes' sweeps interleaved (each printed its own table).
+    int restarts = 0, restart_line = 0;
+    for (std::size_t i = 1; i < b.rows.size(); ++i)
+        if (b.rows[i].size < b.rows[i - 1].size && restarts++ == 0) restart_line = b.rows[i].line;
+    if (restarts)
+        warn(restart_line, fmt::format("the sizes start over {} time(s) inside one table: the sweeps of several "
+                                       "processes interleaved? read as one run, the first row of each size kept",
+                                       restarts));
     std::stable_sort(b.rows.begin(), b.rows.end(), [](const Row& x, const Row& y) { return x.size < y.size; });
     const double factor = bus_factor(run.op, n);
     int repeated = 0, unusable = 0, implausible = 0, mismatch_line = 0;
@@ -430,7 +452,7 @@ void Parser::finish_run() {
                                 "busbw over {:g} GB/s or time over {:g} us)",
                                 implausible, calib::kMaxCurveBytes, calib::kMaxCurveBusBwGBps,
                                 calib::kMaxCurveTimeUs));
-    if (repeated)
+    if (repeated && !restarts)
         warn(first, fmt::format("{} row(s) repeat a size (several types, reduction ops or cycles); "
                                 "kept the first of each", repeated));
     if (unusable) warn(first, fmt::format("skipped {} row(s) with a time <= 0", unusable));

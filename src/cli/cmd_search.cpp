@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/error_report.h"
 #include "cli/progress.h"
+#include "lostflops/accelerator.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
 #include "lostflops/search.h"
@@ -83,7 +84,10 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
     std::string out = "\nthe best plan:\n  lostflops estimate" + args + "\n";
     const Framework f = job.training.framework;
     if (f == Framework::megatron_lm || f == Framework::megatron_core) out += "  lostflops export megatron" + args + "\n";
-    if (f == Framework::fsdp) out += "  lostflops export torchtitan" + args + "\n";
+    // A TPU job is JAX's: its launch configuration is MaxText's keys.
+    if (f == Framework::fsdp)
+        out += std::string(xla_compiled(job.cluster.gpu.arch) ? "  lostflops export maxtext" : "  lostflops export torchtitan") +
+               args + "\n";
     return out;
 }
 

@@ -1,6 +1,7 @@
 // A job's plan -> MaxText's config keys (interop.h export_maxtext): the mesh
 // of ici_*/dcn_*_parallelism, per_device_batch_size, max_target_length,
-// remat_policy. The plan's ranks are laid out Megatron-style (tp fastest,
+// num_pipeline_microbatches (with a pipeline), remat_policy (none, minimal
+// for selective, full). The plan's ranks are laid out Megatron-style (tp fastest,
 // then cp, dp, pp: ARCHITECTURE.md "Parallel groups on the topology") and a
 // slice (Cluster::scaleup_gpus) holds consecutive ranks, so each axis is
 // split, fastest first, into the part inside a slice (ICI) and the part
@@ -74,13 +75,19 @@ ExportResult export_maxtext(const Job& job) {
     const double per_device = static_cast<double>(job.training.global_batch) / job.cluster.num_gpus / accum;
     out += fmt::format("per_device_batch_size: {}\n", per_device);
     if (accum > 1) out += fmt::format("gradient_accumulation_steps: {}\n", accum);
+    if (p.pp > 1) {
+        // pyconfig asserts num_pipeline_microbatches % stages == 0.
+        if (micro % p.pp != 0)
+            throw InputError(job.name, "training.micro_batch_size",
+                             fmt::format("{} micro-batches a step on {} pipeline stages: MaxText's "
+                                         "num_pipeline_microbatches must be a multiple of the stages",
+                                         micro, p.pp));
+        out += fmt::format("num_pipeline_microbatches: {}\n", micro);
+    }
+    // remat_policy none: no jax.checkpoint (decoders.py get_remat_policy).
     std::string remat = "full";
     if (p.recompute == Recompute::selective) remat = "minimal";
-    if (p.recompute == Recompute::none) {
-        remat = "minimal";
-        r.notes.push_back({NoteKind::not_modelled, "parallel.recompute",
-                           "none: MaxText always rematerialises by a policy; written as minimal (keeps matmul outputs)"});
-    }
+    if (p.recompute == Recompute::none) remat = "none";
     out += "remat_policy: " + remat + "\n";
     if (job.training.precision == Precision::fp8) out += "quantization: fp8\n";
     r.text = out;

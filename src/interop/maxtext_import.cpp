@@ -12,8 +12,10 @@
 //    [r > 0]), embedding x2^(b + [r > 1]), layers x2^b);
 //  - run: per_device_batch_size (sequences per chip; global batch =
 //    per_device_batch_size x chips x gradient_accumulation_steps),
-//    max_target_length, remat_policy (full: every layer recomputed; minimal
-//    and the save_* / *_offloaded policies keep matmul outputs: selective),
+//    max_target_length, remat_policy (full: every layer recomputed; none: no
+//    remat; minimal and the save_* / *_offloaded policies keep matmul
+//    outputs: selective), num_pipeline_microbatches (micro-batches of a
+//    pipeline, -1 = the stages),
 //    dtype / quantization (bf16; "fp8" is fp8; int8 and others priced as bf16
 //    with a warning);
 //  - mesh: ici_<axis>_parallelism inside a slice, dcn_<axis>_parallelism
@@ -301,6 +303,7 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
     const std::string remat = c.text("remat_policy").value_or("full");
     std::string recompute = "selective";
     if (remat == "full") recompute = "full";
+    else if (remat == "none") recompute = "none";  // no jax.checkpoint (decoders.py get_remat_policy)
     else if (remat == "minimal" || remat.rfind("save_", 0) == 0 || remat == "qkv_proj_offloaded" || remat == "minimal_offloaded")
         notes.push_back({remat.find("offloaded") != std::string::npos ? NoteKind::not_modelled : NoteKind::assumed,
                          "remat_policy", "'" + remat + "' keeps matmul outputs: priced as selective recompute" +
@@ -309,7 +312,7 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
         notes.push_back({NoteKind::assumed, "remat_policy", "'" + remat + "' priced as selective recompute"});
     else
         throw InputError(c.where("remat_policy"), "remat_policy",
-                         "'" + remat + "'; expected full, minimal, save_*, *_offloaded, minimal_flash or custom");
+                         "'" + remat + "'; expected full, none, minimal, save_*, *_offloaded, minimal_flash or custom");
     const std::string dtype = c.text("dtype").value_or("bfloat16");
     if (dtype != "bfloat16") notes.push_back({NoteKind::not_modelled, "dtype", "'" + dtype + "' priced as bf16"});
     const std::string quant = c.text("quantization").value_or("");
@@ -321,7 +324,24 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
     const std::string attention = c.text("attention").value_or("autoselected");
 
     const int64_t dp = chips / (tp * cp * pp);
-    const int64_t micro = static_cast<int64_t>(global) / (dp * accum);
+    // A pipeline splits each accumulation step's batch into
+    // num_pipeline_microbatches (pyconfig: -1 = the stages, twice them with
+    // pipeline_delay_activation_forwarding; a multiple of the stages).
+    int64_t pipeline_micro = 1;
+    if (pp > 1) {
+        const int64_t given = c.integer("num_pipeline_microbatches", -1, 1 << 20).value_or(-1);
+        pipeline_micro = given > 0 ? given : (c.flag("pipeline_delay_activation_forwarding", false) ? 2 * pp : pp);
+        if (given == 0 || pipeline_micro % pp != 0)
+            throw InputError(c.where("num_pipeline_microbatches"), "num_pipeline_microbatches",
+                             fmt::format("{}; expected a multiple of the {} pipeline stages (MaxText's pyconfig asserts it)",
+                                         given, pp));
+        if (static_cast<int64_t>(global) % (dp * accum * pipeline_micro) != 0)
+            throw InputError(c.where("num_pipeline_microbatches"), "num_pipeline_microbatches",
+                             fmt::format("{} micro-batches do not divide the {} sequences of each of the {} data-parallel "
+                                         "ranks' steps",
+                                         pipeline_micro, static_cast<int64_t>(global) / (dp * accum), dp));
+    }
+    const int64_t micro = static_cast<int64_t>(global) / (dp * accum * pipeline_micro);
     interop::JobDraft d;
     d.name = "maxtext " + (model_name == "default" ? std::string("model") : model_name) + " on " + options.tpu +
              (slices > 1 ? fmt::format(" x {}", slices) : "");

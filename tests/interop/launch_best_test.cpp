@@ -10,10 +10,17 @@
 // ranks, shared experts, first dense layers and MTP modules). One kind
 // cannot come back, and the exporter says so: a plain ReLU MLP (Megatron's
 // flags have GELU, squared ReLU and the gated ones only), written as GELU.
+// The MaxText runs of data/published/maxtext/runs/ (TPU slices, JAX's
+// sharding taken as FSDP's rules) go out through `export maxtext` and come
+// back as MaxText takes them: the run's own config with the exported keys as
+// command-line overrides (train.py CONFIG KEY=VALUE...).
 #include <algorithm>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 
 #include "interop/interop_util.h"
+#include "interop/maxtext_export.h"
 #include "lostflops/framework_rules.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
@@ -24,11 +31,11 @@
 namespace lostflops::test {
 namespace {
 
-std::vector<std::string> run_files(const std::string& dir) {
+std::vector<std::string> run_files(const std::string& dir, const std::string& ext = ".json") {
     std::vector<std::string> out;
     if (!std::filesystem::is_directory(dir)) return out;
     for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.path().extension() == ".json") out.push_back(e.path().string());
+        if (e.path().extension() == ext) out.push_back(e.path().string());
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -89,6 +96,44 @@ TEST(LaunchBest, PublishedRunsBestPlansExportAndComeBack) {
             ++n;
         }
     EXPECT_GE(n, 29);
+}
+
+// A MaxText run: its best plan as MaxText keys over the config it came from.
+void check_maxtext(const std::string& path) {
+    SCOPED_TRACE(path);
+    const std::string text = slurp(path);
+    std::smatch config, slice, gpus;
+    // Written by `lostflops import maxtext` (scripts/make_maxtext_table.py):
+    // source: "MaxText config FILE", gpu: tpu-X  # SLICE, num_gpus: N  # S slice(s)
+    ASSERT_TRUE(std::regex_search(text, config, std::regex("source: \"MaxText config ([^\"]+)\"")));
+    ASSERT_TRUE(std::regex_search(text, slice, std::regex("gpu: tpu-\\S+ +# (\\S+)")));
+    ASSERT_TRUE(std::regex_search(text, gpus, std::regex("num_gpus: \\d+ +# (\\d+) slice")));
+    const std::optional<Job> best = best_plan(path);
+    ASSERT_TRUE(best) << "no plan fits";
+    for (const RuleBreak& b : rule_breaks(*best)) ADD_FAILURE() << rule_break_text(b);
+    const ExportResult e = export_maxtext(*best);
+    SCOPED_TRACE(e.text);
+    ImportOptions o;
+    o.tpu = slice[1];
+    o.slices = std::stoi(gpus[1]);
+    std::istringstream lines(e.text);
+    for (std::string l; std::getline(lines, l);) {
+        if (l.empty() || l[0] == '#') continue;
+        const auto colon = l.find(": ");
+        ASSERT_NE(colon, std::string::npos) << l;
+        o.overrides.push_back(l.substr(0, colon) + "=" + l.substr(colon + 2));
+    }
+    const ImportResult r = import_maxtext(slurp(source_path(config[1])), config[1], o);
+    const Job back = parse_job(r.job_yaml, path + " (round trip)");
+    expect_same_job(back, *best, path);
+    EXPECT_EQ(back.cluster.num_gpus, best->cluster.num_gpus);
+    EXPECT_EQ(effective_schedule(back.plan), effective_schedule(best->plan));
+}
+
+TEST(LaunchBest, MaxTextRunsBestPlansExportAndComeBack) {
+    const auto files = run_files(source_path("data/published/maxtext/runs"), ".yaml");
+    for (const std::string& path : files) check_maxtext(path);
+    EXPECT_GE(files.size(), 11u);
 }
 
 TEST(LaunchBest, SharedModernRunsBestPlansExportAndComeBack) {

@@ -203,6 +203,38 @@ TEST(MaxTextExport, TheSearchsBestPlanIsAMesh) {
     EXPECT_EQ(back.plan.pp, best.plan.pp);
 }
 
+// remat_policy none is no jax.checkpoint at all (MaxText decoders.py
+// get_remat_policy: `if cfg.remat_policy != "none"`); a pipeline's
+// micro-batches are num_pipeline_microbatches (pyconfig: -1 = the stages, a
+// multiple of them), and export writes both back.
+TEST(MaxTextImport, RematNoneAndPipelineMicroBatches) {
+    // v5e-16: 16 chips; pipeline 4 x fsdp 4; 2 sequences a chip = 32 a step.
+    const std::string cfg = "ici_fsdp_parallelism: 4\nici_pipeline_parallelism: 4\nper_device_batch_size: 2\nremat_policy: none\n";
+    const Job j = parse_job(import_maxtext(cfg, "p.yml", on("v5e-16")).job_yaml, "p.yaml");
+    EXPECT_EQ(j.plan.recompute, Recompute::none);
+    EXPECT_EQ(j.plan.pp, 4);
+    EXPECT_EQ(j.plan.dp, 4);
+    EXPECT_EQ(j.training.global_batch, 32);
+    EXPECT_EQ(j.training.micro_batch, 2);  // 32 / (dp 4 x 4 micro-batches, the default: the stages)
+    const Job eight = parse_job(import_maxtext(cfg + "num_pipeline_microbatches: 8\n", "p.yml", on("v5e-16")).job_yaml, "p.yaml");
+    EXPECT_EQ(eight.training.micro_batch, 1);
+    const Job delayed = parse_job(
+        import_maxtext(cfg + "pipeline_delay_activation_forwarding: true\n", "p.yml", on("v5e-16")).job_yaml, "p.yaml");
+    EXPECT_EQ(delayed.training.micro_batch, 1);  // twice the stages
+    EXPECT_THROW(import_maxtext(cfg + "num_pipeline_microbatches: 6\n", "p.yml", on("v5e-16")), InputError);
+    EXPECT_THROW(import_maxtext(cfg + "num_pipeline_microbatches: 16\n", "p.yml", on("v5e-16")), InputError);
+    // Out and back.
+    const std::string t = export_maxtext(eight).text;
+    EXPECT_NE(t.find("num_pipeline_microbatches: 8\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("remat_policy: none\n"), std::string::npos) << t;
+    const Job back = parse_job(import_maxtext(t, "export", on("v5e-16")).job_yaml, "b.yaml");
+    EXPECT_EQ(back.training.micro_batch, 1);
+    EXPECT_EQ(back.plan.recompute, Recompute::none);
+    Job odd = eight;
+    odd.training.micro_batch = 4;  // 32 / (4 x 4) = 2 micro-batches on 4 stages
+    EXPECT_THROW(export_maxtext(odd), InputError);
+}
+
 TEST(MaxTextExport, AnAxisStraddlingSlicesUnevenlyIsRefused) {
     // tp 8 x dp 24 on slices of 16 chips: dp 24 neither fits in the 2 chips
     // left of a slice nor spans whole slices.
