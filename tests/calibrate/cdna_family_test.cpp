@@ -104,14 +104,15 @@ TEST(CdnaFamily, Mi355xAttentionIsTheTablesSdpaCurve) {
     // attention.csv's MI355X forward rows (PyTorch SDPA, head dim 128,
     // non-causal): 608.5 TFLOP/s at 4096 of the 2,516.6 peak; between 1024
     // (489.5) and 2048 (569.2) log-linear.
-    const DeviceFamily& f = *default_calibration().find_family("cdna4");
+    const Calibration c = default_calibration();
+    const DeviceFamily& f = *c.find_family("cdna4");
     EXPECT_NEAR(attention_efficiency(f, AttentionImpl::fa2, false, false, 128, 4096), 608.5 / 2516.6, 1e-12);
     const double mid = std::sqrt(1024.0 * 2048.0);
     EXPECT_NEAR(attention_efficiency(f, AttentionImpl::fa2, false, false, 128, mid),
                 (489.5 + 569.2) / 2 / 2516.6, 1e-12);
     EXPECT_NEAR(attention_efficiency(f, AttentionImpl::fa2, true, false, 128, 4096), 512.6 / 2516.6, 1e-12);
-    // cdna3 keeps ampere's FA2 points (ASSUMPTION in default.yaml).
-    const DeviceFamily& f3 = *default_calibration().find_family("cdna3");
+    // cdna3: attention.csv's MI300X ASSUMPTION rows, ampere's FA2 efficiencies.
+    const DeviceFamily& f3 = *c.find_family("cdna3");
     EXPECT_NEAR(attention_efficiency(f3, AttentionImpl::fa2, false, false, 128, 16384), 0.73, 1e-12);
     EXPECT_NEAR(attention_efficiency(f3, AttentionImpl::fa2, true, false, 128, 16384), 0.5, 1e-12);
 }
