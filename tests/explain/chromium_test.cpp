@@ -3,6 +3,7 @@
 // chart's SVG is in the DOM with shapes. Skipped (GTEST_SKIP) only when no
 // `chromium` is installed (scripts/install-deps.sh installs it).
 #include <filesystem>
+#include <unistd.h>  // getpid: a directory of its own per test process
 #include <fstream>
 #include <sstream>
 
@@ -31,7 +32,8 @@ std::string read(const std::string& path) {
 TEST(ReportChromium, RendersWithoutConsoleErrorsAndEveryChartHasShapes) {
     const std::string chromium = find_chromium();
     if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
-    const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "lostflops-chromium-test";
+    const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                     ("lostflops-chromium-test-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const std::string html = (dir / "report.html").string(), png = (dir / "report.png").string();
     std::filesystem::remove(png);
@@ -88,6 +90,7 @@ TEST(ReportChromium, RendersWithoutConsoleErrorsAndEveryChartHasShapes) {
     std::ofstream(bad) << "<!DOCTYPE html><html><body><script>console.error('boom');</script></body></html>";
     const std::string bad_log = test::shell_output(common + "--dump-dom file://" + bad + " 2>&1 >/dev/null");
     EXPECT_NE(bad_log.find("CONSOLE"), std::string::npos) << "chromium no longer logs console messages: " << bad_log;
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);  // kept to look at when it failed
 }
 
 }  // namespace
