@@ -12,6 +12,7 @@
 #include "lostflops/calibration.h"
 #include "lostflops/catalog.h"
 #include "lostflops/estimate.h"
+#include "lostflops/explain.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
 #include "test_util.h"
@@ -136,6 +137,25 @@ TEST(Fp32Training, TorchtitanFloat32ComesBackWithTheTf32Assumption) {
     EXPECT_EQ(back.plan.zero, tt.plan.zero);
     EXPECT_DOUBLE_EQ(estimate(back, default_calibration()).memory.weights_bytes,
                      estimate(tt, default_calibration()).memory.weights_bytes);
+}
+
+TEST(Fp32Training, Bf16MixedPrecisionIsALever) {
+    const Calibration cal = default_calibration();
+    const JobSource src{test::run_path("megatron24-h100-gpt-70b"),
+                        {"training.precision=fp32", "training.attention=unfused", "parallel.recompute=selective"}};
+    const Job job = load_job_source(src);
+    const Estimate e = estimate(job, cal);
+    bool seen = false;
+    for (const Lever& l : mfu_levers(src, job, cal, e, 100)) {
+        if (l.change != "bf16 mixed precision") continue;
+        seen = true;
+        std::vector<std::string> all = src.overrides;
+        all.insert(all.end(), l.set.begin(), l.set.end());
+        const Estimate after = estimate(load_job(src.path, all), cal);
+        EXPECT_DOUBLE_EQ(after.step_time_s, l.step_time_s);
+        EXPECT_LT(after.step_time_s, e.step_time_s);
+    }
+    EXPECT_TRUE(seen);
 }
 
 }  // namespace
