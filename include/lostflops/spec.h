@@ -18,7 +18,15 @@
 
 namespace lostflops {
 
-enum class Precision { fp16, bf16, fp8 };
+// fp32: no mixed precision (Megatron-LM without --bf16 / --fp16): 4-byte
+// weights, gradients and activations, Adam's fp32 moments and no master
+// copy; its GEMMs run at the TF32 tensor-core peak (Gpu::peak_tf32_tflops,
+// the reason in src/spec/gpu_parse.cpp).
+enum class Precision { fp16, bf16, fp8, fp32 };
+// Bytes of one element of the tensors a job keeps in its training precision:
+// weights, activations, pipeline and tensor-parallel traffic (fp8 training
+// keeps these 16-bit: only GEMM operands are fp8).
+constexpr double tensor_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 enum class Recompute { none, selective, full };
 // Megatron-Core's selective-recompute modules (--recompute-modules;
 // megatron/core/transformer/transformer_config.py recompute_modules), one
@@ -75,6 +83,7 @@ struct Gpu {
     double peak_fp16_tflops = 0;  // dense tensor-core peak
     double peak_bf16_tflops = 0;
     double peak_fp8_tflops = 0;   // 0 when the GPU has no fp8 tensor cores
+    double peak_tf32_tflops = 0;  // 0 when no TF32 figure is known: fp32 jobs are refused
     int64_t memory_bytes = 0;
     double hbm_GBps = 0;          // memory bandwidth
     double nvlink_GBps = 0;       // scale-up link, per GPU per direction

@@ -88,8 +88,16 @@ double power_factor(const Gpu& gpu, const DeviceFamily& f) {
 
 namespace {
 
+// ASSUMPTION: fp32 training's TF32 GEMMs (spec/gpu_parse.cpp) take the
+// family's bf16 GEMM efficiency shape, scaled to the TF32 peak: no TF32 GEMM
+// measurement is in data/calibration/gemm.csv.
 GemmDtype gemm_dtype(Precision p, const DeviceUse& use) {
     return p == Precision::fp8 ? use.fp8 : GemmDtype::bf16;
+}
+
+// Bytes of a GEMM operand element: fp8 1, fp32 4, 16-bit 2.
+double operand_bytes(Precision p) {
+    return p == Precision::fp8 ? 1.0 : p == Precision::fp32 ? 4.0 : 2.0;
 }
 
 // Points of one curve: kernel, pass, causal, one head dimension, sorted by
@@ -290,7 +298,8 @@ DeviceModel make_systolic_model(const Gpu& gpu, Precision p, const Calibration& 
     d.attention_peak_flops = (p == Precision::fp8 ? gpu.peak_tflops(Precision::bf16) : gpu.peak_tflops(p)) * 1e12;
     d.hbm_Bps = gpu.hbm_GBps * 1e9;
     d.sms = 1;
-    d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
+    d.bytes_per_element = operand_bytes(p);
+    d.out_bytes_per_element = tensor_bytes(p);
     d.gemm_max = gmax * d.power_factor;
     d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
     const AttentionEfficiency a = f.attention.empty() ? AttentionEfficiency{} : attention_at(f, d.attention_kernel, use);
@@ -329,7 +338,8 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.attention_peak_flops = (p == Precision::fp8 ? gpu.peak_tflops(Precision::bf16) : gpu.peak_tflops(p)) * 1e12;
     d.hbm_Bps = gpu.hbm_GBps * 1e9;
     d.sms = std::max(1, gpu.sm_count);
-    d.bytes_per_element = p == Precision::fp8 ? 1.0 : 2.0;
+    d.bytes_per_element = operand_bytes(p);
+    d.out_bytes_per_element = tensor_bytes(p);
     d.gemm_max = gmax * d.power_factor;
     d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
     const AttentionEfficiency a = attention_at(f, d.attention_kernel, use);
@@ -400,7 +410,7 @@ double gemm_time_s(const DeviceModel& d, double m, double n, double k) {
     const double eff = d.mxu_dim > 0 ? d.gemm_max * gemm_tile_efficiency(d, m, n) * padded_fraction(k, d.mxu_dim)
                                      : d.gemm_max * gemm_tile_efficiency(d, m, n) * (k / (k + d.gemm_k_half));
     const double compute_s = flops / (d.peak_flops * eff);
-    const double bytes = d.bytes_per_element * (m * k + k * n) + 2.0 * m * n;
+    const double bytes = d.bytes_per_element * (m * k + k * n) + d.out_bytes_per_element * m * n;
     const double memory_s = bytes / (d.hbm_Bps * d.memory_bound);
     return std::max(compute_s, memory_s);
 }

@@ -35,7 +35,8 @@ struct DeviceModel {
     double attention_peak_flops = 0;  // attention runs in 16-bit even in fp8 training
     double hbm_Bps = 0;
     int sms = 1;
-    double bytes_per_element = 2;  // operands of GEMMs (bf16/fp16; fp8: 1)
+    double bytes_per_element = 2;  // operands of GEMMs (bf16/fp16; fp8: 1; fp32: 4)
+    double out_bytes_per_element = 2;  // GEMM outputs (fp32 training: 4, else 16-bit)
     double gemm_max = 0.8;         // the family's large-GEMM efficiency of the format, with power
     double attention_fwd = 0.35;   // of attention_peak_flops, at the use's shape, with power
     double attention_bwd = 0.3;

@@ -68,7 +68,7 @@ double grouped_gemm_time_s(const DeviceModel& d, double m, double n, double k, d
     const double eff = d.gemm_max * gemm_tile_efficiency(d, rows, n) * (k / (k + d.gemm_k_half)) *
                        grouped_gemm_row_factor(m);
     const double compute_s = 2.0 * rows * n * k / (d.peak_flops * eff);
-    const double bytes = d.bytes_per_element * count * (m * k + k * n) + 2.0 * count * m * n;
+    const double bytes = d.bytes_per_element * count * (m * k + k * n) + d.out_bytes_per_element * count * m * n;
     return std::max(compute_s, bytes / (d.hbm_Bps * d.memory_bound));
 }
 

@@ -39,7 +39,7 @@ namespace {
 DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, const StageParams& sp0,
                const StageParams& last, const HeadWork& hw) {
     const ParallelPlan& p = job.plan;
-    const double gb = grad_bytes_per_param(p);
+    const double gb = grad_bytes_per_param(p, job.training.precision);
     // Time of `op` over the dense group and the expert group for `bytes_per_param`.
     const auto t = [&](Collective op, double bytes_per_param, double dense, double expert) {
         return collective_time_s(ctx.comm, op, ctx.dp_group, dense * bytes_per_param) +
@@ -48,7 +48,7 @@ DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, c
     DpComm d;
     d.all_reduce_s = t(Collective::all_reduce, gb, sp0.params, sp0.expert_params);
     d.reduce_scatter_s = t(Collective::reduce_scatter, gb, sp0.params, sp0.expert_params);
-    d.all_gather_s = t(Collective::all_gather, 2, sp0.params, sp0.expert_params);
+    d.all_gather_s = t(Collective::all_gather, tensor_bytes(job.training.precision), sp0.params, sp0.expert_params);
     if (job.model.tied_embeddings && p.pp > 1)
         d.tied_embedding_s = collective_time_s(ctx.comm, Collective::all_reduce, ctx.embedding_group,
                                                hw.embedding_params * gb);

@@ -1,5 +1,5 @@
 // Memory per GPU (Rajbhandari et al. 2020, ZeRO; Korthikanti et al. 2022).
-//  weights     2 bytes/param (16-bit), /dp with ZeRO-3
+//  weights     2 bytes/param (16-bit; fp32 training 4), /dp with ZeRO-3
 //  gradients   4 (fp32 main grads, Megatron-LM) or 2 bytes/param, /dp with ZeRO-2+
 //  optimizer   12 bytes/param (fp32 master, Adam m and v), /dp with ZeRO-1+;
 //              10 with training.optimizer adam-param-remainders (the master's
@@ -7,7 +7,8 @@
 //              Apex DistributedFusedAdam as NeMo 1.x sets it
 // so 18 bytes/param for Megatron without sharding, 6 + 12/N_d with its
 // distributed optimizer, 16/N_d with ZeRO-3 (FSDP2: the fp32 shards are the
-// master weights, 4 + 4 + 8). torchtitan's per-op selective checkpointing and
+// master weights, 4 + 4 + 8). fp32 training (no mixed precision): 4 + 4 + 8
+// = 16, the weights their own master. torchtitan's per-op selective checkpointing and
 // its fp32 loss: workload/op_checkpoint.cpp, workload/layer_work.cpp.
 // Activations: per-layer bytes of each kind (workload/layer_work.cpp) times
 // the micro-batches in flight: with 1F1B rank r holds min(m, p - r); interleaved,
@@ -60,13 +61,19 @@ int last_kind(const Model& m) { return m.stack->kind_of.empty() ? 0 : m.stack->k
 
 }  // namespace
 
-double grad_bytes_per_param(const ParallelPlan& p) { return p.grad_fp32 ? 4.0 : 2.0; }
+double grad_bytes_per_param(const ParallelPlan& p, Precision prec) {
+    return p.grad_fp32 || prec == Precision::fp32 ? 4.0 : 2.0;
+}
 
 // Adam's m and v in fp32 (8 bytes) and the master weight: the whole fp32 copy
 // (4) or only its low 16 bits beside the bf16 weight (2; Apex
 // DistributedFusedAdam store_param_remainders); or m and v in bf16 and no
-// master copy (2 + 2; Apex with dtype bf16).
-double optimizer_state_bytes_per_param(Optimizer o) {
+// master copy (2 + 2; Apex with dtype bf16). fp32 training: m and v only,
+// the fp32 weight is the master (Megatron-LM's FP32Optimizer and its
+// distributed optimizer keep no copy of fp32 parameters, optimizer.py
+// "model_fp32_groups"); spec/job_sections.cpp allows only adam with it.
+double optimizer_state_bytes_per_param(Optimizer o, Precision prec) {
+    if (prec == Precision::fp32) return 8.0;
     switch (o) {
         case Optimizer::adam: return 12.0;
         case Optimizer::adam_param_remainders: return 10.0;
@@ -133,9 +140,10 @@ Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mea
     // weights and 8 of Adam moments per sharded parameter, not 2 + 12.
     const bool fp32_shards = p.zero >= 3 && job.training.framework == Framework::fsdp;
     Memory mem;
-    mem.weights_bytes = sharded(fp32_shards ? 4.0 : 2.0, 3);
-    mem.gradients_bytes = sharded(grad_bytes_per_param(p), 2);
-    mem.optimizer_bytes = sharded(fp32_shards ? 8.0 : optimizer_state_bytes_per_param(job.training.optimizer), 1);
+    const Precision prec = job.training.precision;
+    mem.weights_bytes = sharded(fp32_shards ? 4.0 : tensor_bytes(prec), 3);
+    mem.gradients_bytes = sharded(grad_bytes_per_param(p, prec), 2);
+    mem.optimizer_bytes = sharded(fp32_shards ? 8.0 : optimizer_state_bytes_per_param(job.training.optimizer, prec), 1);
     mem.buffers_bytes = cal.memory_reserved_bytes;
     // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
     // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).

@@ -100,10 +100,12 @@ int expert_replicas(const ParallelPlan& p);
 // Parameters of this rank's optimizer shard.
 double optimizer_shard_params(const ParallelPlan& p, const StageParams& s);
 
-// Bytes per parameter of gradients as reduced (fp32 main grads or 16-bit).
-double grad_bytes_per_param(const ParallelPlan& p);
-// Adam's state per parameter beside the 16-bit weight: 12 (fp32 master, m, v),
-// 10 (adam-param-remainders) or 4 (adam-bf16).
-double optimizer_state_bytes_per_param(Optimizer o);
+// Bytes per parameter of gradients as reduced (fp32 main grads or 16-bit;
+// fp32 training: 4).
+double grad_bytes_per_param(const ParallelPlan& p, Precision prec);
+// Adam's state per parameter beside the weight: 12 (fp32 master, m, v),
+// 10 (adam-param-remainders) or 4 (adam-bf16); fp32 training: 8 (m and v,
+// the weight is its own master).
+double optimizer_state_bytes_per_param(Optimizer o, Precision prec);
 
 }  // namespace lostflops

@@ -83,7 +83,7 @@ double p2p_time_s(const PlanContext& ctx, const Job& job) {
     // Megatron sends the sequence-parallel shard, or scatters the replicated
     // activation over the TP ranks and gathers it on NVLink (Narayanan et al.
     // 2021, sec. 4.1 "scatter/gather communication optimization").
-    const double bytes = tokens * job.model.hidden * 2.0 / p.tp;
+    const double bytes = tokens * job.model.hidden * tensor_bytes(job.training.precision) / p.tp;
     // The slowest boundary sets the pace: any stage boundary across nodes.
     const Link& link = ctx.pp_link.nodes > 1 ? ctx.comm.inter : ctx.comm.intra;
     return link.latency_us * 1e-6 + bytes / (link.bandwidth_GBps * 1e9 * ctx.comm.cal->p2p_eff);

@@ -97,7 +97,8 @@ Zero3Collectives zero3_layer_collectives(const Job& job, const PlanContext& ctx,
     // local expert).
     const double dense_tensors = lw.dense_tensors;
     const double expert_tensors = lw.expert_tensors;
-    const double gb = grad_bytes_per_param(job.plan);
+    const double gb = grad_bytes_per_param(job.plan, job.training.precision);
+    const double wb = tensor_bytes(job.training.precision);  // a gathered weight
     Zero3Collectives c;
     const double ag_d = collectives(lw.params, e.bucket_params, dense_tensors);
     const double ag_e = collectives(lw.expert_params, e.bucket_params, expert_tensors);
@@ -111,8 +112,8 @@ Zero3Collectives zero3_layer_collectives(const Job& job, const PlanContext& ctx,
         c.gathers += ag_e;
         c.reduce_scatters += rs_e;
     }
-    c.gather_s = bucketed_s(ctx, Collective::all_gather, ctx.dp_group, ag_d, lw.params * 2.0) +
-                 bucketed_s(ctx, Collective::all_gather, ctx.edp_group, ag_e, lw.expert_params * 2.0);
+    c.gather_s = bucketed_s(ctx, Collective::all_gather, ctx.dp_group, ag_d, lw.params * wb) +
+                 bucketed_s(ctx, Collective::all_gather, ctx.edp_group, ag_e, lw.expert_params * wb);
     c.reduce_scatter_s = bucketed_s(ctx, Collective::reduce_scatter, ctx.dp_group, rs_d, lw.params * gb) +
                          bucketed_s(ctx, Collective::reduce_scatter, ctx.edp_group, rs_e, lw.expert_params * gb);
     return c;
@@ -140,8 +141,9 @@ Zero3Comm zero3_comm(const Job& job, const PlanContext& ctx, const LayerWork& lw
     const double root = std::max(0.0, sp.params - sp.layers * lw.params);
     const double root_n = collectives(root, e.bucket_params, 2);
     const double root_rs_n = collectives(root, e.reduce_bucket_params, 2);
-    z.root_s = bucketed_s(ctx, Collective::all_gather, ctx.dp_group, root_n, root * 2.0) +
-               bucketed_s(ctx, Collective::reduce_scatter, ctx.dp_group, root_rs_n, root * grad_bytes_per_param(p));
+    z.root_s = bucketed_s(ctx, Collective::all_gather, ctx.dp_group, root_n, root * tensor_bytes(job.training.precision)) +
+               bucketed_s(ctx, Collective::reduce_scatter, ctx.dp_group, root_rs_n,
+                          root * grad_bytes_per_param(p, job.training.precision));
     return z;
 }
 
@@ -190,7 +192,8 @@ Zero3Live zero3_live(const Job& job, const LayerWork& lw, const StageParams& sp)
         // upcast to the reduce dtype (FSDPParam.to_accumulated_grad_if_needed).
         z.params = stage;
         z.grad_params = stage;
-        z.bytes = 2.0 * z.params + grad_bytes_per_param(job.plan) * z.grad_params;
+        z.bytes = tensor_bytes(job.training.precision) * z.params +
+                  grad_bytes_per_param(job.plan, job.training.precision) * z.grad_params;
         return z;
     }
     if (e.max_live_params > 0) {
@@ -206,7 +209,8 @@ Zero3Live zero3_live(const Job& job, const LayerWork& lw, const StageParams& sp)
         if (e.bucket_params <= 0) z.params = std::min(stage, z.params + std::max(0.0, sp.params - sp.layers * lw.params));
     }
     z.grad_params = e.reduce_bucket_params > 0 ? std::min(e.reduce_bucket_params, stage) : std::min(stage, layer_total(lw));
-    z.bytes = 2.0 * z.params + grad_bytes_per_param(job.plan) * z.grad_params;
+    z.bytes = tensor_bytes(job.training.precision) * z.params +
+                  grad_bytes_per_param(job.plan, job.training.precision) * z.grad_params;
     return z;
 }
 

@@ -170,6 +170,9 @@ std::vector<Candidate> candidates(const Job& job) {
                        {"cluster.gpu=" + bigger_name}});
     if (cl.gpu.peak_fp8_tflops > 0 && t.precision != Precision::fp8)
         out.push_back({"fp8 training", {"training.precision=fp8"}});
+    // fp32 training (no --bf16): bf16 mixed precision, attention as the job's auto would pick it.
+    if (t.precision == Precision::fp32 && cl.gpu.peak_bf16_tflops > 0)
+        out.push_back({"bf16 mixed precision", {"training.precision=bf16", "training.attention=flash"}});
     moe_candidates(job, out);
     return out;
 }

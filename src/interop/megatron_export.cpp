@@ -104,6 +104,8 @@ ExportResult export_megatron(const Job& job) {
     }
     if (t.precision == Precision::fp16) {
         l.add("--fp16");
+    } else if (t.precision == Precision::fp32) {
+        // No flag: Megatron trains in fp32 without --bf16 / --fp16.
     } else {
         l.add("--bf16");
         if (t.precision == Precision::fp8) l.add("--fp8-format", "hybrid");
@@ -171,7 +173,7 @@ ExportResult export_megatron(const Job& job) {
     if (p.overlap_grad_reduce) l.add("--overlap-grad-reduce");
     if (p.tp_comm_overlap) l.add("--tp-comm-overlap");
     if (!p.grad_fp32) {
-        if (t.precision == Precision::fp16)
+        if (t.precision == Precision::fp16 || t.precision == Precision::fp32)
             out.notes.push_back({NoteKind::not_modelled, "parallel.grad_fp32",
                                  "Megatron reduces 16-bit gradients only with --bf16 (--grad-reduce-in-bf16)"});
         else

@@ -32,7 +32,7 @@ std::string precision(const interop::MegatronArgs& f) {
     if (f.has("fp8-format")) return "fp8";
     if (f.has("bf16")) return "bf16";
     if (f.has("fp16")) return "fp16";
-    throw InputError(f.source(), "--bf16", "neither --bf16 nor --fp16: Megatron trains in fp32, which lostflops does not model");
+    return "fp32";  // Megatron's default: megatron/training/arguments.py "args.params_dtype = torch.float"
 }
 
 }  // namespace
@@ -107,6 +107,7 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     add(d.training, "micro_batch_size", std::to_string(micro));
     const std::string prec = precision(f);
     if (prec == "fp8") add(d.training, "precision", "fp8", "--fp8-format " + f.choice("fp8-format", {"e4m3", "hybrid"}));
+    else if (prec == "fp32") add(d.training, "precision", "fp32", "neither --bf16 nor --fp16: Megatron trains in fp32");
     else add(d.training, "precision", prec);
     if (const auto samples = f.num("train-samples")) {
         add(d.training, "train_tokens", std::to_string(static_cast<int64_t>(*samples) * seq), "--train-samples x seq");
@@ -117,7 +118,11 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     std::string framework_why;
     const Framework fw = interop::megatron_framework(f, notes, framework_why);
     std::string attention = "flash", attention_why;
-    if (fw == Framework::megatron_lm) {
+    if (prec == "fp32") {
+        // Flash and fused attention take only bf16/fp16 (spec/job.cpp, attention: auto).
+        attention = "unfused";
+        attention_why = "fp32: flash and fused attention kernels take only bf16/fp16 inputs";
+    } else if (fw == Framework::megatron_lm) {
         attention = f.has("use-flash-attn") ? "flash" : "unfused";
         attention_why = f.has("use-flash-attn") ? "--use-flash-attn" : "no --use-flash-attn: Megatron's softmax path";
     } else if (f.has("transformer-impl") && f.choice("transformer-impl", {"local", "transformer_engine", "inference_optimized"}) == "local") {

@@ -48,7 +48,9 @@ ExportResult export_torchtitan(const Job& job) {
     line("local_batch_size", std::to_string(local));
     line("global_batch_size", std::to_string(t.global_batch));
     line("seq_len", std::to_string(t.seq_length));
-    line("mixed_precision_param", q(t.precision == Precision::fp16 ? "float16" : "bfloat16"));
+    line("mixed_precision_param", q(t.precision == Precision::fp16   ? "float16"
+                                    : t.precision == Precision::fp32 ? "float32"
+                                                                     : "bfloat16"));
     if (t.train_tokens > 0) {
         const double steps = t.train_tokens / (static_cast<double>(t.global_batch) * t.seq_length);
         if (steps == static_cast<double>(static_cast<int64_t>(steps)))

@@ -236,9 +236,17 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     }
     if (param != "bfloat16" && param != "float16" && param != "float32")
         throw InputError(source, "training.mixed_precision_param", "expected bfloat16, float16 or float32, got '" + param + "'");
-    if (param == "float32")
-        throw InputError(source, "training.mixed_precision_param", "float32 training is not modelled by lostflops");
-    add(d.training, "precision", fp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
+    // float32: priced at the TF32 peak (spec/gpu_parse.cpp), which PyTorch's
+    // own matmuls reach only with TF32 allowed (NVIDIA's containers set
+    // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1; plain PyTorch defaults to full fp32).
+    if (param == "float32" && !fp8) {
+        add(d.training, "precision", "fp32", "training.mixed_precision_param float32");
+        notes.push_back({NoteKind::assumed, "training.mixed_precision_param",
+                         "float32 GEMMs priced at the TF32 peak: needs TF32 allowed "
+                         "(torch.backends.cuda.matmul.allow_tf32, or NVIDIA's PyTorch containers)"});
+    } else {
+        add(d.training, "precision", fp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
+    }
     if (const int64_t steps = c.integer({"training.steps"}, 0, 0); steps > 0)
         add(d.training, "train_tokens", std::to_string(steps * global * seq), "training.steps x global batch x seq");
     add(d.training, "attention", "flash", "PyTorch SDPA (flash)");

@@ -178,7 +178,8 @@ std::optional<MinGpus> min_gpus_to_fit(const Job& job, const Calibration& cal, c
     const bool xla = job.training.xla;
     const double bytes_per_param =
         xla ? xla_state_bytes_per_param(job.training.optimizer)
-            : 2.0 + (job.plan.grad_fp32 ? 4.0 : 2.0) + optimizer_state_bytes_per_param(job.training.optimizer);
+            : tensor_bytes(job.training.precision) + grad_bytes_per_param(job.plan, job.training.precision) +
+                  optimizer_state_bytes_per_param(job.training.optimizer, job.training.precision);
     const double states = count_params(job.model).total * bytes_per_param;
     const double room = current.capacity_bytes - (xla ? 0.0 : cal.memory_reserved_bytes);
     if (room <= 0) return out;

@@ -1,6 +1,21 @@
 // GPU spec parser (schema: data/catalog/gpus.yaml header) and
 // Gpu::peak_tflops.
 //
+// fp32 training (Precision::fp32) is priced at the TF32 tensor-core peak
+// (peak_tflops.tf32), not the fp32 CUDA-core one: Megatron-Core's default
+// layers are Transformer Engine's, whose cuBLASLt GEMM sets
+// CUBLAS_COMPUTE_32F_FAST_TF32 for every input type but fp8 e5m2 ("default
+// to tf32", transformer_engine/common/gemm/cublaslt_gemm.cu, cublas_gemm());
+// PyTorch's own matmuls default to full fp32 since 1.12
+// (torch.backends.cuda.matmul.allow_tf32 = False; docs/source/notes/
+// cuda.rst "TensorFloat-32 (TF32) on Ampere (and later) devices", pytorch PR
+// #76509), but NVIDIA's PyTorch containers, which Megatron-LM's docker/
+// Dockerfile.ci.* build on (nvcr.io/nvidia/pytorch), set
+// TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (an NGC build reports allow_tf32 True
+// in pytorch/pytorch#100145); Megatron-LM itself never sets
+// allow_tf32 (only its batch-invariance tests turn it off). A GPU without
+// a TF32 figure refuses fp32 jobs (spec/validate.cpp).
+//
 // Peaks are dense tensor-core figures (MFU is defined against the dense peak,
 // PaLM, Chowdhery et al. 2022, Appendix B). Every figure must lie in its plausible range
 // (spec/hardware_bounds.h, with the reasoning): not physics, only "surely a typo
@@ -53,13 +68,14 @@ double peak(YamlSection& s, const std::string& key, std::optional<double> fallba
 void read_peaks(YamlSection& parent, Gpu& g) {
     YAML::Node n = parent.raw("peak_tflops");
     const std::string path = parent.key_path("peak_tflops");
-    if (!n) throw parent.missing("peak_tflops", "expected {fp16, bf16, fp8} dense TFLOP/s");
-    if (!n.IsMap()) throw InputError(parent.file(), path, "expected a mapping {fp16, bf16, fp8}");
+    if (!n) throw parent.missing("peak_tflops", "expected {fp16, bf16, fp8, tf32} dense TFLOP/s");
+    if (!n.IsMap()) throw InputError(parent.file(), path, "expected a mapping {fp16, bf16, fp8, tf32}");
     YamlSection s(n, parent.file(), path);
     // 0 marks a precision without tensor-core support (V100 bf16).
     g.peak_fp16_tflops = peak(s, "fp16", std::nullopt);
     g.peak_bf16_tflops = peak(s, "bf16", std::nullopt);
     g.peak_fp8_tflops = peak(s, "fp8", 0.0);
+    g.peak_tf32_tflops = peak(s, "tf32", 0.0);
     s.finish();
     if (g.peak_fp16_tflops <= 0 && g.peak_bf16_tflops <= 0)
         throw InputError(parent.file(), path, "fp16 and bf16 are both 0; expected a dense peak");
@@ -109,6 +125,7 @@ double Gpu::peak_tflops(Precision p) const {
         case Precision::fp16: return peak_fp16_tflops;
         case Precision::bf16: return peak_bf16_tflops;
         case Precision::fp8: return peak_fp8_tflops;
+        case Precision::fp32: return peak_tf32_tflops;
     }
     return 0;  // unreachable: every enumerator is handled above
 }

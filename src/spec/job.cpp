@@ -62,7 +62,16 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     job.cluster = read_cluster(top.raw("cluster"), source);
     job.training = read_training(top.raw("training"), source);
     job.training.xla = xla_compiled(job.cluster.gpu.arch);
-    if (job.training.attention_auto) job.training.attention = default_attention(cited);
+    // fp32 training: Transformer Engine's flash and fused attention take only
+    // bf16/fp16 Q, K, V (dot_product_attention/utils.py get_attention_backend,
+    // "Disabling FlashAttention due to unsupported QKV data type"), so
+    // DotProductAttention runs its unfused softmax path. (PyTorch's SDPA, the
+    // fsdp and deepspeed stacks', has a fused fp32 kernel: memory-efficient.)
+    const bool sdpa = !job.training.framework_auto && (job.training.framework == Framework::fsdp ||
+                                                       job.training.framework == Framework::deepspeed);
+    if (job.training.attention_auto)
+        job.training.attention = job.training.precision == Precision::fp32 && !sdpa ? AttentionKernel::unfused
+                                                                                   : default_attention(cited);
     if (job.training.framework_auto) job.training.framework = default_framework(cited, job.training.attention);
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,
                              job.training.framework);

@@ -118,8 +118,11 @@ Training read_training(YAML::Node node, const std::string& file) {
     t.seq_length = s.int_req("seq_length", 1, kMaxSeq);
     t.global_batch = s.int_req("global_batch_size", 1, 1'000'000'000);
     t.micro_batch = s.int_or("micro_batch_size", 1, 1, 1'000'000);
-    const auto prec = s.choice_opt("precision", {"fp16", "bf16", "fp8"}).value_or("bf16");
-    t.precision = prec == "fp16" ? Precision::fp16 : prec == "fp8" ? Precision::fp8 : Precision::bf16;
+    const auto prec = s.choice_opt("precision", {"fp16", "bf16", "fp8", "fp32"}).value_or("bf16");
+    t.precision = prec == "fp16"   ? Precision::fp16
+                  : prec == "fp8"  ? Precision::fp8
+                  : prec == "fp32" ? Precision::fp32
+                                   : Precision::bf16;
     t.train_tokens = s.num_or("train_tokens", 0, 0, 1e18);
     const auto attn = s.choice_opt("attention", {"auto", "flash", "unfused"}).value_or("auto");
     t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
@@ -143,6 +146,9 @@ Training read_training(YAML::Node node, const std::string& file) {
     if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
         throw InputError(file, "training.optimizer",
                          opt + " works on bf16 weights; fp16 training keeps fp32 master weights (use adam)");
+    if (t.optimizer != Optimizer::adam && t.precision == Precision::fp32)
+        throw InputError(file, "training.optimizer",
+                         opt + " works on bf16 weights; fp32 training has fp32 weights and moments (use adam)");
     s.finish();
     return t;
 }

@@ -56,6 +56,11 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                  job.training.framework == Framework::megatron_core))
         warn("training.compile", "changes only squared-ReLU MLPs on a Megatron stack: its norm, rotary and SwiGLU "
                                  "kernels are fused already");
+    // Flash attention kernels take 16-bit inputs only (spec/job.cpp, attention: auto).
+    if (job.training.precision == Precision::fp32 && job.training.attention == AttentionKernel::flash &&
+        (job.training.framework == Framework::megatron_core || job.training.framework == Framework::megatron_lm))
+        warn("training.attention", "flash with precision fp32: flash and fused attention kernels take only "
+                                   "bf16/fp16 inputs; Megatron runs fp32 attention unfused (attention: auto)");
     // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
     if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
         warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");

@@ -9,6 +9,7 @@ const char* to_string(Precision p) {
         case Precision::fp16: return "fp16";
         case Precision::bf16: return "bf16";
         case Precision::fp8: return "fp8";
+        case Precision::fp32: return "fp32";
     }
     return "?";
 }

@@ -152,6 +152,17 @@ void validate_job(const Job& job, JobChecks checks) {
              fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node), {"cluster.gpus_per_node"});
     if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
         fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed", {"training.precision"});
+    if (t.precision == Precision::fp32 && !p.grad_fp32)
+        fail(job, "parallel.grad_fp32",
+             "false reduces 16-bit gradients (--grad-reduce-in-bf16), which needs bf16 training; fp32 training's "
+             "gradients are fp32",
+             {"training.precision"});
+    if (t.precision == Precision::fp32 && c.gpu.peak_tflops(Precision::fp32) <= 0)
+        fail(job, "training.precision",
+             fmt::format("fp32 training runs its GEMMs as TF32 and {} has no TF32 dense peak "
+                         "(cluster.gpu.peak_tflops.tf32); give one in an inline GPU spec",
+                         c.gpu.name),
+             {"cluster.gpu"});
     if (c.gpu.peak_tflops(t.precision) <= 0)
         fail(job, "training.precision",
              fmt::format("{} has no {} tensor cores", c.gpu.name, to_string(t.precision)), {"cluster.gpu"});

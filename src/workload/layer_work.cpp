@@ -8,7 +8,7 @@
 // A layer is one or two residual blocks (mixer, MLP), each with its norm, its
 // input and its residual add.
 //
-// Activation memory per layer per micro-batch, 16-bit (Korthikanti et al. 2022,
+// Activation memory per layer per micro-batch, 16-bit (fp32 training: 4-byte tensors) (Korthikanti et al. 2022,
 // sec. 4, table 2), generalised to FFN width f, grouped-query attention, gated
 // MLPs, other head dims and mixers by counting each stored tensor:
 //   each block: norm input 2sbh, block input 2sbh, GPT-style dropout mask sbh
@@ -100,7 +100,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const bool gated = mlp.kind == MlpKind::gated;
     const bool sp = p.sequence_parallel && p.tp > 1;
     const double sp_div = sp ? t : 1.0;
-    const double el = 2.0;  // bytes of a 16-bit activation
+    const double el = tensor_bytes(tr.precision);  // bytes of an activation (16-bit; fp32 training 4)
+    const double wide = el / 2.0;                  // the saved tensors' width against 16-bit
     const double blocks = (k.mixer != MixerKind::none ? 1.0 : 0.0) + (has_mlp ? 1.0 : 0.0);
 
     auto add = [&w](double mm, double nn, double kk, double count = 1) {
@@ -363,6 +364,13 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // ln_out in fp8; torchao's Float8Linear saves its float8 inputs): the
     // block inputs (QKV and fc1 inputs), the output projection's input and
     // fc2's input each lose a byte per element.
+    // fp32 training: every 16-bit tensor above is saved in fp32 (the dropout
+    // masks stay 1 byte; the linear mixers' chunk states are fp32 already).
+    if (wide != 1.0) {
+        replicated = (replicated - masks) * wide + masks;
+        split *= wide;
+        if (!linear) kv_stored *= wide;
+    }
     if (tr.precision == Precision::fp8) {
         replicated -= sbh * blocks;
         if (attention || mla) split -= tokens * a * dv;
@@ -375,12 +383,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // fp8 keeps the fc1 input as the fp8 copy its grouped GEMM cast, as the
     // rule above for every fp8 GEMM input (Transformer Engine GroupedLinear
     // saves its quantized inputs): 1 byte instead of 2.
-    const double fc1_copy_bytes = tr.precision == Precision::fp8 ? 1.0 : 2.0;
-    const double permuted = moe ? (2 + fc1_copy_bytes) * tokens * k.moe.top_k * h : 0;
-    const double scores = w.unfused ? b * a * (s / c) * s * (2 + (dropout ? 3 : 0)) : 0;  // softmax out, mask, dropout out
+    const double fc1_copy_bytes = tr.precision == Precision::fp8 ? 1.0 : el;
+    const double permuted = moe ? (el + fc1_copy_bytes) * tokens * k.moe.top_k * h : 0;
+    const double scores = w.unfused ? b * a * (s / c) * s * (el + (dropout ? 1 + el : 0)) : 0;  // softmax out, mask, dropout out
     const double full = (replicated + permuted) / sp_div + split / t + kv_stored + (w.unfused ? scores / t : 0);
     w.activation_bytes_full = full;
-    w.checkpoint_bytes = 2 * sbh / sp_div;
+    w.checkpoint_bytes = el * sbh / sp_div;
     switch (p.recompute) {
         case Recompute::none: w.activation_bytes = full; break;
         case Recompute::selective: w.activation_bytes = full - (w.unfused ? scores / t : 0); break;
@@ -396,7 +404,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         // moe_act) keep their inputs, which the layer saves anyway; the
         // checkpointed ones (mlp, moe, shared_experts) keep their input, the
         // block's norm output, and drop what they saved inside.
-        const double in_el = tr.precision == Precision::fp8 ? 1.0 : 2.0;  // a saved GEMM input (fp8: its fp8 copy)
+        const double in_el = tr.precision == Precision::fp8 ? 1.0 : el;  // a saved GEMM input (fp8: its fp8 copy)
         const double redo_norm = 2 * act;                                 // one norm, read + write
         auto redo_gemm = [&w](int i) { if (i >= 0) w.recompute_gemms |= 1u << i; };
         const double moe_blocks_tp = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
@@ -418,12 +426,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
             const bool q_latent = at.q_lora_rank > 0;
             redo_gemm(q_latent ? 1 : 0);
             redo_gemm(q_latent ? 3 : 2);
-            w.activation_bytes -= 2 * tokens * a * (2 * d + dv) / t;
+            w.activation_bytes -= el * tokens * a * (2 * d + dv) / t;
             if (gated && rope_elems > 0) w.recompute_mem_bytes += 2 * tokens * rope_elems * el, w.recompute_kernels += 1;
         }
         const double routed = moe ? tokens * static_cast<double>(k.moe.expert.ffn) * k.moe.top_k : 0;
         const double shared = moe ? tokens * static_cast<double>(k.moe.shared_ffn) : 0;
-        const double ffn_saved = (gated ? 6.0 : 4.0) - (tr.precision == Precision::fp8 ? 1.0 : 0.0);  // per element, /t
+        const double ffn_saved = (gated ? 6.0 : 4.0) * wide - (tr.precision == Precision::fp8 ? 1.0 : 0.0);  // per element, /t
         const double act_fn = (gated ? 3.0 : 2.0) * el;  // the activation's bytes per element
         if (moe && p.recomputes(RecomputeModule::moe)) {
             // The whole MoE block: router, permutation, dispatch and combine,
@@ -551,10 +559,12 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     w.logits = GemmShape{tokens, v_local, h, 1};
     // Megatron's vocab-parallel cross-entropy works in fp32: cast (read 2,
     // write 4), max and sum-exp passes (read 4 twice), loss; backward writes
-    // softmax - one-hot (read 4, write 2).
-    w.loss_bytes_fwd = tokens * v_local * (2 + 4 + 4 + 4);
-    w.loss_bytes_bwd = tokens * v_local * (4 + 2);
-    w.logits_memory_bytes = tokens * v_local * (2 + 4);
+    // softmax - one-hot (read 4, write 2). fp32 training: the logits' 2
+    // bytes are 4 (the subtraction of the max then makes the fp32 copy).
+    const double el = tensor_bytes(tr.precision);
+    w.loss_bytes_fwd = tokens * v_local * (el + 4 + 4 + 4);
+    w.loss_bytes_bwd = tokens * v_local * (4 + el);
+    w.logits_memory_bytes = tokens * v_local * (el + 4);
     // torchtitan (framework fsdp) computes the loss eagerly in fp32:
     // cross_entropy(pred.float(), labels) (train.py at 9dec370) is
     // log_softmax + nll_loss, and the 16-bit logits are freed before backward
@@ -569,9 +579,9 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     // backward dots (the fusion above): 2 x 4 bytes.
     if (tr.xla) w.logits_memory_bytes = tokens * v_local * (4 + 4);
     const bool sp = p.sequence_parallel && p.tp > 1;
-    w.embed_bytes_fwd = tokens * h * 2 / (sp ? t : 1.0);
+    w.embed_bytes_fwd = tokens * h * el / (sp ? t : 1.0);
     w.embed_bytes_bwd = tokens * h * 4;  // fp32 scatter-add into the gradient
-    if (p.tp > 1) w.tp_bytes = tokens * h * 2;
+    if (p.tp > 1) w.tp_bytes = tokens * h * el;
     w.embedding_params = static_cast<double>(m.vocab) * h / t;
     return w;
 }

@@ -96,7 +96,7 @@ TEST(Zero3Collectives, FsdpGathersEachLayerOnce) {
     EXPECT_DOUBLE_EQ(c.gathers, 1);
     EXPECT_DOUBLE_EQ(c.reduce_scatters, 1);
     EXPECT_NEAR(c.gather_s, ag_bandwidth_s(cal, 2 * kLayerParams) + ag_latency_s(cal), 1e-12);
-    const double gb = grad_bytes_per_param(job.plan);
+    const double gb = grad_bytes_per_param(job.plan, job.training.precision);
     EXPECT_NEAR(c.reduce_scatter_s, ag_bandwidth_s(cal, gb * kLayerParams) + ag_latency_s(cal), 1e-12);
 }
 
@@ -119,7 +119,7 @@ TEST(Zero3Collectives, DeepSpeedGathersPerBucket) {
     EXPECT_NEAR(c.gathers, n, 1e-12);
     EXPECT_NEAR(c.gather_s, ag_bandwidth_s(cal, 2 * kLayerParams) + n * ag_latency_s(cal), 1e-12);
     // Reduce buckets of 5e8 span ten layers: 0.1007 reduce-scatters per layer.
-    const double gb = grad_bytes_per_param(ds.plan);
+    const double gb = grad_bytes_per_param(ds.plan, ds.training.precision);
     EXPECT_NEAR(c.reduce_scatters, kLayerParams / 5e8, 1e-12);
     EXPECT_NEAR(c.reduce_scatter_s, ag_bandwidth_s(cal, gb * kLayerParams) + kLayerParams / 5e8 * ag_latency_s(cal),
                 1e-12);
@@ -156,7 +156,7 @@ TEST(Zero3Exposure, StepWithAndWithoutPrefetch) {
     const PlanContext ctx = make_plan_context(serial, cal);
     const LayerWork lw = layer_work(serial.model, serial.training, serial.plan);
     const StageParams sp = stage_params(serial, lw, head_work(serial.model, serial.training, serial.plan), 0);
-    const double gb = grad_bytes_per_param(serial.plan);
+    const double gb = grad_bytes_per_param(serial.plan, serial.training.precision);
     const double g = ag_bandwidth_s(cal, 2 * kLayerParams) + ag_latency_s(cal);
     const double r = ag_bandwidth_s(cal, gb * kLayerParams) + ag_latency_s(cal);
     const double root = 51200 * kH;
@@ -189,7 +189,7 @@ TEST(Zero3Memory, LiveParametersAreCappedNotWholeLayers) {
     const Job ds = zero3_job({"training.framework=deepspeed", "parallel.zero_max_live_params=2e8"});
     const LayerWork lw = layer_work(ds.model, ds.training, ds.plan);
     const HeadWork hw = head_work(ds.model, ds.training, ds.plan);
-    const double gb = grad_bytes_per_param(ds.plan);
+    const double gb = grad_bytes_per_param(ds.plan, ds.training.precision);
     Zero3Live z = zero3_live(ds, lw, stage_params(ds, lw, hw, 0));
     EXPECT_DOUBLE_EQ(z.params, 2e8);
     EXPECT_TRUE(z.capped);

@@ -36,7 +36,7 @@ TEST(InteropReaders, BadMegatronFlagsNameTheFlag) {
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --ffn-hidden-size=abc"), "--ffn-hidden-size");
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --pipeline-model-parallel-size 0"), "--pipeline-model-parallel-size");
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --fp16"), "--fp16");
-    EXPECT_EQ(key_of_megatron_error(kBase), "--bf16");  // fp32: not modelled, not guessed
+    EXPECT_EQ(key_of_megatron_error(kBase), "(no error)");  // fp32: Megatron's default precision
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --sequence-parallel=yes"), "--sequence-parallel");
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --num-layers abc"), "--num-layers");  // the last one counts
     EXPECT_EQ(key_of_megatron_error(kBase + "--bf16 --recompute-granularity full"), "--recompute-granularity");
@@ -91,7 +91,7 @@ TEST(InteropReaders, BadTorchtitanConfigsNameTheKey) {
     EXPECT_EQ(key_of_toml_error(model + "[activation_checkpoint]\nmode = \"some\"\n"), "activation_checkpoint.mode");
     EXPECT_EQ(key_of_toml_error(model + "[training]\ntensor_parallel_degree = 2\n[parallelism]\ntensor_parallel_degree = 2\n"),
               "training.tensor_parallel_degree");
-    EXPECT_EQ(key_of_toml_error(model + "[training]\nmixed_precision_param = \"float32\"\n"),
+    EXPECT_EQ(key_of_toml_error(model + "[training]\nmixed_precision_param = \"float64\"\n"),
               "training.mixed_precision_param");
     EXPECT_EQ(key_of_toml_error(model + "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"x\"\n"),
               "activation_checkpoint.selective_ac_option");

@@ -40,6 +40,7 @@ TEST(InteropRoundTrip, PlansBeyondThePublishedOnesComeBack) {
         {"model.num_local_experts=8", "model.num_experts_per_tok=2", "model.moe_intermediate_size=8192",
          "parallel.ep=4"},
         {"training.attention=unfused", "parallel.grad_fp32=false"},  // --attention-backend unfused, --grad-reduce-in-bf16
+        {"training.precision=fp32", "training.attention=unfused"},   // no --bf16 / --fp16
     };
     const std::string name = "megatron24-h100-gpt-70b";
     for (const auto& v : variants) {

@@ -95,7 +95,7 @@ class Estimate(unittest.TestCase):
         self.assertEqual(ctx.exception.file, "<dict>")
         self.assertIn("parallel.tp", str(ctx.exception))
         with self.assertRaises(lostflops.LostflopsError) as ctx:
-            lostflops.estimate(RUN, set=["training.precision=fp32"])
+            lostflops.estimate(RUN, set=["training.precision=fp64"])
         self.assertEqual(ctx.exception.key, "training.precision")
         self.assertTrue(ctx.exception.file.startswith("--set"))
         with self.assertRaises(lostflops.LostflopsError) as ctx:
