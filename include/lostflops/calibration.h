@@ -152,8 +152,8 @@ struct Calibration {
     // micro-benchmarks measured (kernels back to back for hours at the power
     // limit, beside NCCL kernels; micro-benchmarks run one kernel for
     // milliseconds and report the best shapes). System-level: fitted to runs.
-    double sustained_compute = 0.9167;
-    double kernel_overhead_us = 16;   // per kernel: launch + tail, GPU side
+    double sustained_compute = 0.9333;
+    double kernel_overhead_us = 15;   // per kernel: launch + tail, GPU side
     double collective_launch_us = 15; // per collective, on top of link latency
     double host_op_us = 21;           // CPU time per operator issued from Python (forward, Python backward)
     double host_bwd_op_us = 5;        // CPU time per autograd node the backward's C++ engine evaluates
@@ -162,7 +162,7 @@ struct Calibration {
     double p2p_eff = 0.8;             // pipeline send/recv bandwidth fraction
     double dp_overlap = 0.9;          // share of last backward usable to hide DP traffic
     double tp_overlap = 0.6;          // share of TP traffic hidden when tp_comm_overlap
-    double overlap_slowdown = 0.2;    // compute lost per second of hidden communication
+    double overlap_slowdown = 0.1;    // compute lost per second of hidden communication
     double optimizer_bytes_per_param = 32;  // Adam step traffic, mixed precision
     double memory_usable_fraction = 0.95;   // of HBM, rest: fragmentation
     double memory_reserved_bytes = 2.5e9;   // CUDA context, cuBLAS/NCCL workspaces
