@@ -85,6 +85,28 @@ namespace {
 constexpr double kDeepEpRdmaEfficiency =
     (58.0 * 3 / 4 + 57.0 * 3 / 4 + 51.0 * 3.5 / 4 + 50.0 * 3.5 / 4) / 4 / 50.0;
 
+// DeepEP's collectives overlapped with compute in training, measured:
+// DeepSeek's published profile of one DualPipe F&B chunk pair
+// (deepseek-ai/profile-data train.json: H800, EP64 over 8 nodes, TP1, 4,096
+// tokens a micro-batch, 4 MoE layers, balanced routing, FP8 dispatch and
+// BF16 combine; every DeepEP kernel ran beside compute kernels). Its
+// communication stream spent 113.4 ms in DeepEP's kernels (dispatch and
+// combine, their notify / barrier kernels, the dispatch layout; the FP8 casts
+// left out) for 4 layers x 4 collectives: 2 FP8 dispatches (4,096 tokens x 4
+// nodes x 7,168 x 1.03 bytes = 121.1 MB logical at the README's 51 GB/s:
+// 2.375 ms each) and 2 BF16 combines (234.9 MB at 50 GB/s: 4.698 ms each)
+// a layer, 56.58 ms isolated (docs/legacy.md, EP64 normal kernels):
+// 56.58 / 113.44 = 0.499. The kernels alone took 80.5 ms (1.42x isolated);
+// the rest is their notify kernels waiting for the other ranks.
+constexpr double kDeepEpOverlappedEfficiency = 0.499;
+
+// DeepEP's normal kernels run on 20 SMs: Buffer's num_sms default
+// (deepseek-ai/DeepEP deep_ep/buffer.py at 92fe2de, V1: "num_sms: int = 20"), Megatron-Core's
+// moe_deepep_num_sms "historical default 20" (transformer_config.py),
+// DeepSeek-V3 report sec. 3.2.2 ("only 20 SMs"); the profile above launches
+// every dispatch and combine kernel with a grid of 20 blocks.
+constexpr int kDeepEpSms = 20;
+
 // One direction: the dispatch, or the combine (the all-gather dispatcher's
 // combine is a reduce-scatter).
 double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens, double top_k,
@@ -108,6 +130,12 @@ double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan&
 }
 
 }  // namespace
+
+double overlapped_dispatch_efficiency(MoeDispatcher d) {
+    return d == MoeDispatcher::deepep ? kDeepEpOverlappedEfficiency : 1.0;
+}
+
+int dispatcher_sms(MoeDispatcher d) { return d == MoeDispatcher::deepep ? kDeepEpSms : 0; }
 
 ExpertDispatchTime expert_dispatch_time(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p,
                                         double tokens, double top_k, double token_bytes, bool fp8_dispatch,

@@ -52,7 +52,11 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, double tokens, double top_k, doubl
 // and reduce-scatter), times `imbalance` for the copies the busiest rank
 // receives. With moe_fp8_dispatch deepep dispatches in fp8 (1 byte per element,
 // DeepEP README: "FP8 dispatching and BF16 combining"); `fp8_dispatch` says so.
-// The backward moves the same bytes in 16-bit: expert_dispatch_s(..., false).
+// The backward moves the same bytes; its dispatch-direction collective (the
+// combine's gradient, travelling to the experts' down-projection) is fp8 too
+// under moe_fp8_dispatch (DeepSeek-V3 report sec. 3.3.2: "Similar strategies
+// are applied to the activation gradient before MoE down-projections"), its
+// combine-direction BF16: the same call with the same `fp8_dispatch`.
 // `etp_gather`: LayerWork::moe_etp_gather.
 double expert_dispatch_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p, double tokens,
                          double top_k, double token_bytes, bool fp8_dispatch, bool etp_gather = true);
@@ -68,6 +72,18 @@ struct ExpertDispatchTime {
     double combine_s = 0;
     double total_s() const { return dispatch_s + combine_s; }
 };
+// DeepEP's dispatch and combine while a micro-batch's compute runs beside
+// them (moe_a2a_overlap, DualPipe's F&B passes) take longer than DeepEP's
+// isolated benchmark: the time of a collective overlapped is its isolated
+// time (expert_dispatch_time) over this efficiency; other dispatchers: 1 (no
+// measurement of NCCL's all-to-all under overlap). Value and source in
+// expert_dispatch.cpp (kDeepEpOverlappedEfficiency).
+double overlapped_dispatch_efficiency(MoeDispatcher d);
+
+// Streaming multiprocessors DeepEP's normal kernels occupy while they run
+// (expert_dispatch.cpp kDeepEpSms); 0 for the NCCL dispatchers.
+int dispatcher_sms(MoeDispatcher d);
+
 ExpertDispatchTime expert_dispatch_time(const CommModel& cm, const ExpertGroups& g, const ParallelPlan& p,
                                         double tokens, double top_k, double token_bytes, bool fp8_dispatch,
                                         bool etp_gather = true);

@@ -99,9 +99,19 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
         ctx.moe_overlap_paired = passes > 0 ? std::clamp((passes - alone) / passes, 0.0, 1.0) : 0.0;
     }
     // The hidden all-to-all slows the compute it overlaps, whether a layer
-    // or the schedule overlaps it (DeepSeek-V3 sec. 3.2.2: 20 of the H800's
-    // 132 SMs run the communication; calibration overlap_slowdown).
-    ctx.moe_overlap_slowdown = ctx.moe_layer_overlap || !standard_mapping(p) ? cal.overlap_slowdown : 0.0;
+    // or the schedule overlaps it: DeepEP's kernels hold their SMs for as long
+    // as they run, the compute beside them has the rest (DeepSeek-V3 sec.
+    // 3.2.2: 20 of the H800's 132 SMs; cost/expert_dispatch.h
+    // dispatcher_sms), a hidden second costs sms / SMs; NCCL's all-to-all
+    // calibration overlap_slowdown. Overlapped, DeepEP runs slower than
+    // alone (cost/expert_dispatch.h overlapped_dispatch_efficiency).
+    const bool a2a_overlapped = ctx.moe_layer_overlap || !standard_mapping(p);
+    const int a2a_sms = dispatcher_sms(p.moe_dispatcher);
+    ctx.moe_overlap_slowdown = !a2a_overlapped ? 0.0
+                               : a2a_sms > 0 && job.cluster.gpu.sm_count > a2a_sms
+                                   ? static_cast<double>(a2a_sms) / job.cluster.gpu.sm_count
+                                   : cal.overlap_slowdown;
+    ctx.moe_overlap_comm = a2a_overlapped ? 1.0 / overlapped_dispatch_efficiency(p.moe_dispatcher) : 1.0;
     // Consecutive pipeline stages are tp*cp*dp ranks apart; the pipeline as a
     // whole decides whether some boundary crosses nodes.
     const int stage_stride = p.tp * p.cp * p.dp;
@@ -214,15 +224,26 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     if (w.moe_dispatches_fwd > 0) {
         const ExpertDispatchTime f = expert_dispatch_time(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k,
                                                           w.moe_token_bytes, ctx.fp8, w.moe_etp_gather);
+        // The backward's dispatch-direction collective in fp8 too (expert_dispatch.h).
         const ExpertDispatchTime b = expert_dispatch_time(ctx.comm, ctx.experts, p, w.moe_tokens, w.moe_top_k,
-                                                          w.moe_token_bytes, false, w.moe_etp_gather);
+                                                          w.moe_token_bytes, ctx.fp8, w.moe_etp_gather);
         t.fwd.ep_comm_s = f.total_s();
         t.bwd.ep_comm_s = b.total_s();
+        const double slow = ctx.moe_overlap_comm;
+        if (!ctx.moe_layer_overlap && slow != 1.0) {
+            // DualPipe's F&B passes overlap every pass's all-to-all
+            // (estimate/pipeline_phase.cpp); their lone warm-up and cool-down
+            // passes are counted at the overlapped time too.
+            t.fwd.ep_comm_s *= slow;
+            t.bwd.ep_comm_s *= slow;
+        }
         if (ctx.moe_layer_overlap) {
             const MoeOverlapSides sides = moe_overlap_sides(t, gemm_fwd - moe_gemm_fwd + attn_fwd, moe_gemm_fwd,
                                                             2 * (gemm_fwd - moe_gemm_fwd) + attn_bwd,
                                                             2 * moe_gemm_fwd);
-            const MoeOverlapExposed e = moe_a2a_exposed(f, b, sides, ctx.moe_overlap_slowdown);
+            const ExpertDispatchTime fo{f.dispatch_s * slow, f.combine_s * slow};
+            const ExpertDispatchTime bo{b.dispatch_s * slow, b.combine_s * slow};
+            const MoeOverlapExposed e = moe_a2a_exposed(fo, bo, sides, ctx.moe_overlap_slowdown);
             const double paired = ctx.moe_overlap_paired;
             t.fwd.ep_comm_s = paired * e.fwd_s + (1 - paired) * t.fwd.ep_comm_s;
             t.bwd.ep_comm_s = paired * e.bwd_s + (1 - paired) * t.bwd.ep_comm_s;

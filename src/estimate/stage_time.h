@@ -75,7 +75,13 @@ struct PlanContext {
     ExpertGroups experts;  // the expert layers' folded groups (edp_group = experts.edp)
     bool fp8 = false;      // DeepEP dispatches in fp8 (precision fp8 and parallel.moe_fp8_dispatch)
     bool moe_layer_overlap = false;   // moe_a2a_overlap, and not a DualPipe schedule (which overlaps by its passes)
-    double moe_overlap_slowdown = 0;  // overlap_slowdown when the all-to-all is overlapped (layer or DualPipe), else 0
+    // When the all-to-all is overlapped (layer or DualPipe): the compute lost
+    // per second of hidden all-to-all (the dispatcher's SMs over the GPU's
+    // for DeepEP, calibration overlap_slowdown for NCCL's); else 0.
+    double moe_overlap_slowdown = 0;
+    // Overlapped, the dispatcher's collectives take this times their isolated
+    // time (1 / overlapped_dispatch_efficiency, cost/expert_dispatch.h); else 1.
+    double moe_overlap_comm = 1;
     // Share of a rank's chunk passes that have a partner to overlap with
     // (moe_layer_overlap): Megatron-Core pairs a forward with a backward only
     // in the steady state; the first rank's warm-up forwards and as many
@@ -100,7 +106,8 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
 // paired with: dispatch(F) under MLP(B), combine(F) under attention(B),
 // combine(B) under attention(F), dispatch(B) under MLP(F); what exceeds its
 // partner stays exposed, and the hidden part slows the compute it overlaps by
-// `slowdown` (calibration overlap_slowdown: the collective's SMs).
+// `slowdown` (PlanContext::moe_overlap_slowdown: the collective's SMs). The
+// collectives given are their overlapped times (PlanContext::moe_overlap_comm).
 // Sides: seconds of one layer's attention and MLP (router, experts, shared
 // experts) in forward and backward, the pass's memory-bound kernels and
 // launches spread over the two in proportion to their compute.

@@ -111,7 +111,8 @@ TEST(MoeOverlap, WarmUpAndCoolDownPassesHaveNoPartner) {
 TEST(MoeOverlap, Fp8DispatchOnlyWhenAsked) {
     // Megatron-Core hands DeepEP BF16 hidden states (fused_a2a.py): fp8
     // training alone does not halve the dispatch; moe_fp8_dispatch does, and
-    // only the forward dispatch (the combine and the backward stay BF16).
+    // only the dispatch-direction collectives (forward dispatch, the combine's
+    // gradient; the combine and the dispatch's gradient stay BF16).
     const Calibration cal = default_calibration();
     const Job bf16 = parse_job(moe_job("ep: 16, moe_dispatcher: deepep", ", precision: fp8"), "job.yaml");
     const Job fp8 = parse_job(moe_job("ep: 16, moe_dispatcher: deepep, moe_fp8_dispatch: true", ", precision: fp8"),
