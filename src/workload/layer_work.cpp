@@ -31,9 +31,9 @@
 // two-matrix (GPT-style) MLPs only; gated and squared-ReLU models train
 // without dropout.
 #include "workload/layer_work.h"
+#include "workload/layer_work_parts.h"
 
 #include <algorithm>
-#include <bit>
 
 #include "workload/flops.h"
 #include "workload/op_checkpoint.h"
@@ -43,8 +43,6 @@ namespace lostflops {
 namespace {
 
 constexpr unsigned kCoreAttnOnly = 1u << static_cast<int>(RecomputeModule::core_attn);
-
-double matrices(MlpKind k) { return k == MlpKind::gated ? 3.0 : 2.0; }
 
 // fp8 training quantizes each GEMM operand from bf16 before the GEMM:
 // Transformer Engine's cast-transpose kernel reads the bf16 tensor (2 B) and
@@ -395,83 +393,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         case Recompute::full: w.activation_bytes = w.checkpoint_bytes; break;
     }
     if (p.recompute == Recompute::selective && p.recompute_modules != kCoreAttnOnly) {
-        if (!p.recomputes(RecomputeModule::core_attn) && w.unfused) w.activation_bytes += scores / t;
-        // Megatron-Core selective modules beyond the attention core
-        // (transformer_config.py recompute_modules; transformer_layer.py,
-        // multi_latent_attention.py, moe/experts.py, moe/moe_layer.py). Each
-        // drops the tensors it would have saved and redoes its forward in
-        // backward. "Output-discarding" modules (layernorm, mla_up_proj,
-        // moe_act) keep their inputs, which the layer saves anyway; the
-        // checkpointed ones (mlp, moe, shared_experts) keep their input, the
-        // block's norm output, and drop what they saved inside.
-        const double in_el = tr.precision == Precision::fp8 ? 1.0 : el;  // a saved GEMM input (fp8: its fp8 copy)
-        const double redo_norm = 2 * act;                                 // one norm, read + write
-        auto redo_gemm = [&w](int i) { if (i >= 0) w.recompute_gemms |= 1u << i; };
-        const double moe_blocks_tp = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
-        // layernorm: only where the norm is its own module. Megatron-Core's TE
-        // layer spec (gpt_layer_specs.py) fuses the norm into the following
-        // linear for softmax attention and the dense MLP (input_layernorm /
-        // pre_mlp_layernorm = IdentityOp, TELayerNormColumnParallelLinear),
-        // keeps it separate for MLA and before an MoE block; the norm output
-        // (the next GEMM's saved input) is dropped and the norm redone.
-        if (p.recomputes(RecomputeModule::layernorm)) {
-            const double norms_redone = (mla ? 1.0 : 0.0) + (moe ? 1.0 : 0.0);
-            w.activation_bytes -= norms_redone * in_el * sbh / sp_div;
-            w.recompute_mem_bytes += norms_redone * redo_norm;
-            w.recompute_kernels += norms_redone;
-        }
-        // mla_up_proj: the q and kv up projections (or q's own projection
-        // without a q latent) and the rotary embedding; Q, K and V dropped.
-        if (mla && p.recomputes(RecomputeModule::mla_up_proj)) {
-            const bool q_latent = at.q_lora_rank > 0;
-            redo_gemm(q_latent ? 1 : 0);
-            redo_gemm(q_latent ? 3 : 2);
-            w.activation_bytes -= el * tokens * a * (2 * d + dv) / t;
-            if (gated && rope_elems > 0) w.recompute_mem_bytes += 2 * tokens * rope_elems * el, w.recompute_kernels += 1;
-        }
-        const double routed = moe ? tokens * static_cast<double>(k.moe.expert.ffn) * k.moe.top_k : 0;
-        const double shared = moe ? tokens * static_cast<double>(k.moe.shared_ffn) : 0;
-        const double ffn_saved = (gated ? 6.0 : 4.0) * wide - (tr.precision == Precision::fp8 ? 1.0 : 0.0);  // per element, /t
-        const double act_fn = (gated ? 3.0 : 2.0) * el;  // the activation's bytes per element
-        if (moe && p.recomputes(RecomputeModule::moe)) {
-            // The whole MoE block: router, permutation, dispatch and combine,
-            // experts and shared experts.
-            for (int i = router_gemm; i < w.gemm_count; ++i) redo_gemm(i);
-            w.activation_bytes -= ffn_saved * (routed + shared) / t + permuted / sp_div;
-            w.recompute_mem_bytes += act_fn * (routed + shared) / t + held_moe_bytes;
-            w.recompute_kernels += 1 + 3 + 4;
-            w.recompute_dispatch = true;
-            if (k.moe.shared_ffn > 0 && moe_blocks_tp > 0) w.recompute_tp_share = 1 / moe_blocks_tp;
-        } else if (moe) {
-            // moe_act: the experts' activation function (its output, fc2's input, dropped).
-            if (p.recomputes(RecomputeModule::moe_act)) {
-                w.activation_bytes -= in_el * routed / t;
-                w.recompute_mem_bytes += act_fn * routed / t;
-                w.recompute_kernels += 1;
-            }
-            // shared_experts: the shared experts' fused MLP.
-            if (k.moe.shared_ffn > 0 && p.recomputes(RecomputeModule::shared_experts)) {
-                redo_gemm(router_gemm + 3);
-                redo_gemm(router_gemm + 4);
-                w.activation_bytes -= ffn_saved * shared / t;
-                w.recompute_mem_bytes += act_fn * shared / t;
-                w.recompute_kernels += 1;
-                if (moe_blocks_tp > 0) w.recompute_tp_share = 1 / moe_blocks_tp;
-            }
-        }
-        // mlp: the dense MLP, Megatron-Core's TELayerNormMLP with its fused
-        // norm (dense layers only, transformer_layer.py "if not
-        // self.is_moe_layer"): fc1, activation, fc2 and their collectives;
-        // the norm output and the FFN tensors dropped.
-        if (!moe && fc1_gemm >= 0 && p.recomputes(RecomputeModule::mlp)) {
-            redo_gemm(fc1_gemm);
-            redo_gemm(fc1_gemm + 1);
-            w.activation_bytes -= ffn_saved * ffn_elems / t + in_el * sbh / sp_div;
-            w.recompute_mem_bytes += redo_norm + act_fn * ffn_elems / t;
-            w.recompute_kernels += 2;
-            if (blocks > 0) w.recompute_tp_share = 1 / blocks;
-        }
-        w.recompute_kernels += std::popcount(w.recompute_gemms);  // one launch per GEMM redone
+        const RecomputeShapes rs{.el = el, .wide = wide, .act = act, .tokens = tokens, .sbh = sbh,
+                                 .sp_div = sp_div, .blocks = blocks, .a = a, .d = d, .dv = dv, .t = t,
+                                 .rope_elems = rope_elems, .ffn_elems = ffn_elems, .permuted = permuted,
+                                 .held_moe_bytes = held_moe_bytes, .scores = scores, .mla = mla, .moe = moe,
+                                 .sp = sp, .gated = gated, .fc1_gemm = fc1_gemm, .router_gemm = router_gemm};
+        apply_recompute_modules(k, tr, p, rs, w);
     }
     if (op_checkpointing(tr, p)) {
         const OpCheckpoint oc = op_checkpoint(m, k, p, w, tokens);
@@ -480,47 +407,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         w.op_recompute_gemm_share = oc.recompute_gemm_share;
     }
 
-    // Weights per GPU: the layer's parameters (workload/flops.cpp) laid out
-    // over TP (projections split over heads or width; MLA's down projections,
-    // norms, output biases and the router duplicated) and EP (routed experts).
-    const double norms = k.norms * norm_params(m.norm, m.hidden);
-    double mixer_weights = 0;
-    if (attention) {
-        mixer_weights = h * d * (2.0 * a / t + 2.0 * kv_local);
-        if (at.output_gate) mixer_weights += h * d * a / t;
-        if (at.qkv_bias) mixer_weights += d * (a / t + 2 * kv_local);
-        if (at.out_bias) mixer_weights += h;
-        if (at.sinks) mixer_weights += a / t;
-        if (at.qk_norm) mixer_weights += 2 * d;
-    } else if (mla || linear) {
-        // Duplicated over TP: MLA's down projections and latent norms; the rest split.
-        double duplicated = 0;
-        if (mla) {
-            const double rq = static_cast<double>(at.q_lora_rank), rkv = static_cast<double>(at.kv_lora_rank);
-            duplicated = (at.q_lora_rank > 0 ? h * rq + rq : 0.0) + h * (rkv + static_cast<double>(at.qk_rope_head_dim)) + rkv;
-        }
-        mixer_weights = duplicated + (mixer_params(k, m.hidden) - duplicated) / t;
-    }
-    const double mlp_mats = matrices(mlp.kind);
-    double dense_mlp = 0;
-    w.expert_params = 0;
-    if (moe) {
-        const Moe& e = k.moe;
-        const double etp = p.expert_tp();  // experts split over etp, not tp
-        const double expert = mlp_mats * h * e.expert.ffn / etp +
-                              (e.expert.bias ? ((gated ? 2.0 : 1.0) * e.expert.ffn / etp + h) : 0.0);
-        w.expert_params = (static_cast<double>(e.experts) / p.ep) * expert;
-        dense_mlp = h * e.experts + (e.router_bias ? e.experts : 0.0) + (e.score_bias ? e.experts : 0.0);
-        if (e.shared_ffn > 0) dense_mlp += mlp_mats * h * e.shared_ffn / t + (e.shared_gate ? h : 0.0);
-        // MoE without expert bias: (E/ep) * mats * h * f / etp.
-        if (!e.expert.bias) w.expert_params = (static_cast<double>(e.experts) / p.ep) * mlp_mats * h * e.expert.ffn / etp;
-    } else if (has_mlp) {
-        dense_mlp = mlp_mats * h * k.mlp.ffn / t;
-        if (k.mlp.bias) dense_mlp += (gated ? 2.0 : 1.0) * k.mlp.ffn / t + h;
-    }
-    w.params = mixer_weights + dense_mlp + norms;
-    w.dense_tensors = w.gemm_count - (moe ? 2 : 0);
-    w.expert_tensors = moe ? 2.0 * k.moe.experts / p.ep : 0;
+    layer_params(m, k, p, w);
     return w;
 }
 

@@ -1,0 +1,33 @@
+// Two parts of layer_work (workload/layer_work.cpp) in functions of their
+// own: the parameters a GPU holds of one layer, and what Megatron-Core's
+// selective recompute modules drop and redo. Internal to src/workload.
+#pragma once
+
+#include "workload/layer_work.h"
+
+namespace lostflops {
+
+// Parameters per GPU of one layer of kind k laid out over TP, ETP and EP:
+// sets w.params, w.expert_params, w.dense_tensors and w.expert_tensors
+// (w.gemm_count must be set).
+void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, LayerWork& w);
+
+// The layer's shapes as layer_work derived them, per GPU, that the selective
+// recompute modules read (bytes, elements; el: bytes of a 16-bit-or-wider
+// activation, wide: el / 2).
+struct RecomputeShapes {
+    double el, wide, act, tokens, sbh, sp_div, blocks;
+    double a, d, dv, t, rope_elems, ffn_elems, permuted, held_moe_bytes, scores;
+    bool mla, moe, sp, gated;
+    int fc1_gemm, router_gemm;  // index in w.gemms, -1 when none
+};
+
+// Selective recompute with parallel.recompute_modules beyond core_attn:
+// lowers w.activation_bytes by what each module drops and adds the work it
+// redoes (recompute_gemms, recompute_mem_bytes, recompute_kernels,
+// recompute_dispatch, recompute_tp_share). Precondition: p.recompute is
+// selective and w.activation_bytes is the selective figure of core_attn.
+void apply_recompute_modules(const LayerKind& k, const Training& tr, const ParallelPlan& p,
+                             const RecomputeShapes& r, LayerWork& w);
+
+}  // namespace lostflops
