@@ -130,9 +130,11 @@ double curve_at(const Curve& c, double seq, Weight&& weight) {
 //  - nearest(pass, mask): the kernel's curve at the head dimension nearest
 //    `head_dim` in log(head dim), i.e. the smallest ratio max(a/b, b/a)
 //    (ties: the larger);
-//  - ratio: the family's pass and mask ratios over every kernel's curves at
-//    the three common head dimensions, kept once computed (make_device_model
-//    asks for the forward and the backward pass at the same seq).
+//  - ratio: the family's mask ratio over every kernel's curves at the three
+//    common head dimensions; the pass ratio from the kernel's own pairs when
+//    the family has any (backward_ratio), else over every kernel's; kept
+//    once computed (make_device_model asks for the forward and the backward
+//    pass at the same seq).
 class AttentionLookup {
 public:
     AttentionLookup(const DeviceFamily& f, AttentionImpl kernel, int head_dim)
@@ -151,7 +153,7 @@ public:
         }
         if (backward) {
             const double fwd = efficiency(false, false, seq);
-            const double r = ratio(backward_ratio_, seq, true, false);
+            const double r = backward_ratio(seq);
             return r > 0 ? fwd * r : 0.0;
         }
         return 0.0;
@@ -204,31 +206,57 @@ private:
         return points_of(best);
     }
 
+    // Running sum of the ratios num / den at `seq` of the kernel's curve
+    // pair at one head dimension (nothing when either is not measured).
+    struct RatioSum {
+        double sum = 0;
+        int n = 0;
+        double mean() const { return n ? sum / n : 0.0; }
+    };
+    void add_pair(RatioSum& r, AttentionImpl kernel, int hd, double seq, bool num_bwd, bool num_causal,
+                  bool den_causal) {
+        const Curve num = points_of(curves_.curve(kernel, num_bwd, num_causal, hd));
+        if (num.empty()) return;
+        const Curve den = points_of(curves_.curve(kernel, false, den_causal, hd));
+        if (den.empty()) return;
+        r.sum += at(num, seq) / at(den, seq);
+        ++r.n;
+    }
+
     // Mean ratio (num pass, num mask) / (forward, non-causal) of the
     // family's curve pairs at the same kernel and head dimension (64, 128,
     // 256), each at `seq` (0 if no pair is measured).
     double ratio(Ratio& memo, double seq, bool num_bwd, bool num_causal) {
         if (memo.seq == seq) return memo.value;
-        double sum = 0;
-        int n = 0;
+        RatioSum r;
         for (int k = 0; k < kAttentionImplCount; ++k)
-            for (int hd : {64, 128, 256}) {
-                const auto kernel = static_cast<AttentionImpl>(k);
-                const Curve num = points_of(curves_.curve(kernel, num_bwd, num_causal, hd));
-                if (num.empty()) continue;
-                const Curve den = points_of(curves_.curve(kernel, false, false, hd));
-                if (den.empty()) continue;
-                sum += at(num, seq) / at(den, seq);
-                ++n;
-            }
-        memo = {seq, n ? sum / n : 0.0};
+            for (int hd : {64, 128, 256}) add_pair(r, static_cast<AttentionImpl>(k), hd, seq, num_bwd, num_causal, false);
+        memo = {seq, r.mean()};
         return memo.value;
+    }
+
+    // Backward over forward of the same mask. A kernel's own pairs (either
+    // mask, any head dimension) when the family measured any: the ratio is
+    // a property of the kernel's implementation (on Blackwell, FlashAttention-2
+    // runs Ampere-style MMA at ~0.88-0.96 backward/forward, cuDNN 0.78-0.80:
+    // attention.csv), so the same kernel's other mask is better evidence
+    // than another kernel's same mask. Else the family's mean over every
+    // kernel's non-causal pairs.
+    double backward_ratio(double seq) {
+        if (own_backward_ratio_.seq != seq) {
+            RatioSum r;
+            for (bool causal : {false, true})
+                for (int hd : {64, 128, 256}) add_pair(r, kernel_, hd, seq, true, causal, causal);
+            own_backward_ratio_ = {seq, r.mean()};
+        }
+        if (own_backward_ratio_.value > 0) return own_backward_ratio_.value;
+        return ratio(backward_ratio_, seq, true, false);
     }
 
     const AttentionCurves& curves_;
     AttentionImpl kernel_;
     double want_;
-    Ratio causal_ratio_, backward_ratio_;
+    Ratio causal_ratio_, backward_ratio_, own_backward_ratio_;
     static constexpr int kWeights = 8;
     Weight weights_[kWeights];
     int weights_used_ = 0, weights_next_ = 0;

@@ -213,12 +213,20 @@ TEST(AttentionCurves, LookupIsAsDocumented) {
     // fa3 616/648; hd 256: 298/326, 509/581, 642/756).
     const double r = (335.0 / 370 + 539.0 / 595 + 616.0 / 648 + 298.0 / 326 + 509.0 / 581 + 642.0 / 756) / 6;
     EXPECT_NEAR(attention_efficiency(h, AttentionImpl::fa2, true, true, 128, 16384), 322 / peak * r, 1e-12);
-    // Blackwell's cuDNN backward is not measured: its forward times the
-    // family's backward/forward ratio (FA2 on B200, head dim 64: 333.95/379.44 at 16k).
+    // Blackwell's cuDNN backward without the mask is not measured: its
+    // forward times cuDNN's own backward/forward ratio on the family (the
+    // causal head-dim-128 pair on B200 at 16k: 1074.499/1358.566), not
+    // FlashAttention-2's (333.95/379.44), a different implementation.
     const DeviceFamily& b = c.device("blackwell");
     const double fwd = attention_efficiency(b, AttentionImpl::cudnn, false, false, 64, 16384);
     EXPECT_NEAR(fwd, 1157 / 2500.0, 1e-12);
-    EXPECT_NEAR(attention_efficiency(b, AttentionImpl::cudnn, true, false, 64, 16384), fwd * 333.95 / 379.44, 1e-12);
+    EXPECT_NEAR(attention_efficiency(b, AttentionImpl::cudnn, true, false, 64, 16384), fwd * 1074.499 / 1358.566,
+                1e-12);
+    // With the mask it is measured (B200 peak 2,250 TFLOP/s).
+    EXPECT_NEAR(attention_efficiency(b, AttentionImpl::cudnn, true, true, 128, 8192), 945.44 / 2250.0, 1e-12);
+    // FlashAttention-2 keeps its own ratio (no backward of its own is missing
+    // there: measured); a kernel with no pair falls back to the family mean.
+    EXPECT_NEAR(attention_efficiency(b, AttentionImpl::fa2, true, false, 64, 16384), 333.95 / 2250.0, 1e-12);
     // A kernel the family has no curve of.
     EXPECT_EQ(attention_efficiency(b, AttentionImpl::fa3, false, false, 128, 4096), 0.0);
 }
