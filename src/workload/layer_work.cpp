@@ -85,17 +85,11 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double h = static_cast<double>(m.hidden);
     const Attention& at = k.attention;
     const LinearMixer& lm = k.linear;
-    const bool attention = k.mixer == MixerKind::attention;
-    const bool mla = k.mixer == MixerKind::mla;
-    const bool linear = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet ||
-                        k.mixer == MixerKind::lightning;
-    const bool moe = k.is_moe();
-    const Mlp& mlp = moe ? k.moe.expert : k.mlp;
-    const bool has_mlp = moe || k.mlp.kind != MlpKind::none;
-    const double a = at.heads, d = static_cast<double>(at.head_dim), dv = static_cast<double>(at.v_head_dim);
-    const double kv_local = std::max(1.0, at.kv_heads / t);  // KV heads replicated when tp > kv
-    const double tokens = b * s / c;                         // per GPU per micro-batch
-    const bool gated = mlp.kind == MlpKind::gated;
+    const LayerTraits traits = layer_traits(k, p);
+    const auto [attention, mla, linear, moe, has_mlp, gated, mlp_of, a, d, kv_local] = traits;
+    const Mlp& mlp = *mlp_of;
+    const double dv = static_cast<double>(at.v_head_dim);
+    const double tokens = b * s / c;  // per GPU per micro-batch
     const bool sp = p.sequence_parallel && p.tp > 1;
     const double sp_div = sp ? t : 1.0;
     const double el = tensor_bytes(tr.precision);  // bytes of an activation (16-bit; fp32 training 4)
@@ -407,7 +401,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         w.op_recompute_gemm_share = oc.recompute_gemm_share;
     }
 
-    layer_params(m, k, p, w);
+    layer_params(m, k, p, traits, w);
     return w;
 }
 

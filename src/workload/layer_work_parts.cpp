@@ -23,20 +23,29 @@ double matrices(MlpKind k) { return k == MlpKind::gated ? 3.0 : 2.0; }
 
 }  // namespace
 
-void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, LayerWork& w) {
+LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p) {
+    const Attention& at = k.attention;
+    const bool moe = k.is_moe();
+    const Mlp& mlp = moe ? k.moe.expert : k.mlp;
+    return {.attention = k.mixer == MixerKind::attention,
+            .mla = k.mixer == MixerKind::mla,
+            .linear = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet ||
+                      k.mixer == MixerKind::lightning,
+            .moe = moe,
+            .has_mlp = moe || k.mlp.kind != MlpKind::none,
+            .gated = mlp.kind == MlpKind::gated,
+            .mlp = &mlp,
+            .a = static_cast<double>(at.heads),
+            .d = static_cast<double>(at.head_dim),
+            .kv_local = std::max(1.0, at.kv_heads / static_cast<double>(p.tp))};
+}
+
+void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, const LayerTraits& l, LayerWork& w) {
     const double t = p.tp;
     const double h = static_cast<double>(m.hidden);
     const Attention& at = k.attention;
-    const bool attention = k.mixer == MixerKind::attention;
-    const bool mla = k.mixer == MixerKind::mla;
-    const bool linear = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet ||
-                        k.mixer == MixerKind::lightning;
-    const bool moe = k.is_moe();
-    const Mlp& mlp = moe ? k.moe.expert : k.mlp;
-    const bool has_mlp = moe || k.mlp.kind != MlpKind::none;
-    const bool gated = mlp.kind == MlpKind::gated;
-    const double a = at.heads, d = static_cast<double>(at.head_dim);
-    const double kv_local = std::max(1.0, at.kv_heads / t);  // KV heads replicated when tp > kv
+    const auto [attention, mla, linear, moe, has_mlp, gated, mlp_of, a, d, kv_local] = l;
+    const Mlp& mlp = *mlp_of;
     // Weights per GPU: the layer's parameters (workload/flops.cpp) laid out
     // over TP (projections split over heads or width; MLA's down projections,
     // norms, output biases and the router duplicated) and EP (routed experts).

@@ -7,10 +7,20 @@
 
 namespace lostflops {
 
+// What kind of layer k is and its attention shape on one GPU, derived once
+// for layer_work and layer_params: heads a, head dim d, KV heads per GPU
+// (replicated when tp > kv heads); mlp is the expert's for an MoE layer.
+struct LayerTraits {
+    bool attention, mla, linear, moe, has_mlp, gated;
+    const Mlp* mlp;
+    double a, d, kv_local;
+};
+LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p);
+
 // Parameters per GPU of one layer of kind k laid out over TP, ETP and EP:
 // sets w.params, w.expert_params, w.dense_tensors and w.expert_tensors
-// (w.gemm_count must be set).
-void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, LayerWork& w);
+// (w.gemm_count must be set; l = layer_traits(k, p)).
+void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, const LayerTraits& l, LayerWork& w);
 
 // The layer's shapes as layer_work derived them, per GPU, that the selective
 // recompute modules read (bytes, elements; el: bytes of a 16-bit-or-wider
