@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "estimate/dp_overlap.h"
 #include "estimate/estimate_parts.h"
 #include "estimate/inflight.h"
 #include "estimate/memory.h"
@@ -71,10 +72,12 @@ double dp_exposed_s(const Job& job, const Calibration& cal, const PassSetup& s, 
     const ParallelPlan& p = job.plan;
     const double overlap = p.overlap_grad_reduce ? cal.dp_overlap : 0.0;
     // Traffic hidden behind a compute window still slows that compute
-    // (overlap_slowdown); the rest is exposed.
-    const auto exposed = [&](double comm_s, double window_s) {
-        const double hidden = std::min(comm_s, overlap * window_s);
-        return comm_s - hidden + hidden * cal.overlap_slowdown;
+    // (overlap_slowdown); the rest is exposed. The window: the rank's last
+    // backward (first forward) of one micro-batch, or chunk by chunk under
+    // Megatron-Core's interleaved schedule (estimate/dp_overlap.h).
+    const auto exposed = [&](double comm_s, double rank_pass_s) {
+        const DpExposure e = dp_exposure(comm_s, dp_window(job, rank_pass_s, m), overlap);
+        return e.exposed_s + e.hidden_s * cal.overlap_slowdown;
     };
     // Per layer and bucket, behind each layer's compute (estimate/zero3_time.cpp).
     if (p.zero >= 3) return zero3_exposed_s(job, cal, s.zero3, s.first_stage, layer_fwd_s, layer_bwd_s, m);
