@@ -159,7 +159,7 @@ struct Calibration {
     double host_bwd_op_us = 5;        // CPU time per autograd node the backward's C++ engine evaluates
     double bus_eff_intra = 0.8;       // busbw / link bandwidth, NVLink
     double bus_eff_inter = 0.95;      // busbw / link bandwidth, network
-    double p2p_eff = 0.8;             // pipeline send/recv bandwidth fraction
+    double p2p_eff = 0.8;             // send/recv bandwidth fraction (pipeline, CP ring)
     double dp_overlap = 0.9;          // share of last backward usable to hide DP traffic
     double tp_overlap = 0.6;          // share of TP traffic hidden when tp_comm_overlap
     double overlap_slowdown = 0.1;    // compute lost per second of hidden communication

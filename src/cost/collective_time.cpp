@@ -9,8 +9,10 @@
 //   all-reduce      2(g-1)/g * M/B_intra + 2(N-1)/N * (M/g)/B_inter
 //   all-gather, reduce-scatter: half of that
 //   all-to-all      max((g-1)/n * M/B_intra, (n-g)/n * M/B_inter)
+//   send/recv       M / (link x p2p_eff), the link of the hop (one link)
 // Bandwidths are link bandwidth x bus efficiency (nccl-tests' busbw compares
-// with link bandwidth directly, doc/PERFORMANCE.md).
+// with link bandwidth directly, doc/PERFORMANCE.md); a point-to-point
+// transfer has no bus: the profile's p2p_eff, as the pipeline's sends.
 // Latency follows NCCL's own model (NVIDIA/nccl src/graph/tuning.cc,
 // ncclTopoTuneModel: base latency + per-hop latency x step count), with the
 // calibrated launch cost as base and the job's link latency_us as the hop:
@@ -207,9 +209,14 @@ double formula_time_s(const CommModel& cm, Collective op, const GroupPlacement& 
         case Collective::all_to_all:
             bw_s = std::max((gl - 1) / n * bytes / b_intra, (n - gl) / n * bytes / b_inter);
             break;
-        case Collective::send_recv:
-            bw_s = bytes / (n_nodes > 1 ? b_inter : link_intra);
+        case Collective::send_recv: {
+            // One rule for a point-to-point transfer, the pipeline's
+            // (estimate/stage_pass.cpp p2p_time_s): the link at p2p_eff, not
+            // a collective's bus efficiency (a ring hop is an NCCL send/recv).
+            const Link& link = n_nodes > 1 ? cm.inter : cm.intra;
+            bw_s = bytes / (link.bandwidth_GBps * 1e9 * cal.p2p_eff);
             break;
+        }
     }
     return bw_s + collective_latency_s(cm, op, g);
 }

@@ -20,7 +20,7 @@ struct Fabric {
     CommModel cm;
     Fabric() {
         cal.nccl.clear();
-        cal.bus_eff_intra = cal.bus_eff_inter = 1.0;
+        cal.bus_eff_intra = cal.bus_eff_inter = cal.p2p_eff = 1.0;
         cal.collective_launch_us = 0;
         cm.intra = Link{100, 1};
         cm.inter = Link{10, 5};
@@ -92,6 +92,22 @@ TEST(CpAttention, RingAcrossNodesRunsAtTheSlowestHop) {
     EXPECT_NEAR(t.comm_fwd_s, (103 + 0.2) * us, 1e-12);
     // Backward: K/V under the 5 us diagonal, dK/dV under the 10 us half block.
     EXPECT_NEAR(t.comm_bwd_s, (100 + 0.5 + 95 + 1.0) * us, 1e-12);
+}
+
+TEST(CpAttention, RingHopIsASendRecvAtTheP2pEfficiency) {
+    // A ring hop is one NCCL send/recv, priced as the pipeline's sends: the
+    // link at p2p_eff, whatever the collectives' bus efficiency.
+    Fabric f;
+    f.cal.p2p_eff = 0.8;
+    f.cal.bus_eff_inter = 0.95;
+    const CpPlacement at = cp_placement(group(4, 2, 2));
+    // 1 MB between nodes: 1e6 / (10 GB/s x 0.8) = 125 us, + 5 us.
+    EXPECT_NEAR(collective_time_s(f.cm, Collective::send_recv, at.hop, 1e6), 130 * us, 1e-12);
+    f.cal.bus_eff_inter = 0.5;  // no effect on a send/recv
+    EXPECT_NEAR(collective_time_s(f.cm, Collective::send_recv, at.hop, 1e6), 130 * us, 1e-12);
+    // Inside a node: 1e6 / (100 GB/s x 0.8) = 12.5 us, + 1 us.
+    const CpPlacement in = cp_placement(group(4, 4, 1));
+    EXPECT_NEAR(collective_time_s(f.cm, Collective::send_recv, in.hop, 1e6), 13.5 * us, 1e-12);
 }
 
 TEST(CpAttention, AllGatherIsExposedAndGathersAgainInBackward) {

@@ -143,7 +143,7 @@ TEST(Torus, AllGatherOverAWrappedAxisTakesHalfTheOneLinkTime) {
     t.domain_gpus = 256;
     t.num_gpus = 256;
     Calibration cal;
-    cal.bus_eff_intra = 1;
+    cal.bus_eff_intra = cal.p2p_eff = 1;
     cal.collective_launch_us = 0;
     CommModel cm;
     cm.intra = Link{45.0, 0.0};
