@@ -205,9 +205,11 @@ struct ParallelPlan {
     // (--moe-router-force-load-balancing; docs/job-file.md "Expert parallelism").
     double moe_imbalance = 1.0;
     // Expert capacity (tokens per expert over the balanced share), past which
-    // tokens are dropped (--moe-expert-capacity-factor). 0: dropless. Read and
-    // warned about: dropping is not modelled (spec/job_warnings.cpp).
+    // tokens are dropped (--moe-expert-capacity-factor). 0: dropless.
     double moe_capacity_factor = 0;
+    // Every expert's input padded to its capacity
+    // (--moe-pad-expert-input-to-capacity; needs a capacity factor).
+    bool moe_pad_to_capacity = false;
     // Layers of the first and of the last pipeline rank (Megatron-LM
     // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers);
     // the other ranks share the rest evenly, each rank's layers split evenly
@@ -251,6 +253,20 @@ struct ParallelPlan {
         return t.global_batch / (static_cast<int64_t>(dp) * t.micro_batch);
     }
 };
+
+// Tokens the busiest expert rank processes over the balanced share, which
+// scales the grouped expert GEMMs and the all-to-all (Megatron-Core's router,
+// megatron/core/transformer/moe/moe_utils.py get_capacity / apply token drop:
+// each expert keeps at most capacity = factor x its balanced share of a
+// rank's routed tokens, and with padding receives exactly that many):
+//   dropless                        moe_imbalance
+//   capacity c, dropping            min(moe_imbalance, c)
+//   capacity c, padded to capacity  c (every expert, whatever the routing)
+inline double moe_load_factor(const ParallelPlan& p) {
+    if (!(p.moe_capacity_factor > 0)) return p.moe_imbalance;
+    if (p.moe_pad_to_capacity) return p.moe_capacity_factor;
+    return p.moe_imbalance < p.moe_capacity_factor ? p.moe_imbalance : p.moe_capacity_factor;
+}
 
 // The `run:` section: what turns a step time into a whole training run
 // (failures, checkpoints, restarts, spares, data loading, money, energy).

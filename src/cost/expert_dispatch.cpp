@@ -117,13 +117,13 @@ double one_way_s(const CommModel& cm, const ExpertGroups& g, const ParallelPlan&
             return collective_time_s(cm, combine ? Collective::reduce_scatter : Collective::all_gather, g.fold,
                                      tokens * token_bytes * g.fold.size);
         case MoeDispatcher::alltoall:
-            return p.moe_imbalance * collective_time_s(cm, Collective::all_to_all, g.ep, tokens * top_k * token_bytes);
+            return moe_load_factor(p) * collective_time_s(cm, Collective::all_to_all, g.ep, tokens * top_k * token_bytes);
         case MoeDispatcher::deepep: {
             if (g.ep.size <= 1) return 0;
             const DispatchBytes b = dispatch_bytes(p.moe_dispatcher, tokens, top_k, token_bytes, g.ep, p.moe_max_nodes);
             const double intra = b.nvlink / (cm.intra.bandwidth_GBps * 1e9 * cal.bus_eff_intra);
             const double inter = b.network / (cm.inter.bandwidth_GBps * 1e9 * kDeepEpRdmaEfficiency);
-            return p.moe_imbalance * std::max(intra, inter) + collective_latency_s(cm, Collective::all_to_all, g.ep);
+            return moe_load_factor(p) * std::max(intra, inter) + collective_latency_s(cm, Collective::all_to_all, g.ep);
         }
     }
     return 0;
@@ -148,7 +148,7 @@ ExpertDispatchTime expert_dispatch_time(const CommModel& cm, const ExpertGroups&
     t.combine_s = one_way_s(cm, g, p, tokens, top_k, token_bytes, true);
     if (p.moe_dispatcher != MoeDispatcher::allgather && g.etp.size > 1 && etp_gather) {
         // The copies this rank received (balanced: as many as it sent), gathered over etp.
-        const double received = tokens * top_k * token_bytes * g.etp.size * p.moe_imbalance;
+        const double received = tokens * top_k * token_bytes * g.etp.size * moe_load_factor(p);
         t.dispatch_s += collective_time_s(cm, Collective::all_gather, g.etp, received);
         t.combine_s += collective_time_s(cm, Collective::reduce_scatter, g.etp, received);
     }

@@ -175,8 +175,9 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     double gemm_fwd = 0, moe_gemm_fwd = 0, redo_gemm_fwd = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
         const GemmShape& g = w.gemms[i];
-        // Grouped expert GEMMs: the busiest expert rank (moe_imbalance) sets the pace.
-        const double gemm_s = g.grouped ? p.moe_imbalance * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
+        // Grouped expert GEMMs: the busiest expert rank (moe_load_factor: the
+        // imbalance, capped or padded by an expert capacity) sets the pace.
+        const double gemm_s = g.grouped ? moe_load_factor(p) * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
                                         : g.count * gemm_time_s(d, g.m, g.n, g.k);
         gemm_fwd += gemm_s;
         if (w.moe_first_gemm >= 0 && i >= w.moe_first_gemm) moe_gemm_fwd += gemm_s;

@@ -154,6 +154,7 @@ const MegatronFlag kFlags[] = {
     {"moe-token-dispatcher-type", A::one, R::read, ""},
     {"moe-enable-deepep", A::none, R::ignored, "the flex dispatcher's DeepEP backend: --moe-token-dispatcher-type flex sets parallel.moe_dispatcher deepep"},
     {"moe-expert-capacity-factor", A::one, R::read, ""},
+    {"moe-pad-expert-input-to-capacity", A::none, R::read, ""},
     {"moe-flex-dispatcher-backend", A::one, R::not_modelled, "the flex dispatcher's communication library (DeepEP, HybridEP)"},
     {"moe-flex-dispatcher-num-sms", A::one, R::not_modelled, "SMs given to the dispatcher"},
     {"moe-hybridep-num-sms", A::one, R::not_modelled, "SMs given to HybridEP"},

@@ -275,6 +275,7 @@ void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d
     }
     if (f.has("overlap-moe-expert-parallel-comm")) add(d.parallel, "moe_a2a_overlap", "true");
     if (const auto cf = f.str("moe-expert-capacity-factor")) add(d.parallel, "moe_capacity_factor", *cf);
+    if (f.has("moe-pad-expert-input-to-capacity")) add(d.parallel, "moe_pad_to_capacity", "true");
     std::string zero_why;
     const int zero = zero_stage(f, zero_why);
     add(d.parallel, "zero", std::to_string(zero), zero_why);

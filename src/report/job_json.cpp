@@ -144,6 +144,7 @@ nlohmann::json parallel_json(const Job& job) {
         j["moe_a2a_overlap"] = p.moe_a2a_overlap;
         j["moe_imbalance"] = p.moe_imbalance;
         j["moe_capacity_factor"] = p.moe_capacity_factor > 0 ? nlohmann::json(p.moe_capacity_factor) : nlohmann::json();
+        j["moe_pad_to_capacity"] = p.moe_pad_to_capacity;
     }
     if (p.zero >= 3) {
         const Zero3Engine e = zero3_engine(job);

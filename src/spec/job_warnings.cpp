@@ -43,13 +43,6 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           "nothing is sharded, so it does nothing here",
                                           p.zero, p.dp, p.cp));
 
-    // Token dropping at an expert capacity shortens the busiest experts' work;
-    // the model runs every routed token (dropless, as Megatron-Core's default).
-    if (p.moe_capacity_factor > 0)
-        warn("parallel.moe_capacity_factor",
-             fmt::format("not modelled: tokens past {:g} x the balanced share are dropped; the estimate runs every "
-                         "routed token (dropless) with the busiest expert rank at moe_imbalance {:g}",
-                         p.moe_capacity_factor, p.moe_imbalance));
     // torch.compile fuses the eager chains of the PyTorch stacks
     // (workload/layer_work.cpp); Megatron runs its own fused kernels already.
     if (job.training.compile && (job.training.framework == Framework::megatron_lm ||

@@ -227,6 +227,19 @@ void validate_job(const Job& job, JobChecks checks) {
                              "lay the same GPUs out as etp x ep x expert-dp){}",
                              etp, p.ep, folded, p.tp, p.cp, p.dp, dense,
                              p.etp > 0 ? "" : "; etp is tp when not given, parallel.etp: 1 folds experts over tp too"));
+        // Padded to capacity, an expert takes c x its share of a rank's routed
+        // tokens, but never more than all of them (Megatron-Core's
+        // apply_router_token_dropping keeps every token once the capacity
+        // passes the rank's tokens): c above experts / top_k is refused, not
+        // priced as more padding than Megatron runs.
+        for (const LayerKind& k : m.kinds())
+            if (k.is_moe() && p.moe_pad_to_capacity && k.moe.top_k > 0 &&
+                p.moe_capacity_factor > static_cast<double>(k.moe.experts) / k.moe.top_k)
+                fail(job, "parallel.moe_capacity_factor",
+                     fmt::format("{:g} pads each expert to more than all of a rank's tokens (experts / top_k = {} / {}); "
+                                 "give at most {:g}",
+                                 p.moe_capacity_factor, k.moe.experts, k.moe.top_k,
+                                 static_cast<double>(k.moe.experts) / k.moe.top_k), {"parallel.moe_pad_to_capacity"});
         for (const LayerKind& k : m.kinds())
             if (k.is_moe() && k.moe.expert.ffn % etp != 0)
                 fail(job, p.etp > 0 ? "parallel.etp" : "parallel.tp",

@@ -119,6 +119,23 @@ TEST(ExpertPlacement, InsideTheNodeWhenEtpTimesEpFits) {
     EXPECT_EQ(place_expert_groups(q, 8).ep.nodes, 1);
 }
 
+TEST(ExpertDispatch, LoadFactorUnderAnExpertCapacity) {
+    // Megatron-Core's token dropping (moe_utils.py apply_router_token_dropping):
+    // dropless the imbalance; a capacity caps it; padding sets it.
+    ParallelPlan p;
+    p.moe_imbalance = 1.4;
+    EXPECT_DOUBLE_EQ(moe_load_factor(p), 1.4);
+    p.moe_capacity_factor = 1.2;
+    EXPECT_DOUBLE_EQ(moe_load_factor(p), 1.2);  // the busiest expert drops to its capacity
+    p.moe_capacity_factor = 2.0;
+    EXPECT_DOUBLE_EQ(moe_load_factor(p), 1.4);  // nothing reaches the capacity
+    p.moe_pad_to_capacity = true;
+    EXPECT_DOUBLE_EQ(moe_load_factor(p), 2.0);  // every expert padded to 2 x its share
+    p.moe_imbalance = 1.0;
+    p.moe_capacity_factor = 1.0;
+    EXPECT_DOUBLE_EQ(moe_load_factor(p), 1.0);
+}
+
 TEST(ExpertDispatch, TokensARankHoldsWithSequenceParallelism) {
     // b 2, s 4096, cp 1, tp 2 with SP: 2*4096/2 = 4096 tokens; without SP 8192.
     const Job sp = load("{tp: 2, ep: 8, sequence_parallel: true}");
@@ -244,7 +261,9 @@ TEST(ExpertDispatch, OverlapImbalanceAndCapacityInTheEstimate) {
     // ep 16 over two nodes (etp 1): the all-to-all is exposed by default;
     // moe_a2a_overlap hides it behind compute (what remains exposed plus the
     // overlap slowdown is less); an imbalance of 1.5 makes the step slower;
-    // a capacity factor is warned about as not modelled.
+    // a capacity factor of 1.25 caps it at 1.25 (tokens past it dropped), and
+    // padded to capacity every expert runs 1.25 x its share, whatever the
+    // imbalance.
     const std::string plan = "{tp: 2, ep: 16, etp: 1, sequence_parallel: true";
     const Calibration cal = default_calibration();
     const Estimate base = estimate(load(plan + "}"), cal);
@@ -254,11 +273,19 @@ TEST(ExpertDispatch, OverlapImbalanceAndCapacityInTheEstimate) {
     EXPECT_LT(hidden.breakdown.ep_comm_s, base.breakdown.ep_comm_s);
     EXPECT_GT(skew.step_time_s, base.step_time_s);
     EXPECT_GT(skew.breakdown.compute_s, base.breakdown.compute_s);
-    const auto warnings = job_warnings(load(plan + ", moe_capacity_factor: 1.25}"));
-    bool warned = false;
-    for (const auto& w : warnings)
-        warned |= w.key == "parallel.moe_capacity_factor" && w.message.find("not modelled") != std::string::npos;
-    EXPECT_TRUE(warned);
+    for (const auto& w : job_warnings(load(plan + ", moe_capacity_factor: 1.25}")))
+        EXPECT_NE(w.key, "parallel.moe_capacity_factor") << w.message;  // modelled now
+    const Estimate capped = estimate(load(plan + ", moe_imbalance: 1.5, moe_capacity_factor: 1.25}"), cal);
+    const Estimate at_cap = estimate(load(plan + ", moe_imbalance: 1.25}"), cal);
+    EXPECT_DOUBLE_EQ(capped.step_time_s, at_cap.step_time_s);
+    const Estimate loose = estimate(load(plan + ", moe_imbalance: 1.5, moe_capacity_factor: 2}"), cal);
+    EXPECT_DOUBLE_EQ(loose.step_time_s, skew.step_time_s);  // nothing dropped
+    const Estimate padded =
+        estimate(load(plan + ", moe_capacity_factor: 1.25, moe_pad_to_capacity: true}"), cal);
+    EXPECT_DOUBLE_EQ(padded.step_time_s, at_cap.step_time_s);  // balanced routing padded to 1.25
+    const Estimate padded_one =
+        estimate(load(plan + ", moe_imbalance: 1.5, moe_capacity_factor: 1, moe_pad_to_capacity: true}"), cal);
+    EXPECT_DOUBLE_EQ(padded_one.step_time_s, base.step_time_s);  // NeMo's performance recipes: exactly balanced
     // The all-gather dispatcher moves the tokens once instead of top-8 copies:
     // with ep 4 in one node it sends 3 x the tokens against the all-to-all's
     // 3/4 x 8 = 6 x.

@@ -154,7 +154,7 @@ TEST(InteropImport, MegatronDefaultsFollowMegatron) {
 TEST(InteropImport, MegatronExpertFlagsAreRead) {
     // MoE parallel folding (README "Expert parallelism"): ep 16 over tp 2 x dp 8
     // with --expert-tensor-parallel-size 1, the flex (DeepEP) dispatcher, the
-    // a2a overlap and a capacity factor (read, warned as not modelled).
+    // a2a overlap and a capacity factor (read; padding to it is read too).
     const ImportResult r = import_megatron(
         "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
         "--num-attention-heads 8 --seq-length 1024 --micro-batch-size 1 --global-batch-size 16 --vocab-size 1024 "
@@ -171,6 +171,16 @@ TEST(InteropImport, MegatronExpertFlagsAreRead) {
     EXPECT_EQ(j.plan.moe_dispatcher, MoeDispatcher::deepep);
     EXPECT_TRUE(j.plan.moe_a2a_overlap);
     EXPECT_DOUBLE_EQ(j.plan.moe_capacity_factor, 1.25);
+    EXPECT_FALSE(j.plan.moe_pad_to_capacity);
+    // --moe-pad-expert-input-to-capacity (NeMo's MegatronTokenDropCallback sets it).
+    const ImportResult padded = import_megatron(
+        "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 --micro-batch-size 1 "
+        "--global-batch-size 16 --vocab-size 1024 --bf16 --num-experts 8 --moe-router-topk 2 "
+        "--expert-model-parallel-size 8 --moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity",
+        "flags");
+    const Job jp = parse_job(padded.job_yaml, "imported", {"cluster.preset=dgx-h100", "cluster.num_gpus=8"});
+    EXPECT_TRUE(jp.plan.moe_pad_to_capacity);
+    EXPECT_DOUBLE_EQ(jp.plan.moe_capacity_factor, 1.0);
     // An unknown dispatcher type names the flag.
     EXPECT_THROW(import_megatron("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
                                  "--micro-batch-size 1 --global-batch-size 8 --vocab-size 1024 "

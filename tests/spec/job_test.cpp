@@ -116,6 +116,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "bf16"},
         BadCase{"moe ffn by tp", {"model={preset: mixtral-8x7b, moe_intermediate_size: 1001}", "parallel.tp=2"}, "parallel.tp"},
         BadCase{"sp seq by tp", {"parallel.sequence_parallel=true", "training.seq_length=2047"}, "sequence_parallel"},
+        BadCase{"pad without capacity", {"model={preset: mixtral-8x7b}", "parallel.ep=2", "parallel.moe_pad_to_capacity=true"},
+                "parallel.moe_pad_to_capacity"},
+        BadCase{"pad on deepep", {"model={preset: mixtral-8x7b}", "parallel.ep=2", "parallel.moe_dispatcher=deepep",
+                                  "parallel.moe_capacity_factor=1", "parallel.moe_pad_to_capacity=true"},
+                "parallel.moe_pad_to_capacity"},
+        BadCase{"pad past every token", {"model={preset: mixtral-8x7b}", "parallel.ep=2", "parallel.moe_capacity_factor=4.5",
+                                         "parallel.moe_pad_to_capacity=true"},
+                "parallel.moe_capacity_factor"},
         BadCase{"inline gpu bad key", {"cluster.gpu={arch: ampere, peak_tflops: {bf16: 100}, bogus: 1}"}, "cluster.gpu"}),
     case_name);
 
