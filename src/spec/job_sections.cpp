@@ -206,14 +206,14 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     p.moe_capacity_factor = s.num_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
     // Megatron-Core refuses padding without a capacity, and with the flex
     // dispatcher's DeepEP backend (transformer_config.py __post_init__).
-    if (s.has("moe_pad_to_capacity") && !(p.moe_capacity_factor > 0))
+    p.moe_pad_to_capacity = s.bool_or("moe_pad_to_capacity", false);
+    if (p.moe_pad_to_capacity && !(p.moe_capacity_factor > 0))
         throw InputError(file, s.key_path("moe_pad_to_capacity"),
                          "pads each expert to its capacity: give parallel.moe_capacity_factor too");
-    if (s.has("moe_pad_to_capacity") && p.moe_dispatcher == MoeDispatcher::deepep)
+    if (p.moe_pad_to_capacity && p.moe_dispatcher == MoeDispatcher::deepep)
         throw InputError(file, s.key_path("moe_pad_to_capacity"),
                          "the deepep dispatcher does not pad to capacity (Megatron-Core refuses it); the dispatcher is " +
                              disp);
-    p.moe_pad_to_capacity = s.bool_or("moe_pad_to_capacity", false);
     // Custom stage layouts (docs/job-file.md; checked against the model in spec/validate.cpp).
     p.first_stage_layers = static_cast<int>(s.int_or("first_stage_layers", -1, 0, 100'000));
     p.last_stage_layers = static_cast<int>(s.int_or("last_stage_layers", -1, 0, 100'000));

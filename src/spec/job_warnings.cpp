@@ -43,6 +43,18 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           "nothing is sharded, so it does nothing here",
                                           p.zero, p.dp, p.cp));
 
+    // The expert keys act on expert layers only: on a dense model each is
+    // named, not dropped in silence (their defaults say nothing).
+    if (!m.is_moe()) {
+        const auto dense = [&](const char* key) {
+            warn(key, "does nothing: the model has no mixture-of-experts layers");
+        };
+        if (p.moe_imbalance != 1.0) dense("parallel.moe_imbalance");
+        if (p.moe_capacity_factor > 0) dense("parallel.moe_capacity_factor");
+        if (p.moe_pad_to_capacity) dense("parallel.moe_pad_to_capacity");
+        if (p.moe_a2a_overlap) dense("parallel.moe_a2a_overlap");
+        if (p.moe_dispatcher != MoeDispatcher::alltoall) dense("parallel.moe_dispatcher");
+    }
     // torch.compile fuses the eager chains of the PyTorch stacks
     // (workload/layer_work.cpp); Megatron runs its own fused kernels already.
     if (job.training.compile && (job.training.framework == Framework::megatron_lm ||

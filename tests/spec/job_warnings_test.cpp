@@ -30,6 +30,18 @@ TEST(JobWarnings, PlainPlanHasNone) {
     EXPECT_TRUE(w.empty()) << w.front().key << ": " << w.front().message;
 }
 
+TEST(JobWarnings, ExpertKeysOnADenseModelAreNamed) {
+    // The small job is dense: each expert key given is named, none dropped in silence.
+    const auto w = warnings_of({"parallel.moe_imbalance=1.5", "parallel.moe_capacity_factor=1.25",
+                                "parallel.moe_pad_to_capacity=true", "parallel.moe_a2a_overlap=true",
+                                "parallel.moe_dispatcher=allgather"});
+    for (const char* key : {"parallel.moe_imbalance", "parallel.moe_capacity_factor", "parallel.moe_pad_to_capacity",
+                            "parallel.moe_a2a_overlap", "parallel.moe_dispatcher"})
+        EXPECT_TRUE(has(warning(w, key), "no mixture-of-experts")) << key;
+    // Padding said false needs no capacity factor.
+    EXPECT_TRUE(warnings_of({"parallel.moe_pad_to_capacity=false"}).empty());
+}
+
 TEST(JobWarnings, ZeroWithOneDataParallelRank) {
     const auto w = warnings_of({"cluster.num_gpus=4", "parallel.zero=1"});  // tp 2 x pp 2: dp 1
     EXPECT_TRUE(has(warning(w, "parallel.zero"), "does nothing")) << warning(w, "parallel.zero");
