@@ -8,6 +8,8 @@
 // stage_memory per pipeline rank.
 #include "explain/report_data.h"
 
+#include <algorithm>
+
 #include "cost/device_time.h"
 #include "estimate/memory.h"
 #include "explain/pass_model.h"
@@ -111,6 +113,53 @@ Roofline roofline(const Job& job, const Calibration& cal) {
     const double mt = memory_time_s(d, mb);
     if (mt > 0) rl.points.push_back({"memory-bound operators", 0.5, 0.5 * mb / mt, mt});
     return rl;
+}
+
+std::vector<MemoryCurve> memory_over_step(const StepTimeline& tl, const std::vector<Memory>& ranks) {
+    std::vector<MemoryCurve> out;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        const Memory& m = ranks[r];
+        // What stays: the state at the peak less the passes' share.
+        const double base = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes +
+                            (m.buffers_bytes - m.fragmentation_bytes);
+        // One chunk pass of one micro-batch: the in-flight activations per
+        // whole-stage micro-batch, split over the rank's chunks.
+        const double per_pass = m.inflight_microbatches > 0 && m.moment == MemoryMoment::first_backward
+                                    ? m.activations_bytes / m.inflight_microbatches / tl.chunks
+                                    : 0.0;
+        std::vector<std::pair<double, double>> deltas;  // (time, change)
+        double last_fwd_end = -1;
+        for (const Segment& s : tl.segments) {
+            if (s.rank != static_cast<int>(r)) continue;
+            if (s.kind == SegmentKind::forward) {
+                deltas.push_back({s.start_s, per_pass});
+                if (m.logits_bytes > 0 && s.chunk == tl.chunks - 1) last_fwd_end = s.end_s;
+                if (m.logits_bytes > 0 && s.chunk == tl.chunks - 1)
+                    deltas.push_back({s.end_s, m.logits_bytes});
+            } else if (s.kind == SegmentKind::backward) {
+                deltas.push_back({s.end_s, -per_pass});
+                if (m.logits_bytes > 0 && s.chunk == tl.chunks - 1 && last_fwd_end >= 0)
+                    deltas.push_back({s.start_s, -m.logits_bytes});
+            } else if (s.kind == SegmentKind::optimizer && m.temporary_bytes > 0) {
+                deltas.push_back({s.start_s, m.temporary_bytes});
+                deltas.push_back({s.end_s, -m.temporary_bytes});
+            }
+        }
+        std::stable_sort(deltas.begin(), deltas.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        MemoryCurve c;
+        c.rank = static_cast<int>(r);
+        double v = base + m.weight_copies_bytes;
+        c.points.push_back({0.0, v});
+        for (const auto& [t, d] : deltas) {
+            v = std::max(0.0, v + d);
+            c.points.push_back({t, v});
+            c.peak_bytes = std::max(c.peak_bytes, v);
+        }
+        c.points.push_back({tl.step_s, v});
+        out.push_back(std::move(c));
+    }
+    return out;
 }
 
 std::vector<Memory> memory_per_rank(const Job& job, const Calibration& cal) {

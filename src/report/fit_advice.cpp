@@ -181,7 +181,7 @@ std::optional<MinGpus> min_gpus_to_fit(const Job& job, const Calibration& cal, c
             : tensor_bytes(job.training.precision) + grad_bytes_per_param(job.plan, job.training.precision) +
                   optimizer_state_bytes_per_param(job.training.optimizer, job.training.precision);
     const double states = count_params(job.model).total * bytes_per_param;
-    const double room = current.capacity_bytes - (xla ? 0.0 : cal.memory_reserved_bytes);
+    const double room = current.capacity_bytes - (xla ? 0.0 : cal.workspace_bytes);
     if (room <= 0) return out;
     const double bound = std::ceil(states / room);
     const int lower = static_cast<int>(std::clamp(bound, 1.0, 1e6));

@@ -47,6 +47,11 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
     };
     if (fix.zero) {
         if (launchable(*fix.zero)) k.zero[k.zeros++] = *fix.zero;
+    } else if (fw == Framework::hf) {
+        // A Hugging Face model's zero is its precision recipe (autocast over
+        // fp32 weights, or FSDP2's bf16 compute): its activations differ, so
+        // the job's is kept (estimate/memory.h).
+        if (launchable(p.zero)) k.zero[k.zeros++] = p.zero;
     } else {
         for (int z = 0; z <= (replicas ? 3 : 0); ++z)
             if (launchable(z)) k.zero[k.zeros++] = z;

@@ -68,7 +68,8 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     // DotProductAttention runs its unfused softmax path. (PyTorch's SDPA, the
     // fsdp and deepspeed stacks', has a fused fp32 kernel: memory-efficient.)
     const bool sdpa = !job.training.framework_auto && (job.training.framework == Framework::fsdp ||
-                                                       job.training.framework == Framework::deepspeed);
+                                                       job.training.framework == Framework::deepspeed ||
+                                                       job.training.framework == Framework::hf);
     if (job.training.attention_auto)
         job.training.attention = job.training.precision == Precision::fp32 && !sdpa ? AttentionKernel::unfused
                                                                                    : default_attention(cited);

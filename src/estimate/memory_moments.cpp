@@ -1,0 +1,139 @@
+// The moments of a rank's step and the verdict's terms (estimate/memory.h):
+// which moment holds the peak (the first backward, the end of the backward,
+// the optimizer step; lostflops/estimate.h MemoryMoment), what the
+// framework's allocator hands out and holds there, and what it can take on
+// the GPU.
+//
+// Moments: first backward = state + the gradients alive then + the passes in
+// flight's activations + the loss's buffers + the 16-bit weight copies; end
+// of backward = state + every gradient + one layer's working set; optimizer
+// step = state + every gradient + the optimizer's temporary (torch's foreach
+// AdamW: torch._foreach_sqrt(exp_avg_sqs), the size of the fp32 parameters,
+// torch/optim/adam.py _multi_tensor_adam). Gradients grow as activations are
+// freed through the backward, both linearly in the layers done, so the
+// largest sum is at an end of it.
+// Reserved = allocated + the caching allocator's reserve over the memory it
+// churns (memory_usable_fraction) + FSDP2's freed sharded gradients, cached in
+// its reduce-scatter stream's pool at the first backward.
+// Usable = what the driver reports (Gpu::memory_total_bytes, cited in
+// data/catalog/gpus.yaml; else 0.99 of the datasheet's: H100 79.11 / 80,
+// A100 79.25 / 80, H200 139.80 / 141 = 0.989-0.992) less what lives outside
+// the allocator: the CUDA context (cuda_context_bytes, measured on the H200)
+// and, on a multi-GPU job, NCCL's buffers (memory_reserved_bytes, assumed).
+#include <algorithm>
+
+#include "estimate/memory.h"
+#include "lostflops/accelerator.h"
+#include "lostflops/pipeline_schedules.h"
+
+namespace lostflops {
+
+const char* to_string(MemoryMoment m) {
+    switch (m) {
+        case MemoryMoment::first_backward: return "first_backward";
+        case MemoryMoment::end_of_backward: return "end_of_backward";
+        case MemoryMoment::optimizer_step: return "optimizer_step";
+    }
+    return "?";
+}
+
+double device_total_bytes(const Gpu& gpu) {
+    // Without a measured figure: 0.99 of the datasheet's (H100 79.11 / 80,
+    // A100 79.25 / 80, H200 139.80 / 141: 0.989-0.992; data/catalog/gpus.yaml).
+    return gpu.memory_total_bytes > 0 ? static_cast<double>(gpu.memory_total_bytes)
+                                      : 0.99 * static_cast<double>(gpu.memory_bytes);
+}
+
+double outside_allocator_bytes(const Job& job, const Calibration& cal) {
+    if (!caching_allocator(job)) return 0.0;
+    return job.cluster.num_gpus > 1 ? cal.memory_reserved_bytes : cal.cuda_context_bytes;
+}
+
+bool caching_allocator(const Job& job) {
+    const AcceleratorTraits* t = find_accelerator(job.cluster.gpu.arch);
+    return t == nullptr || t->vendor != Vendor::google;
+}
+
+double usable_capacity_bytes(const Job& job, const Calibration& cal) {
+    if (!caching_allocator(job)) return static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;
+    return std::max(0.0, device_total_bytes(job.cluster.gpu) - outside_allocator_bytes(job, cal));
+}
+
+double churn_reserve_fraction(const Job& job, const Calibration& cal) {
+    return caching_allocator(job) ? 1.0 / cal.memory_usable_fraction - 1.0 : 0.0;
+}
+
+double fragmentation_bytes(const Memory& state, double activations_bytes, double logits_bytes) {
+    return state.churn_reserve_fraction * (activations_bytes + logits_bytes + state.zero_live_bytes);
+}
+
+// The end of the backward is priced for the eager stacks only (Megatron's
+// first backward already counts the recomputed layer's working set).
+MomentBytes rank_moments(const RankState& s, const ActParts& a) {
+    const Memory& m = s.mem;
+    const double base = m.weights_bytes + m.optimizer_bytes + m.buffers_bytes;
+    const double copies = (s.autocast_copies ? a.layer_copies : 0.0) + a.head_copy;
+    MomentBytes out;
+    out.allocated[0] = base + s.first_backward_grads + a.activations + a.logits + copies;
+    out.allocated[1] = s.eager_loss ? base + m.gradients_bytes + a.working : 0.0;
+    out.allocated[2] = base + m.gradients_bytes + s.optimizer_temp;
+    int best = 0;
+    for (int i = 1; i < 3; ++i)
+        if (out.allocated[i] > out.allocated[best]) best = i;
+    out.peak = static_cast<MemoryMoment>(best);
+    return out;
+}
+
+double rank_reserved_bytes(const RankState& s, const ActParts& a) {
+    const MomentBytes mb = rank_moments(s, a);
+    return mb.allocated[static_cast<int>(mb.peak)] + fragmentation_bytes(s.mem, a.activations, a.logits) +
+           (mb.peak == MemoryMoment::first_backward ? s.side_stream_pool : 0.0);
+}
+
+Memory memory_total(const RankState& state, const ActParts& parts, const Memory& act) {
+    Memory mem = state.mem;
+    const MomentBytes mb = rank_moments(state, parts);
+    mem.moment = mb.peak;
+    mem.fragmentation_bytes = fragmentation_bytes(state.mem, parts.activations, parts.logits);
+    mem.warmup_passes = act.warmup_passes;
+    mem.inflight_microbatches = act.inflight_microbatches;
+    mem.worst_stage = act.worst_stage;
+    switch (mb.peak) {
+        case MemoryMoment::first_backward:
+            mem.gradients_bytes = state.first_backward_grads;
+            mem.activations_bytes = act.activations_bytes;
+            mem.logits_bytes = act.logits_bytes;
+            mem.weight_copies_bytes = (state.autocast_copies ? parts.layer_copies : 0.0) + parts.head_copy;
+            break;
+        case MemoryMoment::end_of_backward:
+            mem.activations_bytes = parts.working;
+            break;
+        case MemoryMoment::optimizer_step:
+            mem.temporary_bytes = state.optimizer_temp;
+            break;
+    }
+    mem.allocated_bytes = mb.allocated[static_cast<int>(mb.peak)];
+    const double pool = mb.peak == MemoryMoment::first_backward ? state.side_stream_pool : 0.0;
+    mem.buffers_bytes = state.mem.buffers_bytes + mem.fragmentation_bytes + pool;
+    mem.reserved_bytes = mem.allocated_bytes + mem.fragmentation_bytes + pool;
+    mem.peak_bytes = mem.reserved_bytes;
+    mem.usable_bytes = mem.capacity_bytes;
+    mem.margin_bytes = mem.usable_bytes - mem.reserved_bytes;
+    mem.fits = mem.reserved_bytes <= mem.capacity_bytes;
+    return mem;
+}
+
+void name_moment(const Job& job, Memory& mem) {
+    const ParallelPlan& p = job.plan;
+    // The first backward of a pipeline rank is micro-batch 0's, on its last
+    // chunk (Megatron-LM's schedules run the deepest chunk first); a
+    // PyTorch step's largest is its last micro-batch's, when the gradients
+    // of the others are alive too.
+    const int64_t m = p.micro_batches(job.training);
+    const bool grads_grow = job.training.framework == Framework::hf && m > 1;
+    mem.moment_micro_batch = mem.moment == MemoryMoment::first_backward ? (grads_grow ? static_cast<int>(m - 1) : 0)
+                                                                        : static_cast<int>(m - 1);
+    mem.moment_chunk = mem.moment == MemoryMoment::first_backward ? rank_chunks(p) - 1 : 0;
+}
+
+}  // namespace lostflops
