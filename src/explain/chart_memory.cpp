@@ -94,13 +94,10 @@ std::string memory_time_svg(const std::vector<MemoryCurve>& curves, double usabl
     svg.line(l, py(usable_bytes / kGiB), w - r, py(usable_bytes / kGiB), "capacity");
     svg.text(w - r - 4, py(usable_bytes / kGiB) - 5, fmt::format("usable {:.1f} GiB", usable_bytes / kGiB), "note",
              Svg::Anchor::end);
-    // A step curve: the value holds until it changes.
+    // The curves are piecewise linear: their points joined.
     const auto steps_of = [&](const std::vector<std::pair<double, double>>& pts) {
         std::vector<std::pair<double, double>> xy;
-        for (size_t k = 0; k < pts.size(); ++k) {
-            if (k > 0) xy.push_back({px(pts[k].first), py(pts[k - 1].second / kGiB)});
-            xy.push_back({px(pts[k].first), py(pts[k].second / kGiB)});
-        }
+        for (const auto& [tm, v] : pts) xy.push_back({px(tm), py(v / kGiB)});
         return xy;
     };
     for (size_t k = 0; k < drawn.size(); ++k) {

@@ -258,10 +258,13 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
     h += memory_svg(mem) + memory_table(mem);
     if (drawn) {
         const Memory& peak = e.memory;
+        const char* when = peak.moment == MemoryMoment::first_backward   ? "its first backward"
+                           : peak.moment == MemoryMoment::end_of_backward ? "the end of its backward"
+                                                                          : "the optimizer step";
         h += fmt::format("<p>Over the step: each rank's allocated memory as its passes keep and free their "
-                         "activations. The peak is rank {}'s, at {} ({:.1f} GiB allocated, {:.1f} GiB reserved "
-                         "with the allocator's cache).</p>",
-                         peak.worst_stage, to_string(peak.moment), peak.allocated_bytes / (1024.0 * 1024 * 1024),
+                         "activations, layer by layer. The peak is rank {}'s, at {} ({:.1f} GiB allocated, {:.1f} "
+                         "GiB reserved with the allocator's cache).</p>",
+                         peak.worst_stage, when, peak.allocated_bytes / (1024.0 * 1024 * 1024),
                          peak.reserved_bytes / (1024.0 * 1024 * 1024));
         h += memory_time_svg(memory_over_step(tl, mem), peak.usable_bytes, tl.step_s);
     }

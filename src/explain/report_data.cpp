@@ -117,46 +117,60 @@ Roofline roofline(const Job& job, const Calibration& cal) {
 
 std::vector<MemoryCurve> memory_over_step(const StepTimeline& tl, const std::vector<Memory>& ranks) {
     std::vector<MemoryCurve> out;
+    // A pass's activations grow through its forward and shrink through its
+    // backward, layer by layer: ramps. A change over [t0, t1] is a slope
+    // change at t0 and its opposite at t1 (an instant change: t0 == t1).
+    struct Change {
+        double t, slope, jump;
+    };
     for (size_t r = 0; r < ranks.size(); ++r) {
         const Memory& m = ranks[r];
         // What stays: the state at the peak less the passes' share.
         const double base = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes +
-                            (m.buffers_bytes - m.fragmentation_bytes);
+                            (m.buffers_bytes - m.fragmentation_bytes) + m.weight_copies_bytes;
         // One chunk pass of one micro-batch: the in-flight activations per
         // whole-stage micro-batch, split over the rank's chunks.
         const double per_pass = m.inflight_microbatches > 0 && m.moment == MemoryMoment::first_backward
                                     ? m.activations_bytes / m.inflight_microbatches / tl.chunks
                                     : 0.0;
-        std::vector<std::pair<double, double>> deltas;  // (time, change)
-        double last_fwd_end = -1;
+        std::vector<Change> ch;
+        const auto ramp = [&](double t0, double t1, double bytes) {
+            if (t1 > t0) ch.push_back({t0, bytes / (t1 - t0), 0}), ch.push_back({t1, -bytes / (t1 - t0), 0});
+            else ch.push_back({t0, 0, bytes});
+        };
         for (const Segment& s : tl.segments) {
             if (s.rank != static_cast<int>(r)) continue;
+            const bool loss = m.logits_bytes > 0 && s.chunk == tl.chunks - 1;
             if (s.kind == SegmentKind::forward) {
-                deltas.push_back({s.start_s, per_pass});
-                if (m.logits_bytes > 0 && s.chunk == tl.chunks - 1) last_fwd_end = s.end_s;
-                if (m.logits_bytes > 0 && s.chunk == tl.chunks - 1)
-                    deltas.push_back({s.end_s, m.logits_bytes});
+                ramp(s.start_s, s.end_s, per_pass);
+                if (loss) ramp(s.end_s, s.end_s, m.logits_bytes);  // the loss's buffers at the forward's end
+            } else if (s.kind == SegmentKind::recompute) {
+                if (loss) ramp(s.start_s, s.start_s, -m.logits_bytes);  // the loss's backward comes first
             } else if (s.kind == SegmentKind::backward) {
-                deltas.push_back({s.end_s, -per_pass});
-                if (m.logits_bytes > 0 && s.chunk == tl.chunks - 1 && last_fwd_end >= 0)
-                    deltas.push_back({s.start_s, -m.logits_bytes});
+                ramp(s.start_s, s.end_s, -per_pass);
             } else if (s.kind == SegmentKind::optimizer && m.temporary_bytes > 0) {
-                deltas.push_back({s.start_s, m.temporary_bytes});
-                deltas.push_back({s.end_s, -m.temporary_bytes});
+                ramp(s.start_s, s.start_s, m.temporary_bytes);
+                ramp(s.end_s, s.end_s, -m.temporary_bytes);
             }
         }
-        std::stable_sort(deltas.begin(), deltas.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::stable_sort(ch.begin(), ch.end(), [](const Change& a, const Change& b) { return a.t < b.t; });
         MemoryCurve c;
         c.rank = static_cast<int>(r);
-        double v = base + m.weight_copies_bytes;
+        double v = base, slope = 0, t = 0;
         c.points.push_back({0.0, v});
-        for (const auto& [t, d] : deltas) {
-            v = std::max(0.0, v + d);
+        c.peak_bytes = v;
+        for (const Change& e : ch) {
+            v += slope * (e.t - t);
+            t = e.t;
             c.points.push_back({t, v});
+            if (e.jump != 0) {
+                v += e.jump;
+                c.points.push_back({t, v});
+            }
+            slope += e.slope;
             c.peak_bytes = std::max(c.peak_bytes, v);
         }
-        c.points.push_back({tl.step_s, v});
+        c.points.push_back({std::max(t, tl.step_s), v + slope * (std::max(t, tl.step_s) - t)});
         out.push_back(std::move(c));
     }
     return out;
