@@ -195,9 +195,10 @@ RankState memory_state(const Job& job, const Calibration& cal, const LayerWork& 
     if (t.optimizer_kernel == OptimizerKernel::foreach) rs.optimizer_temp = 4.0 * optimizer_shard_params(p, sp);
     rs.autocast_copies = autocast;
     rs.eager_loss = t.framework == Framework::hf;
-    mem.capacity_bytes = usable_capacity_bytes(job, cal);
-    mem.outside_allocator_bytes = outside_allocator_bytes(job, cal);
-    mem.churn_reserve_fraction = churn_reserve_fraction(job, cal);
+    const DeviceTerms dev = device_terms(job, cal);
+    mem.capacity_bytes = dev.usable;
+    mem.outside_allocator_bytes = dev.outside;
+    mem.churn_reserve_fraction = dev.churn_reserve_fraction;
     return rs;
 }
 
@@ -210,7 +211,8 @@ ActParts memory_activations(const Job& job, KindWorks works, const HeadWork& hw,
     // One layer's backward at the end of the step: its recompute rebuilds
     // its whole saved set (or, without recompute, its own saved set is
     // still alive), with its 16-bit weight copy; the largest kind's.
-    for (const LayerWork& w : works) parts.working = std::max(parts.working, w.activation_bytes_full + w.weight_copy_bytes);
+    if (eager)
+        for (const LayerWork& w : works) parts.working = std::max(parts.working, w.activation_bytes_full + w.weight_copy_bytes);
     // Micro-batches (in units of this rank's whole stage) whose activations
     // are alive at the peak: Megatron-LM's 1F1B / interleaved warm-up plus one
     // (estimate/inflight.cpp).

@@ -97,15 +97,36 @@ void xla_reuse_loss_space(const Job& job, KindWorks works, Memory& act);
 double xla_capacity_bytes(const Gpu& gpu);
 // Parameters, gradients and optimizer state per parameter of a TPU job (16 B with AdamW).
 double xla_state_bytes_per_param(Optimizer o);
-// The allocated bytes of each moment (index: MemoryMoment) and the peak's.
+// The allocated bytes of each moment (index: MemoryMoment) and the peak's
+// (estimate/memory_moments.cpp says what each holds). Inline: the search
+// calls it for every plan and rank.
 struct MomentBytes {
     double allocated[3] = {0, 0, 0};
     MemoryMoment peak = MemoryMoment::first_backward;
 };
-MomentBytes rank_moments(const RankState& s, const ActParts& a);
-// The peak allocated and reserved (allocated + the allocator's reserve over
-// the memory it churns) of a rank: what memory_total's Memory says.
-double rank_reserved_bytes(const RankState& s, const ActParts& a);
+inline MomentBytes rank_moments(const RankState& s, const ActParts& a) {
+    const Memory& m = s.mem;
+    const double base = m.weights_bytes + m.optimizer_bytes + m.buffers_bytes;
+    const double copies = (s.autocast_copies ? a.layer_copies : 0.0) + a.head_copy;
+    MomentBytes out;
+    out.allocated[0] = base + s.first_backward_grads + a.activations + a.logits + copies;
+    out.allocated[1] = s.eager_loss ? base + m.gradients_bytes + a.working : 0.0;
+    out.allocated[2] = base + m.gradients_bytes + s.optimizer_temp;
+    int best = 0;
+    if (out.allocated[1] > out.allocated[best]) best = 1;
+    if (out.allocated[2] > out.allocated[best]) best = 2;
+    out.peak = static_cast<MemoryMoment>(best);
+    return out;
+}
+// The rank's reserved bytes at its peak (allocated + the allocator's reserve
+// over the memory it churns + the side streams' pools at the first
+// backward): what memory_total's Memory says, to the bit.
+inline double rank_reserved_bytes(const RankState& s, const ActParts& a) {
+    const MomentBytes mb = rank_moments(s, a);
+    const double frag = s.mem.churn_reserve_fraction * (a.activations + a.logits + s.mem.zero_live_bytes);
+    return mb.allocated[static_cast<int>(mb.peak)] + frag +
+           (mb.peak == MemoryMoment::first_backward ? s.side_stream_pool : 0.0);
+}
 // The rank's Memory at its peak moment; peak, fits and worst_stage set
 // (`act`: memory_activations' `out`).
 Memory memory_total(const RankState& state, const ActParts& parts, const Memory& act);
@@ -129,6 +150,11 @@ double fragmentation_bytes(const Memory& state, double activations_bytes, double
 // allocator (the CUDA context; on a multi-GPU job NCCL's buffers too).
 double device_total_bytes(const Gpu& gpu);
 double outside_allocator_bytes(const Job& job, const Calibration& cal);
+// The three at once (one accelerator lookup; memory_state's).
+struct DeviceTerms {
+    double outside = 0, usable = 0, churn_reserve_fraction = 0;
+};
+DeviceTerms device_terms(const Job& job, const Calibration& cal);
 
 // Ranks holding a copy of this rank's dense weights (dp*cp) and of its expert
 // weights (tp*cp*dp/(etp*ep), ParallelPlan::expert_dp): the groups that reduce their gradients and over which

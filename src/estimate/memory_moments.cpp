@@ -44,23 +44,27 @@ double device_total_bytes(const Gpu& gpu) {
                                       : 0.99 * static_cast<double>(gpu.memory_bytes);
 }
 
-double outside_allocator_bytes(const Job& job, const Calibration& cal) {
-    if (!caching_allocator(job)) return 0.0;
-    return job.cluster.num_gpus > 1 ? cal.memory_reserved_bytes : cal.cuda_context_bytes;
-}
-
 bool caching_allocator(const Job& job) {
     const AcceleratorTraits* t = find_accelerator(job.cluster.gpu.arch);
     return t == nullptr || t->vendor != Vendor::google;
 }
 
-double usable_capacity_bytes(const Job& job, const Calibration& cal) {
-    if (!caching_allocator(job)) return static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;
-    return std::max(0.0, device_total_bytes(job.cluster.gpu) - outside_allocator_bytes(job, cal));
+DeviceTerms device_terms(const Job& job, const Calibration& cal) {
+    DeviceTerms d;
+    if (!caching_allocator(job)) {  // a TPU's XLA runtime: the fraction of the whole HBM
+        d.usable = static_cast<double>(job.cluster.gpu.memory_bytes) * cal.memory_usable_fraction;
+        return d;
+    }
+    d.outside = job.cluster.num_gpus > 1 ? cal.memory_reserved_bytes : cal.cuda_context_bytes;
+    d.usable = std::max(0.0, device_total_bytes(job.cluster.gpu) - d.outside);
+    d.churn_reserve_fraction = 1.0 / cal.memory_usable_fraction - 1.0;
+    return d;
 }
 
+double outside_allocator_bytes(const Job& job, const Calibration& cal) { return device_terms(job, cal).outside; }
+double usable_capacity_bytes(const Job& job, const Calibration& cal) { return device_terms(job, cal).usable; }
 double churn_reserve_fraction(const Job& job, const Calibration& cal) {
-    return caching_allocator(job) ? 1.0 / cal.memory_usable_fraction - 1.0 : 0.0;
+    return device_terms(job, cal).churn_reserve_fraction;
 }
 
 double fragmentation_bytes(const Memory& state, double activations_bytes, double logits_bytes) {
@@ -68,28 +72,8 @@ double fragmentation_bytes(const Memory& state, double activations_bytes, double
 }
 
 // The end of the backward is priced for the eager stacks only (Megatron's
-// first backward already counts the recomputed layer's working set).
-MomentBytes rank_moments(const RankState& s, const ActParts& a) {
-    const Memory& m = s.mem;
-    const double base = m.weights_bytes + m.optimizer_bytes + m.buffers_bytes;
-    const double copies = (s.autocast_copies ? a.layer_copies : 0.0) + a.head_copy;
-    MomentBytes out;
-    out.allocated[0] = base + s.first_backward_grads + a.activations + a.logits + copies;
-    out.allocated[1] = s.eager_loss ? base + m.gradients_bytes + a.working : 0.0;
-    out.allocated[2] = base + m.gradients_bytes + s.optimizer_temp;
-    int best = 0;
-    for (int i = 1; i < 3; ++i)
-        if (out.allocated[i] > out.allocated[best]) best = i;
-    out.peak = static_cast<MemoryMoment>(best);
-    return out;
-}
-
-double rank_reserved_bytes(const RankState& s, const ActParts& a) {
-    const MomentBytes mb = rank_moments(s, a);
-    return mb.allocated[static_cast<int>(mb.peak)] + fragmentation_bytes(s.mem, a.activations, a.logits) +
-           (mb.peak == MemoryMoment::first_backward ? s.side_stream_pool : 0.0);
-}
-
+// first backward already counts the recomputed layer's working set):
+// rank_moments in estimate/memory.h.
 Memory memory_total(const RankState& state, const ActParts& parts, const Memory& act) {
     Memory mem = state.mem;
     const MomentBytes mb = rank_moments(state, parts);
@@ -115,7 +99,7 @@ Memory memory_total(const RankState& state, const ActParts& parts, const Memory&
     mem.allocated_bytes = mb.allocated[static_cast<int>(mb.peak)];
     const double pool = mb.peak == MemoryMoment::first_backward ? state.side_stream_pool : 0.0;
     mem.buffers_bytes = state.mem.buffers_bytes + mem.fragmentation_bytes + pool;
-    mem.reserved_bytes = mem.allocated_bytes + mem.fragmentation_bytes + pool;
+    mem.reserved_bytes = rank_reserved_bytes(state, parts);  // allocated + fragmentation + pool, as the search sums it
     mem.peak_bytes = mem.reserved_bytes;
     mem.usable_bytes = mem.capacity_bytes;
     mem.margin_bytes = mem.usable_bytes - mem.reserved_bytes;
