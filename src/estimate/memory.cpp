@@ -27,10 +27,10 @@
 // allocator frees and re-uses every micro-batch (activations, logits, ZeRO-3
 // gathers) fragments: the reserve the allocator keeps beyond them is
 // 1 / memory_usable_fraction - 1 of that churned memory, counted in buffers.
-// The capacity is then the whole HBM, less memory_reserved_bytes (in
-// buffers: driver, CUDA context, cuBLAS and NCCL workspaces). Before, the
-// fraction was taken off the whole HBM (76.0 of 80 GiB on H100), as if the
-// persistent state fragmented as much as activations.
+// The capacity is what the driver reports less what lives outside the
+// allocator (estimate/memory_moments.cpp). The stacks' own tensors: a
+// Hugging Face model in eager PyTorch, workload/eager_ledger.cpp; the peak
+// over the step's moments: estimate/memory_moments.cpp and memory.h.
 // TPUs (XLA's allocator) keep the fraction of the whole HBM.
 #include "estimate/memory.h"
 
