@@ -266,7 +266,7 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                          "GiB reserved with the allocator's cache).</p>",
                          peak.worst_stage, when, peak.allocated_bytes / (1024.0 * 1024 * 1024),
                          peak.reserved_bytes / (1024.0 * 1024 * 1024));
-        h += memory_time_svg(memory_over_step(tl, mem), peak.usable_bytes, tl.step_s);
+        h += memory_time_svg(memory_over_step(job, cal, tl), peak.usable_bytes, tl.step_s);
     }
     h += "</section>";
     if (!scaling_gpus.empty()) {
