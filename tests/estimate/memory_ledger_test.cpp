@@ -192,8 +192,11 @@ TEST(MemoryLedger, EveryPublishedRunFits) {
         if (std::string(t).rfind("../", 0) == 0 && !std::filesystem::exists(path)) continue;
         SCOPED_TRACE(t);
         const MemoryValidation v = validate_memory(load_run_table(path), cal);
-        for (const MemoryValidationRow& r : v.rows)
-            if (!r.measured_oom) EXPECT_TRUE(r.predicted_fits) << r.name;
+        for (const MemoryValidationRow& r : v.rows) {
+            if (!r.measured_oom) {
+                EXPECT_TRUE(r.predicted_fits) << r.name;
+            }
+        }
         EXPECT_EQ(v.ran_but_does_not_fit, 0);
         ++read;
     }
