@@ -56,8 +56,21 @@ RankBy rank_by(const std::string& s) {
 }
 
 // The job on n GPUs, as the sweeps load it.
+// A size beyond one node of a job without an inter-node network (a one-node
+// job need not give one) is said as the sweep's, not as a missing key.
 JobOnGpus job_on(const SearchArgs& a) {
-    return [&a](int n) { return load_for(a, {fmt::format("cluster.num_gpus={}", n)}).job; };
+    return [&a](int n) {
+        try {
+            return load_for(a, {fmt::format("cluster.num_gpus={}", n)}).job;
+        } catch (const InputError& e) {
+            if (e.key() != "cluster.inter_node") throw;
+            throw InputError(a.job_path.empty() ? std::string("search") : a.job_path, e.key(),
+                             fmt::format("missing: the search reaches {} GPUs, more than one node, and the job's cluster "
+                                         "gives no inter-node network; expected {{bandwidth_GBps, latency_us}}, or a "
+                                         "cluster preset (lostflops list clusters)",
+                                         n));
+        }
+    };
 }
 
 void write_stdout(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }

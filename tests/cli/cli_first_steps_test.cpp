@@ -5,6 +5,10 @@
 // does not describe the trace before it prints figures (no MFU beyond 100 %).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli/cli_util.h"
@@ -38,6 +42,23 @@ TEST(CliFirstSteps, FixNoPlanCanSatisfyNamesTheRule) {
     EXPECT_EQ(r.out.find("no valid plan"), std::string::npos) << r.out;
     // A fix some plan satisfies still searches.
     EXPECT_EQ(test::run_cli("search " + job + " --fix tp=2 --top 1").code, 0);
+}
+
+TEST(CliFirstSteps, MinGpusBeyondOneNodeSaysWhyItNeedsANetwork) {
+    // A one-GPU job gives no inter-node network, and need not.
+    const std::string job =
+        (std::filesystem::temp_directory_path() / ("lostflops-first-steps-" + std::to_string(getpid()) + ".yaml")).string();
+    std::ofstream(job, std::ios::binary) <<
+                     ("name: one-gpu\n"
+                     "model: {num_hidden_layers: 126, hidden_size: 16384, num_attention_heads: 128, num_key_value_heads: 8,"
+                     " intermediate_size: 53248, vocab_size: 128256}\n"
+                     "cluster: {gpu: h100-sxm, num_gpus: 1}\n"
+                     "training: {seq_length: 4096, global_batch_size: 8, micro_batch_size: 1}\n");
+    const auto r = test::run_cli("search " + job + " --min-gpus");
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_NE(r.err.find("cluster.inter_node: missing: the search reaches"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("more than one node"), std::string::npos) << r.err;
+    std::filesystem::remove(job);
 }
 
 TEST(CliFirstSteps, ExplainSaysPointsNotPp) {
