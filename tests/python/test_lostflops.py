@@ -214,9 +214,10 @@ class ImportExport(unittest.TestCase):
 
     def test_export_best_says_the_framework_that_priced_it(self):
         # A Megatron job's torchtitan --best is searched under fsdp; the CLI's stderr note is a warning here.
+        run = src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            lostflops.export_torchtitan(RUN, set=["parallel=null"], best=True)
+            lostflops.export_torchtitan(run, set=["parallel=null", "training.framework=megatron-core"], best=True)
         self.assertTrue(any("priced under fsdp" in str(w.message) for w in caught), [str(w.message) for w in caught])
 
     def test_bad_flags_raise_with_the_flag_named(self):
