@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/error_report.h"
 #include "cli/progress.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
@@ -101,7 +102,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
         out.close();
         if (!out) throw InputError(o->output_path, "-o", "write failed");
         std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", o->output_path.c_str(), html.size());
-        exit_code = 0;
+        // As estimate: exit 1 when the plan does not fit (the report says so in a banner).
+        const bool fits = estimate(load_job_source(source_of(*o)), cal).memory.fits;
+        if (!fits) std::fprintf(stderr, "lostflops: the plan does not fit in GPU memory (the report's banner says by how much)\n");
+        exit_code = static_cast<int>(fits ? ExitCode::ok : ExitCode::does_not_fit);
     });
 }
 

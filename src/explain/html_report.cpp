@@ -13,6 +13,7 @@
 #include "explain/report_data.h"
 #include "explain/svg.h"
 #include "lostflops/explain.h"
+#include "lostflops/job.h"
 #include "lostflops/pipeline_timeline.h"
 
 namespace lostflops {
@@ -59,6 +60,9 @@ svg .memline6 { stroke: var(--c7); } svg .memline7 { stroke: var(--c8); }
 svg .memkey0 { fill: var(--c1); } svg .memkey1 { fill: var(--c2); } svg .memkey2 { fill: var(--c3); }
 svg .memkey3 { fill: var(--c4); } svg .memkey4 { fill: var(--c5); } svg .memkey5 { fill: var(--c6); }
 svg .memkey6 { fill: var(--c7); } svg .memkey7 { fill: var(--c8); }
+.banner { border-radius: 6px; padding: 10px 14px; margin: 12px 0; font-weight: 600; }
+.banner.bad { background: #d1242f; color: #ffffff; }
+ul.warnings { padding-left: 20px; } ul.warnings code { font-size: 12px; }
 svg .memmeasured { fill: none; stroke: var(--loss); stroke-width: 1.5; } svg .memkeymeasured { fill: var(--loss); }
 svg .curve { fill: none; stroke: var(--c1); stroke-width: 2; }
 svg .capacity { stroke: var(--loss); stroke-width: 2; stroke-dasharray: 6 4; }
@@ -207,6 +211,12 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                      "recompute {} · micro-batch {} · {} micro-batches per step</p>",
                      job.cluster.num_gpus, esc(job.cluster.gpu.name), esc(job.model.name), p.tp, p.pp, p.vpp, p.dp, p.cp,
                      p.ep, p.zero, to_string(p.recompute), job.training.micro_batch, e.micro_batches);
+    if (!e.memory.fits)
+        h += fmt::format("<div class=\"banner bad\" role=\"alert\">The plan does NOT fit: {:.1f} GiB reserved per GPU "
+                         "(rank {}) of {:.1f} GiB usable. The figures below are for the plan as given; <code>lostflops "
+                         "estimate</code> names the changes that would make it fit.</div>",
+                         e.memory.peak_bytes / (1024.0 * 1024 * 1024), e.memory.worst_stage,
+                         e.memory.capacity_bytes / (1024.0 * 1024 * 1024));
     h += "<div class=\"kpis\">";
     const auto kpi = [&](const std::string& v, const std::string& l) {
         h += fmt::format("<div class=\"kpi\"><b>{}</b><span>{}</span></div>", esc(v), esc(l));
@@ -218,6 +228,13 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                     e.memory.capacity_bytes / (1024.0 * 1024 * 1024)),
         e.memory.fits ? "peak memory per GPU (fits)" : "peak memory per GPU (does NOT fit)");
     h += "</div>";
+    // The job's warnings (settings that do nothing or cost much; estimate prints them too).
+    if (const std::vector<JobWarning> warnings = job_warnings(job); !warnings.empty()) {
+        h += "<section aria-labelledby=\"h-warnings\"><h2 id=\"h-warnings\">Warnings</h2><ul class=\"warnings\">";
+        for (const JobWarning& w : warnings)
+            h += fmt::format("<li><code>{}</code>: {}</li>", esc(w.key), esc(w.message));
+        h += "</ul></section>";
+    }
     h += "<section aria-labelledby=\"h-waterfall\"><h2 id=\"h-waterfall\">MFU waterfall</h2>"
          "<p>From 100 % of the GPU's dense peak to the predicted MFU: every second of the step beyond the ideal "
          "(model FLOPs at peak) is charged to exactly one step.</p>";
@@ -233,6 +250,11 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                          "</section>",
                          passes, p.pp, p.vpp, e.micro_batches, kMaxTimelinePasses, e.breakdown.pp_bubble_s,
                          e.step_time_s);
+    } else if (p.pp == 1) {
+        h += fmt::format("<p>One pipeline stage (pp 1): no pipeline and no bubble; each rank runs the forward and "
+                         "backward passes of its {} micro-batches one after another, then the optimizer step.</p>",
+                         e.micro_batches);
+        h += timeline_svg(tl, 0, "chart-timeline", "The passes of one step") + timeline_table(tl) + "</section>";
     } else {
         h += fmt::format("<p>Discrete-event simulation of Megatron-LM's {} schedule: the pipeline phase takes {:.3f} s, "
                          "of which the bubble (idle time of the busiest rank) is {:.3f} s = {:.1f} % of that rank's pass "
