@@ -160,6 +160,11 @@ void job_table(std::string& out, const JobComparison& cmp) {
     if (cmp.stages > 1)
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);
+    for (const auto& m : cmp.memory)
+        out += fmt::format("  {:<46} {:>12.2f} {:>12.2f}\n", fmt::format("{} (GiB, rank {})", m.memory, m.rank),
+                           m.measured_bytes / kBytesPerGiB, m.predicted_bytes / kBytesPerGiB);
+    if (!cmp.memory.empty())
+        out += "  (memory: the highest traced rank against the predicted peak of the worst pipeline stage)\n";
     for (const auto& w : cmp.warnings) out += "  warning: " + printable(w) + "\n";
 }
 

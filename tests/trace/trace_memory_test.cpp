@@ -13,7 +13,9 @@
 #include <limits>
 #include <random>
 
+#include "lostflops/estimate.h"
 #include "lostflops/trace.h"
+#include "lostflops/trace_compare.h"
 #include "trace/trace_memory.h"
 #include "trace/trace_test_util.h"
 
@@ -239,6 +241,29 @@ TEST(TraceMemory, RanksByPidSplitTheirMemory) {
         EXPECT_EQ(r.memory->peak_allocated_bytes, 1000 * (pid + 1));
         EXPECT_EQ(has_warning(r, "memory-events: the [memory] events of 1 (pid, device) pairs"), pid == 0);
     }
+}
+
+// --job: the highest measured peaks against the estimate's predicted peak.
+TEST(TraceMemory, JobComparisonHasMemoryRows) {
+    auto a = analyze_bytes(trace_with({memory_event(10, 1, cuda_args(3e9, 4e9))}));
+    auto b = analyze_bytes(trace_with({memory_event(10, 1, cuda_args(2e9, 5e9))}));
+    a.rank = 0;
+    b.rank = 1;
+    Estimate e;
+    e.step_time_s = 1;
+    e.memory.peak_bytes = 4.5e9;
+    const auto c = compare_with_estimate({a, b}, e, 2, 1e15, "job.yaml");
+    ASSERT_EQ(c.memory.size(), 2u);
+    EXPECT_EQ(c.memory[0].memory, "peak allocated");
+    EXPECT_EQ(c.memory[0].measured_bytes, 3e9);
+    EXPECT_EQ(c.memory[0].rank, 0);
+    EXPECT_EQ(c.memory[0].predicted_bytes, 4.5e9);
+    EXPECT_EQ(c.memory[1].memory, "peak reserved");
+    EXPECT_EQ(c.memory[1].measured_bytes, 5e9);
+    EXPECT_EQ(c.memory[1].rank, 1);
+    a.memory.reset();
+    b.memory.reset();
+    EXPECT_TRUE(compare_with_estimate({a, b}, e, 2, 1e15, "job.yaml").memory.empty());
 }
 
 // What the check asks: the peaks `trace` reports are the maxima of
