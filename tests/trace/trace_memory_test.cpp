@@ -32,28 +32,6 @@ bool has_warning(const RankReport& r, const std::string& prefix) {
     return std::any_of(r.warnings.begin(), r.warnings.end(), [&](const std::string& w) { return w.rfind(prefix, 0) == 0; });
 }
 
-// The timeline's invariants: time order, at most kMaxMemoryTimelinePoints,
-// the peaks among its points (the allocated one at its time).
-void expect_timeline_keeps_peaks(const DeviceMemory& m) {
-    ASSERT_FALSE(m.timeline.empty());
-    EXPECT_LE(m.timeline.size(), kMaxMemoryTimelinePoints);
-    double alloc = 0, resv = 0;
-    bool peak_point = false;
-    for (std::size_t i = 0; i < m.timeline.size(); ++i) {
-        const MemoryPoint& p = m.timeline[i];
-        if (i > 0) {
-            EXPECT_LT(m.timeline[i - 1].ts_us, p.ts_us);
-        }
-        EXPECT_LE(p.allocated_bytes, p.reserved_bytes);
-        alloc = std::max(alloc, p.allocated_bytes);
-        resv = std::max(resv, p.reserved_bytes);
-        peak_point = peak_point || (p.ts_us == m.peak_allocated_ts_us && p.allocated_bytes == m.peak_allocated_bytes);
-    }
-    EXPECT_EQ(alloc, m.peak_allocated_bytes);
-    EXPECT_EQ(resv, m.peak_reserved_bytes);
-    EXPECT_TRUE(peak_point);
-}
-
 // tests/data/trace/memory-small.json: six CUDA [memory] events out of time
 // order (and one of the CPU, larger, to be passed over); the allocated peak
 // 9000 at 1550 us on the autograd thread (tid 2), inside aten::mm inside
@@ -139,7 +117,7 @@ TEST(TraceMemory, TimelineIsBoundedAndKeepsThePeakInAnyOrder) {
     EXPECT_EQ(r.memory->peak_reserved_ts_us, 1e6 + (n / 2) * 3.25);
     EXPECT_FALSE(r.memory->peak_allocated_step.has_value());  // no ProfilerStep
     EXPECT_EQ(r.memory->peak_op, "");                          // no cpu_op around it
-    expect_timeline_keeps_peaks(*r.memory);
+    test::expect_memory_invariants(*r.memory);
     EXPECT_GT(r.memory->timeline.size(), 128u);  // downsampled, not collapsed
 }
 
@@ -302,7 +280,7 @@ void expect_shared_trace(const std::string& path) {
     EXPECT_EQ(r.memory->peak_op, op);
     EXPECT_EQ(r.memory->peak_op, "aten::_log_softmax_backward_data");  // the loss's backward (README of h200/)
     EXPECT_EQ(r.memory->peak_allocated_step, 1);
-    expect_timeline_keeps_peaks(*r.memory);
+    test::expect_memory_invariants(*r.memory);
     EXPECT_FALSE(has_warning(r, "memory"));
 }
 
