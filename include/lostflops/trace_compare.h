@@ -36,8 +36,9 @@ struct WallRow {
 };
 
 // A measured memory peak (trace_memory.h) against the prediction: the
-// highest over the traced ranks, against the estimate's peak of its worst
-// pipeline stage (Estimate::memory).
+// highest over the traced ranks, against the estimate's worst pipeline
+// stage (Estimate::memory): peak allocated against Memory::allocated_bytes,
+// peak reserved against Memory::reserved_bytes.
 struct MemoryRow {
     std::string memory;          // "peak allocated", "peak reserved"
     double measured_bytes = 0;

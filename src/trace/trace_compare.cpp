@@ -19,12 +19,19 @@ double median(std::vector<double> v) {
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// What each measured memory peak is held against: for now the estimate's
-// one predicted peak for both (Memory::peak_bytes, its worst stage).
+// What each measured memory peak is held against: the estimate's worst
+// stage's most allocated over the step (Memory::allocated_bytes, as
+// torch.cuda.max_memory_allocated) and most reserved (Memory::reserved_bytes,
+// as max_memory_reserved; docs/memory.md). An estimate that leaves them
+// unset falls back to its one peak.
 struct PredictedMemory {
     double allocated_bytes = 0, reserved_bytes = 0;
 };
-PredictedMemory predicted_memory(const Estimate& est) { return {est.memory.peak_bytes, est.memory.peak_bytes}; }
+PredictedMemory predicted_memory(const Estimate& est) {
+    const Memory& m = est.memory;
+    return {m.allocated_bytes > 0 ? m.allocated_bytes : m.peak_bytes,
+            m.reserved_bytes > 0 ? m.reserved_bytes : m.peak_bytes};
+}
 
 std::vector<MemoryRow> memory_rows(const std::vector<RankReport>& ranks, const Estimate& est) {
     const RankReport* alloc = nullptr;

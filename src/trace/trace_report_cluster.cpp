@@ -164,7 +164,8 @@ void job_table(std::string& out, const JobComparison& cmp) {
         out += fmt::format("  {:<46} {:>12.2f} {:>12.2f}\n", fmt::format("{} (GiB, rank {})", m.memory, m.rank),
                            m.measured_bytes / kBytesPerGiB, m.predicted_bytes / kBytesPerGiB);
     if (!cmp.memory.empty())
-        out += "  (memory: the highest traced rank against the predicted peak of the worst pipeline stage)\n";
+        out += "  (memory: the highest traced rank against the worst pipeline stage's predicted allocated and "
+               "reserved)\n";
     for (const auto& w : cmp.warnings) out += "  warning: " + printable(w) + "\n";
 }
 

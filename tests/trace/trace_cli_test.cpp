@@ -155,12 +155,16 @@ TEST(TraceCli, MemoryOfATraceWithMemoryEvents) {
     const auto with_job = run("trace --format json --job " + job + " " + small);
     ASSERT_EQ(with_job.code, 0);
     const auto rows = nlohmann::json::parse(with_job.out)["job"]["memory"];
-    const double predicted = nlohmann::json::parse(run("estimate --format json " + job).out)["memory"]["peak_bytes"];
+    // Predicted: estimate's allocated and reserved (Memory::allocated_bytes, reserved_bytes).
+    const auto est = nlohmann::json::parse(run("estimate --format json " + job).out)["memory"];
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[0]["memory"], "peak allocated");
     EXPECT_EQ(rows[0]["measured_bytes"], 9000);
+    EXPECT_EQ(rows[0]["predicted_bytes"].get<double>(), est["allocated_bytes"].get<double>());
+    EXPECT_EQ(rows[1]["memory"], "peak reserved");
     EXPECT_EQ(rows[1]["measured_bytes"], 20480);
-    for (const auto& row : rows) EXPECT_EQ(row["predicted_bytes"].get<double>(), predicted);
+    EXPECT_EQ(rows[1]["predicted_bytes"].get<double>(), est["reserved_bytes"].get<double>());
+    EXPECT_LT(est["allocated_bytes"].get<double>(), est["reserved_bytes"].get<double>());
 
     const std::string dir = test::temp_dir("trace_cli_memory");
     const std::string plain = two_ranks(dir)[0];

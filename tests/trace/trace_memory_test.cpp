@@ -221,7 +221,8 @@ TEST(TraceMemory, RanksByPidSplitTheirMemory) {
     }
 }
 
-// --job: the highest measured peaks against the estimate's predicted peak.
+// --job: the highest measured peaks against the estimate's predicted
+// allocated and reserved (Memory::allocated_bytes, reserved_bytes).
 TEST(TraceMemory, JobComparisonHasMemoryRows) {
     auto a = analyze_bytes(trace_with({memory_event(10, 1, cuda_args(3e9, 4e9))}));
     auto b = analyze_bytes(trace_with({memory_event(10, 1, cuda_args(2e9, 5e9))}));
@@ -229,7 +230,9 @@ TEST(TraceMemory, JobComparisonHasMemoryRows) {
     b.rank = 1;
     Estimate e;
     e.step_time_s = 1;
-    e.memory.peak_bytes = 4.5e9;
+    e.memory.peak_bytes = 5.5e9;
+    e.memory.allocated_bytes = 4.5e9;
+    e.memory.reserved_bytes = 5.5e9;
     const auto c = compare_with_estimate({a, b}, e, 2, 1e15, "job.yaml");
     ASSERT_EQ(c.memory.size(), 2u);
     EXPECT_EQ(c.memory[0].memory, "peak allocated");
@@ -239,6 +242,7 @@ TEST(TraceMemory, JobComparisonHasMemoryRows) {
     EXPECT_EQ(c.memory[1].memory, "peak reserved");
     EXPECT_EQ(c.memory[1].measured_bytes, 5e9);
     EXPECT_EQ(c.memory[1].rank, 1);
+    EXPECT_EQ(c.memory[1].predicted_bytes, 5.5e9);
     a.memory.reset();
     b.memory.reset();
     EXPECT_TRUE(compare_with_estimate({a, b}, e, 2, 1e15, "job.yaml").memory.empty());
