@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/error_report.h"
 #include "cli/progress.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
@@ -29,6 +30,7 @@ struct ExplainOptions {
     std::string output_path;
     std::string gpus;  // report: scaling curve over these GPU counts
     std::string trace_path;  // report: a trace whose [memory] events are drawn over the predicted memory
+    bool best = false;  // --best (commands.h overrides_with_plan)
 };
 
 void add_source_options(CLI::App* cmd, ExplainOptions& o) {
@@ -36,6 +38,7 @@ void add_source_options(CLI::App* cmd, ExplainOptions& o) {
                     "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent");
     cmd->add_option("--set", o.overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)");
+    add_best_flag(cmd, o.best);
 }
 
 JobSource source_of(const ExplainOptions& o) {
@@ -43,7 +46,8 @@ JobSource source_of(const ExplainOptions& o) {
     // cannot be read twice.
     if (o.job_path == "-")
         throw InputError("-", "job", "explain and report read the job more than once; give a file, not standard input");
-    return JobSource{o.job_path, o.overrides};
+    // --best or a job without a plan: the search's best plan, as overrides the re-loads keep.
+    return JobSource{o.job_path, overrides_with_plan(o.job_path, o.overrides, o.calibration_path, o.best)};
 }
 
 }  // namespace
@@ -111,7 +115,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
         out.close();
         if (!out) throw InputError(o->output_path, "-o", "write failed");
         std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", o->output_path.c_str(), html.size());
-        exit_code = 0;
+        // As estimate: exit 1 when the plan does not fit (the report says so in a banner).
+        const bool fits = estimate(load_job_source(source_of(*o)), cal).memory.fits;
+        if (!fits) std::fprintf(stderr, "lostflops: the plan does not fit in GPU memory (the report's banner says by how much)\n");
+        exit_code = static_cast<int>(fits ? ExitCode::ok : ExitCode::does_not_fit);
     });
 }
 

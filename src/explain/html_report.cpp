@@ -14,6 +14,7 @@
 #include "explain/svg.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
+#include "lostflops/job.h"
 #include "lostflops/pipeline_timeline.h"
 
 namespace lostflops {
@@ -60,6 +61,9 @@ svg .memline6 { stroke: var(--c7); } svg .memline7 { stroke: var(--c8); }
 svg .memkey0 { fill: var(--c1); } svg .memkey1 { fill: var(--c2); } svg .memkey2 { fill: var(--c3); }
 svg .memkey3 { fill: var(--c4); } svg .memkey4 { fill: var(--c5); } svg .memkey5 { fill: var(--c6); }
 svg .memkey6 { fill: var(--c7); } svg .memkey7 { fill: var(--c8); }
+.banner { border-radius: 6px; padding: 10px 14px; margin: 12px 0; font-weight: 600; }
+.banner.bad { background: #d1242f; color: #ffffff; }
+ul.warnings { padding-left: 20px; } ul.warnings code { font-size: 12px; }
 svg .memmeasured { fill: none; stroke: var(--fg); stroke-width: 1.5; } svg .memkeymeasured { fill: var(--fg); }
 svg .memmeasuredresv { fill: none; stroke: var(--muted); stroke-width: 1.5; stroke-dasharray: 5 3; }
 svg .memkeymeasuredresv { fill: var(--muted); }
@@ -76,7 +80,7 @@ std::string esc(const std::string& s) { return xml_escape(s); }
 
 std::string waterfall_table(const Explanation& x) {
     std::string t = "<table><caption>MFU waterfall (text alternative of the chart)</caption>"
-                    "<thead><tr><th scope=\"col\">step</th><th scope=\"col\">pp of peak</th>"
+                    "<thead><tr><th scope=\"col\">step</th><th scope=\"col\">points of peak</th>"
                     "<th scope=\"col\">s per step</th><th scope=\"col\">MFU left</th></tr></thead><tbody>";
     double left = 100;
     t += "<tr><td>dense peak</td><td></td><td></td><td>100.0 %</td></tr>";
@@ -101,7 +105,7 @@ std::string levers_table(const Explanation& x) {
             if (!args.empty()) args += ' ';
             args += "--set " + s;
         }
-        t += fmt::format("<tr><td>{}</td><td>{:.1f} %</td><td>{:+.1f} pp</td><td>{:.3f} s</td><td class=\"args\"><code>{}</code></td></tr>",
+        t += fmt::format("<tr><td>{}</td><td>{:.1f} %</td><td>{:+.1f} points</td><td>{:.3f} s</td><td class=\"args\"><code>{}</code></td></tr>",
                          esc(l.change), 100 * l.mfu_after, 100 * (l.mfu_after - x.mfu), l.step_time_s, esc(args));
     }
     return t + "</tbody></table>";
@@ -233,6 +237,12 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                      "recompute {} · micro-batch {} · {} micro-batches per step</p>",
                      job.cluster.num_gpus, esc(job.cluster.gpu.name), esc(job.model.name), p.tp, p.pp, p.vpp, p.dp, p.cp,
                      p.ep, p.zero, to_string(p.recompute), job.training.micro_batch, e.micro_batches);
+    if (!e.memory.fits)
+        h += fmt::format("<div class=\"banner bad\" role=\"alert\">The plan does NOT fit: {:.1f} GiB reserved per GPU "
+                         "(rank {}) of {:.1f} GiB usable. The figures below are for the plan as given; <code>lostflops "
+                         "estimate</code> names the changes that would make it fit.</div>",
+                         e.memory.peak_bytes / (1024.0 * 1024 * 1024), e.memory.worst_stage,
+                         e.memory.capacity_bytes / (1024.0 * 1024 * 1024));
     h += "<div class=\"kpis\">";
     const auto kpi = [&](const std::string& v, const std::string& l) {
         h += fmt::format("<div class=\"kpi\"><b>{}</b><span>{}</span></div>", esc(v), esc(l));
@@ -244,6 +254,13 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                     e.memory.capacity_bytes / (1024.0 * 1024 * 1024)),
         e.memory.fits ? "peak memory per GPU (fits)" : "peak memory per GPU (does NOT fit)");
     h += "</div>";
+    // The job's warnings (settings that do nothing or cost much; estimate prints them too).
+    if (const std::vector<JobWarning> warnings = job_warnings(job); !warnings.empty()) {
+        h += "<section aria-labelledby=\"h-warnings\"><h2 id=\"h-warnings\">Warnings</h2><ul class=\"warnings\">";
+        for (const JobWarning& w : warnings)
+            h += fmt::format("<li><code>{}</code>: {}</li>", esc(w.key), esc(w.message));
+        h += "</ul></section>";
+    }
     h += "<section aria-labelledby=\"h-waterfall\"><h2 id=\"h-waterfall\">MFU waterfall</h2>"
          "<p>From 100 % of the GPU's dense peak to the predicted MFU: every second of the step beyond the ideal "
          "(model FLOPs at peak) is charged to exactly one step.</p>";
@@ -259,6 +276,11 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                          "</section>",
                          passes, p.pp, p.vpp, e.micro_batches, kMaxTimelinePasses, e.breakdown.pp_bubble_s,
                          e.step_time_s);
+    } else if (p.pp == 1) {
+        h += fmt::format("<p>One pipeline stage (pp 1): no pipeline and no bubble; each rank runs the forward and "
+                         "backward passes of its {} micro-batches one after another, then the optimizer step.</p>",
+                         e.micro_batches);
+        h += timeline_svg(tl, 0, "chart-timeline", "The passes of one step") + timeline_table(tl) + "</section>";
     } else {
         h += fmt::format("<p>Discrete-event simulation of Megatron-LM's {} schedule: the pipeline phase takes {:.3f} s, "
                          "of which the bubble (idle time of the busiest rank) is {:.3f} s = {:.1f} % of that rank's pass "
