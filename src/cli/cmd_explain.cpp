@@ -13,6 +13,7 @@
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
 #include "lostflops/job.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -97,7 +98,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
         out << html;
         out.close();
         if (!out) throw InputError(o->output_path, "-o", "write failed");
-        std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", o->output_path.c_str(), html.size());
+        std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", terminal_text(o->output_path).c_str(), html.size());
         exit_code = 0;
     });
 }

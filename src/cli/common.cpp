@@ -20,6 +20,7 @@
 #include "cli/error_report.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -64,7 +65,8 @@ const Job& check_model_keys(const Job& job) {
     for (const auto& n : *job.model.not_modelled) {
         if (g_strict) throw InputError(job.source, "model." + n.key, "not modelled: " + n.why + " (--strict)");
         if (warned.insert(n.key).second)
-            std::fprintf(stderr, "lostflops: warning: not modelled: %s (%s)\n", n.key.c_str(), n.why.c_str());
+            std::fprintf(stderr, "lostflops: warning: not modelled: %s (%s)\n", terminal_text(n.key).c_str(),
+                         terminal_text(n.why).c_str());
     }
     return job;
 }

@@ -10,6 +10,7 @@
 #include "cli/error_report.h"
 #include "cli/progress.h"
 #include "cli/version.h"
+#include "lostflops/terminal_text.h"
 
 namespace {
 
@@ -31,6 +32,12 @@ int main(int argc, char** argv) {
                                           LOSTFLOPS_GIT_REVISION + ")",
                          "print the version and the build's git revision and exit");
     app.footer(lostflops::cli::exit_codes_help());
+    // CLI11's message names what the user typed: escaped for the terminal
+    // (lostflops/terminal_text.h), as every error of the library is.
+    app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+        const std::string what = e.what();
+        return lostflops::terminal_text(what) + CLI::FailureMessage::simple(a, e).substr(what.size());
+    });
     app.add_flag("--strict", lostflops::cli::g_strict,
                  "a model key that changes the cost but is not modelled, and for estimate a plan its framework "
                  "cannot launch (lostflops/framework_rules.h), are errors (warnings otherwise)");

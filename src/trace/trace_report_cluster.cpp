@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trace/trace_report_text.h"
+#include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::trace::detail {
@@ -100,7 +101,7 @@ void steps(std::string& out, const ClusterReport& c) {
 }  // namespace
 
 std::string cut_name(std::string_view name, std::size_t width) {
-    return printable(name.size() > width ? std::string(name.substr(0, width - 3)) + "..." : std::string(name));
+    return terminal_text(name.size() > width ? std::string(name.substr(0, width - 3)) + "..." : std::string(name));
 }
 
 std::string convention_of(const ClusterReport& c) {
@@ -160,7 +161,7 @@ void job_table(std::string& out, const JobComparison& cmp) {
     if (cmp.stages > 1)
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);
-    for (const auto& w : cmp.warnings) out += "  warning: " + printable(w) + "\n";
+    for (const auto& w : cmp.warnings) out += "  warning: " + terminal_text(w) + "\n";
 }
 
 }  // namespace lostflops::trace::detail
