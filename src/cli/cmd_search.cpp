@@ -8,6 +8,7 @@
 // Exit 0 when at least one plan fits, 1 when none does.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <optional>
@@ -56,9 +57,18 @@ RankBy rank_by(const std::string& s) {
     return RankBy::throughput;
 }
 
-// The job on n GPUs, as the sweeps load it.
+// The job on n GPUs, as the sweeps load it. An error the size causes is the
+// sweep's (--gpus, or --min-gpus trying it), not a --set the user never wrote.
 JobOnGpus job_on(const SearchArgs& a) {
-    return [&a](int n) { return load_for(a, {fmt::format("cluster.num_gpus={}", n)}).job; };
+    return [&a](int n) {
+        const std::string set = fmt::format("cluster.num_gpus={}", n);
+        try {
+            return load_for(a, {set}).job;
+        } catch (const InputError& e) {
+            if (e.file() != "--set " + set) throw;
+            throw InputError(fmt::format("{} {}", a.min_gpus ? "--min-gpus, at" : "--gpus", n), e.key(), e.message());
+        }
+    };
 }
 
 void write_stdout(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -181,16 +191,19 @@ void add_search_command(CLI::App& app, int& exit_code) {
                 points = min_gpus_sweep(sj.job, job_on(*a), cal, opts);
             } else {
                 const std::vector<int> sizes = gpu_list(a->gpus);
-                // The progress line names the size it is at.
-                size_t at = 0;
-                if (tty)
-                    opts.progress = [start, &at, &sizes](double share) {
-                        if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-                        std::fprintf(stderr, "\rsearch: %d GPUs (size %zu of %zu): %3.0f%% of layouts", sizes[at],
-                                     at + 1, sizes.size(), 100 * share);
-                        std::fflush(stderr);
-                    };
-                points = sweep_sizes(job_on(*a), cal, opts, sizes, [&at](size_t i) { at = i; });
+                // The progress line names the size it is at; the share is of the whole sweep.
+                const auto what = [&sizes](size_t i) {
+                    return fmt::format("search: {} GPUs (size {} of {})", sizes[i], i + 1, sizes.size());
+                };
+                Progress progress(what(0));
+                std::atomic<size_t> at{0};
+                opts.progress = [&progress, &at, &sizes](double share) {
+                    progress.set((static_cast<double>(at.load()) + share) / static_cast<double>(sizes.size()));
+                };
+                points = sweep_sizes(job_on(*a), cal, opts, sizes, [&](size_t i) {
+                    at = i;
+                    progress.rename(what(i));
+                });
             }
             done_progress();
             std::signal(SIGINT, previous);

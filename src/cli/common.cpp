@@ -5,6 +5,7 @@
 // output was written (fflush(3)/ferror(3): a write error is sticky).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -77,6 +78,10 @@ Job load_job_for(const JobOptions& opts) {
 }
 
 std::vector<int> gpu_list(const std::string& text) {
+    // Each size is a whole search (up to seconds for a large job): a sweep
+    // holds at most kMaxSweepSizes of them, 20 doublings (1..1000000) and
+    // more than any scaling curve plots.
+    constexpr size_t kMaxSweepSizes = 64;
     const auto num = [&](const std::string& s) {
         try {
             size_t used = 0;
@@ -94,6 +99,11 @@ std::vector<int> gpu_list(const std::string& text) {
         for (long n = lo; n <= hi; n *= 2) out.push_back(static_cast<int>(n));
         return out;
     }
+    const size_t sizes = static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+    if (sizes > kMaxSweepSizes)
+        throw InputError("--gpus", "",
+                         fmt::format("{} sizes: a sweep searches each, at most {} (a range A..B doubles from A to B)",
+                                     sizes, kMaxSweepSizes));
     size_t at = 0;
     while (at <= text.size()) {
         const size_t comma = text.find(',', at);
