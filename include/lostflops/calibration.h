@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lostflops/spec.h"
+
 namespace lostflops {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
@@ -136,7 +138,7 @@ struct DeviceFamily {
     double power_exponent = 0;
     // The attention kernel each training stack runs on this family, indexed by
     // Framework (spec.h).
-    std::array<AttentionImpl, 4> attention_kernel{};
+    std::array<AttentionImpl, kFrameworkCount> attention_kernel{};
     AttentionCurves attention;  // the curves, by kernel/pass/causal/head_dim/seq
 };
 
@@ -165,7 +167,9 @@ struct Calibration {
     double overlap_slowdown = 0.1;    // compute lost per second of hidden communication
     double optimizer_bytes_per_param = 32;  // Adam step traffic, mixed precision
     double memory_usable_fraction = 0.95;   // of HBM, rest: fragmentation
-    double memory_reserved_bytes = 2.5e9;   // CUDA context, cuBLAS/NCCL workspaces
+    double memory_reserved_bytes = 2.5e9;   // outside the allocator on a multi-GPU job: CUDA context, NCCL buffers
+    double cuda_context_bytes = 0.5913e9;   // outside the allocator on one GPU: the CUDA context
+    double workspace_bytes = 68e6;          // cuBLAS / cuDNN workspaces the allocator hands out
     std::vector<BusBwCurve> nccl;     // measured curves; override the factors above
     // The run tables the fitted (system-level) factors were fitted on, paths
     // from the repository root: `validate` refits without each source family

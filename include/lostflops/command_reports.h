@@ -49,6 +49,7 @@ struct ValidationReport {
     std::optional<LeaveOneSourceOut> loso;   // none: `why`
     std::string why;
     IntervalCoverage coverage;               // the 80 % interval, own source held out
+    MemoryValidation memory;                 // the rows with a measured peak or an oom verdict
 };
 ValidationReport validation_report(const std::string& table, const Calibration& cal,
                                    const std::vector<std::string>& fit_on);

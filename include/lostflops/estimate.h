@@ -40,18 +40,51 @@ struct Breakdown {
     }
 };
 
-// Bytes per GPU on the worst pipeline stage, by kind.
+// The moment of the step at which a rank's memory peaks (estimate/memory.cpp
+// plays the rank's tensors over its schedule and takes the largest):
+//   first_backward  the backward of the micro-batch that starts the rank's
+//                   backward passes (micro_batch, chunk): the activations of
+//                   every micro-batch in flight and, on the last stage, the
+//                   loss's fp32 buffers (its log-softmax backward)
+//   end_of_backward the last layer's backward of the step's last micro-batch:
+//                   every gradient, one layer's working set
+//   optimizer_step  the optimizer's update: gradients, state and the
+//                   foreach kernel's temporary
+enum class MemoryMoment { first_backward, end_of_backward, optimizer_step };
+const char* to_string(MemoryMoment m);
+
+// Bytes per GPU on the worst pipeline stage, by kind, alive at its peak
+// moment (an optimizer-step peak holds no activations).
 struct Memory {
     double weights_bytes = 0;
     double gradients_bytes = 0;
     double optimizer_bytes = 0;
     double activations_bytes = 0;  // stored for backward, all in-flight micro-batches
     double logits_bytes = 0;       // output logits and loss buffers (last stage)
-    double buffers_bytes = 0;      // reserved context, workspaces, comm/gather buffers
-    double peak_bytes = 0;         // sum of the above
-    double capacity_bytes = 0;     // usable HBM
+    double buffers_bytes = 0;      // workspaces, comm/gather buffers, the allocator's cached reserve
+    // 16-bit copies of fp32 weights alive at the peak: autocast's cached casts
+    // (framework hf at zero 0) and FSDP2's gathered root module.
+    double weight_copies_bytes = 0;
+    double temporary_bytes = 0;    // the moment's transients: the foreach optimizer's temporary
+    double peak_bytes = 0;         // sum of the above (= reserved_bytes)
+    double capacity_bytes = 0;     // usable HBM (= usable_bytes)
     int worst_stage = 0;
     bool fits = false;
+    // The verdict's terms: the most the framework's allocator hands out over
+    // the step (torch.cuda.max_memory_allocated), the most it holds from the
+    // device (max_memory_reserved: allocated plus its cached slack; the
+    // moment above is this one's), what lives outside it (the CUDA context,
+    // NCCL's buffers), what it can take on this GPU (the driver's total less
+    // what lives outside) and the margin left (usable - reserved; < 0: does
+    // not fit).
+    double allocated_bytes = 0;
+    double reserved_bytes = 0;
+    double outside_allocator_bytes = 0;
+    double usable_bytes = 0;
+    double margin_bytes = 0;
+    MemoryMoment moment = MemoryMoment::first_backward;
+    int moment_micro_batch = 0;  // first_backward: the micro-batch (0-based) whose backward it is
+    int moment_chunk = 0;        // first_backward: the rank's model chunk (0-based)
     // The assumptions the peak rests on (the report names the deciding one):
     int64_t warmup_passes = 0;         // forward (chunk) passes before the first backward on worst_stage
     double inflight_microbatches = 0;  // activations alive at the peak, in micro-batches of the whole stage

@@ -25,7 +25,7 @@ namespace lostflops {
 // The stacks the rules are written for. training.framework fsdp is
 // torchtitan's (FSDP2 with TP, PP, CP and EP as torchtitan composes them; a
 // plain-FSDP trainer is torchtitan's rules with every degree 1).
-enum class LaunchStack { megatron_core, megatron_lm, torchtitan, deepspeed };
+enum class LaunchStack { megatron_core, megatron_lm, torchtitan, deepspeed, hf };
 const char* to_string(LaunchStack s);
 LaunchStack launch_stack(Framework f);
 
@@ -48,6 +48,8 @@ enum class RuleCheck {
     a2a_local_heads,          // cp_comm_type a2a: cp divides each attention kind's heads / tp and KV heads / tp
     cp_not_a2a,               // cp_comm_type is p2p or allgather
     cp_only_a2a,              // cp_comm_type is a2a
+    data_parallel_only,       // tp, pp, cp and ep are 1
+    hf_recompute,             // recompute none, or full on every layer
 };
 
 struct FrameworkRule {
@@ -59,7 +61,7 @@ struct FrameworkRule {
     bool knob;           // depends on parallel.zero or the recompute depth (the search's knobs)
 };
 
-inline constexpr std::array<FrameworkRule, 20> kFrameworkRules{{
+inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
     // Megatron-Core: uneven stages launch through --pipeline-model-parallel-layout
     // (lostflops export writes one), ZeRO 0-3 (--use-distributed-optimizer; Megatron-FSDP
     // --data-parallel-sharding-strategy optim_grads / optim_grads_params). Its
@@ -141,6 +143,19 @@ inline constexpr std::array<FrameworkRule, 20> kFrameworkRules{{
     {LaunchStack::deepspeed, RuleCheck::cp_only_a2a, "parallel.cp_comm_type",
      "sequence parallelism is Ulysses' all-to-all (cp_comm_type a2a)",
      "DeepSpeed deepspeed/sequence/layer.py DistributedAttention", false},
+    // A Hugging Face model in eager PyTorch (transformers' Trainer / accelerate, or a loop of a few lines).
+    {LaunchStack::hf, RuleCheck::data_parallel_only, "parallel.tp",
+     "data parallelism only: tp, pp, cp and ep are 1 (the model's own modules; torchtitan or Megatron "
+     "compose the others)",
+     "PyTorch torch/nn/parallel/distributed.py DistributedDataParallel; "
+     "torch/distributed/fsdp/_fully_shard/_fully_shard.py fully_shard", false},
+    {LaunchStack::hf, RuleCheck::titan_zero, "parallel.zero",
+     "DDP replicas (zero 0) or FSDP2 fully_shard (zero 3)",
+     "PyTorch torch/distributed/fsdp/_fully_shard/_fully_shard.py fully_shard", true},
+    {LaunchStack::hf, RuleCheck::hf_recompute, "parallel.recompute",
+     "gradient checkpointing wraps every decoder layer: recompute none or full (no selective, no "
+     "recompute_layers)",
+     "transformers src/transformers/modeling_utils.py PreTrainedModel.gradient_checkpointing_enable", true},
 }};
 
 // A rule the plan breaks, with the plan's own numbers.
@@ -156,6 +171,7 @@ struct LaunchPlan {
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;  // effective (pipeline_schedules.h)
     bool custom_stages = false;  // an explicit layout or first/last stage layer counts
     CpCommType cp_comm_type = CpCommType::p2p;
+    Recompute recompute = Recompute::none;
 };
 LaunchPlan launch_plan(const ParallelPlan& p);
 
@@ -167,6 +183,10 @@ std::optional<RuleBreak> first_rule_break(const Model& m, const LaunchPlan& p, L
                                           bool knob_rules = true);
 // The job's plan under its own framework.
 std::vector<RuleBreak> rule_breaks(const Job& job);
+// Whether `candidate` (a change of `base`'s plan, same model and framework)
+// breaks a rule of the framework that `base` does not: advice proposes no
+// plan the framework cannot launch, beyond what the job already asks.
+bool breaks_beyond(const Job& candidate, const Job& base);
 // "cannot launch in megatron-lm: tp divides the KV heads (...): tp 16, 8 KV heads (SOURCE)"
 std::string rule_break_text(const RuleBreak& b);
 

@@ -67,6 +67,11 @@ struct Attention {
     bool out_bias = false;      // bias on the output projection
     bool qk_norm = false;       // RMSNorm of head_dim on queries and keys (Qwen3): 2 * head_dim parameters
     bool output_gate = false;   // sigmoid gate on the attention output, from a second query-sized projection (Qwen3-Next)
+    // One linear layer makes queries, keys and values (GPT-2 c_attn, Phi-3
+    // qkv_proj, GPT-NeoX query_key_value) instead of three: the same GEMM
+    // FLOPs, but an eager autocast stack casts its input once, not three
+    // times (workload/eager_ledger.cpp).
+    bool fused_qkv = false;
     bool operator==(const Attention&) const = default;
 };
 
@@ -97,6 +102,11 @@ struct Mlp {
     Activation act = Activation::silu;
     int64_t ffn = 0;            // intermediate size
     bool bias = false;
+    bool fused_gate_up = false; // gate and up in one linear layer (Phi-3 gate_up_proj); see Attention::fused_qkv
+    // The activation is a chain of PyTorch operators, not one kernel
+    // (transformers' NewGELUActivation for gelu_new, FastGELUActivation,
+    // AccurateGELUActivation): an eager stack saves its intermediates.
+    bool act_composite = false;
     bool operator==(const Mlp&) const = default;
 };
 

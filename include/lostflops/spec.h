@@ -40,7 +40,21 @@ enum class AttentionKernel { flash, unfused };  // unfused = Megatron 2021 softm
 //   megatron_core      Megatron-Core + Transformer Engine (2023 on)
 //   fsdp               PyTorch FSDP / FSDP2 eager (torchtitan, llm-foundry)
 //   deepspeed          DeepSpeed ZeRO on an eager PyTorch model
-enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
+//   hf                 a Hugging Face transformers model in eager PyTorch, one
+//                      process per GPU: fp32 weights under bf16 autocast
+//                      (zero 0; DDP across GPUs), or FSDP2 fully_shard with
+//                      bf16 compute (zero 3); no tensor, pipeline, context or
+//                      expert parallelism (the H200 recipes,
+//                      shared/reference/h200/README.md)
+enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed, hf };
+inline constexpr int kFrameworkCount = 5;
+// How the optimizer's step runs over the parameters (training.optimizer_kernel;
+// estimate/memory.cpp): fused (one kernel over chunks of every tensor: Apex /
+// Transformer Engine FusedAdam, torch.optim.AdamW(fused=True)) or foreach
+// (torch.optim.AdamW's default on CUDA, torch/optim/adam.py
+// _multi_tensor_adam: torch._foreach_sqrt(exp_avg_sqs) makes a temporary the
+// size of the optimizer's fp32 parameters before the update).
+enum class OptimizerKernel { fused, foreach };
 // Adam's state per parameter beside the 16-bit weights (training.optimizer;
 // estimate/memory.cpp). NeMo 1.x uses Apex DistributedFusedAdam and picks
 // the state from the optimizer dtype (megatron_base_model.py
@@ -54,7 +68,12 @@ enum class Framework { megatron_lm, megatron_core, fsdp, deepspeed };
 //                          store_param_remainders)
 //   adam_bf16              m and v in bf16, the bf16 weights updated in place, no
 //                          master copy: 4 bytes (Apex with dtype bf16)
-enum class Optimizer { adam, adam_param_remainders, adam_bf16 };
+//   adam_bf16_moments      fp32 master weights, m and v in bf16: 8 bytes
+//                          (Megatron-Core --use-precision-aware-optimizer
+//                          --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16;
+//                          DeepSeek-V3 technical report sec. 3.3.3,
+//                          "Low-Precision Optimizer States")
+enum class Optimizer { adam, adam_param_remainders, adam_bf16, adam_bf16_moments };
 // How tokens reach their experts (Megatron-Core --moe-token-dispatcher-type;
 // docs/job-file.md "Expert parallelism"):
 //   alltoall   each token copy sent to its expert's rank (MoEAlltoAllTokenDispatcher)
@@ -85,6 +104,10 @@ struct Gpu {
     double peak_fp8_tflops = 0;   // 0 when the GPU has no fp8 tensor cores
     double peak_tf32_tflops = 0;  // 0 when no TF32 figure is known: fp32 jobs are refused
     int64_t memory_bytes = 0;
+    // What the driver reports as the device's memory (torch.cuda.mem_get_info
+    // total, "total capacity" in PyTorch's out-of-memory message), when the
+    // catalog cites a measurement; 0: estimate/memory.cpp derives it.
+    int64_t memory_total_bytes = 0;
     double hbm_GBps = 0;          // memory bandwidth
     double nvlink_GBps = 0;       // scale-up link, per GPU per direction
     int sm_count = 0;             // streaming multiprocessors (CUs on AMD)
@@ -136,6 +159,9 @@ struct Training {
     bool framework_auto = false;  // `framework: auto` (default): chosen from the job's source
     Optimizer optimizer = Optimizer::adam;
     bool optimizer_auto = false;  // `optimizer: auto` (default): adam for every framework
+    // `optimizer_kernel: auto` (default): foreach on the PyTorch stacks (fsdp,
+    // hf: torch.optim's default), fused on Megatron and DeepSpeed.
+    OptimizerKernel optimizer_kernel = OptimizerKernel::fused;
     // torch.compile over each transformer block (torchtitan --training.compile):
     // Inductor fuses the eager stack's elementwise chains (RMSNorm, rotary,
     // SwiGLU, squared ReLU) into one kernel each (workload/layer_work.cpp).
@@ -162,6 +188,21 @@ struct PipelineLayout {
     std::vector<Stage> stages;
     bool mtp_given = false;  // some stage holds an m (else MTP modules sit with the loss)
     std::string text;  // as given
+};
+
+// MaxText's remat policy (parallel.remat_policy, a TPU job's): which named
+// matmul outputs each layer saves besides its input (maxtext
+// layers/decoders.py get_remat_policy: jax.checkpoint_policies
+// save_only_these_names / checkpoint_dots_with_no_batch_dims); unset: the
+// recompute mode's rule (workload/layer_work.cpp).
+enum class RematPolicy : uint8_t {
+    unset,
+    minimal,                           // every projection: q, k, v, out, mlpwi_0, mlpwi_1, mlpwo
+    save_dot_with_context_except_mlp,  // q, k, v, context, out
+    save_dot_except_mlpwi,             // q, k, v, out, mlpwo
+    save_dot_except_mlp,               // q, k, v, out
+    save_qkv_proj,                     // q, k, v
+    save_out_proj,                     // out
 };
 
 // The pipeline schedule (parallel.pipeline_schedule; the table of schedules,
@@ -231,6 +272,13 @@ struct ParallelPlan {
     bool recomputes(RecomputeModule m) const {
         return recompute == Recompute::selective && ((recompute_modules >> static_cast<int>(m)) & 1u) != 0;
     }
+    // The activations a layer saves live in host memory between its forward
+    // and its backward (MaxText remat_policy minimal_offloaded and the other
+    // *_offloaded policies; Megatron-Core --cpu-offloading): the device keeps
+    // each layer's input and the layers whose transfer is in flight
+    // (estimate/memory.cpp). The time of the transfers is not priced.
+    bool offload_activations = false;
+    RematPolicy remat_policy = RematPolicy::unset;
     bool overlap_grad_reduce = true;  // DP reduction overlapped with backward
     bool tp_comm_overlap = false;     // TP collectives overlapped with GEMMs
     bool grad_fp32 = true;            // Megatron keeps fp32 main grads
@@ -306,10 +354,12 @@ struct Job {
 
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
+const char* to_string(RematPolicy r);
 const char* to_string(RecomputeModule m);
 const char* to_string(AttentionKernel k);
 const char* to_string(Framework f);
 const char* to_string(Optimizer o);
+const char* to_string(OptimizerKernel k);
 const char* to_string(MoeDispatcher d);
 const char* to_string(CpCommType t);
 

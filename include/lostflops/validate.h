@@ -40,14 +40,52 @@ std::string source_family(const std::string& run_name);
 // number of estimate() calls.
 struct MeasuredRun {
     std::string name;
-    double measured_tokens_per_s_per_gpu = 0;  // the table's tokens_per_s_per_gpu
+    double measured_tokens_per_s_per_gpu = 0;  // the table's tokens_per_s_per_gpu; 0: none (oom, or no column)
     Job job;
+    bool oom = false;                          // tokens_per_s_per_gpu "oom": the run ran out of memory
+    // Measured peak memory per GPU, bytes; 0: not measured. Allocated:
+    // torch.cuda.max_memory_allocated (column peak_allocated_GiB); reserved:
+    // max_memory_reserved (column measured_peak_GiB, torchtitan's figure).
+    double measured_allocated_bytes = 0;
+    double measured_reserved_bytes = 0;
+    bool has_throughput() const { return measured_tokens_per_s_per_gpu > 0; }
 };
 
+// The rows of `runs` with a measured throughput (the ones validate_runs and
+// the fits compare), in order.
+std::vector<MeasuredRun> throughput_runs(const std::vector<MeasuredRun>& runs);
+
+// Measured memory against the prediction: each row with a measured peak or
+// an out-of-memory verdict.
+struct MemoryValidationRow {
+    std::string name;
+    bool reserved = false;        // the measurement is max reserved (else max allocated)
+    double measured_bytes = 0;    // 0: none (an oom row)
+    double predicted_bytes = 0;   // Memory::reserved_bytes or allocated_bytes, as measured
+    double error_pct = 0;         // (predicted - measured) / measured * 100
+    bool measured_oom = false;
+    bool predicted_fits = true;
+};
+struct MemoryValidation {
+    std::vector<MemoryValidationRow> rows;
+    int measured = 0;              // rows with a measured peak
+    int within_5_pct = 0, within_10_pct = 0;
+    double mape_pct = 0, mean_signed_pct = 0, max_abs_error_pct = 0;
+    int ran_but_does_not_fit = 0;  // rows that ran (no oom) predicted "does not fit"
+    int oom_rows = 0, oom_predicted = 0;  // oom rows, and those predicted "does not fit"
+};
+MemoryValidation validate_memory(const std::vector<MeasuredRun>& runs, const Calibration& cal);
+
 // Reads the table and loads each row's job (runs/NAME.json, else
-// runs/NAME.yaml, beside the table), in table order. Throws InputError (file
-// and line or key) for a missing/malformed table or job file, a missing
-// column, a non-positive measurement, or a table without runs.
+// runs/NAME.yaml, beside the table), in table order. Columns: name;
+// tokens_per_s_per_gpu (a positive number, or "oom"), peak_allocated_GiB or
+// measured_peak_GiB (at least one of the three); optional recipe (the H200
+// table's: autocast = training.framework hf, zero 0, fused AdamW; fsdp2 =
+// framework hf, zero 3, foreach AdamW; shared/reference/h200/README.md) and
+// compiled (0 or 1: training.compile), applied over the job file. Throws
+// InputError (file and line or key) for a missing/malformed table or job
+// file, a missing column, a non-positive measurement, an unknown recipe, or a
+// table without runs.
 std::vector<MeasuredRun> load_run_table(const std::string& csv_path);
 
 // Predicts each run with `cal`; runs that do not fit in memory are still

@@ -51,7 +51,7 @@ NcclCalibration calibrate_nccl(const std::vector<std::string>& files, const Nccl
 
 RunsCalibration calibrate_runs(const std::string& table, const std::string& base, std::optional<int> given) {
     RunsCalibration out;
-    out.runs = load_run_table(table);
+    out.runs = throughput_runs(load_run_table(table));
     const Calibration b = base_profile(base);
     int folds = given.value_or(0);
     if (given) {
@@ -95,7 +95,7 @@ ResidualTable residual_table(const std::vector<std::string>& tables, const std::
     std::vector<MeasuredRun> runs;
     std::set<std::string> names;
     for (const auto& t : tables)
-        for (auto& r : load_run_table(t)) {
+        for (auto& r : throughput_runs(load_run_table(t))) {
             if (!names.insert(r.name).second) throw InputError(t, r.name, "a run named twice across the tables");
             runs.push_back(std::move(r));
         }

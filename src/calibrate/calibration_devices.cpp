@@ -186,7 +186,7 @@ void read_attention_kernels(const YAML::Node& n, DeviceFamily& f, const std::str
             known = true;
         }
         if (!known)
-            throw InputError(file, join(prefix, k), "unknown framework; expected megatron_lm, megatron_core, fsdp or deepspeed");
+            throw InputError(file, join(prefix, k), "unknown framework; expected megatron_lm, megatron_core, fsdp, deepspeed or hf");
     }
 }
 

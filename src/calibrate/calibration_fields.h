@@ -58,8 +58,8 @@ inline constexpr std::array<GemmDtype, kGemmDtypeCount> kGemmDtypes{
     GemmDtype::bf16, GemmDtype::fp8_tensor, GemmDtype::fp8_row, GemmDtype::fp8_block, GemmDtype::mxfp8};
 inline constexpr std::array<AttentionImpl, kAttentionImplCount> kAttentionImpls{
     AttentionImpl::fa2, AttentionImpl::fa3, AttentionImpl::cudnn};
-inline constexpr std::array<Framework, 4> kFrameworks{Framework::megatron_lm, Framework::megatron_core,
-                                                       Framework::fsdp, Framework::deepspeed};
+inline constexpr std::array<Framework, kFrameworkCount> kFrameworks{
+    Framework::megatron_lm, Framework::megatron_core, Framework::fsdp, Framework::deepspeed, Framework::hf};
 // The YAML key of a framework in `attention_kernel:` (to_string(Framework)
 // with '-' as '_', so that keys stay identifiers).
 inline const char* framework_key(Framework f) {
@@ -68,6 +68,7 @@ inline const char* framework_key(Framework f) {
         case Framework::megatron_core: return "megatron_core";
         case Framework::fsdp: return "fsdp";
         case Framework::deepspeed: return "deepspeed";
+        case Framework::hf: return "hf";
     }
     return "?";
 }
@@ -80,7 +81,7 @@ inline const char* framework_key(Framework f) {
 // optimizer state up to 64 bytes per parameter (Adam with fp32 master, two
 // moments and gradients is 16, ZeRO paper Rajbhandari et al. 2020, sec. 3.1);
 // reserved memory up to 1e12 bytes (more than any GPU of the catalog has).
-inline constexpr std::array<ScalarField, 15> kScalarFields{{
+inline constexpr std::array<ScalarField, 17> kScalarFields{{
     {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative, 65536},
     {"sustained_compute", &Calibration::sustained_compute, Range::fraction},
     {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative, 10000},
@@ -96,6 +97,8 @@ inline constexpr std::array<ScalarField, 15> kScalarFields{{
     {"optimizer_bytes_per_param", &Calibration::optimizer_bytes_per_param, Range::non_negative, 64},
     {"memory_usable_fraction", &Calibration::memory_usable_fraction, Range::fraction},
     {"memory_reserved_bytes", &Calibration::memory_reserved_bytes, Range::non_negative, 1e12},
+    {"cuda_context_bytes", &Calibration::cuda_context_bytes, Range::non_negative, 1e11},
+    {"workspace_bytes", &Calibration::workspace_bytes, Range::non_negative, 1e11},
 }};
 
 // Tripwire: a field added to Calibration or DeviceFactors without a key here
@@ -103,7 +106,9 @@ inline constexpr std::array<ScalarField, 15> kScalarFields{{
 static_assert(sizeof(DeviceFamily) == sizeof(std::string) + sizeof(std::vector<std::string>) +
                                           sizeof(std::array<double, kGemmDtypeCount>) +
                                           kFamilyFields.size() * sizeof(double) +
-                                          sizeof(std::array<AttentionImpl, 4>) +
+                                          // the array rounded up to AttentionCurves' alignment (padding)
+                                          (sizeof(std::array<AttentionImpl, kFrameworkCount>) + alignof(AttentionCurves) - 1) /
+                                              alignof(AttentionCurves) * alignof(AttentionCurves) +
                                           sizeof(AttentionCurves),
               "DeviceFamily has a field without a key in calibration_fields.h");
 static_assert(sizeof(Calibration) == sizeof(std::string) + sizeof(std::vector<DeviceFamily>) +

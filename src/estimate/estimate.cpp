@@ -284,10 +284,12 @@ Estimate estimate(const Job& job, const Calibration& cal, ScheduleModel schedule
         const StageParams sp = rank == 0                  ? s.first_stage
                                : rank == job.plan.pp - 1 ? s.last_stage
                                                          : stage_params(job, works(s), s.hw, rank);
-        const Memory mem = memory_total(memory_state(job, cal, s.lw, sp),
-                                        memory_activations(job, works(s), s.hw, sp, inflight_passes(job, rank), rank));
+        Memory act;
+        const ActParts parts = memory_activations(job, works(s), s.hw, sp, inflight_passes(job, rank), rank, &act);
+        const Memory mem = memory_total(memory_state(job, cal, s.lw, sp), parts, act);
         if (i == 0 || mem.peak_bytes > e.memory.peak_bytes) e.memory = mem;
     }
+    name_moment(job, e.memory);
     const ParamCount pc = count_params(job.model);
     e.params_total = pc.total;
     e.params_active = pc.active;

@@ -3,7 +3,8 @@
 //  gradients   4 (fp32 main grads, Megatron-LM) or 2 bytes/param, /dp with ZeRO-2+
 //  optimizer   12 bytes/param (fp32 master, Adam m and v), /dp with ZeRO-1+;
 //              10 with training.optimizer adam-param-remainders (the master's
-//              low 16 bits only), 4 with adam-bf16 (bf16 m and v, no master):
+//              low 16 bits only), 8 with adam-bf16-moments (fp32 master,
+//              bf16 m and v), 4 with adam-bf16 (bf16 m and v, no master):
 //              Apex DistributedFusedAdam as NeMo 1.x sets it
 // so 18 bytes/param for Megatron without sharding, 6 + 12/N_d with its
 // distributed optimizer, 16/N_d with ZeRO-3 (FSDP2: the fp32 shards are the
@@ -26,10 +27,10 @@
 // allocator frees and re-uses every micro-batch (activations, logits, ZeRO-3
 // gathers) fragments: the reserve the allocator keeps beyond them is
 // 1 / memory_usable_fraction - 1 of that churned memory, counted in buffers.
-// The capacity is then the whole HBM, less memory_reserved_bytes (in
-// buffers: driver, CUDA context, cuBLAS and NCCL workspaces). Before, the
-// fraction was taken off the whole HBM (76.0 of 80 GiB on H100), as if the
-// persistent state fragmented as much as activations.
+// The capacity is what the driver reports less what lives outside the
+// allocator (estimate/memory_moments.cpp). The stacks' own tensors: a
+// Hugging Face model in eager PyTorch, workload/eager_ledger.cpp; the peak
+// over the step's moments: estimate/memory_moments.cpp and memory.h.
 // TPUs (XLA's allocator) keep the fraction of the whole HBM.
 #include "estimate/memory.h"
 
@@ -37,6 +38,7 @@
 #include "estimate/inflight.h"
 #include "lostflops/pipeline_schedules.h"
 #include "estimate/zero3_time.h"
+#include "workload/eager_ledger.h"
 
 #include <algorithm>
 
@@ -78,6 +80,7 @@ double optimizer_state_bytes_per_param(Optimizer o, Precision prec) {
         case Optimizer::adam: return 12.0;
         case Optimizer::adam_param_remainders: return 10.0;
         case Optimizer::adam_bf16: return 4.0;
+        case Optimizer::adam_bf16_moments: return 8.0;
     }
     return 12.0;
 }
@@ -125,58 +128,100 @@ StageParams stage_params(const Job& job, KindWorks works, const HeadWork& hw, in
     return s;
 }
 
-Memory memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp) {
-    if (job.training.xla) return memory_state_xla(job, mean, sp);  // a TPU: estimate/memory_xla.cpp
+RankState memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp) {
+    RankState rs;
+    if (job.training.xla) {  // a TPU: estimate/memory_xla.cpp
+        rs.mem = memory_state_xla(job, mean, sp);
+        rs.first_backward_grads = rs.mem.gradients_bytes;
+        return rs;
+    }
     const ParallelPlan& p = job.plan;
+    const Training& t = job.training;
     const double nd = dense_replicas(p), ne = expert_replicas(p);
     const auto sharded = [&](double bytes_per_param, int from_stage) {
         return p.zero >= from_stage ? sp.params * bytes_per_param / nd + sp.expert_params * bytes_per_param / ne
                                     : (sp.params + sp.expert_params) * bytes_per_param;
     };
-    // FSDP2 (framework fsdp, ZeRO-3) keeps each sharded parameter in fp32 and
-    // that shard is the optimizer's master copy: the 16-bit weights exist only
-    // gathered (MixedPrecisionPolicy param_dtype casts at the all-gather;
-    // torch/distributed/_composable/fsdp/_fsdp_param.py), so 4 bytes of
-    // weights and 8 of Adam moments per sharded parameter, not 2 + 12.
-    const bool fp32_shards = p.zero >= 3 && job.training.framework == Framework::fsdp;
-    Memory mem;
-    const Precision prec = job.training.precision;
-    mem.weights_bytes = sharded(fp32_shards ? 4.0 : tensor_bytes(prec), 3);
-    mem.gradients_bytes = sharded(grad_bytes_per_param(p, prec), 2);
-    mem.optimizer_bytes = sharded(fp32_shards ? 8.0 : optimizer_state_bytes_per_param(job.training.optimizer, prec), 1);
-    mem.buffers_bytes = cal.memory_reserved_bytes;
+    const bool torch_stack = t.framework == Framework::fsdp || t.framework == Framework::hf;
+    // FSDP2 (framework fsdp or hf, ZeRO-3) keeps each sharded parameter in
+    // fp32 and that shard is the optimizer's master copy: the 16-bit weights
+    // exist only gathered (MixedPrecisionPolicy param_dtype casts at the
+    // all-gather; torch/distributed/_composable/fsdp/_fsdp_param.py), so 4
+    // bytes of weights and 8 of Adam moments per sharded parameter, not 2 + 12.
+    // Its sharded gradients take the parameter's dtype (fp32) whatever the
+    // reduce dtype (_fsdp_collectives.py foreach_reduce casts to orig_dtype).
+    const bool fp32_shards = p.zero >= 3 && torch_stack;
+    // A Hugging Face model under autocast (framework hf, zero below 3): fp32
+    // weights, fp32 gradients (autocast's bf16 copies are its GEMMs' inputs,
+    // the leaves stay fp32), AdamW's fp32 m and v; the weight is its own master.
+    const bool autocast = eager_autocast(t, p);
+    Memory& mem = rs.mem;
+    const Precision prec = t.precision;
+    mem.weights_bytes = sharded(fp32_shards || autocast ? 4.0 : tensor_bytes(prec), 3);
+    const double grad_bytes = (fp32_shards && t.framework == Framework::hf) || autocast ? 4.0 : grad_bytes_per_param(p, prec);
+    mem.gradients_bytes = sharded(grad_bytes, 2);
+    mem.optimizer_bytes = sharded(fp32_shards || autocast ? 8.0 : optimizer_state_bytes_per_param(t.optimizer, prec), 1);
+    mem.buffers_bytes = cal.workspace_bytes;
+    // DDP's gradient buckets are a second copy of the gradients
+    // (torch/nn/parallel/distributed.py: gradient_as_bucket_view False by default).
+    if (t.framework == Framework::hf && p.zero == 0 && nd * ne > 1) mem.buffers_bytes += mem.gradients_bytes;
     // ZeRO-3 / FSDP: gathered parameters alive and the unreduced gradient
     // (estimate/zero3_time.cpp: current + prefetched units, or the live cap).
-    if (p.zero >= 3) {
+    // Framework hf keeps only FSDP2's root gathered at the loss (ActParts::head_copy).
+    if (p.zero >= 3 && t.framework != Framework::hf) {
         const Zero3Live z = zero3_live(job, mean, sp);
         mem.buffers_bytes += z.bytes;
         mem.zero_live_params = z.params;
         mem.zero_live_capped = z.capped;
         mem.zero_live_bytes = z.bytes;
     }
-    mem.capacity_bytes = usable_capacity_bytes(job, cal);
-    mem.churn_reserve_fraction = churn_reserve_fraction(job, cal);
-    return mem;
+    // Gradients at the first backward: Megatron's and DeepSpeed's contiguous
+    // buffers live through the step; PyTorch's optimizers free them
+    // (zero_grad(set_to_none=True), the default since PyTorch 2.0), so a
+    // Hugging Face step holds them only from its second micro-batch on.
+    rs.first_backward_grads = torch_stack && p.micro_batches(t) <= 1 ? 0.0 : mem.gradients_bytes;
+    // FSDP2 writes the sharded gradients into its reduce-scatter outputs,
+    // allocated on its reduce-scatter stream (torch/distributed/fsdp/
+    // _fully_shard/_fsdp_collectives.py foreach_reduce: the new sharded
+    // gradient is a view of reduce_output); freed by zero_grad, their blocks
+    // stay in that stream's pool of the caching allocator, which serves only
+    // allocations on that stream (c10/cuda/CUDACachingAllocator.cpp: a
+    // block is reused on the stream it was allocated on): reserved, not
+    // allocated, while the next step's activations peak.
+    if (fp32_shards && rs.first_backward_grads == 0) rs.side_stream_pool = mem.gradients_bytes;
+    // torch.optim's foreach AdamW: torch._foreach_sqrt(exp_avg_sqs) is a
+    // temporary of the optimizer's fp32 parameters (torch/optim/adam.py
+    // _multi_tensor_adam); fused kernels have none.
+    if (t.optimizer_kernel == OptimizerKernel::foreach) rs.optimizer_temp = 4.0 * optimizer_shard_params(p, sp);
+    rs.autocast_copies = autocast;
+    rs.eager_loss = torch_stack;
+    const DeviceTerms dev = device_terms(job, cal);
+    mem.capacity_bytes = dev.usable;
+    mem.outside_allocator_bytes = dev.outside;
+    mem.churn_reserve_fraction = dev.churn_reserve_fraction;
+    return rs;
 }
 
-bool caching_allocator(const Job& job) {
-    const AcceleratorTraits* t = find_accelerator(job.cluster.gpu.arch);
-    return t == nullptr || t->vendor != Vendor::google;
-}
-
-double usable_capacity_bytes(const Job& job, const Calibration& cal) {
-    const double hbm = static_cast<double>(job.cluster.gpu.memory_bytes);
-    return caching_allocator(job) ? hbm : hbm * cal.memory_usable_fraction;
-}
-
-double churn_reserve_fraction(const Job& job, const Calibration& cal) {
-    return caching_allocator(job) ? 1.0 / cal.memory_usable_fraction - 1.0 : 0.0;
-}
-
-Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, const StageParams& sp,
-                          const InFlight& fl, int rank) {
+ActParts memory_activations(const Job& job, KindWorks works, const HeadWork& hw, const StageParams& sp,
+                            const InFlight& fl, int rank, Memory* out) {
     const ParallelPlan& p = job.plan;
+    const bool eager = job.training.framework == Framework::hf;
+    const bool torch_stack = eager || job.training.framework == Framework::fsdp;
     Memory mem;
+    ActParts parts;
+    // One layer's backward at the end of the step (the PyTorch stacks, whose
+    // gradients grow through it): its recompute rebuilds its whole saved
+    // set (or, without recompute, its own saved set is still alive), with
+    // its 16-bit weight copy; the largest kind's. Under FSDP2 (hf, zero 3)
+    // the layer is gathered (2 bytes a parameter) with its unsharded
+    // gradient (2) and the reduce-scatter's fp32 input (4), and the next
+    // layer prefetched (2): 10 bytes a parameter of one layer
+    // (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py).
+    if (torch_stack)
+        for (const LayerWork& w : works) {
+            const double gathered = eager && p.zero >= 3 ? 10.0 * (w.params + w.expert_params) : 0.0;
+            parts.working = std::max(parts.working, w.activation_bytes_full + w.weight_copy_bytes + gathered);
+        }
     // Micro-batches (in units of this rank's whole stage) whose activations
     // are alive at the peak: Megatron-LM's 1F1B / interleaved warm-up plus one
     // (estimate/inflight.cpp).
@@ -195,9 +240,10 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
                                       static_cast<double>(rs.heavy()) * recomputed_of(p, rs.base + 1);
             mem.activations_bytes = inflight * (recomputed * lw.checkpoint_bytes +
                                                 (sp.layers - recomputed) * lw.activation_bytes_full) +
-                                    (recomputed > 0 ? lw.activation_bytes_full : 0.0);
+                                    (recomputed > 0 && !eager ? lw.activation_bytes_full : 0.0);
         } else {
             mem.activations_bytes = inflight * sp.layers * lw.activation_bytes;
+            parts.layer_copies = sp.layers * lw.weight_copy_bytes;
         }
     } else {
         // Each chunk's alive passes hold its layers of each kind.
@@ -214,6 +260,7 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
                 const double n = works.size() == 1 ? vs.layers : st.count_in(kind, vs.first, vs.first + vs.layers);
                 if (p.recompute != Recompute::full) {
                     chunk += n * works[k].activation_bytes;
+                    parts.layer_copies += n * works[k].weight_copy_bytes;
                     continue;
                 }
                 const double r = works.size() == 1 ? redo : st.count_in(kind, vs.first, vs.first + redo);
@@ -224,40 +271,41 @@ Memory memory_activations(const Job& job, KindWorks works, const HeadWork& hw, c
             mtp_modules += vs.mtp;
             mem.activations_bytes += chunk_alive(fl, c, p.pp, p.vpp) * chunk;
         }
-        mem.activations_bytes += working_set;
+        if (!eager) mem.activations_bytes += working_set;
     }
-    if (sp.first) mem.activations_bytes += fl.first_chunk * hw.embed_bytes_fwd;
+    if (sp.first && !eager) mem.activations_bytes += fl.first_chunk * hw.embed_bytes_fwd;
+    // Offloaded activations: one layer's saved set on the device while it
+    // is copied out (forward) or back (backward).
+    if (p.offload_activations && p.recompute != Recompute::full) {
+        double transit = 0;
+        for (const LayerWork& w : works) transit = std::max(transit, w.activation_bytes_full);
+        mem.activations_bytes += transit;
+    }
     // The output layer's logits, and each MTP module's own.
     if (sp.last || mtp_modules > 0) mem.logits_bytes = ((sp.last ? 1 : 0) + mtp_modules) * hw.logits_memory_bytes;
+    // A Hugging Face model: what the final norm and the output layer saved
+    // is alive at the loss's backward, with the output layer's weight copy
+    // (autocast) or FSDP2's gathered root (workload/eager_ledger.h).
+    if (eager && sp.last) {
+        mem.activations_bytes += fl.stage_units * hw.head_saved_bytes;
+        parts.head_copy = hw.head_weight_copy_bytes;
+    }
     mem.worst_stage = rank;
     if (job.training.xla) xla_reuse_loss_space(job, works, mem);  // a TPU: estimate/memory_xla.cpp
-    return mem;
-}
-
-double fragmentation_bytes(const Memory& state, double activations_bytes, double logits_bytes) {
-    return state.churn_reserve_fraction * (activations_bytes + logits_bytes + state.zero_live_bytes);
-}
-
-Memory memory_total(const Memory& state, const Memory& act) {
-    Memory mem = state;
-    mem.activations_bytes = act.activations_bytes;
-    mem.logits_bytes = act.logits_bytes;
-    mem.fragmentation_bytes = fragmentation_bytes(state, act.activations_bytes, act.logits_bytes);
-    mem.buffers_bytes = state.buffers_bytes + mem.fragmentation_bytes;
-    mem.warmup_passes = act.warmup_passes;
-    mem.inflight_microbatches = act.inflight_microbatches;
-    mem.worst_stage = act.worst_stage;
-    mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
-                     mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes;
-    mem.fits = mem.peak_bytes <= mem.capacity_bytes;
-    return mem;
+    parts.activations = mem.activations_bytes;
+    parts.logits = mem.logits_bytes;
+    if (out != nullptr) *out = mem;
+    return parts;
 }
 
 Memory stage_memory(const Job& job, const Calibration& cal, KindWorks works, const LayerWork& mean,
                     const HeadWork& hw, int rank) {
     const StageParams sp = stage_params(job, works, hw, rank);
-    return memory_total(memory_state(job, cal, mean, sp),
-                        memory_activations(job, works, hw, sp, inflight_passes(job, rank), rank));
+    Memory act;
+    const ActParts parts = memory_activations(job, works, hw, sp, inflight_passes(job, rank), rank, &act);
+    Memory mem = memory_total(memory_state(job, cal, mean, sp), parts, act);
+    name_moment(job, mem);
+    return mem;
 }
 
 Memory stage_memory(const Job& job, const Calibration& cal, const LayerWork& lw, const HeadWork& hw, int rank) {

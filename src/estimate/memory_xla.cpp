@@ -60,7 +60,7 @@ constexpr double kXlaGradBytes = 4.0;    // grad_dtype float32
 constexpr double kXla16BitBytes = 2.0;   // a gathered weight or an unreduced gradient, dtype bfloat16
 constexpr double kXlaGatheredMatrices = 2.0;  // the current dot's weight and the next one's, in flight
 
-double adam_bytes(Optimizer o) { return o == Optimizer::adam_bf16 ? 4.0 : 8.0; }
+double adam_bytes(Optimizer o) { return o == Optimizer::adam_bf16 || o == Optimizer::adam_bf16_moments ? 4.0 : 8.0; }
 
 }  // namespace
 

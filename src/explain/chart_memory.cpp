@@ -1,6 +1,8 @@
 // Memory per GPU of every pipeline rank as stacked bars (weights, gradients,
 // optimizer state, activations, logits, buffers; estimate/memory.cpp) against
-// the usable HBM as a line.
+// the usable HBM as a line; and each rank's allocated memory over the step
+// as a line (explain/report_data.cpp memory_over_step), a measured
+// allocator timeline over it when a trace is given.
 #include <algorithm>
 #include <cmath>
 
@@ -54,6 +56,65 @@ std::string memory_svg(const std::vector<Memory>& ranks) {
         const double y = t + 10 + k * 20;  // top to bottom as the stack reads
         svg.rect(w - r + 14, y, 12, 12, fmt::format("mem{}", 5 - k));
         svg.text(w - r + 32, y + 10, names[5 - k], "legend");
+    }
+    return svg.str();
+}
+
+std::string memory_time_svg(const std::vector<MemoryCurve>& curves, double usable_bytes, double step_s,
+                            const MeasuredMemory& measured) {
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    const double w = 680, l = 60, r = 150, t = 20, b = 44, h = 340;
+    double ymax = usable_bytes / kGiB, xmax = std::max(step_s, 1e-9);
+    for (const MemoryCurve& c : curves) ymax = std::max(ymax, c.peak_bytes / kGiB);
+    for (const auto& [tm, v] : measured) ymax = std::max(ymax, v / kGiB), xmax = std::max(xmax, tm);
+    const double ystep = nice_step(std::max(ymax, 1.0) * 1.08, 6);
+    ymax = ystep * std::ceil(std::max(ymax, 1.0) * 1.08 / ystep);
+    const auto px = [&](double s) { return l + (w - l - r) * s / xmax; };
+    const auto py = [&](double gib) { return h - b - (h - t - b) * gib / ymax; };
+    // Ranks drawn: all up to 8, else the first, the last and six between.
+    std::vector<size_t> drawn;
+    const size_t n = curves.size();
+    for (size_t i = 0; i < n; ++i)
+        if (n <= 8 || i == 0 || i + 1 == n || i % std::max<size_t>(1, n / 6) == 0) drawn.push_back(i);
+    if (drawn.size() > 8) drawn.resize(8);
+    Svg svg("chart-memory-time", w, h, "Memory over the step",
+            fmt::format("Predicted allocated memory per GPU over one step of {} pipeline rank{}{}, against {:.1f} GiB "
+                        "usable.",
+                        drawn.size(), drawn.size() == 1 ? "" : "s", measured.empty() ? "" : " and the measured timeline",
+                        usable_bytes / kGiB));
+    for (double g = 0; g <= ymax * 1.0001; g += ystep) {
+        svg.line(l, py(g), w - r, py(g), "grid");
+        svg.text(l - 6, py(g) + 4, fmt::format("{:g}", g), "axis", Svg::Anchor::end);
+    }
+    svg.text(8, t - 6, "GiB per GPU (allocated)", "axis");
+    const double xstep = nice_step(xmax, 6);
+    for (double s = 0; s <= xmax * 1.0001; s += xstep)
+        svg.text(px(s), h - b + 16, fmt::format("{:g}", s), "axis", Svg::Anchor::middle);
+    svg.text((l + w - r) / 2, h - 10, "seconds into the step", "axis", Svg::Anchor::middle);
+    svg.line(l, py(usable_bytes / kGiB), w - r, py(usable_bytes / kGiB), "capacity");
+    svg.text(w - r - 4, py(usable_bytes / kGiB) - 5, fmt::format("usable {:.1f} GiB", usable_bytes / kGiB), "note",
+             Svg::Anchor::end);
+    // The curves are piecewise linear: their points joined.
+    const auto steps_of = [&](const std::vector<std::pair<double, double>>& pts) {
+        std::vector<std::pair<double, double>> xy;
+        for (const auto& [tm, v] : pts) xy.push_back({px(tm), py(v / kGiB)});
+        return xy;
+    };
+    for (size_t k = 0; k < drawn.size(); ++k) {
+        const MemoryCurve& c = curves[drawn[k]];
+        svg.polyline(steps_of(c.points), fmt::format("memline{}", k % 8));
+        const double y = t + 10 + static_cast<double>(k) * 20;
+        svg.rect(w - r + 14, y + 4, 12, 4, fmt::format("memkey{}", k % 8),
+                 fmt::format("rank {}: peak {:.1f} GiB", c.rank, c.peak_bytes / kGiB));
+        svg.text(w - r + 32, y + 10, fmt::format("rank {} ({:.1f} GiB)", c.rank, c.peak_bytes / kGiB), "legend");
+    }
+    if (!measured.empty()) {
+        std::vector<std::pair<double, double>> xy;
+        for (const auto& [tm, v] : measured) xy.push_back({px(tm), py(v / kGiB)});
+        svg.polyline(xy, "memmeasured");
+        const double y = t + 10 + static_cast<double>(drawn.size()) * 20;
+        svg.rect(w - r + 14, y + 4, 12, 4, "memkeymeasured", "measured: the trace's allocator events");
+        svg.text(w - r + 32, y + 10, "measured", "legend");
     }
     return svg.str();
 }

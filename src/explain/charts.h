@@ -18,6 +18,11 @@ std::string roofline_svg(const Roofline& r);
 // or beyond it), as the SVG element `id`.
 std::string timeline_svg(const StepTimeline& t, double window_s, const std::string& id, const std::string& title);
 std::string memory_svg(const std::vector<Memory>& ranks);
+// Allocated memory over the step per rank (at most 8 ranks drawn: the first,
+// the last and those between at even steps), the usable line, and a measured
+// timeline over them when given.
+std::string memory_time_svg(const std::vector<MemoryCurve>& curves, double usable_bytes, double step_s,
+                            const MeasuredMemory& measured = {});
 std::string scaling_svg(const std::vector<ScalingPoint>& points, int job_gpus, double job_tokens_per_s_per_gpu);
 
 // The report pages' stylesheet (light, dark and print; html_report.cpp).

@@ -52,6 +52,14 @@ svg .tl-rec { fill: var(--c2); } svg .tl-comm { fill: var(--c4); } svg .tl-host 
 svg .tl-dp { fill: var(--c6); } svg .tl-opt { fill: var(--c8); } svg .odd { fill-opacity: 0.7; }
 svg .mem0 { fill: var(--c1); } svg .mem1 { fill: var(--c5); } svg .mem2 { fill: var(--c2); } svg .mem3 { fill: var(--c3); }
 svg .mem4 { fill: var(--c4); } svg .mem5 { fill: var(--c7); }
+svg [class^="memline"] { fill: none; stroke-width: 2; }
+svg .memline0 { stroke: var(--c1); } svg .memline1 { stroke: var(--c2); } svg .memline2 { stroke: var(--c3); }
+svg .memline3 { stroke: var(--c4); } svg .memline4 { stroke: var(--c5); } svg .memline5 { stroke: var(--c6); }
+svg .memline6 { stroke: var(--c7); } svg .memline7 { stroke: var(--c8); }
+svg .memkey0 { fill: var(--c1); } svg .memkey1 { fill: var(--c2); } svg .memkey2 { fill: var(--c3); }
+svg .memkey3 { fill: var(--c4); } svg .memkey4 { fill: var(--c5); } svg .memkey5 { fill: var(--c6); }
+svg .memkey6 { fill: var(--c7); } svg .memkey7 { fill: var(--c8); }
+svg .memmeasured { fill: none; stroke: var(--loss); stroke-width: 1.5; } svg .memkeymeasured { fill: var(--loss); }
 svg .curve { fill: none; stroke: var(--c1); stroke-width: 2; }
 svg .capacity { stroke: var(--loss); stroke-width: 2; stroke-dasharray: 6 4; }
 table { border-collapse: collapse; margin: 6px 0 8px; font-size: 13px; }
@@ -247,7 +255,20 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
         h += timeline_table(tl) + "</section>";
     }
     h += "<section aria-labelledby=\"h-memory\"><h2 id=\"h-memory\">Memory per pipeline rank</h2>";
-    h += memory_svg(mem) + memory_table(mem) + "</section>";
+    h += memory_svg(mem) + memory_table(mem);
+    if (drawn) {
+        const Memory& peak = e.memory;
+        const char* when = peak.moment == MemoryMoment::first_backward   ? "its first backward"
+                           : peak.moment == MemoryMoment::end_of_backward ? "the end of its backward"
+                                                                          : "the optimizer step";
+        h += fmt::format("<p>Over the step: each rank's allocated memory as its passes keep and free their "
+                         "activations, layer by layer. The peak is rank {}'s, at {} ({:.1f} GiB allocated, {:.1f} "
+                         "GiB reserved with the allocator's cache).</p>",
+                         peak.worst_stage, when, peak.allocated_bytes / (1024.0 * 1024 * 1024),
+                         peak.reserved_bytes / (1024.0 * 1024 * 1024));
+        h += memory_time_svg(memory_over_step(job, cal, tl), peak.usable_bytes, tl.step_s);
+    }
+    h += "</section>";
     if (!scaling_gpus.empty()) {
         const auto pts = scaling_curve(src, cal, scaling_gpus, progress);
         h += "<section aria-labelledby=\"h-scaling\"><h2 id=\"h-scaling\">Scaling</h2><p>The best plan of the full "

@@ -310,9 +310,11 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
     if (remat == "full") recompute = "full";
     else if (remat == "none") recompute = "none";  // no jax.checkpoint (decoders.py get_remat_policy)
     else if (remat == "minimal" || remat.rfind("save_", 0) == 0 || remat == "qkv_proj_offloaded" || remat == "minimal_offloaded")
-        notes.push_back({remat.find("offloaded") != std::string::npos ? NoteKind::not_modelled : NoteKind::assumed,
-                         "remat_policy", "'" + remat + "' keeps matmul outputs: priced as selective recompute" +
-                                             (remat.find("offloaded") != std::string::npos ? " (offload to host not modelled)" : "")});
+        notes.push_back({NoteKind::assumed, "remat_policy",
+                         "'" + remat + "' keeps matmul outputs: priced as selective recompute's time" +
+                             (remat.find("offloaded") != std::string::npos
+                                  ? ", the saved outputs in host memory (offload_activations; the transfers' time not priced)"
+                                  : "")});
     else if (remat == "minimal_flash" || remat == "custom")
         notes.push_back({NoteKind::assumed, "remat_policy", "'" + remat + "' priced as selective recompute"});
     else
@@ -401,7 +403,16 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
                          fmt::format("FSDP over {} and plain data parallelism over {}: priced as FSDP over all {} data-parallel ranks",
                                      fsdp, degree("dp"), dp)});
     add(d.parallel, "recompute", recompute, "remat_policy " + remat);
-
+    // decoders.py get_remat_policy: the *_offloaded policies
+    // (jax.checkpoint_policies.save_and_offload_only_these_names) move the
+    // saved outputs to pinned host memory.
+    if (remat.find("offloaded") != std::string::npos)
+        add(d.parallel, "offload_activations", "true", "remat_policy " + remat + ": saved outputs offloaded to host");
+    // The named tensors each policy saves (lostflops/spec.h RematPolicy).
+    const std::string named = remat == "minimal_offloaded" ? "minimal" : remat == "qkv_proj_offloaded" ? "save_qkv_proj" : remat;
+    for (const char* known : {"minimal", "save_dot_with_context_except_mlp", "save_dot_except_mlpwi", "save_dot_except_mlp",
+                              "save_qkv_proj", "save_out_proj"})
+        if (named == known) add(d.parallel, "remat_policy", named, "the named outputs each layer saves");
     ImportResult r;
     r.job_yaml = interop::render_yaml(d);
     for (auto& n : c.leftovers()) notes.push_back(std::move(n));

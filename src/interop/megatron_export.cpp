@@ -74,7 +74,7 @@ ExportResult export_megatron(const Job& job) {
     const Model& m = job.model;
     const Training& t = job.training;
     const ParallelPlan& p = job.plan;
-    if (t.framework == Framework::fsdp || t.framework == Framework::deepspeed)
+    if (t.framework == Framework::fsdp || t.framework == Framework::deepspeed || t.framework == Framework::hf)
         throw InputError(job.source, "training.framework",
                          std::string(to_string(t.framework)) + " is not a Megatron stack (lostflops export torchtitan for FSDP)");
     interop::check_launch_rules(job, launch_stack(t.framework));

@@ -156,7 +156,8 @@ std::string list_clusters(bool json) {
 }
 
 std::string list_frameworks(bool json) {
-    const Framework all[] = {Framework::megatron_core, Framework::megatron_lm, Framework::fsdp, Framework::deepspeed};
+    const Framework all[] = {Framework::megatron_core, Framework::megatron_lm, Framework::fsdp, Framework::deepspeed,
+                             Framework::hf};
     nlohmann::json arr = nlohmann::json::array();
     std::string out;
     for (const Framework f : all) {

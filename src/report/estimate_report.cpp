@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,10 +38,34 @@ std::vector<std::pair<const char*, double>> breakdown_rows(const Breakdown& b) {
 std::vector<std::pair<const char*, double>> memory_rows(const Memory& m) {
     return {{"weights", m.weights_bytes},         {"gradients", m.gradients_bytes},
             {"optimizer", m.optimizer_bytes},     {"activations", m.activations_bytes},
-            {"logits", m.logits_bytes},           {"buffers", m.buffers_bytes}};
+            {"logits", m.logits_bytes},           {"buffers", m.buffers_bytes},
+            {"weight_copies", m.weight_copies_bytes}, {"temporary", m.temporary_bytes}};
 }
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+// A memory row's name in words (the JSON key with its underscore spaced).
+std::string row_name(const char* key) {
+    std::string s = key;
+    std::replace(s.begin(), s.end(), '_', ' ');
+    return s;
+}
+
+// When the rank's memory peaks, in words (lostflops/estimate.h MemoryMoment).
+std::string moment_text(const Job& job, const Memory& m) {
+    switch (m.moment) {
+        case MemoryMoment::first_backward:
+            if (job.plan.pp == 1 && (job.training.framework == Framework::hf || job.training.framework == Framework::fsdp))
+                return fmt::format("the loss's backward of micro-batch {}", m.moment_micro_batch);
+            if (job.plan.pp == 1) return fmt::format("the first backward of micro-batch {}", m.moment_micro_batch);
+            return fmt::format("its first backward: micro-batch {} of chunk {}, after {} forward chunk passes",
+                               m.moment_micro_batch, m.moment_chunk, m.warmup_passes);
+        case MemoryMoment::end_of_backward:
+            return fmt::format("the end of the backward of micro-batch {}", m.moment_micro_batch);
+        case MemoryMoment::optimizer_step: return "the optimizer step";
+    }
+    return "?";
+}
 
 // Three significant digits for seconds: 0.695 s, 34.4 s.
 std::string seconds(double s) { return fmt::format("{:.3g}", s); }
@@ -55,14 +80,18 @@ std::string memory_verdict(const Job& job, const Memory& m) {
     std::string out = fmt::format("does not fit: {} needed on pipeline rank {} but {} usable; largest: ",
                                   gib(m.peak_bytes), m.worst_stage, gib(m.capacity_bytes));
     for (size_t i = 0; i < 3 && i < rows.size(); ++i)
-        out += fmt::format("{}{} {}", i ? ", " : "", rows[i].first, gib(rows[i].second));
+        out += fmt::format("{}{} {}", i ? ", " : "", row_name(rows[i].first), gib(rows[i].second));
     const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
     if (states > m.capacity_bytes) {
         out += fmt::format(". Weights, gradients and optimizer state alone take {} (tp*pp = {}, dp*cp = {}, "
                            "zero = {}): they must be split or sharded over more GPUs.",
                            gib(states), p.tp * p.pp, p.dp * p.cp, p.zero);
     } else if (m.activations_bytes > 0.3 * m.peak_bytes) {
-        out += ". Activations dominate.";
+        out += fmt::format(". Activations dominate: they would have to shrink by {} (recompute, sequence or "
+                           "context parallelism, a smaller micro-batch or fewer micro-batches in flight).",
+                           gib(-m.margin_bytes));
+    } else {
+        out += fmt::format(". The largest, {}, would have to shrink by {}.", row_name(rows[0].first), gib(-m.margin_bytes));
     }
     return out;
 }
@@ -137,10 +166,15 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
         }
     }
     const Memory& m = e.memory;
-    out += fmt::format("\nmemory per GPU (pipeline rank {})\n", m.worst_stage);
-    for (const auto& [name, b] : memory_rows(m)) out += fmt::format("  {:<18} {:>10}\n", name, gib(b));
-    out += fmt::format("  {:<18} {:>10} of {} usable: {}\n", "peak", gib(m.peak_bytes), gib(m.capacity_bytes),
-                       m.fits ? "fits" : "DOES NOT FIT");
+    out += fmt::format("\nmemory per GPU (pipeline rank {}, at {})\n", m.worst_stage, moment_text(job, m));
+    for (const auto& [name, b] : memory_rows(m)) {
+        if (b == 0 && (std::string_view(name) == "weight_copies" || std::string_view(name) == "temporary")) continue;
+        out += fmt::format("  {:<18} {:>10}\n", row_name(name), gib(b));
+    }
+    out += fmt::format("  {:<18} {:>10} (what the allocator hands out)\n", "allocated", gib(m.allocated_bytes));
+    out += fmt::format("  {:<18} {:>10} of {} usable: {}\n", "reserved", gib(m.peak_bytes), gib(m.capacity_bytes),
+                       m.fits ? fmt::format("fits with {} spare", gib(m.margin_bytes))
+                              : fmt::format("DOES NOT FIT by {}", gib(-m.margin_bytes)));
     if (!m.fits) out += "  " + memory_verdict(job, m) + "\n";
     if (const std::string why = memory_assumption(job, m); !why.empty()) out += "  " + why + "\n";
     if (extras.advice) {
@@ -205,6 +239,15 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
     mem["capacity_bytes"] = m.capacity_bytes;
     mem["fits"] = m.fits;
     mem["worst_pipeline_rank"] = m.worst_stage;
+    mem["allocated_bytes"] = m.allocated_bytes;
+    mem["reserved_bytes"] = m.reserved_bytes;
+    mem["usable_bytes"] = m.usable_bytes;
+    mem["margin_bytes"] = m.margin_bytes;
+    mem["outside_allocator_bytes"] = m.outside_allocator_bytes;
+    mem["moment"] = to_string(m.moment);
+    mem["moment_micro_batch"] = m.moment_micro_batch;
+    mem["moment_chunk"] = m.moment_chunk;
+    mem["moment_text"] = moment_text(job, m);
     if (!m.fits) mem["verdict"] = memory_verdict(job, m);
     mem["inflight_micro_batches"] = m.inflight_microbatches;
     mem["warmup_forward_passes"] = m.warmup_passes;

@@ -107,6 +107,7 @@ nlohmann::json training_json(const Job& job) {
             {"framework_from_auto", t.framework_auto},
             {"optimizer", to_string(t.optimizer)},
             {"optimizer_from_auto", t.optimizer_auto},
+            {"optimizer_kernel", to_string(t.optimizer_kernel)},
             {"compile", t.compile}};
 }
 

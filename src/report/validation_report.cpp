@@ -27,6 +27,59 @@ std::string worst_name(const ValidationResult& r) {
     return r.rows.empty() ? "" : r.rows[w].name;
 }
 
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+nlohmann::json memory_json(const MemoryValidation& m) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : m.rows) {
+        nlohmann::json x{{"name", r.name}, {"measured_oom", r.measured_oom}, {"predicted_fits", r.predicted_fits}};
+        if (r.measured_bytes > 0 && !r.measured_oom) {
+            x["measured"] = r.reserved ? "max_reserved" : "max_allocated";
+            x["measured_bytes"] = r.measured_bytes;
+            x["predicted_bytes"] = r.predicted_bytes;
+            x["error_pct"] = r.error_pct;
+        }
+        rows.push_back(x);
+    }
+    return {{"runs", rows},
+            {"measured", m.measured},
+            {"within_5_pct", m.within_5_pct},
+            {"within_10_pct", m.within_10_pct},
+            {"mape_pct", m.mape_pct},
+            {"mean_signed_error_pct", m.mean_signed_pct},
+            {"max_abs_error_pct", m.max_abs_error_pct},
+            {"ran_but_does_not_fit", m.ran_but_does_not_fit},
+            {"oom_rows", m.oom_rows},
+            {"oom_predicted", m.oom_predicted}};
+}
+
+std::string memory_table(const MemoryValidation& m) {
+    if (m.rows.empty() || (m.measured == 0 && m.oom_rows == 0)) return "";
+    std::string out = fmt::format("\n{:<44} {:<14} {:>10} {:>10} {:>8}\n", "run (memory per GPU)", "measured",
+                                  "GiB", "predicted", "error");
+    for (const auto& r : m.rows) {
+        if (r.measured_oom) {
+            out += fmt::format("{:<44} {:<14} {:>10} {:>10} {:>8}\n", terminal_text(r.name), "out of memory", "-",
+                               r.predicted_fits ? "fits" : "no fit", r.predicted_fits ? "WRONG" : "right");
+            continue;
+        }
+        if (r.measured_bytes <= 0) continue;
+        out += fmt::format("{:<44} {:<14} {:>10.2f} {:>10.2f} {:>7.1f}%{}\n", terminal_text(r.name),
+                           r.reserved ? "max reserved" : "max allocated", r.measured_bytes / kGiB,
+                           r.predicted_bytes / kGiB, r.error_pct, r.predicted_fits ? "" : "  (does not fit)");
+    }
+    out += fmt::format("\npeak memory over {} measured runs: MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} %; "
+                       "{} within 5 %, {} within 10 %\n",
+                       m.measured, m.mape_pct, m.mean_signed_pct, m.max_abs_error_pct, m.within_5_pct,
+                       m.within_10_pct);
+    if (m.oom_rows > 0)
+        out += fmt::format("  out of memory as measured: {} of {} predicted \"does not fit\"\n", m.oom_predicted,
+                           m.oom_rows);
+    if (m.ran_but_does_not_fit > 0)
+        out += fmt::format("  runs that ran but are predicted \"does not fit\": {}\n", m.ran_but_does_not_fit);
+    return out;
+}
+
 }  // namespace
 
 std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::string>& fit_on, const Calibration& cal,
@@ -42,7 +95,7 @@ std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::stri
             why = "the profile's fit table " + t + " is not here (run from the repository root, or give --fit-on)";
             return std::nullopt;
         }
-        for (auto& r : load_run_table(t)) out.push_back(std::move(r));
+        for (auto& r : throughput_runs(load_run_table(t))) out.push_back(std::move(r));
     }
     return out;
 }
@@ -50,7 +103,13 @@ std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::stri
 ValidationReport validation_report(const std::string& table, const Calibration& cal,
                                    const std::vector<std::string>& fit_on) {
     ValidationReport v;
-    v.runs = load_run_table(table);
+    const std::vector<MeasuredRun> all = load_run_table(table);
+    v.runs = throughput_runs(all);
+    v.memory = validate_memory(all, cal);
+    if (v.runs.empty()) {
+        v.why = "no run of the table has a measured throughput";
+        return v;
+    }
     v.result = validate_runs(v.runs, cal);
     if (auto fs = fit_set_runs(fit_on, cal, v.why)) v.loso = leave_one_source_out(*fs, v.runs, cal);
     // The interval each estimate prints, its own source's residuals held out.
@@ -61,6 +120,12 @@ ValidationReport validation_report(const std::string& table, const Calibration& 
 std::string validation_json(const ValidationReport& v) {
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;
+    j["memory"] = memory_json(v.memory);
+    if (v.runs.empty()) {
+        j["runs"] = nlohmann::json::array();
+        j["skipped"] = v.why;
+        return j.dump(2);
+    }
     j["runs"] = nlohmann::json::array();
     for (std::size_t i = 0; i < v.result.rows.size(); ++i) {
         const auto& row = v.result.rows[i];
@@ -102,6 +167,7 @@ std::string validation_json(const ValidationReport& v) {
 }
 
 std::string validation_table(const ValidationReport& v) {
+    if (v.runs.empty()) return "throughput: " + v.why + "\n" + memory_table(v.memory);
     std::string out = fmt::format("{:<40} {:>6} {:<14} {:>12} {:>12} {:>8} {:>9} {:>6}\n", "run", "GPUs",
                                   "gpu", "published", "predicted", "error", "held-out", "MFU");
     for (std::size_t i = 0; i < v.result.rows.size(); ++i) {
@@ -133,7 +199,7 @@ std::string validation_table(const ValidationReport& v) {
     } else {
         out += "  leave-one-source-out:      skipped: " + v.why + "\n";
     }
-    return out;
+    return out + memory_table(v.memory);
 }
 
 }  // namespace lostflops

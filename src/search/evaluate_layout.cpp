@@ -93,7 +93,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                 state_[static_cast<size_t>(zi * ranks + r)] = memory_state(job_, cal_, mean, sparams_[static_cast<size_t>(r)]);
         }
     }
-    const double capacity = state_[0].capacity_bytes;
+    const double capacity = state_[0].mem.capacity_bytes;
 
     // Activations per (sp, recompute index, rank), computed once each: they
     // do not depend on zero; layer and head work depend on the recompute
@@ -102,10 +102,10 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     act_memo_.clear();
     int work_key = -1;
     HeadWork hw;
-    const auto activations = [&](int s, int rc) -> const double* {
+    const auto activations = [&](int s, int rc) -> const ActParts* {
         const int key = s + 2 * rc;
         for (size_t e = 0; e < act_keys_.size(); ++e)
-            if (act_keys_[e] == key) return act_memo_.data() + e * 2 * static_cast<size_t>(ranks);
+            if (act_keys_[e] == key) return act_memo_.data() + e * static_cast<size_t>(ranks);
         p.sequence_parallel = s == 1;
         apply_recompute(p, rc);
         if (s * 3 + rc_mode_index(rc) != work_key) {
@@ -114,24 +114,16 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
             hw = head_work(job_.model, job_.training, p);
         }
         act_keys_.push_back(key);
-        for (int r = 0; r < ranks; ++r) {
-            const Memory a = memory_activations(job_, works_, hw, sparams_[static_cast<size_t>(r)],
-                                                inflight_[static_cast<size_t>(r)], ranks_[static_cast<size_t>(r)]);
-            act_memo_.push_back(a.activations_bytes);
-            act_memo_.push_back(a.logits_bytes);
-        }
-        return act_memo_.data() + (act_keys_.size() - 1) * 2 * static_cast<size_t>(ranks);
+        for (int r = 0; r < ranks; ++r)
+            act_memo_.push_back(memory_activations(job_, works_, hw, sparams_[static_cast<size_t>(r)],
+                                                   inflight_[static_cast<size_t>(r)], ranks_[static_cast<size_t>(r)]));
+        return act_memo_.data() + (act_keys_.size() - 1) * static_cast<size_t>(ranks);
     };
-    // A plan's peak over the ranks: memory_total's sum, in its order.
-    const auto peak_of = [&](int zi, const double* act) {
+    // A plan's peak over the ranks: memory_total's, through the same terms.
+    const auto peak_of = [&](int zi, const ActParts* act) {
         double peak = 0;
-        for (int r = 0; r < ranks; ++r) {
-            const Memory& st = state_[static_cast<size_t>(zi * ranks + r)];
-            const double buffers = st.buffers_bytes + fragmentation_bytes(st, act[2 * r], act[2 * r + 1]);
-            const double pr =
-                st.weights_bytes + st.gradients_bytes + st.optimizer_bytes + act[2 * r] + act[2 * r + 1] + buffers;
-            peak = std::max(peak, pr);
-        }
+        for (int r = 0; r < ranks; ++r)
+            peak = std::max(peak, rank_reserved_bytes(state_[static_cast<size_t>(zi * ranks + r)], act[r]));
         return peak;
     };
     bool sp_used[2] = {false, false};
@@ -141,7 +133,8 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     // within 1 .. max_depth. None fits: the deepest window (pruned below).
     int window[4][2] = {};
     rcs_.clear();
-    for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) rcs_.push_back(rc);
+    for (int rc = ks.rc_first; rc < ks.rc_end; ++rc)
+        if (!(rc == 1 && ks.skip_selective)) rcs_.push_back(rc);
     for (int s = 0; s < 2 && ks.depths > 0; ++s) {
         if (!sp_used[s]) continue;
         for (int zi = 0; zi < ks.zeros; ++zi) {
@@ -160,12 +153,12 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     std::sort(rcs_.begin(), rcs_.end());
     rcs_.erase(std::unique(rcs_.begin(), rcs_.end()), rcs_.end());
     const int n_rc = static_cast<int>(rcs_.size());
-    act_peak_.assign(static_cast<size_t>(4 * n_rc * ranks), 0.0);
+    act_peak_.assign(static_cast<size_t>(2 * n_rc * ranks), ActParts{});
     for (int s = 0; s < 2; ++s) {
         if (!sp_used[s]) continue;
         for (int slot = 0; slot < n_rc; ++slot) {
-            const double* a = activations(s, rcs_[static_cast<size_t>(slot)]);
-            std::copy(a, a + 2 * ranks, act_peak_.begin() + 2 * (s * n_rc + slot) * ranks);
+            const ActParts* a = activations(s, rcs_[static_cast<size_t>(slot)]);
+            std::copy(a, a + ranks, act_peak_.begin() + (s * n_rc + slot) * ranks);
         }
     }
 
@@ -192,7 +185,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                 const int s = spc.sp ? 1 : 0;
                 if (ks.depths > 0 && rc >= 3 && (rc - 2 < window[zi][s] || rc - 2 >= window[zi][s] + ks.depths))
                     continue;  // another (zero, sp)'s depth
-                const double peak = peak_of(zi, act_peak_.data() + 2 * static_cast<size_t>((s * n_rc + slot) * ranks));
+                const double peak = peak_of(zi, act_peak_.data() + static_cast<size_t>((s * n_rc + slot) * ranks));
                 const int n_ogr = ks.ogrs[z3];
                 if (!(peak <= capacity)) {
                     counts.pruned_memory += n_ogr;

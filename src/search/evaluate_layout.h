@@ -34,14 +34,14 @@ private:
     std::vector<PipelinePhase> phases_;
     std::vector<char> phase_ready_;
     std::vector<double> step_cache_;  // step time per (phase, zero_time_class, overlap_grad_reduce); < 0: not yet
-    std::vector<double> act_peak_;  // activation and logits bytes per (sp, recompute slot, rank)
+    std::vector<ActParts> act_peak_;  // what the passes add per (sp, recompute slot, rank)
     std::vector<int> rcs_;          // the recompute indices evaluated (slots), ascending
     std::vector<int> act_keys_;     // (sp, recompute index) of each act_memo_ entry: sp + 2 x index
-    std::vector<double> act_memo_;  // activation and logits bytes per rank of each key
+    std::vector<ActParts> act_memo_;  // what the passes add per rank of each key
     std::vector<int> ranks_;        // the ranks whose memory can be the peak
     std::vector<StageParams> sparams_;
     std::vector<InFlight> inflight_;
-    std::vector<Memory> state_;     // per (zero, rank)
+    std::vector<RankState> state_;  // per (zero, rank)
     std::vector<LayerWork> works_;  // per layer kind
 };
 

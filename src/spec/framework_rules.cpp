@@ -18,6 +18,7 @@ const char* to_string(LaunchStack s) {
         case LaunchStack::megatron_lm: return "megatron-lm";
         case LaunchStack::torchtitan: return "torchtitan";
         case LaunchStack::deepspeed: return "deepspeed";
+        case LaunchStack::hf: return "hf";
     }
     return "?";
 }
@@ -28,6 +29,7 @@ LaunchStack launch_stack(Framework f) {
         case Framework::megatron_lm: return LaunchStack::megatron_lm;
         case Framework::fsdp: return LaunchStack::torchtitan;
         case Framework::deepspeed: return LaunchStack::deepspeed;
+        case Framework::hf: return LaunchStack::hf;
     }
     return LaunchStack::megatron_core;
 }
@@ -40,6 +42,7 @@ LaunchPlan launch_plan(const ParallelPlan& p) {
     l.schedule = effective_schedule(p);
     l.custom_stages = p.layout != nullptr || p.first_stage_layers >= 0 || p.last_stage_layers >= 0;
     l.cp_comm_type = p.cp_comm_type;
+    l.recompute = p.recompute;
     return l;
 }
 
@@ -123,6 +126,13 @@ std::string broken(RuleCheck c, const Model& m, const LaunchPlan& p) {
                     return fmt::format("cp {}, {} heads and {} KV heads per tp rank", p.cp, heads, kv);
             }
             return {};
+        case RuleCheck::data_parallel_only:
+            if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
+                return fmt::format("tp {}, pp {}, cp {}, ep {}", p.tp, p.pp, p.cp, p.ep);
+            return {};
+        case RuleCheck::hf_recompute:
+            if (p.recompute == Recompute::selective) return "recompute selective";
+            return p.recompute_layers >= 0 ? fmt::format("recompute_layers {}", p.recompute_layers) : std::string();
         case RuleCheck::cp_not_a2a:
             return p.cp > 1 && p.cp_comm_type == CpCommType::a2a ? fmt::format("cp {}, cp_comm_type a2a", p.cp)
                                                                  : std::string();
@@ -165,6 +175,18 @@ std::optional<RuleBreak> first_rule_break(const Model& m, const LaunchPlan& p, L
 
 std::vector<RuleBreak> rule_breaks(const Job& job) {
     return rule_breaks(job.model, launch_plan(job.plan), launch_stack(job.training.framework));
+}
+
+bool breaks_beyond(const Job& candidate, const Job& base) {
+    const std::vector<RuleBreak> mine = rule_breaks(candidate);
+    if (mine.empty()) return false;
+    const std::vector<RuleBreak> theirs = rule_breaks(base);
+    for (const RuleBreak& b : mine) {
+        bool known = false;
+        for (const RuleBreak& t : theirs) known = known || t.rule == b.rule;
+        if (!known) return true;
+    }
+    return false;
 }
 
 std::string rule_break_text(const RuleBreak& b) {

@@ -128,20 +128,26 @@ Training read_training(YAML::Node node, const std::string& file) {
     t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
     t.attention_auto = attn == "auto";
     t.causal_flops = s.bool_or("causal_flops", false);
-    const auto fw = s.choice_opt("framework", {"auto", "megatron-lm", "megatron-core", "fsdp", "deepspeed"})
+    const auto fw = s.choice_opt("framework", {"auto", "megatron-lm", "megatron-core", "fsdp", "deepspeed", "hf"})
                         .value_or("auto");
     t.framework_auto = fw == "auto";
     t.framework = fw == "megatron-lm"  ? Framework::megatron_lm
                   : fw == "fsdp"       ? Framework::fsdp
                   : fw == "deepspeed"  ? Framework::deepspeed
+                  : fw == "hf"         ? Framework::hf
                                        : Framework::megatron_core;
     // Every stack's own default keeps fp32 master weights; NeMo 1.x's Apex
     // optimizer may not (lostflops/spec.h Optimizer).
-    const auto opt = s.choice_opt("optimizer", {"auto", "adam", "adam-param-remainders", "adam-bf16"}).value_or("auto");
+    const auto opt = s.choice_opt("optimizer", {"auto", "adam", "adam-param-remainders", "adam-bf16", "adam-bf16-moments"})
+                         .value_or("auto");
     t.optimizer_auto = opt == "auto";
     t.optimizer = opt == "adam-param-remainders" ? Optimizer::adam_param_remainders
                   : opt == "adam-bf16"           ? Optimizer::adam_bf16
+                  : opt == "adam-bf16-moments"   ? Optimizer::adam_bf16_moments
                                                  : Optimizer::adam;
+    // auto: resolved once the framework is (spec/job.cpp, after framework: auto).
+    const auto kern = s.choice_opt("optimizer_kernel", {"auto", "fused", "foreach"}).value_or("auto");
+    t.optimizer_kernel = kern == "foreach" ? OptimizerKernel::foreach : OptimizerKernel::fused;
     t.compile = s.bool_or("compile", false);
     if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
         throw InputError(file, "training.optimizer",
@@ -236,6 +242,23 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
         p.recompute_layers = static_cast<int>(*rl);
     }
     if (s.has("recompute_modules")) p.recompute_modules = read_recompute_modules(s, p.recompute);
+    // offload_activations and remat_policy act under one recompute mode
+    // (recompute none / selective, and selective); under the others they are
+    // warned and ignored (spec/job_warnings.cpp): the search changes the mode.
+    p.offload_activations = s.bool_or("offload_activations", false);
+    {
+        std::vector<std::string> names;
+        for (int i = 1; i <= static_cast<int>(RematPolicy::save_out_proj); ++i)
+            names.emplace_back(to_string(static_cast<RematPolicy>(i)));
+        if (const auto rp = s.choice_opt("remat_policy", names)) {
+            if (!xla_compiled(arch))
+                throw InputError(file, "parallel.remat_policy",
+                                 "MaxText's remat policy applies to a TPU job (XLA); on GPUs give recompute and "
+                                 "recompute_modules");
+            for (int i = 1; i <= static_cast<int>(RematPolicy::save_out_proj); ++i)
+                if (*rp == to_string(static_cast<RematPolicy>(i))) p.remat_policy = static_cast<RematPolicy>(i);
+        }
+    }
     // Default: overlapped, as PyTorch DDP/FSDP, DeepSpeed and Megatron-Core
     // (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP all-reduced
     // the gradients after the backward (megatron/model/distributed.py,

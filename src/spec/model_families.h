@@ -50,6 +50,8 @@ struct ModelFamily {
     bool score_bias = false;        // per-expert score-correction bias always (GLM-4 MoE); DeepSeek: topk_method noaux_tc
     bool experts_use_ffn = false;   // routed experts are intermediate_size wide (no moe_intermediate_size)
     bool shared_is_ffn = false;     // one shared expert of intermediate_size (Llama 4)
+    bool fused_qkv = false;         // one query/key/value projection (model.h Attention::fused_qkv)
+    bool fused_gate_up = false;     // one gate/up projection (model.h Mlp::fused_gate_up)
 };
 
 inline constexpr ModelFamily kDefaultFamily{.model_type = ""};
@@ -60,7 +62,7 @@ inline constexpr ModelFamily kFamilies[] = {
     {.model_type = "llama", .tied = false, .mlp = MlpRule::gated},
     {.model_type = "mistral", .tied = false, .mlp = MlpRule::gated},
     {.model_type = "mixtral", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true},
-    {.model_type = "phi3", .tied = false, .mlp = MlpRule::gated},
+    {.model_type = "phi3", .tied = false, .mlp = MlpRule::gated, .fused_qkv = true, .fused_gate_up = true},
     {.model_type = "qwen2", .tied = false, .mlp = MlpRule::gated, .bias = BiasRule::qkv_always, .window = WindowRule::qwen},
     {.model_type = "qwen2_moe", .tied = false, .mlp = MlpRule::gated, .bias = BiasRule::qkv_always,
      .window = WindowRule::qwen, .shared_gate = true},
@@ -85,9 +87,13 @@ inline constexpr ModelFamily kFamilies[] = {
     {.model_type = "minimax", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true},
     {.model_type = "nemotron_h", .tied = false, .norms = 1, .mlp = MlpRule::dense, .bias = BiasRule::by_use_bias},
     {.model_type = "gpt_neox", .tied = false, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
-     .bias = BiasRule::all_always},
+     .bias = BiasRule::all_always, .fused_qkv = true},
+    // GPT-2 (modeling_gpt2.py): Conv1D c_attn makes q, k and v; LayerNorm with
+    // bias; every projection biased; dense GELU MLP; tied output layer.
+    {.model_type = "gpt2", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
+     .bias = BiasRule::all_always, .fused_qkv = true},
     {.model_type = "falcon", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
-     .bias = BiasRule::by_bias_key},
+     .bias = BiasRule::by_bias_key, .fused_qkv = true},
     {.model_type = "RefinedWeb", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::by_bias_key},
     {.model_type = "RefinedWebModel", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,

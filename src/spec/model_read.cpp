@@ -71,7 +71,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
 
     m.layers = static_cast<int>(r.alias_req({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, 100'000));
     const int L = m.layers;
-    m.hidden = r.alias_req({"hidden_size", "d_model"}, 1, 1'000'000);
+    m.hidden = r.alias_req({"hidden_size", "d_model", "n_embd"}, 1, 1'000'000);
     m.vocab = s.int_req("vocab_size", 1, 100'000'000);
     m.tied_embeddings = s.bool_or("tie_word_embeddings", fam.tied);
     m.norm = fam.norm;
@@ -93,7 +93,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
             r.fail("hidden_size", fmt::format("{} is not divisible by num_attention_heads {} (give head_dim)", h, *heads));
         head_dim = h / *heads;
     }
-    const int64_t ffn = r.alias_int({"intermediate_size", "ffn_hidden_size"}, 1, kMaxSize).value_or(4 * h);
+    const int64_t ffn = r.alias_int({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1, kMaxSize).value_or(4 * h);
     const int64_t dense_ffn = s.int_opt("intermediate_size_mlp", 1, kMaxSize).value_or(ffn);
 
     // Activation and MLP form.
@@ -112,6 +112,14 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     }
     Mlp mlp;
     mlp.act = act != nullptr ? act->act : (fam.mlp == MlpRule::gated ? Activation::silu : Activation::gelu);
+    mlp.fused_gate_up = fam.fused_gate_up;
+    // transformers' Python activations (activations.py NewGELUActivation,
+    // FastGELUActivation, AccurateGELUActivation, QuickGELUActivation,
+    // GELUActivation(use_gelu_python)): a chain of PyTorch operators.
+    if (act_key) {
+        for (const char* composite : {"gelu_new", "gelu_fast", "gelu_accurate", "quick_gelu", "gelu_python"})
+            if (*act_key == composite) mlp.act_composite = true;
+    }
     switch (fam.mlp) {
         case MlpRule::by_activation: mlp.kind = act != nullptr && act->gated_by_name ? MlpKind::gated : MlpKind::dense; break;
         case MlpRule::gated: mlp.kind = MlpKind::gated; break;
@@ -130,6 +138,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     attn.sinks = fam.sinks;
     attn.qk_norm = fam.qk_norm || qk_layernorm;
     attn.output_gate = fam.output_gate;
+    attn.fused_qkv = fam.fused_qkv;
     if (heads) {
         attn.heads = static_cast<int>(*heads);
         attn.kv_heads = static_cast<int>(kv_heads.value_or(*heads));

@@ -44,15 +44,32 @@ const char* to_string(Framework f) {
         case Framework::megatron_core: return "megatron-core";
         case Framework::fsdp: return "fsdp";
         case Framework::deepspeed: return "deepspeed";
+        case Framework::hf: return "hf";
     }
     return "?";
 }
+
+const char* to_string(RematPolicy r) {
+    switch (r) {
+        case RematPolicy::unset: return "unset";
+        case RematPolicy::minimal: return "minimal";
+        case RematPolicy::save_dot_with_context_except_mlp: return "save_dot_with_context_except_mlp";
+        case RematPolicy::save_dot_except_mlpwi: return "save_dot_except_mlpwi";
+        case RematPolicy::save_dot_except_mlp: return "save_dot_except_mlp";
+        case RematPolicy::save_qkv_proj: return "save_qkv_proj";
+        case RematPolicy::save_out_proj: return "save_out_proj";
+    }
+    return "?";
+}
+
+const char* to_string(OptimizerKernel k) { return k == OptimizerKernel::fused ? "fused" : "foreach"; }
 
 const char* to_string(Optimizer o) {
     switch (o) {
         case Optimizer::adam: return "adam";
         case Optimizer::adam_param_remainders: return "adam-param-remainders";
         case Optimizer::adam_bf16: return "adam-bf16";
+        case Optimizer::adam_bf16_moments: return "adam-bf16-moments";
     }
     return "?";
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -124,15 +125,34 @@ void check_measurement(const MeasuredRun& run, const std::string& csv_path, cons
                                  100 * kMaxMfu));
 }
 
+double positive(const std::string& text, const std::string& file, const std::string& key) {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v)) throw InputError(file, key, "expected a positive number");
+    return v;
+}
+
+// The H200 table's recipes (shared/reference/h200/README.md): a Hugging Face
+// model under fp32 weights + bf16 autocast with AdamW(fused=True), or under
+// FSDP2 fully_shard (bf16 params, fp32 reduce) with AdamW(foreach=True).
+std::vector<std::string> recipe_overrides(const std::string& recipe, const std::string& file, const std::string& key) {
+    if (recipe.empty()) return {};
+    if (recipe == "autocast")
+        return {"training.framework=hf", "parallel.zero=0", "training.optimizer_kernel=fused"};
+    if (recipe == "fsdp2") return {"training.framework=hf", "parallel.zero=3", "training.optimizer_kernel=foreach"};
+    throw InputError(file, key, "unknown recipe '" + recipe + "'; expected autocast or fsdp2 (or empty)");
+}
+
 }  // namespace
 
 std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
     const auto rows = parse_csv(read_text_file(csv_path, kMaxTableBytes, "run table (CSV)"), csv_path);
     if (rows.size() < 2) throw InputError(csv_path, "", "expected a header row and at least one run");
     const auto& header = rows[0];
-    auto column = [&](const std::string& name) -> size_t {
+    // A column named twice is refused: which one holds the runs is not said.
+    auto find = [&](const std::string& name) -> std::optional<size_t> {
         const auto first = std::find(header.begin(), header.end(), name);
-        if (first == header.end()) throw InputError(csv_path, "line 1", "missing column '" + name + "'");
+        if (first == header.end()) return std::nullopt;
         const auto again = std::find(first + 1, header.end(), name);
         if (again != header.end())
             throw InputError(csv_path, "line 1",
@@ -140,8 +160,20 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
                                          first - header.begin() + 1, again - header.begin() + 1));
         return static_cast<size_t>(first - header.begin());
     };
+    auto column = [&](const std::string& name) -> size_t {
+        if (const auto i = find(name)) return *i;
+        throw InputError(csv_path, "line 1", "missing column '" + name + "'");
+    };
     const size_t c_name = column("name");
-    const size_t c_tps = column("tokens_per_s_per_gpu");
+    const auto c_tps = find("tokens_per_s_per_gpu");
+    const auto c_alloc = find("peak_allocated_GiB");
+    const auto c_reserved = find("measured_peak_GiB");
+    const auto c_recipe = find("recipe");
+    const auto c_compiled = find("compiled");
+    if (!c_tps && !c_alloc && !c_reserved)
+        throw InputError(csv_path, "line 1",
+                         "missing column 'tokens_per_s_per_gpu' (or a memory column: peak_allocated_GiB, "
+                         "measured_peak_GiB)");
     const auto dir = std::filesystem::path(csv_path).parent_path() / "runs";
     std::vector<MeasuredRun> out;
     for (size_t r = 1; r < rows.size(); ++r) {
@@ -151,21 +183,46 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
             throw InputError(csv_path, where, fmt::format("{} fields; the header has {}", row.size(), header.size()));
         MeasuredRun run;
         run.name = row[c_name];
-        char* end = nullptr;
-        run.measured_tokens_per_s_per_gpu = std::strtod(row[c_tps].c_str(), &end);
-        if (row[c_tps].empty() || *end != '\0' || !(run.measured_tokens_per_s_per_gpu > 0) ||
-            !std::isfinite(run.measured_tokens_per_s_per_gpu))
-            throw InputError(csv_path, where + ": tokens_per_s_per_gpu", "expected a positive number");
         check_run_name(run.name, csv_path, where + ": name");
+        if (c_tps) {
+            if (row[*c_tps] == "oom") run.oom = true;
+            else run.measured_tokens_per_s_per_gpu = positive(row[*c_tps], csv_path, where + ": tokens_per_s_per_gpu");
+        }
+        // A memory cell may be empty (not measured); GiB below 100 TiB.
+        const auto gib = [&](std::optional<size_t> c, const char* key) {
+            if (!c || row[*c].empty()) return 0.0;
+            const double v = positive(row[*c], csv_path, where + ": " + key);
+            if (v > 102'400) throw InputError(csv_path, where + ": " + key, "more than 100 TiB per GPU");
+            return v * 1024.0 * 1024 * 1024;
+        };
+        run.measured_allocated_bytes = gib(c_alloc, "peak_allocated_GiB");
+        run.measured_reserved_bytes = gib(c_reserved, "measured_peak_GiB");
+        if (!run.oom && !run.has_throughput() && run.measured_allocated_bytes <= 0 && run.measured_reserved_bytes <= 0)
+            throw InputError(csv_path, where, "no measurement in the row (tokens_per_s_per_gpu, peak_allocated_GiB or "
+                                              "measured_peak_GiB)");
+        std::vector<std::string> sets;
+        if (c_recipe) sets = recipe_overrides(row[*c_recipe], csv_path, where + ": recipe");
+        if (c_compiled) {
+            const std::string& v = row[*c_compiled];
+            if (v != "0" && v != "1") throw InputError(csv_path, where + ": compiled", "expected 0 or 1");
+            if (v == "1") sets.push_back("training.compile=true");
+        }
         // NAME.json, else NAME.yaml; anything at the .json path (a link loop
         // included) is taken, and load_job says what is wrong with it.
         std::filesystem::path job_path = dir / (run.name + ".json");
         std::error_code ec;
         if (!std::filesystem::exists(std::filesystem::symlink_status(job_path, ec))) job_path = dir / (run.name + ".yaml");
-        run.job = load_job(job_path.string());
-        check_measurement(run, csv_path, where + ": tokens_per_s_per_gpu");
+        run.job = load_job(job_path.string(), sets);
+        if (run.has_throughput()) check_measurement(run, csv_path, where + ": tokens_per_s_per_gpu");
         out.push_back(std::move(run));
     }
+    return out;
+}
+
+std::vector<MeasuredRun> throughput_runs(const std::vector<MeasuredRun>& runs) {
+    std::vector<MeasuredRun> out;
+    for (const MeasuredRun& r : runs)
+        if (r.has_throughput()) out.push_back(r);
     return out;
 }
 
@@ -175,6 +232,7 @@ ValidationResult validate_runs(const std::vector<MeasuredRun>& runs, const Calib
     ValidationResult out;
     double sum_abs = 0, sum = 0;
     for (const auto& run : runs) {
+        if (!run.has_throughput()) continue;
         const Estimate e = estimate(run.job, cal);
         ValidationRow v;
         v.name = run.name;

@@ -22,7 +22,9 @@
 //        output 2 bytes each, and the fp32 state at every chunk boundary
 //   MLP (dense): up output and activation output 2*2sbf; (gated): gate and up
 //        2*2sbf, product 2sbf; MoE: top-k experts' and the shared width; the
-//        permuted token copies 2*2sbhk (fp8: (1+2)sbhk)
+//        permuted token copies 2sbhk (fp8: sbhk), and their expert outputs
+//        2sbhk where unpermute applies the routing probabilities (not
+//        Megatron-Core: below)
 // For f = 4h, a = kv, GeLU this gives sbh(34 + 5as/h). Without sequence
 // parallelism the norm and block inputs, dropout masks and MoE token copies
 // are replicated across TP ranks; everything else is divided by t. With
@@ -35,6 +37,7 @@
 
 #include <algorithm>
 
+#include "workload/eager_ledger.h"
 #include "workload/flops.h"
 #include "workload/op_checkpoint.h"
 
@@ -254,7 +257,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // pointwise ops and reductions into one kernel that reads its inputs and
     // writes its output once (Ansel et al. 2024, "PyTorch 2", sec. 4-5):
     // priced as the fused counts above, with their kernel counts.
-    const bool eager = (tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed) && !tr.compile && !xla;
+    const bool eager = (tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed ||
+                        tr.framework == Framework::hf) && !tr.compile && !xla;
     if (eager && gated) {
         fwd += k.norms * (36.0 - 4.0) / el * act;
         fwd += (20.0 - 4.0) * tokens * rope_elems;
@@ -369,14 +373,19 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         if (has_mlp) split -= ffn_elems;
     }
     // Permuted token copies are hidden-sized: replicated across TP without SP.
-    // Two per routed copy: the experts' fc1 input (kept for its weight
-    // gradient) and their output (kept for the routing probabilities'
-    // gradient when unpermute scales by them, Megatron-Core moe_utils.py).
-    // fp8 keeps the fc1 input as the fp8 copy its grouped GEMM cast, as the
-    // rule above for every fp8 GEMM input (Transformer Engine GroupedLinear
-    // saves its quantized inputs): 1 byte instead of 2.
+    // The experts' fc1 input (kept for its weight gradient) per routed copy;
+    // fp8 keeps it as the fp8 copy its grouped GEMM cast, as the rule above
+    // for every fp8 GEMM input (Transformer Engine GroupedLinear saves its
+    // quantized inputs): 1 byte instead of 2. Where the routing
+    // probabilities scale the experts' output at unpermute, that output is
+    // kept too, for the probabilities' gradient (Megatron-LM's legacy MoE,
+    // DeepSpeed, torchtitan); Megatron-Core applies them inside the experts'
+    // activation instead (megatron/core/transformer/moe/experts.py
+    // activation_func_with_probs: act(fc1) * probs before fc2, the
+    // activation saving its own input), so unpermute keeps nothing.
     const double fc1_copy_bytes = tr.precision == Precision::fp8 ? 1.0 : el;
-    const double permuted = moe ? (el + fc1_copy_bytes) * tokens * k.moe.top_k * h : 0;
+    const bool probs_in_activation = tr.framework == Framework::megatron_core;
+    const double permuted = moe ? ((probs_in_activation ? 0.0 : el) + fc1_copy_bytes) * tokens * k.moe.top_k * h : 0;
     const double scores = w.unfused ? b * a * (s / c) * s * (el + (dropout ? 1 + el : 0)) : 0;  // softmax out, mask, dropout out
     const double full = (replicated + permuted) / sp_div + split / t + kv_stored + (w.unfused ? scores / t : 0);
     w.activation_bytes_full = full;
@@ -402,6 +411,10 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
 
     layer_params(m, k, p, traits, w);
+    const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
+                         .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,
+                         .gated = gated};
+    apply_stack_memory(m, k, tr, p, ss, w);
     return w;
 }
 
@@ -418,7 +431,7 @@ LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works) {
         &LayerWork::mem_bytes_attention_fwd, &LayerWork::kernels_fwd, &LayerWork::kernels_bwd,
         &LayerWork::activation_bytes, &LayerWork::activation_bytes_full, &LayerWork::checkpoint_bytes,
         &LayerWork::params,           &LayerWork::expert_params,     &LayerWork::dense_tensors,
-        &LayerWork::expert_tensors};
+        &LayerWork::expert_tensors,   &LayerWork::weight_copy_bytes};
     LayerWork mean;
     mean.unfused = works[0].unfused;
     mean.scores = works[0].scores;
@@ -429,42 +442,6 @@ LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works) {
         for (double LayerWork::*f : kAdditive) mean.*f += share * works[k].*f;
     }
     return mean;
-}
-
-HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
-    HeadWork w;
-    const double t = p.tp;
-    const double tokens = static_cast<double>(tr.micro_batch) * tr.seq_length / p.cp;
-    const double h = static_cast<double>(m.hidden);
-    const double v_local = static_cast<double>(m.vocab) / t;
-    w.logits = GemmShape{tokens, v_local, h, 1};
-    // Megatron's vocab-parallel cross-entropy works in fp32: cast (read 2,
-    // write 4), max and sum-exp passes (read 4 twice), loss; backward writes
-    // softmax - one-hot (read 4, write 2). fp32 training: the logits' 2
-    // bytes are 4 (the subtraction of the max then makes the fp32 copy).
-    const double el = tensor_bytes(tr.precision);
-    w.loss_bytes_fwd = tokens * v_local * (el + 4 + 4 + 4);
-    w.loss_bytes_bwd = tokens * v_local * (4 + el);
-    w.logits_memory_bytes = tokens * v_local * (el + 4);
-    // torchtitan (framework fsdp) computes the loss eagerly in fp32:
-    // cross_entropy(pred.float(), labels) (train.py at 9dec370) is
-    // log_softmax + nll_loss, and the 16-bit logits are freed before backward
-    // ("del pred"). At the loss's backward the fp32 log_softmax output (kept
-    // for backward), its incoming gradient (nll_loss_backward writes it dense)
-    // and the gradient log_softmax_backward writes are alive together: 3 x 4 bytes.
-    if (tr.framework == Framework::fsdp) w.logits_memory_bytes = tokens * v_local * (4 + 4 + 4);
-    // XLA (MaxText): the loss's custom VJP keeps the fp32 logits and
-    // exp(logits - max) for its backward (max_utils.py
-    // _cross_entropy_with_logits_fwd; cast_logits_to_fp32 true); the logits'
-    // gradient is an elementwise chain of them, fused into the output layer's
-    // backward dots (the fusion above): 2 x 4 bytes.
-    if (tr.xla) w.logits_memory_bytes = tokens * v_local * (4 + 4);
-    const bool sp = p.sequence_parallel && p.tp > 1;
-    w.embed_bytes_fwd = tokens * h * el / (sp ? t : 1.0);
-    w.embed_bytes_bwd = tokens * h * 4;  // fp32 scatter-add into the gradient
-    if (p.tp > 1) w.tp_bytes = tokens * h * el;
-    w.embedding_params = static_cast<double>(m.vocab) * h / t;
-    return w;
 }
 
 }  // namespace lostflops

@@ -91,6 +91,10 @@ struct LayerWork {
     double activation_bytes = 0;        // with the plan's recompute mode
     double activation_bytes_full = 0;   // no recompute (working set of one layer)
     double checkpoint_bytes = 0;        // layer input kept by full recompute
+    // Framework hf at zero 0: the bf16 copies autocast caches of the layer's
+    // fp32 weights (torch.autocast's cast cache, kept by the GEMMs that save
+    // them for backward; workload/eager_ledger.h), bytes.
+    double weight_copy_bytes = 0;
     // torchtitan's per-op selective checkpointing (workload/op_checkpoint.h):
     // activation_bytes is what it keeps, and its backward redoes this share
     // of the forward GEMM FLOPs and every forward memory-bound kernel.
@@ -123,6 +127,11 @@ struct HeadWork {
     double loss_bytes_fwd = 0, loss_bytes_bwd = 0;  // vocab-parallel cross-entropy
     double embed_bytes_fwd = 0, embed_bytes_bwd = 0;
     double logits_memory_bytes = 0;                 // logits kept for the loss backward
+    // Eager stacks (framework hf): what the final norm and the output layer
+    // save for backward, and the output layer's 16-bit weight copy (autocast's
+    // cast of the fp32 weight, or FSDP2's gathered root module), bytes.
+    double head_saved_bytes = 0;
+    double head_weight_copy_bytes = 0;
     double tp_bytes = 0;                            // SP gather before logits
     double embedding_params = 0;                    // V*h/t
 };

@@ -7,8 +7,12 @@
 //   over EP and ETP (Megatron-Core MoE parallel folding, Liu et al. 2025);
 // - Megatron-Core's selective recompute modules (apply_recompute_modules;
 //   transformer_config.py recompute_modules, transformer_layer.py,
-//   multi_latent_attention.py, moe/experts.py, moe/moe_layer.py).
+//   multi_latent_attention.py, moe/experts.py, moe/moe_layer.py);
+// - the stacks whose saved tensors are their own (apply_stack_memory): a
+//   Hugging Face model in eager PyTorch, MaxText's named remat policies,
+//   offloaded activations.
 #include "workload/layer_work_parts.h"
+#include "workload/eager_ledger.h"
 
 #include <algorithm>
 #include <bit>
@@ -175,6 +179,49 @@ void apply_recompute_modules(const LayerKind& k, const Training& tr, const Paral
         if (blocks > 0) w.recompute_tp_share = 1 / blocks;
     }
     w.recompute_kernels += std::popcount(w.recompute_gemms);  // one launch per GEMM redone
+}
+
+void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, const ParallelPlan& p,
+                        const StackShapes& s, LayerWork& w) {
+    // A Hugging Face model in eager PyTorch: its own ledger of saved tensors
+    // (workload/eager_ledger.h); gradient checkpointing keeps each layer's input.
+    if (tr.framework == Framework::hf) {
+        const EagerLayerLedger led = eager_layer_ledger(m, k, tr, p);
+        w.activation_bytes_full = led.total() * s.tokens;
+        w.checkpoint_bytes = led.input_bytes_per_token * s.tokens;
+        w.activation_bytes = p.recompute == Recompute::full ? w.checkpoint_bytes : w.activation_bytes_full;
+        // Autocast caches a bf16 copy of each fp32 weight its GEMMs take (the
+        // experts of transformers' MoE run in fp32: no copy; torch.compile
+        // recomputes the casts).
+        if (eager_autocast(tr, p) && !tr.compile) w.weight_copy_bytes = 2.0 * w.params;
+    }
+    // MaxText's named remat policy (a TPU job, ParallelPlan::remat_policy):
+    // the layer's input (the scan's carry) and the named matmul outputs the
+    // policy saves (decoders.py get_remat_policy), each sharded as the
+    // activations are; everything else is recomputed in backward.
+    if (tr.xla && p.remat_policy != RematPolicy::unset && p.recompute == Recompute::selective && s.attention &&
+        s.has_mlp) {
+        const double hs = s.tokens * s.h * s.el / s.sp_div;                  // an h-wide output (input, out, mlpwo)
+        const double qkv = s.tokens * (s.a / s.t + 2 * s.kv_local) * s.d * s.el;  // kv_local: per rank already
+        const double context = s.tokens * s.a * s.dv * s.el / s.t;
+        const double wi = s.tokens * s.ffn_width * s.el / s.t;  // mlpwi_0 or mlpwi_1
+        double saved = hs;
+        switch (p.remat_policy) {
+            case RematPolicy::minimal: saved += qkv + hs + (s.gated ? 2 : 1) * wi + hs; break;
+            case RematPolicy::save_dot_with_context_except_mlp: saved += qkv + context + hs; break;
+            case RematPolicy::save_dot_except_mlpwi: saved += qkv + hs + hs; break;
+            case RematPolicy::save_dot_except_mlp: saved += qkv + hs; break;
+            case RematPolicy::save_qkv_proj: saved += qkv; break;
+            case RematPolicy::save_out_proj: saved += hs; break;
+            case RematPolicy::unset: break;
+        }
+        w.activation_bytes = saved;
+    }
+    // Offloaded activations (ParallelPlan::offload_activations): the device
+    // keeps the layer's input; what it saved goes to host memory
+    // (estimate/memory.cpp adds the layer in transit).
+    if (p.offload_activations && p.recompute != Recompute::full)
+        w.activation_bytes = std::min(w.activation_bytes, w.checkpoint_bytes);
 }
 
 }  // namespace lostflops

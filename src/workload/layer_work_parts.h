@@ -40,4 +40,18 @@ struct RecomputeShapes {
 void apply_recompute_modules(const LayerKind& k, const Training& tr, const ParallelPlan& p,
                              const RecomputeShapes& r, LayerWork& w);
 
+// The layer's shapes the stacks' own memory rules read (per GPU; el: bytes
+// of an activation).
+struct StackShapes {
+    double tokens, h, el, sp_div, t, a, d, dv, kv_local, ffn_width;
+    bool attention, has_mlp, gated;
+};
+// The memory of stacks whose saved tensors are not Megatron's: a Hugging
+// Face model in eager PyTorch (workload/eager_ledger.h), MaxText's named
+// remat policy (ParallelPlan::remat_policy) and offloaded activations
+// (ParallelPlan::offload_activations). Sets w's activation, checkpoint and
+// weight-copy bytes (w.params must be set).
+void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, const ParallelPlan& p,
+                        const StackShapes& s, LayerWork& w);
+
 }  // namespace lostflops

@@ -78,7 +78,7 @@ TEST(CliJson, EveryNumberHasItsUnitInTheKey) {
     }
     EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-9 * sum);
     const std::set<std::string> counts = {"worst_pipeline_rank", "inflight_micro_batches", "warmup_forward_passes",
-                                          "zero_live_params"};
+                                          "zero_live_params", "moment_micro_batch", "moment_chunk"};
     for (const auto& [k, v] : j["memory"].items()) {
         if (!v.is_number()) continue;
         EXPECT_TRUE(ends_with(k, "_bytes") || ends_with(k, "_GiB") || counts.count(k)) << "memory." << k;

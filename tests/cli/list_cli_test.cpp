@@ -81,7 +81,7 @@ TEST(ListCli, ClustersAsTheCatalogGivesThem) {
 // Every rule of the table under the framework whose stack it is.
 TEST(ListCli, FrameworksHoldEveryRuleOnce) {
     const nlohmann::json fw = list_json("frameworks");
-    ASSERT_EQ(fw.size(), 4u);
+    ASSERT_EQ(fw.size(), 5u);
     size_t rules = 0;
     std::set<std::string> names;
     for (const auto& f : fw) {
@@ -89,7 +89,7 @@ TEST(ListCli, FrameworksHoldEveryRuleOnce) {
         rules += f["rules"].size();
         for (const auto& r : f["rules"]) EXPECT_FALSE(r["source"].get<std::string>().empty());
     }
-    EXPECT_EQ(names, (std::set<std::string>{"megatron-core", "megatron-lm", "fsdp", "deepspeed"}));
+    EXPECT_EQ(names, (std::set<std::string>{"megatron-core", "megatron-lm", "fsdp", "deepspeed", "hf"}));
     EXPECT_EQ(rules, lostflops::kFrameworkRules.size());
     const CliRun table = run_cli("list frameworks");
     ASSERT_EQ(table.code, 0) << table.err;

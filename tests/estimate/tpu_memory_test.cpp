@@ -44,10 +44,11 @@ TEST(TpuMemory, TheSameJobOnAGpuKeepsTheGpuModel) {
     ASSERT_FALSE(j.training.xla);
     const Calibration cal = default_calibration();
     const Memory m = estimate(j, cal).memory;
-    EXPECT_GE(m.buffers_bytes, cal.memory_reserved_bytes);
-    // The caching allocator's model: the whole HBM, the reserve in buffers,
-    // and a fragmentation share of the churned memory (estimate/memory.cpp).
-    EXPECT_DOUBLE_EQ(m.capacity_bytes, static_cast<double>(j.cluster.gpu.memory_bytes));
+    EXPECT_GE(m.buffers_bytes, cal.workspace_bytes);
+    // The caching allocator's model: the driver's total less what lives
+    // outside the allocator, and a fragmentation share of the churned
+    // memory (estimate/memory.cpp).
+    EXPECT_DOUBLE_EQ(m.capacity_bytes, static_cast<double>(j.cluster.gpu.memory_total_bytes) - cal.memory_reserved_bytes);
     EXPECT_GT(m.fragmentation_bytes, 0);
 }
 

@@ -76,7 +76,10 @@ TEST(MaxTextImport, TensorAxisAndAPolicyNotModelled) {
     EXPECT_EQ(j.plan.dp, 16);
     EXPECT_EQ(j.plan.zero, 3);
     EXPECT_EQ(j.plan.recompute, Recompute::selective);
-    EXPECT_TRUE(has_note(r, NoteKind::not_modelled, "remat_policy"));
+    // minimal_offloaded: MaxText's minimal policy, its saved outputs in host memory.
+    EXPECT_TRUE(has_note(r, NoteKind::assumed, "remat_policy"));
+    EXPECT_TRUE(j.plan.offload_activations);
+    EXPECT_EQ(j.plan.remat_policy, RematPolicy::minimal);
     // log2 128 = 6 + 1: heads and MLP x8, embedding x4, layers x4.
     EXPECT_EQ(j.model.hidden, 8192);
     EXPECT_EQ(j.model.layers, 64);

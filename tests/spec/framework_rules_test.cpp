@@ -33,8 +33,9 @@ TEST(FrameworkRules, EveryRowNamesItsKeyRuleAndSource) {
         EXPECT_GT(std::string(r.source).size(), 20u) << r.rule;
         EXPECT_NE(std::string(r.source).find(".py"), std::string::npos) << r.rule << ": a file of the framework";
     }
-    EXPECT_EQ(stacks.size(), 4u);
+    EXPECT_EQ(stacks.size(), 5u);
     EXPECT_EQ(launch_stack(Framework::fsdp), LaunchStack::torchtitan);
+    EXPECT_EQ(launch_stack(Framework::hf), LaunchStack::hf);
     EXPECT_EQ(launch_stack(Framework::megatron_lm), LaunchStack::megatron_lm);
 }
 

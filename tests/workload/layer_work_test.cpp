@@ -21,7 +21,7 @@ Job job_with(const std::string& model_yaml, const std::string& parallel = "{}") 
 
 TEST(LayerWorkMemory, MoeWithSharedExperts) {
     // h 256, 4 heads of 64, 8 experts of 128, top 2, one shared expert of 128.
-    const Job j = job_with(R"(  model_type: deepseek_v3
+    const std::string model = R"(  model_type: deepseek_v3
   num_hidden_layers: 1
   hidden_size: 256
   num_attention_heads: 4
@@ -29,7 +29,8 @@ TEST(LayerWorkMemory, MoeWithSharedExperts) {
   num_experts_per_tok: 2
   moe_intermediate_size: 128
   n_shared_experts: 1
-  vocab_size: 1000)");
+  vocab_size: 1000)";
+    const Job j = job_with(model);
     const LayerWork w = layer_work(j.model, j.model.kind(0), j.training, j.plan);
     const double t = 1024, h = 256;                      // tokens of a micro-batch, hidden
     const double inputs = 2 * (2 * t * h);               // two blocks: norm inputs
@@ -37,8 +38,19 @@ TEST(LayerWorkMemory, MoeWithSharedExperts) {
     const double q_out = 2 * t * 256 + 2 * t * 256;      // Q and the output projection's input
     const double kv = 4 * t * 4 * 64;                    // K and V
     const double ffn = 6 * t * (2 * 128 + 128);          // gate, up, product: top-2 experts and the shared one
-    const double permuted = 2 * 2 * t * 2 * h;           // token copies to and from the experts
+    // The experts' fc1 inputs, one per routed copy: Megatron-Core applies the
+    // routing probabilities in the experts' activation, so their outputs are
+    // not kept for the probabilities' gradient (moe/experts.py).
+    const double permuted = 2 * t * 2 * h;
     EXPECT_DOUBLE_EQ(w.activation_bytes, inputs + blocks_in + q_out + kv + ffn + permuted);
+    // Where unpermute scales by the probabilities (DeepSpeed, torchtitan,
+    // legacy Megatron-LM) the experts' outputs are kept too.
+    const Job ds = parse_job("model:\n" + model + "\ncluster: {gpu: h100-sxm, num_gpus: 2}\n"
+                             "training: {seq_length: 1024, global_batch_size: 2, micro_batch_size: 1, framework: deepspeed}\n"
+                             "parallel: {}\n",
+                             "job.yaml");
+    EXPECT_DOUBLE_EQ(layer_work(ds.model, ds.model.kind(0), ds.training, ds.plan).activation_bytes - w.activation_bytes,
+                     2 * t * 2 * h);
     // Weights: attention, router and shared expert dense; 8 experts apart.
     EXPECT_DOUBLE_EQ(w.params, 4 * h * h + h * 8 + 3 * h * 128 + 2 * h);
     EXPECT_DOUBLE_EQ(w.expert_params, 8 * 3 * h * 128);
