@@ -28,6 +28,7 @@ struct ExplainOptions {
     ExplainFormat format = ExplainFormat::table;
     std::string output_path;
     std::string gpus;  // report: scaling curve over these GPU counts
+    bool best = false;  // --best (commands.h overrides_with_plan)
 };
 
 void add_source_options(CLI::App* cmd, ExplainOptions& o) {
@@ -35,6 +36,7 @@ void add_source_options(CLI::App* cmd, ExplainOptions& o) {
                     "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent");
     cmd->add_option("--set", o.overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)");
+    add_best_flag(cmd, o.best);
 }
 
 JobSource source_of(const ExplainOptions& o) {
@@ -42,7 +44,8 @@ JobSource source_of(const ExplainOptions& o) {
     // cannot be read twice.
     if (o.job_path == "-")
         throw InputError("-", "job", "explain and report read the job more than once; give a file, not standard input");
-    return JobSource{o.job_path, o.overrides};
+    // --best or a job without a plan: the search's best plan, as overrides the re-loads keep.
+    return JobSource{o.job_path, overrides_with_plan(o.job_path, o.overrides, o.calibration_path, o.best)};
 }
 
 }  // namespace

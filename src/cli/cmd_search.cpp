@@ -6,10 +6,9 @@
 // re-scores, and the sweeps, are the library's (lostflops/search_listing.h),
 // shared with the Python module; this file reads options and prints.
 // Exit 0 when at least one plan fits, 1 when none does.
-#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <optional>
 #include <cstdio>
@@ -58,13 +57,21 @@ RankBy rank_by(const std::string& s) {
 }
 
 // The job on n GPUs, as the sweeps load it. An error the size causes is the
-// sweep's (--gpus, or --min-gpus trying it), not a --set the user never wrote.
+// sweep's (--gpus, or --min-gpus trying it), not a --set the user never wrote;
+// a size beyond one node of a job without an inter-node network (a one-node
+// job need not give one) is said as the sweep's, not as a missing key.
 JobOnGpus job_on(const SearchArgs& a) {
     return [&a](int n) {
         const std::string set = fmt::format("cluster.num_gpus={}", n);
         try {
             return load_for(a, {set}).job;
         } catch (const InputError& e) {
+            if (e.key() == "cluster.inter_node")
+                throw InputError(a.job_path.empty() ? std::string("search") : a.job_path, e.key(),
+                                 fmt::format("missing: the search reaches {} GPUs, more than one node, and the job's "
+                                             "cluster gives no inter-node network; expected {{bandwidth_GBps, "
+                                             "latency_us}}, or a cluster preset (lostflops list clusters)",
+                                             n));
             if (e.file() != "--set " + set) throw;
             throw InputError(fmt::format("{} {}", a.min_gpus ? "--min-gpus, at" : "--gpus", n), e.key(), e.message());
         }
@@ -102,6 +109,35 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
 }
 
 }  // namespace
+
+// A search that evaluates no layout because the fixed settings (--fix and the
+// job's parallel keys) break a rule is bad input: the rule is named as
+// estimate names it, by loading the job with the --fix settings as its keys.
+[[noreturn]] void refuse_fixed(const SearchArgs& a) {
+    std::vector<std::string> o = a.overrides;
+    std::string given;
+    for (const std::string& text : a.fixes) {
+        given += (given.empty() ? "" : ",") + text;
+        size_t at = 0;
+        while (at < text.size()) {
+            const size_t comma = std::min(text.find(',', at), text.size());
+            const std::string item = text.substr(at, comma - at);
+            at = comma + 1;
+            if (item.find('=') == std::string::npos) continue;  // add_plan_fix refused it already
+            const std::string key = item.substr(0, item.find('='));
+            const std::string section = key == "micro_batch_size" ? "training." : "parallel.";
+            o.push_back(section + (key == "sp" ? std::string("sequence_parallel") + item.substr(key.size()) : item));
+        }
+    }
+    const std::string source = given.empty() ? std::string("parallel") : "--fix " + given;
+    try {
+        (void)(a.job_path.empty() ? default_job(o) : load_job(a.job_path, o));
+    } catch (const InputError& e) {
+        throw InputError(source, "", "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
+    }
+    throw InputError(source, "", "the fixed settings and the divisibility rules leave no layout to evaluate "
+                                 "(lostflops estimate with them as --set parallel.KEY=VALUE names the rule)");
+}
 
 void add_search_command(CLI::App& app, int& exit_code) {
     auto a = std::make_shared<SearchArgs>();
@@ -173,36 +209,32 @@ void add_search_command(CLI::App& app, int& exit_code) {
         g_interrupted = false;
         opts.cancel = &g_interrupted;
         const auto previous = std::signal(SIGINT, on_sigint);
-        const bool tty = isatty(fileno(stderr)) != 0 && !g_quiet;
-        const auto start = std::chrono::steady_clock::now();
-        if (tty)
-            opts.progress = [start](double share) {
-                if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-                std::fprintf(stderr, "\rsearch: %3.0f%% of layouts", 100 * share);
-                std::fflush(stderr);
-            };
-        const auto done_progress = [&] {
-            if (tty && std::chrono::steady_clock::now() - start >= std::chrono::seconds(1))
-                std::fprintf(stderr, "\r%60s\r", "");
-        };
+        // Progress on stderr (cli/progress.h): after a second on a terminal, a line every 5 s otherwise.
+        std::optional<Progress> progress;
+        if (!g_quiet) {
+            progress.emplace("search");
+            opts.progress = [&progress](double share) { progress->set(share); };
+        }
+        const auto done_progress = [&progress] { progress.reset(); };
         if (!a->gpus.empty() || a->min_gpus) {
             std::vector<SweepPoint> points;
             if (a->min_gpus) {
                 points = min_gpus_sweep(sj.job, job_on(*a), cal, opts);
             } else {
                 const std::vector<int> sizes = gpu_list(a->gpus);
-                // The progress line names the size it is at; the share is of the whole sweep.
+                // The share over the whole list: sizes done plus the share of
+                // the one at; the line names the size it is at.
                 const auto what = [&sizes](size_t i) {
                     return fmt::format("search: {} GPUs (size {} of {})", sizes[i], i + 1, sizes.size());
                 };
-                Progress progress(what(0));
                 std::atomic<size_t> at{0};
-                opts.progress = [&progress, &at, &sizes](double share) {
-                    progress.set((static_cast<double>(at.load()) + share) / static_cast<double>(sizes.size()));
-                };
+                if (progress)
+                    opts.progress = [&progress, &at, &sizes](double share) {
+                        progress->set((static_cast<double>(at.load()) + share) / static_cast<double>(sizes.size()));
+                    };
                 points = sweep_sizes(job_on(*a), cal, opts, sizes, [&](size_t i) {
                     at = i;
-                    progress.rename(what(i));
+                    if (progress) progress->rename(what(i));
                 });
             }
             done_progress();
@@ -224,6 +256,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         const SearchResult& r = listing.result;
         done_progress();
         std::signal(SIGINT, previous);
+        if (r.ranked.empty() && r.counts.evaluated == 0 && r.counts.pruned_memory == 0 && !r.cancelled) refuse_fixed(*a);
         const PlanChunks plans = listing_plans(sj.job, cal, listing);
         if (table) {
             std::printf("%s", search_table(sj.job, cal, r, listing.view).c_str());
