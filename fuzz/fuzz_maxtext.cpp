@@ -2,16 +2,19 @@
 // and the slice-type parser: any bytes give a job file or an InputError. The
 // first line of the input is also tried as the slice type; the rest is the
 // config, imported on a v5p-128 and on that slice type. The job file the
-// import writes must be YAML with no control characters.
+// import writes must be YAML with no control characters; loaded, its plan
+// exported back as MaxText keys (maxtext_export) must be too.
 // Seeds: tests/data/interop/maxtext.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "fuzz_check.h"
+#include "interop/maxtext_export.h"
 #include "interop/maxtext_keys.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
+#include "lostflops/job.h"
 
 namespace {
 
@@ -21,6 +24,8 @@ void import_on(const std::string& text, const std::string& tpu) {
         o.tpu = tpu;
         const auto r = lostflops::import_maxtext(text, "<fuzz>", o);
         lostflops::fuzz::check_written_text(r.job_yaml, "import maxtext", true);
+        const lostflops::Job job = lostflops::parse_job(r.job_yaml, "<imported>");
+        lostflops::fuzz::check_written_text(lostflops::export_maxtext(job).text, "export maxtext", true);
     } catch (const lostflops::InputError&) {
     }
 }

@@ -32,6 +32,8 @@ seeds() {
     fuzz_job) echo data/jobs examples data/published/runs ;;
     fuzz_toml) echo tests/data/interop/torchtitan ;;
     fuzz_maxtext) echo tests/data/interop/maxtext ;;
+    fuzz_torchtitan_cli) echo tests/data/interop/torchtitan-cli ;;
+    fuzz_components) echo tests/data/calibrate/components-fuzz ;;
     fuzz_megatron) echo tests/data/interop/megatron ;;
     fuzz_csv) echo data/published ;;
     fuzz_calibration) echo data/calibration ;;

@@ -1,6 +1,7 @@
 // Helpers shared by the unit tests.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "lostflops/error.h"
@@ -59,6 +60,16 @@ parallel:
   tp: 2
   pp: 2
 )";
+}
+
+// What the InputError f() throws says (file: key: message), or "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
 }
 
 // The InputError message of parsing `text` with overrides, or "" if it parsed.

@@ -61,12 +61,16 @@ struct FrameworkRule {
     bool knob;           // depends on parallel.zero or the recompute depth (the search's knobs)
 };
 
-inline constexpr std::array<FrameworkRule, 22> kFrameworkRules{{
+inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
     // Megatron-Core: uneven stages launch through --pipeline-model-parallel-layout
-    // (lostflops export writes one), KV heads may be fewer than tp (replicated:
-    // "num_query_groups must be a multiple or divisor of tensor_model_parallel_size",
-    // a check every plan passes), ZeRO 0-3 (--use-distributed-optimizer; Megatron-FSDP
-    // --data-parallel-sharding-strategy optim_grads / optim_grads_params).
+    // (lostflops export writes one), ZeRO 0-3 (--use-distributed-optimizer; Megatron-FSDP
+    // --data-parallel-sharding-strategy optim_grads / optim_grads_params). Its
+    // attention divides the query groups among the tensor-parallel ranks, so
+    // KV heads fewer than tp do not launch (issue 36).
+    {LaunchStack::megatron_core, RuleCheck::kv_heads_over_tp, "parallel.tp",
+     "tp divides the KV heads (num_query_groups)",
+     "Megatron-LM megatron/core/transformer/attention.py Attention.__init__ "
+     "(num_query_groups_per_partition = divide(num_query_groups, world_size))", false},
     {LaunchStack::megatron_core, RuleCheck::schedule_1f1b_family, "parallel.pipeline_schedule",
      "pipeline schedules are 1f1b and interleaved 1F1B (no zero-bubble or DualPipe schedule)",
      "Megatron-LM megatron/core/pipeline_parallel/schedules.py get_forward_backward_func", false},

@@ -117,7 +117,9 @@ struct RunSimulation {
 };
 // Precondition: check_finishes(in, interval_s) passes (it is checked again,
 // with an empty file name, so that a sample always ends). threads: worker
-// threads, 0 every core; the figures do not depend on it.
+// threads, 0 every core; the figures do not depend on it. The work is
+// bounded: InputError("--simulate") when samples x (1 + the closed form's
+// expected failures a run) is over 5 x 10^8.
 RunSimulation simulate_run(const RunInputs& in, double interval_s, int samples, uint64_t seed, int threads = 0);
 
 }  // namespace lostflops

@@ -15,6 +15,7 @@ Bad input raises :class:`LostflopsError` (a ``ValueError``) whose ``file`` and
 from __future__ import annotations
 
 import json
+import operator
 import os
 import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -54,6 +55,34 @@ __all__ = [
 ]
 
 Job = Union[None, str, "os.PathLike[str]", Dict[str, Any]]
+
+_MAX_GPUS = 1_000_000      # the job file's num_gpus range (src/spec/hardware_bounds.h kMaxGpus)
+_MAX_SWEEP_SIZES = 64      # the command line's --gpus list (src/cli/common.cpp gpu_list)
+_MAX_SIMULATE = 10_000_000  # the command line's --simulate range (src/cli/cmd_goodput.cpp)
+
+
+def _count(name: str, value: Any, lo: int, hi: int) -> int:
+    """An int argument in [lo, hi], else LostflopsError naming it and the
+    bound, as the command line says (pybind11 alone answers a value beyond
+    the C++ type's range with "incompatible function arguments")."""
+    if isinstance(value, bool):
+        raise TypeError("%s: expected an int, got bool" % name)
+    try:
+        value = operator.index(value)  # int, numpy integers
+    except TypeError:
+        raise TypeError("%s: expected an int, got %s" % (name, type(value).__name__)) from None
+    if not lo <= value <= hi:
+        error = LostflopsError("%s: %d: expected an integer from %d to %d" % (name, value, lo, hi))
+        error.file, error.key, error.message = name, "", "%d: expected an integer from %d to %d" % (value, lo, hi)
+        raise error
+    return value
+
+
+def _sizes(gpus: Optional[Sequence[int]]) -> List[int]:
+    """A ``--gpus`` list: at most 64 sizes of 1 to 1,000,000 GPUs each."""
+    sizes = [] if gpus is None else list(gpus)
+    _count("gpus (sizes in the list)", len(sizes), 0, _MAX_SWEEP_SIZES)
+    return [_count("gpus", n, 1, _MAX_GPUS) for n in sizes]
 
 
 def _job_arg(job: Job) -> Tuple[Optional[str], bool]:
@@ -123,9 +152,10 @@ def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[S
     gpus: ``--gpus`` sizes (a list of GPU counts); min_gpus: ``--min-gpus``;
     either gives the sweep's dict ``{"schema_version", "sweep": [...]}``.
     """
-    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+    if isinstance(top, bool):
         raise ValueError("top: expected a count >= 0, got %r" % (top,))
-    sizes = [] if gpus is None else [int(n) for n in gpus]
+    _count("top", top, 0, 2 ** 63 - 1)
+    sizes = _sizes(gpus)
     if gpus is not None and not sizes:
         raise ValueError("gpus: expected a non-empty list of GPU counts")
     if sizes and min_gpus:
@@ -153,7 +183,7 @@ def report(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Op
            gpus: Optional[Sequence[int]] = None) -> str:
     """The self-contained HTML report ``lostflops report -o FILE`` writes, as text
     (gpus: ``--gpus``, the scaling curve's GPU counts)."""
-    return _lostflops.report(_job_file(job), _strings("set", set), calibration or "", [int(n) for n in gpus or []])
+    return _lostflops.report(_job_file(job), _strings("set", set), calibration or "", _sizes(gpus))
 
 
 def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
@@ -161,8 +191,7 @@ def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: O
     """The whole run (failures, checkpoints, restarts, data stalls, time to
     train, GPU-hours, cost, energy): ``lostflops goodput --format json
     [--simulate N --seed S]``. Needs ``training.train_tokens``."""
-    if isinstance(simulate, bool) or not isinstance(simulate, int):
-        raise TypeError("simulate: expected an int, got %s" % type(simulate).__name__)
+    _count("simulate", simulate, 0, _MAX_SIMULATE)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
         raise ValueError("seed: expected an integer from 0 to 2^64 - 1, got %r" % (seed,))
     text, is_text = _job_arg(job)
@@ -246,7 +275,7 @@ def trace_merge(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.Pa
     """``lostflops trace merge --format json SUMMARIES...``: summary files
     (``--summary-out``) or directories of them, read one at a time."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    return json.loads(_lostflops.trace_merge([os.fspath(p) for p in items], gpus_per_node))
+    return json.loads(_lostflops.trace_merge([os.fspath(p) for p in items], _count("gpus_per_node", gpus_per_node, 0, 1024)))
 
 
 def trace_diff(a: Union[str, "os.PathLike[str]"], b: Union[str, "os.PathLike[str]"], hta_compatible: bool = False,
@@ -324,9 +353,7 @@ def _import_arg(text_or_path: Union[str, "os.PathLike[str]"]) -> Tuple[str, bool
 
 
 def _num_gpus(num_gpus: int) -> int:
-    if isinstance(num_gpus, bool) or not isinstance(num_gpus, int):
-        raise TypeError("num_gpus: expected an int, got %s" % type(num_gpus).__name__)
-    return num_gpus
+    return _count("num_gpus", num_gpus, 0, _MAX_GPUS)
 
 
 def import_megatron(text_or_path: Union[str, "os.PathLike[str]"], num_gpus: int = 0) -> Tuple[str, List[Dict[str, str]]]:

@@ -97,6 +97,41 @@ T parse_enum(const Table& t, std::size_t r, std::size_t c, F from_string, const 
     return *v;
 }
 
+// The board power a row was measured at, in watts, checked against the GPU's
+// TDP (catalog): nvidia-smi only sets a power limit inside the board's
+// [Min Power Limit, Max Power Limit] (nvidia-smi(1), -pl), which for the
+// catalog's boards lies inside [0.1, 2] x TDP (H100 SXM 200-700 W at a 700 W
+// TDP, A100 SXM 100-400 W at 400 W: nvidia-smi -q, POWER section). Outside
+// that the value is a typo or another unit, and the fit's power exponent,
+// shared by every family, would follow it.
+constexpr double kMinPowerOverTdp = 0.1, kMaxPowerOverTdp = 2;
+
+void check_power(double w, const Gpu& gpu, const std::string& file, const std::string& key, const std::string& shown) {
+    if (std::isfinite(w) && w >= kMinPowerOverTdp * gpu.tdp_w && w <= kMaxPowerOverTdp * gpu.tdp_w) return;
+    throw InputError(file, key,
+                     fmt::format("power limit {}: expected watts from {:g} to {:g} ({:g} to {:g} x the {} W TDP of {})",
+                                 shown, kMinPowerOverTdp * gpu.tdp_w, kMaxPowerOverTdp * gpu.tdp_w, kMinPowerOverTdp,
+                                 kMaxPowerOverTdp, gpu.tdp_w, gpu.name));
+}
+
+// A GEMM row faster than the GPU's dense tensor-core peak for its format
+// (catalog, from the datasheets) is a wrong row: no kernel beats the peak.
+// 5 % above it is let through for a clock above the datasheet's boost clock.
+constexpr double kMaxOverPeak = 1.05;
+
+void check_gemm_peak(const GemmRow& g, const Table& t, std::size_t r) {
+    const auto gpu = find_gpu(g.gpu);
+    const bool fp8 = g.dtype != GemmDtype::bf16;
+    const double peak = gpu ? (fp8 ? gpu->peak_fp8_tflops : gpu->peak_bf16_tflops) : 0;
+    if (!gpu || g.tflops <= kMaxOverPeak * peak) return;
+    throw InputError(t.source(), fmt::format("{}: tflops", t.where(r + 1)),
+                     peak <= 0 ? fmt::format("{} TFLOP/s in {} on {}, which has no {} tensor cores (catalog)", g.tflops,
+                                             to_string(g.dtype), g.gpu, fp8 ? "fp8" : "bf16")
+                               : fmt::format("{:g} TFLOP/s is {:.1f} x the {:g} TFLOP/s dense {} peak of {} (catalog); "
+                                             "a measurement cannot exceed it (at most {:g} x)",
+                                             g.tflops, g.tflops / peak, peak, fp8 ? "fp8" : "bf16", g.gpu, kMaxOverPeak));
+}
+
 }  // namespace
 
 std::vector<GemmRow> parse_gemm_table(std::string_view text, const std::string& source) {
@@ -109,6 +144,7 @@ std::vector<GemmRow> parse_gemm_table(std::string_view text, const std::string& 
         GemmRow g;
         g.gpu = t.gpu(r, cg);
         g.power_w = t.number(r, cp, 1, 1e4);
+        check_power(g.power_w, *find_gpu(g.gpu), source, t.where(r + 1) + ": power_w", t.text(r, cp));
         g.dtype = parse_enum<GemmDtype>(t, r, cd, gemm_dtype_from_string, "bf16, fp8_tensor, fp8_row, fp8_block or mxfp8");
         g.m = t.number(r, cm, 1, kMaxDim);
         g.n = t.number(r, cn, 1, kMaxDim);
@@ -116,6 +152,7 @@ std::vector<GemmRow> parse_gemm_table(std::string_view text, const std::string& 
         g.tflops = t.number(r, ct, 1e-6, kMaxTflops);
         g.source = t.text(r, cs);
         g.line = t.line(r);
+        check_gemm_peak(g, t, r);
         if (cb) {
             const std::string& b = t.text(r, *cb);
             if (b != "0" && b != "1") throw InputError(source, t.where(r + 1) + ": best_of_sweep", "expected 0 or 1");
@@ -184,20 +221,42 @@ std::string measured_source(const std::string& dir, const nlohmann::json& meta) 
                        driver, get("torch"), get("cuda"), get("cudnn"), get("date"));
 }
 
-double power_of(const nlohmann::json& meta, const Gpu& gpu) {
-    // nvidia-smi prints "700.00 W"; the catalog TDP when it is absent.
-    if (meta.contains("nvidia_smi") && meta["nvidia_smi"].contains("power.limit")) {
-        const std::string s = meta["nvidia_smi"]["power.limit"].get<std::string>();
-        const double w = std::strtod(s.c_str(), nullptr);
-        if (w > 0 && std::isfinite(w)) return w;
+double power_of(const nlohmann::json& meta, const Gpu& gpu, const std::string& meta_path) {
+    // nvidia-smi --query-gpu=power.limit prints "700.00 W" (gpu_components.py
+    // keeps that text; a bare JSON number is read as watts); "[N/A]" on a
+    // board that does not report it, and an absent key: the catalog TDP.
+    if (!meta.is_object() || !meta.contains("nvidia_smi") || !meta["nvidia_smi"].is_object() ||
+        !meta["nvidia_smi"].contains("power.limit"))
+        return gpu.tdp_w;
+    const nlohmann::json& v = meta["nvidia_smi"]["power.limit"];
+    const std::string key = "nvidia_smi.power.limit";
+    if (v.is_number()) {
+        const double w = v.get<double>();
+        check_power(w, gpu, meta_path, key, v.dump());
+        return w;
     }
-    return gpu.tdp_w;
+    if (!v.is_string())
+        throw InputError(meta_path, key, std::string("expected watts as text (\"700.00 W\") or a number, got ") + v.type_name());
+    const std::string s = v.get<std::string>();
+    if (s == "[N/A]" || s == "N/A") return gpu.tdp_w;
+    char* end = nullptr;
+    const double w = std::strtod(s.c_str(), &end);
+    std::string_view rest(end);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    if (end == s.c_str() || !(rest.empty() || rest == "W"))
+        throw InputError(meta_path, key, "'" + s + "': expected watts as nvidia-smi prints them (\"700.00 W\")");
+    check_power(w, gpu, meta_path, key, "'" + s + "'");
+    return w;
 }
 
 }  // namespace
 
 ComponentTables read_measured_tables(const std::string& dir, const std::string& gpu_name) {
     namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw InputError(dir, "", fs::exists(dir, ec) ? "not a folder: --measured takes the folder gpu_components.py wrote"
+                                                      : "no such folder (--measured takes the folder gpu_components.py wrote)");
     const std::string gpu = gpu_name.empty() ? fs::path(dir).filename().string() : gpu_name;
     const auto spec = find_gpu(gpu);
     if (!spec)
@@ -210,7 +269,7 @@ ComponentTables read_measured_tables(const std::string& dir, const std::string& 
         throw InputError(meta_path, "", std::string("invalid JSON: ") + e.what());
     }
     const std::string source = measured_source(dir, meta);
-    const double power = power_of(meta, *spec);
+    const double power = power_of(meta, *spec, meta_path);
     ComponentTables out;
     out.sources.push_back(source);
     auto load = [&](const char* name) -> std::optional<Table> {
@@ -228,6 +287,7 @@ ComponentTables read_measured_tables(const std::string& dir, const std::string& 
             if (d == "fp8" && s == "tensor") g.dtype = GemmDtype::fp8_tensor;
             else if (d == "fp8" && s == "row") g.dtype = GemmDtype::fp8_row;
             else if (d != "bf16") throw InputError(t->source(), t->where(r + 1) + ": dtype", "expected bf16 or fp8 (tensor/row)");
+            check_gemm_peak(g, *t, r);
             out.gemm.push_back(std::move(g));
         }
     }

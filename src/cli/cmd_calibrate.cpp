@@ -25,6 +25,7 @@
 #include "lostflops/error.h"
 #include "lostflops/nccl_tests.h"
 #include "lostflops/validate.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -83,7 +84,7 @@ int run_nccl(const NcclOptions& o) {
     const NcclCalibration c = calibrate_nccl(o.files, parse_opt, o.base);
     const std::string& yaml = c.yaml;
     const std::vector<BusBwCurve>& curves = c.curves;
-    for (const auto& w : c.warnings) fmt::print(stderr, "lostflops: warning: {}\n", w);
+    for (const auto& w : c.warnings) fmt::print(stderr, "lostflops: warning: {}\n", terminal_text(w));
     if (o.output.empty()) {
         std::fwrite(yaml.data(), 1, yaml.size(), stdout);
         print_summary(stderr, curves);
@@ -91,7 +92,8 @@ int run_nccl(const NcclOptions& o) {
     }
     write_profile(o.output, yaml);
     print_summary(stdout, curves);
-    fmt::print("wrote {} ({} curve(s); use it with --calibration {})\n", o.output, c.profile_curves, o.output);
+    fmt::print("wrote {} ({} curve(s); use it with --calibration {})\n", terminal_text(o.output), c.profile_curves,
+               terminal_text(o.output));
     return 0;
 }
 
@@ -107,13 +109,14 @@ std::string runs_report(const std::string& table, const std::string& base_name, 
                         const CrossValidation* cv, const LeaveOneSourceOut* loso,
                         const std::vector<MeasuredRun>& runs) {
     std::string out = fmt::format("{} runs of {} (base profile: {}); error of tokens/s per GPU\n\n", runs.size(),
-                                  table, base_name);
+                                  terminal_text(table), terminal_text(base_name));
     out += fmt::format("{:<40} {:>6} {:<14} {:>12} {:>8} {:>8}{}{}\n", "run", "GPUs", "gpu", "measured", "before",
                        "after", cv ? fmt::format(" {:>9}", "k-fold") : "", loso ? fmt::format(" {:>9}", "LOSO") : "");
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const ValidationRow& b = fit.before.rows[i];
         const ValidationRow& a = fit.after.rows[i];
-        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>7.1f}% {:>7.1f}%{}{}{}\n", a.name, a.num_gpus, a.gpu,
+        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>7.1f}% {:>7.1f}%{}{}{}\n", terminal_text(a.name), a.num_gpus,
+                           terminal_text(a.gpu),
                            a.published_tokens_per_s_per_gpu, b.error_pct, a.error_pct,
                            cv ? fmt::format(" {:>8.1f}%", cv->held_out_error_pct[i]) : "",
                            loso ? fmt::format(" {:>8.1f}%", loso->held_out_error_pct[i]) : "",
@@ -123,7 +126,7 @@ std::string runs_report(const std::string& table, const std::string& base_name, 
         std::size_t w = 0;
         for (std::size_t i = 0; i < r.rows.size(); ++i)
             if (std::fabs(r.rows[i].error_pct) > std::fabs(r.rows[w].error_pct)) w = i;
-        return r.rows[w].name;
+        return terminal_text(r.rows[w].name);
     };
     out += fmt::format("\nMAPE before {:.1f} % (worst {:.1f} %, {})\n", fit.before.mape_pct,
                        fit.before.max_abs_error_pct, worst(fit.before));
@@ -178,7 +181,7 @@ int run_runs(const RunsOptions& o) {
     }
     write_profile(o.output, yaml);
     std::fwrite(report.data(), 1, report.size(), stdout);
-    fmt::print("\nwrote {} (use it with --calibration {})\n", o.output, o.output);
+    fmt::print("\nwrote {} (use it with --calibration {})\n", terminal_text(o.output), terminal_text(o.output));
     return 0;
 }
 

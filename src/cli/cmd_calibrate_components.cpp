@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "lostflops/command_reports.h"
 #include "lostflops/error.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -29,13 +30,13 @@ struct ComponentsOptions {
 
 std::string report(const ComponentFit& fit) {
     std::string out = "component tables:";
-    for (const auto& s : fit.sources) out += "\n  " + s;
+    for (const auto& s : fit.sources) out += "\n  " + terminal_text(s);
     out += fmt::format("\n\nGEMM rows ({}), priced by the fitted profile:\n", fit.gemm.size());
     out += fmt::format("{:<10} {:<14} {:>6} {:<10} {:>24} {:>10} {:>10} {:>7}\n", "family", "gpu", "W", "dtype",
                        "m x n x k", "measured", "predicted", "error");
     for (const auto& r : fit.gemm)
-        out += fmt::format("{:<10} {:<14} {:>6g} {:<10} {:>24} {:>10.1f} {:>10.1f} {:>6.1f}%\n", r.family, r.gpu,
-                           r.power_w, to_string(r.dtype), fmt::format("{:g}x{:g}x{:g}", r.m, r.n, r.k),
+        out += fmt::format("{:<10} {:<14} {:>6g} {:<10} {:>24} {:>10.1f} {:>10.1f} {:>6.1f}%\n", r.family,
+                           terminal_text(r.gpu), r.power_w, to_string(r.dtype), fmt::format("{:g}x{:g}x{:g}", r.m, r.n, r.k),
                            r.measured_tflops, r.predicted_tflops,
                            100 * (r.predicted_tflops / r.measured_tflops - 1));
     out += fmt::format("rms log error {:.3f}; gemm_k_half {:g}; power exponent {:g} (from {} rows below their TDP)\n\n",
@@ -71,7 +72,7 @@ int run_components(const ComponentsOptions& o) {
     f.close();
     if (!f) throw InputError(o.output, "", "cannot write the calibration profile");
     std::fwrite(text.data(), 1, text.size(), stdout);
-    fmt::print("\nwrote {} (use it with --calibration {})\n", o.output, o.output);
+    fmt::print("\nwrote {} (use it with --calibration {})\n", terminal_text(o.output), terminal_text(o.output));
     return 0;
 }
 

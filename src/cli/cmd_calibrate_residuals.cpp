@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "lostflops/command_reports.h"
 #include "lostflops/error.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -30,7 +31,7 @@ struct ResidualOptions {
 int run_residuals(const ResidualOptions& o) {
     const ResidualTable t = residual_table(o.tables, o.calibration, o.fit_on);
     const std::string& csv = t.csv;
-    if (!t.note.empty()) fmt::print(stderr, "lostflops: note: {}\n", t.note);
+    if (!t.note.empty()) fmt::print(stderr, "lostflops: note: {}\n", terminal_text(t.note));
     if (o.output.empty()) {
         std::fwrite(csv.data(), 1, csv.size(), stdout);
         return 0;

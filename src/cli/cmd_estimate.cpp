@@ -17,6 +17,7 @@
 #include "lostflops/job.h"
 #include "lostflops/report.h"
 #include "lostflops/timeline_trace.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -67,7 +68,8 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
             return estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
         }();
         for (const auto& w : extras.warnings)
-            std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
+            std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(w.key).c_str(),
+                         terminal_text(w.message).c_str());
         if (opts->format == Format::json) {
             std::printf("%s\n", estimate_json(job, e, extras).dump(2).c_str());
         } else {

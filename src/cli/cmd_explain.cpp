@@ -15,6 +15,7 @@
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
 #include "lostflops/job.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -114,7 +115,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
         out << html;
         out.close();
         if (!out) throw InputError(o->output_path, "-o", "write failed");
-        std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", o->output_path.c_str(), html.size());
+        std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", terminal_text(o->output_path).c_str(), html.size());
         // As estimate: exit 1 when the plan does not fit (the report says so in a banner).
         const bool fits = estimate(load_job_source(source_of(*o)), cal).memory.fits;
         if (!fits) std::fprintf(stderr, "lostflops: the plan does not fit in GPU memory (the report's banner says by how much)\n");

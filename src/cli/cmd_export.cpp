@@ -12,6 +12,7 @@
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
 #include "lostflops/search_listing.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -60,7 +61,8 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
     cmd->callback([a, run, target, kind = std::string(kind)] {
         const ExportResult r = run(job_to_export(*a, target, kind));
         for (const auto& n : r.notes)
-            std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), n.setting.c_str(), n.message.c_str());
+            std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), terminal_text(n.setting).c_str(),
+                         terminal_text(n.message).c_str());
         std::fwrite(r.text.data(), 1, r.text.size(), stdout);
     });
 }

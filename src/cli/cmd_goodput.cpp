@@ -16,6 +16,7 @@
 #include "lostflops/command_reports.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -57,7 +58,8 @@ void add_goodput_command(CLI::App& app, int& exit_code) {
         const Calibration cal = load_calibration_for(a->job.calibration_path);
         const Goodput g = goodput(job, cal, a->samples, a->seed);
         for (const auto& w : job_warnings(job))
-            std::fprintf(stderr, "lostflops: warning: %s: %s\n", w.key.c_str(), w.message.c_str());
+            std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(w.key).c_str(),
+                         terminal_text(w.message).c_str());
         if (!g.estimate.memory.fits)
             std::fprintf(stderr, "lostflops: warning: the plan does not fit in GPU memory (lostflops estimate says why)\n");
         if (a->job.format == Format::json) std::printf("%s\n", goodput_json(job, g).c_str());

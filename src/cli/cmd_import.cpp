@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
+#include "lostflops/terminal_text.h"
 #include "spec/hardware_bounds.h"
 #include "spec/text_input.h"
 
@@ -36,8 +37,8 @@ std::vector<std::pair<std::string, std::string>> assignments(const std::vector<s
 
 void print_note(const ImportNote& n) {
     const bool warning = n.kind == NoteKind::not_modelled || n.kind == NoteKind::unknown;
-    std::fprintf(stderr, "lostflops: %s%s: %s: %s\n", warning ? "warning: " : "", to_string(n.kind), n.setting.c_str(),
-                 n.message.c_str());
+    std::fprintf(stderr, "lostflops: %s%s: %s: %s\n", warning ? "warning: " : "", to_string(n.kind),
+                 terminal_text(n.setting).c_str(), terminal_text(n.message).c_str());
 }
 
 void add_import_kind(CLI::App* parent, const char* kind, const char* what, const char* file_help, const char* content,

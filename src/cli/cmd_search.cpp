@@ -8,6 +8,7 @@
 // Exit 0 when at least one plan fits, 1 when none does.
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <optional>
 #include <cstdio>
@@ -55,20 +56,24 @@ RankBy rank_by(const std::string& s) {
     return RankBy::throughput;
 }
 
-// The job on n GPUs, as the sweeps load it.
-// A size beyond one node of a job without an inter-node network (a one-node
+// The job on n GPUs, as the sweeps load it. An error the size causes is the
+// sweep's (--gpus, or --min-gpus trying it), not a --set the user never wrote;
+// a size beyond one node of a job without an inter-node network (a one-node
 // job need not give one) is said as the sweep's, not as a missing key.
 JobOnGpus job_on(const SearchArgs& a) {
     return [&a](int n) {
+        const std::string set = fmt::format("cluster.num_gpus={}", n);
         try {
-            return load_for(a, {fmt::format("cluster.num_gpus={}", n)}).job;
+            return load_for(a, {set}).job;
         } catch (const InputError& e) {
-            if (e.key() != "cluster.inter_node") throw;
-            throw InputError(a.job_path.empty() ? std::string("search") : a.job_path, e.key(),
-                             fmt::format("missing: the search reaches {} GPUs, more than one node, and the job's cluster "
-                                         "gives no inter-node network; expected {{bandwidth_GBps, latency_us}}, or a "
-                                         "cluster preset (lostflops list clusters)",
-                                         n));
+            if (e.key() == "cluster.inter_node")
+                throw InputError(a.job_path.empty() ? std::string("search") : a.job_path, e.key(),
+                                 fmt::format("missing: the search reaches {} GPUs, more than one node, and the job's "
+                                             "cluster gives no inter-node network; expected {{bandwidth_GBps, "
+                                             "latency_us}}, or a cluster preset (lostflops list clusters)",
+                                             n));
+            if (e.file() != "--set " + set) throw;
+            throw InputError(fmt::format("{} {}", a.min_gpus ? "--min-gpus, at" : "--gpus", n), e.key(), e.message());
         }
     };
 }
@@ -217,13 +222,20 @@ void add_search_command(CLI::App& app, int& exit_code) {
                 points = min_gpus_sweep(sj.job, job_on(*a), cal, opts);
             } else {
                 const std::vector<int> sizes = gpu_list(a->gpus);
-                // The share over the whole list: sizes done plus the share of the one at.
-                size_t at = 0;
+                // The share over the whole list: sizes done plus the share of
+                // the one at; the line names the size it is at.
+                const auto what = [&sizes](size_t i) {
+                    return fmt::format("search: {} GPUs (size {} of {})", sizes[i], i + 1, sizes.size());
+                };
+                std::atomic<size_t> at{0};
                 if (progress)
                     opts.progress = [&progress, &at, &sizes](double share) {
-                        progress->set((static_cast<double>(at) + share) / static_cast<double>(sizes.size()));
+                        progress->set((static_cast<double>(at.load()) + share) / static_cast<double>(sizes.size()));
                     };
-                points = sweep_sizes(job_on(*a), cal, opts, sizes, [&at](size_t i) { at = i; });
+                points = sweep_sizes(job_on(*a), cal, opts, sizes, [&](size_t i) {
+                    at = i;
+                    if (progress) progress->rename(what(i));
+                });
             }
             done_progress();
             std::signal(SIGINT, previous);

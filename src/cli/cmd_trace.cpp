@@ -33,6 +33,7 @@
 #include "lostflops/trace_triage.h"
 #include "lostflops/trace_summary.h"
 #include "spec/text_input.h"
+#include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::cli {
@@ -162,7 +163,7 @@ std::vector<trace::RankReport> analyze_all(const std::vector<TraceFile>& files, 
         if (skipped[i].empty()) {
             for (auto& r : all[i]) out.push_back(std::move(r));
         } else {
-            std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", trace::printable(skipped[i]).c_str());
+            std::fprintf(stderr, "warning: skipped (not a usable trace): %s\n", terminal_text(skipped[i]).c_str());
         }
     }
     if (out.empty()) throw InputError(files.front().path, "", "none of the inputs is a usable trace");
@@ -183,7 +184,7 @@ void write_file(const std::string& path, const std::string& text, const char* wh
 void print_warnings(const std::vector<trace::RankReport>& ranks) {
     for (const auto& r : ranks) {
         for (const auto& w : r.warnings)
-            std::fprintf(stderr, "warning: %s: %s\n", trace::printable(r.source).c_str(), trace::printable(w).c_str());
+            std::fprintf(stderr, "warning: %s: %s\n", terminal_text(r.source).c_str(), terminal_text(w).c_str());
     }
 }
 
@@ -218,7 +219,7 @@ int run_trace(const TraceOptions& o) {
     if (!o.summary_out.empty()) write_file(o.summary_out, trace::summary_to_json(ranks, o.summary_out));
     print_warnings(ranks);
     if (cmp)
-        for (const auto& w : cmp->warnings) std::fprintf(stderr, "warning: %s\n", trace::printable(w).c_str());
+        for (const auto& w : cmp->warnings) std::fprintf(stderr, "warning: %s\n", terminal_text(w).c_str());
     const auto cluster = trace::cluster_report(ranks, o.gpus_per_node);
     const auto items = trace::triage(cluster, cmp ? &*cmp : nullptr, levers);
     print_report(trace::TraceReport{&ranks, &cluster, &items, cmp ? &*cmp : nullptr}, o.format, o.report_out);

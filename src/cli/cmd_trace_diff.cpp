@@ -7,6 +7,7 @@
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_diff.h"
+#include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::cli {
@@ -25,10 +26,10 @@ int run_diff(const DiffArgs& o, Format parent_format, bool own_format) {
     const auto b = trace::read_trace(o.b);
     for (const auto* d : {&a, &b}) {
         for (const auto& w : d->warnings)
-            std::fprintf(stderr, "warning: %s: %s\n", trace::printable(d->source).c_str(), trace::printable(w).c_str());
+            std::fprintf(stderr, "warning: %s: %s\n", terminal_text(d->source).c_str(), terminal_text(w).c_str());
     }
     const auto diff = trace::diff_traces(a, b, trace::DiffOptions{o.hta, o.threshold_pct});
-    for (const auto& w : diff.warnings) std::fprintf(stderr, "warning: %s\n", trace::printable(w).c_str());
+    for (const auto& w : diff.warnings) std::fprintf(stderr, "warning: %s\n", terminal_text(w).c_str());
     const Format f = own_format ? o.format : parent_format;
     std::fputs((f == Format::json ? trace::diff_json(diff) : trace::diff_table(diff, o.top)).c_str(), stdout);
     return 0;

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "lostflops/error.h"
 #include "lostflops/trace_synth.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 namespace {
@@ -38,7 +39,7 @@ int run_synth(const SynthArgs& a) {
         f.close();
         if (!f) throw InputError(path, "", "cannot write the trace");
     }
-    std::fprintf(stderr, "wrote %zu trace(s) to %s\n", ranks.size(), a.dir.c_str());
+    std::fprintf(stderr, "wrote %zu trace(s) to %s\n", ranks.size(), terminal_text(a.dir).c_str());
     return 0;
 }
 

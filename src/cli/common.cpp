@@ -5,6 +5,7 @@
 // output was written (fflush(3)/ferror(3): a write error is sticky).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include "lostflops/search.h"
 #include "lostflops/search_listing.h"
 #include "lostflops/search_report.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -97,7 +99,7 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
     s.plan = won.plan;
     s.micro_batch = won.training.micro_batch;
     std::fprintf(stderr, "lostflops: note: %s: the plan is the search's best%s: %s (lostflops search lists the others)\n",
-                 source.c_str(), missing ? " (the job has no parallel section)" : "", plan_words(s).c_str());
+                 terminal_text(source).c_str(), missing ? " (the job has no parallel section)" : "", plan_words(s).c_str());
     std::vector<std::string> out = overrides;
     for (const std::string& set : plan_set_arguments(sj.job, s)) out.push_back(set);
     return out;
@@ -111,7 +113,8 @@ const Job& check_model_keys(const Job& job) {
     for (const auto& n : *job.model.not_modelled) {
         if (g_strict) throw InputError(job.source, "model." + n.key, "not modelled: " + n.why + " (--strict)");
         if (warned.insert(n.key).second)
-            std::fprintf(stderr, "lostflops: warning: not modelled: %s (%s)\n", n.key.c_str(), n.why.c_str());
+            std::fprintf(stderr, "lostflops: warning: not modelled: %s (%s)\n", terminal_text(n.key).c_str(),
+                         terminal_text(n.why).c_str());
     }
     return job;
 }
@@ -123,6 +126,10 @@ Job load_job_for(const JobOptions& opts) {
 }
 
 std::vector<int> gpu_list(const std::string& text) {
+    // Each size is a whole search (up to seconds for a large job): a sweep
+    // holds at most kMaxSweepSizes of them, 20 doublings (1..1000000) and
+    // more than any scaling curve plots.
+    constexpr size_t kMaxSweepSizes = 64;
     const auto num = [&](const std::string& s) {
         try {
             size_t used = 0;
@@ -140,6 +147,11 @@ std::vector<int> gpu_list(const std::string& text) {
         for (long n = lo; n <= hi; n *= 2) out.push_back(static_cast<int>(n));
         return out;
     }
+    const size_t sizes = static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+    if (sizes > kMaxSweepSizes)
+        throw InputError("--gpus", "",
+                         fmt::format("{} sizes: a sweep searches each, at most {} (a range A..B doubles from A to B)",
+                                     sizes, kMaxSweepSizes));
     size_t at = 0;
     while (at <= text.size()) {
         const size_t comma = text.find(',', at);

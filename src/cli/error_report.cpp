@@ -8,6 +8,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/report.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -27,9 +28,10 @@ ErrorReport describe_error(const std::exception_ptr& error) {
     try {
         std::rethrow_exception(error);
     } catch (const InputError& e) {
-        r = {ExitCode::bad_input, "bad_input", e.file(), e.key(), e.message(), std::string("lostflops: error: ") + e.what()};
+        r = {ExitCode::bad_input, "bad_input", e.file(), e.key(), e.message(),
+             "lostflops: error: " + terminal_text(e.what())};
     } catch (const CLI::ParseError& e) {
-        r = {ExitCode::bad_input, "bad_input", "", "", e.what(), std::string("lostflops: error: ") + e.what()};
+        r = {ExitCode::bad_input, "bad_input", "", "", e.what(), "lostflops: error: " + terminal_text(e.what())};
     } catch (const std::bad_alloc&) {
         r.kind = "internal_error";
         r.message = "out of memory (std::bad_alloc)";
@@ -40,7 +42,7 @@ ErrorReport describe_error(const std::exception_ptr& error) {
         r.kind = "internal_error";
         r.message = "unknown exception";
     }
-    if (r.code == ExitCode::internal_error) r.line = "lostflops: internal error: " + r.message;
+    if (r.code == ExitCode::internal_error) r.line = "lostflops: internal error: " + terminal_text(r.message);
     return r;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/error_report.h"
 #include "cli/progress.h"
 #include "cli/version.h"
+#include "lostflops/terminal_text.h"
 #include "spec/did_you_mean.h"
 
 namespace {
@@ -63,6 +64,12 @@ int main(int argc, char** argv) {
                                           LOSTFLOPS_GIT_REVISION + ")",
                          "print the version and the build's git revision and exit");
     app.footer(lostflops::cli::exit_codes_help());
+    // CLI11's message names what the user typed: escaped for the terminal
+    // (lostflops/terminal_text.h), as every error of the library is.
+    app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+        const std::string what = e.what();
+        return lostflops::terminal_text(what) + CLI::FailureMessage::simple(a, e).substr(what.size());
+    });
     app.add_flag("--strict", lostflops::cli::g_strict,
                  "a model key that changes the cost but is not modelled, and for estimate a plan its framework "
                  "cannot launch (lostflops/framework_rules.h), are errors (warnings otherwise)");
@@ -91,7 +98,7 @@ int main(int argc, char** argv) {
         failure = lostflops::cli::describe_error(std::current_exception());
         if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
             failure.message = unknown;
-            failure.line = "lostflops: error: " + unknown;
+            failure.line = "lostflops: error: " + lostflops::terminal_text(unknown);
             std::fprintf(stderr, "%s\n", failure.line.c_str());
         } else {
             app.exit(e);  // the message and "Run with --help" on stderr

@@ -51,6 +51,11 @@ Progress::~Progress() {
     if (tty_ && printed_) std::fprintf(stderr, "\r\033[K");
 }
 
+void Progress::rename(std::string what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    what_ = std::move(what);
+}
+
 void Progress::run() {
     std::unique_lock<std::mutex> lock(mutex_);
     const auto first = tty_ ? kTtyAfter : std::chrono::duration_cast<std::chrono::milliseconds>(kPlainEvery);

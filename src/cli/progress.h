@@ -32,6 +32,8 @@ public:
     Progress& operator=(const Progress&) = delete;
     // The share done, 0..1 (negative: unknown); from any thread.
     void set(double share) { share_.store(share); }
+    // What the line says before the share (from any thread).
+    void rename(std::string what);
 
 private:
     void run();

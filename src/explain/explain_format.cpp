@@ -10,6 +10,7 @@
 
 #include "lostflops/explain.h"
 #include "lostflops/report.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops {
 
@@ -48,7 +49,7 @@ std::string md_text(const std::string& text) {
 
 std::string explain_table(const Explanation& x) {
     std::string out = fmt::format("{}: MFU {:.1f} %, step {:.3f} s (ideal at dense peak {:.3f} s, {:g} TFLOP/s per GPU)\n\n",
-                                  x.job_name, 100 * x.mfu, x.step_time_s, x.ideal_s, x.peak_tflops);
+                                  terminal_text(x.job_name), 100 * x.mfu, x.step_time_s, x.ideal_s, x.peak_tflops);
     if (!x.fits)
         out += fmt::format("The plan does NOT fit: {:.1f} GiB per GPU of {:.1f} GiB usable (lostflops estimate says what "
                            "would); the figures are for the plan as given.\n\n",

@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "explain/svg.h"
+#include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::trace_html {
@@ -79,7 +80,7 @@ std::string slow_table(const std::vector<trace::SlowOne>& v, bool nodes, const s
 
 }  // namespace
 
-std::string esc(const std::string& s) { return xml_escape(trace::printable(s)); }
+std::string esc(const std::string& s) { return xml_escape(terminal_text(s)); }
 
 std::string triage(const std::vector<trace::TriageItem>& items) {
     Table t("Ranked by cost: share of GPU time (of the median step for ranks, nodes and step spread)",

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/error.h"
+#include "lostflops/terminal_text.h"
 #include "spec/hardware_bounds.h"
 
 namespace lostflops::interop {
@@ -18,32 +19,25 @@ void add(std::vector<DraftEntry>& section, std::string key, std::string value, s
 }
 
 std::string quoted(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') out += '\\';
-        if (u < 0x20 || u == 0x7f) {  // YAML 1.2.2 section 5.7 escapes: a line break would be folded
-            out += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : fmt::format("\\x{:02x}", u);
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
+    // YAML 1.2.2 section 5.7 escapes: a raw line break would be folded, and
+    // YAML text is printable UTF-8 (section 5.1): C1 controls and bytes that
+    // are not UTF-8 as \xNN (the latter become the code point U+00NN), the
+    // line and paragraph separators as \L and \P.
+    return "\"" + escape_text(text, "\"\\", [](Unsafe kind, std::string_view b) -> std::string {
+               const auto u = [&](std::size_t i) { return static_cast<unsigned char>(b[i]); };
+               switch (kind) {
+                   case Unsafe::listed: return "\\" + std::string(b);
+                   case Unsafe::control:
+                       return b[0] == '\n' ? "\\n" : b[0] == '\t' ? "\\t" : fmt::format("\\x{:02x}", u(0));
+                   case Unsafe::c1: return fmt::format("\\x{:02x}", u(1));
+                   case Unsafe::separator: return u(2) == 0xA8 ? "\\L" : "\\P";
+                   default: return fmt::format("\\x{:02x}", u(0));
+               }
+           }) +
+           "\"";
 }
 
-std::string comment_text(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u >= 0x20 && u != 0x7f) {
-            out += c;
-            continue;
-        }
-        out += c == '\n' ? std::string("\\n") : c == '\r' ? std::string("\\r") : c == '\t' ? std::string("\\t")
-                                                                                : fmt::format("\\x{:02x}", u);
-    }
-    return out;
-}
+std::string comment_text(const std::string& text) { return terminal_text(text); }
 
 int positive_int(const std::string& text, const std::string& source, const std::string& key) {
     int64_t v = 0;

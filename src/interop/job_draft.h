@@ -28,12 +28,16 @@ struct JobDraft {
 
 void add(std::vector<DraftEntry>& section, std::string key, std::string value, std::string comment = "");
 std::string render_yaml(const JobDraft& draft);
-// A string as a double-quoted YAML scalar (control characters escaped).
+// A string as a double-quoted YAML scalar: the escaper of YAML values
+// (control characters, C1 controls, U+2028/U+2029 and bytes that are not
+// UTF-8 escaped; PyYAML and yaml-cpp read it back).
 std::string quoted(const std::string& text);
 // A name or label as text safe inside a one-line comment of a generated file
-// (a shell script, TOML, YAML): every control character written as a visible
-// escape ("\n", "\x1b"), so that a job name with a newline cannot end the
-// comment and inject a command or a table.
+// (a shell script, TOML, YAML): the escaper of comments, terminal_text
+// (lostflops/terminal_text.h): every control character, line separator and
+// byte that is not UTF-8 written as a visible escape ("\n", "\x1b"), so that
+// a job name with a newline cannot end the comment and inject a command, a
+// table or a key, and the file stays valid UTF-8 (TOML 1.0, YAML 1.2).
 std::string comment_text(const std::string& text);
 // A whole-string integer in [1, 2^31): the value of a flag or key. Throws
 // InputError(source, key, "expected a positive integer, got 'x'").

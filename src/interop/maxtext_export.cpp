@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/error.h"
+#include "interop/job_draft.h"
 #include "interop/maxtext_export.h"
 #include "lostflops/interop.h"
 
@@ -62,7 +63,8 @@ ExportResult export_maxtext(const Job& job) {
                            fmt::format("expert parallelism {}: MaxText's expert axis is a mesh axis of its own; not written", p.ep)});
     if (p.vpp > 1)
         r.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "virtual pipeline stages: not written"});
-    std::string out = fmt::format("# {} as MaxText config keys (lostflops export maxtext; docs/tpu.md)\n", job.name);
+    std::string out = fmt::format("# {} as MaxText config keys (lostflops export maxtext; docs/tpu.md)\n",
+                                  interop::comment_text(job.name));
     out += fmt::format("num_slices: {}\n", slices);
     for (const Axis& a : axes) out += fmt::format("ici_{}_parallelism: {}\n", a.name, a.ici);
     for (const Axis& a : axes) out += fmt::format("dcn_{}_parallelism: {}\n", a.name, a.dcn);

@@ -280,7 +280,12 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
             throw InputError(c.where("num_slices"), "num_slices", fmt::format("{} slices; --slices says {}", *num_slices_key, options.slices));
         slices = *num_slices_key;
     }
-    const int64_t chips = static_cast<int64_t>(slice->chips) * slices;
+    const bool slices_in_config = num_slices_key && *num_slices_key > 0;
+    const int64_t chips = interop::gpu_count(
+        {slice->chips, slices},
+        options.slices > 0 ? "--slices" : slices_in_config ? c.where("num_slices") : "--tpu " + options.tpu,
+        options.slices == 0 && slices_in_config ? "num_slices" : "",
+        fmt::format("{} chips a slice x {} slices", slice->chips, slices));
 
     // Mesh.
     auto ici = mesh(c, "ici", slice->chips, notes);

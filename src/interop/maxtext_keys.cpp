@@ -182,12 +182,21 @@ std::optional<TpuSlice> parse_tpu_slice(const std::string& type, std::string& wh
     for (const Kind& k : kKinds) {
         const std::string_view p = k.prefix;
         if (type.compare(0, p.size(), p) != 0) continue;
-        int n = 0;
+        int64_t n = 0;
         const char* b = type.data() + p.size();
         const char* e = type.data() + type.size();
         const auto r = std::from_chars(b, e, n);
-        if (r.ec != std::errc{} || r.ptr != e || n < 1 || n > (1 << 20) || (n & (n - 1)) != 0) {
-            why = "expected a power of two after '" + std::string(p) + "'";
+        // At most 2^20: a hundred times the largest pod (a TPU v5p pod has
+        // 8,960 chips, Google Cloud "TPU v5p" page); the job's GPU bound
+        // (1,000,000) applies to chips x slices after.
+        constexpr int64_t kMaxCount = int64_t{1} << 20;
+        if (r.ec == std::errc::result_out_of_range || (r.ec == std::errc{} && r.ptr == e && n > kMaxCount)) {
+            why = "'" + std::string(b, e) + "' after '" + std::string(p) + "': at most " + std::to_string(kMaxCount) +
+                  " (2^20)";
+            return std::nullopt;
+        }
+        if (r.ec != std::errc{} || r.ptr != e || n < 1 || (n & (n - 1)) != 0) {
+            why = "expected a power of two after '" + std::string(p) + "', got '" + std::string(b, e) + "'";
             return std::nullopt;
         }
         if (n % k.cores_per_chip != 0) {
@@ -196,7 +205,7 @@ std::optional<TpuSlice> parse_tpu_slice(const std::string& type, std::string& wh
         }
         TpuSlice s;
         s.gpu = k.gpu;
-        s.chips = n / k.cores_per_chip;
+        s.chips = static_cast<int>(n / k.cores_per_chip);
         if (s.chips >= 2) s.torus = torus_of(s.chips, s.chips >= 8 || k.axes == 2 ? k.axes : 2);
         return s;
     }

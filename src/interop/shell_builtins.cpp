@@ -186,7 +186,10 @@ Status ShellEvaluator::unset_builtin(const std::vector<ShellField>& words) {
         if (words[i].text == "-f") functions = true;
         if (!words[i].known() || words[i].text.empty() || words[i].text[0] == '-') continue;
         if (functions) state.functions.erase(words[i].text);
-        else if (!fixed_names.count(words[i].text)) state.vars.erase(words[i].text);
+        else if (!fixed_names.count(words[i].text)) {
+            state.vars.erase(words[i].text);
+            not_evaluated_.erase(words[i].text);
+        }
     }
     return {};
 }

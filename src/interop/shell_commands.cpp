@@ -32,6 +32,17 @@ bool assignment_shaped(const std::string& raw, std::string& name, bool& append, 
     return true;
 }
 
+const char* attribute_name(char c) {
+    switch (c) {
+        case 'A': return "an associative array";
+        case 'i': return "integer arithmetic on assignment";
+        case 'n': return "a name reference";
+        case 'l': return "lower-casing on assignment";
+        case 'u': return "upper-casing on assignment";
+        default: return "capitalising on assignment";
+    }
+}
+
 std::string lexical_dirname(std::string p) {
     while (p.size() > 1 && p.back() == '/') p.pop_back();
     const auto slash = p.rfind('/');
@@ -133,9 +144,11 @@ Status ShellEvaluator::exec_simple(const Node& n) {
     if (!n.words.empty() && is_declaration(n.words[0].raw)) {
         const std::string kind = n.words[0].raw;
         bool exported = kind == "export", local = kind == "local", array = false;
+        std::string attribute;  // an attribute not modelled, as not_evaluated() says it
         const auto make_local = [&](const std::string& name) {
             if (!local || locals.empty() || locals.back().count(name)) return;
             const auto it = state.vars.find(name);
+            if (it != state.vars.end()) count_copied(var_bytes(it->second));
             locals.back()[name] = it == state.vars.end() ? std::nullopt : std::optional<ShellVar>(it->second);
         };
         const auto finish = [&](const std::string& name) {
@@ -152,8 +165,24 @@ Status ShellEvaluator::exec_simple(const Node& n) {
                 if (raw.find('f') != std::string::npos || raw.find('F') != std::string::npos || raw.find('p') != std::string::npos)
                     return {};
                 exported = exported || (raw[0] == '-' && raw.find('x') != std::string::npos);
-                array = array || raw.find('a') != std::string::npos || raw.find('A') != std::string::npos;
+                array = array || raw.find('a') != std::string::npos;
                 if (kind == "export" && raw == "-n") exported = false;
+                // Attributes that change what an assignment stores or a read
+                // gives: not modelled, so the names they cover are unknown.
+                if (raw[0] == '-' && kind != "export")
+                    for (const char c : raw.substr(1))
+                        if (std::string("Ainluc").find(c) != std::string::npos)
+                            attribute = "not evaluated: `" + kind + " " + raw + "` (" + attribute_name(c) + ") at " +
+                                        where(n.words[i].line);
+                continue;
+            }
+            if (!attribute.empty()) {
+                std::string shaped = raw;
+                if (assignment_shaped(raw, name, append, value)) shaped = name;
+                if (is_shell_name(shaped)) {
+                    make_local(shaped);
+                    not_evaluated(shaped, attribute);
+                }
                 continue;
             }
             if (assignment_shaped(raw, name, append, value)) {
@@ -176,7 +205,8 @@ Status ShellEvaluator::exec_simple(const Node& n) {
         }
         for (const auto& a : n.assignments) {
             make_local(a.name);
-            assign(a, nullptr);
+            if (!attribute.empty()) not_evaluated(a.name, attribute);
+            else assign(a, nullptr);
             finish(a.name);
         }
         return {};
@@ -197,6 +227,7 @@ Status ShellEvaluator::exec_simple(const Node& n) {
     if (!program) {
         for (const auto& [name, v] : env) {
             const auto it = state.vars.find(name);
+            if (it != state.vars.end()) count_copied(var_bytes(it->second));
             saved.emplace_back(name, it == state.vars.end() ? std::nullopt : std::optional<ShellVar>(it->second));
             set_scalar(name, {v.text, v.unknown}, n.line);
         }

@@ -17,6 +17,12 @@ namespace {
 
 constexpr long kMaxSteps = 1000000;
 constexpr int kMaxIterations = 10000;
+// Work bounds. A launch script and what it sources are a few KB: parsing
+// 16 MiB of text (16 x the largest file read) or copying 256 MiB of values
+// is thousands of times a real script's work, and takes a few seconds.
+constexpr uint64_t kMaxParsedBytes = 16u << 20;
+constexpr uint64_t kMaxCopiedBytes = 256u << 20;
+constexpr uint64_t kItemBytes = 64;  // what a value costs besides its text (std::string, vector slot)
 
 std::vector<ShellField> directive_words(const std::string& text, int line) {
     std::vector<ShellField> out;
@@ -56,6 +62,7 @@ ShellEvaluator::ShellEvaluator(const ShellOptions& o, ShellRun& r) : options(o),
         script_abs_ = fs::absolute(script).lexically_normal().string();
         state.vars["BASH_SOURCE"] = ShellVar{{{script_abs_, ""}}, "", false, true};
     }
+    state.vars["IFS"] = ShellVar{{{" \t\n", ""}}, "", false, false};  // bash sets it at startup
     for (const auto& [k, v] : o.env) state.vars[k] = ShellVar{{{v, ""}}, "", true, false};
     for (const auto& [k, v] : o.fixed) {
         state.vars[k] = ShellVar{{{v, ""}}, "", true, false};
@@ -75,12 +82,46 @@ std::string ShellEvaluator::where(int line) const {
 }
 
 void ShellEvaluator::count_step(int line) {
+    line_now_ = line;
     if (++steps > kMaxSteps) fail(line, "the script runs more than 1,000,000 commands; not evaluated further");
+}
+
+void ShellEvaluator::count_copied(uint64_t bytes) {
+    copied_ += bytes;
+    if (copied_ > kMaxCopiedBytes)
+        fail(line_now_, "the script copies more than 256 MiB of values (expansions, assignments, states of subshells "
+                        "and branches); a work bound: not evaluated further");
+}
+
+void ShellEvaluator::count_parsed(uint64_t bytes, int line) {
+    parsed_ += bytes;
+    if (parsed_ > kMaxParsedBytes)
+        fail(line, "the script parses more than 16 MiB of text (itself, sourced files, sh -c, eval and $( ) "
+                   "strings, each time they run); a work bound: not evaluated further");
+}
+
+uint64_t ShellEvaluator::var_bytes(const ShellVar& v) {
+    uint64_t n = kItemBytes + v.unknown.size();
+    for (const ShellValue& i : v.items) n += kItemBytes + i.text.size() + i.unknown.size();
+    return n;
+}
+
+uint64_t ShellEvaluator::state_bytes() const {
+    uint64_t n = 0;
+    for (const auto& [name, v] : state.vars) n += name.size() + var_bytes(v);
+    for (const ShellValue& a : state.args) n += kItemBytes + a.text.size() + a.unknown.size();
+    return n;
+}
+
+ShellState ShellEvaluator::copy_state() {
+    count_copied(state_bytes());
+    return state;
 }
 
 Status ShellEvaluator::run_script(const std::string& text, const std::string& f, int first_line, bool batch) {
     const std::string saved_file = file;
     file = f;
+    count_parsed(text.size(), first_line);
     scripts.push_back(std::make_unique<ShellScript>(parse_shell(text, f, first_line)));
     const ShellScript& s = *scripts.back();
     const size_t wrappers_before = wrappers.size();
@@ -98,19 +139,21 @@ Status ShellEvaluator::run_script(const std::string& text, const std::string& f,
 
 Status ShellEvaluator::speculate(const std::vector<std::function<Status()>>& branches, bool include_skip,
                                  const std::string& why) {
-    const ShellState before = state;
+    const ShellState before = copy_state();
     const std::string saved = speculative;
     if (speculative.empty()) speculative = why;
     std::vector<ShellState> after;
     int exit_line = 0;
+    const uint64_t size = state_bytes();
     for (const auto& branch : branches) {
+        count_copied(2 * size);  // the state the branch starts from, and the one it leaves
         state = before;
         const Status s = branch();
         if (s.flow == Flow::exit) {
             exit_line = s.line;
             continue;  // that way ends the script
         }
-        after.push_back(state);
+        after.push_back(std::move(state));
     }
     if (include_skip) after.push_back(before);
     speculative = saved;
@@ -152,7 +195,7 @@ Status ShellEvaluator::exec(const Node& n) {
         case NodeKind::pipeline: {
             Status st;
             for (const Node& c : n.children) {
-                const ShellState saved = state;
+                const ShellState saved = copy_state();
                 st = exec(c);
                 state = saved;
             }
@@ -170,7 +213,7 @@ Status ShellEvaluator::exec(const Node& n) {
         case NodeKind::case_clause: return exec_case(n);
         case NodeKind::group: return exec(n.children[0]);
         case NodeKind::subshell: {
-            const ShellState saved = state;
+            const ShellState saved = copy_state();
             Status st = exec(n.children[0]);
             state = saved;
             if (st.flow == Flow::exit) st.flow = Flow::normal;

@@ -22,7 +22,13 @@
 // the folder of the script (assumed: it is run from there).
 //
 // Bounds: 8 nested sources / batch scripts, 10,000 iterations per loop,
-// 1,000,000 commands, 1 MiB per value; past them InputError.
+// 1,000,000 commands, 1 MiB per value; and the work: 16 MiB of script text
+// parsed in all (sourced files each time, sh -c, eval, $( )), 256 MiB of
+// values copied (expansions, assignments, reads, the states of subshells
+// and branches); past them InputError. A construct it does not evaluate
+// (declare -A, -i, -n, -l, -u; IFS other than blank, tab, newline; sparse
+// arrays; ${X@op}) gives a value whose reason says "not evaluated: ...",
+// never another value than bash's.
 #pragma once
 
 #include <optional>

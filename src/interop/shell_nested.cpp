@@ -122,7 +122,9 @@ Status ShellEvaluator::run_child(const std::string& text, const std::string& chi
         const bool listed = export_only == nullptr ||
                             std::find(export_only->begin(), export_only->end(), name) != export_only->end() ||
                             fixed_names.count(name) || name == "PWD";
-        if (listed) child.vars[name] = var;
+        if (!listed) continue;
+        count_copied(var_bytes(var));
+        child.vars[name] = var;
     }
     for (const auto& [name, v] : env) child.vars[name] = ShellVar{{v}, "", true, false};
     child.args = args;

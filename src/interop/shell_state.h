@@ -109,6 +109,17 @@ public:
     std::optional<ShellValue> lookup(const std::string& name, bool note);
     void note_unset(const std::string& name);
     void set_scalar(const std::string& name, ShellValue v, int line);
+    // A variable given an attribute the evaluator does not model (declare
+    // -A, -i, -n, -l, -u, -c): unknown, `why` naming the construct; `sticky`:
+    // from then on (its assignments too), until `unset`.
+    void not_evaluated(const std::string& name, const std::string& why, bool sticky = true);
+    // "" when field splitting of `text` and joining with "$*" are bash's
+    // default (IFS unset or blank, tab, newline) or, with another IFS, when
+    // `text` holds none of its characters nor a blank; else why the split
+    // is not evaluated.
+    std::string ifs_not_evaluated(const std::string& text);
+    // "" when "$*" and "${A[*]}" join with a blank, as lostflops does.
+    std::string ifs_join_not_evaluated();
     // An assignment word; with `env` (NAME=v before a program) the value goes
     // to that program's environment instead of the shell.
     void assign(const Assignment& a, std::vector<std::pair<std::string, ShellField>>* env);
@@ -153,6 +164,15 @@ public:
 
     [[noreturn]] void fail(int line, const std::string& what) const;
     void count_step(int line);
+    // Work bounds (shell_eval.cpp): bytes of values read, written and
+    // expanded, and of states copied for subshells and branches; bytes of
+    // script text parsed (the script, sourced files, sh -c, eval, $( )).
+    void count_copied(uint64_t bytes);
+    void count_parsed(uint64_t bytes, int line);
+    static uint64_t var_bytes(const ShellVar& v);
+    uint64_t state_bytes() const;
+    // A copy of the state, its size counted as copied.
+    ShellState copy_state();
     std::string where(int line) const;  // "line N" or "file line N" in a sourced file
 
     const ShellOptions& options;
@@ -165,11 +185,14 @@ public:
     std::vector<std::vector<ShellField>> wrappers;
     std::set<std::string> fixed_names;
     std::set<std::string> assigned_ever;    // names the script assigned (unset reads of others are reported)
+    std::map<std::string, std::string> not_evaluated_;  // name -> the construct (not_evaluated())
     Truth last = Truth::yes();
     bool joining_ = false;                  // expanding a single value: "$@" joins with spaces
     int depth = 0;                          // nested scripts (source, sh -c, sbatch)
     int calls = 0;                          // nested function calls
     long steps = 0;
+    int line_now_ = 0;                      // the line of the command being run (for count_copied)
+    uint64_t copied_ = 0, parsed_ = 0;
     std::vector<std::unique_ptr<ShellScript>> scripts;  // kept alive: functions point into them
     std::vector<std::map<std::string, std::optional<ShellVar>>> locals;  // `local` per function call
     std::string out_file_;                  // the name of the top-level script in messages

@@ -41,6 +41,7 @@ std::optional<ShellValue> ShellEvaluator::lookup(const std::string& name, bool n
     if (it != state.vars.end()) {
         if (!it->second.unknown.empty()) return ShellValue{"", it->second.unknown};
         if (it->second.items.empty()) return std::nullopt;
+        count_copied(it->second.items[0].text.size());
         return it->second.items[0];
     }
     static const std::set<std::string> kChanging = {"RANDOM", "SRANDOM", "SECONDS", "EPOCHSECONDS", "EPOCHREALTIME",
@@ -56,9 +57,42 @@ void ShellEvaluator::note_unset(const std::string& name) {
         out.unset_read.push_back(name);
 }
 
+void ShellEvaluator::not_evaluated(const std::string& name, const std::string& why, bool sticky) {
+    if (fixed_names.count(name)) return;
+    if (sticky) not_evaluated_[name] = why;
+    ShellVar& var = state.vars[name];
+    var.items.clear();
+    var.unknown = why;
+    assigned_ever.insert(name);
+}
+
+std::string ShellEvaluator::ifs_not_evaluated(const std::string& text) {
+    const auto it = state.vars.find("IFS");
+    if (it == state.vars.end()) return "";
+    const ShellVar& v = it->second;
+    const bool known = v.unknown.empty() && !v.items.empty() && v.items[0].unknown.empty();
+    if (known && v.items[0].text == " \t\n") return "";
+    if (known && text.find_first_of(v.items[0].text + " \t\n") == std::string::npos) return "";
+    return "not evaluated: field splitting with IFS set to " +
+           (known ? "'" + v.items[0].text + "'" : std::string("a value not known")) +
+           " (lostflops splits on blank, tab and newline only)";
+}
+
+std::string ShellEvaluator::ifs_join_not_evaluated() {
+    const auto it = state.vars.find("IFS");
+    if (it == state.vars.end()) return "";
+    const ShellVar& v = it->second;
+    if (v.unknown.empty() && !v.items.empty() && v.items[0].unknown.empty() && !v.items[0].text.empty() &&
+        v.items[0].text[0] == ' ')
+        return "";
+    return "not evaluated: \"$*\" joined with the first character of IFS, set to something else than a blank";
+}
+
 void ShellEvaluator::set_scalar(const std::string& name, ShellValue v, int line) {
     if (fixed_names.count(name)) return;
+    if (const auto ne = not_evaluated_.find(name); ne != not_evaluated_.end()) return not_evaluated(name, ne->second);
     if (v.text.size() > kMaxValueBytes) fail(line, "the value of " + name + " grows past 1 MiB");
+    count_copied(v.text.size());
     ShellVar& var = state.vars[name];
     if (!var.unknown.empty()) {
         var.unknown.clear();
@@ -81,8 +115,14 @@ void ShellEvaluator::assign(const Assignment& a, std::vector<std::pair<std::stri
         env->emplace_back(a.name, expand_one(a.value));
         return;
     }
+    if (const auto ne = not_evaluated_.find(a.name); ne != not_evaluated_.end()) return not_evaluated(a.name, ne->second);
     assigned_ever.insert(a.name);
     if (a.array) {
+        for (const auto& e : a.elements)
+            if (e.raw.size() > 2 && e.raw[0] == '[' && e.raw.find("]=") != std::string::npos)
+                return not_evaluated(a.name, "not evaluated: `" + a.name + "=(" + e.raw +
+                                                 " ...)` (subscripts in a compound assignment) at " + where(a.line),
+                                     false);
         std::vector<ShellValue> items;
         for (const auto& e : a.elements)
             for (auto& f : expand(e, Mode::fields)) items.push_back({std::move(f.text), std::move(f.unknown)});
@@ -91,6 +131,7 @@ void ShellEvaluator::assign(const Assignment& a, std::vector<std::pair<std::stri
         if (!a.append) var.items.clear();
         var.unknown.clear();
         var.array = true;
+        for (const ShellValue& i : items) count_copied(i.text.size() + i.unknown.size());
         var.items.insert(var.items.end(), items.begin(), items.end());
         if (var.items.size() > kMaxItems) fail(a.line, "the array " + a.name + " grows past 100,000 elements");
         return;
@@ -99,15 +140,25 @@ void ShellEvaluator::assign(const Assignment& a, std::vector<std::pair<std::stri
     ShellValue v{f.text, f.unknown};
     if (!a.index.empty()) {
         std::string why;
-        const auto idx = arith_value(expand_one({a.index, a.line}).text, a.line, why);
+        auto idx = arith_value(expand_one({a.index, a.line}).text, a.line, why);
         ShellVar& var = state.vars[a.name];
         var.array = true;
+        // A negative subscript counts from the end; one past the end
+        // appends; further would leave a gap, which a dense list cannot say
+        // (bash's arrays are sparse): unknown, naming it.
+        if (idx && *idx < 0) *idx += static_cast<int64_t>(var.items.size());
         if (!idx || *idx < 0 || *idx >= static_cast<int64_t>(kMaxItems)) {
             var.unknown = idx ? "an array index out of range at " + where(a.line) : why;
             return;
         }
+        if (static_cast<size_t>(*idx) > var.items.size() && var.unknown.empty()) {
+            var.unknown = "not evaluated: a sparse array (" + a.name + "[" + std::to_string(*idx) + "] set past its end at " +
+                          where(a.line) + ")";
+            return;
+        }
         if (var.items.size() <= static_cast<size_t>(*idx)) var.items.resize(static_cast<size_t>(*idx) + 1);
         ShellValue& slot = var.items[static_cast<size_t>(*idx)];
+        count_copied(slot.text.size() + v.text.size());
         slot = a.append ? ShellValue{slot.text + v.text, slot.unknown.empty() ? v.unknown : slot.unknown} : v;
         return;
     }

@@ -127,6 +127,18 @@ TorchtitanCommand torchtitan_command(const std::string& text, const std::string&
         while (eq == std::string::npos && i + 1 < a.size() && a[i + 1].text.compare(0, 2, "--") != 0) values.push_back(a[++i]);
         given.emplace_back(key_of(w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)), std::move(values));
     }
+    // The context length has two names since 2026: both given is ambiguous
+    // (the TOML reader refuses the same, torchtitan_import.cpp).
+    const auto given_value = [&](const char* key) -> const ShellField* {
+        for (const auto& [k, v] : given)
+            if (k == key && !v.empty()) return &v.back();
+        return nullptr;
+    };
+    if (const ShellField* mcl = given_value("training.max_context_length"))
+        if (const ShellField* seq = given_value("training.seq_len"))
+            throw InputError(source, "--training.max_context_length",
+                             "'" + mcl->text + "' and --training.seq_len '" + seq->text +
+                                 "' are the same setting (the context length); give one");
     std::string module, config, file;
     for (const auto& [k, v] : given) {
         if (v.size() == 1 && v[0].known() && k == "module") module = v[0].text;
@@ -149,6 +161,12 @@ TorchtitanCommand torchtitan_command(const std::string& text, const std::string&
                 cmd.base = config + " (torchtitan config_registry.py)";
             }
         if (cmd.base.empty()) {
+            for (const auto& c : known_configs())
+                if (config == c.config)
+                    throw InputError(source, "--module " + module,
+                                     "--config " + config + " is a configuration of module " + c.module +
+                                         " (torchtitan config_registry.py), not of " + module +
+                                         ": give --module " + c.module + ", or write the job file");
             std::string known;
             for (const auto& c : known_configs()) known += (known.empty() ? "" : ", ") + std::string(c.config);
             throw InputError(source, "--config " + config,

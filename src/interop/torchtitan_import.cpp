@@ -81,7 +81,8 @@ public:
         const auto* i = std::get_if<int64_t>(&v->v);
         if (!i) throw InputError(source_, key, "expected an integer");
         if (*i < min || *i > INT32_MAX)
-            throw InputError(source_, key, "expected an integer from " + std::to_string(min) + ", got " + std::to_string(*i));
+            throw InputError(source_, key, "expected an integer from " + std::to_string(min) + " to " +
+                                               std::to_string(INT32_MAX) + " (2^31 - 1), got " + std::to_string(*i));
         return *i;
     }
     std::string text(std::initializer_list<const char*> keys, const std::string& fallback) {

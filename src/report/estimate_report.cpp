@@ -19,6 +19,7 @@
 #include "lostflops/report.h"
 #include "lostflops/run_cost.h"
 #include "lostflops/run_report.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops {
 
@@ -112,14 +113,14 @@ ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibratio
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras) {
     const ParallelPlan& p = job.plan;
     std::string out;
-    out += fmt::format("job        {}  ({})\n", job.name, job.source);
+    out += fmt::format("job        {}  ({})\n", terminal_text(job.name), terminal_text(job.source));
     out += fmt::format("model      {}: {} layers, hidden {}, vocab {}; {:.4g} B parameters, {:.4g} B active per token\n",
-                       job.model.name, job.model.layers, job.model.hidden, job.model.vocab, e.params_total / 1e9,
+                       terminal_text(job.model.name), job.model.layers, job.model.hidden, job.model.vocab, e.params_total / 1e9,
                        e.params_active / 1e9);
     for (size_t k = 0; k < job.model.kinds().size(); ++k)
         out += fmt::format("           {} x {}\n", job.model.kind_count(static_cast<int>(k)),
                            describe(job.model.kinds()[k]));
-    out += fmt::format("cluster    {} x {} ({} per node)\n", job.cluster.num_gpus, job.cluster.gpu.name,
+    out += fmt::format("cluster    {} x {} ({} per node)\n", job.cluster.num_gpus, terminal_text(job.cluster.gpu.name),
                        job.cluster.gpus_per_node);
     out += fmt::format("plan       tp {} pp {} dp {} cp {} ep {} vpp {} zero {} sp {} recompute {}; "
                        "{} micro-batches of {} x {} tokens\n",

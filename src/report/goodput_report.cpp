@@ -8,6 +8,7 @@
 #include "lostflops/error.h"
 #include "lostflops/report.h"
 #include "lostflops/run_report.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops {
 
@@ -34,7 +35,7 @@ std::string goodput_json(const Job& job, const Goodput& g) {
 }
 
 std::string goodput_table(const Job& job, const Goodput& g) {
-    return fmt::format("job        {}  ({})\n", job.name, job.source) +
+    return fmt::format("job        {}  ({})\n", terminal_text(job.name), terminal_text(job.source)) +
            fmt::format("step       {:.4f} s, MFU {:.1f} %, {} GPUs, {:.4g} tokens\n\n", g.estimate.step_time_s,
                        100 * g.estimate.mfu, job.cluster.num_gpus, job.training.train_tokens) +
            run_table(g.run, g.simulation);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lostflops/report.h"
+#include "lostflops/terminal_text.h"
 #include "report/human_format.h"
 
 namespace lostflops {
@@ -212,8 +213,8 @@ Wall costliest_wall(const Breakdown& b) {
 
 std::string search_table(const Job& job, const Calibration& cal, const SearchResult& r, const SearchView& v) {
     const SearchCounts& c = r.counts;
-    std::string out = fmt::format("search: {} on {} x {}, seq {}, global batch {}; ranked by {}\n", job.model.name,
-                                  job.cluster.num_gpus, job.cluster.gpu.name, job.training.seq_length,
+    std::string out = fmt::format("search: {} on {} x {}, seq {}, global batch {}; ranked by {}\n",
+                                  terminal_text(job.model.name), job.cluster.num_gpus, terminal_text(job.cluster.gpu.name), job.training.seq_length,
                                   job.training.global_batch, to_string(v.by));
     out += fmt::format("plans: {} enumerated = {} pruned (divisibility) + {} pruned (memory) + {} evaluated; "
                        "{} layouts; {:.2f} s{}\n",

@@ -14,6 +14,7 @@
 #include "lostflops/command_reports.h"
 #include "lostflops/prediction_interval.h"
 #include "lostflops/report.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops {
 
@@ -58,12 +59,12 @@ std::string memory_table(const MemoryValidation& m) {
                                   "GiB", "predicted", "error");
     for (const auto& r : m.rows) {
         if (r.measured_oom) {
-            out += fmt::format("{:<44} {:<14} {:>10} {:>10} {:>8}\n", r.name, "out of memory", "-",
+            out += fmt::format("{:<44} {:<14} {:>10} {:>10} {:>8}\n", terminal_text(r.name), "out of memory", "-",
                                r.predicted_fits ? "fits" : "no fit", r.predicted_fits ? "WRONG" : "right");
             continue;
         }
         if (r.measured_bytes <= 0) continue;
-        out += fmt::format("{:<44} {:<14} {:>10.2f} {:>10.2f} {:>7.1f}%{}\n", r.name,
+        out += fmt::format("{:<44} {:<14} {:>10.2f} {:>10.2f} {:>7.1f}%{}\n", terminal_text(r.name),
                            r.reserved ? "max reserved" : "max allocated", r.measured_bytes / kGiB,
                            r.predicted_bytes / kGiB, r.error_pct, r.predicted_fits ? "" : "  (does not fit)");
     }
@@ -178,15 +179,15 @@ std::string validation_table(const ValidationReport& v) {
                                   "gpu", "published", "predicted", "error", "held-out", "MFU");
     for (std::size_t i = 0; i < v.result.rows.size(); ++i) {
         const auto& row = v.result.rows[i];
-        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>12.2f} {:>7.1f}% {:>9} {:>5.1f}%{}\n", row.name,
-                           row.num_gpus, row.gpu, row.published_tokens_per_s_per_gpu,
+        out += fmt::format("{:<40} {:>6} {:<14} {:>12.2f} {:>12.2f} {:>7.1f}% {:>9} {:>5.1f}%{}\n",
+                           terminal_text(row.name), row.num_gpus, terminal_text(row.gpu), row.published_tokens_per_s_per_gpu,
                            row.predicted_tokens_per_s_per_gpu, row.error_pct,
                            v.loso ? fmt::format("{:.1f}%", v.loso->held_out_error_pct[i]) : "-", 100 * row.mfu,
                            row.fits ? "" : "  (does not fit)");
     }
     out += fmt::format("\ntokens/s per GPU over {} runs (error > 0: predicted too fast)\n", v.result.rows.size());
     out += fmt::format("  in sample:                 MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % ({})\n",
-                       v.result.mape_pct, v.result.mean_signed_pct, v.result.max_abs_error_pct, worst_name(v.result));
+                       v.result.mape_pct, v.result.mean_signed_pct, v.result.max_abs_error_pct, terminal_text(worst_name(v.result)));
     out += fmt::format("  inside the 80 % interval:  {} of {} runs ({:.0f} %; each interval drawn without "
                        "its own source's residuals)\n",
                        v.coverage.inside, v.coverage.rows.size(), 100 * v.coverage.share);
@@ -199,7 +200,7 @@ std::string validation_table(const ValidationReport& v) {
         out += fmt::format("  leave-one-source-out:      MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % "
                            "({}); {} refits\n",
                            v.loso->mape_pct, v.loso->mean_signed_pct, v.loso->max_abs_error_pct,
-                           v.runs[v.loso->worst_run].name, v.loso->fits);
+                           terminal_text(v.runs[v.loso->worst_run].name), v.loso->fits);
         for (const auto& f : v.loso->families) {
             out += fmt::format("    {:<22} {:>3} runs: MAPE {:5.1f} %, mean signed {:+6.1f} %, worst {:5.1f} %\n",
                                f.family, f.runs, f.mape_pct, f.mean_signed_pct, f.max_abs_error_pct);

@@ -37,6 +37,9 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "lostflops/error.h"
 #include "lostflops/run_cost.h"
 
 namespace lostflops {
@@ -44,6 +47,10 @@ namespace lostflops {
 namespace {
 
 constexpr size_t kBlockSamples = 4096;  // samples per random stream
+// The work of a simulation is one iteration per run and per failure: runs x
+// (1 + expected failures a run) at most this many (about 10^8 a second on
+// one core, measured on this project's machine: 100 runs of 1.6 M failures in 2 s).
+constexpr double kMaxSimulatedEvents = 5e8;
 
 // The q-quantile of `v` (reordered: order statistics by selection, not a full sort).
 double percentile(std::vector<double>& v, double q) {
@@ -205,6 +212,14 @@ RunSimulation simulate_run(const RunInputs& in, double interval_s, int samples, 
     out.interval_s = interval_s;
     if (samples <= 0) return out;
     check_finishes(in, interval_s, "");
+    const double failures_a_run = expected_wall_time_s(in, interval_s) * in.failures_per_s;
+    if (static_cast<double>(samples) * (1 + failures_a_run) > kMaxSimulatedEvents)
+        throw InputError("--simulate", "",
+                         fmt::format("{} runs of about {:.4g} failures each: {:.3g} simulated events, over the bound of "
+                                     "{:.0e} (runs x (1 + failures a run)); give fewer runs (at most {})",
+                                     samples, failures_a_run, static_cast<double>(samples) * (1 + failures_a_run),
+                                     kMaxSimulatedEvents,
+                                     static_cast<long long>(kMaxSimulatedEvents / (1 + failures_a_run))));
     const auto n = static_cast<size_t>(samples);
     const double useful_s = static_cast<double>(in.steps) * in.step_time_s;
     std::vector<double> walls(n), goodputs(n);

@@ -369,6 +369,16 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
                                                     : std::string()));
     }
     r.kernels = static_cast<int64_t>(ks.size());
+    // A kernel's kind comes from its name: without one ("name": null, "" or
+    // absent) it can only be other compute, and the split of compute time
+    // by kind (and the advice drawn from it) does not hold for it.
+    const auto unnamed = std::count_if(ks.begin(), ks.end(), [&](const Picked& k) {
+        return d.labels[d.gpu[k.ev].label].name_id == 0 && is_compute(k.cat);
+    });
+    if (unnamed > 0)
+        r.warnings.push_back("unnamed-kernels: " + std::to_string(unnamed) + " of " + std::to_string(ks.size()) +
+                             " kernels have no name (null, empty or absent): counted as other compute, their kind "
+                             "(GEMM, attention, elementwise) unknown");
     // ks is in start order (pick_kernels): every union is one pass, and only
     // the groups the overlaps need are kept.
     const auto all = merge_where(ks, [](KernelCategory) { return true; });

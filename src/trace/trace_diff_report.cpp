@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lostflops/trace_diff.h"
+#include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::trace {
@@ -34,7 +35,7 @@ void rows_table(std::string& out, const std::vector<KernelDiff>& rows, std::size
         if (name_width > 0 && name.size() > static_cast<std::size_t>(name_width)) {
             name = name.substr(0, static_cast<std::size_t>(name_width) - 3) + "...";
         }
-        name = printable(name);
+        name = terminal_text(name);
         out += fmt::format("  {:<11} {:>11.3f} {:>11.3f} {:>+10.3f} {:>9} {:>+7.2f}%  {}\n", to_string(k.change),
                            k.time_a_us / 1e3, k.time_b_us / 1e3, k.delta_us / 1e3, mean, k.step_share_pct, name);
     }
@@ -65,7 +66,7 @@ std::string diff_table(const TraceDiff& d, std::size_t max_rows) {
     std::string out = fmt::format("Trace diff: A = {} ({:g} steps, step {:.3f} ms), B = {} ({:g} steps, "
                                   "step {:.3f} ms)\n(times per step; changed = mean duration per call "
                                   "moved by more than {:g} %; of_step = delta / A's step)\n",
-                                  printable(d.source_a), d.steps_a, d.step_a_us / 1e3, printable(d.source_b), d.steps_b,
+                                  terminal_text(d.source_a), d.steps_a, d.step_a_us / 1e3, terminal_text(d.source_b), d.steps_b,
                                   d.step_b_us / 1e3, d.threshold_pct);
     out += "\nBy category\n";
     rows_table(out, d.categories, d.categories.size(), false, 0);

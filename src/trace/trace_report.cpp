@@ -6,6 +6,7 @@
 // (trace_report_cluster.cpp). The JSON: trace_report_json.cpp.
 #include "lostflops/trace_report.h"
 #include "trace/trace_report_text.h"
+#include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 
 #include <fmt/format.h>
@@ -138,7 +139,7 @@ void rank_rows(std::string& out, const ClusterReport& c) {
         out += fmt::format("  {:>5} {:>8} {:>11.3f} {:>7.1f}% {:>8.1f}% {:>8.1f}% {:>7.1f}% {:>8} {:>10}  {}\n", r.rank,
                            r.kernels, s / 1e3, pct(r.compute_us, s), pct(r.exposed_comm_us, s),
                            pct(r.exposed_memory_us, s), pct(r.idle_us, s), overlap_text(r.comm_comp_overlap_pct),
-                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-", printable(r.source));
+                           r.mean_step_us > 0 ? fmt::format("{:.3f}", r.mean_step_us / 1e3) : "-", terminal_text(r.source));
     }
 }
 
@@ -178,7 +179,7 @@ std::string report_table(const TraceReport& t) {
     if (t.ranks != nullptr && t.ranks->size() <= kMaxDetailedRanks) {
         for (const auto& r : *t.ranks) {
             categories_table(out, r.categories, r.top_kernels,
-                             fmt::format("Kernels by category, rank {} ({})", r.rank, printable(r.source)));
+                             fmt::format("Kernels by category, rank {} ({})", r.rank, terminal_text(r.source)));
             idle_table(out, r);
             launch_table(out, r);
             collective_table(out, r.collectives, fmt::format("rank {}", r.rank));

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trace/trace_report_text.h"
+#include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::trace::detail {
@@ -100,7 +101,7 @@ void steps(std::string& out, const ClusterReport& c) {
 }  // namespace
 
 std::string cut_name(std::string_view name, std::size_t width) {
-    return printable(name.size() > width ? std::string(name.substr(0, width - 3)) + "..." : std::string(name));
+    return terminal_text(name.size() > width ? std::string(name.substr(0, width - 3)) + "..." : std::string(name));
 }
 
 std::string convention_of(const ClusterReport& c) {
@@ -156,7 +157,7 @@ void job_table(std::string& out, const JobComparison& cmp) {
     // "measured" MFU (the job's FLOPs over the trace's step) is not printed
     // when it is beyond the peak.
     for (const auto& w : cmp.warnings)
-        if (w.rfind("job-mismatch", 0) == 0) out += "  warning: " + printable(w) + "\n";
+        if (w.rfind("job-mismatch", 0) == 0) out += "  warning: " + terminal_text(w) + "\n";
     out += fmt::format("  {:<46} {:>12} {:>12}\n", "", "measured", "predicted");
     out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", "step time (s)", cmp.measured_step_s, cmp.predicted_step_s);
     out += fmt::format("  {:<46} {:>12} {:>11.1f}%\n", "MFU",
@@ -174,7 +175,7 @@ void job_table(std::string& out, const JobComparison& cmp) {
         out += "  (memory: the highest traced rank against the worst pipeline stage's predicted allocated and "
                "reserved)\n";
     for (const auto& w : cmp.warnings)
-        if (w.rfind("job-mismatch", 0) != 0) out += "  warning: " + printable(w) + "\n";
+        if (w.rfind("job-mismatch", 0) != 0) out += "  warning: " + terminal_text(w) + "\n";
 }
 
 }  // namespace lostflops::trace::detail

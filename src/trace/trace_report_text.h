@@ -14,7 +14,7 @@
 namespace lostflops::trace::detail {
 
 inline double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
-// printable(name), cut to `width` bytes with "..." (trace_text.h).
+// terminal_text(name), cut to `width` bytes with "..." (lostflops/terminal_text.h).
 std::string cut_name(std::string_view name, std::size_t width);
 // "native", "hta-compatible" or "mixed" of the ranks' conventions.
 std::string convention_of(const ClusterReport& c);

@@ -6,12 +6,25 @@
 // same ranks.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
 
 namespace lostflops::trace {
+
+namespace {
+
+// lostflops' timelines write one pid per pipeline rank: a few to a few
+// hundred, each sharing a few hundred labels. The bounds leave room for far
+// more; past them the file asks for more copies than the reader holds
+// (ranks x shared tables: about 32 bytes each, 4 M of them 130 MB).
+constexpr uint64_t kMaxPidRanks = 65536;
+constexpr uint64_t kMaxSharedCopies = 4'000'000;
+constexpr uint64_t kAlwaysSplit = 16;  // this many ranks are split whatever the tables' size
+
+}  // namespace
 
 std::vector<TraceData> split_ranks(TraceData&& d) {
     std::vector<TraceData> out;
@@ -36,6 +49,20 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
         out.push_back(std::move(d));
         return out;
     }
+    // Every rank gets a copy of the file's shared tables: the copies are
+    // bounded in number (ranks) and in total entries, so that a small file
+    // naming many pids cannot ask for quadratic memory.
+    const uint64_t shared = d.names.size() + d.labels.size() + d.groups.size() + d.cpu_launches.size() +
+                            d.comm_sizes.size() + d.step_names.size();
+    const uint64_t parts = part_of.size();
+    const uint64_t allowed = std::max(kMaxSharedCopies, kAlwaysSplit * shared);
+    if (parts > kMaxPidRanks || parts * shared > allowed)
+        throw InputError(d.source, "ranksByPid",
+                         fmt::format("{} ranks (pids) x {} shared names, labels, groups and launches = {} copies; at "
+                                     "most {} ranks and {} copies (the larger of {} and {} x the shared entries) in "
+                                     "one ranksByPid file: write one trace per rank instead",
+                                     parts, shared, parts * shared, kMaxPidRanks, allowed, kMaxSharedCopies,
+                                     kAlwaysSplit));
     std::vector<GpuEvent> gpu = std::move(d.gpu);
     std::vector<StepMark> steps = std::move(d.steps);
     std::vector<DeviceMemory> memory = std::move(d.memory);

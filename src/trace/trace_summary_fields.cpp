@@ -13,7 +13,10 @@
 #include <initializer_list>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "lostflops/error.h"
+#include "lostflops/trace.h"
 #include "lostflops/trace_summary.h"
 
 namespace lostflops::trace::detail {
@@ -154,6 +157,43 @@ void launches_from(const json& ls, const Ctx& c, LaunchStats& l) {
     if (l.kernels.size() > kMaxLaunchKernels) c.fail("kernels", "more than " + std::to_string(kMaxLaunchKernels));
 }
 
+// What a summary's figures can be, as the trace reader makes them: a rank's
+// kernels start within a day of their median and last at most an hour
+// (trace.h kMaxTsFromMedianUs, kMaxEventDurUs), so its span is at most
+// two days and an hour and a step at most an hour; the temporal breakdown
+// splits the span, so compute, idle and the exposed times fit in it (HTA's
+// whole-microsecond rounding: 0.1 % and 1 us of slack); an overlap is a share.
+constexpr double kMaxSpanUs = 2 * kMaxTsFromMedianUs + kMaxEventDurUs;
+
+void check_breakdown(const Ctx& c, const char* span_key, double span,
+                     std::initializer_list<std::pair<const char*, double>> parts) {
+    if (span > kMaxSpanUs)
+        c.fail(span_key, fmt::format("{:g} us: more than a trace can span ({:g} us: two days and an hour)", span,
+                                     kMaxSpanUs));
+    const double room = span * 1.001 + 1;
+    for (const auto& [key, v] : parts)
+        if (v > room)
+            c.fail(key, fmt::format("{:g} us is more than {} ({:g} us): the figures contradict each other", v,
+                                    span_key, span));
+}
+
+void check_consistent(const RankReport& r, const Ctx& c) {
+    check_breakdown(c, "kernel_span_us", r.kernel_span_us,
+                    {{"compute_us", r.compute_us}, {"idle_us", r.idle_us}, {"compute_us + idle_us", r.compute_us + r.idle_us},
+                     {"exposed_comm_us", r.exposed_comm_us}, {"exposed_memory_us", r.exposed_memory_us}});
+    if (r.comm_comp_overlap_pct && (*r.comm_comp_overlap_pct < 0 || *r.comm_comp_overlap_pct > 100))
+        c.fail("comm_comp_overlap_pct", fmt::format("{:g}: expected a percentage from 0 to 100", *r.comm_comp_overlap_pct));
+    if (r.mean_step_us > kMaxEventDurUs)
+        c.fail("mean_step_us", fmt::format("{:g} us: more than a step can last ({:g} us, an hour)", r.mean_step_us,
+                                           kMaxEventDurUs));
+    for (std::size_t i = 0; i < r.iterations.size(); ++i) {
+        const Iteration& it = r.iterations[i];
+        check_breakdown(c.at("iterations[" + std::to_string(i) + "]"), "gpu_span_us", it.gpu_span_us,
+                        {{"compute_us", it.compute_us}, {"idle_us", it.idle_us},
+                         {"exposed_comm_us", it.exposed_comm_us}, {"exposed_memory_us", it.exposed_memory_us}});
+    }
+}
+
 }  // namespace
 
 RankReport rank_from_json(const json& j, const std::string& source, const std::string& where) {
@@ -235,6 +275,7 @@ RankReport rank_from_json(const json& j, const std::string& source, const std::s
         r.warnings.push_back(w.get<std::string>());
     });
     if (r.warnings.size() > kMaxSummaryWarnings) c.fail("warnings", "more than " + std::to_string(kMaxSummaryWarnings));
+    check_consistent(r, c);
     return r;
 }
 

@@ -1,19 +1,13 @@
-// Text from traces made safe for where it goes: kernel names and file names
-// are the trace's bytes (any byte, NUL and ESC included), so before a
-// terminal sees them control characters become escapes, and before JSON
-// text is written invalid UTF-8 becomes U+FFFD. Internal to src/trace (and
-// the traces' HTML page).
+// Text from traces made safe for JSON: kernel names and file names are the
+// trace's bytes (any byte, NUL and ESC included), so before JSON text is
+// written invalid UTF-8 becomes U+FFFD (for a terminal: terminal_text,
+// lostflops/terminal_text.h). Internal to src/trace (and the traces' HTML page).
 #pragma once
 
 #include <string>
 #include <string_view>
 
 namespace lostflops::trace {
-
-// `s` with C0 controls (U+0000-U+001F), DEL and C1 controls (U+0080-U+009F,
-// which some terminals take as escape sequences) written as \xNN / \u00NN,
-// and bytes that are not UTF-8 written as \xNN; other text as it is.
-std::string printable(std::string_view s);
 
 // Appends `s` as a JSON string (RFC 8259: quotes, backslash and controls
 // escaped; invalid UTF-8 replaced by U+FFFD, as nlohmann's replace handler does).

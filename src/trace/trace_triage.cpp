@@ -80,13 +80,20 @@ void launch_item(const ClusterReport& c, std::vector<TriageItem>& out) {
 }
 
 void memory_bound_item(const ClusterReport& c, std::vector<TriageItem>& out) {
-    double other = 0;
+    double other = 0, unnamed = 0;
     for (const auto& cat : c.categories)
         if (cat.category == KernelCategory::norm_elementwise || cat.category == KernelCategory::other_compute) other += cat.time_us;
+    // Kernels with no name are other compute only for want of a name
+    // (trace_analyze.cpp "unnamed-kernels"): left out of this advice.
+    for (const auto& k : c.top_kernels)
+        if (k.name.empty() && k.category == to_string(KernelCategory::other_compute)) unnamed += k.time_us;
+    other -= unnamed;
     if (other <= 0) return;
     out.push_back({"memory_bound", "elementwise, norm and other non-matmul kernels (mostly memory-bound)",
-                   pct(std::max(0.0, c.compute_us - c.matmul_us), c.span_us),  // compute with no matmul running
-                   fmt::format("{:.0f} % of compute kernel time is not GEMM or attention", pct(other, other + c.matmul_us)),
+                   pct(std::max(0.0, c.compute_us - c.matmul_us - unnamed), c.span_us),  // compute with no matmul running
+                   fmt::format("{:.0f} % of compute kernel time is not GEMM or attention{}", pct(other, other + c.matmul_us),
+                               unnamed > 0 ? fmt::format(" ({:.3f} ms in kernels with no name left out)", unnamed / 1e3)
+                                           : ""),
                    "fuse them (torch.compile; fused RMSNorm/LayerNorm, fused cross-entropy, fused Adam); FlashAttention "
                    "instead of unfused softmax; larger micro-batch for small GEMMs"});
 }

@@ -107,6 +107,24 @@ void check_run_name(const std::string& name, const std::string& csv_path, const 
             throw InputError(csv_path, key, "control character in a run's name");
 }
 
+// A measurement is the job's model FLOPs at some share of the GPUs' dense
+// peak: MFU = measured / predicted tokens/s x the predicted MFU (the FLOP
+// count does not depend on the calibration). Above 150 % of the peak (this
+// model's FLOP count may exceed a framework's, as for causal attention) or
+// below 0.01 % it is a typo or another unit, and its error would be absurd.
+constexpr double kMinMfu = 1e-4, kMaxMfu = 1.5;
+
+void check_measurement(const MeasuredRun& run, const std::string& csv_path, const std::string& key) {
+    const Estimate e = estimate(run.job, default_calibration());
+    const double mfu = e.mfu * run.measured_tokens_per_s_per_gpu / e.tokens_per_s_per_gpu;
+    if (mfu >= kMinMfu && mfu <= kMaxMfu) return;
+    throw InputError(csv_path, key,
+                     fmt::format("{:g} tokens/s per GPU is an MFU of {:.3g} % on {}: expected {:g} % to {:g} % of the "
+                                 "GPUs' dense peak (a typo, or another unit?)",
+                                 run.measured_tokens_per_s_per_gpu, 100 * mfu, run.job.cluster.gpu.name, 100 * kMinMfu,
+                                 100 * kMaxMfu));
+}
+
 double positive(const std::string& text, const std::string& file, const std::string& key) {
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
@@ -131,10 +149,16 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
     const auto rows = parse_csv(read_text_file(csv_path, kMaxTableBytes, "run table (CSV)"), csv_path);
     if (rows.size() < 2) throw InputError(csv_path, "", "expected a header row and at least one run");
     const auto& header = rows[0];
+    // A column named twice is refused: which one holds the runs is not said.
     auto find = [&](const std::string& name) -> std::optional<size_t> {
-        for (size_t i = 0; i < header.size(); ++i)
-            if (header[i] == name) return i;
-        return std::nullopt;
+        const auto first = std::find(header.begin(), header.end(), name);
+        if (first == header.end()) return std::nullopt;
+        const auto again = std::find(first + 1, header.end(), name);
+        if (again != header.end())
+            throw InputError(csv_path, "line 1",
+                             fmt::format("column '{}' appears twice (fields {} and {}): which one holds the runs?", name,
+                                         first - header.begin() + 1, again - header.begin() + 1));
+        return static_cast<size_t>(first - header.begin());
     };
     auto column = [&](const std::string& name) -> size_t {
         if (const auto i = find(name)) return *i;
@@ -189,6 +213,7 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
         std::error_code ec;
         if (!std::filesystem::exists(std::filesystem::symlink_status(job_path, ec))) job_path = dir / (run.name + ".yaml");
         run.job = load_job(job_path.string(), sets);
+        if (run.has_throughput()) check_measurement(run, csv_path, where + ": tokens_per_s_per_gpu");
         out.push_back(std::move(run));
     }
     return out;

@@ -21,14 +21,18 @@ inline std::string read_text(const std::string& path) {
     return buf.str();
 }
 
+// A path in the temporary folder no other call of this process gets.
+inline std::string unique_temp_path(const std::string& stem) {
+    static int counter = 0;
+    return (std::filesystem::temp_directory_path() /
+            (stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+        .string();
+}
+
 // A file in the temporary folder, removed when the object goes out of scope.
 class TempFile {
 public:
-    TempFile(const std::string& stem, const std::string& content) {
-        static int counter = 0;
-        path_ = (std::filesystem::temp_directory_path() /
-                 (stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-                    .string();
+    TempFile(const std::string& stem, const std::string& content) : path_(unique_temp_path(stem)) {
         std::ofstream(path_, std::ios::binary) << content;
     }
     ~TempFile() {

@@ -24,27 +24,7 @@ using lostflops::test::source_path;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-class CliReliability : public ::testing::Test {
-protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("lostflops-reliability-" + std::to_string(getpid()));
-        fs::create_directories(dir_ / "runs");
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-    }
-    std::string write(const std::string& name, const std::string& text) {
-        const fs::path p = dir_ / name;
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-    std::string slurp(const std::string& path) {
-        std::ifstream in(path, std::ios::binary);
-        return std::string(std::istreambuf_iterator<char>(in), {});
-    }
-    fs::path dir_;
-};
+class CliReliability : public lostflops::test::CliScratch {};
 
 // Item 4: every command that prints exits non-zero, saying so, when standard
 // output cannot be written.

@@ -5,11 +5,14 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 namespace lostflops::test {
 
@@ -52,5 +55,33 @@ inline std::string shell_output(const std::string& cmd, int* code = nullptr) {
     }
     return out;
 }
+
+// A folder of its own under the temporary folder (with runs/, for
+// validate's tables), removed with what it holds at the end of the test.
+class CliScratch : public ::testing::Test {
+public:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               (std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) + "-" +
+                std::to_string(getpid()));
+        std::filesystem::create_directories(dir_ / "runs");
+    }
+    void TearDown() override {
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+    // Writes `text` to the folder's `name` (its folders made) and returns the path.
+    std::string write(const std::string& name, const std::string& text) {
+        const std::filesystem::path p = dir_ / name;
+        std::filesystem::create_directories(p.parent_path());
+        std::ofstream(p, std::ios::binary) << text;
+        return p.string();
+    }
+    std::string slurp(const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    std::filesystem::path dir_;
+};
 
 }  // namespace lostflops::test

@@ -150,6 +150,13 @@ TEST(MaxTextImport, BadInputIsNamed) {
     expect_error("a: 1\n", on("h100-8"), "--tpu h100-8", "expected v4-N");
     expect_error("a: {b: 1}\n", on("v5e-8"), "a", "flat");
     expect_error("a: 1\n", on("v5e-8", 0, {"oops"}), "--set oops", "KEY=VALUE");
+    // Issue 36 item 16: 2^31 was "expected a power of two" (it is one: an
+    // int overflowed); 2^20 chips and 65,536 slices imported, then estimate
+    // refused above 1,000,000 GPUs. Now the bound, at import.
+    expect_error("a: 1\n", on("v5e-2147483648"), "--tpu v5e-2147483648", "at most 1048576 (2^20)");
+    expect_error("a: 1\n", on("v5e-1048576"), "--tpu v5e-1048576", "1048576 chips a slice x 1 slices is more than 1000000 GPUs");
+    expect_error("a: 1\n", on("v5e-256", 65536), "--slices", "more than 1000000 GPUs");
+    expect_error("num_slices: 65536\n", on("v5e-256"), "num_slices", "more than 1000000 GPUs");
 }
 
 TEST(MaxTextImport, SliceTopologies) {

@@ -3,6 +3,7 @@
 // configuration by --module/--config (after), and tyro's --section.key
 // overrides on either. Launch lines written for these tests.
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
+#include "test_util.h"
 
 namespace lostflops::test {
 namespace {
@@ -61,6 +63,30 @@ TEST_F(TorchtitanCommand, PythonConfigurationsSince2026) {
         EXPECT_NE(std::string(e.what()).find("llama3_8b, llama3_70b, llama3_405b"), std::string::npos) << e.what();
     }
     EXPECT_THROW(job("torchrun -m torchtitan.train\n"), InputError);  // no base configuration
+}
+
+TEST_F(TorchtitanCommand, ContextLengthByBothNamesIsRefused) {
+    // Issue 36 item 10: before, seq_len 2048 was taken without a word.
+    const std::string e = error_of([&] {
+        job("torchrun -m torchtitan.train --module llama3 --config llama3_8b --training.max_context_length 4096 "
+            "--training.seq_len 2048\n");
+    });
+    EXPECT_NE(e.find("--training.max_context_length: '4096' and --training.seq_len '2048' are the same setting"),
+              std::string::npos)
+        << e;
+}
+
+TEST_F(TorchtitanCommand, MessagesNameWhatIsWrongAndTheBound) {
+    // Issue 36 item 16: a configuration of another module blamed --config
+    // while listing it as known; a local batch out of range gave no bound.
+    const std::string module = error_of([&] { job("torchrun -m torchtitan.train --module qwen3 --config llama3_8b\n"); });
+    EXPECT_NE(module.find("--module qwen3: --config llama3_8b is a configuration of module llama3"), std::string::npos)
+        << module;
+    const std::string batch = error_of([&] {
+        job("torchrun -m torchtitan.train --module llama3 --config llama3_8b --training.local_batch_size 4294967296\n");
+    });
+    EXPECT_NE(batch.find("training.local_batch_size: expected an integer from 1 to 2147483647"), std::string::npos)
+        << batch;
 }
 
 }  // namespace

@@ -255,6 +255,16 @@ class Hostile(unittest.TestCase):
             lostflops.import_megatron("--num-layers 2", num_gpus=True)
         with self.assertRaises(ValueError):
             lostflops.search(top=True)
+        # Issue 36 item 16: beyond 64 bits, pybind11 alone said "incompatible function arguments".
+        for call, name, bound in ((lambda: lostflops.search(top=10 ** 30), "top", "to 9223372036854775807"),
+                                  (lambda: lostflops.goodput(simulate=10 ** 30), "simulate", "to 10000000"),
+                                  (lambda: lostflops.search(gpus=[2 ** 40]), "gpus", "from 1 to 1000000"),
+                                  (lambda: lostflops.search(gpus=list(range(1, 100))), "gpus (sizes in the list)",
+                                   "to 64")):
+            with self.assertRaises(lostflops.LostflopsError) as ctx:
+                call()
+            self.assertEqual(ctx.exception.file, name)
+            self.assertIn(bound, str(ctx.exception))
 
     def test_text_and_dict_jobs_are_bounded(self):
         job = json.loads(open(src("data/published/runs/megatron24-h100-gpt-70b.json")).read())

@@ -57,6 +57,15 @@ TEST(GoodputCli, BadRunValuesExitTwoNamingTheKey) {
     EXPECT_NE(none.err.find("training.train_tokens"), std::string::npos) << none.err;
 }
 
+TEST(GoodputCli, SimulationBoundedByRunsTimesFailures) {
+    // Issue 36 item 4: over 60 s before; now exit 2 naming --simulate and the bound.
+    const auto r = run_cli("goodput --set training.train_tokens=1e12 --set run.gpu_failure_rate=0.03 --simulate 10000 "
+                           "--seed 1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("--simulate: 10000 runs of about"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("5e+08"), std::string::npos) << r.err;
+}
+
 TEST(GoodputCli, EstimateGainsTheRunWithTrainTokens) {
     const auto with = run_cli("estimate " + kJob + " --format json");
     ASSERT_EQ(with.code, 0) << with.all();

@@ -105,6 +105,26 @@ TEST(RunSimulate, NoFailuresIsTheClosedFormExactly) {
     EXPECT_EQ(r.expected_failures, 0);
 }
 
+TEST(RunSimulate, WorkIsBoundedByRunsTimesFailures) {
+    // Issue 36 item 4: 0.03 failures per GPU-hour on the default job passes
+    // "would not finish" with about 1.6 M failures a run; 10,000 runs ran for
+    // days. Now refused at once, saying the bound and the runs it allows.
+    const Job job = default_job({"training.train_tokens=1e12", "run.gpu_failure_rate=0.03"});
+    const RunCost r = run_cost(job, estimate(job, default_calibration()));
+    EXPECT_GT(r.expected_failures, 1e6);
+    try {
+        simulate_run(r.inputs, r.inputs.checkpoint_interval_s, 10000, 1);
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.file(), "--simulate");
+        EXPECT_NE(e.message().find("over the bound of 5e+08"), std::string::npos) << e.what();
+        EXPECT_NE(e.message().find("give fewer runs (at most 3"), std::string::npos) << e.what();
+    }
+    // Runs without failures cost one event each: the most runs the option allows pass.
+    const RunCost none = llama3_run({"run.gpu_failure_rate=0"});
+    EXPECT_NO_THROW(simulate_run(none.inputs, none.inputs.checkpoint_interval_s, 2, 1));
+}
+
 TEST(RunSimulate, OptimalIntervalBeatsHalfAndDouble) {
     // A costly checkpoint (sync, 100 GB/s) so the interval matters.
     for (const char* write : {"run.checkpoint_write_GBps=100", "run.checkpoint_write_GBps=400"}) {

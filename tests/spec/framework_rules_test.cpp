@@ -47,9 +47,11 @@ TEST(FrameworkRules, DefaultJobLaunchesEverywhereButDeepSpeedInterleaves) {
     EXPECT_EQ(broken(job, LaunchStack::deepspeed), (std::set<RuleCheck>{RuleCheck::schedule_1f1b_only}));
 }
 
-TEST(FrameworkRules, KvHeadsFewerThanTpOnlyMegatronCoreReplicates) {
+TEST(FrameworkRules, KvHeadsFewerThanTpLaunchNowhere) {
+    // Issue 36 item 12: Megatron-Core divides the query groups by tp
+    // (attention.py), so 8 KV heads on tp 16 do not launch there either.
     const Job job = llama70b({"cluster.num_gpus=2048", "parallel.tp=16", "parallel.dp=32"});
-    EXPECT_TRUE(broken(job, LaunchStack::megatron_core).empty());
+    EXPECT_EQ(broken(job, LaunchStack::megatron_core), (std::set<RuleCheck>{RuleCheck::kv_heads_over_tp}));
     EXPECT_TRUE(broken(job, LaunchStack::megatron_lm).count(RuleCheck::kv_heads_over_tp));
     EXPECT_TRUE(broken(job, LaunchStack::torchtitan).count(RuleCheck::kv_heads_over_tp));
     const auto b = rule_breaks(job.model, launch_plan(job.plan), LaunchStack::megatron_lm);
@@ -113,6 +115,11 @@ TEST(FrameworkRules, EstimateWarnsAndStrictRefuses) {
     const auto strict = run_cli("--strict estimate " + set);
     EXPECT_EQ(strict.code, 2);
     EXPECT_NE(strict.err.find("(--strict)"), std::string::npos) << strict.err;
+    const std::string tp16 = "--set cluster.num_gpus=2048 --set parallel.tp=16 --set parallel.dp=32";
+    const auto core = run_cli("--strict estimate --set training.framework=megatron-core " + tp16);
+    EXPECT_EQ(core.code, 2) << core.err;  // before: 0
+    EXPECT_NE(core.err.find("parallel.tp: cannot launch in megatron-core: tp divides the KV heads"), std::string::npos)
+        << core.err;
     const auto fine = run_cli("--strict estimate --set training.framework=megatron-lm");
     EXPECT_EQ(fine.code, 0) << fine.err;
     EXPECT_EQ(fine.err.find("cannot launch"), std::string::npos) << fine.err;

@@ -99,15 +99,6 @@ std::string make_trace(const std::vector<Ev>& events, int rank, const std::strin
     return s;
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
-
 long child_peak_rss_kib(const std::string& shell_command, int& code) {
     // A child forked from this (large) test process would start its peak at
     // ours and keep it through exec(2): python3 starts the command afresh and

@@ -9,6 +9,7 @@
 
 #include "lostflops/trace.h"
 #include "lostflops/trace_synth.h"
+#include "test_util.h"
 
 namespace lostflops::trace::test {
 
@@ -51,8 +52,7 @@ void expect_memory_invariants(const DeviceMemory& m);
                  << " not found (real traces are kept outside the project): skipped"
 
 namespace lostflops::trace::test {
-// What the InputError f() throws says (file: key: message), or "" when it throws none.
-std::string error_of(const std::function<void()>& f);
+using ::lostflops::test::error_of;  // test_util.h
 // Runs `shell_command` (/bin/sh -c, started by python3 so that its peak is
 // its own) and returns its peak resident set in KiB; `code` gets its exit
 // status. Throws std::runtime_error when it cannot be run.
