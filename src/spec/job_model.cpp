@@ -132,11 +132,12 @@ Model read_model(YAML::Node node, const std::string& file) {
         return read_model_shape(r.node, file, r.notes);
     } catch (const InputError& e) {
         // A bad value the config.json gave: name the config and its key.
+        // A key inside one (block_configs[3].ffn.ffn_mult) is the config's when its root is.
         const std::string prefix = "model.";
-        if (!r.hf_path.empty() && e.file() == file && e.key().rfind(prefix, 0) == 0 &&
-            r.hf_keys.count(e.key().substr(prefix.size())))
-            throw InputError(file, "model.hf_config",
-                             fmt::format("{}: {}: {}", r.hf_path, e.key().substr(prefix.size()), e.message()));
+        const std::string key = e.key().rfind(prefix, 0) == 0 ? e.key().substr(prefix.size()) : "";
+        const std::string root = key.substr(0, key.find('['));
+        if (!r.hf_path.empty() && e.file() == file && !key.empty() && (r.hf_keys.count(key) || r.hf_keys.count(root)))
+            throw InputError(file, "model.hf_config", fmt::format("{}: {}: {}", r.hf_path, key, e.message()));
         throw;
     }
 }
