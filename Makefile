@@ -1,6 +1,6 @@
 # Thin wrapper over CMake (as duckdb does).
 #   make          release build in build/ (build/lostflops)
-#   make run      build and estimate the built-in default job
+#   make run      build the executable only and estimate the built-in default job
 #   make test     build and run every unit test
 #   make sanitize the same under AddressSanitizer + UBSan in build-asan/
 #   make check    test + sanitize + fuzz-ci (what CI runs), with -Werror
@@ -25,7 +25,11 @@ build:
 	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=Release $(werror)
 	cmake --build build -j $(JOBS)
 
-run: build
+# The first command builds only what it runs: the executable (not the tests,
+# benchmarks or Python module that `make build` also builds).
+run:
+	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=Release $(werror)
+	cmake --build build -j $(JOBS) --target lostflops
 	./build/lostflops estimate
 
 test: build

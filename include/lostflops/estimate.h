@@ -61,20 +61,22 @@ struct Memory {
     double optimizer_bytes = 0;
     double activations_bytes = 0;  // stored for backward, all in-flight micro-batches
     double logits_bytes = 0;       // output logits and loss buffers (last stage)
-    double buffers_bytes = 0;      // reserved context, workspaces, comm/gather buffers
+    double buffers_bytes = 0;      // workspaces, comm/gather buffers, the allocator's cached reserve
     // 16-bit copies of fp32 weights alive at the peak: autocast's cached casts
     // (framework hf at zero 0) and FSDP2's gathered root module.
     double weight_copies_bytes = 0;
     double temporary_bytes = 0;    // the moment's transients: the foreach optimizer's temporary
-    double peak_bytes = 0;         // sum of the above (= reserved_bytes + outside_allocator_bytes)
+    double peak_bytes = 0;         // sum of the above (= reserved_bytes)
     double capacity_bytes = 0;     // usable HBM (= usable_bytes)
     int worst_stage = 0;
     bool fits = false;
-    // The verdict's terms: what the framework's allocator hands out at the
-    // peak (torch.cuda.max_memory_allocated), what it holds from the device
-    // (max_memory_reserved: allocated plus its cached slack), what lives
-    // outside it (NCCL's buffers), what it can take on this GPU and the
-    // margin left (usable - reserved - outside; < 0: does not fit).
+    // The verdict's terms: the most the framework's allocator hands out over
+    // the step (torch.cuda.max_memory_allocated), the most it holds from the
+    // device (max_memory_reserved: allocated plus its cached slack; the
+    // moment above is this one's), what lives outside it (the CUDA context,
+    // NCCL's buffers), what it can take on this GPU (the driver's total less
+    // what lives outside) and the margin left (usable - reserved; < 0: does
+    // not fit).
     double allocated_bytes = 0;
     double reserved_bytes = 0;
     double outside_allocator_bytes = 0;

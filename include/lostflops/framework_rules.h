@@ -179,6 +179,10 @@ std::optional<RuleBreak> first_rule_break(const Model& m, const LaunchPlan& p, L
                                           bool knob_rules = true);
 // The job's plan under its own framework.
 std::vector<RuleBreak> rule_breaks(const Job& job);
+// Whether `candidate` (a change of `base`'s plan, same model and framework)
+// breaks a rule of the framework that `base` does not: advice proposes no
+// plan the framework cannot launch, beyond what the job already asks.
+bool breaks_beyond(const Job& candidate, const Job& base);
 // "cannot launch in megatron-lm: tp divides the KV heads (...): tp 16, 8 KV heads (SOURCE)"
 std::string rule_break_text(const RuleBreak& b);
 

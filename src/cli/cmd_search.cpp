@@ -6,9 +6,8 @@
 // re-scores, and the sweeps, are the library's (lostflops/search_listing.h),
 // shared with the Python module; this file reads options and prints.
 // Exit 0 when at least one plan fits, 1 when none does.
-#include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <csignal>
 #include <optional>
 #include <cstdio>
@@ -57,8 +56,21 @@ RankBy rank_by(const std::string& s) {
 }
 
 // The job on n GPUs, as the sweeps load it.
+// A size beyond one node of a job without an inter-node network (a one-node
+// job need not give one) is said as the sweep's, not as a missing key.
 JobOnGpus job_on(const SearchArgs& a) {
-    return [&a](int n) { return load_for(a, {fmt::format("cluster.num_gpus={}", n)}).job; };
+    return [&a](int n) {
+        try {
+            return load_for(a, {fmt::format("cluster.num_gpus={}", n)}).job;
+        } catch (const InputError& e) {
+            if (e.key() != "cluster.inter_node") throw;
+            throw InputError(a.job_path.empty() ? std::string("search") : a.job_path, e.key(),
+                             fmt::format("missing: the search reaches {} GPUs, more than one node, and the job's cluster "
+                                         "gives no inter-node network; expected {{bandwidth_GBps, latency_us}}, or a "
+                                         "cluster preset (lostflops list clusters)",
+                                         n));
+        }
+    };
 }
 
 void write_stdout(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -92,6 +104,35 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
 }
 
 }  // namespace
+
+// A search that evaluates no layout because the fixed settings (--fix and the
+// job's parallel keys) break a rule is bad input: the rule is named as
+// estimate names it, by loading the job with the --fix settings as its keys.
+[[noreturn]] void refuse_fixed(const SearchArgs& a) {
+    std::vector<std::string> o = a.overrides;
+    std::string given;
+    for (const std::string& text : a.fixes) {
+        given += (given.empty() ? "" : ",") + text;
+        size_t at = 0;
+        while (at < text.size()) {
+            const size_t comma = std::min(text.find(',', at), text.size());
+            const std::string item = text.substr(at, comma - at);
+            at = comma + 1;
+            if (item.find('=') == std::string::npos) continue;  // add_plan_fix refused it already
+            const std::string key = item.substr(0, item.find('='));
+            const std::string section = key == "micro_batch_size" ? "training." : "parallel.";
+            o.push_back(section + (key == "sp" ? std::string("sequence_parallel") + item.substr(key.size()) : item));
+        }
+    }
+    const std::string source = given.empty() ? std::string("parallel") : "--fix " + given;
+    try {
+        (void)(a.job_path.empty() ? default_job(o) : load_job(a.job_path, o));
+    } catch (const InputError& e) {
+        throw InputError(source, "", "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
+    }
+    throw InputError(source, "", "the fixed settings and the divisibility rules leave no layout to evaluate "
+                                 "(lostflops estimate with them as --set parallel.KEY=VALUE names the rule)");
+}
 
 void add_search_command(CLI::App& app, int& exit_code) {
     auto a = std::make_shared<SearchArgs>();
@@ -163,32 +204,24 @@ void add_search_command(CLI::App& app, int& exit_code) {
         g_interrupted = false;
         opts.cancel = &g_interrupted;
         const auto previous = std::signal(SIGINT, on_sigint);
-        const bool tty = isatty(fileno(stderr)) != 0 && !g_quiet;
-        const auto start = std::chrono::steady_clock::now();
-        if (tty)
-            opts.progress = [start](double share) {
-                if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-                std::fprintf(stderr, "\rsearch: %3.0f%% of layouts", 100 * share);
-                std::fflush(stderr);
-            };
-        const auto done_progress = [&] {
-            if (tty && std::chrono::steady_clock::now() - start >= std::chrono::seconds(1))
-                std::fprintf(stderr, "\r%60s\r", "");
-        };
+        // Progress on stderr (cli/progress.h): after a second on a terminal, a line every 5 s otherwise.
+        std::optional<Progress> progress;
+        if (!g_quiet) {
+            progress.emplace("search");
+            opts.progress = [&progress](double share) { progress->set(share); };
+        }
+        const auto done_progress = [&progress] { progress.reset(); };
         if (!a->gpus.empty() || a->min_gpus) {
             std::vector<SweepPoint> points;
             if (a->min_gpus) {
                 points = min_gpus_sweep(sj.job, job_on(*a), cal, opts);
             } else {
                 const std::vector<int> sizes = gpu_list(a->gpus);
-                // The progress line names the size it is at.
+                // The share over the whole list: sizes done plus the share of the one at.
                 size_t at = 0;
-                if (tty)
-                    opts.progress = [start, &at, &sizes](double share) {
-                        if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-                        std::fprintf(stderr, "\rsearch: %d GPUs (size %zu of %zu): %3.0f%% of layouts", sizes[at],
-                                     at + 1, sizes.size(), 100 * share);
-                        std::fflush(stderr);
+                if (progress)
+                    opts.progress = [&progress, &at, &sizes](double share) {
+                        progress->set((static_cast<double>(at) + share) / static_cast<double>(sizes.size()));
                     };
                 points = sweep_sizes(job_on(*a), cal, opts, sizes, [&at](size_t i) { at = i; });
             }
@@ -211,6 +244,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         const SearchResult& r = listing.result;
         done_progress();
         std::signal(SIGINT, previous);
+        if (r.ranked.empty() && r.counts.evaluated == 0 && r.counts.pruned_memory == 0 && !r.cancelled) refuse_fixed(*a);
         const PlanChunks plans = listing_plans(sj.job, cal, listing);
         if (table) {
             std::printf("%s", search_table(sj.job, cal, r, listing.view).c_str());

@@ -5,11 +5,14 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/error_report.h"
 #include "cli/progress.h"
 #include "cli/version.h"
+#include "spec/did_you_mean.h"
 
 namespace {
 
@@ -20,6 +23,35 @@ void add_footers(CLI::App& app) {
                     "(lostflops --help).\n");
         add_footers(*sub);
     }
+}
+
+// The word standing where a subcommand is required that names none ("lostflops
+// estimat"), with the nearest command: CLI11 says only "A subcommand is
+// required". Empty when the command line names its subcommands.
+std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
+    CLI::App* at = &app;
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (word.empty() || word[0] == '-') continue;  // the root's and groups' flags take no value
+        const auto subs = at->get_subcommands([](CLI::App*) { return true; });
+        std::vector<std::string> names;
+        CLI::App* next = nullptr;
+        for (CLI::App* sub : subs) {
+            names.push_back(sub->get_name());
+            if (sub->get_name() == word) next = sub;
+        }
+        if (next != nullptr) {
+            at = next;
+            continue;
+        }
+        if (at->get_require_subcommand_min() == 0 || names.empty()) return "";
+        std::string known;
+        for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+        const std::string where = at == &app ? std::string("lostflops") : "lostflops " + at->get_name();
+        return "'" + word + "' is not a command of " + where + lostflops::did_you_mean(word, names) + " (commands: " +
+               known + ")";
+    }
+    return "";
 }
 
 }  // namespace
@@ -56,8 +88,14 @@ int main(int argc, char** argv) {
         return lostflops::cli::finish_stdout(exit_code);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return lostflops::cli::finish_stdout(app.exit(e));  // --help, --version
-        app.exit(e);  // the message and "Run with --help" on stderr
         failure = lostflops::cli::describe_error(std::current_exception());
+        if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
+            failure.message = unknown;
+            failure.line = "lostflops: error: " + unknown;
+            std::fprintf(stderr, "%s\n", failure.line.c_str());
+        } else {
+            app.exit(e);  // the message and "Run with --help" on stderr
+        }
     } catch (...) {
         failure = lostflops::cli::describe_error(std::current_exception());
         std::fprintf(stderr, "%s\n", failure.line.c_str());

@@ -27,10 +27,10 @@
 // allocator frees and re-uses every micro-batch (activations, logits, ZeRO-3
 // gathers) fragments: the reserve the allocator keeps beyond them is
 // 1 / memory_usable_fraction - 1 of that churned memory, counted in buffers.
-// The capacity is then the whole HBM, less memory_reserved_bytes (in
-// buffers: driver, CUDA context, cuBLAS and NCCL workspaces). Before, the
-// fraction was taken off the whole HBM (76.0 of 80 GiB on H100), as if the
-// persistent state fragmented as much as activations.
+// The capacity is what the driver reports less what lives outside the
+// allocator (estimate/memory_moments.cpp). The stacks' own tensors: a
+// Hugging Face model in eager PyTorch, workload/eager_ledger.cpp; the peak
+// over the step's moments: estimate/memory_moments.cpp and memory.h.
 // TPUs (XLA's allocator) keep the fraction of the whole HBM.
 #include "estimate/memory.h"
 
@@ -194,7 +194,7 @@ RankState memory_state(const Job& job, const Calibration& cal, const LayerWork& 
     // _multi_tensor_adam); fused kernels have none.
     if (t.optimizer_kernel == OptimizerKernel::foreach) rs.optimizer_temp = 4.0 * optimizer_shard_params(p, sp);
     rs.autocast_copies = autocast;
-    rs.eager_loss = t.framework == Framework::hf;
+    rs.eager_loss = torch_stack;
     const DeviceTerms dev = device_terms(job, cal);
     mem.capacity_bytes = dev.usable;
     mem.outside_allocator_bytes = dev.outside;
@@ -206,13 +206,22 @@ ActParts memory_activations(const Job& job, KindWorks works, const HeadWork& hw,
                             const InFlight& fl, int rank, Memory* out) {
     const ParallelPlan& p = job.plan;
     const bool eager = job.training.framework == Framework::hf;
+    const bool torch_stack = eager || job.training.framework == Framework::fsdp;
     Memory mem;
     ActParts parts;
-    // One layer's backward at the end of the step: its recompute rebuilds
-    // its whole saved set (or, without recompute, its own saved set is
-    // still alive), with its 16-bit weight copy; the largest kind's.
-    if (eager)
-        for (const LayerWork& w : works) parts.working = std::max(parts.working, w.activation_bytes_full + w.weight_copy_bytes);
+    // One layer's backward at the end of the step (the PyTorch stacks, whose
+    // gradients grow through it): its recompute rebuilds its whole saved
+    // set (or, without recompute, its own saved set is still alive), with
+    // its 16-bit weight copy; the largest kind's. Under FSDP2 (hf, zero 3)
+    // the layer is gathered (2 bytes a parameter) with its unsharded
+    // gradient (2) and the reduce-scatter's fp32 input (4), and the next
+    // layer prefetched (2): 10 bytes a parameter of one layer
+    // (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py).
+    if (torch_stack)
+        for (const LayerWork& w : works) {
+            const double gathered = eager && p.zero >= 3 ? 10.0 * (w.params + w.expert_params) : 0.0;
+            parts.working = std::max(parts.working, w.activation_bytes_full + w.weight_copy_bytes + gathered);
+        }
     // Micro-batches (in units of this rank's whole stage) whose activations
     // are alive at the peak: Megatron-LM's 1F1B / interleaved warm-up plus one
     // (estimate/inflight.cpp).
@@ -267,7 +276,7 @@ ActParts memory_activations(const Job& job, KindWorks works, const HeadWork& hw,
     if (sp.first && !eager) mem.activations_bytes += fl.first_chunk * hw.embed_bytes_fwd;
     // Offloaded activations: one layer's saved set on the device while it
     // is copied out (forward) or back (backward).
-    if (p.offload_activations) {
+    if (p.offload_activations && p.recompute != Recompute::full) {
         double transit = 0;
         for (const LayerWork& w : works) transit = std::max(transit, w.activation_bytes_full);
         mem.activations_bytes += transit;

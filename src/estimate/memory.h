@@ -59,7 +59,7 @@ int peak_candidate_ranks(const Job& job, int* out);
 // except under framework hf, whose zero is its precision recipe: the search
 // keeps the job's). stage_memory == memory_total(memory_state(...),
 // memory_activations(...)) to the bit; the search sums the same terms
-// through rank_allocated_bytes and rank_reserved_bytes.
+// through rank_reserved_bytes.
 // `mean`: the layer (uniform model) or the layer-count-weighted mean of the
 // kinds, whose parameters the ZeRO-3 engine gathers per layer.
 struct RankState {
@@ -67,7 +67,7 @@ struct RankState {
     double first_backward_grads = 0;  // gradients alive at the first backward
     double optimizer_temp = 0;    // the foreach optimizer's temporary at its step
     bool autocast_copies = false; // the layers' bf16 weight copies are kept (framework hf, zero 0)
-    bool eager_loss = false;      // framework hf: the peak of the first backward is the loss's (before any layer)
+    bool eager_loss = false;      // a PyTorch stack (fsdp, hf): its gradients grow through the backward (end_of_backward)
     // Reserved but not allocated at the first backward: FSDP2's freed
     // sharded gradients, cached in its reduce-scatter stream's pool.
     double side_stream_pool = 0;
@@ -102,30 +102,36 @@ double xla_state_bytes_per_param(Optimizer o);
 // calls it for every plan and rank.
 struct MomentBytes {
     double allocated[3] = {0, 0, 0};
-    MemoryMoment peak = MemoryMoment::first_backward;
+    double reserved[3] = {0, 0, 0};
+    MemoryMoment peak = MemoryMoment::first_backward;  // the most reserved
 };
+// Reserved at a moment: its allocated bytes, the allocator's reserve over
+// the memory it churns (cached from the first backward on, so at every
+// moment) and, at the first backward, the side streams' pools. The peak is
+// the moment of the most reserved (the allocator gives nothing back).
 inline MomentBytes rank_moments(const RankState& s, const ActParts& a) {
     const Memory& m = s.mem;
     const double base = m.weights_bytes + m.optimizer_bytes + m.buffers_bytes;
     const double copies = (s.autocast_copies ? a.layer_copies : 0.0) + a.head_copy;
+    const double frag = m.churn_reserve_fraction * (a.activations + a.logits + m.zero_live_bytes);
     MomentBytes out;
     out.allocated[0] = base + s.first_backward_grads + a.activations + a.logits + copies;
     out.allocated[1] = s.eager_loss ? base + m.gradients_bytes + a.working : 0.0;
     out.allocated[2] = base + m.gradients_bytes + s.optimizer_temp;
+    out.reserved[0] = out.allocated[0] + frag + s.side_stream_pool;
+    out.reserved[1] = out.allocated[1] + frag;
+    out.reserved[2] = out.allocated[2] + frag;
     int best = 0;
-    if (out.allocated[1] > out.allocated[best]) best = 1;
-    if (out.allocated[2] > out.allocated[best]) best = 2;
+    if (out.reserved[1] > out.reserved[best]) best = 1;
+    if (out.reserved[2] > out.reserved[best]) best = 2;
     out.peak = static_cast<MemoryMoment>(best);
     return out;
 }
-// The rank's reserved bytes at its peak (allocated + the allocator's reserve
-// over the memory it churns + the side streams' pools at the first
-// backward): what memory_total's Memory says, to the bit.
+// The rank's reserved bytes at its peak: what memory_total's Memory says,
+// to the bit.
 inline double rank_reserved_bytes(const RankState& s, const ActParts& a) {
     const MomentBytes mb = rank_moments(s, a);
-    const double frag = s.mem.churn_reserve_fraction * (a.activations + a.logits + s.mem.zero_live_bytes);
-    return mb.allocated[static_cast<int>(mb.peak)] + frag +
-           (mb.peak == MemoryMoment::first_backward ? s.side_stream_pool : 0.0);
+    return mb.reserved[static_cast<int>(mb.peak)];
 }
 // The rank's Memory at its peak moment; peak, fits and worst_stage set
 // (`act`: memory_activations' `out`).
@@ -133,13 +139,11 @@ Memory memory_total(const RankState& state, const ActParts& parts, const Memory&
 // Sets mem.moment_micro_batch and moment_chunk for mem.moment.
 void name_moment(const Job& job, Memory& mem);
 
-// Capacity and the allocator's reserve (memory.cpp's header comment): the
-// whole HBM on GPUs (PyTorch's caching allocator) and the reserve
-// 1 / memory_usable_fraction - 1 of the churned memory; on TPUs the fraction
-// of HBM and no reserve.
+// PyTorch's caching allocator (a GPU) rather than XLA's (a TPU): its
+// reserve is 1 / memory_usable_fraction - 1 of the churned memory
+// (estimate/memory_moments.cpp).
 bool caching_allocator(const Job& job);
-double usable_capacity_bytes(const Job& job, const Calibration& cal);
-double churn_reserve_fraction(const Job& job, const Calibration& cal);
+
 // The reserve over a plan's activations and logits on top of `state`
 // (memory_state's): its churn_reserve_fraction times activations + logits
 // + ZeRO-3 gathers. memory_total adds it to buffers_bytes; the search adds it
@@ -149,8 +153,8 @@ double fragmentation_bytes(const Memory& state, double activations_bytes, double
 // 0.99 of the datasheet's) and what lives outside the framework's
 // allocator (the CUDA context; on a multi-GPU job NCCL's buffers too).
 double device_total_bytes(const Gpu& gpu);
-double outside_allocator_bytes(const Job& job, const Calibration& cal);
-// The three at once (one accelerator lookup; memory_state's).
+// The three (one accelerator lookup; memory_state's). A TPU job's state is
+// memory_state_xla's: the TPU runtime's bytes_limit, no allocator share.
 struct DeviceTerms {
     double outside = 0, usable = 0, churn_reserve_fraction = 0;
 };

@@ -61,11 +61,6 @@ DeviceTerms device_terms(const Job& job, const Calibration& cal) {
     return d;
 }
 
-double outside_allocator_bytes(const Job& job, const Calibration& cal) { return device_terms(job, cal).outside; }
-double usable_capacity_bytes(const Job& job, const Calibration& cal) { return device_terms(job, cal).usable; }
-double churn_reserve_fraction(const Job& job, const Calibration& cal) {
-    return device_terms(job, cal).churn_reserve_fraction;
-}
 
 double fragmentation_bytes(const Memory& state, double activations_bytes, double logits_bytes) {
     return state.churn_reserve_fraction * (activations_bytes + logits_bytes + state.zero_live_bytes);
@@ -96,10 +91,12 @@ Memory memory_total(const RankState& state, const ActParts& parts, const Memory&
             mem.temporary_bytes = state.optimizer_temp;
             break;
     }
-    mem.allocated_bytes = mb.allocated[static_cast<int>(mb.peak)];
+    // The most allocated over the step (torch.cuda.max_memory_allocated),
+    // which need not be at the moment of the most reserved.
+    mem.allocated_bytes = std::max({mb.allocated[0], mb.allocated[1], mb.allocated[2]});
     const double pool = mb.peak == MemoryMoment::first_backward ? state.side_stream_pool : 0.0;
     mem.buffers_bytes = state.mem.buffers_bytes + mem.fragmentation_bytes + pool;
-    mem.reserved_bytes = rank_reserved_bytes(state, parts);  // allocated + fragmentation + pool, as the search sums it
+    mem.reserved_bytes = mb.reserved[static_cast<int>(mb.peak)];  // as rank_reserved_bytes, the search's
     mem.peak_bytes = mem.reserved_bytes;
     mem.usable_bytes = mem.capacity_bytes;
     mem.margin_bytes = mem.usable_bytes - mem.reserved_bytes;
@@ -114,7 +111,8 @@ void name_moment(const Job& job, Memory& mem) {
     // PyTorch step's largest is its last micro-batch's, when the gradients
     // of the others are alive too.
     const int64_t m = p.micro_batches(job.training);
-    const bool grads_grow = job.training.framework == Framework::hf && m > 1;
+    const bool grads_grow =
+        (job.training.framework == Framework::hf || job.training.framework == Framework::fsdp) && m > 1;
     mem.moment_micro_batch = mem.moment == MemoryMoment::first_backward ? (grads_grow ? static_cast<int>(m - 1) : 0)
                                                                         : static_cast<int>(m - 1);
     mem.moment_chunk = mem.moment == MemoryMoment::first_backward ? rank_chunks(p) - 1 : 0;

@@ -50,7 +50,7 @@ std::string waterfall_svg(const Explanation& x) {
         const std::string tip = fmt::format("{}: {:.2f} pp of peak, {:.4f} s per step", w.name, w.pp, w.s);
         svg.rect(px(a), y + 3, std::max(0.75, px(b) - px(a)), row_h - 6, w.pp >= 0 ? "wf-loss" : "wf-gain", tip);
         svg.line(px(after), y + row_h - 3, px(after), y + row_h + 3, "connector");
-        svg.text(px(b) + 6, y + row_h * 0.66, fmt::format("{:+.1f} pp · {:.3f} s", -w.pp, w.s), "value");
+        svg.text(px(b) + 6, y + row_h * 0.66, fmt::format("{:+.1f} points · {:.3f} s", -w.pp, w.s), "value");
         left = after;
         y += row_h;
     }

@@ -53,7 +53,7 @@ std::string explain_table(const Explanation& x) {
         out += fmt::format("The plan does NOT fit: {:.1f} GiB per GPU of {:.1f} GiB usable (lostflops estimate says what "
                            "would); the figures are for the plan as given.\n\n",
                            x.peak_bytes / (1024.0 * 1024 * 1024), x.capacity_bytes / (1024.0 * 1024 * 1024));
-    out += fmt::format("{:<66} {:>8} {:>10} {:>9}\n", "MFU waterfall", "pp", "s/step", "left %");
+    out += fmt::format("{:<66} {:>8} {:>10} {:>9}\n", "MFU waterfall", "points", "s/step", "left %");
     double left = 100;
     out += fmt::format("{:<66} {:>8} {:>10} {:>9.1f}\n", "dense peak", "", "", left);
     for (const auto& w : x.waterfall) {
@@ -64,7 +64,7 @@ std::string explain_table(const Explanation& x) {
     out += "\nLevers (single changes, each re-estimated; best MFU first):\n";
     if (x.levers.empty()) out += "  none of the candidate changes both fits and raises the MFU\n";
     for (const auto& l : x.levers)
-        out += fmt::format("  {:<52} MFU {:5.1f} % ({:+.1f} pp), step {:.3f} s   {}\n", l.change, 100 * l.mfu_after,
+        out += fmt::format("  {:<52} MFU {:5.1f} % ({:+.1f} points), step {:.3f} s   {}\n", l.change, 100 * l.mfu_after,
                            100 * (l.mfu_after - x.mfu), l.step_time_s, set_args(l));
     return out;
 }
@@ -76,7 +76,7 @@ std::string explain_markdown(const Explanation& x) {
     if (!x.fits)
         out += fmt::format("**The plan does not fit** ({:.1f} GiB per GPU of {:.1f} GiB usable).\n\n",
                            x.peak_bytes / (1024.0 * 1024 * 1024), x.capacity_bytes / (1024.0 * 1024 * 1024));
-    out += "| step | pp of peak | s per step | MFU left |\n|---|---:|---:|---:|\n| dense peak | | | 100.0 % |\n";
+    out += "| step | points of peak | s per step | MFU left |\n|---|---:|---:|---:|\n| dense peak | | | 100.0 % |\n";
     double left = 100;
     for (const auto& w : x.waterfall) {
         left -= w.pp;
@@ -85,7 +85,7 @@ std::string explain_markdown(const Explanation& x) {
     out += fmt::format("| **predicted MFU** | | | **{:.1f} %** |\n\n", 100 * x.mfu);
     out += "| lever | MFU after | gain | step time | `--set` |\n|---|---:|---:|---:|---|\n";
     for (const auto& l : x.levers)
-        out += fmt::format("| {} | {:.1f} % | {:+.1f} pp | {:.3f} s | `{}` |\n", l.change, 100 * l.mfu_after,
+        out += fmt::format("| {} | {:.1f} % | {:+.1f} points | {:.3f} s | `{}` |\n", l.change, 100 * l.mfu_after,
                            100 * (l.mfu_after - x.mfu), l.step_time_s, set_args(l));
     if (x.levers.empty()) out += "| (no single change both fits and raises the MFU) | | | | |\n";
     return out;

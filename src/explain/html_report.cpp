@@ -73,7 +73,7 @@ std::string esc(const std::string& s) { return xml_escape(s); }
 
 std::string waterfall_table(const Explanation& x) {
     std::string t = "<table><caption>MFU waterfall (text alternative of the chart)</caption>"
-                    "<thead><tr><th scope=\"col\">step</th><th scope=\"col\">pp of peak</th>"
+                    "<thead><tr><th scope=\"col\">step</th><th scope=\"col\">points of peak</th>"
                     "<th scope=\"col\">s per step</th><th scope=\"col\">MFU left</th></tr></thead><tbody>";
     double left = 100;
     t += "<tr><td>dense peak</td><td></td><td></td><td>100.0 %</td></tr>";
@@ -98,7 +98,7 @@ std::string levers_table(const Explanation& x) {
             if (!args.empty()) args += ' ';
             args += "--set " + s;
         }
-        t += fmt::format("<tr><td>{}</td><td>{:.1f} %</td><td>{:+.1f} pp</td><td>{:.3f} s</td><td class=\"args\"><code>{}</code></td></tr>",
+        t += fmt::format("<tr><td>{}</td><td>{:.1f} %</td><td>{:+.1f} points</td><td>{:.3f} s</td><td class=\"args\"><code>{}</code></td></tr>",
                          esc(l.change), 100 * l.mfu_after, 100 * (l.mfu_after - x.mfu), l.step_time_s, esc(args));
     }
     return t + "</tbody></table>";
@@ -266,7 +266,7 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                          "GiB reserved with the allocator's cache).</p>",
                          peak.worst_stage, when, peak.allocated_bytes / (1024.0 * 1024 * 1024),
                          peak.reserved_bytes / (1024.0 * 1024 * 1024));
-        h += memory_time_svg(memory_over_step(tl, mem), peak.usable_bytes, tl.step_s);
+        h += memory_time_svg(memory_over_step(job, cal, tl), peak.usable_bytes, tl.step_s);
     }
     h += "</section>";
     if (!scaling_gpus.empty()) {

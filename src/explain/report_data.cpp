@@ -115,47 +115,87 @@ Roofline roofline(const Job& job, const Calibration& cal) {
     return rl;
 }
 
-std::vector<MemoryCurve> memory_over_step(const StepTimeline& tl, const std::vector<Memory>& ranks) {
+std::vector<MemoryCurve> memory_over_step(const Job& job, const Calibration& cal, const StepTimeline& tl) {
     std::vector<MemoryCurve> out;
+    const PassSetup setup = pass_setup(job, cal);
     // A pass's activations grow through its forward and shrink through its
     // backward, layer by layer: ramps. A change over [t0, t1] is a slope
     // change at t0 and its opposite at t1 (an instant change: t0 == t1).
     struct Change {
         double t, slope, jump;
+        int order = 0;  // at one instant: frees (0), then allocations (1), then the loss's backward (2)
     };
-    for (size_t r = 0; r < ranks.size(); ++r) {
-        const Memory& m = ranks[r];
-        // What stays: the state at the peak less the passes' share.
-        const double base = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes +
-                            (m.buffers_bytes - m.fragmentation_bytes) + m.weight_copies_bytes;
-        // One chunk pass of one micro-batch: the in-flight activations per
-        // whole-stage micro-batch, split over the rank's chunks.
-        const double per_pass = m.inflight_microbatches > 0 && m.moment == MemoryMoment::first_backward
-                                    ? m.activations_bytes / m.inflight_microbatches / tl.chunks
+    for (int r = 0; r < job.plan.pp; ++r) {
+        const StageParams sp = stage_params(job, works(setup), setup.hw, r);
+        Memory act;
+        const ActParts parts =
+            memory_activations(job, works(setup), setup.hw, sp, inflight_passes(job, r), r, &act);
+        const RankState st = memory_state(job, cal, setup.lw, sp);
+        const Memory& m = st.mem;
+        // What stays through the step: the state, the gradients alive from
+        // the start (persistent buffers, or earlier micro-batches'), the
+        // 16-bit weight copies.
+        const double copies = (st.autocast_copies ? parts.layer_copies : 0.0) + parts.head_copy;
+        const double base = m.weights_bytes + m.optimizer_bytes + m.buffers_bytes + st.first_backward_grads + copies;
+        // One chunk pass of one micro-batch: the first backward's
+        // activations per whole-stage micro-batch in flight, over the chunks.
+        const double per_pass = act.inflight_microbatches > 0
+                                    ? parts.activations / act.inflight_microbatches / tl.chunks
                                     : 0.0;
         std::vector<Change> ch;
-        const auto ramp = [&](double t0, double t1, double bytes) {
-            if (t1 > t0) ch.push_back({t0, bytes / (t1 - t0), 0}), ch.push_back({t1, -bytes / (t1 - t0), 0});
-            else ch.push_back({t0, 0, bytes});
+        const auto ramp = [&](double t0, double t1, double bytes, int order = -1) {
+            if (t1 > t0) ch.push_back({t0, bytes / (t1 - t0), 0, 0}), ch.push_back({t1, -bytes / (t1 - t0), 0, 0});
+            else ch.push_back({t0, 0, bytes, order >= 0 ? order : bytes < 0 ? 0 : 1});
         };
+        // Each (micro-batch, chunk) is added once, at its forward, and freed
+        // through its last backward-side segment (a zero-bubble W pass holds
+        // what its B pass left; a recompute comes before its backward); the
+        // loss's buffers go at its first (the loss's backward comes first).
+        struct Backward {
+            double first_start = -1, last_start = -1, last_end = -1;
+        };
+        std::vector<Backward> bwd(static_cast<size_t>(tl.micro_batches * tl.chunks));
         for (const Segment& s : tl.segments) {
-            if (s.rank != static_cast<int>(r)) continue;
-            const bool loss = m.logits_bytes > 0 && s.chunk == tl.chunks - 1;
-            if (s.kind == SegmentKind::forward) {
-                ramp(s.start_s, s.end_s, per_pass);
-                if (loss) ramp(s.end_s, s.end_s, m.logits_bytes);  // the loss's buffers at the forward's end
-            } else if (s.kind == SegmentKind::recompute) {
-                if (loss) ramp(s.start_s, s.start_s, -m.logits_bytes);  // the loss's backward comes first
-            } else if (s.kind == SegmentKind::backward) {
-                ramp(s.start_s, s.end_s, -per_pass);
-            } else if (s.kind == SegmentKind::optimizer && m.temporary_bytes > 0) {
-                ramp(s.start_s, s.start_s, m.temporary_bytes);
-                ramp(s.end_s, s.end_s, -m.temporary_bytes);
-            }
+            if (s.rank != r || s.micro_batch < 0 || (s.kind != SegmentKind::recompute && s.kind != SegmentKind::backward))
+                continue;
+            const size_t key = static_cast<size_t>(s.micro_batch) * static_cast<size_t>(tl.chunks) +
+                               static_cast<size_t>(s.chunk);
+            if (key >= bwd.size()) continue;
+            Backward& b = bwd[key];
+            if (b.first_start < 0) b.first_start = s.start_s;
+            if (s.start_s >= b.last_start) b.last_start = s.start_s, b.last_end = s.end_s;
         }
-        std::stable_sort(ch.begin(), ch.end(), [](const Change& a, const Change& b) { return a.t < b.t; });
+        double last_bwd_start = -1, last_bwd_end = -1;
+        for (const Segment& s : tl.segments) {
+            if (s.rank != r) continue;
+            if (s.kind == SegmentKind::optimizer && st.optimizer_temp > 0) {
+                ramp(s.start_s, s.start_s, st.optimizer_temp);
+                ramp(s.end_s, s.end_s, -st.optimizer_temp);
+            }
+            if (s.kind != SegmentKind::forward || s.micro_batch < 0) continue;
+            const size_t key = static_cast<size_t>(s.micro_batch) * static_cast<size_t>(tl.chunks) +
+                               static_cast<size_t>(s.chunk);
+            ramp(s.start_s, s.end_s, per_pass);
+            if (key >= bwd.size() || bwd[key].first_start < 0) continue;
+            const Backward& b = bwd[key];
+            if (parts.logits > 0 && s.chunk == tl.chunks - 1) {
+                ramp(s.end_s, s.end_s, parts.logits);  // the loss's buffers at the forward's end
+                ramp(b.first_start, b.first_start, -parts.logits, 2);
+            }
+            ramp(b.last_start, b.last_end, -per_pass);
+            if (b.last_start > last_bwd_start) last_bwd_start = b.last_start, last_bwd_end = b.last_end;
+        }
+        // The gradients the last micro-batch's backward writes, layer by layer.
+        if (last_bwd_end >= 0) {
+            ramp(last_bwd_start, last_bwd_end, m.gradients_bytes - st.first_backward_grads);
+            ramp(last_bwd_end, last_bwd_end, -copies);  // autocast's cache and FSDP2's root end with the backward
+        }
+        // At one instant, what is freed goes before what is allocated, and
+        // the loss's buffers last (its backward follows its forward).
+        std::stable_sort(ch.begin(), ch.end(),
+                         [](const Change& a, const Change& b) { return a.t < b.t || (a.t == b.t && a.order < b.order); });
         MemoryCurve c;
-        c.rank = static_cast<int>(r);
+        c.rank = r;
         double v = base, slope = 0, t = 0;
         c.points.push_back({0.0, v});
         c.peak_bytes = v;
@@ -163,14 +203,16 @@ std::vector<MemoryCurve> memory_over_step(const StepTimeline& tl, const std::vec
             v += slope * (e.t - t);
             t = e.t;
             c.points.push_back({t, v});
+            c.peak_bytes = std::max(c.peak_bytes, v);
             if (e.jump != 0) {
                 v += e.jump;
                 c.points.push_back({t, v});
+                c.peak_bytes = std::max(c.peak_bytes, v);
             }
             slope += e.slope;
-            c.peak_bytes = std::max(c.peak_bytes, v);
         }
-        c.points.push_back({std::max(t, tl.step_s), v + slope * (std::max(t, tl.step_s) - t)});
+        const double end = std::max(t, tl.step_s);
+        c.points.push_back({end, v + slope * (end - t)});
         out.push_back(std::move(c));
     }
     return out;

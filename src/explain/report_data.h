@@ -71,18 +71,20 @@ std::string plan_words(const ParallelPlan& p, int64_t micro_batch);
 // stage_memory of every pipeline rank, rank 0 first.
 std::vector<Memory> memory_per_rank(const Job& job, const Calibration& cal);
 
-// The predicted allocated memory of a rank over the step, from the step's
-// timeline and the rank's peak (explain/report_data.cpp memory_over_step):
-// its state; each forward chunk pass's activations from the pass's start
-// to its backward's end; on the last stage the loss's buffers from the last
-// chunk's forward end to its backward's end; the optimizer's temporary in
-// the optimizer step. Points (time, bytes) after each change, in time order.
+// The predicted allocated memory of each rank over the step, from the
+// step's timeline and the rank's ledger (estimate/memory.h): its state and
+// the gradients alive from the start; each forward chunk pass's activations
+// growing through the pass and shrinking through its first backward-side
+// segment; on the last stage the loss's buffers from the last chunk's
+// forward end to its backward's start; the last backward's gradients; the
+// optimizer's temporary in the optimizer step. Points (time, bytes) in time
+// order, joined by straight lines. The peak moment's bytes are estimate's.
 struct MemoryCurve {
     int rank = 0;
     std::vector<std::pair<double, double>> points;
     double peak_bytes = 0;  // the curve's largest value
 };
-std::vector<MemoryCurve> memory_over_step(const StepTimeline& tl, const std::vector<Memory>& ranks);
+std::vector<MemoryCurve> memory_over_step(const Job& job, const Calibration& cal, const StepTimeline& tl);
 // A measured allocator timeline (time from the step's start, bytes
 // allocated) to draw over the predicted ones; empty: none.
 using MeasuredMemory = std::vector<std::pair<double, double>>;

@@ -60,14 +60,17 @@ std::string list_gpus(bool json) {
                        "TFLOP/s", "GiB", "GB/s", "GB/s", "", "W", "FLOP/B");
     for (const Gpu& g : gpus) {
         const AcceleratorTraits* t = find_accelerator(g.arch);
-        out += fmt::format("{:<16} {:<7} {:<10} {:>8.1f} {:>8} {:>8.0f} {:>8.0f} {:>9.1f} {:>6} {:>6.0f} {:>7.0f}\n",
-                           g.name, t ? to_string(t->vendor) : "", g.arch, g.peak_bf16_tflops,
+        // A GPU without bf16 (V100) shows "-", and its ridge is fp16's.
+        const bool bf16 = g.peak_bf16_tflops > 0;
+        out += fmt::format("{:<16} {:<7} {:<10} {:>8} {:>8} {:>8.0f} {:>8.0f} {:>9.1f} {:>6} {:>6.0f} {:>7.0f}\n",
+                           g.name, t ? to_string(t->vendor) : "", g.arch,
+                           bf16 ? fmt::format("{:.1f}", g.peak_bf16_tflops) : "-",
                            g.peak_fp8_tflops > 0 ? fmt::format("{:.1f}", g.peak_fp8_tflops) : "-",
                            static_cast<double>(g.memory_bytes) / (1024.0 * 1024.0 * 1024.0), g.hbm_GBps,
-                           g.nvlink_GBps, g.sm_count, g.tdp_w, ridge_flop_per_byte(g, Precision::bf16));
+                           g.nvlink_GBps, g.sm_count, g.tdp_w, ridge_flop_per_byte(g, bf16 ? Precision::bf16 : Precision::fp16));
     }
     out += "\nbf16/fp8: dense peaks; scale-up: NVLink / Infinity Fabric / ICI per GPU per direction; units: SMs, CUs "
-           "or TPU MXUs;\nridge: bf16 peak over HBM bandwidth, the arithmetic intensity above which work is "
+           "or TPU MXUs; -: not supported;\nridge: bf16 peak (fp16 without bf16) over HBM bandwidth, the arithmetic intensity above which work is "
            "compute-bound.\nsources:\n";
     for (const Gpu& g : gpus) out += fmt::format("  {}: {}\n", g.name, g.source);
     return out;

@@ -43,12 +43,20 @@ std::vector<std::pair<const char*, double>> memory_rows(const Memory& m) {
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
+// A memory row's name in words (the JSON key with its underscore spaced).
+std::string row_name(const char* key) {
+    std::string s = key;
+    std::replace(s.begin(), s.end(), '_', ' ');
+    return s;
+}
+
 // When the rank's memory peaks, in words (lostflops/estimate.h MemoryMoment).
 std::string moment_text(const Job& job, const Memory& m) {
     switch (m.moment) {
         case MemoryMoment::first_backward:
-            if (job.plan.pp == 1)
+            if (job.plan.pp == 1 && (job.training.framework == Framework::hf || job.training.framework == Framework::fsdp))
                 return fmt::format("the loss's backward of micro-batch {}", m.moment_micro_batch);
+            if (job.plan.pp == 1) return fmt::format("the first backward of micro-batch {}", m.moment_micro_batch);
             return fmt::format("its first backward: micro-batch {} of chunk {}, after {} forward chunk passes",
                                m.moment_micro_batch, m.moment_chunk, m.warmup_passes);
         case MemoryMoment::end_of_backward:
@@ -71,7 +79,7 @@ std::string memory_verdict(const Job& job, const Memory& m) {
     std::string out = fmt::format("does not fit: {} needed on pipeline rank {} but {} usable; largest: ",
                                   gib(m.peak_bytes), m.worst_stage, gib(m.capacity_bytes));
     for (size_t i = 0; i < 3 && i < rows.size(); ++i)
-        out += fmt::format("{}{} {}", i ? ", " : "", rows[i].first, gib(rows[i].second));
+        out += fmt::format("{}{} {}", i ? ", " : "", row_name(rows[i].first), gib(rows[i].second));
     const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
     if (states > m.capacity_bytes) {
         out += fmt::format(". Weights, gradients and optimizer state alone take {} (tp*pp = {}, dp*cp = {}, "
@@ -82,7 +90,7 @@ std::string memory_verdict(const Job& job, const Memory& m) {
                            "context parallelism, a smaller micro-batch or fewer micro-batches in flight).",
                            gib(-m.margin_bytes));
     } else {
-        out += fmt::format(". The largest, {}, would have to shrink by {}.", rows[0].first, gib(-m.margin_bytes));
+        out += fmt::format(". The largest, {}, would have to shrink by {}.", row_name(rows[0].first), gib(-m.margin_bytes));
     }
     return out;
 }
@@ -162,8 +170,7 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
     out += fmt::format("\nmemory per GPU (pipeline rank {}, at {})\n", m.worst_stage, moment_text(job, m));
     for (const auto& [name, b] : memory_rows(m)) {
         if (b == 0 && (std::string_view(name) == "weight_copies" || std::string_view(name) == "temporary")) continue;
-        out += fmt::format("  {:<18} {:>10}\n", name == std::string_view("weight_copies") ? "weight copies" : name,
-                           gib(b));
+        out += fmt::format("  {:<18} {:>10}\n", row_name(name), gib(b));
     }
     out += fmt::format("  {:<18} {:>10} (what the allocator hands out)\n", "allocated", gib(m.allocated_bytes));
     out += fmt::format("  {:<18} {:>10} of {} usable: {}\n", "reserved", gib(m.peak_bytes), gib(m.capacity_bytes),

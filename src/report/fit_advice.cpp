@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lostflops/error.h"
+#include "lostflops/framework_rules.h"
 #include "lostflops/report.h"
 #include "lostflops/search.h"
 #include "estimate/memory.h"
@@ -32,12 +33,15 @@ constexpr int kMaxCountsTried = 256;           // GPU counts the search tries at
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
-std::optional<Estimate> evaluate(const Job& job, const Calibration& cal) {
+// `job` changed from `base`: nullopt when it is not a valid plan, or breaks a
+// launch rule of its framework that `base` does not.
+std::optional<Estimate> evaluate(const Job& job, const Calibration& cal, const Job& base) {
     try {
         validate_job(job);
     } catch (const InputError&) {
         return std::nullopt;
     }
+    if (breaks_beyond(job, base)) return std::nullopt;
     return estimate(job, cal);
 }
 
@@ -62,7 +66,7 @@ std::optional<PlanChange> scale_dimension(const Job& job, const Calibration& cal
         const int64_t model_par = static_cast<int64_t>(j.plan.tp) * j.plan.pp * j.plan.cp;
         if (model_par > j.cluster.num_gpus || j.cluster.num_gpus % model_par != 0) break;
         j.plan.dp = static_cast<int>(j.cluster.num_gpus / model_par);
-        const auto e = evaluate(j, cal);
+        const auto e = evaluate(j, cal, job);
         if (!e) continue;
         PlanChange c = make_change(fmt::format("{} {} (dp {})", name, v, j.plan.dp),
                                    {fmt::format("parallel.{}={}", name, v), fmt::format("parallel.dp={}", j.plan.dp)}, *e);
@@ -76,7 +80,7 @@ std::vector<PlanChange> candidate_changes(const Job& job, const Calibration& cal
     std::vector<PlanChange> out;
     const ParallelPlan& p = job.plan;
     const auto single = [&](std::string change, std::vector<std::string> set, const Job& j) {
-        if (const auto e = evaluate(j, cal)) out.push_back(make_change(std::move(change), std::move(set), *e));
+        if (const auto e = evaluate(j, cal, job)) out.push_back(make_change(std::move(change), std::move(set), *e));
     };
     if (static_cast<int64_t>(p.dp) * p.cp > 1) {
         for (int z = p.zero + 1; z <= 3; ++z) {
@@ -163,7 +167,7 @@ std::optional<Candidate> fitting_plan(const Job& job, const Calibration& cal, in
             p.sequence_parallel = tp > 1;
             j.training.micro_batch = 1;
             if (--budget < 0) return best;
-            const auto e = evaluate(j, cal);
+            const auto e = evaluate(j, cal, job);
             if (e && e->memory.fits && (!best || e->step_time_s < best->e.step_time_s)) best = Candidate{j, *e};
         }
     }

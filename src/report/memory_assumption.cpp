@@ -76,6 +76,18 @@ std::string memory_assumption(const Job& job, const Memory& m) {
         return fmt::format("deciding: weights, gradients and optimizer state alone ({}, zero = {}) exceed the "
                            "usable memory; no activation or gather-buffer assumption changes that",
                            gib(states), job.plan.zero);
+    // Past the first backward the activations are gone: the gradients and
+    // the state decide, with the optimizer's temporary or one layer's
+    // backward (estimate/memory_moments.cpp).
+    if (m.moment == MemoryMoment::optimizer_step)
+        return fmt::format("deciding: the optimizer step, when every gradient ({}) and the foreach optimizer's "
+                           "temporary ({}) are alive beside the state (training.optimizer_kernel fused has no "
+                           "temporary)",
+                           gib(m.gradients_bytes), gib(m.temporary_bytes));
+    if (m.moment == MemoryMoment::end_of_backward)
+        return fmt::format("deciding: the end of the backward, when every gradient ({}) is alive with one layer's "
+                           "backward ({})",
+                           gib(m.gradients_bytes), gib(m.activations_bytes));
     struct Part {
         double bytes;
         std::string text;

@@ -133,7 +133,8 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     // within 1 .. max_depth. None fits: the deepest window (pruned below).
     int window[4][2] = {};
     rcs_.clear();
-    for (int rc = ks.rc_first; rc < ks.rc_end; ++rc) rcs_.push_back(rc);
+    for (int rc = ks.rc_first; rc < ks.rc_end; ++rc)
+        if (!(rc == 1 && ks.skip_selective)) rcs_.push_back(rc);
     for (int s = 0; s < 2 && ks.depths > 0; ++s) {
         if (!sp_used[s]) continue;
         for (int zi = 0; zi < ks.zeros; ++zi) {

@@ -10,7 +10,8 @@ namespace lostflops::search {
 int64_t KnobSet::count() const {
     int64_t n = 0;
     for (int i = 0; i < zeros; ++i) n += ogrs[zero[i] >= 3 ? 1 : 0];
-    return n * (rc_end - rc_first + depths) * sps;
+    const bool selective_in = rc_first <= 1 && 1 < rc_end && skip_selective;
+    return n * (rc_end - rc_first - (selective_in ? 1 : 0) + depths) * sps;
 }
 
 void apply_recompute(ParallelPlan& p, int rc) {
@@ -57,14 +58,19 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
             if (launchable(z)) k.zero[k.zeros++] = z;
     }
     // Full recompute of some layers per stage, if the framework has it.
-    const bool partial_launchable = [&] {
+    // A recompute mode the framework launches (torchtitan: no partial depth;
+    // a Hugging Face model: no selective, no partial depth).
+    const auto recompute_launchable = [&](Recompute mode, int layers) {
         if (!fix.launch) return true;
         LaunchPlan lp = launch_plan(p);
-        lp.recompute_layers = 1;
+        lp.recompute = mode;
+        lp.recompute_layers = layers;
         for (const RuleBreak& b : rule_breaks(job.model, lp, *fix.launch))
-            if (b.rule->check == RuleCheck::titan_recompute) return false;
+            if (b.rule->check == RuleCheck::titan_recompute || b.rule->check == RuleCheck::hf_recompute) return false;
         return true;
-    }();
+    };
+    const bool partial_launchable = recompute_launchable(Recompute::full, 1);
+    k.skip_selective = !recompute_launchable(Recompute::selective, -1);
     // Layers of the largest virtual stage (spec/validate.cpp's bound on recompute_layers).
     const int per_stage = max_stage_layers(job);
     if (fix.recompute) {

@@ -53,6 +53,7 @@ struct KnobSet {
     bool ogr[2][2] = {{false, false}, {false, false}};
     int ogrs[2] = {0, 0};
     bool fixed_recompute_too_deep = false;  // fixed recompute_layers > layers of a virtual stage
+    bool skip_selective = false;            // the framework has no selective recompute (hf)
     int64_t count() const;
 };
 

@@ -57,8 +57,12 @@ unsigned differing(const SearchLayout& l, const SearchLayout& job) {
 
 // `job`'s layout with the settings outside `free_mask` fixed; an MoE job's
 // etp and dispatcher always (the nearest plan keeps them).
-search::LayoutFix fix_outside(const SearchLayout& job, unsigned free_mask, bool moe) {
+// A Hugging Face model (framework hf) gets only the layouts its stack
+// launches (data parallelism only); the other frameworks' plans may keep
+// what the job already asks.
+search::LayoutFix fix_outside(const SearchLayout& job, unsigned free_mask, bool moe, Framework fw) {
     search::LayoutFix f;
+    if (fw == Framework::hf) f.launch = static_cast<int>(LaunchStack::hf);
     if (moe) {
         f.etp = job.etp;
         f.dispatcher = static_cast<int>(job.dispatcher);
@@ -116,7 +120,9 @@ std::optional<Candidate> best_of(const Job& job, const Calibration& cal, const s
     std::vector<GroupWorker> workers(n);
     std::atomic<size_t> next{0};
     const auto work = [&](GroupWorker& w) {
-        search::LayoutEvaluator ev(job, cal, PlanFix{});
+        PlanFix fix;
+        if (job.training.framework == Framework::hf) fix.launch = LaunchStack::hf;  // its recompute and zero rules
+        search::LayoutEvaluator ev(job, cal, fix);
         for (size_t i; (i = next.fetch_add(1)) < layouts.size();) {
             w.plans.clear();
             ev.run(layouts[i], 0, w.counts, w.plans);
@@ -197,7 +203,7 @@ NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64
                     group.push_back(l);
                     if (max_plans > 0) plans += counter(l);
                 },
-                {}, fix_outside(own, s, job.model.is_moe()));
+                {}, fix_outside(own, s, job.model.is_moe(), job.training.framework));
         }
         if (max_plans > 0 && out.plans + plans > max_plans) {
             out.complete = false;

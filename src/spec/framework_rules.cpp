@@ -177,6 +177,18 @@ std::vector<RuleBreak> rule_breaks(const Job& job) {
     return rule_breaks(job.model, launch_plan(job.plan), launch_stack(job.training.framework));
 }
 
+bool breaks_beyond(const Job& candidate, const Job& base) {
+    const std::vector<RuleBreak> mine = rule_breaks(candidate);
+    if (mine.empty()) return false;
+    const std::vector<RuleBreak> theirs = rule_breaks(base);
+    for (const RuleBreak& b : mine) {
+        bool known = false;
+        for (const RuleBreak& t : theirs) known = known || t.rule == b.rule;
+        if (!known) return true;
+    }
+    return false;
+}
+
 std::string rule_break_text(const RuleBreak& b) {
     return fmt::format("cannot launch in {}: {}: {} ({})", to_string(b.rule->stack), b.rule->rule, b.detail,
                        b.rule->source);

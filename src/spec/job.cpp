@@ -74,6 +74,20 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
         job.training.attention = job.training.precision == Precision::fp32 && !sdpa ? AttentionKernel::unfused
                                                                                    : default_attention(cited);
     if (job.training.framework_auto) job.training.framework = default_framework(cited, job.training.attention);
+    // optimizer_kernel: auto, resolved with the framework: torch.optim's AdamW
+    // runs foreach by default on CUDA tensors (torch/optim/optimizer.py
+    // _default_to_fused_or_foreach; fused is opt-in), which a Hugging Face
+    // training loop gets; torchtitan asks for fused (torchtitan
+    // config/job_config.py Optimizer.implementation = "fused"), as Megatron's
+    // and DeepSpeed's optimizers are (Apex / Transformer Engine FusedAdam,
+    // DeepSpeed FusedAdam).
+    {
+        const YAML::Node training = top.raw("training");
+        const YAML::Node kern = training["optimizer_kernel"];  // const: looks, never inserts
+        if (!kern || !kern.IsScalar() || kern.Scalar() == "auto")
+            job.training.optimizer_kernel =
+                job.training.framework == Framework::hf ? OptimizerKernel::foreach : OptimizerKernel::fused;
+    }
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,
                              job.training.framework);
     job.run = read_run(top.raw("run"), source, job.cluster, job.model);

@@ -145,16 +145,9 @@ Training read_training(YAML::Node node, const std::string& file) {
                   : opt == "adam-bf16"           ? Optimizer::adam_bf16
                   : opt == "adam-bf16-moments"   ? Optimizer::adam_bf16_moments
                                                  : Optimizer::adam;
-    // torch.optim's AdamW runs foreach by default on CUDA tensors
-    // (torch/optim/optimizer.py _default_to_fused_or_foreach: fused is opt-in);
-    // Megatron's and DeepSpeed's optimizers are fused multi-tensor kernels
-    // (Apex / Transformer Engine FusedAdam, DeepSpeed FusedAdam).
+    // auto: resolved once the framework is (spec/job.cpp, after framework: auto).
     const auto kern = s.choice_opt("optimizer_kernel", {"auto", "fused", "foreach"}).value_or("auto");
-    const bool torch_optim = t.framework == Framework::fsdp || t.framework == Framework::hf;
-    t.optimizer_kernel = kern == "fused"     ? OptimizerKernel::fused
-                         : kern == "foreach" ? OptimizerKernel::foreach
-                         : torch_optim       ? OptimizerKernel::foreach
-                                             : OptimizerKernel::fused;
+    t.optimizer_kernel = kern == "foreach" ? OptimizerKernel::foreach : OptimizerKernel::fused;
     t.compile = s.bool_or("compile", false);
     if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
         throw InputError(file, "training.optimizer",
@@ -249,6 +242,9 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
         p.recompute_layers = static_cast<int>(*rl);
     }
     if (s.has("recompute_modules")) p.recompute_modules = read_recompute_modules(s, p.recompute);
+    // offload_activations and remat_policy act under one recompute mode
+    // (recompute none / selective, and selective); under the others they are
+    // warned and ignored (spec/job_warnings.cpp): the search changes the mode.
     p.offload_activations = s.bool_or("offload_activations", false);
     {
         std::vector<std::string> names;
@@ -259,18 +255,10 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
                 throw InputError(file, "parallel.remat_policy",
                                  "MaxText's remat policy applies to a TPU job (XLA); on GPUs give recompute and "
                                  "recompute_modules");
-            if (p.recompute != Recompute::selective)
-                throw InputError(file, "parallel.remat_policy",
-                                 "names what selective recompute saves; recompute is " +
-                                     std::string(to_string(p.recompute)));
             for (int i = 1; i <= static_cast<int>(RematPolicy::save_out_proj); ++i)
                 if (*rp == to_string(static_cast<RematPolicy>(i))) p.remat_policy = static_cast<RematPolicy>(i);
         }
     }
-    if (p.offload_activations && p.recompute == Recompute::full)
-        throw InputError(file, "parallel.offload_activations",
-                         "applies to what recompute none or selective saves; recompute full keeps only each "
-                         "layer's input already");
     // Default: overlapped, as PyTorch DDP/FSDP, DeepSpeed and Megatron-Core
     // (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP all-reduced
     // the gradients after the backward (megatron/model/distributed.py,

@@ -46,7 +46,8 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // ZeRO shards optimizer state (1), gradients (2) and parameters (3) over
     // the data-parallel ranks, dp x cp (Megatron-LM's distributed optimizer
     // and FSDP shard over the data-parallel group including context parallelism).
-    if (p.zero > 0 && static_cast<int64_t>(p.dp) * p.cp == 1)
+    // (Under framework hf zero is the precision recipe: autocast or FSDP2.)
+    if (p.zero > 0 && static_cast<int64_t>(p.dp) * p.cp == 1 && job.training.framework != Framework::hf)
         warn("parallel.zero", fmt::format("zero: {} shards over the data-parallel ranks, and dp x cp = {} x {} = 1: "
                                           "nothing is sharded, so it does nothing here",
                                           p.zero, p.dp, p.cp));
@@ -63,6 +64,13 @@ std::vector<JobWarning> job_warnings(const Job& job) {
         if (p.moe_a2a_overlap) dense("parallel.moe_a2a_overlap");
         if (p.moe_dispatcher != MoeDispatcher::alltoall) dense("parallel.moe_dispatcher");
     }
+    // Memory settings that act under one recompute mode only (the search
+    // changes the mode and keeps them: a warning, not an error).
+    if (p.remat_policy != RematPolicy::unset && p.recompute != Recompute::selective)
+        warn("parallel.remat_policy", fmt::format("names what selective recompute saves; recompute is {}: ignored",
+                                                  to_string(p.recompute)));
+    if (p.offload_activations && p.recompute == Recompute::full)
+        warn("parallel.offload_activations", "recompute full keeps only each layer's input already: ignored");
     // torch.compile fuses the eager chains of the PyTorch stacks
     // (workload/layer_work.cpp); Megatron runs its own fused kernels already.
     if (job.training.compile && (job.training.framework == Framework::megatron_lm ||

@@ -24,6 +24,31 @@ namespace {
     throw PlanError(job.source, key, msg, std::move(related));
 }
 
+// A Hugging Face model in eager PyTorch (framework hf): its ledger
+// (workload/eager_ledger.cpp) is written for softmax-attention layers,
+// torch's AdamW and bf16/fp16 autocast or FSDP2's bf16; anything else is
+// refused by name rather than priced as something it is not.
+void hf_rules(const Job& job) {
+    const Training& t = job.training;
+    if (t.framework != Framework::hf) return;
+    if (t.optimizer != Optimizer::adam)
+        fail(job, "training.optimizer",
+             fmt::format("{}: a Hugging Face model trains with torch's AdamW, fp32 moments beside fp32 weights (use "
+                         "adam)", to_string(t.optimizer)),
+             {"training.framework"});
+    if (t.precision == Precision::fp8)
+        fail(job, "training.precision",
+             "fp8: framework hf's recipes are bf16 autocast over fp32 weights or FSDP2's bf16 compute; fp8 training "
+             "is torchtitan's (framework fsdp, torchao Float8Linear) or Transformer Engine's (megatron-core)",
+             {"training.framework"});
+    for (const LayerKind& k : job.model.kinds())
+        if (k.mixer != MixerKind::attention && k.mixer != MixerKind::none)
+            fail(job, "training.framework",
+                 fmt::format("hf: the eager ledger covers softmax attention; the model has {} layers (use fsdp or "
+                             "megatron-core)", k.mixer == MixerKind::mla ? "multi-head latent attention" : "state-space or linear-attention"),
+                 {"model"});
+}
+
 // Megatron-Core's checks of recompute_modules (transformer_config.py
 // __post_init__): mla_up_proj needs multi-latent attention; torchtitan's
 // per-op policy (framework fsdp) has no module list.
@@ -199,9 +224,10 @@ void validate_job(const Job& job, JobChecks checks) {
     // rebuild them from (lostflops/spec.h Optimizer).
     if (t.optimizer != Optimizer::adam && t.framework == Framework::fsdp && p.zero >= 3)
         fail(job, "training.optimizer",
-             fmt::format("{} updates 16-bit weights; FSDP2 (framework fsdp, zero 3) keeps fp32 shards as the master "
-                         "weights (use adam)", to_string(t.optimizer)),
+             fmt::format("{}: FSDP2 (framework fsdp, zero 3) keeps fp32 shards as the master weights and torch's "
+                         "AdamW its fp32 moments (use adam)", to_string(t.optimizer)),
              {"training.framework", "parallel.zero"});
+    hf_rules(job);
     if (effective_schedule(p) == PipelineSchedule::interleaved && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",
              fmt::format("the interleaved schedule needs micro-batches per step ({}) divisible by pp {}",

@@ -152,15 +152,23 @@ void triage_table(std::string& out, const std::vector<TriageItem>& items) {
 
 void job_table(std::string& out, const JobComparison& cmp) {
     out += fmt::format("\nMeasured vs predicted (step time from {})\n", cmp.step_source);
+    // A job that does not describe the traced run is said first, and its
+    // "measured" MFU (the job's FLOPs over the trace's step) is not printed
+    // when it is beyond the peak.
+    for (const auto& w : cmp.warnings)
+        if (w.rfind("job-mismatch", 0) == 0) out += "  warning: " + printable(w) + "\n";
     out += fmt::format("  {:<46} {:>12} {:>12}\n", "", "measured", "predicted");
     out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", "step time (s)", cmp.measured_step_s, cmp.predicted_step_s);
-    out += fmt::format("  {:<46} {:>11.1f}% {:>11.1f}%\n", "MFU", 100 * cmp.measured_mfu, 100 * cmp.predicted_mfu);
+    out += fmt::format("  {:<46} {:>12} {:>11.1f}%\n", "MFU",
+                       cmp.measured_mfu > 1 ? std::string("n/a") : fmt::format("{:.1f}%", 100 * cmp.measured_mfu),
+                       100 * cmp.predicted_mfu);
     for (const auto& w : cmp.walls)
         out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", w.wall + " (s)", w.measured_s, w.predicted_s);
     if (cmp.stages > 1)
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);
-    for (const auto& w : cmp.warnings) out += "  warning: " + printable(w) + "\n";
+    for (const auto& w : cmp.warnings)
+        if (w.rfind("job-mismatch", 0) != 0) out += "  warning: " + printable(w) + "\n";
 }
 
 }  // namespace lostflops::trace::detail

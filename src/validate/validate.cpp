@@ -173,6 +173,9 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
         };
         run.measured_allocated_bytes = gib(c_alloc, "peak_allocated_GiB");
         run.measured_reserved_bytes = gib(c_reserved, "measured_peak_GiB");
+        if (!run.oom && !run.has_throughput() && run.measured_allocated_bytes <= 0 && run.measured_reserved_bytes <= 0)
+            throw InputError(csv_path, where, "no measurement in the row (tokens_per_s_per_gpu, peak_allocated_GiB or "
+                                              "measured_peak_GiB)");
         std::vector<std::string> sets;
         if (c_recipe) sets = recipe_overrides(row[*c_recipe], csv_path, where + ": recipe");
         if (c_compiled) {

@@ -444,49 +444,4 @@ LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works) {
     return mean;
 }
 
-HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
-    HeadWork w;
-    const double t = p.tp;
-    const double tokens = static_cast<double>(tr.micro_batch) * tr.seq_length / p.cp;
-    const double h = static_cast<double>(m.hidden);
-    const double v_local = static_cast<double>(m.vocab) / t;
-    const double e = static_cast<double>(m.embed_width());
-    w.logits = GemmShape{tokens, v_local, e, 1};
-    if (m.embed_width() != m.hidden) w.projection = GemmShape{tokens, e, h, 1};
-    // Megatron's vocab-parallel cross-entropy works in fp32: cast (read 2,
-    // write 4), max and sum-exp passes (read 4 twice), loss; backward writes
-    // softmax - one-hot (read 4, write 2). fp32 training: the logits' 2
-    // bytes are 4 (the subtraction of the max then makes the fp32 copy).
-    const double el = tensor_bytes(tr.precision);
-    w.loss_bytes_fwd = tokens * v_local * (el + 4 + 4 + 4);
-    w.loss_bytes_bwd = tokens * v_local * (4 + el);
-    w.logits_memory_bytes = tokens * v_local * (el + 4);
-    // torchtitan (framework fsdp) computes the loss eagerly in fp32:
-    // cross_entropy(pred.float(), labels) (train.py at 9dec370) is
-    // log_softmax + nll_loss, and the 16-bit logits are freed before backward
-    // ("del pred"). At the loss's backward the fp32 log_softmax output (kept
-    // for backward), its incoming gradient (nll_loss_backward writes it dense)
-    // and the gradient log_softmax_backward writes are alive together: 3 x 4 bytes.
-    if (tr.framework == Framework::fsdp) w.logits_memory_bytes = tokens * v_local * (4 + 4 + 4);
-    // XLA (MaxText): the loss's custom VJP keeps the fp32 logits and
-    // exp(logits - max) for its backward (max_utils.py
-    // _cross_entropy_with_logits_fwd; cast_logits_to_fp32 true); the logits'
-    // gradient is an elementwise chain of them, fused into the output layer's
-    // backward dots (the fusion above): 2 x 4 bytes.
-    if (tr.xla) w.logits_memory_bytes = tokens * v_local * (4 + 4);
-    if (tr.framework == Framework::hf) {
-        const EagerHeadLedger hl = eager_head_ledger(m, tr, p);
-        w.logits_memory_bytes = tokens * hl.loss_bytes_per_token;
-        w.head_saved_bytes = tokens * hl.saved_bytes_per_token;
-        w.head_weight_copy_bytes = hl.weight_copy_bytes;
-    }
-    const bool sp = p.sequence_parallel && p.tp > 1;
-    w.embed_bytes_fwd = tokens * h * el / (sp ? t : 1.0);
-    w.embed_bytes_bwd = tokens * h * 4;  // fp32 scatter-add into the gradient
-    if (p.tp > 1) w.tp_bytes = tokens * h * el;
-    w.embedding_params = (static_cast<double>(m.vocab) * e + static_cast<double>(m.positions) * h +
-                          (m.embed_width() != m.hidden ? e * h : 0.0)) / t;
-    return w;
-}
-
 }  // namespace lostflops

@@ -199,7 +199,8 @@ void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, 
     // the layer's input (the scan's carry) and the named matmul outputs the
     // policy saves (decoders.py get_remat_policy), each sharded as the
     // activations are; everything else is recomputed in backward.
-    if (tr.xla && p.remat_policy != RematPolicy::unset && s.attention && s.has_mlp) {
+    if (tr.xla && p.remat_policy != RematPolicy::unset && p.recompute == Recompute::selective && s.attention &&
+        s.has_mlp) {
         const double hs = s.tokens * s.h * s.el / s.sp_div;                  // an h-wide output (input, out, mlpwo)
         const double qkv = s.tokens * (s.a / s.t + 2 * s.kv_local) * s.d * s.el;  // kv_local: per rank already
         const double context = s.tokens * s.a * s.dv * s.el / s.t;
@@ -219,7 +220,8 @@ void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, 
     // Offloaded activations (ParallelPlan::offload_activations): the device
     // keeps the layer's input; what it saved goes to host memory
     // (estimate/memory.cpp adds the layer in transit).
-    if (p.offload_activations) w.activation_bytes = std::min(w.activation_bytes, w.checkpoint_bytes);
+    if (p.offload_activations && p.recompute != Recompute::full)
+        w.activation_bytes = std::min(w.activation_bytes, w.checkpoint_bytes);
 }
 
 }  // namespace lostflops

@@ -124,11 +124,13 @@ TEST(MemoryMoments, ForeachOptimizerStepCanBeThePeak) {
     EXPECT_DOUBLE_EQ(m.temporary_bytes, 4 * params);
     EXPECT_NEAR(m.allocated_bytes, 20 * params + cal.workspace_bytes, 1);
     EXPECT_DOUBLE_EQ(m.activations_bytes, 0);
-    // Fused: no temporary; the last layer's backward, with every gradient and
-    // one recomputed layer, is the peak (above the loss's 2,048 x 128,256 x 12 B).
+    // Fused: no temporary; the most allocated is the last layer's backward,
+    // every gradient and one recomputed layer (above the loss's 2,048 x
+    // 128,256 x 12 B); the most reserved the first backward's, when the
+    // freed sharded gradients of the last step stay in FSDP2's pool.
     const Memory f = estimate(llama1b("3", "full", 2, {"training.optimizer_kernel=fused", "training.seq_length=1024"}),
                               cal).memory;
-    EXPECT_EQ(f.moment, MemoryMoment::end_of_backward);
+    EXPECT_EQ(f.moment, MemoryMoment::first_backward);
     EXPECT_DOUBLE_EQ(f.temporary_bytes, 0);
     EXPECT_GT(f.allocated_bytes, 16 * params);
     EXPECT_LT(f.allocated_bytes, m.allocated_bytes);
@@ -190,8 +192,11 @@ TEST(MemoryLedger, EveryPublishedRunFits) {
         if (std::string(t).rfind("../", 0) == 0 && !std::filesystem::exists(path)) continue;
         SCOPED_TRACE(t);
         const MemoryValidation v = validate_memory(load_run_table(path), cal);
-        for (const MemoryValidationRow& r : v.rows)
-            if (!r.measured_oom) EXPECT_TRUE(r.predicted_fits) << r.name;
+        for (const MemoryValidationRow& r : v.rows) {
+            if (!r.measured_oom) {
+                EXPECT_TRUE(r.predicted_fits) << r.name;
+            }
+        }
         EXPECT_EQ(v.ran_but_does_not_fit, 0);
         ++read;
     }

@@ -106,7 +106,7 @@ TEST(ExplainCli, JsonMfuEqualsEstimateAndLeversReproduce) {
 TEST(ExplainCli, MarkdownReportAndErrors) {
     const auto md = test::run_cli("explain --format markdown");
     EXPECT_EQ(md.code, 0);
-    EXPECT_NE(md.out.find("| step | pp of peak |"), std::string::npos);
+    EXPECT_NE(md.out.find("| step | points of peak |"), std::string::npos);
     EXPECT_EQ(test::run_cli("explain --set parallel.tp=3").code, 2);
     EXPECT_EQ(test::run_cli("explain --format yaml").code, 2);
     EXPECT_EQ(test::run_cli("explain - < /dev/null").code, 2);
