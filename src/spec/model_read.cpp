@@ -61,7 +61,7 @@ std::optional<std::string> read_activation(YamlSection& s, const ModelFamily& fa
 
 }  // namespace
 
-YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file) {
+YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, bool keep_nulls) {
     if (!node.IsMap()) return node;
     YAML::Node out(YAML::NodeType::Map);
     // A null value is the key absent, as a Hugging Face config class reads it
@@ -69,11 +69,11 @@ YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file) {
     for (const auto& kv : node) {
         if (!kv.first.IsScalar()) throw InputError(file, "model", "keys must be plain strings");
         const std::string& k = kv.first.Scalar();
-        if (kv.second.IsNull()) continue;
+        if (kv.second.IsNull() && !keep_nulls) continue;
         if ((k == "ffn_config" || k == "attn_config") && kv.second.IsMap()) {
             for (const auto& in : kv.second) {
                 if (!in.first.IsScalar()) throw InputError(file, "model." + k, "keys must be plain strings");
-                if (!in.second.IsNull()) out[k + "." + in.first.Scalar()] = in.second;
+                if (!in.second.IsNull() || keep_nulls) out[k + "." + in.first.Scalar()] = in.second;
             }
         } else if (k != "text_config") {
             out[k] = kv.second;

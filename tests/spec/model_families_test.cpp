@@ -54,6 +54,12 @@ TEST(ModelFamilies, NullMeansAbsent) {
     // The same in a job's own model section.
     const Job own = parse_job(test::small_job_text(), "job.yaml", {"model.attn_logit_softcapping=null"});
     EXPECT_EQ(note(own.model, "attn_logit_softcapping"), nullptr);
+    // Over a preset, a null clears the preset's key: Llama 4 Scout without its chunks.
+    const std::string scout = "model: {preset: llama4-scout, attention_chunk_size: null}\n"
+                              "cluster: {gpu: h100-sxm, num_gpus: 8}\n"
+                              "training: {seq_length: 1024, global_batch_size: 8}\nparallel: {tp: 1, pp: 1, ep: 8}\n";
+    const Job full = parse_job(scout, "job.yaml");
+    for (int i = 0; i < full.model.layers; ++i) EXPECT_EQ(full.model.layer(i).attention.chunk, 0) << i;
 }
 
 TEST(ModelFamilies, UnknownModelTypeIsReadLlamaLikeAndSaid) {
@@ -69,6 +75,15 @@ TEST(ModelFamilies, UnknownModelTypeIsReadLlamaLikeAndSaid) {
     bool warned = false;
     for (const auto& w : model_warnings(j.model)) warned |= w.key == "model.model_type";
     EXPECT_TRUE(warned);
+}
+
+TEST(ModelFamilies, AnUnknownConfigKeyIsWarnedWithTheNearestKnownOne) {
+    const Job j = from_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "rope_thetta": 10000})", "typo");
+    const auto* n = note(j.model, "rope_thetta");
+    ASSERT_NE(n, nullptr);
+    EXPECT_NE(n->why.find("does not know"), std::string::npos) << n->why;
+    EXPECT_NE(n->why.find("did you mean `rope_theta`?"), std::string::npos) << n->why;
 }
 
 TEST(ModelFamilies, BaichuanIsLlamaShapedWithOneQkvProjection) {
