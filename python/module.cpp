@@ -299,13 +299,24 @@ PYBIND11_MODULE(_lostflops, m) {
         // --best: torchtitan searches the plans torchtitan launches; the others the job's own stack.
         const std::optional<LaunchStack> target =
             framework == "torchtitan" ? std::optional(LaunchStack::torchtitan) : std::nullopt;
-        const SearchJob sj = search_job_from(job, is_text, set);
+        // Priced under the stack that runs it (export_framework), said in the notes.
+        SearchJob sj = search_job_from(job, is_text, set);
+        std::optional<ImportNote> priced;
+        if (const auto fw = export_framework(framework, sj.job.training.framework)) {
+            priced = ImportNote{NoteKind::assumed, "training.framework",
+                                std::string("plans searched and priced under ") + to_string(*fw) + " (the job says " +
+                                    to_string(sj.job.training.framework) + ")"};
+            std::vector<std::string> more = set;
+            more.push_back(std::string("training.framework=") + to_string(*fw));
+            sj = search_job_from(job, is_text, more);
+        }
         const Calibration cal = calibration_from(calibration);
         const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
-        const ExportResult r = [&] {
+        ExportResult r = [&] {
             py::gil_scoped_release release;
             return run(best_launchable_plan(sj, cal, target, source));
         }();
+        if (priced) r.notes.insert(r.notes.begin(), *priced);
         return py::make_tuple(r.text, notes_list(r.notes));
     });
     add_command_bindings(m);

@@ -90,9 +90,14 @@ nlohmann::json explain_json(const Explanation& x);
 // when `scaling_gpus` is not empty, the scaling curve: the best plan of the
 // search at each of those GPU counts (the job's parallel section ignored).
 // `progress`, when given, is called from the calling thread with the share
-// of the scaling curve's searches done (0..1).
+// of the scaling curve's searches done (0..1). `traces` (analyze()'s ranks
+// of a trace recorded with profile_memory=True): the allocated and reserved
+// timeline of the rank with the highest allocated peak drawn over the
+// predicted memory over the step, and its peaks beside the predicted ones;
+// throws InputError (naming the first trace) when none has [memory] events.
 std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus = {},
-                        const std::function<void(double)>& progress = {});
+                        const std::function<void(double)>& progress = {},
+                        const std::vector<trace::RankReport>& traces = {});
 
 // The traces' report (`lostflops trace FILES --report F.html`, src/explain/
 // trace_html.cpp), same page rules, with what the text output has.

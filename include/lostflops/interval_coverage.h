@@ -6,6 +6,7 @@
 // Units: tokens/s per GPU.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "lostflops/calibration.h"
@@ -18,12 +19,17 @@ struct IntervalCheck {
     double lo = 0, hi = 0;  // tokens/s per GPU around the predicted value
     int residuals = 0;      // residuals the interval was drawn from
     bool inside = false;    // lo <= published <= hi
+    bool calibrated = true; // PredictionInterval::calibrated
+    std::string outside;    // ... and why not
 };
 
 struct IntervalCoverage {
     std::vector<IntervalCheck> rows;  // as r.rows
     int inside = 0;
     double share = 0;  // inside / rows, 0..1
+    int uncalibrated = 0;          // rows outside calibration (their interval borrowed)
+    int inside_calibrated = 0;     // rows inside, of the calibrated ones
+    double share_calibrated = 0;   // inside_calibrated / calibrated rows, 0..1 (0 when none)
 };
 
 // Precondition: runs and r from the same table (validate_runs(runs, ...)).

@@ -76,6 +76,13 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
                          const std::string& source);
 
+// The framework that prices `export KIND --best`'s plan, so that the plan
+// exported is the best under the cost of the stack that will run it: torchtitan
+// is fsdp (FSDP2), megatron the job's Megatron stack or else megatron-core;
+// maxtext (or any other kind) the job's own. nullopt when that is the job's own
+// framework (the caller loads the job again with training.framework set).
+std::optional<Framework> export_framework(const std::string& kind, Framework job_framework);
+
 // What `search --gpus | --min-gpus --format json` prints:
 // {"schema_version", "sweep": sweep_json(points)}, indented by 2.
 std::string sweep_json_text(const std::vector<SweepPoint>& points);

@@ -7,8 +7,9 @@
 // needs is kept (per GPU event 24 bytes: start, duration, correlation and an
 // index into a table of the distinct (name, collective, stream, kind) labels;
 // per correlation id of CPU events: the earliest start and its duration, 16
-// bytes; per NCCL kernel with recorded sizes: 24 bytes). Memory is a small
-// multiple of the events kept, never of the file.
+// bytes; per NCCL kernel with recorded sizes: 24 bytes; per (pid, CUDA
+// device) of [memory] events a bounded timeline, trace_memory.h). Memory is a
+// small multiple of the events kept, never of the file.
 //
 // Limits (each a clear InputError, so that no input, endless or huge, makes
 // memory grow without bound; real Kineto traces are far inside them):
@@ -78,6 +79,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "lostflops/trace_memory.h"
 
 namespace lostflops::trace {
 
@@ -205,6 +208,8 @@ struct TraceData {
     std::vector<CpuLaunch> cpu_launches;  // sorted by correlation, unique
     std::vector<CommSize> comm_sizes;     // sorted by correlation
     std::vector<std::string> step_names;  // distinct ProfilerStep#N names
+    // Each (pid, CUDA device) of its [memory] events (trace_memory.h), by pid then device.
+    std::vector<DeviceMemory> memory;
     double cpu_min_ts_us = 0;      // earliest CPU event (for HTA's fallback)
     bool has_cpu_events = false;
     // Top-level "ranksByPid": true (lostflops' own timelines, `estimate
@@ -224,8 +229,9 @@ struct TraceData {
 
 // A file with ranks_by_pid: one TraceData per pid of its GPU events and
 // step marks (rank = pid, world_size = the largest pid + 1 unless the file
-// says otherwise, source "FILE (pid N)"), in pid order; names, labels, groups
-// and CPU launches are shared by copy. Any other file: itself, alone.
+// says otherwise, source "FILE (pid N)"), in pid order, each with the memory
+// of its pid; names, labels, groups and CPU launches are shared by copy. Any
+// other file: itself, alone.
 // Throws InputError (naming the file) for a pid outside [0, kMaxRank].
 std::vector<TraceData> split_ranks(TraceData&& data);
 
@@ -377,6 +383,10 @@ struct RankReport {
     std::vector<TopKernel> top_kernels;          // per category (categories' order), at most kTopKernelsPerCategory
     std::vector<ProcessGroup> process_groups;    // groups of its communication kernels
     uint64_t skipped_events = 0;    // implausible events left out (TraceData::skipped)
+    // The allocator's peaks and timeline (trace_memory.h) when the trace has
+    // [memory] events of a CUDA device: of several devices or processes, the
+    // one with the highest allocated peak (a warning names the others).
+    std::optional<DeviceMemory> memory;
     std::vector<std::string> warnings;
 };
 

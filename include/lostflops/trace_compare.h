@@ -6,6 +6,8 @@
 // measured step time: the mean
 // ProfilerStep duration (median over ranks), or the kernel span when the
 // trace has no ProfilerStep annotations.
+// Memory, where the traces have [memory] events: the highest allocated and
+// reserved peaks over the ranks against the estimate's predicted peak.
 // Walls: each rank's kernel span is split into matmul compute (GEMM and
 // attention kernels), other compute (elementwise, norms, ...) plus memory
 // copies not hidden under compute or communication, communication not hidden
@@ -33,6 +35,17 @@ struct WallRow {
     double predicted_s = 0; // per step
 };
 
+// A measured memory peak (trace_memory.h) against the prediction: the
+// highest over the traced ranks, against the estimate's worst pipeline
+// stage (Estimate::memory): peak allocated against Memory::allocated_bytes,
+// peak reserved against Memory::reserved_bytes.
+struct MemoryRow {
+    std::string memory;          // "peak allocated", "peak reserved"
+    double measured_bytes = 0;
+    int rank = 0;                // the rank holding the measured peak
+    double predicted_bytes = 0;
+};
+
 struct JobComparison {
     double measured_step_s = 0;
     double predicted_step_s = 0;
@@ -40,6 +53,7 @@ struct JobComparison {
     double predicted_mfu = 0;   // fraction
     std::string step_source;    // "ProfilerStep" or "kernel span"
     std::vector<WallRow> walls;
+    std::vector<MemoryRow> memory;  // empty when no trace has [memory] events
     int stages = 0;          // pipeline stages among the ranks with kernels
     int measured_stage = -1; // the stage whose walls are `measured_s`
     // "job-mismatch: ..." when predicted and measured compute (GEMM and

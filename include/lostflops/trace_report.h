@@ -7,12 +7,15 @@
 //            object, trace_summary.h) plus its cross-rank figures; from
 //            `trace merge` its row (trace_cluster.h RankRow): either way at
 //            least rank, source, kernel_span_us, compute_us, non_compute_us,
-//            idle_us, comm_comp_overlap_pct, busy_us, late_us, held_back_us,
+//            idle_us, comm_comp_overlap_pct, busy_us, late_us, held_back_us;
+//            from `trace`, "memory" (trace_memory.h) when the trace has
+//            [memory] events of a CUDA device,
 //   "cluster": the cross-rank answers and the sums over ranks (ClusterReport
 //              without its rows),
 //   "collective_skew": the all-ranks skew per step (StepSkew),
 //   "triage": [{key, what, cost_pct, evidence, to_try}],
-//   "job": measured vs predicted with its warnings, when --job is given}.
+//   "job": measured vs predicted (walls, memory rows) with its warnings,
+//          when --job is given}.
 #pragma once
 
 #include <string>

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _lostflops
@@ -358,7 +359,12 @@ def import_maxtext(text_or_path: Union[str, "os.PathLike[str]"], tpu: str, slice
 
 def _export(framework: str, job: Job, set: Optional[Sequence[str]], best: bool, calibration: Optional[str]) -> str:
     text, is_text = _job_arg(job)
-    return _lostflops.export(framework, text, is_text, _strings("set", set), bool(best), calibration or "")[0]
+    out, notes = _lostflops.export(framework, text, is_text, _strings("set", set), bool(best), calibration or "")
+    # What the command line writes to stderr (what is not modelled, the
+    # framework --best priced the plan under) arrives as warnings.
+    for n in notes:
+        warnings.warn(f"lostflops: {n['kind']}: {n['setting']}: {n['message']}", stacklevel=3)
+    return out
 
 
 def export_megatron(job: Job = None, set: Optional[Sequence[str]] = None, best: bool = False,

@@ -1,6 +1,7 @@
 // `lostflops explain [JOB]`: the MFU waterfall and the three biggest levers
 // (lostflops/explain.h), as a table, Markdown or JSON; `lostflops report
-// [JOB] -o FILE.html`: the self-contained HTML report. Exit 0, 2 on bad input.
+// [JOB] -o FILE.html [--trace TRACE]`: the self-contained HTML report, with a
+// trace's measured memory over the predicted. Exit 0, 2 on bad input.
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/error_report.h"
 #include "cli/progress.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
@@ -27,6 +29,8 @@ struct ExplainOptions {
     ExplainFormat format = ExplainFormat::table;
     std::string output_path;
     std::string gpus;  // report: scaling curve over these GPU counts
+    std::string trace_path;  // report: a trace whose [memory] events are drawn over the predicted memory
+    bool best = false;  // --best (commands.h overrides_with_plan)
 };
 
 void add_source_options(CLI::App* cmd, ExplainOptions& o) {
@@ -34,6 +38,7 @@ void add_source_options(CLI::App* cmd, ExplainOptions& o) {
                     "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent");
     cmd->add_option("--set", o.overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)");
+    add_best_flag(cmd, o.best);
 }
 
 JobSource source_of(const ExplainOptions& o) {
@@ -41,7 +46,8 @@ JobSource source_of(const ExplainOptions& o) {
     // cannot be read twice.
     if (o.job_path == "-")
         throw InputError("-", "job", "explain and report read the job more than once; give a file, not standard input");
-    return JobSource{o.job_path, o.overrides};
+    // --best or a job without a plan: the search's best plan, as overrides the re-loads keep.
+    return JobSource{o.job_path, overrides_with_plan(o.job_path, o.overrides, o.calibration_path, o.best)};
 }
 
 }  // namespace
@@ -82,15 +88,26 @@ void add_report_command(CLI::App& app, int& exit_code) {
     cmd->add_option("-o,--output", o->output_path, "HTML file to write")->required();
     cmd->add_option("--gpus", o->gpus,
                     "add the scaling curve: the best plan of the search at 512..16384 (doubling) or 512,1024,4096 GPUs");
+    cmd->add_option("--trace", o->trace_path,
+                    "a PyTorch profiler trace recorded with profile_memory=True (.json or .json.gz): its measured "
+                    "allocated and reserved memory drawn over the predicted memory over the step");
     cmd->callback([o, &exit_code] {
-        check_output_not_input(o->output_path, "-o", {o->job_path, o->calibration_path});
+        check_output_not_input(o->output_path, "-o", {o->job_path, o->calibration_path, o->trace_path});
+        std::vector<trace::RankReport> traces;
+        if (!o->trace_path.empty())
+            for (const auto& data : trace::split_ranks(trace::read_trace(o->trace_path)))
+                traces.push_back(trace::analyze(data));
+        trace::assign_missing_ranks(traces);  // as `trace` numbers a file without distributedInfo
         const Calibration cal = load_calibration_for(o->calibration_path);
         const std::vector<int> gpus = o->gpus.empty() ? std::vector<int>{} : gpu_list(o->gpus);
         std::optional<Progress> progress;
         if (!gpus.empty()) progress.emplace(fmt::format("report: searching every plan on {} cluster sizes", gpus.size()));
-        const std::string html = html_report(source_of(*o), cal, gpus, [&progress](double share) {
-            if (progress) progress->set(share);
-        });
+        const std::string html = html_report(
+            source_of(*o), cal, gpus,
+            [&progress](double share) {
+                if (progress) progress->set(share);
+            },
+            traces);
         progress.reset();
         std::ofstream out(o->output_path, std::ios::binary | std::ios::trunc);
         if (!out) throw InputError(o->output_path, "-o", "cannot open for writing");
@@ -98,7 +115,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
         out.close();
         if (!out) throw InputError(o->output_path, "-o", "write failed");
         std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", o->output_path.c_str(), html.size());
-        exit_code = 0;
+        // As estimate: exit 1 when the plan does not fit (the report says so in a banner).
+        const bool fits = estimate(load_job_source(source_of(*o)), cal).memory.fits;
+        if (!fits) std::fprintf(stderr, "lostflops: the plan does not fit in GPU memory (the report's banner says by how much)\n");
+        exit_code = static_cast<int>(fits ? ExitCode::ok : ExitCode::does_not_fit);
     });
 }
 

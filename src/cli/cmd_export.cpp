@@ -28,9 +28,21 @@ struct ExportArgs {
 // (lostflops/framework_rules.h: its schedules, ZeRO stages, stage splits,
 // head and expert splits), by the search's own order. `megatron` launches in
 // the job's Megatron stack (legacy or Megatron-Core), `torchtitan` in torchtitan.
-Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target) {
+// The plan is searched and priced under the stack that will run it
+// (export_framework: torchtitan under fsdp, megatron under a Megatron stack),
+// said on stderr when that is not the job's own framework.
+Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const std::string& kind) {
     if (!a.best) return check_model_keys(a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides));
-    const SearchJob sj = a.job_path.empty() ? default_search_job(a.overrides) : load_search_job(a.job_path, a.overrides);
+    std::vector<std::string> o = a.overrides;
+    const auto load = [&] { return a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o); };
+    SearchJob sj = load();
+    if (const auto fw = export_framework(kind, sj.job.training.framework)) {
+        std::fprintf(stderr, "lostflops: note: export %s --best: plans searched and priced under training.framework %s "
+                             "(the job says %s)\n",
+                     kind.c_str(), to_string(*fw), to_string(sj.job.training.framework));
+        o.push_back(std::string("training.framework=") + to_string(*fw));
+        sj = load();
+    }
     check_model_keys(sj.job);
     return best_launchable_plan(sj, load_calibration_for(a.calibration_path), target,
                                 a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path);
@@ -45,8 +57,8 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
     cmd->add_option("--calibration", a->calibration_path, "calibration profile for --best (default: built in)");
-    cmd->callback([a, run, target] {
-        const ExportResult r = run(job_to_export(*a, target));
+    cmd->callback([a, run, target, kind = std::string(kind)] {
+        const ExportResult r = run(job_to_export(*a, target, kind));
         for (const auto& n : r.notes)
             std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), n.setting.c_str(), n.message.c_str());
         std::fwrite(r.text.data(), 1, r.text.size(), stdout);

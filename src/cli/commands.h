@@ -24,6 +24,7 @@ struct JobOptions {
     std::vector<std::string> overrides;  // --set section.key=value
     std::string calibration_path;        // --calibration FILE
     Format format = Format::table;
+    bool best = false;                   // --best: the search's best plan instead of the job's
 };
 
 void add_job_options(CLI::App* cmd, JobOptions& opts);
@@ -36,6 +37,16 @@ CLI::Option* add_format_option(CLI::App* cmd, Format& format);
 // an exception thrown by a callback.
 Format requested_format(const CLI::App& app);
 Job load_job_for(const JobOptions& opts);
+// The job's --set overrides, with the search's best plan appended as
+// parallel.* and training.micro_batch_size keys when `best` (--best) or when
+// the job has no parallel section (a job without a plan is searched, not
+// refused; the search keeps the keys the job gives fixed and the job's
+// framework's launch rules); a note on stderr names the plan. Otherwise the
+// overrides as given.
+std::vector<std::string> overrides_with_plan(const std::string& job_path, const std::vector<std::string>& overrides,
+                                             const std::string& calibration_path, bool best);
+// "--best": the flag and its help, the same in every command that has it.
+void add_best_flag(CLI::App* cmd, bool& best);
 // --strict (a global flag, main.cpp): a model key that changes the cost but is
 // not modelled is an error instead of a warning; so is, for estimate, a plan
 // that breaks a rule of its framework (lostflops/framework_rules.h).

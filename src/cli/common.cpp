@@ -20,6 +20,9 @@
 #include "cli/error_report.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
+#include "lostflops/search.h"
+#include "lostflops/search_listing.h"
+#include "lostflops/search_report.h"
 
 namespace lostflops::cli {
 
@@ -54,6 +57,50 @@ void add_job_options(CLI::App* cmd, JobOptions& opts) {
         ->allow_extra_args(false);
     cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)");
     add_format_option(cmd, opts.format);
+    add_best_flag(cmd, opts.best);
+}
+
+void add_best_flag(CLI::App* cmd, bool& best) {
+    cmd->add_flag("--best", best,
+                  "the best plan `lostflops search` finds for the job (by throughput; the job's parallel keys kept, its "
+                  "framework's rules) instead of its own plan; a job without a parallel section is searched anyway");
+}
+
+namespace {
+
+// The job reader's refusal of a job without a plan (spec/job_sections.cpp).
+bool is_missing_plan(const InputError& e) {
+    return e.key() == "parallel" && e.message().rfind("missing section", 0) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> overrides_with_plan(const std::string& job_path, const std::vector<std::string>& overrides,
+                                             const std::string& calibration_path, bool best) {
+    bool missing = false;
+    if (!best && job_path == "-") return overrides;  // standard input is read once
+    if (!best) {
+        try {
+            (void)(job_path.empty() ? default_job(overrides) : load_job(job_path, overrides));
+            return overrides;
+        } catch (const InputError& e) {
+            if (!is_missing_plan(e)) throw;
+            missing = true;
+        }
+    }
+    if (job_path == "-")
+        throw InputError("-", "parallel", "searching the plan reads the job twice; give a file, not standard input");
+    const SearchJob sj = job_path.empty() ? default_search_job(overrides) : load_search_job(job_path, overrides);
+    const std::string source = job_path.empty() ? "data/jobs/default.yaml (built in)" : job_path;
+    const Job won = best_launchable_plan(sj, load_calibration_for(calibration_path), std::nullopt, source);
+    PlanScore s;
+    s.plan = won.plan;
+    s.micro_batch = won.training.micro_batch;
+    std::fprintf(stderr, "lostflops: note: %s: the plan is the search's best%s: %s (lostflops search lists the others)\n",
+                 source.c_str(), missing ? " (the job has no parallel section)" : "", plan_words(s).c_str());
+    std::vector<std::string> out = overrides;
+    for (const std::string& set : plan_set_arguments(sj.job, s)) out.push_back(set);
+    return out;
 }
 
 bool g_strict = false;
@@ -78,8 +125,9 @@ const Job& check_model_keys(const Job& job) {
 }
 
 Job load_job_for(const JobOptions& opts) {
-    if (opts.job_path.empty()) return check_model_keys(default_job(opts.overrides));
-    return check_model_keys(load_job(opts.job_path, opts.overrides));
+    const std::vector<std::string> o = overrides_with_plan(opts.job_path, opts.overrides, opts.calibration_path, opts.best);
+    if (opts.job_path.empty()) return check_model_keys(default_job(o));
+    return check_model_keys(load_job(opts.job_path, o));
 }
 
 std::vector<int> gpu_list(const std::string& text) {

@@ -66,7 +66,8 @@ std::string memory_time_svg(const std::vector<MemoryCurve>& curves, double usabl
     const double w = 680, l = 60, r = 150, t = 20, b = 44, h = 340;
     double ymax = usable_bytes / kGiB, xmax = std::max(step_s, 1e-9);
     for (const MemoryCurve& c : curves) ymax = std::max(ymax, c.peak_bytes / kGiB);
-    for (const auto& [tm, v] : measured) ymax = std::max(ymax, v / kGiB), xmax = std::max(xmax, tm);
+    for (const auto* series : {&measured.allocated, &measured.reserved})
+        for (const auto& [tm, v] : *series) ymax = std::max(ymax, v / kGiB), xmax = std::max(xmax, tm);
     const double ystep = nice_step(std::max(ymax, 1.0) * 1.08, 6);
     ymax = ystep * std::ceil(std::max(ymax, 1.0) * 1.08 / ystep);
     const auto px = [&](double s) { return l + (w - l - r) * s / xmax; };
@@ -80,13 +81,14 @@ std::string memory_time_svg(const std::vector<MemoryCurve>& curves, double usabl
     Svg svg("chart-memory-time", w, h, "Memory over the step",
             fmt::format("Predicted allocated memory per GPU over one step of {} pipeline rank{}{}, against {:.1f} GiB "
                         "usable.",
-                        drawn.size(), drawn.size() == 1 ? "" : "s", measured.empty() ? "" : " and the measured timeline",
+                        drawn.size(), drawn.size() == 1 ? "" : "s",
+                        measured.empty() ? "" : ", and the allocated and reserved memory a trace measured",
                         usable_bytes / kGiB));
     for (double g = 0; g <= ymax * 1.0001; g += ystep) {
         svg.line(l, py(g), w - r, py(g), "grid");
         svg.text(l - 6, py(g) + 4, fmt::format("{:g}", g), "axis", Svg::Anchor::end);
     }
-    svg.text(8, t - 6, "GiB per GPU (allocated)", "axis");
+    svg.text(8, t - 6, measured.empty() ? "GiB per GPU (allocated)" : "GiB per GPU", "axis");
     const double xstep = nice_step(xmax, 6);
     for (double s = 0; s <= xmax * 1.0001; s += xstep)
         svg.text(px(s), h - b + 16, fmt::format("{:g}", s), "axis", Svg::Anchor::middle);
@@ -109,12 +111,23 @@ std::string memory_time_svg(const std::vector<MemoryCurve>& curves, double usabl
         svg.text(w - r + 32, y + 10, fmt::format("rank {} ({:.1f} GiB)", c.rank, c.peak_bytes / kGiB), "legend");
     }
     if (!measured.empty()) {
-        std::vector<std::pair<double, double>> xy;
-        for (const auto& [tm, v] : measured) xy.push_back({px(tm), py(v / kGiB)});
-        svg.polyline(xy, "memmeasured");
-        const double y = t + 10 + static_cast<double>(drawn.size()) * 20;
-        svg.rect(w - r + 14, y + 4, 12, 4, "memkeymeasured", "measured: the trace's allocator events");
-        svg.text(w - r + 32, y + 10, "measured", "legend");
+        // Reserved under allocated, so that the allocated line stays on top;
+        // the legend lists allocated first, after the predicted ranks.
+        svg.polyline(steps_of(measured.reserved), "memmeasuredresv");
+        svg.polyline(steps_of(measured.allocated), "memmeasured");
+        const std::string where = measured.step >= 0 ? fmt::format("ProfilerStep#{}", measured.step) : "its timeline";
+        const struct {
+            const char *key, *what, *label;
+            double peak;
+        } keys[] = {{"memkeymeasured", "allocated", "measured alloc.", measured.peak_allocated_bytes},
+                    {"memkeymeasuredresv", "reserved", "measured reserved", measured.peak_reserved_bytes}};
+        for (int k = 0; k < 2; ++k) {
+            const double y = t + 10 + static_cast<double>(drawn.size() + k) * 20;
+            svg.rect(w - r + 14, y + 4, 12, 4, keys[k].key,
+                     fmt::format("measured {} (rank {} of {}, {}): peak {:.2f} GiB", keys[k].what, measured.rank,
+                                 measured.source, where, keys[k].peak / kGiB));
+            svg.text(w - r + 32, y + 10, keys[k].label, "legend");
+        }
     }
     return svg.str();
 }

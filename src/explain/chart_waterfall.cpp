@@ -27,7 +27,7 @@ std::string waterfall_svg(const Explanation& x) {
     const double label_w = 16 + 6.6 * static_cast<double>(longest), plot_w = 420, row_h = 24, top = 10;
     const double rows = static_cast<double>(x.waterfall.size()) + 2;
     const double height = top + rows * row_h + 34;
-    const double width = label_w + plot_w + 130;
+    const double width = label_w + plot_w + 160;  // "-21.8 points · 1.326 s" right of a bar at 100 %
     const auto px = [&](double pct) { return label_w + plot_w * pct / 100.0; };
     Svg svg("chart-waterfall", width, height, "MFU waterfall",
             fmt::format("From 100 % of dense peak, one bar per loss, down to the predicted MFU of {:.1f} %.",
@@ -47,7 +47,7 @@ std::string waterfall_svg(const Explanation& x) {
         const double after = left - w.pp;
         label(w.name);
         const double a = std::min(left, after), b = std::max(left, after);
-        const std::string tip = fmt::format("{}: {:.2f} pp of peak, {:.4f} s per step", w.name, w.pp, w.s);
+        const std::string tip = fmt::format("{}: {:.2f} points of peak, {:.4f} s per step", w.name, w.pp, w.s);
         svg.rect(px(a), y + 3, std::max(0.75, px(b) - px(a)), row_h - 6, w.pp >= 0 ? "wf-loss" : "wf-gain", tip);
         svg.line(px(after), y + row_h - 3, px(after), y + row_h + 3, "connector");
         svg.text(px(b) + 6, y + row_h * 0.66, fmt::format("{:+.1f} points · {:.3f} s", -w.pp, w.s), "value");

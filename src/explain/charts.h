@@ -20,7 +20,7 @@ std::string timeline_svg(const StepTimeline& t, double window_s, const std::stri
 std::string memory_svg(const std::vector<Memory>& ranks);
 // Allocated memory over the step per rank (at most 8 ranks drawn: the first,
 // the last and those between at even steps), the usable line, and a measured
-// timeline over them when given.
+// timeline over them when given (allocated solid, reserved dashed).
 std::string memory_time_svg(const std::vector<MemoryCurve>& curves, double usable_bytes, double step_s,
                             const MeasuredMemory& measured = {});
 std::string scaling_svg(const std::vector<ScalingPoint>& points, int job_gpus, double job_tokens_per_s_per_gpu);

@@ -12,7 +12,9 @@
 #include "explain/charts.h"
 #include "explain/report_data.h"
 #include "explain/svg.h"
+#include "lostflops/error.h"
 #include "lostflops/explain.h"
+#include "lostflops/job.h"
 #include "lostflops/pipeline_timeline.h"
 
 namespace lostflops {
@@ -59,7 +61,12 @@ svg .memline6 { stroke: var(--c7); } svg .memline7 { stroke: var(--c8); }
 svg .memkey0 { fill: var(--c1); } svg .memkey1 { fill: var(--c2); } svg .memkey2 { fill: var(--c3); }
 svg .memkey3 { fill: var(--c4); } svg .memkey4 { fill: var(--c5); } svg .memkey5 { fill: var(--c6); }
 svg .memkey6 { fill: var(--c7); } svg .memkey7 { fill: var(--c8); }
-svg .memmeasured { fill: none; stroke: var(--loss); stroke-width: 1.5; } svg .memkeymeasured { fill: var(--loss); }
+.banner { border-radius: 6px; padding: 10px 14px; margin: 12px 0; font-weight: 600; }
+.banner.bad { background: #d1242f; color: #ffffff; }
+ul.warnings { padding-left: 20px; } ul.warnings code { font-size: 12px; }
+svg .memmeasured { fill: none; stroke: var(--fg); stroke-width: 1.5; } svg .memkeymeasured { fill: var(--fg); }
+svg .memmeasuredresv { fill: none; stroke: var(--muted); stroke-width: 1.5; stroke-dasharray: 5 3; }
+svg .memkeymeasuredresv { fill: var(--muted); }
 svg .curve { fill: none; stroke: var(--c1); stroke-width: 2; }
 svg .capacity { stroke: var(--loss); stroke-width: 2; stroke-dasharray: 6 4; }
 table { border-collapse: collapse; margin: 6px 0 8px; font-size: 13px; }
@@ -163,6 +170,24 @@ std::string memory_table(const std::vector<Memory>& ranks) {
     return t + "</tbody></table>";
 }
 
+// The measured peaks against the predicted (text alternative of the
+// measured lines; `trace --job`'s memory rows).
+std::string measured_table(const MeasuredMemory& m, const Memory& predicted) {
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    std::string t = fmt::format("<table><caption>Measured (rank {} of {}) against predicted peak memory, GiB</caption>"
+                                "<thead><tr><th scope=\"col\">peak</th><th scope=\"col\">measured</th>"
+                                "<th scope=\"col\">predicted</th><th scope=\"col\">predicted − measured</th></tr>"
+                                "</thead><tbody>",
+                                m.rank, esc(m.source));
+    const auto row = [&](const char* what, double measured, double pred) {
+        t += fmt::format("<tr><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td></tr>", what, measured / kGiB,
+                         pred / kGiB, measured > 0 ? fmt::format("{:+.1f} %", 100 * (pred - measured) / measured) : "-");
+    };
+    row("allocated", m.peak_allocated_bytes, predicted.allocated_bytes);
+    row("reserved", m.peak_reserved_bytes, predicted.reserved_bytes);
+    return t + "</tbody></table>";
+}
+
 std::string scaling_table(const std::vector<ScalingPoint>& pts) {
     std::string t = "<table><caption>Best plan at each GPU count (text alternative of the curve)</caption><thead><tr>"
                     "<th scope=\"col\">GPUs</th><th scope=\"col\">tokens/s per GPU</th><th scope=\"col\">MFU</th>"
@@ -184,7 +209,12 @@ std::string scaling_table(const std::vector<ScalingPoint>& pts) {
 const char* report_css() { return kStyle; }
 
 std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus,
-                        const std::function<void(double)>& progress) {
+                        const std::function<void(double)>& progress, const std::vector<trace::RankReport>& traces) {
+    const MeasuredMemory measured = measured_memory(traces);
+    if (!traces.empty() && measured.empty())
+        throw InputError(traces.front().source, "[memory]",
+                         "no [memory] events of a CUDA device: record the trace with "
+                         "torch.profiler.profile(profile_memory=True) to draw its memory");
     const Job job = load_job_source(src);
     const Estimate e = estimate(job, cal);
     const Explanation x = explain(src, job, cal, e);
@@ -207,6 +237,12 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                      "recompute {} · micro-batch {} · {} micro-batches per step</p>",
                      job.cluster.num_gpus, esc(job.cluster.gpu.name), esc(job.model.name), p.tp, p.pp, p.vpp, p.dp, p.cp,
                      p.ep, p.zero, to_string(p.recompute), job.training.micro_batch, e.micro_batches);
+    if (!e.memory.fits)
+        h += fmt::format("<div class=\"banner bad\" role=\"alert\">The plan does NOT fit: {:.1f} GiB reserved per GPU "
+                         "(rank {}) of {:.1f} GiB usable. The figures below are for the plan as given; <code>lostflops "
+                         "estimate</code> names the changes that would make it fit.</div>",
+                         e.memory.peak_bytes / (1024.0 * 1024 * 1024), e.memory.worst_stage,
+                         e.memory.capacity_bytes / (1024.0 * 1024 * 1024));
     h += "<div class=\"kpis\">";
     const auto kpi = [&](const std::string& v, const std::string& l) {
         h += fmt::format("<div class=\"kpi\"><b>{}</b><span>{}</span></div>", esc(v), esc(l));
@@ -218,6 +254,13 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                     e.memory.capacity_bytes / (1024.0 * 1024 * 1024)),
         e.memory.fits ? "peak memory per GPU (fits)" : "peak memory per GPU (does NOT fit)");
     h += "</div>";
+    // The job's warnings (settings that do nothing or cost much; estimate prints them too).
+    if (const std::vector<JobWarning> warnings = job_warnings(job); !warnings.empty()) {
+        h += "<section aria-labelledby=\"h-warnings\"><h2 id=\"h-warnings\">Warnings</h2><ul class=\"warnings\">";
+        for (const JobWarning& w : warnings)
+            h += fmt::format("<li><code>{}</code>: {}</li>", esc(w.key), esc(w.message));
+        h += "</ul></section>";
+    }
     h += "<section aria-labelledby=\"h-waterfall\"><h2 id=\"h-waterfall\">MFU waterfall</h2>"
          "<p>From 100 % of the GPU's dense peak to the predicted MFU: every second of the step beyond the ideal "
          "(model FLOPs at peak) is charged to exactly one step.</p>";
@@ -233,6 +276,11 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                          "</section>",
                          passes, p.pp, p.vpp, e.micro_batches, kMaxTimelinePasses, e.breakdown.pp_bubble_s,
                          e.step_time_s);
+    } else if (p.pp == 1) {
+        h += fmt::format("<p>One pipeline stage (pp 1): no pipeline and no bubble; each rank runs the forward and "
+                         "backward passes of its {} micro-batches one after another, then the optimizer step.</p>",
+                         e.micro_batches);
+        h += timeline_svg(tl, 0, "chart-timeline", "The passes of one step") + timeline_table(tl) + "</section>";
     } else {
         h += fmt::format("<p>Discrete-event simulation of Megatron-LM's {} schedule: the pipeline phase takes {:.3f} s, "
                          "of which the bubble (idle time of the busiest rank) is {:.3f} s = {:.1f} % of that rank's pass "
@@ -266,8 +314,16 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                          "GiB reserved with the allocator's cache).</p>",
                          peak.worst_stage, when, peak.allocated_bytes / (1024.0 * 1024 * 1024),
                          peak.reserved_bytes / (1024.0 * 1024 * 1024));
-        h += memory_time_svg(memory_over_step(job, cal, tl), peak.usable_bytes, tl.step_s);
+        if (!measured.empty())
+            h += fmt::format("<p>Measured: the allocator's totals after each allocation and free in {} (rank {}, {}), "
+                             "allocated solid and reserved dashed, over the predicted curves; time from the start of "
+                             "that step ({:.3f} s measured with the profiler on, {:.3f} s predicted).</p>",
+                             esc(measured.source), measured.rank,
+                             measured.step >= 0 ? fmt::format("ProfilerStep#{}", measured.step) : "the whole trace",
+                             measured.step_s, tl.step_s);
+        h += memory_time_svg(memory_over_step(job, cal, tl), peak.usable_bytes, tl.step_s, measured);
     }
+    if (!measured.empty()) h += measured_table(measured, e.memory);
     h += "</section>";
     if (!scaling_gpus.empty()) {
         const auto pts = scaling_curve(src, cal, scaling_gpus, progress);
@@ -276,9 +332,13 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
              "global batch kept), ranked by tokens/s per GPU; the MFU above each point.</p>";
         h += scaling_svg(pts, job.cluster.num_gpus, e.tokens_per_s_per_gpu) + scaling_table(pts) + "</section>";
     }
-    h += "<footer>Generated by lostflops from the model alone (no measurement). Regenerate with "
-         "<code>lostflops report JOB -o FILE.html</code>; the figures as text: <code>lostflops explain JOB</code>."
-         "</footer></main></body></html>\n";
+    h += measured.empty() ? "<footer>Generated by lostflops from the model alone (no measurement). Regenerate with "
+                            "<code>lostflops report JOB -o FILE.html</code>; the figures as text: "
+                            "<code>lostflops explain JOB</code>."
+                          : "<footer>Generated by lostflops from the model, with the measured memory of a trace "
+                            "(<code>lostflops report JOB --trace TRACE -o FILE.html</code>); the figures as text: "
+                            "<code>lostflops explain JOB</code>, <code>lostflops trace TRACE --job JOB</code>.";
+    h += "</footer></main></body></html>\n";
     return h;
 }
 

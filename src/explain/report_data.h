@@ -85,8 +85,21 @@ struct MemoryCurve {
     double peak_bytes = 0;  // the curve's largest value
 };
 std::vector<MemoryCurve> memory_over_step(const Job& job, const Calibration& cal, const StepTimeline& tl);
-// A measured allocator timeline (time from the step's start, bytes
-// allocated) to draw over the predicted ones; empty: none.
-using MeasuredMemory = std::vector<std::pair<double, double>>;
+// A measured allocator timeline to draw over the predicted ones: a trace's
+// [memory] events (trace::DeviceMemory) within the CPU ProfilerStep that holds
+// the allocated peak (the whole timeline when no step holds it), as (seconds
+// from that step's start, bytes) in time order; empty: none.
+struct MeasuredMemory {
+    std::vector<std::pair<double, double>> allocated, reserved;
+    double peak_allocated_bytes = 0, peak_reserved_bytes = 0;  // the trace's, over all its steps
+    std::string source;     // the trace (RankReport::source)
+    int rank = 0;
+    int64_t step = -1;      // N of the ProfilerStep#N drawn; -1: the whole timeline
+    double step_s = 0;      // that step's CPU duration (0: the whole timeline)
+    bool empty() const { return allocated.empty(); }
+};
+// Of the ranks that have [memory] events, the one with the highest allocated
+// peak (as `trace --job`'s rows); empty when none has them.
+MeasuredMemory measured_memory(const std::vector<trace::RankReport>& ranks);
 
 }  // namespace lostflops

@@ -135,7 +135,14 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
                        p.tp_comm_overlap ? "on" : "off",
                        p.overlap_grad_reduce ? "on" : "off", p.grad_fp32 ? "fp32" : "16-bit");
     out += "\n";
-    if (extras.interval && extras.interval->residuals > 0) {
+    if (extras.interval && extras.interval->residuals > 0 && !extras.interval->calibrated) {
+        const PredictionInterval& iv = *extras.interval;
+        out += fmt::format("step time            {:10.4f} s\n", e.step_time_s);
+        out += fmt::format("tokens/s per GPU     {:>10}\n", grouped(e.tokens_per_s_per_gpu));
+        out += fmt::format("                     interval not calibrated: {}; the published runs' band ({:+.0f} % to "
+                           "{:+.0f} %, {}) does not apply\n",
+                           iv.outside, iv.error_p10_pct, iv.error_p90_pct, iv.regime);
+    } else if (extras.interval && extras.interval->residuals > 0) {
         const PredictionInterval& iv = *extras.interval;
         out += fmt::format("step time            {:10.4f} s   ({}–{} s)\n", e.step_time_s, seconds(iv.step_time_s_lo),
                            seconds(iv.step_time_s_hi));
@@ -214,7 +221,9 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
                                     {"regime", iv.regime},
                                     {"residuals", iv.residuals},
                                     {"error_p10_pct", iv.error_p10_pct},
-                                    {"error_p90_pct", iv.error_p90_pct}};
+                                    {"error_p90_pct", iv.error_p90_pct},
+                                    {"calibrated", iv.calibrated}};
+        if (!iv.calibrated) j["prediction_interval"]["outside"] = iv.outside;
     }
     if (!extras.curves.empty()) j["collective_curves"] = collective_curves_json(extras.curves);
     j["mfu"] = e.mfu;

@@ -99,6 +99,16 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
     return job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
 }
 
+std::optional<Framework> export_framework(const std::string& kind, Framework job_framework) {
+    if (kind == "torchtitan")
+        return job_framework == Framework::fsdp ? std::nullopt : std::optional(Framework::fsdp);
+    if (kind == "megatron")
+        return job_framework == Framework::megatron_core || job_framework == Framework::megatron_lm
+                   ? std::nullopt
+                   : std::optional(Framework::megatron_core);
+    return std::nullopt;
+}
+
 std::string sweep_json_text(const std::vector<SweepPoint>& points) {
     return nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"sweep", sweep_json(points)}}.dump(2);
 }

@@ -5,6 +5,7 @@
 // the smallest size that fits (strong scaling: same global batch).
 #include "lostflops/run_report.h"
 #include "lostflops/search_report.h"
+#include "report/runner_up.h"
 #include "lostflops/prediction_interval.h"
 
 #include <algorithm>
@@ -243,6 +244,7 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
                            ties.interval.tokens_per_s_per_gpu_lo, ties.interval.tokens_per_s_per_gpu_hi,
                            ties.interval.residuals, ties.interval.regime, tied);
     out += near_identical(job, listed, ties);
+    if (listed.size() >= 2) out += "  " + runner_up_line(job, cal, listed[0], listed[1]);
     if (!r.other_shapes.empty() && v.other_shapes > 0) {
         out += "\nbest plan of each other shape (tp x cp x pp x ep):\n";
         out += kHeader;

@@ -140,12 +140,19 @@ std::string validation_json(const ValidationReport& v) {
         if (v.loso) x["held_out_error_pct"] = v.loso->held_out_error_pct[i];
         x["interval_tokens_per_s_per_gpu"] = {v.coverage.rows[i].lo, v.coverage.rows[i].hi};
         x["inside_interval"] = v.coverage.rows[i].inside;
+        x["interval_calibrated"] = v.coverage.rows[i].calibrated;
+        if (!v.coverage.rows[i].calibrated) x["interval_outside"] = v.coverage.rows[i].outside;
         j["runs"].push_back(x);
     }
     j["mape_pct"] = v.result.mape_pct;
     j["mean_signed_error_pct"] = v.result.mean_signed_pct;
     j["max_abs_error_pct"] = v.result.max_abs_error_pct;
-    j["interval_coverage"] = {{"runs", v.coverage.rows.size()}, {"inside", v.coverage.inside}, {"share", v.coverage.share}};
+    j["interval_coverage"] = {{"runs", v.coverage.rows.size()},
+                              {"inside", v.coverage.inside},
+                              {"share", v.coverage.share},
+                              {"uncalibrated", v.coverage.uncalibrated},
+                              {"inside_calibrated", v.coverage.inside_calibrated},
+                              {"share_calibrated", v.coverage.share_calibrated}};
     if (v.loso) {
         nlohmann::json fam = nlohmann::json::array();
         for (const auto& f : v.loso->families)
@@ -183,6 +190,11 @@ std::string validation_table(const ValidationReport& v) {
     out += fmt::format("  inside the 80 % interval:  {} of {} runs ({:.0f} %; each interval drawn without "
                        "its own source's residuals)\n",
                        v.coverage.inside, v.coverage.rows.size(), 100 * v.coverage.share);
+    if (v.coverage.uncalibrated > 0)
+        out += fmt::format("    outside calibration:     {} runs (no published run like them: their intervals are "
+                           "borrowed); of the {} others, {} inside ({:.0f} %)\n",
+                           v.coverage.uncalibrated, v.coverage.rows.size() - v.coverage.uncalibrated,
+                           v.coverage.inside_calibrated, 100 * v.coverage.share_calibrated);
     if (v.loso) {
         out += fmt::format("  leave-one-source-out:      MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % "
                            "({}); {} refits\n",

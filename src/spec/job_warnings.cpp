@@ -4,6 +4,7 @@
 // rules follow the rank layout the cost model uses (Megatron-LM order: TP
 // innermost, then CP, then DP; pipeline stages outermost; estimate/stage_time.cpp).
 #include <algorithm>
+#include <limits>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -140,18 +141,28 @@ std::vector<JobWarning> job_warnings(const Job& job) {
             }
 
     // Layers split over pp x vpp virtual stages (spec/stage_layout.h, the
-    // default split; a layout the job gives is its own choice): the fuller
-    // stages set the pace of every micro-batch.
+    // default split; a layout the job gives is its own choice). A rank runs
+    // its chunks one after another, so the steady state runs at the pace of
+    // the rank with the most layers and the others idle the difference; an
+    // uneven split whose ranks hold equal totals (80 layers as 44 stages on
+    // pp 4: 20 on each) idles none of them in the steady state.
     const int stages = p.pp * p.vpp;
     if (stages > 1 && m.layers % stages != 0 && default_split(p)) {
         const int lo = m.layers / stages;
         const int fuller = m.layers % stages;
-        warn(p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
-             fmt::format("num_hidden_layers {} does not split evenly over pp x vpp = {} x {} = {} stages: {} hold {} "
-                         "layers and {} hold {}; the pipeline runs at the pace of the fuller ones, so the others "
-                         "idle about {:.0f} % of their time",
-                         m.layers, p.pp, p.vpp, stages, fuller, lo + 1, stages - fuller, lo,
-                         100.0 / (lo + 1)));
+        int64_t most = 0, fewest = std::numeric_limits<int64_t>::max();
+        for (int r = 0; r < p.pp; ++r) {
+            const int64_t n = default_rank_split(m.layers, p.pp, p.vpp, r).layers();
+            most = std::max(most, n);
+            fewest = std::min(fewest, n);
+        }
+        if (most > fewest)
+            warn(p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
+                 fmt::format("num_hidden_layers {} does not split evenly over pp x vpp = {} x {} = {} stages: {} hold {} "
+                             "layers and {} hold {}; the pipeline ranks hold {} to {} layers, so the emptiest idles "
+                             "about {:.0f} % of the steady state",
+                             m.layers, p.pp, p.vpp, stages, fuller, lo + 1, stages - fuller, lo, fewest, most,
+                             100.0 * static_cast<double>(most - fewest) / static_cast<double>(most)));
     }
 
     // 1F1B pipeline bubble: (pp - 1) stage-times of fill and drain against

@@ -420,6 +420,7 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
     r.host = d.host;
     r.gpus_per_node = d.gpus_per_node;
     if (d.groups.size() > 1) r.process_groups.assign(d.groups.begin() + 1, d.groups.end());
+    r.memory = detail::rank_memory(d, r.warnings);
     return r;
 }
 

@@ -19,6 +19,34 @@ double median(std::vector<double> v) {
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// What each measured memory peak is held against: the estimate's worst
+// stage's most allocated over the step (Memory::allocated_bytes, as
+// torch.cuda.max_memory_allocated) and most reserved (Memory::reserved_bytes,
+// as max_memory_reserved; docs/memory.md). An estimate that leaves them
+// unset falls back to its one peak.
+struct PredictedMemory {
+    double allocated_bytes = 0, reserved_bytes = 0;
+};
+PredictedMemory predicted_memory(const Estimate& est) {
+    const Memory& m = est.memory;
+    return {m.allocated_bytes > 0 ? m.allocated_bytes : m.peak_bytes,
+            m.reserved_bytes > 0 ? m.reserved_bytes : m.peak_bytes};
+}
+
+std::vector<MemoryRow> memory_rows(const std::vector<RankReport>& ranks, const Estimate& est) {
+    const RankReport* alloc = nullptr;
+    const RankReport* resv = nullptr;
+    for (const auto& r : ranks) {
+        if (!r.memory) continue;
+        if (alloc == nullptr || r.memory->peak_allocated_bytes > alloc->memory->peak_allocated_bytes) alloc = &r;
+        if (resv == nullptr || r.memory->peak_reserved_bytes > resv->memory->peak_reserved_bytes) resv = &r;
+    }
+    if (alloc == nullptr) return {};
+    const PredictedMemory p = predicted_memory(est);
+    return {{"peak allocated", alloc->memory->peak_allocated_bytes, alloc->rank, p.allocated_bytes},
+            {"peak reserved", resv->memory->peak_reserved_bytes, resv->rank, p.reserved_bytes}};
+}
+
 }  // namespace
 
 JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const Estimate& est,
@@ -86,6 +114,7 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
          b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_p2p_s + b.dp_comm_s},
         {"idle (bubble, overhead, host)", idle * step, b.pp_bubble_s + b.overhead_s + b.host_s},
     };
+    c.memory = memory_rows(ranks, est);
     const double measured = c.walls[0].measured_s, predicted = c.walls[0].predicted_s;
     if (predicted > 0 && !(measured * kJobMismatchRatio >= predicted && measured <= kJobMismatchRatio * predicted)) {
         c.warnings.push_back(fmt::format(

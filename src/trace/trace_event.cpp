@@ -265,7 +265,7 @@ private:
         if (key == "name") buf = &f_.name_buf;
         else if (key == "cat") buf = &f_.cat_buf;
         else if (key == "ph") buf = &f_.ph_buf;
-        const bool numeric = key == "ts" || key == "dur" || key == "pid";
+        const bool numeric = key == "ts" || key == "dur" || key == "pid" || key == "tid";
         if (!value(v, buf ? buf : &scratch_, 1, numeric)) return false;
         if (key == "ph") {
             if (v.kind == Scalar::Kind::string) f_.ph = v.text;
@@ -283,6 +283,8 @@ private:
             f_.dur = v.number;
         } else if (key == "pid") {
             f_.pid = to_int(v);
+        } else if (key == "tid") {
+            f_.tid = to_int(v);
         }
         return true;
     }
@@ -310,7 +312,8 @@ private:
                                                                                           : &f_.pg_ranks_buf;
             // NCCL message sizes (Kineto's record_param_comms arguments on the kernel).
             const bool in_n = key == "In msg nelems", out_n = key == "Out msg nelems", group = key == "Group size";
-            const bool numeric = key == "stream" || key == "correlation" || in_n || out_n || group;
+            double* mem = memory_arg(key);
+            const bool numeric = key == "stream" || key == "correlation" || in_n || out_n || group || mem;
             if (!value(v, coll ? &f_.coll_buf : dtype ? &f_.dtype_buf : pg ? pg_buf : &scratch_, 2, numeric)) return false;
             if (key == "stream") {
                 f_.has_stream = true;
@@ -326,12 +329,23 @@ private:
             } else if (in_n || out_n || group) {
                 const double x = v.kind == Scalar::Kind::number && std::isfinite(v.number) ? v.number : -1;
                 (in_n ? f_.in_nelems : out_n ? f_.out_nelems : f_.group_size) = x;
+            } else if (mem != nullptr) {
+                *mem = v.kind == Scalar::Kind::number ? v.number : kNoNumber;
             }
             ws();
             if (peek() == ',') { ++p_; continue; }
             if (peek() == '}') { ++p_; return true; }
             return fail("expected ',' or '}' in args");
         }
+    }
+
+    // The field of a [memory] event's argument, or nullptr.
+    double* memory_arg(std::string_view key) {
+        return key == "Total Allocated" ? &f_.mem_allocated
+               : key == "Total Reserved" ? &f_.mem_reserved
+               : key == "Device Type"    ? &f_.mem_device_type
+               : key == "Device Id"      ? &f_.mem_device_id
+                                         : nullptr;
     }
 
     // Python's int() as HTA applies it to a stream number: integers and
@@ -360,7 +374,8 @@ void reset_event_fields(EventFields& out) {
     out.ts = out.dur = 0;
     out.stream = -1;
     out.correlation = -1;
-    out.pid = -1;
+    out.pid = out.tid = -1;
+    out.mem_allocated = out.mem_reserved = out.mem_device_type = out.mem_device_id = kNoNumber;
     out.control_chars = 0;
     out.dtype = out.pg_name = out.pg_desc = out.pg_ranks = {};
     out.in_nelems = out.out_nelems = out.group_size = -1;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 #if defined(__SSE2__)
@@ -14,6 +15,8 @@
 #endif
 
 namespace lostflops::trace::detail {
+
+inline constexpr double kNoNumber = std::numeric_limits<double>::quiet_NaN();
 
 struct EventFields {
     std::string_view ph, cat, name, collective;  // views into the event or the buffers below
@@ -27,6 +30,7 @@ struct EventFields {
     int64_t stream = -1;       // -1 when absent or not an integer (HTA's rule)
     int64_t correlation = -1;  // args.correlation, -1 when absent
     int64_t pid = -1;          // "pid" (Python's int() of it), -1 when absent or not an integer
+    int64_t tid = -1;          // "tid", the same way
     int control_chars = 0;     // raw control characters found inside strings
     // NCCL kernels: args "In msg nelems", "Out msg nelems", "Group size" (-1 when
     // absent or not a finite number) and "dtype".
@@ -35,6 +39,11 @@ struct EventFields {
     // NCCL kernels (PyTorch 2.3+): args "Process Group Name", "Process Group
     // Description", "Process Group Ranks" (a string such as "[0, 1]").
     std::string_view pg_name, pg_desc, pg_ranks;
+    // [memory] instant events (trace_memory.h): args "Total Allocated",
+    // "Total Reserved", "Device Type", "Device Id" as numbers; NaN when
+    // absent or not a number.
+    double mem_allocated = kNoNumber, mem_reserved = kNoNumber, mem_device_type = kNoNumber,
+           mem_device_id = kNoNumber;
     std::string name_buf, cat_buf, coll_buf, ph_buf, dtype_buf;  // unescaped copies when needed
     std::string pg_name_buf, pg_desc_buf, pg_ranks_buf;
 };

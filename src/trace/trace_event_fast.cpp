@@ -220,8 +220,10 @@ private:
         }
     }
 
+    // The first byte first: most keys of a length are told apart by it
+    // without a call to memcmp.
     static bool is(const char* key, std::size_t len, const char* word, std::size_t n) {
-        return len == n && std::memcmp(key, word, n) == 0;
+        return len == n && key[0] == word[0] && std::memcmp(key, word, n) == 0;
     }
 
     bool top_field(const char* key, std::size_t len) {
@@ -256,6 +258,7 @@ private:
                     return true;
                 }
                 if (is(key, len, "pid", 3)) return int_field(f_.pid);
+                if (is(key, len, "tid", 3)) return int_field(f_.tid);
                 break;
             case 4:
                 if (is(key, len, "name", 4)) return text(f_.name);
@@ -291,10 +294,25 @@ private:
             out = -1;
             return skip(2);
         }
+        if (small_whole(out)) return true;
         double v;
         bool fractional;
         if (!number_value(v, fractional)) return false;
         out = python_int(v);
+        return true;
+    }
+    // The usual pid, tid, stream or correlation: 1 to 15 digits without a
+    // leading zero, fraction or exponent (below 2^53: the double
+    // number_value would give is that integer, and python_int of it too).
+    // False, reading nothing, for anything else.
+    bool small_whole(int64_t& out) {
+        const char* q = p_;
+        int64_t v = 0;
+        while (q < end_ && is_digit(*q) && q - p_ < 16) v = v * 10 + (*q++ - '0');
+        const std::ptrdiff_t n = q - p_;
+        if (n == 0 || n > 15 || (*p_ == '0' && n > 1) || q >= end_ || *q == '.' || *q == 'e' || *q == 'E') return false;
+        p_ = q;
+        out = v;
         return true;
     }
     // NCCL sizes: a finite number, else -1.
@@ -309,6 +327,15 @@ private:
         out = std::isfinite(v) ? v : -1;
         return true;
     }
+    // [memory] arguments: the number as read, NaN for anything else.
+    bool memory_field(double& out) {
+        if (!starts_number(*p_)) {
+            out = kNoNumber;
+            return skip(2);
+        }
+        bool fractional;
+        return number_value(out, fractional);
+    }
 
     bool arg(const char* key, std::size_t len) {
         switch (len) {
@@ -321,20 +348,26 @@ private:
                     return int_field(f_.stream);
                 }
                 break;
+            case 9:
+                if (is(key, len, "Device Id", 9)) return memory_field(f_.mem_device_id);
+                break;
             case 10:
                 if (is(key, len, "Group size", 10)) return size_field(f_.group_size);
                 break;
             case 11:
                 if (is(key, len, "correlation", 11)) return int_field(f_.correlation);
+                if (is(key, len, "Device Type", 11)) return memory_field(f_.mem_device_type);
                 break;
             case 13:
                 if (is(key, len, "In msg nelems", 13)) return size_field(f_.in_nelems);
                 break;
             case 14:
                 if (is(key, len, "Out msg nelems", 14)) return size_field(f_.out_nelems);
+                if (is(key, len, "Total Reserved", 14)) return memory_field(f_.mem_reserved);
                 break;
             case 15:
                 if (is(key, len, "Collective name", 15)) return text(f_.collective);
+                if (is(key, len, "Total Allocated", 15)) return memory_field(f_.mem_allocated);
                 break;
             case 18:
                 if (is(key, len, "Process Group Name", 18)) return text(f_.pg_name);

@@ -16,6 +16,7 @@
 
 #include "lostflops/trace.h"
 #include "trace/trace_event.h"
+#include "trace/trace_memory.h"
 
 namespace lostflops::trace::detail {
 
@@ -52,10 +53,12 @@ struct KeepState {
     std::unordered_map<std::string, uint32_t> group_ids;  // name \x1f desc \x1f ranks -> TraceData::groups index
     uint64_t bad_sizes = 0;       // NCCL kernels whose recorded sizes were out of range
     std::string first_bad_size;   // the first of them, for the warning
+    MemoryReader memory;          // [memory] events of CUDA devices
 };
 
 // Applies HTA's row rules (rows need "cat" and "dur"; cat "Trace" and
-// "gpu_user_annotation" dropped; "[memory]" instant events get dur 0),
+// "gpu_user_annotation" dropped; "[memory]" instant events get dur 0, and
+// go to KeepState::memory as well),
 // skips implausible GPU events and step marks (trace.h) counting why, and
 // keeps what the analysis needs. Throws InputError (naming `out.source`)
 // past the limits of trace.h.

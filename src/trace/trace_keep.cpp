@@ -207,6 +207,7 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     if (f.cat == "Trace" || f.cat == "gpu_user_annotation") return;
     const bool memory_instant =
         f.ph == "i" && f.name == "[memory]" && f.cat == "cpu_instant_event";
+    if (memory_instant) st.memory.add(f);
     const EventKind kind = kind_of(f.cat);
     const bool cpu_row = f.stream == -1;
     const bool gpu_event = !cpu_row || kind != EventKind::other;
@@ -355,6 +356,7 @@ void finish_trace(TraceData& out, KeepState& st) {
                      [](const CommSize& a, const CommSize& b) { return a.correlation < b.correlation; });
     out.comm_sizes.shrink_to_fit();
     out.cpu_min_ts_us = out.has_cpu_events ? st.cpu_min_ts : 0.0;
+    out.memory = st.memory.finish(out.warnings);
     skip_far_from_median(out);
     check_steps(out);
     out.gpu.shrink_to_fit();

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 
@@ -37,8 +38,10 @@ struct Truncated {};  // internal signal: the input ended inside a value
 
 class Reader {
 public:
-    Reader(detail::ByteSource& src, TraceData& out, const ReadOptions& opts)
-        : src_(src), out_(out), opts_(opts), buf_(new char[kChunk]), cap_(kChunk) {}
+    // With a finder, every event goes to it instead (the second reading of
+    // a file with [memory] events; `out` only takes what the reader says).
+    Reader(detail::ByteSource& src, TraceData& out, const ReadOptions& opts, detail::PeakOpFinder* finder = nullptr)
+        : src_(src), out_(out), opts_(opts), finder_(finder), buf_(new char[kChunk]), cap_(kChunk) {}
 
     void run() {
         try {
@@ -319,6 +322,7 @@ private:
             std::size_t keep = pos_;
             if (!refill(keep)) throw Truncated{};
         }
+        if (finder_ != nullptr) return finder_->visit(f_);
         control_chars_ += f_.control_chars;
         if (f_.ts_fractional) out_.fractional_ts = true;
         detail::keep_event(f_, out_, state_);
@@ -406,6 +410,7 @@ private:
     detail::ByteSource& src_;
     TraceData& out_;
     const ReadOptions& opts_;
+    detail::PeakOpFinder* finder_;
     std::size_t value_limit_ = kMaxTraceValueBytes;
     detail::KeepState state_;
     detail::EventFields f_;
@@ -430,17 +435,46 @@ TraceData read_from(detail::ByteSource& src, const std::string& source, const Re
     return out;
 }
 
+// A file with [memory] events is read a second time, for the operator at
+// each allocated peak (trace_memory.h): `reopen` gives its bytes again, or
+// nullptr when they cannot be (standard input).
+void name_peak_ops(TraceData& out, const std::function<std::unique_ptr<detail::ByteSource>()>& reopen) {
+    detail::PeakOpFinder finder(out.memory);
+    if (finder.empty()) return;
+    auto src = reopen();
+    if (src == nullptr) {
+        out.warnings.push_back("memory-peak-op: standard input is read once: the operator at the memory peak is "
+                               "not named (give the file's path to name it)");
+        return;
+    }
+    TraceData scratch;
+    scratch.source = out.source;
+    try {
+        Reader(*src, scratch, ReadOptions{}, &finder).run();
+    } catch (const InputError& e) {
+        out.warnings.push_back(std::string("memory-peak-op: the second reading failed: ") + e.what());
+        return;
+    }
+    finder.apply(out.memory);
+}
+
 }  // namespace
 
 TraceData read_trace(const std::string& path, const ReadOptions& opts) {
     check_input_path(path, "trace file (.json or .json.gz)");
     auto src = detail::open_file_source(path);
-    return read_from(*src, input_name(path), opts);
+    TraceData out = read_from(*src, input_name(path), opts);
+    name_peak_ops(out, [&]() -> std::unique_ptr<detail::ByteSource> {
+        return path == "-" ? nullptr : detail::open_file_source(path);
+    });
+    return out;
 }
 
 TraceData read_trace_bytes(std::string_view bytes, const std::string& source) {
     auto src = detail::memory_source(bytes, source);
-    return read_from(*src, source, ReadOptions{});
+    TraceData out = read_from(*src, source, ReadOptions{});
+    name_peak_ops(out, [&] { return detail::memory_source(bytes, source); });
+    return out;
 }
 
 }  // namespace lostflops::trace

@@ -98,6 +98,38 @@ void iterations_table(std::string& out, const RankReport& r) {
                            r.iterations.size());
 }
 
+// The allocator's peaks (trace_memory.h) of the ranks whose traces have
+// [memory] events: every rank up to kMaxListedRanks, else the highest.
+void memory_table(std::string& out, const std::vector<RankReport>& ranks) {
+    std::vector<const RankReport*> with;
+    for (const auto& r : ranks)
+        if (r.memory) with.push_back(&r);
+    if (with.empty()) return;
+    out += "\nMemory (the CUDA caching allocator's [memory] events; GiB = 2^30 bytes; at_ms: the allocated peak from "
+           "the start of its ProfilerStep)\n";
+    if (with.size() > kMaxListedRanks) {
+        std::stable_sort(with.begin(), with.end(), [](const RankReport* a, const RankReport* b) {
+            return a->memory->peak_allocated_bytes > b->memory->peak_allocated_bytes;
+        });
+        out += fmt::format("  {} ranks; the {} highest allocated peaks (--format json lists every rank)\n", with.size(),
+                           kMaxListedRanks);
+        with.resize(kMaxListedRanks);
+    }
+    out += fmt::format("  {:>5} {:>6} {:>14} {:>14} {:>9} {:>5}  {}\n", "rank", "device", "peak_alloc_GiB",
+                       "peak_resv_GiB", "at_ms", "step", "op at the allocated peak");
+    for (const RankReport* r : with) {
+        const DeviceMemory& m = *r->memory;
+        std::string op = m.peak_op.empty() ? "-" : detail::cut_name(m.peak_op, 60);
+        if (!m.peak_op_context.empty() && m.peak_op_context != m.peak_op)
+            op += " (in " + detail::cut_name(m.peak_op_context, 80) + ")";
+        out += fmt::format("  {:>5} {:>6} {:>14.2f} {:>14.2f} {:>9} {:>5}  {}\n", r->rank, m.device,
+                           m.peak_allocated_bytes / kBytesPerGiB, m.peak_reserved_bytes / kBytesPerGiB,
+                           m.peak_allocated_step_offset_us ? fmt::format("{:.2f}", *m.peak_allocated_step_offset_us / 1e3)
+                                                           : "-",
+                           m.peak_allocated_step ? std::to_string(*m.peak_allocated_step) : "-", op);
+    }
+}
+
 void rank_rows(std::string& out, const ClusterReport& c) {
     out += fmt::format("  {:>5} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>8} {:>10}  {}\n", "rank", "kernels", "span_ms",
                        "compute", "comm_exp", "mem_exp", "idle", "overlap", "step_ms", "file");
@@ -142,6 +174,7 @@ std::string report_table(const TraceReport& t) {
     else rank_spread(out, c);
     out += "  (compute + comm_exp + mem_exp + idle = span; overlap = communication time with compute running;\n"
            "   step_ms = mean ProfilerStep duration; definitions in docs/traces.md)\n";
+    if (t.ranks != nullptr) memory_table(out, *t.ranks);
     if (t.ranks != nullptr && t.ranks->size() <= kMaxDetailedRanks) {
         for (const auto& r : *t.ranks) {
             categories_table(out, r.categories, r.top_kernels,

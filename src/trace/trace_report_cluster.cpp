@@ -167,6 +167,12 @@ void job_table(std::string& out, const JobComparison& cmp) {
     if (cmp.stages > 1)
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);
+    for (const auto& m : cmp.memory)
+        out += fmt::format("  {:<46} {:>12.2f} {:>12.2f}\n", fmt::format("{} (GiB, rank {})", m.memory, m.rank),
+                           m.measured_bytes / kBytesPerGiB, m.predicted_bytes / kBytesPerGiB);
+    if (!cmp.memory.empty())
+        out += "  (memory: the highest traced rank against the worst pipeline stage's predicted allocated and "
+               "reserved)\n";
     for (const auto& w : cmp.warnings)
         if (w.rfind("job-mismatch", 0) != 0) out += "  warning: " + printable(w) + "\n";
 }

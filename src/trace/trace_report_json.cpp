@@ -30,6 +30,23 @@ void add_cross_rank(json& j, const RankRow& r) {
     j["step_cv_pct"] = r.step_cv_pct;
 }
 
+// The allocator's peaks and timeline of a rank (trace_memory.h).
+json memory_json(const DeviceMemory& m) {
+    json timeline = json::array();
+    for (const auto& p : m.timeline) timeline.push_back({p.ts_us, p.allocated_bytes, p.reserved_bytes});
+    return {{"device", m.device},
+            {"events", m.events},
+            {"peak_allocated_bytes", m.peak_allocated_bytes},
+            {"peak_allocated_ts_us", m.peak_allocated_ts_us},
+            {"peak_allocated_step", m.peak_allocated_step ? json(*m.peak_allocated_step) : json(nullptr)},
+            {"peak_allocated_step_offset_us", opt(m.peak_allocated_step_offset_us)},
+            {"peak_reserved_bytes", m.peak_reserved_bytes},
+            {"peak_reserved_ts_us", m.peak_reserved_ts_us},
+            {"peak_op", m.peak_op},
+            {"peak_op_context", m.peak_op_context},
+            {"timeline", std::move(timeline)}};
+}
+
 json row_json(const RankRow& r) {
     json j = {{"rank", r.rank},
               {"source", r.source},
@@ -123,6 +140,7 @@ std::string report_json(const TraceReport& t) {
             const auto row = std::lower_bound(c.rows.begin(), c.rows.end(), (*t.ranks)[i].rank,
                                               [](const RankRow& x, int rank) { return x.rank < rank; });
             if (row != c.rows.end() && row->rank == (*t.ranks)[i].rank) add_cross_rank(r, *row);
+            if ((*t.ranks)[i].memory) r["memory"] = memory_json(*(*t.ranks)[i].memory);
             ranks.push_back(std::move(r));
         }
     } else {
@@ -149,11 +167,16 @@ std::string report_json(const TraceReport& t) {
         json walls = json::array();
         for (const auto& w : cmp.walls)
             walls.push_back({{"wall", w.wall}, {"measured_s", w.measured_s}, {"predicted_s", w.predicted_s}});
+        json memory = json::array();
+        for (const auto& m : cmp.memory) {
+            memory.push_back({{"memory", m.memory}, {"measured_bytes", m.measured_bytes}, {"rank", m.rank},
+                              {"predicted_bytes", m.predicted_bytes}});
+        }
         j["job"] = {{"measured_step_s", cmp.measured_step_s}, {"predicted_step_s", cmp.predicted_step_s},
                     {"measured_mfu", cmp.measured_mfu},       {"predicted_mfu", cmp.predicted_mfu},
                     {"step_source", cmp.step_source},         {"walls", walls},
                     {"pipeline_stages", cmp.stages},          {"measured_stage", cmp.measured_stage},
-                    {"warnings", cmp.warnings}};
+                    {"memory", std::move(memory)},            {"warnings", cmp.warnings}};
     }
     // Kernel names are the trace's bytes: invalid UTF-8 becomes U+FFFD, not an error.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

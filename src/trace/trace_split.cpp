@@ -38,8 +38,10 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
     }
     std::vector<GpuEvent> gpu = std::move(d.gpu);
     std::vector<StepMark> steps = std::move(d.steps);
+    std::vector<DeviceMemory> memory = std::move(d.memory);
     d.gpu.clear();
     d.steps.clear();
+    d.memory.clear();
     const int world = d.world_size.value_or(static_cast<int>(part_of.rbegin()->first) + 1);
     for (auto& [pid, index] : part_of) {
         index = out.size();
@@ -56,6 +58,17 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
     }
     for (const GpuEvent& g : gpu) out[part_of[d.labels[g.label].pid]].gpu.push_back(g);
     for (const StepMark& s : steps) out[part_of[s.pid]].steps.push_back(s);
+    std::size_t orphans = 0;  // [memory] events of a pid that is no rank (no GPU event, no step)
+    for (DeviceMemory& m : memory) {
+        const auto it = part_of.find(m.pid);
+        if (it == part_of.end()) ++orphans;
+        else out[it->second].memory.push_back(std::move(m));
+    }
+    if (orphans > 0) {
+        out.front().warnings.push_back(fmt::format(
+            "memory-events: the [memory] events of {} (pid, device) pairs whose pid has no GPU events are left out",
+            orphans));
+    }
     return out;
 }
 

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "lostflops/estimate.h"
+
 namespace lostflops {
 
 IntervalCoverage interval_coverage(const std::vector<MeasuredRun>& runs, const ValidationResult& r,
@@ -20,19 +22,25 @@ IntervalCoverage interval_coverage(const std::vector<MeasuredRun>& runs, const V
             if (source_family(x.name) != family) others.push_back(x);
         IntervalCheck c;
         if (!others.empty()) {
-            Estimate e;
+            // The run's breakdown (whether it is outside calibration), around the table's prediction.
+            Estimate e = estimate(runs[i].job, cal);
             e.tokens_per_s_per_gpu = row.predicted_tokens_per_s_per_gpu;
-            e.step_time_s = 1;  // unused: only the tokens/s ends are read
             const PredictionInterval pi = prediction_interval(runs[i].job, e, cal, others);
+            c.calibrated = pi.calibrated;
+            c.outside = pi.outside;
             c.lo = pi.tokens_per_s_per_gpu_lo;
             c.hi = pi.tokens_per_s_per_gpu_hi;
             c.residuals = pi.residuals;
             c.inside = c.lo <= row.published_tokens_per_s_per_gpu && row.published_tokens_per_s_per_gpu <= c.hi;
         }
         out.inside += c.inside ? 1 : 0;
+        out.uncalibrated += c.calibrated ? 0 : 1;
+        out.inside_calibrated += c.inside && c.calibrated ? 1 : 0;
         out.rows.push_back(c);
     }
     if (!out.rows.empty()) out.share = static_cast<double>(out.inside) / static_cast<double>(out.rows.size());
+    const auto calibrated = static_cast<int>(out.rows.size()) - out.uncalibrated;
+    if (calibrated > 0) out.share_calibrated = static_cast<double>(out.inside_calibrated) / calibrated;
     return out;
 }
 

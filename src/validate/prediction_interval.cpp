@@ -25,7 +25,7 @@ Regime regime_of(const Job& job, const Calibration& cal) {
     r.framework = to_string(job.training.framework);
     r.family = cal.device(job.cluster.gpu.arch).name;
     const int n = job.cluster.num_gpus;
-    r.scale = n <= 8 ? "<=8" : n <= 64 ? "<=64" : n <= 512 ? "<=512" : ">512";
+    r.scale = n == 1 ? "1" : n <= 8 ? "<=8" : n <= 64 ? "<=64" : n <= 512 ? "<=512" : ">512";
     r.moe = job.model.is_moe() ? "moe" : "dense";
     const int64_t s = job.training.seq_length;
     r.context = s <= 4096 ? "<=4k" : s <= 16384 ? "<=16k" : ">16k";
@@ -147,6 +147,22 @@ PredictionInterval prediction_interval(const Job& job, const Estimate& e, const 
     out.residuals = static_cast<int>(scores.size());
     out.sources = static_cast<int>(sources.size());
     out.regime = describe(r, dropped);
+    // Outside calibration: no residual of the job's framework, family and
+    // scale band, or a step more launch- and host-bound than any behind them.
+    bool like = false;
+    for (const auto& x : residuals)
+        like |= x.regime.framework == r.framework && x.regime.family == r.family && x.regime.scale == r.scale;
+    const double overhead = e.step_time_s > 0 ? (e.breakdown.overhead_s + e.breakdown.host_s) / e.step_time_s : 0;
+    if (!like) {
+        out.calibrated = false;
+        out.outside = fmt::format("no published run of {} on {} at {} GPU{}", r.framework, r.family,
+                                  r.scale == "1" ? "one" : r.scale, r.scale == "1" ? "" : "s");
+    } else if (overhead > kMaxCalibratedOverheadShare) {
+        out.calibrated = false;
+        out.outside = fmt::format("kernel launches and host wait take {:.0f} % of the step, more than in any published "
+                                  "run ({:.0f} % at most)",
+                                  100 * overhead, 100 * kMaxCalibratedOverheadShare);
+    }
     if (scores.empty()) return out;
     // Each run weighs 1 / (1 + (n_f - 1) rho): its source's n_f runs count as
     // that source's effective sample size (Kish's design effect).

@@ -3,7 +3,9 @@
 // explain's percentage points are not spelled like pipeline parallelism,
 // `list gpus` shows a missing bf16 as "-", and `trace --job` says a job that
 // does not describe the trace before it prints figures (no MFU beyond 100 %).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -59,6 +61,23 @@ TEST(CliFirstSteps, MinGpusBeyondOneNodeSaysWhyItNeedsANetwork) {
     EXPECT_NE(r.err.find("cluster.inter_node: missing: the search reaches"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("more than one node"), std::string::npos) << r.err;
     std::filesystem::remove(job);
+}
+
+TEST(CliFirstSteps, SearchSaysWhatTheBestBuysOverTheRunnerUp) {
+    const auto r = test::run_cli("search --top 2 --format json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto t = test::run_cli("search --top 2");
+    ASSERT_EQ(t.code, 0) << t.err;
+    const size_t at = t.out.find("best over the runner-up: +");
+    ASSERT_NE(at, std::string::npos) << t.out;
+    // The percentage is the JSON's two throughputs'.
+    const nlohmann::json plans = nlohmann::json::parse(r.out).at("plans");
+    const double pct = 100 * (plans[0].at("tokens_per_s_per_gpu").get<double>() /
+                                  plans[1].at("tokens_per_s_per_gpu").get<double>() -
+                              1);
+    const std::string line = t.out.substr(at, t.out.find('\n', at) - at);
+    EXPECT_NE(line.find(fmt::format("+{:.1f} % tokens/s per GPU", pct)), std::string::npos) << line;
+    EXPECT_NE(line.find(" GiB"), std::string::npos) << line;
 }
 
 TEST(CliFirstSteps, ExplainSaysPointsNotPp) {

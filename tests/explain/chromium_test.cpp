@@ -85,6 +85,19 @@ TEST(ReportChromium, RendersWithoutConsoleErrorsAndEveryChartHasShapes) {
         ASSERT_NE(start, std::string::npos) << id;
         EXPECT_NE(trace_dom.substr(start, trace_dom.find("</svg>", start) - start).find("<rect"), std::string::npos) << id;
     }
+    // The report with a trace's measured memory (report --trace): both
+    // measured lines in the rendered memory-over-the-step chart.
+    const std::string mem_html = (dir / "memory.html").string();
+    ASSERT_EQ(test::run_cli("report --trace " + test::source_path("tests/data/trace/memory-small.json") + " -o " +
+                            mem_html)
+                  .code,
+              0);
+    const std::string mem_dom = test::shell_output(common + "--dump-dom file://" + mem_html + " 2>/dev/null");
+    const auto mem_start = mem_dom.find("id=\"chart-memory-time\"");
+    ASSERT_NE(mem_start, std::string::npos);
+    const std::string mem_svg = mem_dom.substr(mem_start, mem_dom.find("</svg>", mem_start) - mem_start);
+    EXPECT_NE(mem_svg.find("class=\"memmeasured\""), std::string::npos);
+    EXPECT_NE(mem_svg.find("class=\"memmeasuredresv\""), std::string::npos);
     // The detector itself: a page that logs an error is caught by the same flags.
     const std::string bad = (dir / "bad.html").string();
     std::ofstream(bad) << "<!DOCTYPE html><html><body><script>console.error('boom');</script></body></html>";

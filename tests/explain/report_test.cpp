@@ -53,6 +53,31 @@ TEST(HtmlReport, EveryChartIsAnAccessibleNonEmptySvg) {
     }
 }
 
+// A plan that does not fit gets a red banner (and report exits 1, as
+// estimate); the job's warnings get a section; a pp 1 step is not described
+// as a pipeline that fills.
+TEST(HtmlReport, BannerWarningsAndNoPipeline) {
+    const std::string fits = html_report(JobSource{}, default_calibration());
+    EXPECT_EQ(fits.find("class=\"banner bad\""), std::string::npos);
+    const std::string oom = html_report(JobSource{"", {"parallel.tp=1", "parallel.pp=1", "parallel.vpp=1",
+                                                       "parallel.dp=1024", "parallel.recompute=none"}},
+                                        default_calibration());
+    EXPECT_NE(oom.find("<div class=\"banner bad\" role=\"alert\">The plan does NOT fit"), std::string::npos);
+    EXPECT_NE(oom.find("One pipeline stage (pp 1)"), std::string::npos);
+    EXPECT_EQ(oom.find("the pipeline fills"), std::string::npos);
+    // 81 layers over pp 4 x vpp 5: the ranks hold 20 and 21 layers (job_warnings).
+    const std::string warned =
+        html_report(JobSource{"", {"model.num_hidden_layers=81"}}, default_calibration());
+    EXPECT_NE(warned.find("<h2 id=\"h-warnings\">Warnings</h2>"), std::string::npos);
+    EXPECT_NE(warned.find("<code>parallel.vpp</code>"), std::string::npos);
+    const std::string out = ::testing::TempDir() + "lostflops-oom-report.html";
+    const auto r = test::run_cli("report --set parallel.tp=1 --set parallel.pp=1 --set parallel.vpp=1 --set parallel.dp=1024 "
+                                 "--set parallel.recompute=none -o " + out);
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
+    std::remove(out.c_str());
+}
+
 TEST(HtmlReport, ScalingCurveIsTheSearchsBestPlan) {
     const Calibration cal = default_calibration();
     const auto pts = scaling_curve(JobSource{}, cal, {512, 1024});

@@ -6,6 +6,7 @@ python3 and unittest:
     PYTHONPATH=build/python LOSTFLOPS_BINARY=build/lostflops python3 -m unittest discover -s tests/python
 """
 import json
+import warnings
 import os
 import subprocess
 import tempfile
@@ -210,6 +211,14 @@ class ImportExport(unittest.TestCase):
         self.assertEqual(ctx.exception.key, "parallelism.data_parallel_shard_degree")
         job_yaml, notes = lostflops.import_torchtitan(config, num_gpus=64)
         self.assertTrue(any(n["kind"] == "ignored" for n in notes))
+
+    def test_export_best_says_the_framework_that_priced_it(self):
+        # A Megatron job's torchtitan --best is searched under fsdp; the CLI's stderr note is a warning here.
+        run = src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lostflops.export_torchtitan(run, set=["parallel=null", "training.framework=megatron-core"], best=True)
+        self.assertTrue(any("priced under fsdp" in str(w.message) for w in caught), [str(w.message) for w in caught])
 
     def test_bad_flags_raise_with_the_flag_named(self):
         with self.assertRaises(lostflops.LostflopsError) as ctx:

@@ -126,6 +126,55 @@ TEST(TraceCli, JobGivesMeasuredMfuAndWalls) {
     std::filesystem::remove_all(dir);
 }
 
+// Measured memory (trace_memory.h) in the text and the JSON; nothing of it
+// for a trace without [memory] events; standard input read once; --job
+// rows against the estimate's predicted peak.
+TEST(TraceCli, MemoryOfATraceWithMemoryEvents) {
+    const std::string small = test::data_path("memory-small.json");
+    const auto text = run("trace " + small);
+    ASSERT_EQ(text.code, 0);
+    EXPECT_NE(text.out.find("Memory (the CUDA caching allocator's [memory] events"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("aten::mm (in autograd::engine::evaluate_function: MmBackward0)"), std::string::npos)
+        << text.out;
+    const auto js = run("trace --format json " + small);
+    ASSERT_EQ(js.code, 0);
+    const auto m = nlohmann::json::parse(js.out)["ranks"][0]["memory"];
+    EXPECT_EQ(m["peak_allocated_bytes"], 9000);
+    EXPECT_EQ(m["peak_reserved_bytes"], 20480);
+    EXPECT_EQ(m["peak_allocated_ts_us"], 1550);
+    EXPECT_EQ(m["peak_allocated_step"], 5);
+    EXPECT_EQ(m["peak_allocated_step_offset_us"], 550);
+    EXPECT_EQ(m["peak_op"], "aten::mm");
+    ASSERT_EQ(m["timeline"].size(), 6u);
+    EXPECT_EQ(m["timeline"][2], nlohmann::json::parse("[1550.0, 9000.0, 16384.0]"));
+    const auto stdin_run = run("trace - < " + small, true);
+    EXPECT_EQ(stdin_run.code, 0);
+    EXPECT_NE(stdin_run.out.find("memory-peak-op: standard input is read once"), std::string::npos) << stdin_run.out;
+
+    const std::string job = test::data_path("job-gpt3-125m-16xa100.yaml");
+    const auto with_job = run("trace --format json --job " + job + " " + small);
+    ASSERT_EQ(with_job.code, 0);
+    const auto rows = nlohmann::json::parse(with_job.out)["job"]["memory"];
+    // Predicted: estimate's allocated and reserved (Memory::allocated_bytes, reserved_bytes).
+    const auto est = nlohmann::json::parse(run("estimate --format json " + job).out)["memory"];
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0]["memory"], "peak allocated");
+    EXPECT_EQ(rows[0]["measured_bytes"], 9000);
+    EXPECT_EQ(rows[0]["predicted_bytes"].get<double>(), est["allocated_bytes"].get<double>());
+    EXPECT_EQ(rows[1]["memory"], "peak reserved");
+    EXPECT_EQ(rows[1]["measured_bytes"], 20480);
+    EXPECT_EQ(rows[1]["predicted_bytes"].get<double>(), est["reserved_bytes"].get<double>());
+    EXPECT_LT(est["allocated_bytes"].get<double>(), est["reserved_bytes"].get<double>());
+
+    const std::string dir = test::temp_dir("trace_cli_memory");
+    const std::string plain = two_ranks(dir)[0];
+    EXPECT_EQ(run("trace " + plain).out.find("Memory ("), std::string::npos);
+    const auto plain_json = nlohmann::json::parse(run("trace --format json --job " + job + " " + plain).out);
+    EXPECT_FALSE(plain_json["ranks"][0].contains("memory"));
+    EXPECT_TRUE(plain_json["job"]["memory"].empty());
+    std::filesystem::remove_all(dir);
+}
+
 TEST(TraceCli, BadInputExitsTwo) {
     EXPECT_EQ(run("trace " + std::string(LOSTFLOPS_SOURCE_DIR) + "/README.md").code, 2);
     EXPECT_EQ(run("trace /nonexistent/x.json").code, 2);

@@ -72,7 +72,11 @@ bool agree(const std::string& ev, bool& accepted) {
                       bits(fast.out_nelems) == bits(strict.out_nelems) &&
                       bits(fast.group_size) == bits(strict.group_size) && fast.dtype == strict.dtype &&
                       fast.pg_name == strict.pg_name && fast.pg_desc == strict.pg_desc &&
-                      fast.pg_ranks == strict.pg_ranks;
+                      fast.pg_ranks == strict.pg_ranks && fast.tid == strict.tid &&
+                      bits(fast.mem_allocated) == bits(strict.mem_allocated) &&
+                      bits(fast.mem_reserved) == bits(strict.mem_reserved) &&
+                      bits(fast.mem_device_type) == bits(strict.mem_device_type) &&
+                      bits(fast.mem_device_id) == bits(strict.mem_device_id);
     EXPECT_TRUE(same) << ev;
     return same;
 }
@@ -111,8 +115,20 @@ TEST(TraceEventFast, AgreesWithStrictParserOnRealEvents) {
     }
 }
 
+// Memory events (trace_memory.h): the two traces recorded with
+// profile_memory=True in ../shared/traces/h200 (skipped when absent).
+TEST(TraceEventFast, AgreesWithStrictParserOnMemoryEvents) {
+    for (const char* file : {"h200/h200-llama3.2-1b-s4096-b2-autocast-memory.json.gz",
+                             "h200/h200-llama3.2-3b-s8192-b2-fsdp2-memory.json.gz"}) {
+        LOSTFLOPS_SHARED_TRACE(path, file);
+        expect_agree_and_taken(events_of_text(test::gunzip_file(path)), file);
+    }
+}
+
 TEST(TraceEventFast, AgreesWithStrictParserOnMutatedEvents) {
     auto evs = generated_events();
+    const auto memory = events_of_text(test::read_bytes(test::data_path("memory-small.json")));
+    for (int i = 0; i < 20; ++i) evs.insert(evs.end(), memory.begin(), memory.end());
     if (const std::string real = test::shared_trace("a100-2rank-nccl.rank0.json.gz"); !real.empty()) {
         const auto more = events_of_text(test::gunzip_file(real));
         evs.insert(evs.end(), more.begin(), more.begin() + 2000);
@@ -122,7 +138,8 @@ TEST(TraceEventFast, AgreesWithStrictParserOnMutatedEvents) {
                                          "true", "[]", "{}", "[[1,2],[3]]", "{\"a\":[1,{\"b\":2}]}",
                                          "0.1e+2", "01", "1.", "9007199254740993", "1661203462608355.25",
                                          "123456789012345678901234567890", "\"stream\": 7, ",
-                                         "\"correlation\": 1.5, ", "\"ts\": 2e3, ", "\"name\": 5, "};
+                                         "\"correlation\": 1.5, ", "\"ts\": 2e3, ", "\"name\": 5, ",
+                                         "\"Total Allocated\": \"5\", ", "\"Device Type\": 1.0, ", "\"tid\": \"3\", "};
     std::mt19937 rng(1105);
     std::size_t accepted_mutants = 0;
     for (int i = 0; i < 60000; ++i) {

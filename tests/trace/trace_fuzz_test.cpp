@@ -1,6 +1,7 @@
 // Seeded random mutation of generated trace bytes (byte flips, truncations,
 // insertions, structural characters): the reader and the analysis either
-// return or throw InputError, never crash, hang or throw anything else. The
+// return or throw InputError, never crash, hang or throw anything else, and
+// measured memory keeps its invariants. The
 // same entry point is fuzzed with libFuzzer in fuzz/fuzz_trace.cpp.
 #include <gtest/gtest.h>
 
@@ -25,6 +26,7 @@ void read_and_analyze(const std::string& bytes) {
     } catch (const InputError&) {
         return;
     }
+    if (ranks.back().memory) test::expect_memory_invariants(*ranks.back().memory);
     assign_missing_ranks(ranks);
     EXPECT_NO_THROW(EXPECT_EQ(summary_from_json(summary_to_json(ranks), "s").size(), 1u));
 }
@@ -61,6 +63,13 @@ TEST(TraceFuzz, MutatedJsonNeverCrashes) {
     ASSERT_GT(base.size(), 1000u);
     std::mt19937 rng(20240521);
     for (int i = 0; i < 300; ++i) ASSERT_NO_FATAL_FAILURE(read_and_analyze(mutate(base, rng)));
+}
+
+// [memory] events (trace_memory.h): the hand-written memory trace mutated.
+TEST(TraceFuzz, MutatedMemoryTraceNeverCrashes) {
+    const std::string base = test::read_bytes(test::data_path("memory-small.json"));
+    std::mt19937 rng(35);
+    for (int i = 0; i < 2000; ++i) ASSERT_NO_FATAL_FAILURE(read_and_analyze(mutate(base, rng)));
 }
 
 TEST(TraceFuzz, MutatedGzipNeverCrashes) {

@@ -2,9 +2,11 @@
 #include "trace/trace_test_util.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <cstdlib>
@@ -125,6 +127,26 @@ long child_peak_rss_kib(const std::string& shell_command, int& code) {
     if (status != 0 || !(in >> code >> kib)) throw std::runtime_error("cannot measure " + shell_command);
     std::filesystem::remove_all(dir);
     return kib;
+}
+
+void expect_memory_invariants(const DeviceMemory& m) {
+    EXPECT_FALSE(m.timeline.empty());
+    EXPECT_LE(m.timeline.size(), kMaxMemoryTimelinePoints);
+    double alloc = 0, resv = 0;
+    bool peak_point = false;
+    for (std::size_t i = 0; i < m.timeline.size(); ++i) {
+        const MemoryPoint& p = m.timeline[i];
+        if (i > 0) {
+            EXPECT_LT(m.timeline[i - 1].ts_us, p.ts_us);
+        }
+        EXPECT_LE(p.allocated_bytes, p.reserved_bytes);
+        alloc = std::max(alloc, p.allocated_bytes);
+        resv = std::max(resv, p.reserved_bytes);
+        peak_point = peak_point || (p.ts_us == m.peak_allocated_ts_us && p.allocated_bytes == m.peak_allocated_bytes);
+    }
+    EXPECT_EQ(alloc, m.peak_allocated_bytes);
+    EXPECT_EQ(resv, m.peak_reserved_bytes);
+    EXPECT_TRUE(peak_point);
 }
 
 }  // namespace lostflops::trace::test

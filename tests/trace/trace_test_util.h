@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lostflops/trace.h"
 #include "lostflops/trace_synth.h"
 
 namespace lostflops::trace::test {
@@ -33,6 +34,11 @@ struct Ev {
 };
 // A Kineto-like trace; rank < 0 leaves out distributedInfo.
 std::string make_trace(const std::vector<Ev>& events, int rank = 0, const std::string& unit = "ms");
+
+// Measured memory's invariants (trace_memory.h), as gtest expectations: a
+// timeline in time order of at most kMaxMemoryTimelinePoints points, each
+// with allocated <= reserved, holding both peaks, the allocated one at its time.
+void expect_memory_invariants(const DeviceMemory& m);
 
 }  // namespace lostflops::trace::test
 

@@ -168,6 +168,36 @@ TEST(PredictionInterval, CountsSourcesNotRuns) {
     EXPECT_NEAR(iv.tokens_per_s_per_gpu_hi, 100 / 0.7, 1e-9);
 }
 
+// A job no published run is like says so instead of borrowing a band: one
+// GPU (a scale band no residual has), or a step whose launches and host wait
+// exceed the share of any published run's (kMaxCalibratedOverheadShare).
+TEST(PredictionInterval, OutsideCalibrationIsSaid) {
+    const Calibration cal = default_calibration();
+    Job job = h100_job();
+    const Regime r = regime_of(job, cal);
+    std::vector<Residual> res;
+    for (int i = 0; i < 11; ++i) res.push_back({"run" + std::to_string(i), r, 5});
+    Estimate e;
+    e.tokens_per_s_per_gpu = 1000;
+    e.step_time_s = 1;
+    e.breakdown.overhead_s = 0.05;
+    e.breakdown.host_s = 0.05;  // 10 %: within the published runs' 12 %
+    const PredictionInterval in = prediction_interval(job, e, cal, res);
+    EXPECT_TRUE(in.calibrated) << in.outside;
+    EXPECT_EQ(in.outside, "");
+    e.breakdown.host_s = 0.25;  // 30 % of the step
+    const PredictionInterval launch = prediction_interval(job, e, cal, res);
+    EXPECT_FALSE(launch.calibrated);
+    EXPECT_NE(launch.outside.find("take 30 % of the step"), std::string::npos) << launch.outside;
+    EXPECT_EQ(launch.residuals, 11);  // the band is still given, for reference
+    e.breakdown.host_s = 0.05;
+    job.cluster.num_gpus = 1;
+    EXPECT_EQ(regime_of(job, cal).scale, "1");
+    const PredictionInterval one = prediction_interval(job, e, cal, res);
+    EXPECT_FALSE(one.calibrated);
+    EXPECT_NE(one.outside.find("at one GPU"), std::string::npos) << one.outside;
+}
+
 TEST(PredictionInterval, BuiltInTableCoversEveryEstimate) {
     const auto& res = builtin_residuals();
     EXPECT_GE(res.size(), 100u);
@@ -176,6 +206,7 @@ TEST(PredictionInterval, BuiltInTableCoversEveryEstimate) {
     const Estimate e = estimate(job, cal);
     const PredictionInterval iv = prediction_interval(job, e, cal);
     EXPECT_GE(iv.residuals, kMinResiduals);
+    EXPECT_TRUE(iv.calibrated) << iv.outside;
     EXPECT_LT(iv.tokens_per_s_per_gpu_lo, iv.tokens_per_s_per_gpu_hi);
     EXPECT_LT(iv.step_time_s_lo, iv.step_time_s_hi);
     EXPECT_THROW(parse_residuals("name,x\n", "r.csv"), InputError);

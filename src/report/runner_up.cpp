@@ -1,0 +1,43 @@
+// The best plan against the runner-up (runner_up.h): both re-estimated, the
+// difference of each wall of the breakdown, largest first.
+#include "report/runner_up.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lostflops/estimate.h"
+
+namespace lostflops {
+
+std::string runner_up_line(const Job& job, const Calibration& cal, const PlanScore& best, const PlanScore& runner_up) {
+    const Breakdown a = estimate(job_with_plan(job, best), cal).breakdown;
+    const Breakdown b = estimate(job_with_plan(job, runner_up), cal).breakdown;
+    const std::pair<const char*, double> diffs[] = {
+        {"compute", a.compute_s - b.compute_s},       {"memory_bound", a.memory_bound_s - b.memory_bound_s},
+        {"recompute", a.recompute_s - b.recompute_s}, {"overhead", a.overhead_s - b.overhead_s},
+        {"host", a.host_s - b.host_s},                {"tp_comm", a.tp_comm_s - b.tp_comm_s},
+        {"cp_comm", a.cp_comm_s - b.cp_comm_s},       {"ep_comm", a.ep_comm_s - b.ep_comm_s},
+        {"pp_bubble", a.pp_bubble_s - b.pp_bubble_s}, {"pp_p2p", a.pp_p2p_s - b.pp_p2p_s},
+        {"dp_comm", a.dp_comm_s - b.dp_comm_s},       {"optimizer", a.optimizer_s - b.optimizer_s}};
+    std::vector<std::pair<const char*, double>> walls(std::begin(diffs), std::end(diffs));
+    std::stable_sort(walls.begin(), walls.end(),
+                     [](const auto& x, const auto& y) { return std::abs(x.second) > std::abs(y.second); });
+    std::string out = fmt::format("best over the runner-up: {:+.1f} % tokens/s per GPU;",
+                                  100 * (best.tokens_per_s_per_gpu / runner_up.tokens_per_s_per_gpu - 1));
+    int shown = 0;
+    for (const auto& [name, d] : walls) {
+        if (shown == 3 || std::abs(d) < 1e-3 * best.step_time_s) break;
+        out += fmt::format("{} {} {:+.3f} s", shown == 0 ? "" : ",", name, d);
+        ++shown;
+    }
+    if (shown == 0) out += " the same walls";
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    out += fmt::format("; peak {:.1f} vs {:.1f} GiB\n", best.peak_bytes / kGiB, runner_up.peak_bytes / kGiB);
+    return out;
+}
+
+}  // namespace lostflops
