@@ -57,6 +57,9 @@ struct JobWarning {
     std::string message;
 };
 std::vector<JobWarning> job_warnings(const Job& job);
+// What the model reader said about the model's keys (Model::not_modelled), as
+// warnings keyed "model.KEY": "not modelled: why", or the reading it made.
+std::vector<JobWarning> model_warnings(const Model& m);
 
 // The attention kernel `training.attention: auto` resolves to, from the job's
 // top-level `source:` text: unfused softmax for runs dated 2015-2022 (before

@@ -173,16 +173,32 @@ struct Model {
     // model (DeepSeek-V3 technical report, arXiv 2412.19437, sec. 2.2).
     // Counted apart from the model's published size.
     int mtp_layers = 0;
+    // Width of the input embedding and the output layer when it is not
+    // `hidden` (OPT's word_embed_proj_dim): a project_in (e x h) after the
+    // lookup and a project_out (h x e) before the logits, both without bias
+    // (transformers modeling_opt.py OPTDecoder). 0: hidden.
+    int64_t embed_dim = 0;
+    // Learned absolute position embeddings, positions x hidden parameters
+    // looked up and added to the input (GPT-2's wpe, OPT's embed_positions). 0: none.
+    int64_t positions = 0;
     std::shared_ptr<const LayerStack> stack;  // `layers` layers; set by every reader
-    // Keys the model was given that change the cost but are not modelled; the
-    // command line warns "not modelled: KEY" for each (--strict: an error).
+    // What the reader says about the keys it was given. not_modelled: the key
+    // changes the cost and is not modelled ("not modelled: KEY (why)";
+    // --strict: an error). assumed: the reader had to guess (a model_type it
+    // does not know, read as a named family; --strict: an error). ignored: the
+    // key disagrees with another that the family's reference code reads
+    // instead, and is left out as that code leaves it out (a warning, never an
+    // error: the model is what the reference builds).
     struct NotModelled {
+        enum class Kind : uint8_t { not_modelled, assumed, ignored };
         std::string key;  // as given: "vision_config", "attn_logit_softcapping"
         std::string why;
+        Kind kind = Kind::not_modelled;
     };
     std::shared_ptr<const std::vector<NotModelled>> not_modelled;
 
     const std::vector<LayerKind>& kinds() const { return stack->kinds; }
+    int64_t embed_width() const { return embed_dim > 0 ? embed_dim : hidden; }
     const LayerKind& kind(int k) const { return stack->kinds[static_cast<size_t>(k)]; }
     const LayerKind& layer(int i) const { return kind(stack->kind_of[static_cast<size_t>(i)]); }
     int kind_count(int k) const { return stack->count[static_cast<size_t>(k)]; }

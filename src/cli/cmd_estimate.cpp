@@ -67,9 +67,11 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
             if (!e.memory.fits) progress.emplace("estimate: the plan does not fit; searching the plans that do");
             return estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
         }();
-        for (const auto& w : extras.warnings)
-            std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(w.key).c_str(),
-                         terminal_text(w.message).c_str());
+        // The model's warnings lead extras.warnings and were printed by load_job_for.
+        const size_t model_notes = job.model.not_modelled ? job.model.not_modelled->size() : 0;
+        for (size_t i = model_notes; i < extras.warnings.size(); ++i)
+            std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(extras.warnings[i].key).c_str(),
+                         terminal_text(extras.warnings[i].message).c_str());
         if (opts->format == Format::json) {
             std::printf("%s\n", estimate_json(job, e, extras).dump(2).c_str());
         } else {

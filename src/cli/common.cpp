@@ -110,10 +110,19 @@ bool g_strict = false;
 const Job& check_model_keys(const Job& job) {
     if (!job.model.not_modelled) return job;
     static std::set<std::string> warned;
+    using Kind = Model::NotModelled::Kind;
     for (const auto& n : *job.model.not_modelled) {
-        if (g_strict) throw InputError(job.source, "model." + n.key, "not modelled: " + n.why + " (--strict)");
-        if (warned.insert(n.key).second)
+        // --strict refuses what is not modelled or guessed; a key the family's
+        // own code leaves out is read as that code reads it, and only said.
+        if (g_strict && n.kind == Kind::not_modelled)
+            throw InputError(job.source, "model." + n.key, "not modelled: " + n.why + " (--strict)");
+        if (g_strict && n.kind == Kind::assumed) throw InputError(job.source, "model." + n.key, n.why + " (--strict)");
+        if (!warned.insert(n.key).second) continue;
+        if (n.kind == Kind::not_modelled)
             std::fprintf(stderr, "lostflops: warning: not modelled: %s (%s)\n", terminal_text(n.key).c_str(),
+                         terminal_text(n.why).c_str());
+        else
+            std::fprintf(stderr, "lostflops: warning: model.%s: %s\n", terminal_text(n.key).c_str(),
                          terminal_text(n.why).c_str());
     }
     return job;

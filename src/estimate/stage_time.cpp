@@ -298,7 +298,8 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h,
     const DeviceModel& d = ctx.dev;
     LayerTime t;
     set_head_host_time(t, ctx, h);
-    const double gemm = gemm_time_s(ctx.head_dev, w.logits.m, w.logits.n, w.logits.k);
+    double gemm = gemm_time_s(ctx.head_dev, w.logits.m, w.logits.n, w.logits.k);
+    if (w.projection.m > 0) gemm += gemm_time_s(ctx.head_dev, w.projection.m, w.projection.n, w.projection.k);
     t.fwd.compute_s = gemm;
     t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd);
     t.fwd.overhead_s = 6 * d.kernel_overhead_s;
@@ -325,9 +326,14 @@ LayerTime embedding_time(const PlanContext& ctx, const HeadWork& w, const HostOp
     set_embedding_host_time(t, ctx, h);
     t.fwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_fwd);
     t.fwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
+    // OPT's project_in (HeadWork::projection): forward, input and weight gradients.
+    const double project_in = w.projection.m > 0
+                                  ? gemm_time_s(ctx.head_dev, w.projection.m, w.projection.k, w.projection.n) : 0.0;
+    t.fwd.compute_s = project_in;
+    t.bwd.compute_s = 2 * project_in;
     t.bwd.memory_bound_s = memory_time_s(ctx.dev, w.embed_bytes_bwd);
     t.bwd.overhead_s = 2 * ctx.dev.kernel_overhead_s;
-    t.wgrad_s = t.bwd.memory_bound_s + t.bwd.overhead_s;
+    t.wgrad_s = t.bwd.memory_bound_s + t.bwd.overhead_s + project_in;
     return t;
 }
 

@@ -99,7 +99,9 @@ std::string memory_verdict(const Job& job, const Memory& m) {
 ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
                              std::optional<AdviceSearch> advice) {
     ReportExtras extras;
-    extras.warnings = job_warnings(job);
+    // The model reader's warnings first (cmd_estimate prints them once, with the job's).
+    extras.warnings = model_warnings(job.model);
+    for (auto& w : job_warnings(job)) extras.warnings.push_back(std::move(w));
     // The framework's launch rules (lostflops/framework_rules.h).
     for (const RuleBreak& b : rule_breaks(job)) extras.warnings.push_back({b.rule->key, rule_break_text(b)});
     if (!e.memory.fits && advice) extras.advice = fit_advice(job, cal, *advice);

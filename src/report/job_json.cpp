@@ -47,6 +47,8 @@ nlohmann::json model_json(const Model& m) {
     }
     if (mlp != nullptr) j["hidden_act"] = to_string(mlp->act);
     if (m.mtp_layers > 0) j["num_nextn_predict_layers"] = m.mtp_layers;
+    if (m.embed_dim > 0) j["word_embed_proj_dim"] = m.embed_dim;
+    if (m.positions > 0) j["position_embeddings"] = m.positions;
     nlohmann::json kinds = nlohmann::json::array();
     for (size_t k = 0; k < m.kinds().size(); ++k) {
         const LayerKind& kind = m.kinds()[k];
@@ -58,7 +60,8 @@ nlohmann::json model_json(const Model& m) {
     j["layer_kinds"] = kinds;
     nlohmann::json notes = nlohmann::json::array();
     if (m.not_modelled)
-        for (const auto& n : *m.not_modelled) notes.push_back({{"key", n.key}, {"why", n.why}});
+        for (const auto& n : *m.not_modelled)  // the reader's other warnings are the estimate's `warnings`
+            if (n.kind == Model::NotModelled::Kind::not_modelled) notes.push_back({{"key", n.key}, {"why", n.why}});
     j["not_modelled"] = notes;
     return j;
 }

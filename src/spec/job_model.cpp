@@ -14,6 +14,7 @@
 
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
+#include "spec/did_you_mean.h"
 #include "spec/job_sections.h"
 #include "spec/model_keys.h"
 #include "spec/model_read.h"
@@ -68,9 +69,9 @@ YAML::Node apply_preset(YAML::Node node, const std::string& file) {
         throw InputError(file, "model.preset", "unknown model '" + name + "'; known: " + all);
     }
     const YAML::Node base = YAML::Load(*yaml);
-    node = flatten_model_node(node, file);
+    node = flatten_model_node(node, file, /*keep_nulls=*/true);
     const auto changed = changed_keys(base, node);
-    YAML::Node out = merged(base, node, "preset", file, "model");
+    YAML::Node out = flatten_model_node(merged(base, node, "preset", file, "model"), file);
     if (!out["name"]) out["name"] = model_label(name, "preset", changed);
     return out;
 }
@@ -98,15 +99,21 @@ ResolvedModel apply_hf_config(YAML::Node node, const std::string& file) {
     for (const auto& kv : hf) {
         const std::string& k = kv.first.Scalar();
         if (model_key_row(k) == nullptr) {
-            r.notes.push_back({k, "a config.json key lostflops does not know (" + r.hf_path + ")"});
+            static const std::vector<std::string> known = [] {
+                std::vector<std::string> v;
+                for (const auto& row : kModelKeys) v.emplace_back(row.key);
+                return v;
+            }();
+            r.notes.push_back(
+                {k, "a config.json key lostflops does not know (" + r.hf_path + ")" + did_you_mean(k, known)});
             continue;
         }
         keep[k] = kv.second;
         if (!node[k]) r.hf_keys.insert(k);
     }
-    node = flatten_model_node(node, file);
+    node = flatten_model_node(node, file, /*keep_nulls=*/true);
     const auto changed = changed_keys(keep, node);
-    r.node = merged(keep, node, "hf_config", file, "model");
+    r.node = flatten_model_node(merged(keep, node, "hf_config", file, "model"), file);
     // Named after its folder (.../Meta-Llama-3-8B/config.json), or the file (deepseek-v3.json).
     const std::string label = p.filename() == "config.json" ? p.parent_path().filename().string() : p.stem().string();
     if (!r.node["name"]) r.node["name"] = model_label(label, "config.json", changed);
@@ -132,11 +139,12 @@ Model read_model(YAML::Node node, const std::string& file) {
         return read_model_shape(r.node, file, r.notes);
     } catch (const InputError& e) {
         // A bad value the config.json gave: name the config and its key.
+        // A key inside one (block_configs[3].ffn.ffn_mult) is the config's when its root is.
         const std::string prefix = "model.";
-        if (!r.hf_path.empty() && e.file() == file && e.key().rfind(prefix, 0) == 0 &&
-            r.hf_keys.count(e.key().substr(prefix.size())))
-            throw InputError(file, "model.hf_config",
-                             fmt::format("{}: {}: {}", r.hf_path, e.key().substr(prefix.size()), e.message()));
+        const std::string key = e.key().rfind(prefix, 0) == 0 ? e.key().substr(prefix.size()) : "";
+        const std::string root = key.substr(0, key.find('['));
+        if (!r.hf_path.empty() && e.file() == file && !key.empty() && (r.hf_keys.count(key) || r.hf_keys.count(root)))
+            throw InputError(file, "model.hf_config", fmt::format("{}: {}: {}", r.hf_path, key, e.message()));
         throw;
     }
 }

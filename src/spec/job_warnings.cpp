@@ -24,6 +24,14 @@ std::string link_text(const Cluster& c) {
 
 }  // namespace
 
+std::vector<JobWarning> model_warnings(const Model& m) {
+    std::vector<JobWarning> out;
+    if (!m.not_modelled) return out;
+    for (const auto& n : *m.not_modelled)
+        out.push_back({"model." + n.key, n.kind == Model::NotModelled::Kind::not_modelled ? "not modelled: " + n.why : n.why});
+    return out;
+}
+
 std::vector<JobWarning> job_warnings(const Job& job) {
     const Model& m = job.model;
     const Cluster& c = job.cluster;

@@ -62,7 +62,8 @@ LayerPattern read_layer_pattern(YamlSection& s, Reader& r, const ModelFamily& fa
     const int64_t window = out.window = r.alias_int({"sliding_window", "sliding_window_size"}, 1, 1'000'000'000).value_or(0);
     const bool use_window = s.bool_or("use_sliding_window", fam.window != WindowRule::qwen);
     const int64_t max_window_layers = s.int_opt("max_window_layers", 0, 100'000).value_or(28);  // Qwen2Config default
-    const int64_t window_pattern = s.int_opt("sliding_window_pattern", 1, 100'000).value_or(6);  // Gemma3TextConfig
+    const int64_t window_pattern =  // Gemma3TextConfig default 6
+        r.alias_int({"sliding_window_pattern", "_sliding_window_pattern"}, 1, 100'000).value_or(6);
     if (window > 0 && use_window && !layer_types) {
         for (int i = 0; i < L; ++i) {
             bool on = false;

@@ -115,4 +115,15 @@ struct LayerPattern {
 // (`moe`: the model has routed experts). O(layers + list lengths).
 LayerPattern read_layer_pattern(YamlSection& s, Reader& r, const ModelFamily& fam, int L, bool moe);
 
+// One layer of a Nemotron-NAS (DeciLM) model: its attention (or none) and
+// its gated MLP's width (or none).
+struct NasBlock {
+    bool attention = true;
+    int kv_heads = 0;
+    bool ffn = true;
+    int64_t ffn_width = 0;
+};
+// block_configs, one entry per layer (model_blocks.cpp); nullopt when absent.
+std::optional<std::vector<NasBlock>> read_block_configs(YamlSection& s, int L, int64_t hidden, int heads);
+
 }  // namespace lostflops

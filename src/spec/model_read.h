@@ -19,7 +19,10 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
 
 // `node` with `text_config` (Llama 4's text model keys) hoisted to the top
 // and DBRX's `ffn_config` / `attn_config` flattened to dotted keys; keys the
-// section already has win.
-YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file);
+// section already has win. A null value is the key absent and is left out,
+// unless keep_nulls: a job's own keys over a preset or a config.json keep
+// them, so that merging clears the key (attention_chunk_size: null over
+// Llama 4 Scout: no chunks); the merged node is flattened again to drop them.
+YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, bool keep_nulls = false);
 
 }  // namespace lostflops

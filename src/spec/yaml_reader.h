@@ -69,6 +69,7 @@ public:
     // "missing; <expected>".
     InputError missing(const std::string& key, const std::string& expected) const;
 
+    bool used(const std::string& key) const { return used_.count(key) > 0; }  // read by a getter or raw
     std::string key_path(const std::string& key) const;
     const std::string& file() const { return file_; }
 

@@ -188,7 +188,7 @@ EagerHeadLedger eager_head_ledger(const Model& m, const Training& t, const Paral
     const NormSave norm = norm_save(m.norm, h, autocast, fp32);
     hl.saved_bytes_per_token = norm.saved + gemm_inputs(norm, 1);
     hl.loss_bytes_per_token = 3 * 4.0 * v;
-    const double output_weights = v * h;
+    const double output_weights = v * static_cast<double>(m.embed_width());
     // The loss itself is transformers' eager ForCausalLMLoss either way: the
     // measured torch.compile row of the H200 table holds the eager loss's
     // three fp32 buffers (an assumption read off that one row: a graph break

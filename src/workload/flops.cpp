@@ -180,8 +180,10 @@ FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, do
         if (m.kinds()[k].has_attention()) core_fwd += n * layer.attention_core;  // what selective recompute redoes
         recomputed += recomputed_share * n * (layer.weight_gemms + layer.attention_core);
     }
-    const double logits = 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
-    double fwd = layers_fwd + logits;
+    const double logits = 2.0 * static_cast<double>(m.embed_width()) * static_cast<double>(m.vocab);
+    // OPT's project_in and project_out (Model::embed_dim): two e x h GEMMs.
+    const double projections = m.embed_width() != m.hidden ? 2 * 2.0 * m.embed_width() * m.hidden : 0.0;
+    double fwd = layers_fwd + logits + projections;
     if (m.mtp_layers > 0) {
         // Each MTP module: a layer of the last layer's kind, its 2h x h
         // projection and its own logits (Megatron-LM counts them the same way:
@@ -201,8 +203,13 @@ FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, do
 ParamCount count_params(const Model& m) {
     ParamCount p;
     const double h = static_cast<double>(m.hidden);
-    p.embedding = static_cast<double>(m.vocab) * h;
-    p.output = m.tied_embeddings ? 0.0 : p.embedding;
+    // The input side: the token embedding (V x e), learned positions (P x h)
+    // and OPT's project_in (e x h); the output side: the output layer (V x e,
+    // unless tied) and project_out (h x e). Model::embed_dim, Model::positions.
+    const double e = static_cast<double>(m.embed_width());
+    const double projection = m.embed_width() != m.hidden ? e * h : 0.0;
+    p.embedding = static_cast<double>(m.vocab) * e + static_cast<double>(m.positions) * h + projection;
+    p.output = (m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * e) + projection;
     double layers_total = 0, layers_active = 0;
     for (size_t k = 0; k < m.kinds().size(); ++k) {
         const KindCounts c = kind_counts(m.kinds()[k], m.hidden, m.norm);

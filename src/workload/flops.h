@@ -69,8 +69,8 @@ FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, do
 struct ParamCount {
     double total = 0;
     double active = 0;
-    double embedding = 0;   // V*h, the input embedding
-    double output = 0;      // V*h when untied, else 0
+    double embedding = 0;   // V*e, the input embedding (+ learned positions P*h, OPT's project_in e*h)
+    double output = 0;      // V*e when untied, else 0 (+ OPT's project_out h*e); e = Model::embed_width()
     double mtp = 0;         // multi-token prediction modules, not in total
     double mtp_active = 0;
 };

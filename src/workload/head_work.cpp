@@ -16,7 +16,9 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     const double tokens = static_cast<double>(tr.micro_batch) * tr.seq_length / p.cp;
     const double h = static_cast<double>(m.hidden);
     const double v_local = static_cast<double>(m.vocab) / t;
-    w.logits = GemmShape{tokens, v_local, h, 1};
+    const double e = static_cast<double>(m.embed_width());
+    w.logits = GemmShape{tokens, v_local, e, 1};
+    if (m.embed_width() != m.hidden) w.projection = GemmShape{tokens, e, h, 1};
     // Megatron's vocab-parallel cross-entropy works in fp32: cast (read 2,
     // write 4), max and sum-exp passes (read 4 twice), loss; backward writes
     // softmax - one-hot (read 4, write 2). fp32 training: the logits' 2
@@ -48,7 +50,8 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     w.embed_bytes_fwd = tokens * h * el / (sp ? t : 1.0);
     w.embed_bytes_bwd = tokens * h * 4;  // fp32 scatter-add into the gradient
     if (p.tp > 1) w.tp_bytes = tokens * h * el;
-    w.embedding_params = static_cast<double>(m.vocab) * h / t;
+    w.embedding_params = (static_cast<double>(m.vocab) * e + static_cast<double>(m.positions) * h +
+                          (m.embed_width() != m.hidden ? e * h : 0.0)) / t;
     return w;
 }
 

@@ -124,6 +124,9 @@ LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works);
 // micro-batch on one GPU.
 struct HeadWork {
     GemmShape logits{};
+    // OPT's project_out before the logits and project_in after the lookup
+    // (Model::embed_dim): one h x e GEMM each; m = 0 when there are none.
+    GemmShape projection{};
     double loss_bytes_fwd = 0, loss_bytes_bwd = 0;  // vocab-parallel cross-entropy
     double embed_bytes_fwd = 0, embed_bytes_bwd = 0;
     double logits_memory_bytes = 0;                 // logits kept for the loss backward
@@ -133,7 +136,7 @@ struct HeadWork {
     double head_saved_bytes = 0;
     double head_weight_copy_bytes = 0;
     double tp_bytes = 0;                            // SP gather before logits
-    double embedding_params = 0;                    // V*h/t
+    double embedding_params = 0;                    // (V*e + positions*h + project_in e*h)/t
 };
 
 HeadWork head_work(const Model& m, const Training& t, const ParallelPlan& p);

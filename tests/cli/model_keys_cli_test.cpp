@@ -25,6 +25,25 @@ TEST(CliModelKeys, NotModelledKeysAreWarnedAndStrictRefusesThem) {
     EXPECT_EQ(search.code, 2) << search.err;
 }
 
+TEST(CliModelKeys, ModelWarningsReachTheJsonWarningsOnce) {
+    const CliRun r = run_cli("estimate --format json " + source_path("tests/data/spec/hf_softcap_job.yaml"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    bool softcap = false, unknown = false;
+    for (const auto& w : j["warnings"]) {
+        softcap |= w["key"] == "model.attn_logit_softcapping" &&
+                   w["message"].get<std::string>().rfind("not modelled: ", 0) == 0;
+        unknown |= w["key"] == "model.a_key_from_the_future";
+    }
+    EXPECT_TRUE(softcap) << j["warnings"].dump();
+    EXPECT_TRUE(unknown) << j["warnings"].dump();
+    // Standard error says each once.
+    const std::string line = "not modelled: attn_logit_softcapping";
+    const auto first = r.err.find(line);
+    ASSERT_NE(first, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(line, first + 1), std::string::npos) << r.err;
+}
+
 TEST(CliModelKeys, EstimateJsonReportsParameterCounts) {
     const CliRun r = run_cli("estimate --format json " + source_path("tests/data/spec/models/gpt-oss-20b.yaml"));
     ASSERT_EQ(r.code, 0) << r.err;
