@@ -191,11 +191,16 @@ std::string validation_table(const ValidationReport& v) {
     out += fmt::format("  inside the 80 % interval:  {} of {} runs ({:.0f} %; each interval drawn without "
                        "its own source's residuals)\n",
                        v.coverage.inside, v.coverage.rows.size(), 100 * v.coverage.share);
-    if (v.coverage.uncalibrated > 0)
+    const size_t calibrated = v.coverage.rows.size() - static_cast<size_t>(v.coverage.uncalibrated);
+    if (v.coverage.uncalibrated > 0 && calibrated == 0)
+        out += fmt::format("    outside calibration:     all {} runs (no published run like them: their intervals "
+                           "are borrowed)\n",
+                           v.coverage.uncalibrated);
+    else if (v.coverage.uncalibrated > 0)
         out += fmt::format("    outside calibration:     {} runs (no published run like them: their intervals are "
                            "borrowed); of the {} others, {} inside ({:.0f} %)\n",
-                           v.coverage.uncalibrated, v.coverage.rows.size() - v.coverage.uncalibrated,
-                           v.coverage.inside_calibrated, 100 * v.coverage.share_calibrated);
+                           v.coverage.uncalibrated, calibrated, v.coverage.inside_calibrated,
+                           100 * v.coverage.share_calibrated);
     if (v.loso) {
         out += fmt::format("  leave-one-source-out:      MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % "
                            "({}); {} refits\n",

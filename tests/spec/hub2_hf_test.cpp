@@ -85,8 +85,11 @@ TEST(Hub2Configs, EveryFileWithinThreePercentOrRefusedByName) {
         Job j;
         ASSERT_NO_THROW(j = load_config(config));
         // Every key of the file is one lostflops knows (read, ignored or noted).
-        if (j.model.not_modelled)
-            for (const auto& n : *j.model.not_modelled) EXPECT_EQ(n.why.find("does not know"), std::string::npos) << n.key;
+        if (j.model.not_modelled) {
+            for (const auto& n : *j.model.not_modelled) {
+                EXPECT_EQ(n.why.find("does not know"), std::string::npos) << n.key;
+            }
+        }
         const ParamCount p = count_params(j.model);
         const double ours = row.compare == "non_embedding" ? p.total - p.embedding - p.output : p.total;
         EXPECT_NEAR(ours / row.published, 1.0, 0.03) << ours << " vs " << row.published;
