@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "spec/yaml_document.h"
+#include "job/yaml_document.h"
 
 namespace lostflops::fuzz {
 

@@ -16,7 +16,7 @@
 
 namespace lostflops::pybind {
 
-// Text given in place of a file gets the file's size bound (spec/text_input.h).
+// Text given in place of a file gets the file's size bound (job/text_input.h).
 const std::string& bounded_text(const std::string& text, const std::string& source, std::size_t max_bytes);
 // job: None = the built-in default; else a path, or the job's text (JSON or
 // YAML) when is_text. An empty path is an error (it was the default job).

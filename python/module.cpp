@@ -36,8 +36,8 @@
 #include "lostflops/trace.h"
 #include "lostflops/trace_merge.h"
 #include "lostflops/trace_report.h"
-#include "spec/hardware_bounds.h"
-#include "spec/text_input.h"
+#include "job/hardware_bounds.h"
+#include "job/text_input.h"
 #include "lostflops/trace_summary.h"
 #include "lostflops/trace_triage.h"
 
@@ -46,7 +46,7 @@ using namespace lostflops;
 
 namespace lostflops::pybind {
 
-// Text given in place of a file gets the file's size bound (spec/text_input.h):
+// Text given in place of a file gets the file's size bound (job/text_input.h):
 // a 2-million-element list as a dict took 1.15 GB.
 const std::string& bounded_text(const std::string& text, const std::string& source, std::size_t max_bytes) {
     if (text.size() > max_bytes)

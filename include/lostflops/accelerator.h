@@ -1,5 +1,5 @@
 // Accelerator architecture traits: one table row per `Gpu::arch` value the
-// catalog and inline GPU specs accept (src/spec/accelerator_traits.cpp, with
+// catalog and inline GPU specs accept (src/job/accelerator_traits.cpp, with
 // the source of every figure). The row says who makes it, how its matrix
 // units are modelled, its host link and the software defaults that follow
 // from the architecture. Which calibration family prices an architecture is

@@ -1,6 +1,6 @@
 // The table of framework rules: what a parallel plan must meet to launch in
 // each training stack, beyond the checks every plan passes
-// (spec/validate.cpp, after Megatron-LM's argument checks). One row per rule
+// (job/validate.cpp, after Megatron-LM's argument checks). One row per rule
 // with the stack, the setting it is about, what must hold and where the
 // framework's code says so. `estimate` warns about a plan that breaks one
 // ("lostflops: warning: cannot launch in STACK: RULE (SOURCE)"; an error
@@ -29,7 +29,7 @@ enum class LaunchStack { megatron_core, megatron_lm, torchtitan, deepspeed, hf }
 const char* to_string(LaunchStack s);
 LaunchStack launch_stack(Framework f);
 
-// What a rule checks (spec/framework_rules.cpp computes each).
+// What a rule checks (job/framework_rules.cpp computes each).
 enum class RuleCheck {
     schedule_1f1b_family,     // parallel.pipeline_schedule is 1f1b or interleaved
     schedule_1f1b_dualpipev,  // 1f1b, interleaved or dualpipev

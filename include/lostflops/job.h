@@ -2,7 +2,7 @@
 // cluster, training, parallel; presets from the built-in catalogs; `hf_config:`
 // pointing at a Hugging Face config.json; `--set section.key=value` overrides.
 //
-// Every check of spec/validate.cpp runs here, so a returned Job is consistent
+// Every check of job/validate.cpp runs here, so a returned Job is consistent
 // (divisibility of heads, GPUs and batch by the plan; positive sizes; fits in
 // int ranges). Any problem throws InputError naming the file and the key.
 #pragma once
@@ -50,7 +50,7 @@ SearchJob default_search_job(const std::vector<std::string>& overrides = {});
 // A setting that is accepted but does nothing, or costs much, under this job
 // (ZeRO with dp = 1, a TP group spanning nodes, sequence parallelism with
 // tp = 1, pipeline stages with unequal layer counts, ...; the list is in
-// docs/job-file.md and src/spec/job_warnings.cpp). `key` is the dotted key
+// docs/job-file.md and src/job/job_warnings.cpp). `key` is the dotted key
 // the warning is about ("parallel.zero"); `message` says why, with the job's numbers.
 struct JobWarning {
     std::string key;

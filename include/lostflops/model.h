@@ -7,8 +7,8 @@
 // Job per layout) copies a pointer.
 //
 // Building one: readers fill LayerKinds and call make_layer_stack (a kind per
-// layer; equal kinds are merged). spec/job_model.cpp does it from Hugging Face
-// config.json keys (src/spec/model_keys.h lists every key), tests and other
+// layer; equal kinds are merged). job/job_model.cpp does it from Hugging Face
+// config.json keys (src/job/model_keys.h lists every key), tests and other
 // front ends may do it by hand. How each kind is counted (parameters, FLOPs):
 // workload/model_counts.h; the table of kinds: workload/layer_kinds.h.
 //

@@ -74,7 +74,7 @@ inline constexpr int64_t kCheapNearestPlans = 100'000;
 inline constexpr int kCheapMinGpusEstimates = 200;
 
 // Evaluates, from the job's plan, one change at a time (each a copy of the
-// Job with plan fields changed, kept only when spec/validate.cpp accepts it):
+// Job with plan fields changed, kept only when job/validate.cpp accepts it):
 // ZeRO 1/2/3 above the current stage when dp*cp > 1; a smaller micro-batch
 // (the largest divisor below it, and 1); recompute selective / full (every
 // layer); more tp within a node (the smallest doubling that fits, else the

@@ -5,7 +5,7 @@
 // (zero, recompute none / selective / full / full on the first k layers of
 // each virtual stage for five k from the fewest that fit (search/knobs.h), sequence parallelism, tp_comm_overlap,
 // overlap_grad_reduce). Every plan is counted once as enumerated, then is
-// either pruned for divisibility (spec/validate.cpp's rules), pruned for
+// either pruned for divisibility (job/validate.cpp's rules), pruned for
 // memory (estimate's peak over the first and last pipeline rank exceeds the
 // usable HBM) or evaluated:
 //   enumerated == pruned_divisibility + pruned_memory + evaluated.
@@ -46,7 +46,7 @@ struct PlanFix {
     // Only plans this stack can launch (lostflops/framework_rules.h): a
     // layout that breaks one of its rules is pruned for divisibility, a ZeRO
     // stage it lacks is not enumerated. plan_fix_from sets the job's own
-    // (training.framework); unset: every plan the checks of spec/validate.cpp pass.
+    // (training.framework); unset: every plan the checks of job/validate.cpp pass.
     std::optional<LaunchStack> launch;
 };
 

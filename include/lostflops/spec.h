@@ -1,6 +1,6 @@
 // The validated description of one training job: model, cluster, training
 // settings and parallel plan. Plain value types; a Job that came out of
-// load_job() (job.h) has passed every check in spec/validate.cpp, so the rest of
+// load_job() (job.h) has passed every check in job/validate.cpp, so the rest of
 // the library may assume the preconditions stated here.
 //
 // Units are in the names: *_bytes, *_s, *_us, *_GBps (1e9 bytes per second,
@@ -21,7 +21,7 @@ namespace lostflops {
 // fp32: no mixed precision (Megatron-LM without --bf16 / --fp16): 4-byte
 // weights, gradients and activations, Adam's fp32 moments and no master
 // copy; its GEMMs run at the TF32 tensor-core peak (Gpu::peak_tf32_tflops,
-// the reason in src/spec/gpu_parse.cpp).
+// the reason in src/job/gpu_parse.cpp).
 enum class Precision { fp16, bf16, fp8, fp32 };
 // Bytes of one element of the tensors a job keeps in its training precision:
 // weights, activations, pipeline and tensor-parallel traffic (fp8 training
@@ -223,7 +223,7 @@ struct ParallelPlan {
     // -> tensor_model_parallel_size). ep*etp divides tp*cp*dp.
     int etp = 0;
     // Context-parallel attention variant; not given: the framework's default
-    // (spec/job_sections.cpp: Megatron-Core p2p, torchtitan allgather,
+    // (job/job_sections.cpp: Megatron-Core p2p, torchtitan allgather,
     // DeepSpeed a2a).
     CpCommType cp_comm_type = CpCommType::p2p;
     MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
@@ -318,7 +318,7 @@ inline double moe_load_factor(const ParallelPlan& p) {
 
 // The `run:` section: what turns a step time into a whole training run
 // (failures, checkpoints, restarts, spares, data loading, money, energy).
-// Every key is optional; spec/job_run.cpp resolves each default (with its
+// Every key is optional; job/job_run.cpp resolves each default (with its
 // source) when the job is read, except checkpoint_bytes, which depends on the
 // model's parameter count and is derived by run/run_inputs.cpp when 0.
 enum class CheckpointMode { sync, async };  // async: only the snapshot to host memory blocks

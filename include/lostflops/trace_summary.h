@@ -15,7 +15,7 @@
 // process groups, kMaxSummaryWarnings warnings, names of at most
 // kMaxSummaryNameBytes (longer ones cut, a hash of the whole appended so that
 // distinct names stay distinct); a summary file is at most kMaxSummaryBytes
-// (src/spec/text_input.h, 64 MiB: summary_to_json refuses to write more, one
+// (src/job/text_input.h, 64 MiB: summary_to_json refuses to write more, one
 // rank is always far less). Reading is a SAX pass over the file: memory is
 // the file and one rank object (at most kMaxSummaryRankValues JSON values).
 #pragma once

@@ -56,7 +56,7 @@ __all__ = [
 
 Job = Union[None, str, "os.PathLike[str]", Dict[str, Any]]
 
-_MAX_GPUS = 1_000_000      # the job file's num_gpus range (src/spec/hardware_bounds.h kMaxGpus)
+_MAX_GPUS = 1_000_000      # the job file's num_gpus range (src/job/hardware_bounds.h kMaxGpus)
 _MAX_SWEEP_SIZES = 64      # the command line's --gpus list (src/cli/common.cpp gpu_list)
 _MAX_SIMULATE = 10_000_000  # the command line's --simulate range (src/cli/cmd_goodput.cpp)
 

@@ -22,8 +22,8 @@
 #include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
-#include "spec/did_you_mean.h"
-#include "spec/yaml_reader.h"
+#include "job/did_you_mean.h"
+#include "job/yaml_reader.h"
 
 namespace lostflops {
 

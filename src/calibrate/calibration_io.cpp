@@ -4,8 +4,8 @@
 // calibration_fields.h), NaN/inf, repeated keys, empty and binary files are
 // InputErrors that name the file and the dotted key or line, so that a typo
 // never silently keeps a default. Documents and numbers go through the job
-// reader's YAML intake (spec/yaml_document.h: unique keys, nesting limit;
-// spec/yaml_reader.h: YAML 1.2 numbers), files through spec/text_input.h.
+// reader's YAML intake (job/yaml_document.h: unique keys, nesting limit;
+// job/yaml_reader.h: YAML 1.2 numbers), files through job/text_input.h.
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -22,9 +22,9 @@
 #include "lostflops/embedded.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_curve.h"
-#include "spec/text_input.h"
-#include "spec/yaml_document.h"
-#include "spec/yaml_reader.h"
+#include "job/text_input.h"
+#include "job/yaml_document.h"
+#include "job/yaml_reader.h"
 
 namespace lostflops {
 

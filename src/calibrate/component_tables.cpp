@@ -16,7 +16,7 @@
 #include "lostflops/embedded.h"
 #include "lostflops/error.h"
 #include "lostflops/validate.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 
 namespace lostflops::calib {
 

@@ -23,7 +23,7 @@
 #include "calibrate/nccl_tests_format.h"
 #include "lostflops/error.h"
 #include "lostflops/nccl_curve.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 
 namespace lostflops {
 

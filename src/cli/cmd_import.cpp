@@ -11,8 +11,8 @@
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/terminal_text.h"
-#include "spec/hardware_bounds.h"
-#include "spec/text_input.h"
+#include "job/hardware_bounds.h"
+#include "job/text_input.h"
 
 namespace lostflops::cli {
 
@@ -46,7 +46,7 @@ void add_import_kind(CLI::App* parent, const char* kind, const char* what, const
     auto a = std::make_shared<ImportArgs>();
     auto* cmd = parent->add_subcommand(kind, what);
     cmd->add_option("file", a->path, file_help)->required();
-    // The job file's ranges (spec/job_sections.cpp): 1 to 1,000,000 GPUs, 1 to 1,024 a node.
+    // The job file's ranges (job/job_sections.cpp): 1 to 1,000,000 GPUs, 1 to 1,024 a node.
     cmd->add_option("--num-gpus", a->options.num_gpus, "GPUs of the run, when the input does not say")
         ->check(CLI::Range(1, static_cast<int>(bounds::kMaxGpus)));
     cmd->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node, when the input does not say")

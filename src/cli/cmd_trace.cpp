@@ -32,7 +32,7 @@
 #include "lostflops/trace_report.h"
 #include "lostflops/trace_triage.h"
 #include "lostflops/trace_summary.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 #include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
 

@@ -70,7 +70,7 @@ void add_best_flag(CLI::App* cmd, bool& best) {
 
 namespace {
 
-// The job reader's refusal of a job without a plan (spec/job_sections.cpp).
+// The job reader's refusal of a job without a plan (job/job_sections.cpp).
 bool is_missing_plan(const InputError& e) {
     return e.key() == "parallel" && e.message().rfind("missing section", 0) == 0;
 }

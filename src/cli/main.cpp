@@ -13,7 +13,7 @@
 #include "cli/progress.h"
 #include "cli/version.h"
 #include "lostflops/terminal_text.h"
-#include "spec/did_you_mean.h"
+#include "job/did_you_mean.h"
 
 namespace {
 

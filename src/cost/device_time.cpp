@@ -88,7 +88,7 @@ double power_factor(const Gpu& gpu, const DeviceFamily& f) {
 
 namespace {
 
-// ASSUMPTION: fp32 training's TF32 GEMMs (spec/gpu_parse.cpp) take the
+// ASSUMPTION: fp32 training's TF32 GEMMs (job/gpu_parse.cpp) take the
 // family's bf16 GEMM efficiency shape, scaled to the TF32 peak: no TF32 GEMM
 // measurement is in data/calibration/gemm.csv.
 GemmDtype gemm_dtype(Precision p, const DeviceUse& use) {

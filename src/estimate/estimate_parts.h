@@ -11,7 +11,7 @@
 #include "estimate/memory.h"
 #include "estimate/stage_time.h"
 #include "estimate/zero3_time.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 #include "lostflops/estimate.h"
 #include "workload/flops.h"
 #include "workload/host_ops.h"

@@ -26,7 +26,7 @@
 #include "estimate/memory.h"
 #include "lostflops/pipeline.h"
 #include "lostflops/pipeline_schedules.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 
 namespace lostflops {
 

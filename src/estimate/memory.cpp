@@ -73,7 +73,7 @@ double grad_bytes_per_param(const ParallelPlan& p, Precision prec) {
 // master copy (2 + 2; Apex with dtype bf16). fp32 training: m and v only,
 // the fp32 weight is the master (Megatron-LM's FP32Optimizer and its
 // distributed optimizer keep no copy of fp32 parameters, optimizer.py
-// "model_fp32_groups"); spec/job_sections.cpp allows only adam with it.
+// "model_fp32_groups"); job/job_sections.cpp allows only adam with it.
 double optimizer_state_bytes_per_param(Optimizer o, Precision prec) {
     if (prec == Precision::fp32) return 8.0;
     switch (o) {

@@ -7,7 +7,7 @@
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
 #include "estimate/inflight.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 #include "workload/layer_work.h"
 
 namespace lostflops {
@@ -29,7 +29,7 @@ inline int recomputed_of(const ParallelPlan& p, int layers) {
 
 // The work of each layer kind of the job's model, index = kind index (a
 // uniform model: its one layer). The stage functions below count each kind's
-// layers on the rank (spec/stage_layout.h, the stack's prefix counts) and the
+// layers on the rank (job/stage_layout.h, the stack's prefix counts) and the
 // multi-token prediction modules on theirs (a layer of the last layer's kind
 // each, with its projection and norms, and an output layer's logits).
 using KindWorks = std::span<const LayerWork>;

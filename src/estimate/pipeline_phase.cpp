@@ -19,7 +19,7 @@
 #include "lostflops/pipeline.h"
 #include "lostflops/pipeline_schedules.h"
 #include "schedule/pipeline_detail.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 
 namespace lostflops {
 

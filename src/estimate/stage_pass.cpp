@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "estimate/estimate_parts.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 
 namespace lostflops {
 

@@ -3,7 +3,7 @@
 //
 // A change is a list of `--set` overrides added after the job's own and
 // loaded exactly as `lostflops estimate --set ...` loads them (load_job with
-// every check of spec/validate.cpp), so mfu_after is what estimate prints for
+// every check of job/validate.cpp), so mfu_after is what estimate prints for
 // the same arguments. Candidates (each only where it applies): tp doubled
 // within a node or halved, each other pipeline schedule, pp doubled or halved (with vpp kept, or 1), dp
 // following from the GPU count; vpp doubled, halved or 1; every other ZeRO

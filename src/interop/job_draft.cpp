@@ -10,7 +10,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/terminal_text.h"
-#include "spec/hardware_bounds.h"
+#include "job/hardware_bounds.h"
 
 namespace lostflops::interop {
 

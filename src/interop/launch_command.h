@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "interop/shell_eval.h"
+#include "shell/shell_eval.h"
 
 namespace lostflops::interop {
 

@@ -43,8 +43,8 @@
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
-#include "spec/did_you_mean.h"
-#include "spec/yaml_document.h"
+#include "job/did_you_mean.h"
+#include "job/yaml_document.h"
 
 namespace lostflops {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "interop/shell_eval.h"
+#include "shell/shell_eval.h"
 #include "lostflops/interop.h"
 
 namespace lostflops::interop {

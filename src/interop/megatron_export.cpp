@@ -15,8 +15,8 @@
 #include "interop/megatron_export_model.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
-#include "spec/recompute_modules.h"
-#include "spec/stage_layout.h"
+#include "job/recompute_modules.h"
+#include "job/stage_layout.h"
 
 namespace lostflops {
 

@@ -119,7 +119,7 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     const Framework fw = interop::megatron_framework(f, notes, framework_why);
     std::string attention = "flash", attention_why;
     if (prec == "fp32") {
-        // Flash and fused attention take only bf16/fp16 (spec/job.cpp, attention: auto).
+        // Flash and fused attention take only bf16/fp16 (job/job.cpp, attention: auto).
         attention = "unfused";
         attention_why = "fp32: flash and fused attention kernels take only bf16/fp16 inputs";
     } else if (fw == Framework::megatron_lm) {

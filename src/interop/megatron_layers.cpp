@@ -1,5 +1,5 @@
 // Megatron's flags for layers of several kinds, in the job file's model keys
-// (megatron_model.h; src/spec/model_keys.h). Meanings and defaults from
+// (megatron_model.h; src/job/model_keys.h). Meanings and defaults from
 // NVIDIA/Megatron-LM d98e8a64:
 //   MLA (arguments.py): --multi-latent-attention with --q-lora-rank (default
 //     None: queries not compressed), --kv-lora-rank (32), --qk-head-dim (128,

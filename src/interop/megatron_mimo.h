@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "interop/job_draft.h"
-#include "interop/shell_eval.h"
+#include "shell/shell_eval.h"
 #include "lostflops/interop.h"
 
 namespace lostflops::interop {

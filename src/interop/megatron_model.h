@@ -1,5 +1,5 @@
 // The `model:` section of the Megatron import (megatron_import.cpp), in the
-// keys of the job file's model (src/spec/model_keys.h): the uniform shape
+// keys of the job file's model (src/job/model_keys.h): the uniform shape
 // and vocabulary (megatron_model.cpp), and the layers of other kinds
 // (megatron_layers.cpp): multi-latent attention, sliding windows and their
 // pattern, hybrid Mamba-2 / attention / MLP / MoE stacks, Gated DeltaNet,

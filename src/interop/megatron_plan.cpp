@@ -43,8 +43,8 @@
 
 #include "interop/megatron_model.h"
 #include "lostflops/error.h"
-#include "spec/pipeline_layout.h"
-#include "spec/recompute_modules.h"
+#include "job/pipeline_layout.h"
+#include "job/recompute_modules.h"
 
 namespace lostflops::interop {
 

@@ -20,9 +20,9 @@
 #include <filesystem>
 
 #include "interop/launch_command.h"
-#include "interop/shell_eval.h"
+#include "shell/shell_eval.h"
 #include "lostflops/error.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 
 namespace lostflops::interop {
 

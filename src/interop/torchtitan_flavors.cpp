@@ -24,7 +24,7 @@
 // flavour and its preset cannot drift apart.
 #include "interop/torchtitan_flavors.h"
 
-#include "spec/job_sections.h"
+#include "job/job_sections.h"
 
 #include <stdexcept>
 

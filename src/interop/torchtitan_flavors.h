@@ -13,7 +13,7 @@ namespace lostflops::interop {
 // A model key set on top of the preset where torchtitan's flavour differs
 // from the published model (e.g. no multi-token prediction module).
 struct FlavorOverride {
-    std::string key;    // a `model:` key (src/spec/model_keys.h)
+    std::string key;    // a `model:` key (src/job/model_keys.h)
     std::string value;  // as a YAML scalar ("0", "null")
     std::string why;
 };

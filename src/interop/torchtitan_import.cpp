@@ -237,7 +237,7 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     }
     if (param != "bfloat16" && param != "float16" && param != "float32")
         throw InputError(source, "training.mixed_precision_param", "expected bfloat16, float16 or float32, got '" + param + "'");
-    // float32: priced at the TF32 peak (spec/gpu_parse.cpp), which PyTorch's
+    // float32: priced at the TF32 peak (job/gpu_parse.cpp), which PyTorch's
     // own matmuls reach only with TF32 allowed (NVIDIA's containers set
     // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1; plain PyTorch defaults to full fp32).
     if (param == "float32" && !fp8) {

@@ -1,6 +1,6 @@
 // "Does not fit" advice that can be acted on: every candidate change of the
 // plan is a copy of the Job with plan fields changed, checked by
-// spec/validate.cpp's validate_job and re-estimated; only the changes that
+// job/validate.cpp's validate_job and re-estimated; only the changes that
 // lower the memory are kept, each with the memory it gives and whether it fits.
 // Then the smallest number of the job's GPUs on which the model fits with a
 // minimum-memory plan, and the fitting plan nearest the job's
@@ -20,7 +20,7 @@
 #include "lostflops/report.h"
 #include "lostflops/search.h"
 #include "estimate/memory.h"
-#include "spec/validate.h"
+#include "job/validate.h"
 #include "workload/flops.h"
 
 namespace lostflops {

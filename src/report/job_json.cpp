@@ -11,7 +11,7 @@
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
 #include "lostflops/run_report.h"
-#include "spec/recompute_modules.h"
+#include "job/recompute_modules.h"
 
 namespace lostflops {
 

@@ -10,7 +10,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/search_report.h"
-#include "spec/validate.h"
+#include "job/validate.h"
 
 namespace lostflops {
 

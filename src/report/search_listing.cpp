@@ -14,7 +14,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/report.h"
-#include "spec/hardware_bounds.h"
+#include "job/hardware_bounds.h"
 
 namespace lostflops {
 

@@ -9,7 +9,7 @@
 // Megatron-Core all three, a2a only when cp divides the local heads;
 // torchtitan p2p and allgather; DeepSpeed a2a). `--fix cp_comm_type=X` or
 // the job's own key keeps one; a search without a framework's rules
-// (PlanFix::launch unset: every plan spec/validate.cpp passes) keeps the
+// (PlanFix::launch unset: every plan job/validate.cpp passes) keeps the
 // job's own variant (its framework's default when not given).
 // Internal to search.
 #pragma once

@@ -1,5 +1,5 @@
 // Layout enumeration by divisors: the candidates are divisors (of the GPUs,
-// the batch, the experts), and each rule of spec/validate.cpp (after
+// the batch, the experts), and each rule of job/validate.cpp (after
 // Megatron-LM's argument checks, megatron/training/arguments.py) is checked on
 // them in closed form —
 //   tp divides heads, ffn (and the experts' ffn), and tp and the kv heads
@@ -18,7 +18,7 @@
 //     (lostflops/framework_rules.h; launchable() below).
 #include "search/enumerate.h"
 
-#include "spec/validate.h"
+#include "job/validate.h"
 
 #include <algorithm>
 #include <numeric>

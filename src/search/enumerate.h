@@ -1,7 +1,7 @@
 // Enumeration of the parallel layouts of a job (the first stage of `lostflops
 // search`, issue 8): every way to cut the job's GPUs and global batch into
 // tp x cp x pp x dp groups, virtual stages, expert groups and micro-batches
-// that the plan checks of spec/validate.cpp accept — no more, no fewer (tests
+// that the plan checks of job/validate.cpp accept — no more, no fewer (tests
 // hold the two against each other on hand-countable jobs).
 //
 // Preconditions: the job's model, cluster and training came from load_job

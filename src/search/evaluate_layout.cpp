@@ -20,8 +20,8 @@
 #include "estimate/memory.h"
 #include "search/enumerate.h"
 #include "search/knobs.h"
-#include "spec/stage_layout.h"
-#include "spec/validate.h"
+#include "job/stage_layout.h"
+#include "job/validate.h"
 
 namespace lostflops::search {
 

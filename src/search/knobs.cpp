@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 
 namespace lostflops::search {
 
@@ -71,7 +71,7 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
     };
     const bool partial_launchable = recompute_launchable(Recompute::full, 1);
     k.skip_selective = !recompute_launchable(Recompute::selective, -1);
-    // Layers of the largest virtual stage (spec/validate.cpp's bound on recompute_layers).
+    // Layers of the largest virtual stage (job/validate.cpp's bound on recompute_layers).
     const int per_stage = max_stage_layers(job);
     if (fix.recompute) {
         k.rc_first = recompute_index(*fix.recompute, fix.recompute_layers.value_or(-1));
@@ -100,7 +100,7 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
         if (fix.overlap_grad_reduce) {
             k.ogr[z3][n++] = *fix.overlap_grad_reduce;
         } else if (!replicas) {
-            // Nothing to reduce: the framework's default alone (spec/job_sections.cpp).
+            // Nothing to reduce: the framework's default alone (job/job_sections.cpp).
             k.ogr[z3][n++] = fw != Framework::megatron_lm || z3 == 1;
         } else {
             k.ogr[z3][n++] = false;

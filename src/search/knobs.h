@@ -25,7 +25,7 @@
 //                       is enabled");
 //   overlap_grad_reduce off, and on where the stack can overlap (legacy
 //                       Megatron-LM's local DDP cannot, outside ZeRO-3; see
-//                       spec/job_sections.cpp); without replicas the
+//                       job/job_sections.cpp); without replicas the
 //                       framework's default alone.
 // A fixed setting (PlanFix) replaces the list by its one value.
 #pragma once

@@ -1,6 +1,6 @@
 // Fixed settings of a search: from the job's parallel section (the keys it
 // gives) and from --fix / --compare text ("tp=8,zero=1"), with the job file's
-// spellings and ranges (spec/job_sections.cpp read_parallel).
+// spellings and ranges (job/job_sections.cpp read_parallel).
 #include <charconv>
 
 #include <fmt/format.h>

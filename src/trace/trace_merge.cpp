@@ -16,7 +16,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace_summary.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 
 namespace lostflops::trace {
 namespace {

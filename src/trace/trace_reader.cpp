@@ -22,7 +22,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 #include "trace/trace_event.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_source.h"

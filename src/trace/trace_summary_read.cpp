@@ -11,7 +11,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace_summary.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 #include "trace/trace_summary_fields.h"
 
 namespace lostflops::trace {

@@ -10,7 +10,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace_summary.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::trace {

@@ -15,7 +15,7 @@
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 
 namespace lostflops {
 

@@ -1,5 +1,5 @@
 // Parameter and FLOP counting of a layer stack; conventions in flops.h, the
-// formula of each layer kind in spec/layer_kinds.h (with its sources), and
+// formula of each layer kind in job/layer_kinds.h (with its sources), and
 // Megatron-LM's num_floating_point_operations (megatron/training/training.py),
 // which counts GQA, gated MLPs, MLA, MoE and Mamba layers the same way.
 #include "workload/flops.h"

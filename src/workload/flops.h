@@ -1,6 +1,6 @@
 // Parameters and model FLOPs of a layer stack (lostflops/model.h), per kind
 // and for the whole model; the formulas of each kind are the rows of
-// spec/layer_kinds.h.
+// job/layer_kinds.h.
 //
 // Conventions (docs/model.md "Definitions"):
 //  - FLOPs count 2 per multiply-add. Per token, forward: 2 x the weights of
@@ -17,7 +17,7 @@
 //    count is doubled, which for full attention is the unmasked s.
 //  - MLA: scores over the qk head dim (nope + rope), values over v_head_dim.
 //  - Mamba-2, Gated DeltaNet and lightning attention: their GEMMs plus the
-//    scan in its published FLOP form (spec/layer_kinds.h, sources there).
+//    scan in its published FLOP form (job/layer_kinds.h, sources there).
 //  - DeepSeek's multi-token prediction modules run in training: each adds a
 //    layer of the last layer's kind, its 2h x h projection and its logits.
 //  - Biases, norms, convolutions (Mamba-2), sinks and gates' element-wise

@@ -15,7 +15,7 @@
 #include "lostflops/job.h"
 #include "lostflops/pipeline_timeline.h"
 #include "lostflops/search.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 #include "test_util.h"
 
 namespace lostflops {

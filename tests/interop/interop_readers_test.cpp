@@ -103,7 +103,7 @@ TEST(InteropReaders, BadTorchtitanConfigsNameTheKey) {
     }
 }
 
-// Seeded random mutation of real inputs (as spec/job_fuzz_test does for job
+// Seeded random mutation of real inputs (as job/job_fuzz_test does for job
 // files): every result is a job file that loads, or an InputError; nothing
 // else escapes, and with `make sanitize` nothing reads out of bounds.
 TEST(InteropReaders, MutatedInputsGiveAJobOrAnInputError) {

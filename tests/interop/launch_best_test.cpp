@@ -26,7 +26,7 @@
 #include "lostflops/job.h"
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/search.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 
 namespace lostflops::test {
 namespace {

@@ -12,7 +12,7 @@
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
-#include "spec/stage_layout.h"
+#include "job/stage_layout.h"
 #include "test_util.h"
 
 namespace lostflops::test {

@@ -1,4 +1,4 @@
-// The shared file intake (spec/text_input.h): what each kind of path is
+// The shared file intake (job/text_input.h): what each kind of path is
 // called, the size bound, the byte-order mark, empty and binary text.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "lostflops/error.h"
-#include "spec/text_input.h"
+#include "job/text_input.h"
 
 namespace lostflops {
 namespace {

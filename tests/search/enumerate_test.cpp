@@ -10,7 +10,7 @@
 
 #include "lostflops/error.h"
 #include "search/enumerate.h"
-#include "spec/validate.h"
+#include "job/validate.h"
 #include "test_util.h"
 
 namespace lostflops::search {

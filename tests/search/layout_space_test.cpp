@@ -10,7 +10,7 @@
 #include "search/enumerate.h"
 #include "search/evaluate_layout.h"
 #include "search/layout_space.h"
-#include "spec/validate.h"
+#include "job/validate.h"
 #include "test_util.h"
 
 namespace lostflops::search {

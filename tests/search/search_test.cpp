@@ -12,7 +12,7 @@
 #include "lostflops/search.h"
 #include "search/enumerate.h"
 #include "search/knobs.h"
-#include "spec/validate.h"
+#include "job/validate.h"
 
 namespace lostflops {
 namespace {

@@ -1,0 +1,313 @@
+// The cluster, training and parallel sections of a job (job_sections.h), and
+// the preset merge shared with the model section. Physical quantities must lie
+// in their plausible ranges (job/hardware_bounds.h); the plan's cross-field
+// rules are in validate.cpp.
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "lostflops/accelerator.h"
+#include "lostflops/catalog.h"
+#include "lostflops/error.h"
+#include "lostflops/pipeline_schedules.h"
+#include "job/gpu_parse.h"
+#include "job/hardware_bounds.h"
+#include "job/job_sections.h"
+#include "job/recompute_modules.h"
+#include "job/pipeline_layout.h"
+#include "job/yaml_reader.h"
+
+namespace lostflops {
+
+namespace {
+
+constexpr int64_t kMaxGpus = bounds::kMaxGpus;
+constexpr int64_t kMaxSeq = 100'000'000;
+
+Link read_link(YamlSection& parent, const std::string& key, const std::optional<Link>& fallback) {
+    YAML::Node n = parent.raw(key);
+    if (!n) {
+        if (fallback) return *fallback;
+        throw parent.missing(key, "expected {bandwidth_GBps, latency_us}");
+    }
+    YamlSection s(n, parent.file(), parent.key_path(key));
+    Link l;
+    l.bandwidth_GBps = s.num_req("bandwidth_GBps", bounds::kMinLinkGBps, bounds::kMaxLinkGBps);
+    l.latency_us = s.num_or("latency_us", fallback ? fallback->latency_us : 5.0, bounds::kMinLatencyUs,
+                            bounds::kMaxLatencyUs);
+    s.finish({"source"});
+    return l;
+}
+
+}  // namespace
+
+Cluster read_cluster(YAML::Node node, const std::string& file) {
+    if (!node || node.IsNull()) throw InputError(file, "cluster", "missing section");
+    if (!node.IsMap()) throw InputError(file, "cluster", "expected a mapping");
+    std::string preset_name;
+    if (node["preset"]) {
+        preset_name = node["preset"].IsScalar() ? node["preset"].Scalar() : "";
+        auto yaml = cluster_preset_yaml(preset_name);
+        if (!yaml) {
+            std::string all;
+            for (const auto& n : cluster_names()) all += (all.empty() ? "" : ", ") + n;
+            throw InputError(file, "cluster.preset",
+                             "unknown cluster '" + preset_name + "'; known: " + all + did_you_mean(preset_name, cluster_names()));
+        }
+        node = merged(YAML::Load(*yaml), node, "preset", file, "cluster");
+    }
+    YamlSection s(node, file, "cluster");
+    Cluster c;
+    c.name = s.str_opt("name").value_or(preset_name);
+    YAML::Node g = s.raw("gpu");
+    if (!g) throw s.missing("gpu", "expected a catalog name or a spec");
+    if (g.IsScalar()) {
+        auto gpu = find_gpu(g.Scalar());
+        if (!gpu) {
+            std::string all;
+            for (const auto& n : gpu_names()) all += (all.empty() ? "" : ", ") + n;
+            throw InputError(file, "cluster.gpu", "unknown GPU '" + g.Scalar() + "'; known: " + all + did_you_mean(g.Scalar(), gpu_names()));
+        }
+        c.gpu = *gpu;
+    } else {
+        c.gpu = parse_gpu_node(g, file, "cluster.gpu");
+    }
+    c.num_gpus = static_cast<int>(s.int_req("num_gpus", 1, kMaxGpus));
+    c.gpus_per_node = static_cast<int>(s.int_or("gpus_per_node", std::min(c.num_gpus, 8), 1, 1024));
+    if (const auto d = s.int_opt("nvlink_domain", 1, kMaxGpus)) {
+        if (*d < c.gpus_per_node || *d % c.gpus_per_node != 0)
+            throw InputError(file, s.key_path("nvlink_domain"),
+                             fmt::format("{} GPUs per NVLink domain; expected a multiple of gpus_per_node ({}): "
+                                         "a domain joins whole nodes",
+                                         *d, c.gpus_per_node));
+        c.nvlink_domain = static_cast<int>(*d);
+    }
+    if (const YAML::Node t = s.raw("torus")) {
+        const std::string key = s.key_path("torus");
+        if (!t.IsSequence() || t.size() < 2 || t.size() > 3)
+            throw InputError(file, key, "expected the chips per axis of a 2D or 3D torus: [16, 16] or [4, 4, 8]");
+        if (c.nvlink_domain > 0)
+            throw InputError(file, key, "a torus and an nvlink_domain: give one scale-up topology");
+        int64_t chips = 1;
+        for (size_t i = 0; i < t.size(); ++i) {
+            c.torus[i] = static_cast<int>(scalar_integer(t[i], file, fmt::format("{}[{}]", key, i), 1, 1024));
+            chips *= c.torus[i];
+        }
+        for (size_t i = t.size(); i < c.torus.size(); ++i) c.torus[i] = 1;
+        if (chips < 2 || c.num_gpus % chips != 0 || chips % c.gpus_per_node != 0)
+            throw InputError(file, key,
+                             fmt::format("a slice of {} chips; expected at least 2, a multiple of gpus_per_node ({}) "
+                                         "and dividing num_gpus ({}): the job is whole slices",
+                                         chips, c.gpus_per_node, c.num_gpus));
+    }
+    // Without an intra_node section the scale-up link is the GPU's own NVLink
+    // (on a torus: give intra_node, one ICI link per direction).
+    c.intra_node = read_link(s, "intra_node", Link{c.gpu.nvlink_GBps, 2.0});
+    std::optional<Link> single_node;
+    if (c.num_gpus <= c.scaleup_gpus()) single_node = c.intra_node;
+    c.inter_node = read_link(s, "inter_node", single_node);
+    s.finish({"source"});
+    return c;
+}
+
+Training read_training(YAML::Node node, const std::string& file) {
+    if (!node || node.IsNull()) throw InputError(file, "training", "missing section");
+    YamlSection s(node, file, "training");
+    Training t;
+    t.seq_length = s.int_req("seq_length", 1, kMaxSeq);
+    t.global_batch = s.int_req("global_batch_size", 1, 1'000'000'000);
+    t.micro_batch = s.int_or("micro_batch_size", 1, 1, 1'000'000);
+    const auto prec = s.choice_opt("precision", {"fp16", "bf16", "fp8", "fp32"}).value_or("bf16");
+    t.precision = prec == "fp16"   ? Precision::fp16
+                  : prec == "fp8"  ? Precision::fp8
+                  : prec == "fp32" ? Precision::fp32
+                                   : Precision::bf16;
+    t.train_tokens = s.num_or("train_tokens", 0, 0, 1e18);
+    const auto attn = s.choice_opt("attention", {"auto", "flash", "unfused"}).value_or("auto");
+    t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
+    t.attention_auto = attn == "auto";
+    t.causal_flops = s.bool_or("causal_flops", false);
+    const auto fw = s.choice_opt("framework", {"auto", "megatron-lm", "megatron-core", "fsdp", "deepspeed", "hf"})
+                        .value_or("auto");
+    t.framework_auto = fw == "auto";
+    t.framework = fw == "megatron-lm"  ? Framework::megatron_lm
+                  : fw == "fsdp"       ? Framework::fsdp
+                  : fw == "deepspeed"  ? Framework::deepspeed
+                  : fw == "hf"         ? Framework::hf
+                                       : Framework::megatron_core;
+    // Every stack's own default keeps fp32 master weights; NeMo 1.x's Apex
+    // optimizer may not (lostflops/spec.h Optimizer).
+    const auto opt = s.choice_opt("optimizer", {"auto", "adam", "adam-param-remainders", "adam-bf16", "adam-bf16-moments"})
+                         .value_or("auto");
+    t.optimizer_auto = opt == "auto";
+    t.optimizer = opt == "adam-param-remainders" ? Optimizer::adam_param_remainders
+                  : opt == "adam-bf16"           ? Optimizer::adam_bf16
+                  : opt == "adam-bf16-moments"   ? Optimizer::adam_bf16_moments
+                                                 : Optimizer::adam;
+    // auto: resolved once the framework is (job/job.cpp, after framework: auto).
+    const auto kern = s.choice_opt("optimizer_kernel", {"auto", "fused", "foreach"}).value_or("auto");
+    t.optimizer_kernel = kern == "foreach" ? OptimizerKernel::foreach : OptimizerKernel::fused;
+    t.compile = s.bool_or("compile", false);
+    if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
+        throw InputError(file, "training.optimizer",
+                         opt + " works on bf16 weights; fp16 training keeps fp32 master weights (use adam)");
+    if (t.optimizer != Optimizer::adam && t.precision == Precision::fp32)
+        throw InputError(file, "training.optimizer",
+                         opt + " works on bf16 weights; fp32 training has fp32 weights and moments (use adam)");
+    s.finish();
+    return t;
+}
+
+ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
+                           Framework fw) {
+    if (!node || node.IsNull()) throw InputError(file, "parallel",
+                                                 "missing section: `lostflops search` finds the best plan of a job "
+                                                 "without one (or give tp, pp, ... under parallel:)");
+    YamlSection s(node, file, "parallel");
+    ParallelPlan p;
+    p.tp = static_cast<int>(s.int_or("tp", 1, 1, kMaxGpus));
+    p.pp = static_cast<int>(s.int_or("pp", 1, 1, kMaxGpus));
+    p.cp = static_cast<int>(s.int_or("cp", 1, 1, kMaxGpus));
+    p.ep = static_cast<int>(s.int_or("ep", 1, 1, kMaxGpus));
+    p.vpp = static_cast<int>(s.int_or("vpp", 1, 1, 1024));
+    {
+        std::vector<std::string> names;
+        for (const ScheduleInfo& si : kSchedules) names.emplace_back(si.name);
+        if (const auto sched = s.choice_opt("pipeline_schedule", names)) {
+            for (const ScheduleInfo& si : kSchedules)
+                if (*sched == si.name) p.schedule = si.id;
+            p.schedule_given = true;
+        }
+    }
+    // The context-parallel attention variant. Defaults: Megatron-Core's
+    // --cp-comm-type p2p (megatron/training/arguments.py); torchtitan's
+    // parallelism.context_parallel_rotate_method "allgather"
+    // (torchtitan/config/job_config.py); DeepSpeed's sequence parallelism is
+    // Ulysses (deepspeed/sequence/layer.py).
+    {
+        const auto cpt = s.choice_opt("cp_comm_type", {"p2p", "allgather", "a2a"});
+        p.cp_comm_type = cpt ? (*cpt == "a2a" ? CpCommType::a2a : *cpt == "allgather" ? CpCommType::allgather
+                                                                                      : CpCommType::p2p)
+                             : fw == Framework::fsdp      ? CpCommType::allgather
+                             : fw == Framework::deepspeed ? CpCommType::a2a
+                                                          : CpCommType::p2p;
+    }
+    // Expert layers (docs/job-file.md "Expert parallelism"); checked against the plan in job/validate.cpp.
+    p.etp = static_cast<int>(s.int_or("etp", 0, 1, kMaxGpus));
+    const auto disp = s.choice_opt("moe_dispatcher", {"alltoall", "allgather", "deepep"}).value_or("alltoall");
+    p.moe_dispatcher = disp == "allgather" ? MoeDispatcher::allgather
+                       : disp == "deepep"  ? MoeDispatcher::deepep
+                                           : MoeDispatcher::alltoall;
+    if (s.has("moe_max_nodes") && p.moe_dispatcher != MoeDispatcher::deepep)
+        throw InputError(file, s.key_path("moe_max_nodes"),
+                         "applies to moe_dispatcher: deepep (node-limited routing); the dispatcher is " + disp);
+    p.moe_max_nodes = static_cast<int>(s.int_or("moe_max_nodes", 4, 0, kMaxGpus));
+    if (s.has("moe_fp8_dispatch") && p.moe_dispatcher != MoeDispatcher::deepep)
+        throw InputError(file, s.key_path("moe_fp8_dispatch"),
+                         "applies to moe_dispatcher: deepep (FP8 dispatching); the dispatcher is " + disp);
+    p.moe_fp8_dispatch = s.bool_or("moe_fp8_dispatch", false);
+    p.moe_a2a_overlap = s.bool_or("moe_a2a_overlap", false);
+    p.moe_imbalance = s.num_or("moe_imbalance", 1.0, 1.0, 1000.0);
+    p.moe_capacity_factor = s.num_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
+    // Megatron-Core refuses padding without a capacity, and with the flex
+    // dispatcher's DeepEP backend (transformer_config.py __post_init__).
+    p.moe_pad_to_capacity = s.bool_or("moe_pad_to_capacity", false);
+    if (p.moe_pad_to_capacity && !(p.moe_capacity_factor > 0))
+        throw InputError(file, s.key_path("moe_pad_to_capacity"),
+                         "pads each expert to its capacity: give parallel.moe_capacity_factor too");
+    if (p.moe_pad_to_capacity && p.moe_dispatcher == MoeDispatcher::deepep)
+        throw InputError(file, s.key_path("moe_pad_to_capacity"),
+                         "the deepep dispatcher does not pad to capacity (Megatron-Core refuses it); the dispatcher is " +
+                             disp);
+    // Custom stage layouts (docs/job-file.md; checked against the model in job/validate.cpp).
+    p.first_stage_layers = static_cast<int>(s.int_or("first_stage_layers", -1, 0, 100'000));
+    p.last_stage_layers = static_cast<int>(s.int_or("last_stage_layers", -1, 0, 100'000));
+    if (const auto text = s.str_opt("pipeline_layout")) {
+        if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0)
+            throw InputError(file, "parallel.pipeline_layout",
+                             "given together with first_stage_layers / last_stage_layers; give one of them");
+        p.layout = parse_pipeline_layout(*text, file, "parallel.pipeline_layout");
+    }
+    p.zero = static_cast<int>(s.int_or("zero", 0, 0, 3));
+    p.sequence_parallel = s.bool_or("sequence_parallel", false);
+    const auto rc = s.choice_opt("recompute", {"none", "selective", "full"}).value_or("none");
+    p.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective
+                                                                       : Recompute::none;
+    if (auto rl = s.int_opt("recompute_layers", 0, 100'000)) {
+        if (p.recompute != Recompute::full)
+            throw InputError(file, "parallel.recompute_layers",
+                             "applies to recompute: full (layers of each pipeline stage recomputed); "
+                             "recompute is " + std::string(to_string(p.recompute)));
+        p.recompute_layers = static_cast<int>(*rl);
+    }
+    if (s.has("recompute_modules")) p.recompute_modules = read_recompute_modules(s, p.recompute);
+    // offload_activations and remat_policy act under one recompute mode
+    // (recompute none / selective, and selective); under the others they are
+    // warned and ignored (job/job_warnings.cpp): the search changes the mode.
+    p.offload_activations = s.bool_or("offload_activations", false);
+    {
+        std::vector<std::string> names;
+        for (int i = 1; i <= static_cast<int>(RematPolicy::save_out_proj); ++i)
+            names.emplace_back(to_string(static_cast<RematPolicy>(i)));
+        if (const auto rp = s.choice_opt("remat_policy", names)) {
+            if (!xla_compiled(arch))
+                throw InputError(file, "parallel.remat_policy",
+                                 "MaxText's remat policy applies to a TPU job (XLA); on GPUs give recompute and "
+                                 "recompute_modules");
+            for (int i = 1; i <= static_cast<int>(RematPolicy::save_out_proj); ++i)
+                if (*rp == to_string(static_cast<RematPolicy>(i))) p.remat_policy = static_cast<RematPolicy>(i);
+        }
+    }
+    // Default: overlapped, as PyTorch DDP/FSDP, DeepSpeed and Megatron-Core
+    // (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP all-reduced
+    // the gradients after the backward (megatron/model/distributed.py,
+    // allreduce_gradients() called from train_step; overlap arrived with
+    // Megatron-Core's distributed data parallel in 2023).
+    // (ZeRO-3 under any stack is an FSDP-style engine, which overlaps.)
+    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", fw != Framework::megatron_lm || p.zero >= 3);
+    // Default: on with sequence parallelism on Hopper and newer under
+    // Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
+    // reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it
+    // needs sequence parallelism and Transformer Engine).
+    const AcceleratorTraits* traits = find_accelerator(arch);
+    const bool tp_overlap_default = fw == Framework::megatron_core && p.sequence_parallel && p.tp > 1 &&
+                                    traits && traits->te_tp_overlap;
+    p.tp_comm_overlap = s.bool_or("tp_comm_overlap", tp_overlap_default);
+    p.grad_fp32 = s.bool_or("grad_fp32", true);
+    // ZeRO-3 engine (docs/job-file.md "ZeRO-3 engine"); absent keys keep the framework's default.
+    const auto zero3_key = [&](const char* key) {
+        if (s.has(key) && p.zero < 3)
+            throw InputError(file, s.key_path(key),
+                             fmt::format("applies to zero: 3 (ZeRO-3 / FSDP parameter gathers); zero is {}", p.zero));
+        return s.has(key);
+    };
+    constexpr int64_t kMaxElems = 10'000'000'000'000;  // 1e13 parameters
+    if (zero3_key("zero_bucket_params")) p.zero_bucket_params = s.int_req("zero_bucket_params", 0, kMaxElems);
+    if (zero3_key("zero_reduce_bucket_params"))
+        p.zero_reduce_bucket_params = s.int_req("zero_reduce_bucket_params", 0, kMaxElems);
+    if (zero3_key("zero_prefetch")) p.zero_prefetch = static_cast<int>(s.int_req("zero_prefetch", 0, 64));
+    if (zero3_key("zero_regather_recompute")) p.zero_regather_recompute = s.bool_or("zero_regather_recompute", false);
+    if (zero3_key("zero_max_live_params")) p.zero_max_live_params = s.int_req("zero_max_live_params", 0, kMaxElems);
+    const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
+    if (model_par > num_gpus)
+        throw InputError(file, "parallel", fmt::format("tp*pp*cp = {} is more than num_gpus {}",
+                                                       model_par, num_gpus));
+    const int64_t derived = num_gpus / model_par;
+    p.dp = static_cast<int>(s.int_or("dp", derived, 1, kMaxGpus));
+    s.finish();
+    return p;
+}
+
+YAML::Node merged(const YAML::Node& base, const YAML::Node& section, const std::string& drop,
+                  const std::string& file, const std::string& key) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& kv : base) out[kv.first.Scalar()] = kv.second;
+    for (const auto& kv : section) {
+        if (!kv.first.IsScalar()) throw InputError(file, key, "keys must be plain strings");
+        if (kv.first.Scalar() != drop) out[kv.first.Scalar()] = kv.second;
+    }
+    return out;
+}
+
+}  // namespace lostflops

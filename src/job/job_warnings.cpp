@@ -1,0 +1,200 @@
+// Warnings about a valid job (job.h, job_warnings): settings that are accepted
+// but do nothing under this plan, or that cost much more than the user likely
+// meant. Each names the key and says why with the job's own numbers. The
+// rules follow the rank layout the cost model uses (Megatron-LM order: TP
+// innermost, then CP, then DP; pipeline stages outermost; estimate/stage_time.cpp).
+#include <algorithm>
+#include <limits>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "lostflops/job.h"
+#include "lostflops/pipeline_schedules.h"
+#include "job/stage_layout.h"
+
+namespace lostflops {
+
+namespace {
+
+std::string link_text(const Cluster& c) {
+    return fmt::format("{:g} GB/s per GPU between nodes instead of {:g} GB/s within one", c.inter_node.bandwidth_GBps,
+                       c.intra_node.bandwidth_GBps);
+}
+
+}  // namespace
+
+std::vector<JobWarning> model_warnings(const Model& m) {
+    std::vector<JobWarning> out;
+    if (!m.not_modelled) return out;
+    for (const auto& n : *m.not_modelled)
+        out.push_back({"model." + n.key, n.kind == Model::NotModelled::Kind::not_modelled ? "not modelled: " + n.why : n.why});
+    return out;
+}
+
+std::vector<JobWarning> job_warnings(const Job& job) {
+    const Model& m = job.model;
+    const Cluster& c = job.cluster;
+    const Training& t = job.training;
+    const ParallelPlan& p = job.plan;
+    std::vector<JobWarning> out;
+    const auto warn = [&out](const char* key, std::string message) { out.push_back({key, std::move(message)}); };
+    // The scale-up domain: the node, an NVLink domain of several nodes or a TPU slice.
+    const int gpn = c.scaleup_gpus();
+    const bool nodes = c.num_gpus > gpn;  // more than one domain
+    const std::string node = c.torus[0] > 0 ? "TPU slice" : c.nvlink_domain > 0 ? "NVLink domain" : "node";
+
+    // ZeRO shards optimizer state (1), gradients (2) and parameters (3) over
+    // the data-parallel ranks, dp x cp (Megatron-LM's distributed optimizer
+    // and FSDP shard over the data-parallel group including context parallelism).
+    // (Under framework hf zero is the precision recipe: autocast or FSDP2.)
+    if (p.zero > 0 && static_cast<int64_t>(p.dp) * p.cp == 1 && job.training.framework != Framework::hf)
+        warn("parallel.zero", fmt::format("zero: {} shards over the data-parallel ranks, and dp x cp = {} x {} = 1: "
+                                          "nothing is sharded, so it does nothing here",
+                                          p.zero, p.dp, p.cp));
+
+    // The expert keys act on expert layers only: on a dense model each is
+    // named, not dropped in silence (their defaults say nothing).
+    if (!m.is_moe()) {
+        const auto dense = [&](const char* key) {
+            warn(key, "does nothing: the model has no mixture-of-experts layers");
+        };
+        if (p.moe_imbalance != 1.0) dense("parallel.moe_imbalance");
+        if (p.moe_capacity_factor > 0) dense("parallel.moe_capacity_factor");
+        if (p.moe_pad_to_capacity) dense("parallel.moe_pad_to_capacity");
+        if (p.moe_a2a_overlap) dense("parallel.moe_a2a_overlap");
+        if (p.moe_dispatcher != MoeDispatcher::alltoall) dense("parallel.moe_dispatcher");
+    }
+    // Memory settings that act under one recompute mode only (the search
+    // changes the mode and keeps them: a warning, not an error).
+    if (p.remat_policy != RematPolicy::unset && p.recompute != Recompute::selective)
+        warn("parallel.remat_policy", fmt::format("names what selective recompute saves; recompute is {}: ignored",
+                                                  to_string(p.recompute)));
+    if (p.offload_activations && p.recompute == Recompute::full)
+        warn("parallel.offload_activations", "recompute full keeps only each layer's input already: ignored");
+    // torch.compile fuses the eager chains of the PyTorch stacks
+    // (workload/layer_work.cpp); Megatron runs its own fused kernels already.
+    if (job.training.compile && (job.training.framework == Framework::megatron_lm ||
+                                 job.training.framework == Framework::megatron_core))
+        warn("training.compile", "changes only squared-ReLU MLPs on a Megatron stack: its norm, rotary and SwiGLU "
+                                 "kernels are fused already");
+    // Flash attention kernels take 16-bit inputs only (job/job.cpp, attention: auto).
+    if (job.training.precision == Precision::fp32 && job.training.attention == AttentionKernel::flash &&
+        (job.training.framework == Framework::megatron_core || job.training.framework == Framework::megatron_lm))
+        warn("training.attention", "flash with precision fp32: flash and fused attention kernels take only "
+                                   "bf16/fp16 inputs; Megatron runs fp32 attention unfused (attention: auto)");
+    // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
+    if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
+        warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");
+    // DualPipe(V) overlaps one micro-batch's forward with another's backward by
+    // its schedule (DeepSeek-V3 report sec. 3.2.1): moe_a2a_overlap adds nothing.
+    if (p.moe_a2a_overlap && !standard_mapping(p))
+        warn("parallel.moe_a2a_overlap",
+             "does nothing under a DualPipe schedule: its F&B passes already overlap the expert all-to-all");
+    // The expert all-to-all leaves the node when etp x ep is more than a node
+    // (MoE parallel folding: ep ranks etp apart, cost/expert_dispatch.h).
+    if (p.ep > 1 && nodes && static_cast<int64_t>(p.expert_tp()) * p.ep > gpn)
+        warn("parallel.ep",
+             fmt::format("etp x ep = {} x {} is more than the {} GPUs of a {}: the expert all-to-all (four per MoE "
+                         "layer and micro-batch) crosses {}s at {}",
+                         p.expert_tp(), p.ep, gpn, node, node, link_text(c)));
+
+    // TP groups are consecutive ranks; they stay inside a node only when tp
+    // divides gpus_per_node.
+    if (p.tp > 1 && nodes && p.tp > gpn)
+        warn("parallel.tp",
+             fmt::format("tp {} is more than the {} GPUs of a {}: every tensor-parallel group spans {} {}s, and "
+                         "its collectives (several per layer, on the critical path) run at {}",
+                         p.tp, gpn, node, (p.tp + gpn - 1) / gpn, node, link_text(c)));
+    else if (p.tp > 1 && nodes && gpn % p.tp != 0)
+        warn("parallel.tp",
+             fmt::format("tp {} does not divide the {} GPUs of a {}: some tensor-parallel groups straddle two "
+                         "{}s, and their collectives (several per layer) run at {}",
+                         p.tp, gpn, node, node, link_text(c)));
+
+    // Context-parallel groups: cp ranks tp apart, within tp x cp consecutive ranks.
+    const int64_t tp_cp = static_cast<int64_t>(p.tp) * p.cp;
+    if (p.cp > 1 && nodes && tp_cp > gpn)
+        warn("parallel.cp",
+             fmt::format("tp x cp = {} x {} = {} is more than the {} GPUs of a {}: the context-parallel ring "
+                         "passes its key/value blocks every layer at {}",
+                         p.tp, p.cp, tp_cp, gpn, node, link_text(c)));
+
+    // Sequence parallelism splits norms and dropout over the TP group;
+    // Megatron-LM turns it off when tp = 1 (arguments.py).
+    if (p.sequence_parallel && p.tp == 1)
+        warn("parallel.sequence_parallel",
+             "sequence parallelism splits the activations of the tensor-parallel group; with tp = 1 it does nothing");
+    if (p.tp_comm_overlap && p.tp == 1)
+        warn("parallel.tp_comm_overlap",
+             "overlaps tensor-parallel collectives with the GEMMs; with tp = 1 there are none, so it does nothing");
+
+    // Context parallelism of state-space and linear-attention layers
+    // (Megatron-Core splits their heads by an all-to-all) is not modelled.
+    if (p.cp > 1)
+        for (const LayerKind& k : m.kinds())
+            if (k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet || k.mixer == MixerKind::lightning) {
+                warn("parallel.cp", fmt::format("context parallelism of the {} layers is not modelled: they move no "
+                                                "context-parallel traffic here",
+                                                to_string(k.mixer)));
+                break;
+            }
+
+    // Layers split over pp x vpp virtual stages (job/stage_layout.h, the
+    // default split; a layout the job gives is its own choice). A rank runs
+    // its chunks one after another, so the steady state runs at the pace of
+    // the rank with the most layers and the others idle the difference; an
+    // uneven split whose ranks hold equal totals (80 layers as 44 stages on
+    // pp 4: 20 on each) idles none of them in the steady state.
+    const int stages = p.pp * p.vpp;
+    if (stages > 1 && m.layers % stages != 0 && default_split(p)) {
+        const int lo = m.layers / stages;
+        const int fuller = m.layers % stages;
+        int64_t most = 0, fewest = std::numeric_limits<int64_t>::max();
+        for (int r = 0; r < p.pp; ++r) {
+            const int64_t n = default_rank_split(m.layers, p.pp, p.vpp, r).layers();
+            most = std::max(most, n);
+            fewest = std::min(fewest, n);
+        }
+        if (most > fewest)
+            warn(p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
+                 fmt::format("num_hidden_layers {} does not split evenly over pp x vpp = {} x {} = {} stages: {} hold {} "
+                             "layers and {} hold {}; the pipeline ranks hold {} to {} layers, so the emptiest idles "
+                             "about {:.0f} % of the steady state",
+                             m.layers, p.pp, p.vpp, stages, fuller, lo + 1, stages - fuller, lo, fewest, most,
+                             100.0 * static_cast<double>(most - fewest) / static_cast<double>(most)));
+    }
+
+    // 1F1B pipeline bubble: (pp - 1) stage-times of fill and drain against
+    // vpp * m of work (Narayanan et al. 2021, sec. 2.2).
+    const int64_t mb = p.micro_batches(t);
+    if (p.pp > 1 && mb < p.pp) {
+        const double bubble = (p.pp - 1.0) / (static_cast<double>(p.vpp) * mb + p.pp - 1.0);
+        warn("training.global_batch_size",
+             fmt::format("micro-batches per step ({}) are fewer than the pp = {} pipeline stages: the pipeline is "
+                         "idle about {:.0f} % of the step (fill and drain); more micro-batches (a larger "
+                         "global_batch_size or a smaller micro_batch_size) or a smaller pp shrink it",
+                         mb, p.pp, 100.0 * bubble));
+    }
+
+    if (p.recompute != Recompute::selective && p.recompute_modules != (1u << static_cast<int>(RecomputeModule::core_attn)))
+        warn("parallel.recompute_modules",
+             std::string("applies to recompute: selective (Megatron-Core reads --recompute-modules only with "
+                         "--recompute-granularity selective); unused with recompute ") + to_string(p.recompute));
+
+    if (p.recompute == Recompute::full && p.recompute_layers == 0)
+        warn("parallel.recompute_layers",
+             "0 layers of each stage are recomputed: recompute: full does nothing, the same as recompute: none");
+
+    // DeepSpeed's pipeline engine refuses ZeRO stages 2 and 3
+    // (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible
+    // with pipeline parallelism").
+    if (t.framework == Framework::deepspeed && p.pp > 1 && p.zero >= 2)
+        warn("parallel.zero", fmt::format("zero: {} with pp = {}: DeepSpeed's pipeline engine supports ZeRO stages 0 "
+                                          "and 1 only; the real run would refuse this plan",
+                                          p.zero, p.pp));
+
+    return out;
+}
+
+}  // namespace lostflops

@@ -1,0 +1,238 @@
+// Family rules of src/job/model_families.h, one test each, on small
+// config.json files written here: key aliases (n_embd, padded_vocab_size,
+// ffn_dim, multi_query_group_num), null meaning absent, an unknown model_type
+// read as Llama-like and said, the families refused by name (Mamba-1), a key
+// the family's code does not read warned and left out, Nemotron-NAS
+// block_configs, OPT's projected embeddings and learned positions.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "lostflops/job.h"
+#include "test_util.h"
+#include "workload/flops.h"
+
+namespace lostflops {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The job of a config.json holding `json`, on one H100 with pp = tp = 1.
+Job from_config(const std::string& json, const std::string& name) {
+    const fs::path p = fs::temp_directory_path() / ("lostflops_family_" + name + ".json");
+    std::ofstream(p) << json;
+    const std::string job = "model: {hf_config: " + p.string() + "}\ncluster: {gpu: h100-sxm, num_gpus: 8}\n"
+                            "training: {seq_length: 1024, global_batch_size: 8}\nparallel: {tp: 1, pp: 1}\n";
+    return parse_job(job, "job.yaml");
+}
+
+std::string refusal(const std::string& json, const std::string& name) {
+    try {
+        from_config(json, name);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
+// The reader's note on `key`, or nullptr.
+const Model::NotModelled* note(const Model& m, const std::string& key) {
+    if (!m.not_modelled) return nullptr;
+    for (const auto& n : *m.not_modelled)
+        if (n.key == key) return &n;
+    return nullptr;
+}
+
+TEST(ModelFamilies, NullMeansAbsent) {
+    const Job j = from_config(R"({"model_type": "gemma3_text", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "head_dim": 64, "vocab_size": 1000, "intermediate_size": null,
+        "attn_logit_softcapping": null, "final_logit_softcapping": null, "sliding_window": null})", "null");
+    EXPECT_EQ(j.model.layer(0).mlp.ffn, 4 * 256);  // intermediate_size null: the default
+    EXPECT_EQ(j.model.layer(0).attention.window, 0);
+    EXPECT_EQ(note(j.model, "attn_logit_softcapping"), nullptr);  // not "not modelled", not unknown
+    // The same in a job's own model section.
+    const Job own = parse_job(test::small_job_text(), "job.yaml", {"model.attn_logit_softcapping=null"});
+    EXPECT_EQ(note(own.model, "attn_logit_softcapping"), nullptr);
+    // Over a preset, a null clears the preset's key: Llama 4 Scout without its chunks.
+    const std::string scout = "model: {preset: llama4-scout, attention_chunk_size: null}\n"
+                              "cluster: {gpu: h100-sxm, num_gpus: 8}\n"
+                              "training: {seq_length: 1024, global_batch_size: 8}\nparallel: {tp: 1, pp: 1, ep: 8}\n";
+    const Job full = parse_job(scout, "job.yaml");
+    for (int i = 0; i < full.model.layers; ++i) EXPECT_EQ(full.model.layer(i).attention.chunk, 0) << i;
+}
+
+TEST(ModelFamilies, UnknownModelTypeIsReadLlamaLikeAndSaid) {
+    const Job j = from_config(R"({"model_type": "somebody_new", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688})", "unknown");
+    const auto* n = note(j.model, "model_type");
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->kind, Model::NotModelled::Kind::assumed);
+    EXPECT_NE(n->why.find("'somebody_new' is not known: read as Llama-like"), std::string::npos) << n->why;
+    EXPECT_EQ(j.model.layer(0).mlp.kind, MlpKind::gated);  // hidden_act absent: Llama's silu
+    EXPECT_FALSE(j.model.tied_embeddings);
+    // It reaches the warnings (and so estimate's JSON `warnings`).
+    bool warned = false;
+    for (const auto& w : model_warnings(j.model)) warned |= w.key == "model.model_type";
+    EXPECT_TRUE(warned);
+}
+
+TEST(ModelFamilies, AnUnknownConfigKeyIsWarnedWithTheNearestKnownOne) {
+    const Job j = from_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "rope_thetta": 10000})", "typo");
+    const auto* n = note(j.model, "rope_thetta");
+    ASSERT_NE(n, nullptr);
+    EXPECT_NE(n->why.find("does not know"), std::string::npos) << n->why;
+    EXPECT_NE(n->why.find("did you mean `rope_theta`?"), std::string::npos) << n->why;
+}
+
+TEST(ModelFamilies, BaichuanIsLlamaShapedWithOneQkvProjection) {
+    const Job j = from_config(R"({"model_type": "baichuan", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688, "tie_word_embeddings": false})",
+                              "baichuan");
+    EXPECT_EQ(note(j.model, "model_type"), nullptr);
+    EXPECT_EQ(j.model.layer(0).mlp.kind, MlpKind::gated);
+    EXPECT_TRUE(j.model.layer(0).attention.fused_qkv);
+}
+
+TEST(ModelFamilies, GptJParallelBlockWithMlpBiasesOnly) {
+    const Job j = from_config(R"({"model_type": "gptj", "n_embd": 256, "n_layer": 2, "n_head": 4,
+        "n_inner": null, "rotary_dim": 16, "vocab_size": 1000, "activation_function": "gelu_new"})", "gptj");
+    const LayerKind& k = j.model.layer(0);
+    EXPECT_EQ(k.norms, 1);
+    EXPECT_EQ(k.mlp.kind, MlpKind::dense);
+    EXPECT_EQ(k.mlp.ffn, 1024);
+    EXPECT_TRUE(k.mlp.bias);
+    EXPECT_FALSE(k.attention.qkv_bias);
+    EXPECT_FALSE(k.attention.out_bias);
+    EXPECT_FALSE(j.model.tied_embeddings);
+    EXPECT_EQ(j.model.norm, NormKind::layer_bias);
+}
+
+TEST(ModelFamilies, GptBigCodeMultiQueryAndLearnedPositions) {
+    const Job j = from_config(R"({"model_type": "gpt_bigcode", "n_embd": 256, "n_layer": 2, "n_head": 4,
+        "n_inner": 1024, "n_positions": 512, "multi_query": true, "vocab_size": 1000})", "bigcode");
+    EXPECT_EQ(j.model.layer(0).attention.kv_heads, 1);
+    EXPECT_EQ(j.model.positions, 512);
+    EXPECT_TRUE(j.model.tied_embeddings);
+    // The wpe table is counted with the embedding.
+    EXPECT_DOUBLE_EQ(count_params(j.model).embedding, 1000.0 * 256 + 512.0 * 256);
+}
+
+TEST(ModelFamilies, ChatGlmAliasesAndGroups) {
+    const Job j = from_config(R"({"model_type": "chatglm", "hidden_size": 256, "num_layers": 2,
+        "num_attention_heads": 8, "kv_channels": 32, "multi_query_attention": true, "multi_query_group_num": 2,
+        "padded_vocab_size": 1000, "ffn_hidden_size": 688, "add_qkv_bias": true, "add_bias_linear": false,
+        "rmsnorm": true, "tie_word_embeddings": false})", "chatglm");
+    const LayerKind& k = j.model.layer(0);
+    EXPECT_EQ(j.model.vocab, 1000);
+    EXPECT_EQ(j.model.layers, 2);
+    EXPECT_EQ(k.attention.kv_heads, 2);
+    EXPECT_EQ(k.attention.head_dim, 32);
+    EXPECT_TRUE(k.attention.qkv_bias);
+    EXPECT_FALSE(k.attention.out_bias);
+    EXPECT_EQ(k.mlp.kind, MlpKind::gated);
+    EXPECT_EQ(k.mlp.ffn, 688);
+    EXPECT_FALSE(k.mlp.bias);
+    EXPECT_EQ(j.model.norm, NormKind::rms);
+}
+
+TEST(ModelFamilies, OptProjectedEmbeddingsAndOffsetPositions) {
+    const Job j = from_config(R"({"model_type": "opt", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "ffn_dim": 1024, "vocab_size": 1000, "word_embed_proj_dim": 128,
+        "max_position_embeddings": 512, "activation_function": "relu", "do_layer_norm_before": false})", "opt");
+    EXPECT_EQ(j.model.embed_dim, 128);
+    EXPECT_EQ(j.model.positions, 514);  // OPTLearnedPositionalEmbedding's offset of 2
+    const ParamCount p = count_params(j.model);
+    EXPECT_DOUBLE_EQ(p.embedding, 1000.0 * 128 + 514.0 * 256 + 128.0 * 256);  // tokens, positions, project_in
+    EXPECT_DOUBLE_EQ(p.output, 128.0 * 256);                                  // tied; project_out
+    EXPECT_TRUE(j.model.layer(0).mlp.bias);
+    EXPECT_TRUE(j.model.layer(0).attention.out_bias);
+    // The logits are e wide: 2 x e x V per token, and the projections 2 x 2 x e x h.
+    const Job wide = from_config(R"({"model_type": "opt", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "ffn_dim": 1024, "vocab_size": 1000, "word_embed_proj_dim": 256,
+        "max_position_embeddings": 512})", "opt_wide");
+    const double narrow = flops_per_token(j.model, j.training, Recompute::none).model;
+    const double full = flops_per_token(wide.model, wide.training, Recompute::none).model;
+    EXPECT_DOUBLE_EQ(full - narrow, 3.0 * (2.0 * 1000 * 256 - 2.0 * 1000 * 128 - 4.0 * 128 * 256));
+}
+
+TEST(ModelFamilies, MambaOneIsRefusedByName) {
+    const std::string falcon = refusal(R"({"model_type": "falcon_mamba", "hidden_size": 256,
+        "num_hidden_layers": 2, "vocab_size": 1000, "state_size": 16})", "falcon_mamba");
+    EXPECT_NE(falcon.find("model_type"), std::string::npos) << falcon;
+    EXPECT_NE(falcon.find("Mamba-1"), std::string::npos) << falcon;
+    const std::string jamba = refusal(R"({"model_type": "jamba", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "mamba_proj_bias": false})", "jamba");
+    EXPECT_NE(jamba.find("Mamba-1"), std::string::npos) << jamba;
+}
+
+TEST(ModelFamilies, KeysTheFamilysCodeDoesNotReadAreWarnedNotRefused) {
+    // StarCoder2 reads hidden_act; its activation_function is left out.
+    const Job sc = from_config(R"({"model_type": "starcoder2", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 1024, "vocab_size": 1000,
+        "hidden_act": "gelu_pytorch_tanh", "activation_function": "gelu", "use_bias": true})", "starcoder2");
+    const auto* n = note(sc.model, "activation_function");
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->kind, Model::NotModelled::Kind::ignored);
+    EXPECT_EQ(sc.model.layer(0).mlp.act, Activation::gelu_tanh);
+    EXPECT_EQ(sc.model.layer(0).mlp.kind, MlpKind::dense);
+    EXPECT_TRUE(sc.model.layer(0).attention.qkv_bias);
+    // Nemotron-H builds its mixer from mamba_num_heads x mamba_head_dim; expand disagreeing is said.
+    const Job nh = from_config(R"({"model_type": "nemotron_h", "hidden_size": 256, "num_hidden_layers": 2,
+        "hybrid_override_pattern": "M-", "mamba_num_heads": 8, "mamba_head_dim": 64, "ssm_state_size": 16,
+        "expand": 3, "intermediate_size": 512, "vocab_size": 1000})", "nemotron_h");
+    ASSERT_NE(note(nh.model, "expand"), nullptr);
+    EXPECT_EQ(nh.model.layer(0).linear.inner(), 512);
+    // A key for layers the model does not have: said, not "unknown key".
+    const Job llama = from_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "mamba_proj_bias": false})", "llama_mamba_key");
+    ASSERT_NE(note(llama.model, "mamba_proj_bias"), nullptr);
+}
+
+TEST(ModelFamilies, NemotronNasBlockConfigs) {
+    const std::string head = R"({"model_type": "nemotron-nas", "hidden_size": 768, "num_hidden_layers": 3,
+        "num_attention_heads": 12, "num_key_value_heads": null, "intermediate_size": null, "vocab_size": 1000,
+        "block_configs": [)";
+    const std::string blocks =
+        R"({"attention": {"no_op": false, "n_heads_in_group": 4, "replace_with_linear": false},
+            "ffn": {"no_op": false, "ffn_mult": 1.3}},
+           {"attention": {"no_op": true, "n_heads_in_group": null}, "ffn": {"no_op": false, "ffn_mult": 2.0}},
+           {"attention": {"no_op": false, "n_heads_in_group": 12}, "ffn": {"no_op": true, "ffn_mult": null}}]})";
+    const Job j = from_config(head + blocks, "nas");
+    EXPECT_EQ(j.model.layer(0).attention.kv_heads, 3);
+    EXPECT_EQ(j.model.layer(0).mlp.ffn, 768);   // int(2 x 1.3 x 768 / 3) = 665, rounded up to 256s
+    EXPECT_EQ(j.model.layer(0).norms, 2);
+    EXPECT_EQ(j.model.layer(1).mixer, MixerKind::none);
+    EXPECT_EQ(j.model.layer(1).mlp.ffn, 1024);  // 2 x 2.0 x 768 / 3
+    EXPECT_EQ(j.model.layer(1).norms, 1);
+    EXPECT_EQ(j.model.layer(2).attention.kv_heads, 1);
+    EXPECT_EQ(j.model.layer(2).mlp.kind, MlpKind::none);
+    // A variant not modelled is refused by its key.
+    std::string linear = blocks;
+    linear.replace(linear.find("\"replace_with_linear\": false"), 28, "\"replace_with_linear\": true ");
+    const std::string e = refusal(head + linear, "nas_linear");
+    EXPECT_NE(e.find("block_configs[0].attention.replace_with_linear"), std::string::npos) << e;
+}
+
+TEST(ModelFamilies, ParallelBlocksHaveOneNorm) {
+    const Job cohere = from_config(R"({"model_type": "cohere", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688, "logit_scale": 0.0625})", "cohere");
+    EXPECT_EQ(cohere.model.layer(0).norms, 1);
+    EXPECT_TRUE(cohere.model.tied_embeddings);
+    const Job phi = from_config(R"({"model_type": "phi", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 1024})", "phi");
+    EXPECT_EQ(phi.model.layer(0).norms, 1);
+    EXPECT_TRUE(phi.model.layer(0).mlp.bias);
+    EXPECT_EQ(phi.model.layer(0).mlp.kind, MlpKind::dense);
+    const Job stablelm = from_config(R"({"model_type": "stablelm", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688, "use_qkv_bias": true,
+        "use_parallel_residual": true})", "stablelm");
+    EXPECT_EQ(stablelm.model.layer(0).norms, 1);
+    EXPECT_TRUE(stablelm.model.layer(0).attention.qkv_bias);
+    EXPECT_FALSE(stablelm.model.layer(0).attention.out_bias);
+    EXPECT_EQ(stablelm.model.norm, NormKind::layer_bias);
+}
+
+}  // namespace
+}  // namespace lostflops
