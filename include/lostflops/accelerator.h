@@ -41,7 +41,7 @@ struct AcceleratorTraits {
     // The device models of this architecture as their names carry them
     // ("NVIDIA H100 80GB HBM3" -> h100), space-separated: how a measured
     // nccl-tests curve's device name is matched to an architecture
-    // (src/calibrate/nccl_curve.cpp).
+    // (src/cost/nccl_curve.cpp).
     std::string_view models;
 };
 

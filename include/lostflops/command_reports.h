@@ -66,7 +66,7 @@ const std::vector<CatalogKind>& catalog_kinds();
 // for an unknown kind.
 std::string catalog_list(const std::string& kind, bool json);
 
-// ---- calibrate (src/calibrate/calibrate_commands.cpp)
+// ---- calibrate (src/report/calibrate_commands.cpp)
 // The profile each form writes (YAML) and what it was made of.
 struct NcclCalibration {
     std::string yaml;

@@ -4,16 +4,14 @@
 // listed by two families are InputErrors naming the dotted key), and the
 // attention curves of the built-in profile read from the component table
 // data/calibration/attention.csv (each point's efficiency = measured TFLOP/s
-// over the catalog bf16 dense peak of the GPU it was measured on).
+// over the catalog bf16 dense peak of the GPU it was measured on). A family
+// looked up and its curves indexed: cost/calibration_lookup.cpp.
 #include "calibrate/calibration_devices.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
-#include <tuple>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,104 +24,6 @@
 #include "job/yaml_reader.h"
 
 namespace lostflops {
-
-const char* to_string(GemmDtype d) {
-    switch (d) {
-        case GemmDtype::bf16: return "bf16";
-        case GemmDtype::fp8_tensor: return "fp8_tensor";
-        case GemmDtype::fp8_row: return "fp8_row";
-        case GemmDtype::fp8_block: return "fp8_block";
-        case GemmDtype::mxfp8: return "mxfp8";
-    }
-    return "?";
-}
-
-const char* to_string(AttentionImpl k) {
-    switch (k) {
-        case AttentionImpl::fa2: return "fa2";
-        case AttentionImpl::fa3: return "fa3";
-        case AttentionImpl::cudnn: return "cudnn";
-    }
-    return "?";
-}
-
-std::optional<GemmDtype> gemm_dtype_from_string(std::string_view name) {
-    for (GemmDtype d : calib::kGemmDtypes)
-        if (name == to_string(d)) return d;
-    return std::nullopt;
-}
-
-std::optional<AttentionImpl> attention_impl_from_string(std::string_view name) {
-    for (AttentionImpl k : calib::kAttentionImpls)
-        if (name == to_string(k)) return k;
-    return std::nullopt;
-}
-
-namespace {
-
-bool attention_order(const AttentionPoint& a, const AttentionPoint& b) {
-    return std::tie(a.kernel, a.backward, a.causal, a.head_dim, a.seq) <
-           std::tie(b.kernel, b.backward, b.causal, b.head_dim, b.seq);
-}
-
-}  // namespace
-
-AttentionCurves::AttentionCurves(std::vector<AttentionPoint> points) : points_(std::move(points)) {
-    static std::atomic<uint64_t> next_id{1};
-    id_ = points_.empty() ? 0 : next_id.fetch_add(1, std::memory_order_relaxed);
-    if (!std::is_sorted(points_.begin(), points_.end(), attention_order)) calib::sort_attention_points(points_);
-    // One pass: a curve ends where the (kernel, pass, mask, head dim) changes.
-    const auto n = static_cast<uint32_t>(points_.size());
-    int k = 0;
-    for (uint32_t i = 0; i < n;) {
-        const AttentionPoint& p = points_[i];
-        const int pk = key(p.kernel, p.backward, p.causal);
-        uint32_t j = i + 1;
-        while (j < n && key(points_[j].kernel, points_[j].backward, points_[j].causal) == pk &&
-               points_[j].head_dim == p.head_dim)
-            ++j;
-        for (; k <= pk; ++k) first_[k] = static_cast<uint32_t>(curves_.size());
-        curves_.push_back({p.head_dim, i, j});
-        i = j;
-    }
-    for (; k <= kKeys; ++k) first_[k] = static_cast<uint32_t>(curves_.size());
-}
-
-std::span<const AttentionCurves::Curve> AttentionCurves::curves(AttentionImpl kernel, bool backward,
-                                                                bool causal) const {
-    const int k = key(kernel, backward, causal);
-    if (k < 0 || k >= kKeys) return {};
-    return {curves_.data() + first_[k], curves_.data() + first_[k + 1]};
-}
-
-const AttentionCurves::Curve* AttentionCurves::curve(AttentionImpl kernel, bool backward, bool causal,
-                                                     int head_dim) const {
-    for (const Curve& c : curves(kernel, backward, causal))
-        if (c.head_dim == head_dim) return &c;
-    return nullptr;
-}
-
-const DeviceFamily* Calibration::find_family(const std::string& name) const {
-    for (const auto& f : devices)
-        if (f.name == name) return &f;
-    return nullptr;
-}
-
-DeviceFamily* Calibration::find_family(const std::string& name) {
-    for (auto& f : devices)
-        if (f.name == name) return &f;
-    return nullptr;
-}
-
-const DeviceFamily& Calibration::device(const std::string& arch) const {
-    for (const auto& f : devices)
-        if (std::find(f.archs.begin(), f.archs.end(), arch) != f.archs.end()) return f;
-    std::string names;
-    for (const auto& f : devices) names += (names.empty() ? "" : ", ") + f.name;
-    throw InputError(source, "devices", fmt::format("no device family prices GPUs of architecture '{}' "
-                                                    "(families: {}); add it to a family's archs",
-                                                    arch, names.empty() ? "none" : names));
-}
 
 namespace calib {
 
@@ -286,10 +186,6 @@ void read_family(const YAML::Node& n, DeviceFamily& f, bool is_new, const std::s
 }
 
 }  // namespace
-
-void sort_attention_points(std::vector<AttentionPoint>& v) {
-    std::sort(v.begin(), v.end(), attention_order);
-}
 
 void read_devices(const YAML::Node& node, Calibration& c, const std::string& file) {
     require_map(node, file, "devices");

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "calibrate/component_tables.h"
+#include "cost/calibration_lookup.h"
 #include "lostflops/calibration.h"
 
 namespace lostflops::calib {
@@ -24,8 +25,5 @@ void read_devices(const YAML::Node& node, Calibration& c, const std::string& fil
 // row whose GPU is not in the catalog.
 std::vector<AttentionPoint> attention_points_from_table(const std::vector<AttentionRow>& rows,
                                                         const DeviceFamily& family, const std::string& source);
-
-// Sorts by kernel, pass, causal, head_dim, seq (the lookup's order).
-void sort_attention_points(std::vector<AttentionPoint>& v);
 
 }  // namespace lostflops::calib

@@ -11,38 +11,6 @@
 
 namespace lostflops {
 
-const char* to_string(Collective c) {
-    switch (c) {
-        case Collective::all_reduce: return "all_reduce";
-        case Collective::all_gather: return "all_gather";
-        case Collective::reduce_scatter: return "reduce_scatter";
-        case Collective::all_to_all: return "all_to_all";
-        case Collective::send_recv: return "send_recv";
-    }
-    return "unknown";
-}
-
-const char* to_string(LinkScope s) {
-    switch (s) {
-        case LinkScope::intra_node: return "intra_node";
-        case LinkScope::inter_node: return "inter_node";
-    }
-    return "unknown";
-}
-
-std::optional<Collective> collective_from_string(std::string_view name) {
-    for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                         Collective::all_to_all, Collective::send_recv})
-        if (name == to_string(c)) return c;
-    return std::nullopt;
-}
-
-std::optional<LinkScope> link_scope_from_string(std::string_view name) {
-    for (LinkScope s : {LinkScope::intra_node, LinkScope::inter_node})
-        if (name == to_string(s)) return s;
-    return std::nullopt;
-}
-
 std::string calibration_to_yaml(const Calibration& c) {
     std::string out;
     auto line = [&out]<typename... Args>(fmt::format_string<Args...> f, Args&&... args) {

@@ -1,5 +1,4 @@
 // Printable names of the spec enums (the same words the job file uses).
-#include "lostflops/calibration.h"
 #include "lostflops/spec.h"
 
 namespace lostflops {

@@ -16,6 +16,7 @@
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "job/text_input.h"
+#include "workload/flops.h"
 
 namespace lostflops {
 
@@ -108,15 +109,18 @@ void check_run_name(const std::string& name, const std::string& csv_path, const 
 }
 
 // A measurement is the job's model FLOPs at some share of the GPUs' dense
-// peak: MFU = measured / predicted tokens/s x the predicted MFU (the FLOP
-// count does not depend on the calibration). Above 150 % of the peak (this
-// model's FLOP count may exceed a framework's, as for causal attention) or
-// below 0.01 % it is a typo or another unit, and its error would be absurd.
+// peak: MFU = measured tokens/s x model FLOPs per token / the dense peak of
+// the job's precision, as estimate.cpp counts them (no calibration: the FLOP
+// count does not depend on it). Above 150 % of the peak (this model's FLOP
+// count may exceed a framework's, as for causal attention) or below 0.01 % it
+// is a typo or another unit, and its error would be absurd.
 constexpr double kMinMfu = 1e-4, kMaxMfu = 1.5;
 
 void check_measurement(const MeasuredRun& run, const std::string& csv_path, const std::string& key) {
-    const Estimate e = estimate(run.job, default_calibration());
-    const double mfu = e.mfu * run.measured_tokens_per_s_per_gpu / e.tokens_per_s_per_gpu;
+    const Job& job = run.job;
+    const double flops_per_token = lostflops::flops_per_token(job.model, job.training, job.plan.recompute).model;
+    const double peak_tflops = job.cluster.gpu.peak_tflops(job.training.precision);
+    const double mfu = run.measured_tokens_per_s_per_gpu * flops_per_token / 1e12 / peak_tflops;
     if (mfu >= kMinMfu && mfu <= kMaxMfu) return;
     throw InputError(csv_path, key,
                      fmt::format("{:g} tokens/s per GPU is an MFU of {:.3g} % on {}: expected {:g} % to {:g} % of the "
