@@ -67,7 +67,7 @@ struct Memory {
     double weight_copies_bytes = 0;
     double temporary_bytes = 0;    // the moment's transients: the foreach optimizer's temporary
     double peak_bytes = 0;         // sum of the above (= reserved_bytes)
-    double capacity_bytes = 0;     // usable HBM (= usable_bytes)
+    double capacity_bytes = 0;     // what the plan may take: usable_bytes - headroom_bytes
     int worst_stage = 0;
     bool fits = false;
     // The verdict's terms: the most the framework's allocator hands out over
@@ -75,12 +75,14 @@ struct Memory {
     // device (max_memory_reserved: allocated plus its cached slack; the
     // moment above is this one's), what lives outside it (the CUDA context,
     // NCCL's buffers), what it can take on this GPU (the driver's total less
-    // what lives outside) and the margin left (usable - reserved; < 0: does
-    // not fit).
+    // what lives outside), what the job asks to keep free of it
+    // (cluster.memory_headroom) and the margin left beyond that (usable -
+    // headroom - reserved; < 0: does not fit).
     double allocated_bytes = 0;
     double reserved_bytes = 0;
     double outside_allocator_bytes = 0;
     double usable_bytes = 0;
+    double headroom_bytes = 0;
     double margin_bytes = 0;
     MemoryMoment moment = MemoryMoment::first_backward;
     int moment_micro_batch = 0;  // first_backward: the micro-batch (0-based) whose backward it is

@@ -89,11 +89,22 @@ ImportResult import_maxtext(const std::string& text, const std::string& source,
 struct ExportResult {
     std::string text;
     std::vector<ImportNote> notes;
+    // The command that starts it when `text` is a configuration (torchtitan:
+    // `torchrun ... -m torchtitan.train --job.config_file CONFIG_FILE`, also
+    // written in its header); empty when `text` is the launch itself.
+    std::string launch;
 };
-// A torchrun command line (`torchrun --nnodes N --nproc-per-node G
-// pretrain_gpt.py \`) and one flag per line with `\` continuations. Throws
-// InputError for a job Megatron cannot run as planned (ZeRO-2; an FSDP or
-// DeepSpeed framework).
+// Every export starts with a comment block that tells lostflops's plan from
+// the user's part; what the plan does not say (data, tokenizer, learning
+// rate, checkpoints, the rendezvous host of a multi-node launch) is an
+// UPPERCASE placeholder marked `# yours` (docs/interop.md "Exports").
+// Megatron: a bash script in Megatron-LM's own layout, flags in arrays
+// (MODEL_ARGS, PARALLEL_ARGS, ...) and `torchrun "${DISTRIBUTED_ARGS[@]}"
+// pretrain_gpt.py "${MODEL_ARGS[@]}" ...` (pretrain_hybrid.py for a hybrid
+// stack): --standalone on one node, a c10d
+// rendezvous on several. Throws InputError for a job Megatron cannot run as
+// planned (ZeRO-2; an FSDP or DeepSpeed framework) and for GPUs that are not
+// whole nodes.
 ExportResult export_megatron(const Job& job);
 // A torchtitan TOML job config. Throws InputError when the model is not one
 // of torchtitan's flavours (llama2 / llama3 presets) or the plan is not one

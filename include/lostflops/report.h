@@ -87,10 +87,27 @@ inline constexpr int kCheapMinGpusEstimates = 200;
 // and ep; the first count where one fits, with the fastest plan that fits.
 FitAdvice fit_advice(const Job& job, const Calibration& cal, AdviceSearch search = AdviceSearch::full);
 
+// The single changes of fit_advice that lower the peak by at least 0.05 GiB,
+// those that fit first (fastest first), then the others (lowest peak first):
+// what to change if a plan that fits runs out of memory anyway.
+std::vector<PlanChange> memory_savers(const Job& job, const Calibration& cal);
+
+// A plan that leaves free less than this share of its usable memory (spare
+// and headroom together) is tight: its estimate lists memory_savers. 10 %:
+// the ledger's error on the published max reserved of torchtitan's runs,
+// 9.1 % mean absolute
+// (`lostflops validate ../shared/reference/modern/measured-memory.csv`,
+// docs/memory.md); on our own H200 runs it is within 2 %.
+inline constexpr double kTightMarginShare = 0.10;
+bool tight_fit(const Memory& m);
+// The first `most` savers, one line each: change, peak, step time, --set flags.
+std::string memory_savers_text(const std::vector<PlanChange>& savers, std::size_t most);
+
 // What the report adds beyond the Estimate itself.
 struct ReportExtras {
     std::vector<JobWarning> warnings;  // job_warnings(job)
     std::optional<FitAdvice> advice;   // fit_advice(job, cal), when the plan does not fit
+    std::vector<PlanChange> savers;    // memory_savers(job, cal), when it fits tightly (tight_fit)
     std::optional<RunCost> run;        // run_cost(job, e), when training.train_tokens > 0
     std::optional<PredictionInterval> interval;  // prediction_interval(job, e, cal)
     std::vector<CollectiveCurveUse> curves;      // collective_curves(job, cal): measured curves used
@@ -129,6 +146,9 @@ nlohmann::json parallel_json(const Job& job);
 //  "min_gpus_to_fit": {num_gpus (null: none found), searched_from_gpus,
 //  searched_up_to_gpus, plan, set, peak_bytes, step_time_s}}
 nlohmann::json fit_advice_json(const FitAdvice& a);
+// [{change, set, peak_bytes, capacity_bytes, fits, step_time_s}]: fit_advice's
+// "advice" and a tight plan's "memory_savers".
+nlohmann::json plan_changes_json(const std::vector<PlanChange>& list);
 
 // Why a plan does not fit: the largest parts and which kind of memory has to
 // shrink. Empty when it fits.

@@ -139,6 +139,11 @@ struct Cluster {
     std::array<int, 3> torus{};
     Link intra_node;  // inside a scale-up domain
     Link inter_node;  // between domains (scale-out)
+    // Memory a plan must leave free on every GPU above its predicted peak
+    // reserved (cluster.memory_headroom, `--headroom`): bytes, plus a share of
+    // what the allocator can take; both 0 (the default): none kept.
+    double memory_headroom_bytes = 0;
+    double memory_headroom_fraction = 0;
 
     int scaleup_gpus() const {
         if (torus[0] > 0) return torus[0] * torus[1] * torus[2];

@@ -38,6 +38,7 @@ void add_source_options(CLI::App* cmd, ExplainOptions& o) {
     cmd->add_option("job", o.job_path,
                     "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent");
     cmd->add_option("--set", o.overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
+    add_headroom_option(cmd, o.overrides);
     cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)");
     add_best_flag(cmd, o.best);
 }

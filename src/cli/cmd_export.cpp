@@ -56,6 +56,7 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
     auto* cmd = parent->add_subcommand(kind, what);
     cmd->add_option("job", a->job_path, "job file (- for standard input); the built-in default job when absent");
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
+    add_headroom_option(cmd, a->overrides);
     cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
     cmd->add_option("--calibration", a->calibration_path, "calibration profile for --best (default: built in)");
     cmd->callback([a, run, target, kind = std::string(kind)] {

@@ -147,6 +147,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
                     "job file; keys under parallel: are fixed, the rest searched (default: the built-in job's "
                     "model, cluster and training)");
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
+    add_headroom_option(cmd, a->overrides);
     cmd->add_option("--calibration", a->calibration_path, "calibration profile (YAML; default: built in)");
     cmd->add_option("--format", a->format, "output format (default: table)")
         ->check(CLI::IsMember({"table", "json", "csv"}).description(""))

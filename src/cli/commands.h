@@ -28,6 +28,8 @@ struct JobOptions {
 };
 
 void add_job_options(CLI::App* cmd, JobOptions& opts);
+// `--headroom GIB|PCT%`: appends --set cluster.memory_headroom=VALUE.
+void add_headroom_option(CLI::App* cmd, std::vector<std::string>& overrides);
 // `--format {table,json}` (default table), the same spelling and help in every
 // subcommand that has it.
 CLI::Option* add_format_option(CLI::App* cmd, Format& format);

@@ -60,6 +60,16 @@ void add_job_options(CLI::App* cmd, JobOptions& opts) {
     cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)");
     add_format_option(cmd, opts.format);
     add_best_flag(cmd, opts.best);
+    add_headroom_option(cmd, opts.overrides);
+}
+
+void add_headroom_option(CLI::App* cmd, std::vector<std::string>& overrides) {
+    cmd->add_option_function<std::string>(
+           "--headroom",
+           [&overrides](const std::string& v) { overrides.push_back("cluster.memory_headroom=" + v); },
+           "memory every GPU must keep free above the predicted peak: GiB (6) or a share of the usable memory "
+           "(10%); the job key cluster.memory_headroom (default: none)")
+        ->type_name("GIB|PCT%");
 }
 
 void add_best_flag(CLI::App* cmd, bool& best) {

@@ -196,7 +196,8 @@ RankState memory_state(const Job& job, const Calibration& cal, const LayerWork& 
     rs.autocast_copies = autocast;
     rs.eager_loss = torch_stack;
     const DeviceTerms dev = device_terms(job, cal);
-    mem.capacity_bytes = dev.usable;
+    mem.headroom_bytes = headroom_bytes(job.cluster, dev.usable);
+    mem.capacity_bytes = dev.usable - mem.headroom_bytes;
     mem.outside_allocator_bytes = dev.outside;
     mem.churn_reserve_fraction = dev.churn_reserve_fraction;
     return rs;

@@ -159,6 +159,9 @@ struct DeviceTerms {
     double outside = 0, usable = 0, churn_reserve_fraction = 0;
 };
 DeviceTerms device_terms(const Job& job, const Calibration& cal);
+// What cluster.memory_headroom keeps free of `usable` bytes (its GiB plus its
+// share), at most all of them.
+double headroom_bytes(const Cluster& c, double usable);
 
 // Ranks holding a copy of this rank's dense weights (dp*cp) and of its expert
 // weights (tp*cp*dp/(etp*ep), ParallelPlan::expert_dp): the groups that reduce their gradients and over which

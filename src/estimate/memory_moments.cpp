@@ -44,6 +44,10 @@ double device_total_bytes(const Gpu& gpu) {
                                       : 0.99 * static_cast<double>(gpu.memory_bytes);
 }
 
+double headroom_bytes(const Cluster& c, double usable) {
+    return std::clamp(c.memory_headroom_bytes + c.memory_headroom_fraction * usable, 0.0, std::max(0.0, usable));
+}
+
 bool caching_allocator(const Job& job) {
     const AcceleratorTraits* t = find_accelerator(job.cluster.gpu.arch);
     return t == nullptr || t->vendor != Vendor::google;
@@ -98,8 +102,8 @@ Memory memory_total(const RankState& state, const ActParts& parts, const Memory&
     mem.buffers_bytes = state.mem.buffers_bytes + mem.fragmentation_bytes + pool;
     mem.reserved_bytes = mb.reserved[static_cast<int>(mb.peak)];  // as rank_reserved_bytes, the search's
     mem.peak_bytes = mem.reserved_bytes;
-    mem.usable_bytes = mem.capacity_bytes;
-    mem.margin_bytes = mem.usable_bytes - mem.reserved_bytes;
+    mem.usable_bytes = mem.capacity_bytes + mem.headroom_bytes;
+    mem.margin_bytes = mem.capacity_bytes - mem.reserved_bytes;
     mem.fits = mem.reserved_bytes <= mem.capacity_bytes;
     return mem;
 }

@@ -87,7 +87,9 @@ Memory memory_state_xla(const Job& job, const LayerWork& mean, const StageParams
         mem.zero_live_bytes = kXla16BitBytes * (mem.zero_live_params + std::min(largest, sp.params + sp.expert_params));
         mem.buffers_bytes = mem.zero_live_bytes;
     }
-    mem.capacity_bytes = xla_capacity_bytes(job.cluster.gpu);
+    const double usable = xla_capacity_bytes(job.cluster.gpu);
+    mem.headroom_bytes = headroom_bytes(job.cluster, usable);
+    mem.capacity_bytes = usable - mem.headroom_bytes;
     return mem;
 }
 

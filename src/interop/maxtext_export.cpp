@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/error.h"
-#include "interop/job_draft.h"
+#include "interop/export_launch.h"
 #include "interop/maxtext_export.h"
 #include "lostflops/interop.h"
 
@@ -63,8 +63,23 @@ ExportResult export_maxtext(const Job& job) {
                            fmt::format("expert parallelism {}: MaxText's expert axis is a mesh axis of its own; not written", p.ep)});
     if (p.vpp > 1)
         r.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "virtual pipeline stages: not written"});
-    std::string out = fmt::format("# {} as MaxText config keys (lostflops export maxtext; docs/tpu.md)\n",
-                                  interop::comment_text(job.name));
+    std::string out = interop::export_header(
+        job, "maxtext", "the mesh, the batch, the sequence, the run's length and the rematerialisation",
+        "run name, output, data, tokenizer, learning rate",
+        "The model is yours too: model_name or the model's keys in your config. Left to base.yml's "
+        "defaults: the optimizer's other settings, checkpoints, evaluation.",
+        {"Give them to MaxText's train after your config (KEY=VALUE) or add them to it."});
+    // base.yml's defaults (AI-Hypercomputer/maxtext src/maxtext/configs/base.yml
+    // @000b810: learning_rate 3e-5, the tfds dataset c4/en:3.1.0, steps
+    // 150,001) would train on without a word: each is written.
+    const auto yours = [&out](const char* key, const char* value, const char* why) {
+        out += interop::line_text({fmt::format("{}: {}", key, value), why}) + "\n";
+    };
+    yours("run_name", "RUN", "the run's name");
+    yours("base_output_directory", "OUTPUT", "where logs and checkpoints go (gs://...)");
+    yours("dataset_path", "DATA", "your dataset (and dataset_type as it is stored)");
+    yours("tokenizer_path", "TOKENIZER", "the model's tokenizer");
+    yours("learning_rate", "LR", "the peak learning rate");
     out += fmt::format("num_slices: {}\n", slices);
     for (const Axis& a : axes) out += fmt::format("ici_{}_parallelism: {}\n", a.name, a.ici);
     for (const Axis& a : axes) out += fmt::format("dcn_{}_parallelism: {}\n", a.name, a.dcn);
@@ -91,6 +106,12 @@ ExportResult export_maxtext(const Job& job) {
     if (p.recompute == Recompute::selective) remat = "minimal";
     if (p.recompute == Recompute::none) remat = "none";
     out += "remat_policy: " + remat + "\n";
+    const int64_t tokens_per_step = job.training.global_batch * job.training.seq_length;
+    if (const auto steps = interop::whole_count(job.training.train_tokens, static_cast<double>(tokens_per_step)))
+        out += interop::line_text({fmt::format("steps: {}", steps->count), "", interop::rounded_remark(*steps, "steps")}) +
+               "\n";
+    else
+        out += interop::line_text({"# steps: STEPS", "the run's length (the job gives no training.train_tokens)"}) + "\n";
     if (job.training.precision == Precision::fp8) out += "quantization: fp8\n";
     r.text = out;
     return r;

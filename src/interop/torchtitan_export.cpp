@@ -1,9 +1,14 @@
 // Job -> torchtitan job config TOML (interop.h): the inverse of
-// torchtitan_import.cpp, in torchtitan's 2025 layout (job_config.py:
-// [training] local_batch_size / global_batch_size / seq_len, [parallelism]
-// degrees, [activation_checkpoint]), with the data-parallel shard degree
-// written out (not -1) so that the GPU count travels with the file.
-#include "interop/job_draft.h"
+// torchtitan_import.cpp, in torchtitan's 2025 layout (torchtitan/config/
+// job_config.py before 9810191b, 2026-02-23: [training] local_batch_size /
+// global_batch_size / seq_len / steps, [parallelism] degrees,
+// [activation_checkpoint], [optimizer], [lr_scheduler], [model]
+// hf_assets_path), with the data-parallel shard degree written out (not -1)
+// so that the GPU count travels with the file. What the plan does not say is
+// a placeholder marked `# yours` (export_launch.h): job_config.py's defaults
+// for them (dataset "c4_test", the test tokenizer, lr 8e-4, 200 warm-up
+// steps) would train without an error, so each is written.
+#include "interop/export_launch.h"
 #include "interop/launch_rules.h"
 #include "interop/torchtitan_flavors.h"
 #include "lostflops/error.h"
@@ -32,18 +37,46 @@ ExportResult export_torchtitan(const Job& job) {
     if (!p.overlap_grad_reduce)
         out.notes.push_back({NoteKind::not_modelled, "parallel.overlap_grad_reduce",
                              "FSDP2 and DDP always overlap the gradient reduction"});
+    if (t.optimizer != Optimizer::adam)
+        out.notes.push_back({NoteKind::not_modelled, "training.optimizer",
+                             std::string(to_string(t.optimizer)) + ": written as AdamW (fp32 state)"});
     const int layers_per_stage = job.model.layers / (p.pp * p.vpp);
-    std::string s;
-    const auto line = [&s](const std::string& key, const std::string& value) { s += key + " = " + value + "\n"; };
+    const interop::TorchrunShape shape = interop::torchrun_shape(job);
+    out.launch = interop::torchrun_line(job) + " \\\n    -m torchtitan.train --job.config_file CONFIG_FILE\n";
+    std::string launch_lines = "Launch it with CONFIG_FILE this file's path, ";
+    launch_lines += shape.nodes > 1 ? "on each of the " + std::to_string(shape.nodes) + " nodes (HOST: one of them):"
+                                    : std::string("on the node:");
+    std::vector<std::string> launch = {launch_lines};
+    for (size_t at = 0, end; at < out.launch.size(); at = end + 1) {
+        end = out.launch.find('\n', at);
+        launch.push_back("  " + out.launch.substr(at, end - at));
+    }
+    std::string s = interop::export_header(
+        job, "torchtitan",
+        "the model flavour, the optimizer, the batch, the precision, the run's length, the parallel layout and "
+        "activation checkpointing",
+        shape.nodes > 1 ? "tokenizer, learning rate, data, the rendezvous host" : "tokenizer, learning rate, data",
+        "Left to torchtitan's defaults, yours to set as your run needs: AdamW's betas and weight decay, the "
+        "learning rate's decay, gradient clipping, checkpoints ([checkpoint] enable is false), metrics, validation.",
+        launch);
+    const auto line = [&s](const std::string& key, const std::string& value, const std::string& yours = "",
+                           const std::string& remark = "") {
+        s += interop::line_text({key + " = " + value, yours, remark}) + "\n";
+    };
     const auto q = [](const std::string& v) { return "\"" + v + "\""; };
-    // Names are user text: escaped so that a newline in one cannot end the comment.
-    s += "# " + interop::comment_text(job.name) + ": " + std::to_string(job.cluster.num_gpus) + " x " +
-         interop::comment_text(job.cluster.gpu.name) + " (lostflops export torchtitan)\n";
-    s += "[model]\n";
+    s += "\n[model]\n";
     line("name", q(flavor->name));
     line("flavor", q(flavor->flavor));
+    line("hf_assets_path", q("TOKENIZER"), "the folder of the model's tokenizer (scripts/download_hf_assets.py)");
     if (t.precision == Precision::fp8) line("converters", "[\"float8\"]");
+    s += "\n[optimizer]\n";
+    line("name", q("AdamW"));  // Adam's state is what the memory estimate holds
+    line("implementation", q(t.optimizer_kernel == OptimizerKernel::fused ? "fused" : "foreach"));
+    line("lr", q("LR"), "the peak learning rate");
+    s += "\n[lr_scheduler]\n";
+    line("warmup_steps", q("WARMUP_STEPS"), "steps of warm-up");
     s += "\n[training]\n";
+    line("dataset", q("DATA"), "a dataset torchtitan knows (c4, ...) or set dataset_path too");
     const int64_t local = p.pp > 1 ? t.global_batch / p.dp : t.micro_batch;
     line("local_batch_size", std::to_string(local));
     line("global_batch_size", std::to_string(t.global_batch));
@@ -51,13 +84,10 @@ ExportResult export_torchtitan(const Job& job) {
     line("mixed_precision_param", q(t.precision == Precision::fp16   ? "float16"
                                     : t.precision == Precision::fp32 ? "float32"
                                                                      : "bfloat16"));
-    if (t.train_tokens > 0) {
-        const double steps = t.train_tokens / (static_cast<double>(t.global_batch) * t.seq_length);
-        if (steps == static_cast<double>(static_cast<int64_t>(steps)))
-            line("steps", std::to_string(static_cast<int64_t>(steps)));
-        else
-            out.notes.push_back({NoteKind::not_modelled, "training.train_tokens", "not a whole number of steps"});
-    }
+    if (const auto steps = interop::whole_count(t.train_tokens, static_cast<double>(t.global_batch) * t.seq_length))
+        line("steps", std::to_string(steps->count), "", interop::rounded_remark(*steps, "steps"));
+    else  // job_config.py's default is 10,000 steps
+        s += interop::line_text({"# steps = STEPS", "the run's length (the job gives no training.train_tokens)"}) + "\n";
     s += "\n[parallelism]\n";
     line("data_parallel_replicate_degree", std::to_string(p.zero == 3 ? 1 : p.dp));
     line("data_parallel_shard_degree", std::to_string(p.zero == 3 ? p.dp : 1));
@@ -90,6 +120,14 @@ ExportResult export_torchtitan(const Job& job) {
                              "a2a (Ulysses): torchtitan's context parallelism is a ring (rotate method allgather or "
                              "alltoall); written as its default, allgather"});
     if (p.ep > 1) line("expert_parallel_degree", std::to_string(p.ep));
+    // torchtitan's expert parallelism sends tokens by all-to-all
+    // (job_config.py: expert_parallel_comm_backend "standard", PyTorch's
+    // all-to-all, or "deepep"); it has no all-gather dispatcher.
+    if (p.ep > 1 && p.moe_dispatcher != MoeDispatcher::alltoall)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.moe_dispatcher",
+                             std::string(to_string(p.moe_dispatcher)) +
+                                 ": not written; torchtitan dispatches by all-to-all (expert_parallel_comm_backend "
+                                 "\"standard\", or \"deepep\" for DeepEP)"});
     s += "\n[activation_checkpoint]\n";
     if (p.recompute == Recompute::none) {
         line("mode", q("none"));

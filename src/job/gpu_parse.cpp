@@ -71,6 +71,9 @@ void read_peaks(YamlSection& parent, Gpu& g) {
     if (!n) throw parent.missing("peak_tflops", "expected {fp16, bf16, fp8, tf32} dense TFLOP/s");
     if (!n.IsMap()) throw InputError(parent.file(), path, "expected a mapping {fp16, bf16, fp8, tf32}");
     YamlSection s(n, parent.file(), path);
+    // The whole schema first: a missing fp16 beside a given bf16 is "missing",
+    // not a typo of bf16.
+    s.check_keys({"fp16", "bf16", "fp8", "tf32"});
     // 0 marks a precision without tensor-core support (V100 bf16).
     g.peak_fp16_tflops = peak(s, "fp16", std::nullopt);
     g.peak_bf16_tflops = peak(s, "bf16", std::nullopt);

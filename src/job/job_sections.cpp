@@ -3,7 +3,10 @@
 // in their plausible ranges (job/hardware_bounds.h); the plan's cross-field
 // rules are in validate.cpp.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -38,6 +41,35 @@ Link read_link(YamlSection& parent, const std::string& key, const std::optional<
                             bounds::kMaxLatencyUs);
     s.finish({"source"});
     return l;
+}
+
+// cluster.memory_headroom: GiB as a number or "6 GiB", or a share of the
+// usable memory as "10 %" (docs/job-file.md).
+void read_headroom(YamlSection& s, Cluster& c) {
+    const YAML::Node n = s.raw("memory_headroom");
+    if (!n || n.IsNull()) return;
+    const std::string key = s.key_path("memory_headroom");
+    const std::string expected = "expected GiB (6, \"6 GiB\") or a share of the usable memory (\"10 %\")";
+    if (!n.IsScalar()) throw InputError(s.file(), key, expected);
+    std::string text = n.Scalar();
+    std::erase(text, ' ');
+    const auto ends = [&](std::string_view suffix) {
+        if (!text.ends_with(suffix)) return false;
+        text.resize(text.size() - suffix.size());
+        return true;
+    };
+    const bool percent = ends("%");
+    if (!percent) ends("GiB");
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(v))
+        throw InputError(s.file(), key, expected + ", not '" + n.Scalar() + "'");
+    const double most = percent ? 90.0 : bounds::kMaxMemoryGiB;
+    if (v < 0 || v > most)
+        throw InputError(s.file(), key,
+                         fmt::format("{} {}: expected 0 to {}", n.Scalar(), percent ? "of the memory" : "GiB", most));
+    if (percent) c.memory_headroom_fraction = v / 100.0;
+    else c.memory_headroom_bytes = v * 1024.0 * 1024.0 * 1024.0;
 }
 
 }  // namespace
@@ -107,6 +139,7 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
     std::optional<Link> single_node;
     if (c.num_gpus <= c.scaleup_gpus()) single_node = c.intra_node;
     c.inter_node = read_link(s, "inter_node", single_node);
+    read_headroom(s, c);
     s.finish({"source"});
     return c;
 }

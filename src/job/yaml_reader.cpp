@@ -275,6 +275,7 @@ void YamlSection::finish(const std::set<std::string>& tolerated) const {
 }
 
 void YamlSection::check_keys(const std::vector<std::string>& schema) const {
+    known_.insert(schema.begin(), schema.end());  // missing() then offers none of them as a typo
     if (!node_ || !node_.IsMap()) return;
     for (const auto& kv : node_) {
         if (!kv.first.IsScalar()) throw InputError(file_, prefix_, "keys must be plain strings");

@@ -105,6 +105,7 @@ ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibratio
     // The framework's launch rules (lostflops/framework_rules.h).
     for (const RuleBreak& b : rule_breaks(job)) extras.warnings.push_back({b.rule->key, rule_break_text(b)});
     if (!e.memory.fits && advice) extras.advice = fit_advice(job, cal, *advice);
+    if (tight_fit(e.memory) && advice) extras.savers = memory_savers(job, cal);
     if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
     extras.interval = prediction_interval(job, e, cal);
     extras.curves = collective_curves(job, cal);
@@ -181,11 +182,26 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
         out += fmt::format("  {:<18} {:>10}\n", row_name(name), gib(b));
     }
     out += fmt::format("  {:<18} {:>10} (what the allocator hands out)\n", "allocated", gib(m.allocated_bytes));
-    out += fmt::format("  {:<18} {:>10} of {} usable: {}\n", "reserved", gib(m.peak_bytes), gib(m.capacity_bytes),
+    out += fmt::format("  {:<18} {:>10} of {} usable{}: {}\n", "reserved", gib(m.peak_bytes), gib(m.usable_bytes),
+                       m.headroom_bytes > 0 ? fmt::format(" less {} headroom", gib(m.headroom_bytes)) : "",
                        m.fits ? fmt::format("fits with {} spare", gib(m.margin_bytes))
                               : fmt::format("DOES NOT FIT by {}", gib(-m.margin_bytes)));
     if (!m.fits) out += "  " + memory_verdict(job, m) + "\n";
     if (const std::string why = memory_assumption(job, m); !why.empty()) out += "  " + why + "\n";
+    if (tight_fit(m)) {
+        out += fmt::format("  tight: the spare is under {:.0f} % of the usable memory, the ledger's error on measured "
+                           "peaks (docs/memory.md); --headroom asks for a margin\n",
+                           100 * kTightMarginShare);
+        if (!extras.savers.empty()) {
+            out += "  if it runs out of memory, each change alone (re-estimated; fastest first):\n";
+            std::string text = memory_savers_text(extras.savers, 4);
+            for (std::size_t at = 0; at < text.size();) {
+                const std::size_t end = text.find('\n', at);
+                out += "  " + text.substr(at, end - at + 1);
+                at = end == std::string::npos ? text.size() : end + 1;
+            }
+        }
+    }
     if (extras.advice) {
         out += "\n";
         std::string text = fit_advice_text(*extras.advice);
@@ -253,7 +269,9 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
     mem["allocated_bytes"] = m.allocated_bytes;
     mem["reserved_bytes"] = m.reserved_bytes;
     mem["usable_bytes"] = m.usable_bytes;
+    mem["headroom_bytes"] = m.headroom_bytes;
     mem["margin_bytes"] = m.margin_bytes;
+    mem["tight"] = tight_fit(m);
     mem["outside_allocator_bytes"] = m.outside_allocator_bytes;
     mem["moment"] = to_string(m.moment);
     mem["moment_micro_batch"] = m.moment_micro_batch;
@@ -273,6 +291,7 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
     j["warnings"] = warnings;
     if (extras.run) j["run"] = run_json(*extras.run);
     if (extras.advice) j.update(fit_advice_json(*extras.advice));
+    if (!extras.savers.empty()) j["memory_savers"] = plan_changes_json(extras.savers);
     return j;
 }
 

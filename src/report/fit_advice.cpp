@@ -222,15 +222,26 @@ std::string set_args(const std::vector<std::string>& set) {
 
 }  // namespace
 
-FitAdvice fit_advice(const Job& job, const Calibration& cal, AdviceSearch search) {
-    FitAdvice a;
+std::vector<PlanChange> memory_savers(const Job& job, const Calibration& cal) {
     const Estimate now = estimate(job, cal);
+    std::vector<PlanChange> out;
     for (auto& c : candidate_changes(job, cal))
-        if (c.peak_bytes <= now.memory.peak_bytes - kMinGainBytes) a.changes.push_back(std::move(c));
-    std::stable_sort(a.changes.begin(), a.changes.end(), [](const PlanChange& x, const PlanChange& y) {
+        if (c.peak_bytes <= now.memory.peak_bytes - kMinGainBytes) out.push_back(std::move(c));
+    std::stable_sort(out.begin(), out.end(), [](const PlanChange& x, const PlanChange& y) {
         if (x.fit != y.fit) return x.fit == Fit::fits;
         return x.fit == Fit::fits ? x.step_time_s < y.step_time_s : x.peak_bytes < y.peak_bytes;
     });
+    return out;
+}
+
+bool tight_fit(const Memory& m) {
+    return m.fits && m.margin_bytes + m.headroom_bytes < kTightMarginShare * m.usable_bytes;
+}
+
+FitAdvice fit_advice(const Job& job, const Calibration& cal, AdviceSearch search) {
+    FitAdvice a;
+    const Estimate now = estimate(job, cal);
+    a.changes = memory_savers(job, cal);
     const bool cheap = search == AdviceSearch::if_cheap;
     const auto m = min_gpus_to_fit(job, cal, now.memory,
                                    cheap ? kCheapMinGpusEstimates : std::numeric_limits<int64_t>::max());
@@ -283,15 +294,30 @@ std::string fit_advice_text(const FitAdvice& a) {
     return out;
 }
 
-nlohmann::json fit_advice_json(const FitAdvice& a) {
+std::string memory_savers_text(const std::vector<PlanChange>& savers, std::size_t most) {
+    std::string out;
+    for (std::size_t i = 0; i < savers.size() && i < most; ++i) {
+        const PlanChange& c = savers[i];
+        out += fmt::format("  {:<30} {:>10}  {:8.3f} s/step   {}\n", c.change, gib(c.peak_bytes), c.step_time_s,
+                           set_args(c.set));
+    }
+    return out;
+}
+
+nlohmann::json plan_changes_json(const std::vector<PlanChange>& list) {
     nlohmann::json changes = nlohmann::json::array();
-    for (const auto& c : a.changes)
+    for (const auto& c : list)
         changes.push_back({{"change", c.change},
                            {"set", c.set},
                            {"peak_bytes", c.peak_bytes},
                            {"capacity_bytes", c.capacity_bytes},
                            {"fits", c.fit == Fit::fits},
                            {"step_time_s", c.step_time_s}});
+    return changes;
+}
+
+nlohmann::json fit_advice_json(const FitAdvice& a) {
+    const nlohmann::json changes = plan_changes_json(a.changes);
     const MinGpus& m = a.min_gpus;
     nlohmann::json min = {{"num_gpus", nullptr},
                           {"searched_from_gpus", m.searched_from},

@@ -93,6 +93,8 @@ nlohmann::json cluster_json(const Cluster& c, Precision precision) {
                           {"inter_node", link_json(c.inter_node)}};
     if (c.nvlink_domain > 0) out["nvlink_domain"] = c.nvlink_domain;  // only when the job gives one
     if (c.torus[0] > 0) out["torus"] = c.torus;
+    if (c.memory_headroom_bytes > 0 || c.memory_headroom_fraction > 0)  // only when the job asks for one
+        out["memory_headroom"] = {{"bytes", c.memory_headroom_bytes}, {"fraction", c.memory_headroom_fraction}};
     return out;
 }
 

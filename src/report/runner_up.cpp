@@ -40,4 +40,30 @@ std::string runner_up_line(const Job& job, const Calibration& cal, const PlanSco
     return out;
 }
 
+namespace {
+
+std::tuple<int, int, int, int> complexity(const ParallelPlan& p) { return {p.pp * p.vpp, p.cp, p.tp, p.ep}; }
+
+}  // namespace
+
+std::string simpler_line(const PlanScore& best, const std::vector<RankedScore>& candidates) {
+    const RankedScore* pick = nullptr;
+    for (const RankedScore& c : candidates) {
+        if (c.score.step_time_s > best.step_time_s * (1 + kSimplerWithin)) continue;
+        if (complexity(c.score.plan) >= complexity(best.plan)) continue;
+        if (pick == nullptr || complexity(c.score.plan) < complexity(pick->score.plan) ||
+            (complexity(c.score.plan) == complexity(pick->score.plan) &&
+             c.score.step_time_s < pick->score.step_time_s))
+            pick = &c;
+    }
+    if (pick == nullptr) return "";
+    const ParallelPlan& p = pick->score.plan;
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    return fmt::format("simpler, within {:.0f} % of the best: #{} tp {} cp {} pp {} ep {} vpp {}, {:+.1f} % tokens/s "
+                       "per GPU; peak {:.1f} vs {:.1f} GiB\n",
+                       100 * kSimplerWithin, pick->rank, p.tp, p.cp, p.pp, p.ep, p.vpp,
+                       100 * (pick->score.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1),
+                       pick->score.peak_bytes / kGiB, best.peak_bytes / kGiB);
+}
+
 }  // namespace lostflops

@@ -2,7 +2,10 @@
 // throughput difference and the walls (estimate's breakdown) that differ most.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "lostflops/calibration.h"
 #include "lostflops/search.h"
@@ -14,5 +17,23 @@ namespace lostflops {
 // most (best minus runner-up; negative: the best spends less), those of at
 // least 0.1 % of the best's step. Both plans are estimated again.
 std::string runner_up_line(const Job& job, const Calibration& cal, const PlanScore& best, const PlanScore& runner_up);
+
+// Plans within this share of the best's step time are not told apart by the
+// model (its step time is within 5.7 % of published runs, leave one source
+// out: `lostflops validate`), so a simpler one among them is worth a line.
+inline constexpr double kSimplerWithin = 0.01;
+
+// A ranked plan and its place in the ranking (1-based).
+struct RankedScore {
+    std::size_t rank = 0;
+    PlanScore score;
+};
+
+// "simpler, within 1 % of the best: #7 tp 2 cp 1 pp 1 ep 1 vpp 1, -0.6 %
+// tokens/s per GPU; peak 50.1 vs 61.5 GiB\n", or "" when no candidate within
+// kSimplerWithin of the best's step time is simpler. Simpler: fewer pipeline
+// chunks (pp x vpp), then smaller cp, tp and ep, compared in that order; of
+// the simplest, the fastest.
+std::string simpler_line(const PlanScore& best, const std::vector<RankedScore>& candidates);
 
 }  // namespace lostflops

@@ -89,8 +89,9 @@ TEST(InteropCli, ExportBestIsAPlanTheFrameworkRuns) {
     const CliRun r = run_cli("export megatron --best " + source_path("data/published/runs/megatron24-h100-gpt-70b.json") +
                              " --set parallel=null");
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(r.out.rfind("# ", 0), 0u);
-    EXPECT_NE(r.out.find("torchrun --nnodes 96 --nproc-per-node 8 pretrain_gpt.py \\\n"), std::string::npos);
+    EXPECT_EQ(r.out.rfind("#!/bin/bash\n# ", 0), 0u);
+    EXPECT_NE(r.out.find("    --nnodes 96\n    --nproc-per-node 8\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("--tensor-model-parallel-size"), std::string::npos);
 }
 

@@ -121,7 +121,8 @@ void check_maxtext(const std::string& path) {
         if (l.empty() || l[0] == '#') continue;
         const auto colon = l.find(": ");
         ASSERT_NE(colon, std::string::npos) << l;
-        o.overrides.push_back(l.substr(0, colon) + "=" + l.substr(colon + 2));
+        const std::string value = l.substr(colon + 2);  // up to a comment, as YAML reads it
+        o.overrides.push_back(l.substr(0, colon) + "=" + value.substr(0, value.find("  #")));
     }
     const ImportResult r = import_maxtext(slurp(source_path(config[1])), config[1], o);
     const Job back = parse_job(r.job_yaml, path + " (round trip)");

@@ -106,6 +106,17 @@ TEST(JobKeys, InlineGpuSuggests) {
     EXPECT_TRUE(has(e.message(), "did you mean `peak_tflops`?")) << e.what();
 }
 
+// A key of the schema that is present is not offered as a typo of a missing
+// one: bf16 given, fp16 absent says fp16 is missing (it said "bf16: unknown
+// key; did you mean `fp16`?").
+TEST(JobKeys, AMissingKeyIsNotBlamedOnAPresentOne) {
+    const std::string gpu = "  gpu: {arch: hopper, peak_tflops: {bf16: 989, fp8: 1979}, memory_GiB: 80, "
+                            "hbm_GBps: 3350, nvlink_GBps: 450, sm_count: 132, tdp_w: 700}";
+    const InputError e = error_of(replaced(small_job_text(), "  gpu: a100-sxm-80gb", gpu));
+    EXPECT_EQ(e.key(), "cluster.gpu.peak_tflops.fp16") << e.what();
+    EXPECT_TRUE(has(e.message(), "missing")) << e.what();
+}
+
 TEST(JobKeys, SetKeysSuggest) {
     const InputError e = error_of(small_job_text(), {"training.global_bach_size=8"});
     EXPECT_EQ(e.file(), "--set training.global_bach_size=8");
