@@ -9,7 +9,7 @@
 
 #include "explain/charts.h"
 #include "explain/svg.h"
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 namespace lostflops {
 

@@ -11,7 +11,7 @@
 
 #include "interop/job_draft.h"
 #include "lostflops/error.h"
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 namespace lostflops::interop {
 

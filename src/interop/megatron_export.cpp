@@ -22,7 +22,7 @@
 #include "interop/megatron_export_parallel.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 namespace lostflops {
 

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 #include "lostflops/framework_rules.h"
 #include "lostflops/report.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lostflops/run_report.h"
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 namespace lostflops {
 

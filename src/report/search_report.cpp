@@ -16,7 +16,7 @@
 
 #include "lostflops/report.h"
 #include "lostflops/terminal_text.h"
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 namespace lostflops {
 

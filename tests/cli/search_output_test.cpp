@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 namespace {
 

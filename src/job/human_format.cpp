@@ -2,7 +2,7 @@
 // threes with a comma (the English convention; no locale, so output does not
 // depend on the environment), a currency sign before the amount, durations
 // in days / hours / minutes / seconds.
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 #include <cmath>
 

@@ -1,11 +1,11 @@
-// The text formatting of numbers for people (report/human_format.h), held to
+// The text formatting of numbers for people (job/human_format.h), held to
 // strings written out by hand.
 #include <cmath>
 #include <limits>
 
 #include <gtest/gtest.h>
 
-#include "report/human_format.h"
+#include "job/human_format.h"
 
 namespace lostflops {
 namespace {
