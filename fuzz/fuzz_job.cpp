@@ -6,6 +6,7 @@
 // exported (Megatron flags, torchtitan TOML): the launch files must keep their
 // shape whatever the job's names hold. Run: make fuzz. Seeds: data/jobs,
 // examples.
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -21,22 +22,40 @@
 
 namespace {
 
-// Exported launch files: a comment line, then the command and its flags
-// (Megatron), or TOML that the TOML reader takes back.
+// One line of the Megatron launch script (interop/megatron_export.cpp): the
+// shebang, a comment, a blank line, an `export`, an array's opening "NAME=("
+// or closing ")", a flag in an array ("    --flag value", or "    # --flag
+// VALUE" left to the user), the torchrun line or one of its continuations
+// ("    \"${NAME[@]}\" \\"). A name or value of the job that broke a line out
+// of these shapes would change what the script runs.
+bool megatron_line(const std::string& line) {
+    const auto starts = [&](const char* p) { return line.rfind(p, 0) == 0; };
+    if (line.empty() || starts("#") || starts("export ") || starts("torchrun ") || line == ")") return true;
+    if (starts("    --") || starts("    # --") || starts("    \"${")) return true;
+    const auto open = line.find("=(");
+    if (open == std::string::npos || open + 2 != line.size() || open == 0) return false;
+    for (std::size_t i = 0; i < open; ++i)
+        if (!(std::isupper(static_cast<unsigned char>(line[i])) || line[i] == '_')) return false;
+    return true;
+}
+
+// Exported launch files: a bash script of the lines above with one torchrun
+// (Megatron), or TOML whose first table is [model] (torchtitan).
 void check_exports(const lostflops::Job& job) {
     using lostflops::fuzz::require;
     try {
         const std::string script = lostflops::export_megatron(job).text;
         lostflops::fuzz::check_written_text(script, "export megatron", false);
+        require(script.rfind("#!/bin/bash\n", 0) == 0, "export megatron: no #!/bin/bash first");
         std::istringstream lines(script);
         std::string line;
-        int n = 0;
+        int n = 0, torchruns = 0;
         while (std::getline(lines, line)) {
-            const bool ok = n == 0 ? line.rfind("# ", 0) == 0
-                                   : n == 1 ? line.rfind("torchrun ", 0) == 0 : line.rfind("    --", 0) == 0;
-            require(ok, "export megatron: unexpected line " + std::to_string(n));
+            require(megatron_line(line), "export megatron: unexpected line " + std::to_string(n) + ": " + line);
+            torchruns += line.rfind("torchrun ", 0) == 0;
             ++n;
         }
+        require(torchruns == 1, "export megatron: " + std::to_string(torchruns) + " torchrun lines");
     } catch (const lostflops::InputError&) {
     }
     try {
