@@ -95,7 +95,7 @@ std::vector<PlanChange> memory_savers(const Job& job, const Calibration& cal);
 // A plan that leaves free less than this share of its usable memory (spare
 // and headroom together) is tight: its estimate lists memory_savers. 10 %:
 // the ledger's error on the published max reserved of torchtitan's runs,
-// 9.1 % mean absolute
+// 7 of 8 within 10 %, 6.0 % mean absolute
 // (`lostflops validate ../shared/reference/modern/measured-memory.csv`,
 // docs/memory.md); on our own H200 runs it is within 2 %.
 inline constexpr double kTightMarginShare = 0.10;

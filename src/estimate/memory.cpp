@@ -284,6 +284,7 @@ ActParts memory_activations(const Job& job, KindWorks works, const HeadWork& hw,
     }
     // The output layer's logits, and each MTP module's own.
     if (sp.last || mtp_modules > 0) mem.logits_bytes = ((sp.last ? 1 : 0) + mtp_modules) * hw.logits_memory_bytes;
+    if (sp.last) parts.logits_cached = hw.logits_cached_bytes;
     // A Hugging Face model: what the final norm and the output layer saved
     // is alive at the loss's backward, with the output layer's weight copy
     // (autocast) or FSDP2's gathered root (workload/eager_ledger.h).

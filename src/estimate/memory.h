@@ -76,6 +76,10 @@ struct RankState {
 struct ActParts {
     double activations = 0;  // saved by the micro-batches in flight at the first backward
     double logits = 0;       // the loss's buffers
+    // Reserved, not allocated, at the first backward: the loss's freed 16-bit
+    // logits block (HeadWork::logits_cached_bytes). When it is counted, the
+    // logits' own blocks are itemized and take no churn reserve.
+    double logits_cached = 0;
     double layer_copies = 0; // autocast's bf16 copies of the rank's layer weights (recompute none)
     double head_copy = 0;    // the output layer's 16-bit copy / FSDP2's gathered root (framework hf)
     double working = 0;      // one layer's backward at the end of the step (saved set or its recompute)
@@ -105,20 +109,24 @@ struct MomentBytes {
     double reserved[3] = {0, 0, 0};
     MemoryMoment peak = MemoryMoment::first_backward;  // the most reserved
 };
+// The logits under the churn reserve: none when their blocks are itemized
+// (ActParts::logits_cached).
+inline double churned_logits(const ActParts& a) { return a.logits_cached > 0 ? 0.0 : a.logits; }
 // Reserved at a moment: its allocated bytes, the allocator's reserve over
 // the memory it churns (cached from the first backward on, so at every
-// moment) and, at the first backward, the side streams' pools. The peak is
+// moment) and, at the first backward, the side streams' pools and the
+// loss's cached 16-bit logits block. The peak is
 // the moment of the most reserved (the allocator gives nothing back).
 inline MomentBytes rank_moments(const RankState& s, const ActParts& a) {
     const Memory& m = s.mem;
     const double base = m.weights_bytes + m.optimizer_bytes + m.buffers_bytes;
     const double copies = (s.autocast_copies ? a.layer_copies : 0.0) + a.head_copy;
-    const double frag = m.churn_reserve_fraction * (a.activations + a.logits + m.zero_live_bytes);
+    const double frag = m.churn_reserve_fraction * (a.activations + churned_logits(a) + m.zero_live_bytes);
     MomentBytes out;
     out.allocated[0] = base + s.first_backward_grads + a.activations + a.logits + copies;
     out.allocated[1] = s.eager_loss ? base + m.gradients_bytes + a.working : 0.0;
     out.allocated[2] = base + m.gradients_bytes + s.optimizer_temp;
-    out.reserved[0] = out.allocated[0] + frag + s.side_stream_pool;
+    out.reserved[0] = out.allocated[0] + frag + s.side_stream_pool + a.logits_cached;
     out.reserved[1] = out.allocated[1] + frag;
     out.reserved[2] = out.allocated[2] + frag;
     int best = 0;

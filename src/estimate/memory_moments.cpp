@@ -14,7 +14,9 @@
 // largest sum is at an end of it.
 // Reserved = allocated + the caching allocator's reserve over the memory it
 // churns (memory_usable_fraction) + FSDP2's freed sharded gradients, cached in
-// its reduce-scatter stream's pool at the first backward.
+// its reduce-scatter stream's pool at the first backward + torchtitan's freed
+// 16-bit logits, a block no 32-bit logit tensor of the loss's backward fits
+// (workload/head_work.cpp; its logits are then itemized, not churned).
 // Usable = what the driver reports (Gpu::memory_total_bytes, cited in
 // data/catalog/gpus.yaml; else 0.99 of the datasheet's: H100 79.11 / 80,
 // A100 79.25 / 80, H200 139.80 / 141 = 0.989-0.992) less what lives outside
@@ -77,7 +79,7 @@ Memory memory_total(const RankState& state, const ActParts& parts, const Memory&
     Memory mem = state.mem;
     const MomentBytes mb = rank_moments(state, parts);
     mem.moment = mb.peak;
-    mem.fragmentation_bytes = fragmentation_bytes(state.mem, parts.activations, parts.logits);
+    mem.fragmentation_bytes = fragmentation_bytes(state.mem, parts.activations, churned_logits(parts));
     mem.warmup_passes = act.warmup_passes;
     mem.inflight_microbatches = act.inflight_microbatches;
     mem.worst_stage = act.worst_stage;
@@ -98,7 +100,7 @@ Memory memory_total(const RankState& state, const ActParts& parts, const Memory&
     // The most allocated over the step (torch.cuda.max_memory_allocated),
     // which need not be at the moment of the most reserved.
     mem.allocated_bytes = std::max({mb.allocated[0], mb.allocated[1], mb.allocated[2]});
-    const double pool = mb.peak == MemoryMoment::first_backward ? state.side_stream_pool : 0.0;
+    const double pool = mb.peak == MemoryMoment::first_backward ? state.side_stream_pool + parts.logits_cached : 0.0;
     mem.buffers_bytes = state.mem.buffers_bytes + mem.fragmentation_bytes + pool;
     mem.reserved_bytes = mb.reserved[static_cast<int>(mb.peak)];  // as rank_reserved_bytes, the search's
     mem.peak_bytes = mem.reserved_bytes;

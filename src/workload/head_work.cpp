@@ -33,7 +33,21 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     // ("del pred"). At the loss's backward the fp32 log_softmax output (kept
     // for backward), its incoming gradient (nll_loss_backward writes it dense)
     // and the gradient log_softmax_backward writes are alive together: 3 x 4 bytes.
-    if (tr.framework == Framework::fsdp) w.logits_memory_bytes = tokens * v_local * (4 + 4 + 4);
+    // With tp > 1 torchtitan runs the loss under loss_parallel (vocab-sharded
+    // logits, on unless training.disable_loss_parallel; train.py at 9dec370),
+    // whose backward fuses the two in DTensor's handler: (grad_input +
+    // torch.exp(x)) * grad_output with grad_input = zeros_like(x) (torch
+    // torch/distributed/tensor/parallel/loss.py _nll_loss_and_log_softmax_backward
+    // at 1963fc8, the torch of torchtitan's Dec 2024 benchmarks): x, the zeros,
+    // exp(x) and their sum are alive together: 4 x 4 bytes.
+    if (tr.framework == Framework::fsdp) w.logits_memory_bytes = tokens * v_local * (p.tp > 1 ? 4 + 4 + 4 + 4 : 4 + 4 + 4);
+    // The 16-bit logits freed by "del pred" leave their block in the caching
+    // allocator's cache; every logit tensor the backward allocates is 32-bit,
+    // twice its size, so the allocator takes a new segment for the last of
+    // them and the block stays reserved (blocks of separate segments never
+    // merge: c10/cuda/CUDACachingAllocator.cpp, expandable_segments off by
+    // default). Reserved at the loss's backward: the 16-bit logits' bytes.
+    if (tr.framework == Framework::fsdp && !tr.xla && el < 4) w.logits_cached_bytes = tokens * v_local * el;
     // XLA (MaxText): the loss's custom VJP keeps the fp32 logits and
     // exp(logits - max) for its backward (max_utils.py
     // _cross_entropy_with_logits_fwd; cast_logits_to_fp32 true); the logits'

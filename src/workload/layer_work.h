@@ -130,6 +130,10 @@ struct HeadWork {
     double loss_bytes_fwd = 0, loss_bytes_bwd = 0;  // vocab-parallel cross-entropy
     double embed_bytes_fwd = 0, embed_bytes_bwd = 0;
     double logits_memory_bytes = 0;                 // logits kept for the loss backward
+    // Reserved but not allocated at the loss's backward: the caching
+    // allocator's block of the freed 16-bit logits (torchtitan's "del pred"),
+    // too small for any 32-bit logit tensor the backward allocates, bytes.
+    double logits_cached_bytes = 0;
     // Eager stacks (framework hf): what the final norm and the output layer
     // save for backward, and the output layer's 16-bit weight copy (autocast's
     // cast of the fp32 weight, or FSDP2's gathered root module), bytes.

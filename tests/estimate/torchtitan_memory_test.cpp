@@ -69,6 +69,38 @@ TEST(TorchtitanMemory, EagerFp32LossKeepsThreeFp32Logits) {
     EXPECT_DOUBLE_EQ(head_work(mc.model, mc.training, mc.plan).logits_memory_bytes, 16384.0 * 128256 * 6);
 }
 
+// Under tensor parallelism torchtitan's loss runs in loss_parallel, whose
+// fused backward keeps x, zeros_like(x), exp(x) and their sum alive: 4 x 4
+// bytes per local logit. Either way the freed 16-bit logits' block stays
+// reserved (no 32-bit logit tensor fits it) and the logits take no churn reserve.
+TEST(TorchtitanMemory, LossParallelKeepsFourFp32LogitsAndThe16BitBlockStaysReserved) {
+    const Job j = llama8b({"parallel.tp=2", "parallel.sequence_parallel=true"});
+    const HeadWork hw = head_work(j.model, j.training, j.plan);
+    const double local = 16384.0 * 128256 / 2;
+    EXPECT_DOUBLE_EQ(hw.logits_memory_bytes, local * 16);
+    EXPECT_DOUBLE_EQ(hw.logits_cached_bytes, local * 2);
+    const HeadWork h1 = head_work(llama8b().model, llama8b().training, llama8b().plan);
+    EXPECT_DOUBLE_EQ(h1.logits_cached_bytes, 16384.0 * 128256 * 2);
+    // Megatron-Core's fused vocab-parallel loss frees nothing of the kind.
+    const Job mc = llama8b({"training.framework=megatron-core"});
+    EXPECT_DOUBLE_EQ(head_work(mc.model, mc.training, mc.plan).logits_cached_bytes, 0);
+
+    const Memory m = estimate(j, default_calibration()).memory;
+    ASSERT_EQ(m.moment, MemoryMoment::first_backward);
+    EXPECT_DOUBLE_EQ(m.logits_bytes, local * 16);
+    // The reserve churns activations and ZeRO-3 gathers only.
+    EXPECT_NEAR(m.fragmentation_bytes, m.churn_reserve_fraction * (m.activations_bytes + m.zero_live_bytes), 1);
+    // Reserved beyond the allocated and the reserve: the block, and at most
+    // FSDP2's cached sharded gradients (DeepSpeed's gradient buffer of the
+    // same plan, as in the test below).
+    const Memory d = estimate(llama8b({"parallel.tp=2", "parallel.sequence_parallel=true",
+                                       "training.framework=deepspeed"}),
+                              default_calibration()).memory;
+    const double beyond = m.reserved_bytes - m.allocated_bytes - m.fragmentation_bytes;
+    EXPECT_GE(beyond, local * 2 - 1);
+    EXPECT_LE(beyond, local * 2 + d.gradients_bytes + 1);
+}
+
 TEST(TorchtitanMemory, Fsdp2ShardsAreFp32MasterWeights) {
     const Calibration cal = default_calibration();
     const Memory f = estimate(llama8b(), cal).memory;
@@ -82,7 +114,8 @@ TEST(TorchtitanMemory, Fsdp2ShardsAreFp32MasterWeights) {
     // reserved in its reduce-scatter stream's pool; DeepSpeed's contiguous
     // gradient buffer lives through the step.
     EXPECT_DOUBLE_EQ(f.gradients_bytes, 0);
-    EXPECT_NEAR(f.reserved_bytes - f.allocated_bytes - f.fragmentation_bytes, d.gradients_bytes, 1);
+    // Beside them the freed 16-bit logits' block (16384 x 128256 x 2 bytes).
+    EXPECT_NEAR(f.reserved_bytes - f.allocated_bytes - f.fragmentation_bytes, d.gradients_bytes + 16384.0 * 128256 * 2, 1);
     EXPECT_DOUBLE_EQ(f.weights_bytes + d.gradients_bytes + f.optimizer_bytes, 16 * f.weights_bytes / 4);
 }
 
@@ -103,13 +136,12 @@ TEST(TorchtitanMemory, Fsdp2UnderPipelineKeepsTheStageGathered) {
 }
 
 // The peaks torchtitan published (allocator's max reserved memory) for its
-// eight December 2024 runs: within 15 %, all fitting. Two rows stay open and
-// are held to what the model gives today, under the measurement: the 70B 2D
-// run (full checkpointing, 16 x 8192 tokens a micro-batch) and the 405B 1F1B
-// run, whose published peaks exceed the allocated bytes counted here by
-// 17-24 % (the caching allocator's reserve and the recompute's transient
-// tensors are not modelled).
-TEST(TorchtitanMemory, PublishedPeaksWithinFifteenPercent) {
+// eight December 2024 runs: within 10 % (issue 35), all fitting. One row
+// stays open and is held to what the model gives today, under the
+// measurement: the 405B 1F1B run, published 10 GiB above the interleaved run
+// of the same model and batch, which the model prices within 2 % of each
+// other (what 1F1B keeps that interleaved does not is not found).
+TEST(TorchtitanMemory, PublishedPeaksWithinTenPercent) {
     std::ifstream in(test::source_path("data/published/modern/measured-memory.csv"));
     ASSERT_TRUE(in) << "data/published/modern/measured-memory.csv";
     std::string line;
@@ -125,12 +157,11 @@ TEST(TorchtitanMemory, PublishedPeaksWithinFifteenPercent) {
         const double predicted_GiB = e.memory.peak_bytes / std::pow(2.0, 30);
         const double err = predicted_GiB / measured_GiB - 1;
         EXPECT_TRUE(e.memory.fits) << name;
-        const bool open = name == "tt2412-h100-llama3.1-70b-2d-256" || name == "tt2412-h100-llama3.1-405b-3d-1f1b-512";
-        if (open) {
+        if (name == "tt2412-h100-llama3.1-405b-3d-1f1b-512") {
             EXPECT_LT(err, 0) << name;
-            EXPECT_GT(err, -0.30) << name << ": " << predicted_GiB << " GiB vs " << measured_GiB;
+            EXPECT_GT(err, -0.20) << name << ": " << predicted_GiB << " GiB vs " << measured_GiB;
         } else {
-            EXPECT_LT(std::abs(err), 0.15) << name << ": " << predicted_GiB << " GiB vs " << measured_GiB;
+            EXPECT_LT(std::abs(err), 0.10) << name << ": " << predicted_GiB << " GiB vs " << measured_GiB;
         }
         ++rows;
     }
