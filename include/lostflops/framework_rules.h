@@ -50,6 +50,9 @@ enum class RuleCheck {
     cp_only_a2a,              // cp_comm_type is a2a
     data_parallel_only,       // tp, pp, cp and ep are 1
     hf_recompute,             // recompute none, or full on every layer
+    a2a_overlap_mcore_only,   // no moe_a2a_overlap (a Megatron-Core flag)
+    a2a_overlap_setup,        // moe_a2a_overlap: ep > 1, alltoall or deepep, vpp > 1 with pp > 1
+    a2a_overlap_recompute,    // moe_a2a_overlap: no full recompute
 };
 
 struct FrameworkRule {
@@ -61,7 +64,7 @@ struct FrameworkRule {
     bool knob;           // depends on parallel.zero or the recompute depth (the search's knobs)
 };
 
-inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
+inline constexpr std::array<FrameworkRule, 29> kFrameworkRules{{
     // Megatron-Core: uneven stages launch through --pipeline-model-parallel-layout
     // (lostflops export writes one), ZeRO 0-3 (--use-distributed-optimizer; Megatron-FSDP
     // --data-parallel-sharding-strategy optim_grads / optim_grads_params). Its
@@ -74,6 +77,17 @@ inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
     {LaunchStack::megatron_core, RuleCheck::schedule_1f1b_family, "parallel.pipeline_schedule",
      "pipeline schedules are 1f1b and interleaved 1F1B (no zero-bubble or DualPipe schedule)",
      "Megatron-LM megatron/core/pipeline_parallel/schedules.py get_forward_backward_func", false},
+    // The expert all-to-all overlap (--overlap-moe-expert-parallel-comm): its
+    // combined 1F1B schedule pairs one micro-batch's forward with another's
+    // backward layer by layer, which needs interleaving under a pipeline.
+    {LaunchStack::megatron_core, RuleCheck::a2a_overlap_setup, "parallel.moe_a2a_overlap",
+     "moe_a2a_overlap needs ep > 1, the alltoall or deepep (flex) dispatcher and, with pp > 1, interleaving (vpp > 1)",
+     "Megatron-LM megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__ "
+     "(overlap_moe_expert_parallel_comm asserts)", false},
+    {LaunchStack::megatron_core, RuleCheck::a2a_overlap_recompute, "parallel.moe_a2a_overlap",
+     "moe_a2a_overlap runs without full recompute (of every layer or some)",
+     "Megatron-LM megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__ "
+     "(\"disable full recomputation when enabling overlap_moe_expert_parallel_comm\")", true},
     {LaunchStack::megatron_core, RuleCheck::a2a_local_heads, "parallel.cp_comm_type",
      "cp_comm_type a2a (Ulysses) scatters the heads: cp divides the attention heads / tp and the KV heads / tp",
      "TransformerEngine transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py "
@@ -98,6 +112,10 @@ inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
      "ZeRO is --use-distributed-optimizer (1) or --use-torch-fsdp2 (3, which needs pp 1 and ep 1); "
      "Megatron-FSDP's sharding strategies (2) are written for Megatron-Core only",
      "Megatron-LM megatron/training/arguments.py validate_args (--use-torch-fsdp2 asserts)", true},
+    {LaunchStack::megatron_lm, RuleCheck::a2a_overlap_mcore_only, "parallel.moe_a2a_overlap",
+     "no overlap of the expert all-to-all with another micro-batch (moe_a2a_overlap is Megatron-Core's "
+     "--overlap-moe-expert-parallel-comm)",
+     "Megatron-LM megatron/core/pipeline_parallel/combined_1f1b.py (Megatron-Core models only)", false},
     // torchtitan.
     {LaunchStack::torchtitan, RuleCheck::schedule_1f1b_dualpipev, "parallel.pipeline_schedule",
      "pipeline schedules are 1F1B, Interleaved1F1B and DualPipeV (torch.distributed.pipelining "
@@ -129,6 +147,10 @@ inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
      "cp_comm_type allgather or p2p, no Ulysses all-to-all",
      "torchtitan torchtitan/distributed/utils.py create_context_parallel_ctx; PyTorch "
      "torch/distributed/tensor/experimental/_attention.py _RotateMethod", false},
+    {LaunchStack::torchtitan, RuleCheck::a2a_overlap_mcore_only, "parallel.moe_a2a_overlap",
+     "no overlap of the expert all-to-all with another micro-batch (moe_a2a_overlap is Megatron-Core's "
+     "--overlap-moe-expert-parallel-comm)",
+     "torchtitan torchtitan/models/common/token_dispatcher.py AllToAllTokenDispatcher (dispatch and combine within the layer; the EP overlap is experiments/graph_trainer only)", false},
     // DeepSpeed (ZeRO on an eager model, its PipelineModule, Ulysses sequence parallelism).
     {LaunchStack::deepspeed, RuleCheck::schedule_1f1b_only, "parallel.pipeline_schedule",
      "the pipeline runs one stage per rank with 1F1B (vpp 1, no interleaving)",
@@ -143,6 +165,10 @@ inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
     {LaunchStack::deepspeed, RuleCheck::cp_only_a2a, "parallel.cp_comm_type",
      "sequence parallelism is Ulysses' all-to-all (cp_comm_type a2a)",
      "DeepSpeed deepspeed/sequence/layer.py DistributedAttention", false},
+    {LaunchStack::deepspeed, RuleCheck::a2a_overlap_mcore_only, "parallel.moe_a2a_overlap",
+     "no overlap of the expert all-to-all with another micro-batch (moe_a2a_overlap is Megatron-Core's "
+     "--overlap-moe-expert-parallel-comm)",
+     "DeepSpeed deepspeed/moe/sharded_moe.py MOELayer (dispatch and combine in the layer)", false},
     // A Hugging Face model in eager PyTorch (transformers' Trainer / accelerate, or a loop of a few lines).
     {LaunchStack::hf, RuleCheck::data_parallel_only, "parallel.tp",
      "data parallelism only: tp, pp, cp and ep are 1 (the model's own modules; torchtitan or Megatron "
@@ -156,6 +182,10 @@ inline constexpr std::array<FrameworkRule, 23> kFrameworkRules{{
      "gradient checkpointing wraps every decoder layer: recompute none or full (no selective, no "
      "recompute_layers)",
      "transformers src/transformers/modeling_utils.py PreTrainedModel.gradient_checkpointing_enable", true},
+    {LaunchStack::hf, RuleCheck::a2a_overlap_mcore_only, "parallel.moe_a2a_overlap",
+     "no overlap of the expert all-to-all with another micro-batch (moe_a2a_overlap is Megatron-Core's "
+     "--overlap-moe-expert-parallel-comm)",
+     "PyTorch torch/nn/parallel/distributed.py DistributedDataParallel (no expert parallelism)", false},
 }};
 
 // A rule the plan breaks, with the plan's own numbers.
@@ -172,6 +202,8 @@ struct LaunchPlan {
     bool custom_stages = false;  // an explicit layout or first/last stage layer counts
     CpCommType cp_comm_type = CpCommType::p2p;
     Recompute recompute = Recompute::none;
+    bool moe_a2a_overlap = false;
+    MoeDispatcher dispatcher = MoeDispatcher::alltoall;
 };
 LaunchPlan launch_plan(const ParallelPlan& p);
 

@@ -39,6 +39,7 @@ struct PlanFix {
     std::optional<int> etp;                      // expert tensor parallel (resolved: tp when the job leaves it out)
     std::optional<MoeDispatcher> moe_dispatcher;
     std::optional<CpCommType> cp_comm_type;
+    std::optional<bool> moe_a2a_overlap;         // Megatron-Core's expert all-to-all overlap
     std::optional<int64_t> micro_batch;
     std::optional<Recompute> recompute;
     std::optional<int> recompute_layers;  // with recompute full; -1: every layer
@@ -132,6 +133,9 @@ struct SearchLayout {
     int etp = 1;  // expert tensor parallel (MoE models; 1 for dense ones)
     MoeDispatcher dispatcher = MoeDispatcher::alltoall;
     CpCommType cp_comm_type = CpCommType::p2p;  // cp > 1: the variant (search/cp_comm_choice.h)
+    // moe_a2a_overlap: a Megatron-Core MoE layout with ep > 1 runs both ways
+    // (search/enumerate.cpp), each its own layout.
+    bool a2a_overlap = false;
 };
 
 struct SearchResult {

@@ -16,6 +16,13 @@
 //     alive = min(warm-up + 1, m v) chunk passes. Forward pass k runs chunk
 //     (k mod pv) / p, so chunk c holds p per full group of pv passes plus
 //     min(p, max(0, rest - c p)).
+// Megatron-Core's expert all-to-all overlap (moe_a2a_overlap) pairs one
+// micro-batch's forward with another's backward, so one more forward runs
+// before each backward: interleaved, "we schedule one extra micro-batch
+// forward step before the 1f1b stages" (schedules.py
+// get_pp_rank_microbatches: warm-up + 1); without a pipeline, combined
+// 1F1B's "1st microbatch backward + 2nd microbatch forward"
+// (combined_1f1b.py combined_1f1b_schedule_for_no_pipelining): two alive.
 // Each alive pass keeps one chunk's activations for one micro-batch; rank 0
 // with m > p holds p(1 + (p-1)/(pv)) stage units (Korthikanti et al. 2022,
 // sec. 4.2.3).
@@ -64,13 +71,16 @@ InFlight inflight_passes(const Job& job, int rank) {
         f.stage_units = sum > 0 ? (a.chunk0 * layers[0] + a.chunk1 * layers[1]) / sum : 0.5 * static_cast<double>(f.alive);
         return f;
     }
+    // Pipelines without interleaving run no overlap (Megatron-Core asserts
+    // vpp with pp > 1: the a2a_overlap_setup rule of lostflops/framework_rules.h).
+    const int64_t overlap = p.moe_a2a_overlap && job.model.is_moe() && (pp == 1 || v > 1) ? 1 : 0;
     if (v == 1) {
-        f.warmup = std::min(pp - r - 1, m);
+        f.warmup = std::min(pp - r - 1 + overlap, m);
     } else if (m == pp && (job.training.framework == Framework::megatron_lm ||
                            job.training.framework == Framework::megatron_core)) {
         f.warmup = total;
     } else {
-        f.warmup = std::min(2 * (pp - r - 1) + (v - 1) * pp, total);
+        f.warmup = std::min(2 * (pp - r - 1) + (v - 1) * pp + overlap, total);
     }
     f.alive = std::min(f.warmup + 1, total);
     const int64_t group = pp * v;

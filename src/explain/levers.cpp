@@ -25,6 +25,7 @@
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
+#include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
 
 namespace lostflops {
@@ -189,6 +190,7 @@ std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibr
         } catch (const InputError&) {
             continue;  // the plan the change makes is not valid for this job
         }
+        if (breaks_beyond(changed, job)) continue;  // a plan the job's framework cannot launch (framework_rules.h)
         Estimate after;
         try {
             after = estimate(changed, cal);

@@ -43,6 +43,8 @@ LaunchPlan launch_plan(const ParallelPlan& p) {
     l.custom_stages = p.layout != nullptr || p.first_stage_layers >= 0 || p.last_stage_layers >= 0;
     l.cp_comm_type = p.cp_comm_type;
     l.recompute = p.recompute;
+    l.moe_a2a_overlap = p.moe_a2a_overlap;
+    l.dispatcher = p.moe_dispatcher;
     return l;
 }
 
@@ -136,6 +138,17 @@ std::string broken(RuleCheck c, const Model& m, const LaunchPlan& p) {
         case RuleCheck::cp_not_a2a:
             return p.cp > 1 && p.cp_comm_type == CpCommType::a2a ? fmt::format("cp {}, cp_comm_type a2a", p.cp)
                                                                  : std::string();
+        case RuleCheck::a2a_overlap_mcore_only:
+            return m.is_moe() && p.moe_a2a_overlap ? "moe_a2a_overlap true" : std::string();
+        case RuleCheck::a2a_overlap_setup:
+            if (!m.is_moe() || !p.moe_a2a_overlap) return {};
+            if (p.ep <= 1) return fmt::format("ep {}", p.ep);
+            if (p.dispatcher == MoeDispatcher::allgather) return "moe_dispatcher allgather";
+            if (p.pp > 1 && p.vpp <= 1) return fmt::format("pp {}, vpp {}", p.pp, p.vpp);
+            return {};
+        case RuleCheck::a2a_overlap_recompute:
+            if (!m.is_moe() || !p.moe_a2a_overlap || p.recompute != Recompute::full) return {};
+            return p.recompute_layers >= 0 ? fmt::format("recompute full x{}", p.recompute_layers) : "recompute full";
         case RuleCheck::cp_only_a2a:
             return p.cp > 1 && p.cp_comm_type != CpCommType::a2a
                        ? fmt::format("cp {}, cp_comm_type {}", p.cp, to_string(p.cp_comm_type))

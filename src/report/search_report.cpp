@@ -56,12 +56,12 @@ void plan_fields(fmt::memory_buffer& b, const PlanScore& s) {
     const ParallelPlan& p = s.plan;
     fmt::format_to(std::back_inserter(b),
                    "\"parallel\": {{\"tp\": {}, \"cp\": {}, \"pp\": {}, \"dp\": {}, \"vpp\": {}, \"ep\": {}, \"etp\": {}, "
-                   "\"moe_dispatcher\": \"{}\", \"cp_comm_type\": \"{}\", \"zero\": {}, "
+                   "\"moe_dispatcher\": \"{}\", \"moe_a2a_overlap\": {}, \"cp_comm_type\": \"{}\", \"zero\": {}, "
                    "\"sequence_parallel\": {}, \"recompute\": \"{}\", \"recompute_layers\": {}, \"tp_comm_overlap\": {}, "
                    "\"overlap_grad_reduce\": {}}}, \"micro_batch_size\": {}, \"tokens_per_s_per_gpu\": {}, "
                    "\"step_time_s\": {}, \"mfu\": {}, \"peak_bytes\": {}",
                    p.tp, p.cp, p.pp, p.dp, p.vpp, p.ep, p.expert_tp(), to_string(p.moe_dispatcher),
-                   to_string(p.cp_comm_type), p.zero,
+                   p.moe_a2a_overlap, to_string(p.cp_comm_type), p.zero,
                    p.sequence_parallel, to_string(p.recompute),
                    p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers) : "null",
                    p.tp_comm_overlap, p.overlap_grad_reduce, s.micro_batch, s.tokens_per_s_per_gpu, s.step_time_s, s.mfu,
@@ -187,6 +187,7 @@ std::vector<std::string> plan_set_arguments(const Job& job, const PlanScore& s) 
         out.push_back(fmt::format("parallel.ep={}", p.ep));
         out.push_back(fmt::format("parallel.etp={}", p.expert_tp()));
         out.push_back(fmt::format("parallel.moe_dispatcher={}", to_string(p.moe_dispatcher)));
+        out.push_back(fmt::format("parallel.moe_a2a_overlap={}", p.moe_a2a_overlap));
     }
     out.push_back(fmt::format("parallel.zero={}", p.zero));
     out.push_back(fmt::format("parallel.recompute={}", to_string(p.recompute)));
@@ -356,20 +357,21 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
 void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
                 const std::function<void(std::string_view)>& write, const PlanChunks& plans) {
     write("rank,tp,cp,pp,dp,vpp,ep,micro_batch_size,zero,recompute,recompute_layers,sequence_parallel,"
-          "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes,etp,moe_dispatcher,cp_comm_type\n");
+          "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes,etp,moe_dispatcher,cp_comm_type,"
+          "moe_a2a_overlap\n");
     fmt::memory_buffer b;
     size_t rank = 0;
     chunks_of(r, v, plans)([&](const SearchResult& c, size_t n) {
         for (size_t i = 0; i < n; ++i) {
             const PlanScore s = plan_score(job, c, c.ranked[i]);
             const ParallelPlan& p = s.plan;
-            fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, p.tp,
+            fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, p.tp,
                            p.cp, p.pp, p.dp, p.vpp, p.ep, s.micro_batch, p.zero, to_string(p.recompute),
                            p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers)
                                                                                       : "",
                            p.sequence_parallel, p.tp_comm_overlap, p.overlap_grad_reduce, s.step_time_s,
                            s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes, p.expert_tp(), to_string(p.moe_dispatcher),
-                           to_string(p.cp_comm_type));
+                           to_string(p.cp_comm_type), p.moe_a2a_overlap);
             flush_over(b, write);
         }
     });

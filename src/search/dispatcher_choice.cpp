@@ -1,6 +1,8 @@
 // Fastest dispatcher of a layout: expert_dispatch_s (cost/expert_dispatch.cpp)
 // for each of alltoall, allgather, deepep on the layout's folded groups; the
-// first of the fastest in that order wins a tie.
+// first of the fastest in that order wins a tie. A layout that overlaps the
+// all-to-all (moe_a2a_overlap) takes alltoall or deepep: Megatron-Core runs
+// the overlap with those alone (lostflops/framework_rules.h a2a_overlap_setup).
 #include "search/dispatcher_choice.h"
 
 #include <algorithm>
@@ -29,6 +31,7 @@ MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const S
     MoeDispatcher best = MoeDispatcher::alltoall;
     double best_s = 0;
     for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::deepep}) {
+        if (l.a2a_overlap && d == MoeDispatcher::allgather) continue;
         p.moe_dispatcher = d;
         const double s = expert_dispatch_s(cm, g, p, tokens, top_k, bytes, fp8) +
                          expert_dispatch_s(cm, g, p, tokens, top_k, bytes, false);

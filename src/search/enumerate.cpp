@@ -14,11 +14,17 @@
 //     alltoall here and the search picks the fastest for each layout
 //     (search/dispatcher_choice.h: it changes only the dispatch time);
 //   micro-batches x pp x vpp <= 5e7 (what the schedules handle);
+//   moe_a2a_overlap (Megatron-Core's --overlap-moe-expert-parallel-comm) off,
+//     and on for an MoE model under megatron-core with ep > 1, a 1F1B-family
+//     schedule, vpp > 1 when pp > 1 and a dispatcher other than a fixed
+//     allgather (lostflops/framework_rules.h a2a_overlap_setup): one more
+//     layout each, visited right after its twin;
 //   with LayoutFix::launch, the layout rules of that framework
 //     (lostflops/framework_rules.h; launchable() below).
 #include "search/enumerate.h"
 
 #include "job/validate.h"
+#include "lostflops/pipeline_schedules.h"
 
 #include <algorithm>
 #include <numeric>
@@ -43,6 +49,13 @@ void for_divisors(int64_t n, F&& f) {
 bool tp_fits_model(const Model& m, int64_t tp) { return !tp_issue(m, tp); }
 
 bool free_or(int64_t fixed, int64_t value) { return fixed == 0 || fixed == value; }
+
+// Whether Megatron-Core can overlap this layout's expert all-to-all (the
+// rule a2a_overlap_setup; the recompute part is knob_set's).
+bool a2a_overlap_layout(const Job& job, const Layout& l, const LayoutFix& fix) {
+    return job.model.is_moe() && job.training.framework == Framework::megatron_core && standard_mapping(job.plan) &&
+           l.ep > 1 && (l.pp == 1 || l.vpp > 1) && fix.dispatcher != static_cast<int>(MoeDispatcher::allgather);
+}
 
 // The framework's rules that do not depend on zero (those are knob_set's).
 bool launchable(const Job& job, const Layout& l, int launch) {
@@ -157,9 +170,20 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
                 const int64_t stage = static_cast<int64_t>(s.tp) * s.cp * s.dp;
                 if ((!m.is_moe() || (stage % (static_cast<int64_t>(e.etp) * e.ep) == 0 && expert_width_gcd % e.etp == 0)) &&
                     launchable(job, l, fix.launch)) {
-                    ++counts.candidates;
-                    ++counts.valid;
-                    visit(l);
+                    // Without the all-to-all overlap, then with it where it runs.
+                    const bool overlap = a2a_overlap_layout(job, l, fix);
+                    for (int a = 0; a <= 1; ++a) {
+                        if (a == 1 && !overlap) break;
+                        l.a2a_overlap = a == 1;
+                        if (fix.a2a_overlap >= 0 && fix.a2a_overlap != a) {
+                            if (!overlap) reject(l, vpp, 1);  // fixed on where it cannot run
+                            continue;
+                        }
+                        ++counts.candidates;
+                        ++counts.valid;
+                        visit(l);
+                    }
+                    l.a2a_overlap = false;
                 } else {
                     reject(l, vpp, 1);
                 }
@@ -190,6 +214,7 @@ void apply_layout(ParallelPlan& p, const Layout& l) {
     p.etp = l.etp;
     p.moe_dispatcher = l.dispatcher;
     p.cp_comm_type = l.cp_comm_type;
+    p.moe_a2a_overlap = l.a2a_overlap;
 }
 
 Job with_layout(const Job& job, const Layout& l) {

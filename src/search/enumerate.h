@@ -28,6 +28,7 @@ struct LayoutFix {
     int64_t micro_batch = 0;
     int etp = 0;
     int dispatcher = -1;  // a MoeDispatcher; -1: free
+    int a2a_overlap = -1; // moe_a2a_overlap 0 or 1; -1: free
     // A LaunchStack whose layout rules (lostflops/framework_rules.h, those
     // that do not depend on zero) a layout must meet; -1: none.
     int launch = -1;
@@ -59,7 +60,9 @@ std::vector<Shape> enumerate_shapes(const Job& job, const LayoutFix& fix = {});
 // The candidates of one shape — micro-batch over divisors of the global
 // batch, vpp from 1 to layers/pp (1 without a pipeline), ep over divisors of
 // the experts (1 for a dense model) with etp 1 or tp (MoE models), the
-// dispatcher as fixed (else alltoall, for search_plans to choose) — calling visit(layout) for every valid
+// dispatcher as fixed (else alltoall, for search_plans to choose), and where
+// Megatron-Core can overlap the expert all-to-all each such layout without
+// and with it (enumerate.cpp) — calling visit(layout) for every valid
 // one and rejected(run) for the others, in a fixed order.
 LayoutCounts enumerate_shape(const Job& job, const Shape& shape, const std::function<void(const Layout&)>& visit,
                              const std::function<void(const RejectedRun&)>& rejected = {}, const LayoutFix& fix = {});

@@ -43,7 +43,8 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
         if (!fix.launch) return true;
         LaunchPlan lp = launch_plan(p);
         lp.zero = z;
-        lp.recompute_layers = -1;  // the depths: below
+        lp.recompute = Recompute::none;  // the recompute knob: below
+        lp.recompute_layers = -1;
         return !first_rule_break(job.model, lp, *fix.launch);
     };
     if (fix.zero) {
@@ -69,7 +70,10 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
             if (b.rule->check == RuleCheck::titan_recompute || b.rule->check == RuleCheck::hf_recompute) return false;
         return true;
     };
-    const bool partial_launchable = recompute_launchable(Recompute::full, 1);
+    // The expert all-to-all overlap runs without full recompute (Megatron-Core's
+    // a2a_overlap_recompute rule, whatever stack the search is held to).
+    const bool full_ok = !(p.moe_a2a_overlap && job.model.is_moe());
+    const bool partial_launchable = full_ok && recompute_launchable(Recompute::full, 1);
     k.skip_selective = !recompute_launchable(Recompute::selective, -1);
     // Layers of the largest virtual stage (job/validate.cpp's bound on recompute_layers).
     const int per_stage = max_stage_layers(job);
@@ -77,10 +81,10 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
         k.rc_first = recompute_index(*fix.recompute, fix.recompute_layers.value_or(-1));
         k.rc_end = k.rc_first + 1;
         k.fixed_recompute_too_deep = fix.recompute_layers.value_or(-1) > per_stage;
-        if (!partial_launchable && k.rc_first > 2) k.rc_end = k.rc_first;  // no plan
+        if ((!partial_launchable && k.rc_first > 2) || (!full_ok && k.rc_first >= 2)) k.rc_end = k.rc_first;  // no plan
     } else {
         k.rc_first = 0;
-        k.rc_end = 3;  // none, selective, full
+        k.rc_end = full_ok ? 3 : 2;  // none, selective, full
         k.max_depth = std::max(0, per_stage - 1);  // partial 1 .. per_stage-1
         k.depths = partial_launchable ? std::min(kPartialDepths, k.max_depth) : 0;
     }

@@ -16,7 +16,9 @@
 //                       grows with k, so the deeper ones rank after these
 //                       and the search's first kPartialDepths plans are those
 //                       of every k (search/evaluate_layout.cpp). Index 0
-//                       none, 1 selective, 2 full, 2 + k partial;
+//                       none, 1 selective, 2 full, 2 + k partial; no
+//                       full (of any depth) under moe_a2a_overlap
+//                       (Megatron-Core asserts it);
 //   sequence_parallel   off, and on when tp > 1 and tp divides seq/cp;
 //   tp_comm_overlap     off, and on with sequence parallelism under
 //                       Megatron-Core (Transformer Engine userbuffers need

@@ -18,16 +18,18 @@ int64_t PlanCounter::range(const Layout& l, int vpp_last) {
         tp_ = l.tp;
         cp_ = l.cp;
         pp_ = l.pp;
-        sum_.assign(1, 0);
+        sum_[0].assign(1, 0);
+        sum_[1].assign(1, 0);
     }
-    while (static_cast<int>(sum_.size()) <= vpp_last) {
+    std::vector<int64_t>& sum = sum_[l.a2a_overlap ? 1 : 0];
+    while (static_cast<int>(sum.size()) <= vpp_last) {
         Layout at = l;
-        at.vpp = static_cast<int>(sum_.size());
+        at.vpp = static_cast<int>(sum.size());
         apply_layout(job_.plan, at);
         job_.training.micro_batch = at.micro_batch;
-        sum_.push_back(sum_.back() + knob_set(job_, fix_).count());
+        sum.push_back(sum.back() + knob_set(job_, fix_).count());
     }
-    return sum_[static_cast<size_t>(vpp_last)] - sum_[static_cast<size_t>(l.vpp - 1)];
+    return sum[static_cast<size_t>(vpp_last)] - sum[static_cast<size_t>(l.vpp - 1)];
 }
 
 namespace {

@@ -29,7 +29,9 @@ private:
     Job job_;
     const PlanFix& fix_;
     int tp_ = 0, cp_ = 0, pp_ = 0;
-    std::vector<int64_t> sum_;  // sum_[v]: plans of vpp 1 .. v of the current shape
+    // sum_[a][v]: plans of vpp 1 .. v of the current shape, without (a = 0)
+    // and with (a = 1) the expert all-to-all overlap.
+    std::vector<int64_t> sum_[2];
 };
 
 struct LayoutSpace {

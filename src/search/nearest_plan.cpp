@@ -66,6 +66,7 @@ search::LayoutFix fix_outside(const SearchLayout& job, unsigned free_mask, bool 
     if (moe) {
         f.etp = job.etp;
         f.dispatcher = static_cast<int>(job.dispatcher);
+        f.a2a_overlap = job.a2a_overlap ? 1 : 0;
     }
     const auto fixed = [&](int i) { return (free_mask >> i & 1u) == 0; };
     if (fixed(0)) f.tp = job.tp;
@@ -186,6 +187,7 @@ NearestSearch nearest_fitting_plan(const Job& job, const Calibration& cal, int64
     SearchLayout own{q.tp, q.cp, q.pp, q.dp, q.vpp, q.ep, job.training.micro_batch};
     own.etp = q.expert_tp();
     own.dispatcher = q.moe_dispatcher;
+    own.a2a_overlap = q.moe_a2a_overlap;
     own.cp_comm_type = q.cp_comm_type;
     const PlanFix free;
     search::PlanCounter counter(job, free);

@@ -49,6 +49,7 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
         else if (v == "deepep") f.moe_dispatcher = MoeDispatcher::deepep;
         else throw InputError(source, key, fmt::format("'{}': expected alltoall, allgather or deepep", v));
     }
+    else if (key == "moe_a2a_overlap") f.moe_a2a_overlap = parse_bool(v, key, source);
     else if (key == "cp_comm_type") {
         if (v == "p2p") f.cp_comm_type = CpCommType::p2p;
         else if (v == "allgather") f.cp_comm_type = CpCommType::allgather;
@@ -71,7 +72,7 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
         f.recompute = Recompute::full;
     } else {
         throw InputError(source, key,
-                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, etp, moe_dispatcher, cp_comm_type, zero, micro_batch_size, "
+                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, etp, moe_dispatcher, moe_a2a_overlap, cp_comm_type, zero, micro_batch_size, "
                          "recompute, recompute_layers, sequence_parallel, tp_comm_overlap, overlap_grad_reduce");
     }
 }
@@ -95,6 +96,7 @@ PlanFix plan_fix_from(const SearchJob& sj) {
         else if (k == "ep") f.ep = p.ep;
         else if (k == "etp") f.etp = p.expert_tp();
         else if (k == "moe_dispatcher") f.moe_dispatcher = p.moe_dispatcher;
+        else if (k == "moe_a2a_overlap") f.moe_a2a_overlap = p.moe_a2a_overlap;
         else if (k == "cp_comm_type") f.cp_comm_type = p.cp_comm_type;
         else if (k == "zero") f.zero = p.zero;
         else if (k == "sequence_parallel") f.sequence_parallel = p.sequence_parallel;
@@ -121,6 +123,7 @@ PlanFix plan_fix_all(const Job& job) {
     if (job.model.is_moe()) {
         f.etp = p.expert_tp();
         f.moe_dispatcher = p.moe_dispatcher;
+        f.moe_a2a_overlap = p.moe_a2a_overlap;
     }
     f.cp_comm_type = p.cp_comm_type;
     f.zero = p.zero;
@@ -165,6 +168,12 @@ void check_fix_launchable(const Job& job, const PlanFix& f) {
     };
     if (job.plan.schedule_given) refuse(sched, "parallel.pipeline_schedule");
     if (f.zero) refuse(zero, "parallel.zero");
+    if (f.moe_a2a_overlap.value_or(false)) {  // on at its most permissive: ep 2, no pipeline, no recompute
+        LaunchPlan a2a;
+        a2a.ep = 2;
+        a2a.moe_a2a_overlap = true;
+        refuse(a2a, "parallel.moe_a2a_overlap");
+    }
 }
 
 bool plan_matches(const PlanFix& f, const PlanScore& s) {
@@ -172,6 +181,7 @@ bool plan_matches(const PlanFix& f, const PlanScore& s) {
     return agrees(f.tp, p.tp) && agrees(f.cp, p.cp) && agrees(f.pp, p.pp) && agrees(f.dp, p.dp) &&
            agrees(f.vpp, p.vpp) && agrees(f.ep, p.ep) && agrees(f.zero, p.zero) &&
            (!f.etp || *f.etp == p.expert_tp()) && agrees(f.moe_dispatcher, p.moe_dispatcher) &&
+           agrees(f.moe_a2a_overlap, p.moe_a2a_overlap) &&
            (!f.cp_comm_type || p.cp == 1 || *f.cp_comm_type == p.cp_comm_type) &&
            agrees(f.micro_batch, s.micro_batch) && agrees(f.recompute, p.recompute) &&
            (!f.recompute_layers || p.recompute != Recompute::full || *f.recompute_layers == p.recompute_layers) &&
@@ -191,6 +201,7 @@ std::string plan_words(const PlanScore& s) {
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
     if (p.etp > 0 && (p.ep > 1 || p.etp != p.tp)) out += fmt::format(", etp {}", p.etp);
     if (p.ep > 1) out += fmt::format(", {}", to_string(p.moe_dispatcher));
+    if (p.moe_a2a_overlap) out += ", a2a-overlap";
     out += fmt::format(", mbs {}, zero {}, recompute {}", s.micro_batch, p.zero, rc);
     if (p.sequence_parallel) out += ", sp";
     if (p.tp_comm_overlap) out += ", tp-overlap";

@@ -54,6 +54,7 @@ search::LayoutFix layout_fix(const PlanFix& f) {
     l.ep = f.ep.value_or(0);
     l.etp = f.etp.value_or(0);
     l.dispatcher = f.moe_dispatcher ? static_cast<int>(*f.moe_dispatcher) : -1;
+    l.a2a_overlap = f.moe_a2a_overlap ? static_cast<int>(*f.moe_a2a_overlap) : -1;
     l.micro_batch = f.micro_batch.value_or(0);
     if (f.launch) l.launch = static_cast<int>(*f.launch);
     return l;

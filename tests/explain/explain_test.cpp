@@ -117,15 +117,16 @@ TEST(ExplainLevers, FollowTheJobsOwnOverrides) {
 }
 
 // The expert-parallel levers (src/explain/levers.cpp moe_candidates) on
-// DeepSeek-V3 on 1,024 H100 (the project's exact rewrite), made to fit with
-// full recompute and run without the all-to-all overlap: turning the overlap
-// on hides dispatch and combine under the other micro-batch's compute, so it
-// must be a lever, with estimate()'s figures for the job with its --set; a
-// dense job gets no expert lever.
+// DeepSeek-V3 on 1,024 H100 (the project's exact rewrite) run without the
+// all-to-all overlap: turning the overlap on hides dispatch and combine under
+// the other micro-batch's compute, so it must be a lever, with estimate()'s
+// figures for the job with its --set; under full recompute it is none
+// (Megatron-Core asserts the two apart: framework_rules.h
+// a2a_overlap_recompute); a dense job gets no expert lever.
 TEST(ExplainLevers, MoeJobsGetExpertParallelLevers) {
     const Calibration cal = default_calibration();
     const std::string path = test::source_path("data/published/modern/runs/mbridge2509-h100-deepseek-v3-1024.json");
-    const JobSource src{path, {"parallel.recompute=full", "parallel.moe_a2a_overlap=false"}};
+    const JobSource src{path, {"parallel.moe_a2a_overlap=false"}};
     const Job job = load_job_source(src);
     const Estimate e = estimate(job, cal);
     ASSERT_TRUE(e.memory.fits);
@@ -138,6 +139,10 @@ TEST(ExplainLevers, MoeJobsGetExpertParallelLevers) {
     const Estimate after = estimate(load_job(path, set), cal);
     EXPECT_DOUBLE_EQ(after.step_time_s, overlap->step_time_s);
     EXPECT_LT(after.breakdown.ep_comm_s, e.breakdown.ep_comm_s);
+    const JobSource full{path, {"parallel.recompute=full", "parallel.moe_a2a_overlap=false"}};
+    const Job full_job = load_job_source(full);
+    for (const auto& l : mfu_levers(full, full_job, cal, estimate(full_job, cal), 100))
+        EXPECT_NE(l.change, "moe_a2a_overlap on");
     // Leaving DeepEP drops its own keys: the goodput example (moe_max_nodes,
     // moe_fp8_dispatch) loads with another dispatcher through the lever's list.
     const Job other = load_job(test::source_path("examples/deepseek-v3-2048xh800-goodput.yaml"),

@@ -3,10 +3,14 @@
 // against a plain walk of every candidate (tp, cp, pp over divisors of the
 // GPUs, micro-batch over divisors of the batch, vpp up to layers / pp, ep over
 // divisors of the experts with etp 1 or tp) put through validate_job and
-// LayoutEvaluator::plan_count; the same for any thread count and under fixes.
+// LayoutEvaluator::plan_count, each valid MoE layout of a megatron-core job
+// once more with moe_a2a_overlap where Megatron-Core's rule for it holds
+// (lostflops/framework_rules.h a2a_overlap_setup); the same for any thread
+// count and under fixes.
 #include <gtest/gtest.h>
 
 #include "lostflops/error.h"
+#include "lostflops/framework_rules.h"
 #include "search/enumerate.h"
 #include "search/evaluate_layout.h"
 #include "search/layout_space.h"
@@ -53,6 +57,19 @@ LayoutSpace walk(const Job& job, const PlanFix& fix, const LayoutFix& lf) {
                             if (valid) {
                                 out.layouts.push_back(l);
                                 out.plans += ev.plan_count(l);
+                                // The overlapped twin, where Megatron-Core's rule holds.
+                                Job twin = with_layout(job, l);
+                                twin.plan.moe_a2a_overlap = true;
+                                LaunchPlan lp = launch_plan(twin.plan);
+                                lp.recompute = Recompute::none;
+                                bool runs = job.model.is_moe() && job.training.framework == Framework::megatron_core;
+                                for (const RuleBreak& b : rule_breaks(job.model, lp, LaunchStack::megatron_core))
+                                    runs = runs && b.rule->check != RuleCheck::a2a_overlap_setup;
+                                if (runs) {
+                                    l.a2a_overlap = true;
+                                    out.layouts.push_back(l);
+                                    out.plans += ev.plan_count(l);
+                                }
                             } else {
                                 out.rejected_plans += ev.plan_count(l);
                             }
@@ -75,7 +92,8 @@ void expect_same(const Job& job, const PlanFix& fix, const LayoutFix& lf) {
         for (size_t i = 0; i < got.layouts.size(); ++i) {
             const Layout &a = got.layouts[i], &b = want.layouts[i];
             ASSERT_TRUE(a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.vpp == b.vpp &&
-                        a.ep == b.ep && a.etp == b.etp && a.micro_batch == b.micro_batch)
+                        a.ep == b.ep && a.etp == b.etp && a.micro_batch == b.micro_batch &&
+                        a.a2a_overlap == b.a2a_overlap)
                 << i;
         }
     }
@@ -110,6 +128,18 @@ TEST(LayoutSpace, MixtureOfExpertsEqualsTheWalkOfEveryCandidate) {
     LayoutFix lf;
     lf.ep = 2;
     expect_same(job, PlanFix{}, lf);
+    // Each overlapped twin counts its plans without full recompute, none of
+    // them is left out, and a torchtitan job has none.
+    const LayoutSpace space = layout_space(job, PlanFix{}, LayoutFix{}, 1);
+    int twins = 0;
+    for (const Layout& l : space.layouts) twins += l.a2a_overlap;
+    EXPECT_GT(twins, 0);
+    const Job titan = job_of({"model.num_hidden_layers=4", "model.hidden_size=256", "model.num_attention_heads=4",
+                              "model.intermediate_size=512", "model.num_local_experts=4", "model.num_experts_per_tok=2",
+                              "cluster.num_gpus=16", "training.seq_length=32", "training.global_batch_size=8",
+                              "training.micro_batch_size=1", "parallel.tp=2", "parallel.dp=8",
+                              "training.framework=fsdp", "parallel.zero=3"});
+    for (const Layout& l : layout_space(titan, PlanFix{}, LayoutFix{}, 1).layouts) EXPECT_FALSE(l.a2a_overlap);
 }
 
 }  // namespace
