@@ -53,6 +53,7 @@ enum class RuleCheck {
     a2a_overlap_mcore_only,   // no moe_a2a_overlap (a Megatron-Core flag)
     a2a_overlap_setup,        // moe_a2a_overlap: ep > 1, alltoall or deepep, vpp > 1 with pp > 1
     a2a_overlap_recompute,    // moe_a2a_overlap: no full recompute
+    titan_dispatcher,         // ep > 1: the dispatcher is alltoall or deepep
 };
 
 struct FrameworkRule {
@@ -64,7 +65,7 @@ struct FrameworkRule {
     bool knob;           // depends on parallel.zero or the recompute depth (the search's knobs)
 };
 
-inline constexpr std::array<FrameworkRule, 29> kFrameworkRules{{
+inline constexpr std::array<FrameworkRule, 30> kFrameworkRules{{
     // Megatron-Core: uneven stages launch through --pipeline-model-parallel-layout
     // (lostflops export writes one), ZeRO 0-3 (--use-distributed-optimizer; Megatron-FSDP
     // --data-parallel-sharding-strategy optim_grads / optim_grads_params). Its
@@ -139,6 +140,10 @@ inline constexpr std::array<FrameworkRule, 29> kFrameworkRules{{
      "activation checkpointing is none, op-level selective or full on every block (FullAC, SelectiveAC): "
      "no full recompute of only some layers",
      "torchtitan torchtitan/distributed/activation_checkpoint.py ActivationCheckpointing.apply", true},
+    {LaunchStack::torchtitan, RuleCheck::titan_dispatcher, "parallel.moe_dispatcher",
+     "tokens go to the experts by all-to-all (expert_parallel_comm_backend standard) or DeepEP (deepep): "
+     "no all-gather dispatcher",
+     "torchtitan torchtitan/models/common/config_utils.py make_token_dispatcher_config", false},
     {LaunchStack::torchtitan, RuleCheck::titan_ep_region, "parallel.ep",
      "ep divides dp_shard x cp x tp (dp_shard is dp under zero 3, else 1)",
      "torchtitan torchtitan/distributed/parallel_dims.py ParallelDims._validate", true},

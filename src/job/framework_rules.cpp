@@ -149,6 +149,9 @@ std::string broken(RuleCheck c, const Model& m, const LaunchPlan& p) {
         case RuleCheck::a2a_overlap_recompute:
             if (!m.is_moe() || !p.moe_a2a_overlap || p.recompute != Recompute::full) return {};
             return p.recompute_layers >= 0 ? fmt::format("recompute full x{}", p.recompute_layers) : "recompute full";
+        case RuleCheck::titan_dispatcher:
+            return m.is_moe() && p.ep > 1 && p.dispatcher == MoeDispatcher::allgather ? "moe_dispatcher allgather"
+                                                                                       : std::string();
         case RuleCheck::cp_only_a2a:
             return p.cp > 1 && p.cp_comm_type != CpCommType::a2a
                        ? fmt::format("cp {}, cp_comm_type {}", p.cp, to_string(p.cp_comm_type))

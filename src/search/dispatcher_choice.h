@@ -9,10 +9,14 @@
 // own key keeps one. Internal to search.
 #pragma once
 
+#include <optional>
+
 #include "lostflops/search.h"
 
 namespace lostflops::search {
 
-MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const SearchLayout& layout);
+// `launch`: only the dispatchers that stack runs (lostflops/framework_rules.h).
+MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const SearchLayout& layout,
+                                 std::optional<LaunchStack> launch = std::nullopt);
 
 }  // namespace lostflops::search

@@ -150,7 +150,8 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     result.layouts = std::move(space.layouts);
     // MoE layouts: the fastest dispatcher of each unless fixed (search/dispatcher_choice.h).
     if (job.model.is_moe() && !options.fix.moe_dispatcher)
-        for (search::Layout& l : result.layouts) l.dispatcher = search::fastest_dispatcher(job, cal, l);
+        for (search::Layout& l : result.layouts)
+            l.dispatcher = search::fastest_dispatcher(job, cal, l, options.fix.launch);
     // Context-parallel layouts: the fastest variant the framework launches, or the fixed one.
     {
         search::CpCommChooser cp_comm(job, cal, options.fix);

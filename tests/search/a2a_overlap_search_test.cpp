@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "estimate/inflight.h"
+#include "search/dispatcher_choice.h"
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
 #include "lostflops/framework_rules.h"
@@ -80,6 +81,28 @@ TEST(A2aOverlapSearch, OtherStacksHaveNoOverlapAndRefuseItFixed) {
     PlanFix fix = plan_fix_from(sj);
     const SearchResult r = search_all(sj.job, fix);
     for (const RankedPlan& rp : r.ranked) EXPECT_FALSE(plan_score(sj.job, r, rp).plan.moe_a2a_overlap);
+    // torchtitan has no all-gather dispatcher (framework_rules.h
+    // titan_dispatcher): Qwen3-30B-A3B on 64 H100, where the all-gather is
+    // the fastest of some layouts (ep 4 within a node).
+    const SearchJob qwen = parse_search_job(
+        "model: {preset: qwen3-30b-a3b}\ncluster: {preset: dgx-h100, num_gpus: 64}\n"
+        "training: {seq_length: 4096, global_batch_size: 512, micro_batch_size: 1, framework: fsdp}\n",
+        "qwen3.yaml", {}, SearchJobPlan::fixed_where_given);
+    SearchOptions o;
+    o.fix = plan_fix_from(qwen);
+    o.fix.micro_batch = 1;
+    o.keep_best = 64;
+    o.threads = 2;
+    const SearchResult q = search_plans(qwen.job, default_calibration(), o);
+    int expert_parallel = 0, gather = 0;
+    for (const SearchLayout& l : q.layouts) {
+        if (l.ep == 1) continue;
+        ++expert_parallel;
+        EXPECT_NE(l.dispatcher, MoeDispatcher::allgather);
+        gather += search::fastest_dispatcher(qwen.job, default_calibration(), l) == MoeDispatcher::allgather;
+    }
+    EXPECT_GT(expert_parallel, 0);
+    EXPECT_GT(gather, 0);
     fix.moe_a2a_overlap = true;
     try {
         (void)search_all(sj.job, fix);
@@ -89,7 +112,8 @@ TEST(A2aOverlapSearch, OtherStacksHaveNoOverlapAndRefuseItFixed) {
     }
 }
 
-// The rules: ep > 1, not allgather, vpp with a pipeline, no full recompute.
+// The rules: ep > 1, not allgather, vpp with a pipeline, no full recompute;
+// torchtitan dispatches by all-to-all or DeepEP.
 TEST(A2aOverlapRules, MegatronCoreRunsItOnlyWhereItsAssertsHold) {
     const auto keys = [](const std::string& parallel, const std::string& framework = "megatron-core") {
         const Job j = parse_job(moe_text(framework, parallel), "moe.yaml");
@@ -106,6 +130,10 @@ TEST(A2aOverlapRules, MegatronCoreRunsItOnlyWhereItsAssertsHold) {
     EXPECT_EQ(keys("ep: 1, moe_a2a_overlap: true, recompute: selective"), "ep 1;");
     EXPECT_EQ(keys("ep: 8, moe_a2a_overlap: true, recompute: full"), "recompute full;");
     EXPECT_EQ(keys("ep: 8, moe_a2a_overlap: true, zero: 3, recompute: selective", "fsdp"), "moe_a2a_overlap true;");
+    const Job titan = parse_job(moe_text("fsdp", "ep: 8, zero: 3, moe_dispatcher: allgather"), "moe.yaml");
+    std::string titan_breaks;
+    for (const RuleBreak& b : rule_breaks(titan)) titan_breaks += std::string(b.rule->key) + " " + b.detail + ";";
+    EXPECT_EQ(titan_breaks, "parallel.moe_dispatcher moe_dispatcher allgather;");
 }
 
 // One more micro-batch alive: without a pipeline combined 1F1B runs the
