@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "explain/charts.h"
+#include "explain/label_place.h"
 #include "explain/svg.h"
 
 namespace lostflops {
@@ -53,26 +54,25 @@ std::string roofline_svg(const Roofline& r) {
     svg.polyline({{px(y_lo / r.hbm_Bps), py(y_lo)}, {px(ridge), py(r.peak_flops)}, {px(x_hi), py(r.peak_flops)}},
                  "roof");
     svg.line(px(ridge), py(r.peak_flops), px(ridge), h - b, "ridge");
-    svg.text(px(ridge) + 4, h - b - 6, fmt::format("ridge {:.0f} FLOP/B", ridge), "note");
-    svg.text(px(x_hi) - 4, py(r.peak_flops) - 6, fmt::format("dense peak {:.0f} TFLOP/s", r.peak_flops / 1e12), "note",
-             Svg::Anchor::end);
-    // A label goes below right of its point, or left of it when a later
-    // point lies close enough for the two labels to overlap.
-    const auto crowded = [&](size_t i) {
-        for (size_t j = i + 1; j < r.points.size(); ++j)
-            if (std::abs(px(r.points[j].flop_per_byte) - px(r.points[i].flop_per_byte)) < 90 &&
-                std::abs(py(r.points[j].achieved_flop_per_s) - py(r.points[i].achieved_flop_per_s)) < 30)
-                return true;
-        return false;
-    };
+    // The two notes (11 px, the stylesheet's .note) and then the points'
+    // labels (12 px), each placed where it covers no dot, note or label.
+    constexpr double kNotePx = 11, kLabelPx = 12, kDotR = 6;
+    const std::string ridge_note = fmt::format("ridge {:.0f} FLOP/B", ridge);
+    const std::string peak_note = fmt::format("dense peak {:.0f} TFLOP/s", r.peak_flops / 1e12);
+    svg.text(px(ridge) + 4, h - b - 6, ridge_note, "note");
+    svg.text(px(x_hi) - 4, py(r.peak_flops) - 6, peak_note, "note", Svg::Anchor::end);
+    const std::vector<Box> notes = {text_box(px(ridge) + 4, h - b - 6, ridge_note, kNotePx, Svg::Anchor::start),
+                                    text_box(px(x_hi) - 4, py(r.peak_flops) - 6, peak_note, kNotePx, Svg::Anchor::end)};
+    std::vector<LabelDot> dots;
+    for (const RooflinePoint& p : r.points)
+        dots.push_back({px(p.flop_per_byte), py(p.achieved_flop_per_s), kDotR, p.name});
     for (size_t i = 0; i < r.points.size(); ++i) {
         const RooflinePoint& p = r.points[i];
-        const double x = px(p.flop_per_byte), y = py(p.achieved_flop_per_s);
-        svg.circle(x, y, 6, fmt::format("pt pt{}", i),
+        svg.circle(dots[i].cx, dots[i].cy, kDotR, fmt::format("pt pt{}", i),
                    fmt::format("{}: {:.1f} FLOP/B, {:.1f} TFLOP/s", p.name, p.flop_per_byte, p.achieved_flop_per_s / 1e12));
-        if (crowded(i)) svg.text(x - 9, y + 4, p.name, "label", Svg::Anchor::end);
-        else svg.text(x + 9, y + 14, p.name, "label");
     }
+    const std::vector<PlacedLabel> labels = place_labels(dots, notes, Box{l, t, w - rt, h - b}, kLabelPx);
+    for (size_t i = 0; i < labels.size(); ++i) svg.text(labels[i].x, labels[i].y, dots[i].text, "label", labels[i].anchor);
     return svg.str();
 }
 

@@ -27,6 +27,10 @@ std::string scaling_svg(const std::vector<ScalingPoint>& points, int job_gpus, d
 
 // The report pages' stylesheet (light, dark and print; html_report.cpp).
 const char* report_css();
+// `table` (a <table> element) in a container that scrolls sideways when the
+// page is narrower than the table, so that the page itself never does; a
+// keyboard-focusable region named by the table's caption (html_report.cpp).
+std::string scroll_table(const std::string& table);
 
 // Round step for about `target` ticks over `range` (1, 2 or 5 times a power of ten).
 double nice_step(double range, int target);

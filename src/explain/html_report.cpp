@@ -31,9 +31,12 @@ constexpr const char* kStyle = R"css(
   --c1: #56b4e9; --c2: #f0c05a; --c3: #3cc9a0; --c4: #e39ac6; --c5: #8fd0f5; --c6: #ff8a4c; --c7: #8b949e; --c8: #f0e442;
   --loss: #ff8a4c; --gain: #3cc9a0; --total: #6e7681; --mfu: #56b4e9; --idle: #1c2128; } }
 @media print { :root { --bg: #fff; --fg: #000; --muted: #333; --grid: #ccc; --panel: #fff; --idle: #f2f2f2; }
-  section { break-inside: avoid; } }
+  section { break-inside: avoid; } .table-scroll { overflow: visible; } }
 body { background: var(--bg); color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif;
-  margin: 0 auto; padding: 16px 24px; max-width: 1040px; }
+  margin: 0 auto; padding: 16px 24px; max-width: 1040px; overflow-wrap: break-word; }
+.table-scroll { max-width: 100%; overflow-x: auto; margin: 6px 0 8px; }
+.table-scroll:focus-visible { outline: 2px solid var(--c1); outline-offset: 2px; }
+.table-scroll > table { margin: 0; }
 h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 17px; margin: 28px 0 6px; }
 p.sub { color: var(--muted); margin: 0 0 12px; }
 .kpis { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0; }
@@ -43,6 +46,7 @@ svg.chart { max-width: 100%; height: auto; display: block; margin: 8px 0; }
 svg text { fill: var(--fg); font-size: 12px; font-family: inherit; }
 svg text.axis, svg text.note { fill: var(--muted); font-size: 11px; } svg text.legend { font-size: 11px; }
 svg text.strong { font-weight: 700; }
+svg text.label { paint-order: stroke; stroke: var(--bg); stroke-width: 3px; stroke-linejoin: round; }
 svg .grid { stroke: var(--grid); stroke-width: 1; } svg .connector { stroke: var(--muted); stroke-width: 1; }
 svg .wf-total { fill: var(--total); } svg .wf-loss { fill: var(--loss); } svg .wf-gain { fill: var(--gain); }
 svg .wf-mfu { fill: var(--mfu); }
@@ -74,6 +78,7 @@ th, td { border-bottom: 1px solid var(--grid); padding: 3px 10px; text-align: ri
 th:first-child, td:first-child { text-align: left; } th.args { text-align: left; } caption { text-align: left; color: var(--muted); padding: 2px 0; }
 code { font-size: 12px; } td.args { text-align: left; }
 footer { color: var(--muted); font-size: 12px; margin-top: 28px; }
+@media (max-width: 760px) { body { padding: 12px; } th, td { padding: 3px 6px; } }
 )css";
 
 std::string esc(const std::string& s) { return xml_escape(s); }
@@ -91,7 +96,7 @@ std::string waterfall_table(const Explanation& x) {
     }
     t += fmt::format("<tr><th scope=\"row\">predicted MFU</th><td></td><td>{:.4f}</td><td>{:.1f} %</td></tr>",
                      x.step_time_s, 100 * x.mfu);
-    return t + "</tbody></table>";
+    return scroll_table(t + "</tbody></table>");
 }
 
 std::string levers_table(const Explanation& x) {
@@ -108,7 +113,7 @@ std::string levers_table(const Explanation& x) {
         t += fmt::format("<tr><td>{}</td><td>{:.1f} %</td><td>{:+.1f} points</td><td>{:.3f} s</td><td class=\"args\"><code>{}</code></td></tr>",
                          esc(l.change), 100 * l.mfu_after, 100 * (l.mfu_after - x.mfu), l.step_time_s, esc(args));
     }
-    return t + "</tbody></table>";
+    return scroll_table(t + "</tbody></table>");
 }
 
 std::string roofline_table(const Roofline& r) {
@@ -128,7 +133,7 @@ std::string roofline_table(const Roofline& r) {
         t += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{}</td><td>{:.3f}</td></tr>", esc(p.name),
                          p.flop_per_byte, p.achieved_flop_per_s / 1e12, share, 1e3 * p.time_s);
     }
-    return t + "</tbody></table>";
+    return scroll_table(t + "</tbody></table>");
 }
 
 std::string timeline_table(const StepTimeline& tl) {
@@ -149,7 +154,7 @@ std::string timeline_table(const StepTimeline& tl) {
         for (const auto k : kinds) t += fmt::format("<td>{:.3f}</td>", sum[static_cast<int>(k)]);
         t += fmt::format("<td>{:.3f}</td></tr>", tl.step_s - busy);
     }
-    return t + "</tbody></table>";
+    return scroll_table(t + "</tbody></table>");
 }
 
 std::string memory_table(const std::vector<Memory>& ranks) {
@@ -167,7 +172,7 @@ std::string memory_table(const std::vector<Memory>& ranks) {
                          m.activations_bytes / kGiB, m.logits_bytes / kGiB, m.buffers_bytes / kGiB, m.peak_bytes / kGiB,
                          m.capacity_bytes / kGiB);
     }
-    return t + "</tbody></table>";
+    return scroll_table(t + "</tbody></table>");
 }
 
 // The measured peaks against the predicted (text alternative of the
@@ -185,7 +190,7 @@ std::string measured_table(const MeasuredMemory& m, const Memory& predicted) {
     };
     row("allocated", m.peak_allocated_bytes, predicted.allocated_bytes);
     row("reserved", m.peak_reserved_bytes, predicted.reserved_bytes);
-    return t + "</tbody></table>";
+    return scroll_table(t + "</tbody></table>");
 }
 
 std::string scaling_table(const std::vector<ScalingPoint>& pts) {
@@ -201,12 +206,24 @@ std::string scaling_table(const std::vector<ScalingPoint>& pts) {
                          p.num_gpus, p.best.tokens_per_s_per_gpu, 100 * p.best.mfu, p.best.step_time_s,
                          esc(plan_words(p.best.plan, p.best.micro_batch)));
     }
-    return t + "</tbody></table>";
+    return scroll_table(t + "</tbody></table>");
 }
 
 }  // namespace
 
 const char* report_css() { return kStyle; }
+
+std::string scroll_table(const std::string& table) {
+    // The caption (already escaped, no markup) names the region for a screen reader.
+    const auto open = table.find("<caption>"), close = table.find("</caption>");
+    std::string label = "table";
+    if (open != std::string::npos && close != std::string::npos && close > open) {
+        const std::string caption = table.substr(open + 9, close - open - 9);
+        if (caption.find('<') == std::string::npos) label = caption;
+    }
+    return fmt::format("<div class=\"table-scroll\" role=\"region\" tabindex=\"0\" aria-label=\"{}\">{}</div>", label,
+                       table);
+}
 
 std::string html_report(const JobSource& src, const Calibration& cal, const std::vector<int>& scaling_gpus,
                         const std::function<void(double)>& progress, const std::vector<trace::RankReport>& traces) {

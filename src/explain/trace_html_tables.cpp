@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 
+#include "explain/charts.h"
 #include "explain/svg.h"
 #include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
@@ -32,7 +33,7 @@ public:
         for (const auto& c : cells) html_ += "<td>" + c + "</td>";
         html_ += "</tr>";
     }
-    std::string done() { return html_ + "</tbody></table>"; }
+    std::string done() { return scroll_table(html_ + "</tbody></table>"); }
 
 private:
     std::string html_;

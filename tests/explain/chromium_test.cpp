@@ -29,12 +29,18 @@ std::string read(const std::string& path) {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// A directory of this test process's own under the test's temporary directory.
+std::filesystem::path own_dir(const std::string& name) {
+    const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                      ("lostflops-chromium-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
 TEST(ReportChromium, RendersWithoutConsoleErrorsAndEveryChartHasShapes) {
     const std::string chromium = find_chromium();
     if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
-    const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
-                                     ("lostflops-chromium-test-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    const std::filesystem::path dir = own_dir("test");
     const std::string html = (dir / "report.html").string(), png = (dir / "report.png").string();
     std::filesystem::remove(png);
     ASSERT_EQ(test::run_cli("report --gpus 512,1024 -o " + html).code, 0);
@@ -104,6 +110,67 @@ TEST(ReportChromium, RendersWithoutConsoleErrorsAndEveryChartHasShapes) {
     const std::string bad_log = test::shell_output(common + "--dump-dom file://" + bad + " 2>&1 >/dev/null");
     EXPECT_NE(bad_log.find("CONSOLE"), std::string::npos) << "chromium no longer logs console messages: " << bad_log;
     if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);  // kept to look at when it failed
+}
+
+// What a script added to a copy of a report measures in Chromium's layout,
+// written into the DOM that --dump-dom prints: the page's scroll width
+// against its client width, and the roofline's labels that overlap a dot or
+// another label (bounding boxes as drawn).
+constexpr const char* kMeasure = R"js(<script>
+const root = document.documentElement, out = ['width ' + root.scrollWidth + ' ' + root.clientWidth];
+const els = [...document.getElementById('chart-roofline').querySelectorAll('text.label, circle')];
+const bb = els.map(e => e.getBoundingClientRect());
+let overlaps = 0, labels = 0;
+for (let i = 0; i < els.length; ++i) {
+  if (els[i].tagName == 'text') ++labels;
+  for (let j = i + 1; j < els.length; ++j) {
+    if (els[i].tagName == 'circle' && els[j].tagName == 'circle') continue;
+    const a = bb[i], b = bb[j];
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) ++overlaps;
+  }
+}
+out.push('labels ' + labels, 'overlaps ' + overlaps, 'banner ' + document.querySelectorAll('.banner.bad').length);
+const pre = document.createElement('pre'); pre.id = 'measured'; pre.textContent = out.join(' '); document.body.appendChild(pre);
+</script>)js";
+
+// At a 700 px window the page does not scroll sideways (a wide table
+// scrolls in its own container) and no roofline label covers a dot or
+// another label: the dense default job, a MoE job, and a plan that does
+// not fit (its red banner still shown).
+TEST(ReportChromium, HoldsAt700PxWithoutOverlappingLabels) {
+    const std::string chromium = find_chromium();
+    if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+    const std::filesystem::path dir = own_dir("700");
+    const std::string html = (dir / "report.html").string();
+    const std::string common = chromium + " --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
+                               (dir / "profile").string() + " --window-size=700,2000 --dump-dom file://" + html;
+    const struct {
+        const char* sets;
+        int code, banner;
+    } jobs[] = {{"", 0, 0},
+                {"--set model.preset=qwen3-30b-a3b --set cluster.num_gpus=64 --set training.seq_length=4096 "
+                 "--set training.global_batch_size=512 --set parallel.tp=1 --set parallel.pp=1 --set parallel.vpp=1 "
+                 "--set parallel.ep=8 --set parallel.recompute=full --set parallel.sequence_parallel=false",
+                 0, 0},
+                {"--set training.micro_batch_size=8", 1, 1}};
+    for (const auto& j : jobs) {
+        SCOPED_TRACE(j.sets);
+        ASSERT_EQ(test::run_cli(std::string("report ") + j.sets + " -o " + html).code, j.code);
+        std::ofstream(html, std::ios::app) << kMeasure;
+        const std::string dom = test::shell_output(common + " 2>/dev/null");
+        const auto at = dom.find("<pre id=\"measured\">");
+        ASSERT_NE(at, std::string::npos) << dom.substr(0, 400);
+        std::istringstream in(dom.substr(at + 19));
+        std::string w, lab, ov, ban;
+        int scroll = 0, client = 0, labels = 0, overlaps = -1, banners = -1;
+        in >> w >> scroll >> client >> lab >> labels >> ov >> overlaps >> ban >> banners;
+        EXPECT_GT(client, 600);  // px: the window less a scroll bar
+        EXPECT_LE(scroll, client);
+        EXPECT_EQ(labels, 3);
+        EXPECT_EQ(overlaps, 0);
+        EXPECT_EQ(banners, j.banner);
+    }
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
