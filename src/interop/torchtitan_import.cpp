@@ -184,6 +184,15 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     const int64_t pp = c.integer({"parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree"}, 1);
     const int64_t cp = c.integer({"parallelism.context_parallel_degree", "experimental.context_parallel_degree"}, 1);
     const int64_t ep = c.integer({"parallelism.expert_parallel_degree"}, 1);
+    // The routed experts' tensor parallelism: torchtitan of mid-2025
+    // (aeb3a4b .. 9810191) had expert_tensor_parallel_degree, default 1, "either
+    // etp = tp or etp = 1", no effect with ep 1 (job_config.py Parallelism);
+    // today's (b5bcd76) experts are not tensor-parallel: etp 1.
+    const int64_t etp = c.integer({"parallelism.expert_tensor_parallel_degree"}, 1);
+    if (etp != 1 && etp != tp)
+        throw InputError(source, "parallelism.expert_tensor_parallel_degree",
+                         std::to_string(etp) + ": expected 1 or the tensor-parallel degree " + std::to_string(tp) +
+                             " (torchtitan supports etp = tp or etp = 1)");
     const int64_t model_parallel = interop::gpu_count({replicate, tp, pp, cp}, source, "parallelism",
                                                       "data_parallel_replicate_degree x tp x pp x cp");
     int64_t num_gpus = options.num_gpus;
@@ -307,6 +316,14 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                 "context_parallel_rotate_method " + rotate);
     }
     add(d.parallel, "ep", std::to_string(ep));
+    // Left out, a job's etp is its tp (Megatron-Core's default): write torchtitan's.
+    if (ep > 1)
+        add(d.parallel, "etp", std::to_string(etp),
+            etp > 1 ? "expert_tensor_parallel_degree (torchtitan of mid-2025; today's has none)"
+                    : "torchtitan's routed experts are not tensor-parallel");
+    else if (etp > 1)
+        notes.push_back({NoteKind::ignored, "parallelism.expert_tensor_parallel_degree",
+                         "no effect with expert_parallel_degree 1 (torchtitan job_config.py)"});
     // FSDP2 runs when dp_shard > 1 or cp > 1 (parallel_dims.py fsdp_enabled), over dp_shard x cp.
     add(d.parallel, "zero", shard > 1 || cp > 1 ? "3" : "0",
         shard > 1 ? "FSDP2 full shard over the shard degree" : cp > 1 ? "FSDP2 full shard over cp" : "DDP replicas");

@@ -101,6 +101,25 @@ TEST(TorchtitanFlavors, DifferencesFromThePublishedModelsAreKept) {
     }
 }
 
+// The routed experts' tensor parallelism: none unless given (a job without
+// etp would take tp, Megatron-Core's default); torchtitan of mid-2025's
+// expert_tensor_parallel_degree, 1 or tp; no effect with ep 1.
+TEST(TorchtitanFlavors, ExpertTensorParallelismIsTorchtitansNotTheJobDefault) {
+    const auto toml = [](int ep, const std::string& etp) {
+        return "[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n[training]\nlocal_batch_size = 2\nseq_len = 4096\n"
+               "[parallelism]\ndata_parallel_shard_degree = 8\ntensor_parallel_degree = 2\nexpert_parallel_degree = " +
+               std::to_string(ep) + "\n" + (etp.empty() ? "" : "expert_tensor_parallel_degree = " + etp + "\n");
+    };
+    EXPECT_EQ(import_toml(toml(4, ""), 16).plan.expert_tp(), 1);
+    EXPECT_EQ(import_toml(toml(4, "1"), 16).plan.expert_tp(), 1);
+    EXPECT_EQ(import_toml(toml(4, "2"), 16).plan.expert_tp(), 2);
+    EXPECT_THROW(import_toml(toml(4, "3"), 16), InputError);
+    const ImportResult r = import_torchtitan(toml(1, "2"), "t.toml");
+    bool noted = false;
+    for (const ImportNote& n : r.notes) noted |= n.setting == "parallelism.expert_tensor_parallel_degree";
+    EXPECT_TRUE(noted);
+}
+
 TEST(TorchtitanFlavors, RealConfigsImportToTheirFlavours) {
     const fs::path dir = source_path("../shared/realworld/torchtitan");
     if (!fs::exists(dir)) GTEST_SKIP() << dir << " is absent (the shared folder of real inputs)";
