@@ -218,6 +218,9 @@ std::vector<RuleBreak> rule_breaks(const Model& m, const LaunchPlan& p, LaunchSt
 // The first one, or none (the search's test: no allocation when none breaks).
 std::optional<RuleBreak> first_rule_break(const Model& m, const LaunchPlan& p, LaunchStack stack,
                                           bool knob_rules = true);
+// Whether a rule of `stack` about job key `key` ("parallel.moe_dispatcher")
+// breaks; no allocation (the search asks it per layout).
+bool breaks_rule_on(const Model& m, const LaunchPlan& p, LaunchStack stack, const char* key, bool knob_rules = true);
 // The job's plan under its own framework.
 std::vector<RuleBreak> rule_breaks(const Job& job);
 // Whether `candidate` (a change of `base`'s plan, same model and framework)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -187,6 +188,13 @@ std::optional<RuleBreak> first_rule_break(const Model& m, const LaunchPlan& p, L
         return false;
     });
     return out;
+}
+
+bool breaks_rule_on(const Model& m, const LaunchPlan& p, LaunchStack stack, const char* key, bool knob_rules) {
+    for (const FrameworkRule& r : kFrameworkRules)
+        if (r.stack == stack && (knob_rules || !r.knob) && std::string_view(r.key) == key && !broken(r.check, m, p).empty())
+            return true;
+    return false;
 }
 
 std::vector<RuleBreak> rule_breaks(const Job& job) {

@@ -36,10 +36,7 @@ MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const S
     const bool fp8 = job.training.precision == Precision::fp8 && p.moe_fp8_dispatch;  // as stage_time.cpp
     // Whether `launch` refuses the dispatcher of `p`.
     const auto refused = [&] {
-        if (!launch) return false;
-        for (const RuleBreak& b : rule_breaks(job.model, launch_plan(p), *launch, false))
-            if (b.rule->key == std::string("parallel.moe_dispatcher")) return true;
-        return false;
+        return launch && breaks_rule_on(job.model, launch_plan(p), *launch, "parallel.moe_dispatcher", false);
     };
     MoeDispatcher best = MoeDispatcher::alltoall;
     double best_s = 0;

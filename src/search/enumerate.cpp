@@ -50,11 +50,17 @@ bool tp_fits_model(const Model& m, int64_t tp) { return !tp_issue(m, tp); }
 
 bool free_or(int64_t fixed, int64_t value) { return fixed == 0 || fixed == value; }
 
-// Whether Megatron-Core can overlap this layout's expert all-to-all (the
-// rule a2a_overlap_setup; the recompute part is knob_set's).
+// Whether Megatron-Core can overlap this layout's expert all-to-all: its
+// rules on moe_a2a_overlap (lostflops/framework_rules.h), but the recompute
+// one (a knob: knob_set's), with the fixed dispatcher or one it runs.
 bool a2a_overlap_layout(const Job& job, const Layout& l, const LayoutFix& fix) {
-    return job.model.is_moe() && job.training.framework == Framework::megatron_core && standard_mapping(job.plan) &&
-           l.ep > 1 && (l.pp == 1 || l.vpp > 1) && fix.dispatcher != static_cast<int>(MoeDispatcher::allgather);
+    if (!job.model.is_moe() || job.training.framework != Framework::megatron_core || !standard_mapping(job.plan))
+        return false;
+    LaunchPlan lp = launch_plan(job.plan);
+    lp.tp = l.tp, lp.cp = l.cp, lp.pp = l.pp, lp.dp = l.dp, lp.vpp = l.vpp, lp.ep = l.ep, lp.etp = l.etp;
+    lp.moe_a2a_overlap = true;
+    lp.dispatcher = fix.dispatcher >= 0 ? static_cast<MoeDispatcher>(fix.dispatcher) : MoeDispatcher::alltoall;
+    return !breaks_rule_on(job.model, lp, LaunchStack::megatron_core, "parallel.moe_a2a_overlap", false);
 }
 
 // The framework's rules that do not depend on zero (those are knob_set's).

@@ -79,7 +79,8 @@ TEST(TorchtitanMemory, LossParallelKeepsFourFp32LogitsAndThe16BitBlockStaysReser
     const double local = 16384.0 * 128256 / 2;
     EXPECT_DOUBLE_EQ(hw.logits_memory_bytes, local * 16);
     EXPECT_DOUBLE_EQ(hw.logits_cached_bytes, local * 2);
-    const HeadWork h1 = head_work(llama8b().model, llama8b().training, llama8b().plan);
+    const Job j1 = llama8b();
+    const HeadWork h1 = head_work(j1.model, j1.training, j1.plan);
     EXPECT_DOUBLE_EQ(h1.logits_cached_bytes, 16384.0 * 128256 * 2);
     // Megatron-Core's fused vocab-parallel loss frees nothing of the kind.
     const Job mc = llama8b({"training.framework=megatron-core"});
