@@ -159,6 +159,17 @@ struct Calibration {
     double collective_launch_us = 15; // per collective, on top of link latency
     double host_op_us = 21;           // CPU time per operator issued from Python (forward, Python backward)
     double host_bwd_op_us = 5;        // CPU time per autograd node the backward's C++ engine evaluates
+    // Framework hf (a transformers model in eager PyTorch; counts in
+    // workload/host_ops_hf.cpp): CPU per top-level forward operator and per
+    // backward autograd node, and torch.optim's Python per parameter tensor
+    // and optimizer step.
+    double hf_host_op_us = 26;
+    double hf_host_bwd_op_us = 23;
+    double hf_optimizer_tensor_us = 10;
+    // Framework hf under torch.compile: CPU per kernel Inductor's wrapper launches.
+    double compiled_launch_us = 13.2;
+    // cuBLAS's fp32 GEMMs on the CUDA cores (TF32 off), of the fp32 peak.
+    double fp32_gemm_efficiency = 0.51;
     double bus_eff_intra = 0.8;       // busbw / link bandwidth, NVLink
     double bus_eff_inter = 0.95;      // busbw / link bandwidth, network
     double p2p_eff = 0.8;             // send/recv bandwidth fraction (pipeline, CP ring)

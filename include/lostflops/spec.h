@@ -103,6 +103,9 @@ struct Gpu {
     double peak_bf16_tflops = 0;
     double peak_fp8_tflops = 0;   // 0 when the GPU has no fp8 tensor cores
     double peak_tf32_tflops = 0;  // 0 when no TF32 figure is known: fp32 jobs are refused
+    // CUDA-core (non-tensor) fp32 peak: PyTorch's fp32 matmuls when TF32 is
+    // off, its default (transformers' experts under autocast); 0: not known.
+    double peak_fp32_tflops = 0;
     int64_t memory_bytes = 0;
     // What the driver reports as the device's memory (torch.cuda.mem_get_info
     // total, "total capacity" in PyTorch's out-of-memory message), when the

@@ -380,6 +380,7 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.memory_bound = f.memory_bound;
     d.gemm_k_half = gemm_k_half(cal.gemm_k_half, d.peak_flops, d.sms);
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
+    d.fp32_gemm_flops = gpu.peak_fp32_tflops * 1e12 * cal.fp32_gemm_efficiency;  // measured at the power limit
     return d;
 }
 

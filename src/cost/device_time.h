@@ -45,6 +45,9 @@ struct DeviceModel {
     double kernel_overhead_s = 4e-6;
     double power_factor = 1;       // power model x sustained_compute (1 = the components' rate)
     AttentionImpl attention_kernel = AttentionImpl::fa2;
+    // fp32 GEMMs on the CUDA cores (TF32 off): the catalog's fp32 peak times
+    // calibration fp32_gemm_efficiency; 0 when the GPU has no fp32 figure.
+    double fp32_gemm_flops = 0;
     // Systolic matrix units (TPU MXUs): the array's side, 0 on tile-and-wave
     // GPUs. A GEMM's rows are padded to kSystolicRows, its contracting and
     // output dimensions to mxu_dim; no tile waves, no short-k loss.

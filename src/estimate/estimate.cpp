@@ -37,6 +37,22 @@ namespace {
 // ranks, expert weights over tp*cp*dp/(etp*ep)), the tied-embedding all-reduce and the
 // optimizer step: they depend on the layout (and grad_fp32), not on the
 // pipeline phase, so pass_setup computes them once.
+// torch.optim's foreach AdamW (torch/optim/adam.py _multi_tensor_adam,
+// decoupled weight decay) makes eight passes over fp32 tensors where the
+// fused kernel makes one: params *= 1 - lr * wd (read 4, write 4 bytes),
+// lerp_ of m towards the gradient (8, 4), v *= beta2 (4, 4), addcmul_ of the
+// squared gradient (8, 4), sqrt(v) into a temporary (4, 4), its division by
+// the bias correction (4, 4) and + eps (4, 4), addcdiv_ into the params
+// (12, 4): 80 bytes per parameter, against the fused pass's 28 (read param,
+// grad, m, v; write param, m, v). 52 more. On one H200 the two took 22.14 and
+// 8.97 ms per 1e9 parameters (shared/reference/h200/components/other.csv):
+// 2.47x, the bytes' 80 / 28 = 2.86x at the fused kernel's lower bandwidth.
+constexpr double kForeachAdamExtraBytesPerParam = 80 - 28;
+
+double optimizer_extra_bytes(const Job& job) {
+    return job.training.optimizer_kernel == OptimizerKernel::foreach ? kForeachAdamExtraBytesPerParam : 0.0;
+}
+
 DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, const StageParams& sp0,
                const StageParams& last, const HeadWork& hw) {
     const ParallelPlan& p = job.plan;
@@ -59,7 +75,7 @@ DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, c
     for (int sharded = 0; sharded <= 1; ++sharded) {
         q.zero = sharded;
         const double opt_params = std::max(optimizer_shard_params(q, sp0), optimizer_shard_params(q, last));
-        d.optimizer_s[sharded] = opt_params * cal.optimizer_bytes_per_param /
+        d.optimizer_s[sharded] = opt_params * (cal.optimizer_bytes_per_param + optimizer_extra_bytes(job)) /
                                      (ctx.dev.hbm_Bps * ctx.dev.memory_bound) +
                                  8 * ctx.dev.kernel_overhead_s;
     }
@@ -110,7 +126,7 @@ ParallelPlan plain_plan(const ParallelPlan& p) {
 // layer in lw / layer, for several kinds also their mean there.
 void set_layers(const Job& job, const ParallelPlan& p, PassSetup& s) {
     const Model& m = job.model;
-    s.ho = host_ops(m.kind(0), job.training, p);
+    s.ho = host_ops(m, m.kind(0), job.training, p);
     s.kind_work.clear();
     s.kind_time.clear();
     if (m.uniform()) {
@@ -126,7 +142,7 @@ void set_layers(const Job& job, const ParallelPlan& p, PassSetup& s) {
     for (size_t k = 0; k < m.kinds().size(); ++k) {
         const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
         KindTime t;
-        t.ho = host_ops(m.kinds()[k], job.training, p);
+        t.ho = host_ops(m, m.kinds()[k], job.training, p);
         t.layer = layer_time(s.ctx, s.kind_work[k], t.ho, p);
         if (p.recompute == Recompute::full) t.layer_plain = layer_time(s.ctx, s.kind_work[k], t.ho, p_plain);
         s.ho.layer_fwd += share * t.ho.layer_fwd;
@@ -200,7 +216,7 @@ PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
     PassSetup s = sibling;
     const ParallelPlan p_plain = plain_plan(p);
     const Model& m = job.model;
-    s.ho = host_ops(m.kind(0), job.training, p);
+    s.ho = host_ops(m, m.kind(0), job.training, p);
     if (m.uniform()) {
         set_layer_host_time(s.layer, s.ctx, s.ho, p);
         if (p.recompute == Recompute::full) set_layer_host_time(s.layer_plain, s.ctx, s.ho, p_plain);
@@ -209,7 +225,7 @@ PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
         for (size_t k = 0; k < s.kind_time.size(); ++k) {
             const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
             KindTime& t = s.kind_time[k];
-            t.ho = host_ops(m.kinds()[k], job.training, p);
+            t.ho = host_ops(m, m.kinds()[k], job.training, p);
             set_layer_host_time(t.layer, s.ctx, t.ho, p);
             if (p.recompute == Recompute::full) set_layer_host_time(t.layer_plain, s.ctx, t.ho, p_plain);
             s.ho.layer_fwd += share * t.ho.layer_fwd;

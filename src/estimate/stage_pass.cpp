@@ -44,11 +44,17 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     // and backward are bound together.
     f.cpu_s += s.ho.microbatch_fwd * s.ctx.host_op_s;
     b.cpu_s += s.ho.microbatch_bwd * s.ctx.host_op_s;
+    if (s.ctx.host_step_s > 0)
+        b.cpu_s += s.ctx.host_step_s / static_cast<double>(std::max<int64_t>(1, job.plan.micro_batches(job.training)));
     if (job.plan.pp > 1) {
         f.bind_host();
         b.bind_host();
     } else {
         b.host_wait_s = std::max(0.0, f.cpu_s + b.cpu_s - f.gpu_s() - b.gpu_s());
+        if (b.host_wait_s > 0) {  // host-bound: the gaps between kernels are the host's (bind_host)
+            b.host_wait_s += f.overhead_s + b.overhead_s;
+            f.overhead_s = b.overhead_s = 0;
+        }
     }
 }
 

@@ -126,8 +126,17 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     // XLA (TPU, systolic device model) runs the step as one compiled
     // program: the host issues no operator per layer.
     const bool compiled = ctx.dev.mxu_dim > 0;
-    ctx.host_op_s = compiled ? 0.0 : cal.host_op_us * 1e-6;
-    ctx.host_bwd_op_s = compiled ? 0.0 : cal.host_bwd_op_us * 1e-6;
+    // A Hugging Face model: transformers' operators at their own costs, or
+    // under torch.compile Inductor's launches (workload/host_ops_hf.cpp).
+    const bool hf = job.training.framework == Framework::hf;
+    const bool inductor = hf && job.training.compile;
+    ctx.host_op_s = compiled ? 0.0
+                    : inductor ? cal.compiled_launch_us * 1e-6
+                               : (hf ? cal.hf_host_op_us : cal.host_op_us) * 1e-6;
+    ctx.host_bwd_op_s = compiled ? 0.0
+                        : inductor ? cal.compiled_launch_us * 1e-6
+                                   : (hf ? cal.hf_host_bwd_op_us : cal.host_bwd_op_us) * 1e-6;
+    ctx.host_step_s = hf && !compiled ? hf_param_tensors(job.model) * cal.hf_optimizer_tensor_us * 1e-6 : 0.0;
 }
 
 namespace {
@@ -177,8 +186,10 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
         const GemmShape& g = w.gemms[i];
         // Grouped expert GEMMs: the busiest expert rank (moe_load_factor: the
         // imbalance, capped or padded by an expert capacity) sets the pace.
-        const double gemm_s = g.grouped ? moe_load_factor(p) * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
-                                        : g.count * gemm_time_s(d, g.m, g.n, g.k);
+        const double gemm_s = g.fp32_loop && d.fp32_gemm_flops > 0
+                                  ? moe_load_factor(p) * g.count * 2 * g.m * g.n * g.k / d.fp32_gemm_flops
+                              : g.grouped ? moe_load_factor(p) * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
+                                          : g.count * gemm_time_s(d, g.m, g.n, g.k);
         gemm_fwd += gemm_s;
         if (w.moe_first_gemm >= 0 && i >= w.moe_first_gemm) moe_gemm_fwd += gemm_s;
         if ((w.recompute_gemms >> i) & 1u) redo_gemm_fwd += gemm_s;

@@ -22,8 +22,18 @@ struct PassTime {
         return compute_s + memory_bound_s + recompute_s + overhead_s + tp_comm_s + cp_comm_s + ep_comm_s;
     }
     double total_s() const { return gpu_s() + host_wait_s; }
-    // The GPU cannot run ahead of the CPU: a pass takes at least cpu_s.
-    void bind_host() { host_wait_s = cpu_s > gpu_s() ? cpu_s - gpu_s() : 0.0; }
+    // The GPU cannot run ahead of the CPU: a pass takes at least cpu_s. When
+    // the host is the slower, the gaps between kernels are its (the GPU
+    // waits for each launch), so the per-kernel overhead moves into the
+    // host's wait; the total is the same.
+    void bind_host() {
+        if (cpu_s > gpu_s()) {
+            host_wait_s = cpu_s - (gpu_s() - overhead_s);
+            overhead_s = 0;
+        } else {
+            host_wait_s = 0;
+        }
+    }
     // Inline: the estimate's per-stage loop runs these for every pipeline pass.
     PassTime& operator+=(const PassTime& o) {
         compute_s += o.compute_s;
@@ -90,6 +100,10 @@ struct PlanContext {
     double tp_exposed = 1;  // share of TP traffic that costs step time
     double host_op_s = 0;      // CPU per forward operator (calibration host_op_us)
     double host_bwd_op_s = 0;  // CPU per autograd node (calibration host_bwd_op_us)
+    // The training loop's host work once per step outside the passes
+    // (framework hf: torch.optim's Python over the parameter tensors), spread
+    // over the step's micro-batches as host time of their backward.
+    double host_step_s = 0;
 };
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal);

@@ -143,6 +143,17 @@ std::vector<Candidate> candidates(const Job& job) {
     if (t.micro_batch % 2 == 0)
         out.push_back({fmt::format("micro_batch_size {}", t.micro_batch / 2),
                        {fmt::format("training.micro_batch_size={}", t.micro_batch / 2)}});
+    // One micro-batch per step (a one-GPU job, typically): a larger one
+    // needs a larger global batch, the usual cure of a host-bound step.
+    if (t.global_batch == static_cast<int64_t>(p.dp) * t.micro_batch)
+        out.push_back({fmt::format("micro_batch_size {} (global batch {})", 2 * t.micro_batch, 2 * t.global_batch),
+                       {fmt::format("training.micro_batch_size={}", 2 * t.micro_batch),
+                        fmt::format("training.global_batch_size={}", 2 * t.global_batch)}});
+    // The eager PyTorch stacks' host and element-wise levers.
+    const bool eager = t.framework == Framework::hf || t.framework == Framework::fsdp;
+    if (eager && !t.compile && !t.xla) out.push_back({"torch.compile", {"training.compile=true"}});
+    if (t.optimizer_kernel == OptimizerKernel::foreach)
+        out.push_back({"fused AdamW (fused=True)", {"training.optimizer_kernel=fused"}});
     if (p.tp > 1) {
         out.push_back({fmt::format("sequence_parallel {}", p.sequence_parallel ? "off" : "on"),
                        {fmt::format("parallel.sequence_parallel={}", !p.sequence_parallel)}});

@@ -68,17 +68,18 @@ double peak(YamlSection& s, const std::string& key, std::optional<double> fallba
 void read_peaks(YamlSection& parent, Gpu& g) {
     YAML::Node n = parent.raw("peak_tflops");
     const std::string path = parent.key_path("peak_tflops");
-    if (!n) throw parent.missing("peak_tflops", "expected {fp16, bf16, fp8, tf32} dense TFLOP/s");
-    if (!n.IsMap()) throw InputError(parent.file(), path, "expected a mapping {fp16, bf16, fp8, tf32}");
+    if (!n) throw parent.missing("peak_tflops", "expected {fp16, bf16, fp8, tf32, fp32} dense TFLOP/s");
+    if (!n.IsMap()) throw InputError(parent.file(), path, "expected a mapping {fp16, bf16, fp8, tf32, fp32}");
     YamlSection s(n, parent.file(), path);
     // The whole schema first: a missing fp16 beside a given bf16 is "missing",
     // not a typo of bf16.
-    s.check_keys({"fp16", "bf16", "fp8", "tf32"});
+    s.check_keys({"fp16", "bf16", "fp8", "tf32", "fp32"});
     // 0 marks a precision without tensor-core support (V100 bf16).
     g.peak_fp16_tflops = peak(s, "fp16", std::nullopt);
     g.peak_bf16_tflops = peak(s, "bf16", std::nullopt);
     g.peak_fp8_tflops = peak(s, "fp8", 0.0);
     g.peak_tf32_tflops = peak(s, "tf32", 0.0);
+    g.peak_fp32_tflops = peak(s, "fp32", 0.0);
     s.finish();
     if (g.peak_fp16_tflops <= 0 && g.peak_bf16_tflops <= 0)
         throw InputError(parent.file(), path, "fp16 and bf16 are both 0; expected a dense peak");

@@ -65,6 +65,14 @@ std::vector<JobWarning> job_warnings(const Job& job) {
         if (p.moe_a2a_overlap) dense("parallel.moe_a2a_overlap");
         if (p.moe_dispatcher != MoeDispatcher::alltoall) dense("parallel.moe_dispatcher");
     }
+    // transformers' experts under autocast run fp32 GEMMs on the CUDA cores
+    // (workload/layer_work.h GemmShape::fp32_loop), priced from the
+    // catalog's fp32 peak; without one they are priced as bf16.
+    if (m.is_moe() && t.framework == Framework::hf && p.zero < 3 && t.precision != Precision::fp32 &&
+        c.gpu.peak_fp32_tflops <= 0)
+        warn("cluster.gpu", fmt::format("{} has no fp32 (CUDA-core) peak in its spec: transformers' experts, which run "
+                                        "fp32 GEMMs under autocast, are priced as bf16 grouped GEMMs (too fast)",
+                                        c.gpu.name));
     // Memory settings that act under one recompute mode only (the search
     // changes the mode and keeps them: a warning, not an error).
     if (p.remat_policy != RematPolicy::unset && p.recompute != Recompute::selective)

@@ -43,7 +43,7 @@ std::string list_gpus(bool json) {
                            {"arch", g.arch},
                            {"compute_model", t ? to_string(t->compute) : ""},
                            {"peak_tflops", {{"fp16", g.peak_fp16_tflops}, {"bf16", g.peak_bf16_tflops}, {"fp8", g.peak_fp8_tflops},
-                                             {"tf32", g.peak_tf32_tflops}}},
+                                             {"tf32", g.peak_tf32_tflops}, {"fp32", g.peak_fp32_tflops}}},
                            {"memory_bytes", g.memory_bytes},
                            {"hbm_GBps", g.hbm_GBps},
                            {"nvlink_GBps", g.nvlink_GBps},

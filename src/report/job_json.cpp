@@ -75,6 +75,7 @@ nlohmann::json cluster_json(const Cluster& c, Precision precision) {
     nlohmann::json peak = {{"fp16", g.peak_fp16_tflops}, {"bf16", g.peak_bf16_tflops}};
     if (g.peak_fp8_tflops > 0) peak["fp8"] = g.peak_fp8_tflops;
     if (g.peak_tf32_tflops > 0) peak["tf32"] = g.peak_tf32_tflops;
+    if (g.peak_fp32_tflops > 0) peak["fp32"] = g.peak_fp32_tflops;
     const nlohmann::json gpu = {{"name", g.name},
                                 {"arch", g.arch},
                                 {"peak_tflops", peak},

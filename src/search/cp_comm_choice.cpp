@@ -43,7 +43,7 @@ CpCommType CpCommChooser::operator()(const SearchLayout& l) {
         for (size_t k = 0; k < j.model.kinds().size(); ++k) {
             const LayerKind& kind = j.model.kinds()[k];
             const LayerTime lt = layer_time(ctx, layer_work(j.model, kind, j.training, j.plan),
-                                            host_ops(kind, j.training, j.plan), j.plan);
+                                            host_ops(j.model, kind, j.training, j.plan), j.plan);
             s += (lt.fwd.gpu_s() + lt.bwd.gpu_s()) * j.model.kind_count(static_cast<int>(k));
         }
         if (best_s < 0 || s < best_s) {

@@ -86,8 +86,7 @@ StackCounts counts(Framework f) {
         case Framework::megatron_core: return {12, 30, 30, 14, 14, 0, 0, 0, 0, 0};
         case Framework::fsdp: return {12, 51, 51, 30, 30, 0, 0, 2, 0, 0};
         case Framework::deepspeed: return {12, 51, 51, 30, 30, 0, 0, 12, 0, 0};
-        // A Hugging Face model runs the same eager operators as torchtitan's
-        // (counted as fsdp's until issue 38 counts transformers' own).
+        // Framework hf is counted in host_ops_hf.cpp.
         case Framework::hf: return {12, 51, 51, 30, 30, 0, 0, 2, 0, 0};
     }
     return {0, 45, 39, 50, 45, 39, 42, 0, 4, 14};
@@ -95,9 +94,10 @@ StackCounts counts(Framework f) {
 
 }  // namespace
 
-HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p) { return host_ops(m.kind(0), t, p); }
+HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p) { return host_ops(m, m.kind(0), t, p); }
 
-HostOps host_ops(const LayerKind& m, const Training& t, const ParallelPlan& p) {
+HostOps host_ops(const Model& model, const LayerKind& m, const Training& t, const ParallelPlan& p) {
+    if (t.framework == Framework::hf) return hf_host_ops(model, m, t, p);
     const StackCounts c = counts(t.framework);
     const bool unfused = t.attention == AttentionKernel::unfused;
     HostOps h;

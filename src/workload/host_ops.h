@@ -6,6 +6,7 @@
 // and host_bwd_op_us turn them into time.
 #pragma once
 
+#include "lostflops/model.h"
 #include "lostflops/spec.h"
 
 namespace lostflops {
@@ -32,8 +33,13 @@ struct HostOps {
     double microbatch_fwd = 0, microbatch_bwd = 0;
 };
 
-// The layer counts of a layer of kind `k`.
-HostOps host_ops(const LayerKind& k, const Training& t, const ParallelPlan& p);
+// Framework hf (workload/host_ops_hf.cpp): transformers' own operators, and
+// the parameter tensors torch.optim's Python walks once per optimizer step.
+HostOps hf_host_ops(const Model& m, const LayerKind& k, const Training& t, const ParallelPlan& p);
+double hf_param_tensors(const Model& m);
+
+// The layer counts of a layer of kind `k` of `m`.
+HostOps host_ops(const Model& m, const LayerKind& k, const Training& t, const ParallelPlan& p);
 // A uniform model's (precondition: m.uniform()).
 HostOps host_ops(const Model& m, const Training& t, const ParallelPlan& p);
 

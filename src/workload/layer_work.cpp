@@ -154,10 +154,13 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         router_gemm = w.gemm_count;
         w.moe_first_gemm = router_gemm;
         add(tokens / sp_div, e.experts, h);  // router
+        const bool fp32_loop = eager_autocast(tr, p);  // GemmShape::fp32_loop
         add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
         w.gemms[w.gemm_count - 1].grouped = true;
+        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
         add(per_expert, h, e.expert.ffn / etp, local_experts);
         w.gemms[w.gemm_count - 1].grouped = true;
+        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
         ffn_width = static_cast<double>(e.expert.ffn) * e.top_k;
         if (e.shared_ffn > 0) {
             add(tokens, (gated ? 2.0 : 1.0) * e.shared_ffn / ffn_div, h);  // shared experts, one fused MLP
@@ -411,6 +414,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
 
     layer_params(m, k, p, traits, w);
+    if (eager_autocast(tr, p) && !tr.compile && !xla) add_autocast_traffic(k, tokens, h, rope_elems, blocks, w);
+    if (tr.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1) add_fsdp2_traffic(w);
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,
                          .gated = gated};

@@ -19,6 +19,13 @@ struct GemmShape {
     // cost/grouped_gemm.h): its tiles share one launch, small groups lose
     // efficiency by DeepGEMM's component table.
     bool grouped = false;
+    // transformers' experts under bf16 autocast over fp32 weights
+    // (framework hf, zero below 3): torch._grouped_mm is not on autocast's
+    // lists, so it gets fp32 operands and runs its fallback, one fp32
+    // torch.mm per group on the CUDA cores (TF32 off), launched from a
+    // Python-level loop (the Qwen3-MoE trace: 3,072 aten::mm under 24
+    // aten::_grouped_mm, sm80_xmma_gemm_f32f32 kernels).
+    bool fp32_loop = false;
 };
 
 struct LayerWork {

@@ -54,4 +54,14 @@ struct StackShapes {
 void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, const ParallelPlan& p,
                         const StackShapes& s, LayerWork& w);
 
+// Framework hf under bf16 autocast over fp32 weights (eager_ledger.h
+// eager_autocast, not compiled): its casts, fp32 residual stream, norms and
+// rotary over the eager stack's counts, and the per-step weight casts
+// (eager_traffic.cpp). After layer_params (needs w.params).
+void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks,
+                          LayerWork& w);
+// Framework hf under FSDP2 (zero 3): the copies of each layer's unshard and
+// gradient reduce on one rank (eager_traffic.cpp). After layer_params.
+void add_fsdp2_traffic(LayerWork& w);
+
 }  // namespace lostflops

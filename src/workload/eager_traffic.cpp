@@ -1,0 +1,67 @@
+// Memory-bound traffic of a Hugging Face model under bf16 autocast over fp32
+// weights (framework hf, zero below 3), over the eager stack's own counts in
+// layer_work.cpp (RMSNorm 36 bytes, residual add 6, rotary 20 per element:
+// torchtitan's bf16 model). Read off transformers 5.17's LlamaDecoderLayer
+// and checked kernel by kernel on one layer of
+// shared/traces/h200/h200-llama3.2-1b-s4096-b2-autocast.json.gz:
+//   - the residual stream is fp32 (the embedding and every residual add run
+//     in fp32 under autocast), so RMSNorm reads it in fp32: pow (read 4,
+//     write 4), mean (4), x * rsqrt (4, 4), weight * x (4, 4) = 28 bytes
+//     per element, no upcast or downcast; the residual adds read fp32 and
+//     the bf16 GEMM output and write fp32: 10 bytes;
+//   - every linear whose input is fp32 casts it to bf16 itself (autocast
+//     casts activations per call, not once): q, k and v each cast the
+//     normed input, gate and up the second norm's (bfloat16_copy_kernel,
+//     read 4, write 2 per element), the router its input;
+//   - rotary multiplies bf16 q and k by fp32 cos and sin, so q and k leave
+//     it in fp32: mul (read 2, write 4), rotate_half's neg (2 + 2 on half)
+//     and cat (2 + 2), mul (2, 4), add (8, 4) = 30 bytes, and SDPA casts
+//     them back (4, 2): 36 against 20;
+//   - autocast casts each fp32 weight to bf16 at its first use in every
+//     forward (6 bytes per parameter: the cache lives for one autocast
+//     region), and backward casts each bf16 weight gradient to fp32
+//     (ToCopyBackward0, 6 bytes per parameter).
+// Backward activation traffic is twice the forward's, as for every layer
+// (layer_work.cpp; the trace's layer: 2.63 ms against 1.28 ms forward).
+#include "workload/layer_work_parts.h"
+
+namespace lostflops {
+
+void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks,
+                          LayerWork& w) {
+    double casts = 0;  // linears fed an fp32 activation
+    if (k.has_attention()) casts += k.attention.fused_qkv ? 1 : 3;
+    const auto mlp_casts = [](const Mlp& m) {
+        return m.kind == MlpKind::none ? 0.0 : m.kind == MlpKind::gated && !m.fused_gate_up ? 2.0 : 1.0;
+    };
+    casts += mlp_casts(k.mlp);
+    if (k.is_moe()) casts += 1 + (k.moe.shared_ffn > 0 ? 2 : 0);  // router, shared expert
+    const double act = tokens * h * (k.norms * (28.0 - 36.0) + casts * 6.0 + blocks * (10.0 - 6.0)) +
+                       tokens * rope_elems * (36.0 - 20.0);
+    const double weights = 6.0 * w.params;
+    const double weight_kernels = w.dense_tensors;
+    w.mem_bytes_fwd += act + weights;
+    w.mem_bytes_bwd += 2 * act + weights;
+    const double q_k_casts = rope_elems > 0 ? 2 : 0;
+    w.kernels_fwd += casts + q_k_casts + weight_kernels;
+    w.kernels_bwd += 2 * (casts + q_k_casts) + weight_kernels;
+}
+
+// FSDP2's unshard and reduce around every layer on one rank
+// (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, torch 2.11):
+// forward, all_gather_copy_in casts the fp32 shard into the bf16 all-gather
+// buffer (read 4, write 2 bytes per parameter), the all-gather of one rank
+// copies it (2, 2) and foreach_all_gather_copy_out splits it into the
+// parameters (2, 2): 14 bytes; backward unshards again (reshard after
+// forward, the default below the root: 14) and foreach_reduce casts the bf16
+// gradients into the fp32 reduce-scatter input (2, 4) that the reduce-scatter
+// of one rank copies (4, 4): 28 bytes.
+void add_fsdp2_traffic(LayerWork& w) {
+    const double params = w.params + w.expert_params;
+    w.mem_bytes_fwd += 14.0 * params;
+    w.mem_bytes_bwd += 28.0 * params;
+    w.kernels_fwd += 3;
+    w.kernels_bwd += 5;
+}
+
+}  // namespace lostflops

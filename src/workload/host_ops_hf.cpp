@@ -1,0 +1,176 @@
+// Host operators of a Hugging Face transformers model in eager PyTorch
+// (training.framework hf), counted the way the profiler records them:
+// top-level operators the forward issues from Python, top-level autograd
+// nodes the backward's engine evaluates.
+//
+// Read off one LlamaDecoderLayer of transformers 5.17 under bf16 autocast
+// (modeling_llama.py) and checked operator by operator on the host side of
+// shared/traces/h200/h200-qwen05-like-s2048-b1-autocast.json.gz
+// (scripts/eager_host_costs.py: 52 forward operators, 90 backward nodes per
+// layer). The forward of one layer, in order:
+//   RMSNorm (LlamaRMSNorm.forward: to, pow, mean, add, rsqrt, mul, to, mul) 8
+//   q, k, v projections: linear, view, transpose each 9
+//   rotary (apply_rotary_pos_emb): unsqueeze cos and sin 2, then for q and k
+//     mul, rotate_half (slice, slice, neg, cat), mul, add 7 + 7
+//   SDPA 1, transpose, reshape, o_proj 3, residual add 1
+//   RMSNorm 8, SwiGLU MLP (linear, silu, linear, mul, linear) 5, residual add 1
+// = 52. The backward's 90 nodes per layer are the forward's differentiable
+// operators, the autocast casts of every linear's weight and input
+// (ToCopyBackward0, 14), the linears' TBackward0 / UnsafeViewBackward0 and an
+// AccumulateGrad per parameter tensor (9): 90 / 52 nodes per forward
+// operator, the ratio used for other layers of the family.
+// Under FSDP2 (fully_shard per layer, MixedPrecisionPolicy bf16) the same
+// layer is 71 operators forward (the pre- and post-forward hooks: unshard,
+// copy-out, views of the flat buffer, reshard) and 81 nodes backward (no
+// autocast casts; the post-backward hook's reduce), from
+// shared/traces/h200/h200-llama3.2-1b-s4096-b2-fsdp2.json.gz (same script).
+// Outside the layers: before the first layer 30 operators (embedding lookup,
+// position ids, the causal-mask checks, rotary cos and sin), after the last
+// 19 (final norm, lm_head, the fp32 upcast, shift and cross-entropy of
+// ForCausalLMLoss); backward 19 nodes for those and 2 for the embedding.
+#include "workload/host_ops.h"
+
+#include "workload/eager_ledger.h"
+
+namespace lostflops {
+
+namespace {
+
+constexpr double kRmsNormOps = 8;     // LlamaRMSNorm.forward
+constexpr double kLayerNormOps = 1;   // nn.LayerNorm: one aten::layer_norm
+constexpr double kBwdNodesPerOp = 90.0 / 52.0;
+constexpr double kFsdp2HookOps = 71 - 52;   // per layer, forward
+constexpr double kFsdp2BwdNodes = 81 - 90;  // per layer, backward (no autocast casts)
+
+double norm_ops(NormKind n) { return n == NormKind::rms ? kRmsNormOps : kLayerNormOps; }
+
+// Forward operators of a dense MLP or one expert's MLP.
+double mlp_ops(const Mlp& m) {
+    if (m.kind == MlpKind::none) return 0;
+    // gated: gate linear, act, up linear, mul, down linear (a fused gate_up:
+    // one linear and a chunk, as many); dense: linear, act, linear.
+    double ops = m.kind == MlpKind::gated ? 5 : 3;
+    // A composite activation (transformers' NewGELUActivation:
+    // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3))))) is
+    // eight operators, not one.
+    if (m.act_composite) ops += 7;
+    return ops;
+}
+
+}  // namespace
+
+namespace {
+
+// torch.compile (training.compile): Inductor's wrapper launches each fused
+// kernel and each extern kernel (cuBLAS GEMMs, SDPA) itself; the host's
+// work per layer is those launches (the compiled_launch_us cost each).
+// Forward: the GEMMs, the attention kernel, and one fused kernel per
+// pointwise chain between them (each norm with its casts and the residual
+// add before it, the rotary embedding of q and k, the activation);
+// backward: two GEMMs per GEMM, the attention backward and its
+// preprocessing, and one fused kernel per chain again, twice as many.
+HostOps hf_compiled_host_ops(const LayerKind& k) {
+    double gemms = 0, chains = k.norms;
+    if (k.has_attention()) {
+        gemms += k.attention.fused_qkv ? 2 : 4;
+        chains += 1;  // rotary
+    }
+    const auto mlp = [](const Mlp& m) { return m.kind == MlpKind::none ? 0.0 : m.kind == MlpKind::gated ? 3.0 : 2.0; };
+    if (k.mlp.kind != MlpKind::none) {
+        gemms += mlp(k.mlp);
+        chains += 1;
+    }
+    if (k.is_moe()) {
+        gemms += 3;   // router, the two grouped expert GEMMs
+        chains += 4;  // softmax / top-k, sort, scatter, activation
+    }
+    const double attention = k.has_attention() ? 1 : 0;
+    HostOps h;
+    h.layer_fwd = gemms + attention + chains;
+    h.layer_bwd = 2 * gemms + 2 * attention + 2 * chains;
+    h.head_fwd = 3;  // final norm, lm_head, the fused loss
+    h.head_bwd = 4;
+    h.embed_fwd = 2;
+    h.embed_bwd = 2;
+    return h;
+}
+
+}  // namespace
+
+HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, const ParallelPlan& p) {
+    if (t.compile) return hf_compiled_host_ops(k);
+    HostOps h;
+    double fwd = k.norms * norm_ops(model.norm) + 2;  // and the two residual adds
+    if (k.has_attention()) {
+        const Attention& a = k.attention;
+        fwd += a.fused_qkv ? 1 + 1 + 6 : 9;  // one linear and a split, or three; view + transpose each
+        if (a.qk_norm) fwd += 2 * kRmsNormOps;
+        if (model.positions == 0) fwd += 16;  // rotary on q and k
+        fwd += 4;                             // SDPA, transpose, reshape, o_proj
+        if (a.output_gate) fwd += 3;          // gate projection, sigmoid, mul
+    }
+    fwd += mlp_ops(k.mlp);
+    if (k.is_moe()) {
+        // transformers 5.17's sparse MoE block (modeling_qwen3_moe.py with
+        // the grouped_mm experts): router linear, softmax, topk, renormalise,
+        // sort the tokens by expert, histc / cumsum offsets, two
+        // torch._grouped_mm with the activation between, scatter back: 40
+        // top-level operators on the Qwen3-MoE trace
+        // (h200-qwen3-moe-4l-s4096-b1-autocast). The per-expert loop inside
+        // _grouped_mm's fallback is not host operators of this count.
+        fwd += 40;
+        if (k.moe.shared_ffn > 0) fwd += 5 + (k.moe.shared_gate ? 3 : 0);
+    }
+    h.layer_fwd = fwd;
+    h.layer_bwd = fwd * kBwdNodesPerOp;
+    if (k.is_moe() && eager_autocast(t, p)) {
+        // _grouped_mm's fp32 fallback (layer_work.h GemmShape::fp32_loop)
+        // issues one torch.mm per local expert from its loop: two calls
+        // forward, their input and weight gradients backward (the trace:
+        // 3,072 mm for 4 layers of 128 experts).
+        const double local = static_cast<double>(k.moe.experts) / p.ep;
+        h.layer_fwd += 2 * local;
+        h.layer_bwd += 4 * local;
+    }
+    if (p.zero >= 3) {
+        h.layer_fwd += kFsdp2HookOps;
+        h.layer_bwd += kFsdp2BwdNodes;
+    }
+    // torch.utils.checkpoint (gradient_checkpointing_enable, non-reentrant):
+    // the forward runs again inside the backward; its own bookkeeping
+    // (saved-tensor hooks, RNG state) is a few operators.
+    h.checkpoint_py = 4;
+    h.head_fwd = 19;
+    h.head_bwd = 19;
+    h.embed_fwd = 30;
+    h.embed_bwd = 2;
+    return h;
+}
+
+double hf_param_tensors(const Model& model) {
+    double n = 3;  // embedding, final norm, lm_head (tied: one fewer, the embedding's)
+    if (model.tied_embeddings) n -= 1;
+    const double per_norm = model.norm == NormKind::layer_bias ? 2 : model.norm == NormKind::none ? 0 : 1;
+    for (int i = 0; i < static_cast<int>(model.kinds().size()); ++i) {
+        const LayerKind& k = model.kinds()[i];
+        double t = k.norms * per_norm;
+        if (k.has_attention()) {
+            const Attention& a = k.attention;
+            t += (a.fused_qkv ? 1 : 3) * (a.qkv_bias ? 2 : 1) + (a.out_bias ? 2 : 1);
+            if (a.qk_norm) t += 2;
+        }
+        const auto mlp = [](const Mlp& m) {
+            if (m.kind == MlpKind::none) return 0.0;
+            const double mats = m.kind == MlpKind::gated ? (m.fused_gate_up ? 2 : 3) : 2;
+            return mats * (m.bias ? 2 : 1);
+        };
+        t += mlp(k.mlp);
+        // transformers 5 keeps the routed experts as two stacked tensors
+        // (gate_up_proj, down_proj) and a router weight.
+        if (k.is_moe()) t += 3 + (k.moe.shared_ffn > 0 ? 3 : 0) + (k.moe.shared_gate ? 1 : 0);
+        n += t * model.kind_count(i);
+    }
+    return n;
+}
+
+}  // namespace lostflops

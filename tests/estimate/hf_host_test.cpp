@@ -1,0 +1,126 @@
+// The host's operators of a Hugging Face model in eager PyTorch (framework
+// hf) and the step of a host-bound one-GPU job, against counts and times
+// computed by hand from src/workload/host_ops_hf.cpp and the calibration.
+#include <gtest/gtest.h>
+
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "test_util.h"
+#include "workload/host_ops.h"
+#include "workload/layer_work.h"
+
+namespace lostflops {
+namespace {
+
+// The Qwen2.5-0.5B shape of shared/reference/h200 (as a Llama): 24 layers,
+// SwiGLU, RMSNorm, rotary, tied embeddings, one GPU, one sequence of 2048.
+Job qwen05_like(std::vector<std::string> sets = {}) {
+    std::vector<std::string> all = {
+        "model.num_hidden_layers=24", "model.hidden_size=896", "model.intermediate_size=4864",
+        "model.num_attention_heads=14", "model.num_key_value_heads=2", "model.vocab_size=151936",
+        "model.hidden_act=silu", "model.tie_word_embeddings=true", "cluster.gpu=h200-sxm", "cluster.num_gpus=1",
+        "cluster.gpus_per_node=1", "training.seq_length=2048", "training.global_batch_size=1",
+        "training.micro_batch_size=1", "training.framework=hf", "training.optimizer_kernel=fused", "parallel.tp=1",
+        "parallel.pp=1", "parallel.zero=0", "parallel.recompute=none"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    return parse_job(test::small_job_text(), "qwen05.yaml", all);
+}
+
+TEST(HfHostOps, LlamaLayerIsTheTracesFiftyTwoOperatorsAndNinetyNodes) {
+    // RMSNorm 8 x 2, residual adds 2, q/k/v 9, rotary 16, SDPA + transpose +
+    // reshape + o_proj 4, SwiGLU 5 = 52; backward 52 x 90 / 52 = 90.
+    const Job job = qwen05_like();
+    const HostOps h = host_ops(job.model, job.training, job.plan);
+    EXPECT_DOUBLE_EQ(h.layer_fwd, 52);
+    EXPECT_NEAR(h.layer_bwd, 90, 1e-12);
+    EXPECT_DOUBLE_EQ(h.head_fwd + h.embed_fwd, 49);
+    EXPECT_DOUBLE_EQ(h.head_bwd + h.embed_bwd, 21);
+    // FSDP2 on one rank: its hooks, no autocast casts (the fsdp2 trace: 71, 81).
+    const Job fsdp2 = qwen05_like({"parallel.zero=3", "training.optimizer_kernel=foreach"});
+    const HostOps f = host_ops(fsdp2.model, fsdp2.training, fsdp2.plan);
+    EXPECT_DOUBLE_EQ(f.layer_fwd, 71);
+    EXPECT_NEAR(f.layer_bwd, 81, 1e-12);
+}
+
+TEST(HfHostOps, ParameterTensorsAreTheOptimizersTwoHundredEighteen) {
+    // 24 x (q, k, v, o, gate, up, down, two norms) + embedding + final norm,
+    // lm_head tied: 218, as torch.optim walked them on the trace.
+    EXPECT_DOUBLE_EQ(hf_param_tensors(qwen05_like().model), 218);
+    EXPECT_DOUBLE_EQ(hf_param_tensors(qwen05_like({"model.tie_word_embeddings=false"}).model), 219);
+}
+
+TEST(HfHostBound, StepIsTheHostsTimeWhenTheGpuWaits) {
+    // Every per-operator cost doubled: a host-bound step grows by exactly one
+    // more host time. By hand, at hf_host_op_us 26, hf_host_bwd_op_us 23,
+    // hf_optimizer_tensor_us 10: 24 x 52 + 49 = 1,297 operators, 24 x 90 + 21
+    // = 2,181 nodes, 218 tensors: 33,722 + 50,163 + 2,180 = 86,065 us.
+    const Job job = qwen05_like();
+    const Calibration one = default_calibration();
+    ASSERT_DOUBLE_EQ(one.hf_host_op_us, 26);
+    ASSERT_DOUBLE_EQ(one.hf_host_bwd_op_us, 23);
+    ASSERT_DOUBLE_EQ(one.hf_optimizer_tensor_us, 10);
+    Calibration two = one;
+    two.hf_host_op_us *= 2;
+    two.hf_host_bwd_op_us *= 2;
+    two.hf_optimizer_tensor_us *= 2;
+    const Estimate e1 = estimate(job, one), e2 = estimate(job, two);
+    ASSERT_GT(e1.breakdown.host_s, 0.0);
+    EXPECT_NEAR(e2.step_time_s - e1.step_time_s, 86065e-6, 1e-7);
+    // The Megatron costs play no part in an hf job.
+    Calibration megatron = one;
+    megatron.host_op_us = 1000;
+    megatron.host_bwd_op_us = 1000;
+    EXPECT_DOUBLE_EQ(estimate(job, megatron).step_time_s, e1.step_time_s);
+}
+
+TEST(HfHostBound, OtherFrameworksIgnoreTheHfCosts) {
+    const Job job = qwen05_like({"training.framework=fsdp"});
+    Calibration c = default_calibration();
+    const double base = estimate(job, c).step_time_s;
+    c.hf_host_op_us = c.hf_host_bwd_op_us = c.hf_optimizer_tensor_us = 1000;
+    EXPECT_DOUBLE_EQ(estimate(job, c).step_time_s, base);
+}
+
+
+TEST(HfHostOps, CompiledLayerIsInductorsLaunches) {
+    // GEMMs 7, attention 1, fused chains 4 (two norms, rotary, SwiGLU) = 12;
+    // backward 14 + 2 + 8 = 24, each at compiled_launch_us.
+    const Job job = qwen05_like({"training.compile=true"});
+    const HostOps h = host_ops(job.model, job.training, job.plan);
+    EXPECT_DOUBLE_EQ(h.layer_fwd, 12);
+    EXPECT_DOUBLE_EQ(h.layer_bwd, 24);
+    Calibration one = default_calibration(), two = one;
+    two.compiled_launch_us *= 2;
+    two.hf_host_op_us = two.hf_host_bwd_op_us = 1000;  // the eager costs play no part
+    // Host-bound even compiled at twice the launch cost? Not asserted; the
+    // step never falls when the launches cost more.
+    EXPECT_GE(estimate(job, two).step_time_s, estimate(job, one).step_time_s);
+}
+
+TEST(HfTraffic, AutocastAddsItsCastsFp32StreamAndRotaryOverTheEagerStack) {
+    // Against the same layer under the eager fsdp stack, per 2,048 tokens of
+    // the Qwen2.5-0.5B shape (h 896, rotary on (14 + 2) x 64 = 1,024 q and k
+    // elements): norms 2 x (28 - 36) + casts 5 x 6 + residual adds 2 x
+    // (10 - 6) = 22 bytes per hidden element, rotary 36 - 20 = 16 per q/k
+    // element: 2,048 x (896 x 22 + 1,024 x 16) = 73,924,608 bytes; weight
+    // casts 6 x 14,911,232 parameters = 89,467,392 bytes forward and again
+    // backward (the gradients' casts); backward activations twice.
+    const Job hf = qwen05_like();
+    const Job eager = qwen05_like({"training.framework=fsdp"});
+    const LayerWork a = layer_work(hf.model, hf.model.kind(0), hf.training, hf.plan);
+    const LayerWork b = layer_work(eager.model, eager.model.kind(0), eager.training, eager.plan);
+    ASSERT_DOUBLE_EQ(a.params, 14911232);
+    EXPECT_NEAR(a.mem_bytes_fwd - b.mem_bytes_fwd, 73924608.0 + 89467392.0, 1);
+    EXPECT_NEAR(a.mem_bytes_bwd - b.mem_bytes_bwd, 2 * 73924608.0 + 89467392.0, 1);
+    // FSDP2 computes in bf16: no autocast traffic, but its unshard copies
+    // (14 bytes per parameter forward) and unshard + reduce copies (28
+    // backward) on one rank.
+    const Job fsdp2 = qwen05_like({"parallel.zero=3", "training.optimizer_kernel=foreach"});
+    const LayerWork c = layer_work(fsdp2.model, fsdp2.model.kind(0), fsdp2.training, fsdp2.plan);
+    EXPECT_NEAR(c.mem_bytes_fwd - b.mem_bytes_fwd, 14.0 * 14911232, 1);
+    EXPECT_NEAR(c.mem_bytes_bwd - b.mem_bytes_bwd, 28.0 * 14911232, 1);
+}
+
+}  // namespace
+}  // namespace lostflops
