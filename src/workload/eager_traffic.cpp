@@ -21,6 +21,16 @@
 //     forward (6 bytes per parameter: the cache lives for one autocast
 //     region), and backward casts each bf16 weight gradient to fp32
 //     (ToCopyBackward0, 6 bytes per parameter).
+//   - a composite activation runs as its chain of PyTorch operators, not one
+//     kernel (layer_work.cpp counts 4 bytes per element: read 2, write 2):
+//     transformers' NewGELUActivation, 0.5 * x * (1 + tanh(sqrt(2 / pi) *
+//     (x + 0.044715 * pow(x, 3)))), starts with pow, on autocast's fp32
+//     list, so the chain runs in fp32 from there: pow (read 2, write 4),
+//     scale (4, 4), add x (2 + 4, 4), scale (4, 4), tanh (4, 4), add 1 (4, 4),
+//     0.5 * x (2, 2), multiply (2 + 4, 4) = 62 bytes, and the down projection
+//     casts its fp32 input (4, 2): 68 (gelu_fast, without pow, is priced the
+//     same: an over-count); QuickGELU x * sigmoid(1.702 x) in bf16: 14;
+//     GELUActivation's Python erf form (divide, erf, add, two multiplies, bf16): 20.
 // Backward activation traffic is twice the forward's, as for every layer
 // (layer_work.cpp; the trace's layer: 2.63 ms against 1.28 ms forward).
 #include "workload/layer_work_parts.h"
@@ -36,15 +46,23 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
     };
     casts += mlp_casts(k.mlp);
     if (k.is_moe()) casts += 1 + (k.moe.shared_ffn > 0 ? 2 : 0);  // router, shared expert
-    const double act = tokens * h * (k.norms * (28.0 - 36.0) + casts * 6.0 + blocks * (10.0 - 6.0)) +
-                       tokens * rope_elems * (36.0 - 20.0);
+    double act = tokens * h * (k.norms * (28.0 - 36.0) + casts * 6.0 + blocks * (10.0 - 6.0)) +
+                 tokens * rope_elems * (36.0 - 20.0);
+    double chain_kernels = 0;
+    if (k.mlp.kind != MlpKind::none && k.mlp.act_composite) {
+        const double bytes = k.mlp.act == Activation::gelu_tanh    ? 68.0
+                             : k.mlp.act == Activation::quick_gelu ? 14.0
+                                                                   : 20.0;
+        act += tokens * static_cast<double>(k.mlp.ffn) * (bytes - 4.0);
+        chain_kernels = k.mlp.act == Activation::gelu_tanh ? 8 : k.mlp.act == Activation::quick_gelu ? 2 : 4;
+    }
     const double weights = 6.0 * w.params;
     const double weight_kernels = w.dense_tensors;
     w.mem_bytes_fwd += act + weights;
     w.mem_bytes_bwd += 2 * act + weights;
     const double q_k_casts = rope_elems > 0 ? 2 : 0;
-    w.kernels_fwd += casts + q_k_casts + weight_kernels;
-    w.kernels_bwd += 2 * (casts + q_k_casts) + weight_kernels;
+    w.kernels_fwd += casts + q_k_casts + chain_kernels + weight_kernels;
+    w.kernels_bwd += 2 * (casts + q_k_casts + chain_kernels) + weight_kernels;
 }
 
 // FSDP2's unshard and reduce around every layer on one rank

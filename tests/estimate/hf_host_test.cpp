@@ -122,5 +122,19 @@ TEST(HfTraffic, AutocastAddsItsCastsFp32StreamAndRotaryOverTheEagerStack) {
     EXPECT_NEAR(c.mem_bytes_bwd - b.mem_bytes_bwd, 28.0 * 14911232, 1);
 }
 
+TEST(HfTraffic, NewGeluRunsItsChainInFp32) {
+    // GPT-2-like layers (dense MLP of 4 x 896): gelu_new's chain is 68 bytes
+    // per FFN element forward where one GELU kernel is 4: 2,048 tokens x
+    // 3,584 x 64 = 469,762,048 bytes more forward, twice that backward.
+    const Job plain = qwen05_like({"model.hidden_act=gelu", "model.intermediate_size=3584"});
+    const Job chain = qwen05_like({"model.hidden_act=gelu_new", "model.intermediate_size=3584"});
+    const LayerWork a = layer_work(plain.model, plain.model.kind(0), plain.training, plain.plan);
+    const LayerWork b = layer_work(chain.model, chain.model.kind(0), chain.training, chain.plan);
+    ASSERT_FALSE(plain.model.kind(0).mlp.act_composite);
+    ASSERT_TRUE(chain.model.kind(0).mlp.act_composite);
+    EXPECT_NEAR(b.mem_bytes_fwd - a.mem_bytes_fwd, 2048.0 * 3584 * 64, 1);
+    EXPECT_NEAR(b.mem_bytes_bwd - a.mem_bytes_bwd, 2 * 2048.0 * 3584 * 64, 1);
+}
+
 }  // namespace
 }  // namespace lostflops
