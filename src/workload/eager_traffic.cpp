@@ -65,6 +65,23 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
     w.kernels_bwd += 2 * (casts + q_k_casts + chain_kernels) + weight_kernels;
 }
 
+// The same recipe under torch.compile: Inductor fuses each pointwise chain
+// into one kernel (layer_work.cpp's fused counts: a norm reads and writes 2
+// bytes per element, a residual add reads 4 and writes 2), but autocast's
+// semantics stay: the residual stream is fp32, so each norm reads 4 bytes
+// where the fused count has 2, each residual add reads fp32 and bf16 and
+// writes fp32 (10 where it has 6); the GEMMs are cuBLAS calls that take a
+// bf16 weight, so every fp32 weight is still cast each forward and each
+// gradient cast back (6 + 6 bytes per parameter).
+void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, double blocks, LayerWork& w) {
+    const double act = tokens * h * (k.norms * 2.0 + blocks * 4.0);
+    const double weights = 6.0 * w.params;
+    w.mem_bytes_fwd += act + weights;
+    w.mem_bytes_bwd += 2 * act + weights;
+    w.kernels_fwd += w.dense_tensors;
+    w.kernels_bwd += w.dense_tensors;
+}
+
 // FSDP2's unshard and reduce around every layer on one rank
 // (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, torch 2.11):
 // forward, all_gather_copy_in casts the fp32 shard into the bf16 all-gather

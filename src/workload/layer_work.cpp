@@ -414,7 +414,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
 
     layer_params(m, k, p, traits, w);
-    if (eager_autocast(tr, p) && !tr.compile && !xla) add_autocast_traffic(k, tokens, h, rope_elems, blocks, w);
+    if (eager_autocast(tr, p) && !xla) {
+        if (tr.compile)
+            add_compiled_autocast_traffic(k, tokens, h, blocks, w);
+        else
+            add_autocast_traffic(k, tokens, h, rope_elems, blocks, w);
+    }
     if (tr.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1) add_fsdp2_traffic(w);
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,

@@ -60,6 +60,9 @@ void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, 
 // (eager_traffic.cpp). After layer_params (needs w.params).
 void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks,
                           LayerWork& w);
+// The same under torch.compile (training.compile): the fp32 residual
+// stream through the fused kernels and the weight casts (eager_traffic.cpp).
+void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, double blocks, LayerWork& w);
 // Framework hf under FSDP2 (zero 3): the copies of each layer's unshard and
 // gradient reduce on one rank (eager_traffic.cpp). After layer_params.
 void add_fsdp2_traffic(LayerWork& w);

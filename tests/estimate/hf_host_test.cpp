@@ -136,5 +136,18 @@ TEST(HfTraffic, NewGeluRunsItsChainInFp32) {
     EXPECT_NEAR(b.mem_bytes_bwd - a.mem_bytes_bwd, 2 * 2048.0 * 3584 * 64, 1);
 }
 
+TEST(HfTraffic, CompiledAutocastKeepsItsFp32StreamAndWeightCasts) {
+    // Under torch.compile, over the fused counts of the fsdp stack: norms 2 x
+    // 2 and residual adds 2 x 4 bytes per hidden element, 2,048 x 896 x 12 =
+    // 22,020,096 bytes, and the weight casts 6 x 14,911,232 forward, again
+    // backward; backward activations twice.
+    const Job hf = qwen05_like({"training.compile=true"});
+    const Job fused = qwen05_like({"training.compile=true", "training.framework=fsdp"});
+    const LayerWork a = layer_work(hf.model, hf.model.kind(0), hf.training, hf.plan);
+    const LayerWork b = layer_work(fused.model, fused.model.kind(0), fused.training, fused.plan);
+    EXPECT_NEAR(a.mem_bytes_fwd - b.mem_bytes_fwd, 22020096.0 + 89467392.0, 1);
+    EXPECT_NEAR(a.mem_bytes_bwd - b.mem_bytes_bwd, 2 * 22020096.0 + 89467392.0, 1);
+}
+
 }  // namespace
 }  // namespace lostflops
