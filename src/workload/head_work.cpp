@@ -55,6 +55,19 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     // backward dots (the fusion above): 2 x 4 bytes.
     if (tr.xla) w.logits_memory_bytes = tokens * v_local * (4 + 4);
     if (tr.framework == Framework::hf) {
+        // transformers' ForCausalLMLoss (loss/loss_utils.py): logits.float()
+        // (read 2, write 4 bytes per logit), F.cross_entropy = log_softmax
+        // (its max and sum passes read 4 twice, the output written 4) and
+        // nll_loss; backward nll_loss_backward writes a dense zero-filled
+        // gradient (4), log_softmax_backward reads it and the saved output
+        // and writes (4 + 4 + 4), and the float() cast's backward casts it
+        // back (4, 2): 18 bytes forward, 22 backward (fp32 logits under
+        // fp32 training: the cast copies 4 + 4). torch.compile fuses the
+        // chain: the default counts above.
+        if (!tr.compile) {
+            w.loss_bytes_fwd = tokens * v_local * (el + 4 + 4 + 4 + 4);
+            w.loss_bytes_bwd = tokens * v_local * (4 + 4 + 4 + 4 + 4 + el);
+        }
         const EagerHeadLedger hl = eager_head_ledger(m, tr, p);
         w.logits_memory_bytes = tokens * hl.loss_bytes_per_token;
         w.head_saved_bytes = tokens * hl.saved_bytes_per_token;

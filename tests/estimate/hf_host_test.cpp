@@ -149,5 +149,20 @@ TEST(HfTraffic, CompiledAutocastKeepsItsFp32StreamAndWeightCasts) {
     EXPECT_NEAR(a.mem_bytes_bwd - b.mem_bytes_bwd, 2 * 22020096.0 + 89467392.0, 1);
 }
 
+TEST(HfTraffic, LossIsTransformersFp32CrossEntropy) {
+    // logits.float() 6, log_softmax 12 bytes per logit forward; nll_loss's
+    // dense gradient 4, log_softmax_backward 12, the cast back 6: 22. Per
+    // 2,048 x 151,936 logits. Compiled: the fused default, 14 and 6.
+    const double logits = 2048.0 * 151936;
+    const Job hf = qwen05_like();
+    const HeadWork a = head_work(hf.model, hf.training, hf.plan);
+    EXPECT_NEAR(a.loss_bytes_fwd, 18 * logits, 1);
+    EXPECT_NEAR(a.loss_bytes_bwd, 22 * logits, 1);
+    const Job compiled = qwen05_like({"training.compile=true"});
+    const HeadWork b = head_work(compiled.model, compiled.training, compiled.plan);
+    EXPECT_NEAR(b.loss_bytes_fwd, 14 * logits, 1);
+    EXPECT_NEAR(b.loss_bytes_bwd, 6 * logits, 1);
+}
+
 }  // namespace
 }  // namespace lostflops
