@@ -50,11 +50,7 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
         f.bind_host();
         b.bind_host();
     } else {
-        b.host_wait_s = std::max(0.0, f.cpu_s + b.cpu_s - f.gpu_s() - b.gpu_s());
-        if (b.host_wait_s > 0) {  // host-bound: the gaps between kernels are the host's (bind_host)
-            b.host_wait_s += f.overhead_s + b.overhead_s;
-            f.overhead_s = b.overhead_s = 0;
-        }
+        PassTime::bind_host_together(b, &f);
     }
 }
 

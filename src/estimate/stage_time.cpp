@@ -129,13 +129,11 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     // A Hugging Face model: transformers' operators at their own costs, or
     // under torch.compile Inductor's launches (workload/host_ops_hf.cpp).
     const bool hf = job.training.framework == Framework::hf;
-    const bool inductor = hf && job.training.compile;
-    ctx.host_op_s = compiled ? 0.0
-                    : inductor ? cal.compiled_launch_us * 1e-6
-                               : (hf ? cal.hf_host_op_us : cal.host_op_us) * 1e-6;
-    ctx.host_bwd_op_s = compiled ? 0.0
-                        : inductor ? cal.compiled_launch_us * 1e-6
-                                   : (hf ? cal.hf_host_bwd_op_us : cal.host_bwd_op_us) * 1e-6;
+    double op_us = hf ? cal.hf_host_op_us : cal.host_op_us;
+    double bwd_op_us = hf ? cal.hf_host_bwd_op_us : cal.host_bwd_op_us;
+    if (hf && job.training.compile) op_us = bwd_op_us = cal.compiled_launch_us;
+    ctx.host_op_s = compiled ? 0.0 : op_us * 1e-6;
+    ctx.host_bwd_op_s = compiled ? 0.0 : bwd_op_us * 1e-6;
     ctx.host_step_s = hf && !compiled ? hf_param_tensors(job.model) * cal.hf_optimizer_tensor_us * 1e-6 : 0.0;
 }
 

@@ -26,12 +26,19 @@ struct PassTime {
     // the host is the slower, the gaps between kernels are its (the GPU
     // waits for each launch), so the per-kernel overhead moves into the
     // host's wait; the total is the same.
-    void bind_host() {
-        if (cpu_s > gpu_s()) {
-            host_wait_s = cpu_s - (gpu_s() - overhead_s);
-            overhead_s = 0;
+    void bind_host() { bind_host_together(*this, nullptr); }
+    // Forward and backward bound as one (no synchronisation between them):
+    // the wait goes to `a`, the gaps of both move into it.
+    static void bind_host_together(PassTime& a, PassTime* b) {
+        const double cpu = a.cpu_s + (b ? b->cpu_s : 0.0);
+        const double gpu = a.gpu_s() + (b ? b->gpu_s() : 0.0);
+        const double gaps = a.overhead_s + (b ? b->overhead_s : 0.0);
+        if (cpu > gpu) {
+            a.host_wait_s = cpu - (gpu - gaps);
+            a.overhead_s = 0;
+            if (b) b->overhead_s = 0;
         } else {
-            host_wait_s = 0;
+            a.host_wait_s = 0;
         }
     }
     // Inline: the estimate's per-stage loop runs these for every pipeline pass.
