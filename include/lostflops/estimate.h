@@ -122,9 +122,20 @@ struct Estimate {
     Memory memory;
 };
 
-// How the pipeline phase is timed: the closed form (fast, default) or the
-// discrete-event simulation of Megatron-LM's schedule (the reference).
-enum class ScheduleModel { closed_form, simulation };
+// How the pipeline phase is timed.
+//  - closed_form (default): the closed form where it is exact (the 1F1B family
+//    with the same layers on every chunk of a rank), the discrete-event
+//    simulation where it is not (DualPipe and DualPipeV; interleaving whose
+//    chunks on a rank differ, e.g. 126 layers on pp 8 x vpp 9), so that the
+//    estimate, its warnings and the report's timeline give one bubble.
+//  - simulation: the simulation of Megatron-LM's schedule (the reference) for
+//    every plan.
+//  - screen: the search's first pass. As closed_form, except that interleaving
+//    with uneven chunks gets a lower bound of its makespan, O(pp)
+//    (schedule/pipeline_detail.h pipeline_lower_bound_s), and
+//    PipelinePhase::bound says so: the search prices exactly every plan whose
+//    bound could still make its list (search/evaluate_layout.cpp).
+enum class ScheduleModel { closed_form, simulation, screen };
 
 Estimate estimate(const Job& job, const Calibration& cal,
                   ScheduleModel schedule = ScheduleModel::closed_form);

@@ -138,6 +138,13 @@ struct SearchLayout {
     bool a2a_overlap = false;
 };
 
+// Plans within this share of the best's step time are not told apart by the
+// model (its step time is within 5.7 % of published runs, leave one source
+// out: `lostflops validate`), so a simpler one among them is worth a line of
+// the listing (report/runner_up.h); the search prices the best plan of every
+// such shape exactly (SearchResult::other_shapes).
+inline constexpr double kSimplerWithin = 0.01;
+
 struct SearchResult {
     std::vector<RankedPlan> ranked;  // every kept plan; the first `sorted` in rank order
     size_t sorted = 0;

@@ -32,7 +32,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
            [schedule](const std::string& v) {
                *schedule = v == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form;
            },
-           "pipeline timing: closed form (default) or discrete-event simulation of the job's pipeline schedule")
+           "pipeline timing: closed form where it is exact, else the simulation (default), or the discrete-event simulation of the job's pipeline schedule for every plan")
         ->check(CLI::IsMember({"closed", "simulate"}).description(""))
         ->type_name("{closed,simulate}");
     auto advice = std::make_shared<bool>(false);

@@ -81,6 +81,9 @@ struct PipelinePhase {
     double first_rank_fwd_s = 0, first_rank_bwd_s = 0;  // rank 0, per micro-batch, all chunks
     double recomputed_layers = 0;                       // layers full recompute redoes, whole model
     FlopsPerToken flops;                                // model and hardware FLOPs per token
+    // ScheduleModel::screen on a plan the closed form does not time exactly:
+    // the makespan (and so the bubble) is a lower bound, not the estimate.
+    bool bound = false;
 };
 PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel schedule);
 

@@ -25,6 +25,15 @@ namespace lostflops {
 
 namespace {
 
+// Uneven interleaving is simulated up to this many (rank, chunk, micro-batch)
+// passes per direction (4e4 operations, a fraction of a millisecond) and this
+// many chunks per rank (Megatron-LM runs any vpp; the published runs use up
+// to 16): the bounds that keep a search of 100,000 layers, which has a layout
+// for every vpp up to 12,500, in seconds (WorkBounds.*, Search.PlansPerLayout*).
+// Past them the closed form stands in.
+constexpr double kSimulatedPassesMax = 2e4;
+constexpr int kSimulatedChunksMax = 32;
+
 // Reused between calls on this thread: no allocation once warm (a search
 // evaluates millions of plans).
 struct PhaseBuffers {
@@ -45,6 +54,16 @@ struct PhaseMode {
     bool family = true;    // 1F1B or interleaved
     bool dual = false;     // dualpipe or dualpipev
     bool simulate = false;
+    // The search's screen (ScheduleModel::screen): interleaving with uneven
+    // chunks gets the makespan's lower bound instead of the simulation.
+    bool screen = false;
+    // Interleaving on the uniform split with chunks of base and base + 1
+    // layers on a rank: the closed form is not exact there (its bubble 4x too
+    // small on 126 layers over pp 8 x vpp 9), so the estimate simulates it.
+    // Mixed layer kinds and custom layouts (every_pass) keep the closed form:
+    // simulating them in the search made the DeepSeek-V3 search run for
+    // minutes (docs/model.md).
+    bool uneven = false;
     ScheduleModel model = ScheduleModel::closed_form;
     int chunks = 1;        // per rank (rank_chunks)
     // An F&B pair hides the all-to-all but its SMs slow the other pass
@@ -65,9 +84,13 @@ PhaseMode phase_mode(const Job& job, const PassSetup& s, ScheduleModel schedule)
     // B = W and nothing is hidden (tests/schedule/schedule_test.cpp); off that
     // point it is 4-50 % off the simulation's bubble, so the estimate (and the
     // search, through this function) simulates dualpipe and dualpipev: O(p m).
-    m.model = m.dual ? ScheduleModel::simulation : schedule;
-    m.simulate = m.model == ScheduleModel::simulation;
+    m.screen = schedule == ScheduleModel::screen;
+    m.model = m.dual ? ScheduleModel::simulation : m.screen ? ScheduleModel::closed_form : schedule;
     m.chunks = rank_chunks(p);
+    // Interleaving on the uniform split with layers % (pp * vpp) != 0 holds
+    // chunks of base and base + 1 layers on some rank (UniformSplit).
+    m.uneven = m.family && m.chunks > 1 && job.model.layers % (p.pp * m.chunks) != 0;
+    m.simulate = m.model == ScheduleModel::simulation;
     return m;
 }
 
@@ -390,7 +413,13 @@ void finish_phase(const Job& job, const PassSetup& s, const PhaseMode& mode, Pha
     PipelineResult no_p2p, with_p2p;
     if (!passes.values_ok)  // a programming error: validated jobs give finite, non-negative passes
         throw std::invalid_argument("pipeline pass time is negative or not finite");
-    if (mode.simulate) {
+    ph.bound = mode.uneven && mode.screen;
+    if (ph.bound) {
+        PipelineSums sums{p.pp, in.chunks, in.micro_batches, 0.0, buf.rank_s.data(), buf.chunk0_s.data()};
+        no_p2p.makespan_s = pipeline_lower_bound_s(sums);
+        sums.p2p_s = p2p_s;
+        with_p2p.makespan_s = pipeline_lower_bound_s(sums);
+    } else if (mode.simulate) {
         no_p2p = pipeline_simulate(in);
         in.p2p_s = p2p_s;
         with_p2p = pipeline_simulate(in);
@@ -431,10 +460,15 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     const ParallelPlan& p = job.plan;
     PipelinePhase ph;
     ph.micro_batches = p.micro_batches(job.training);
-    const PhaseMode mode = phase_mode(job, s, schedule);
+    PhaseMode mode = phase_mode(job, s, schedule);
+    const bool uniform = s.kind_time.empty() && default_split(p) && job.model.mtp_layers == 0 && mode.family;
+    // The simulation costs O(pp x vpp x m): within kSimulatedPassesMax (a 405B
+    // plan of pp 16 x vpp 8 x m 128: 16,384) and kSimulatedChunksMax.
+    mode.uneven &= uniform && mode.chunks <= kSimulatedChunksMax &&
+                   static_cast<double>(p.pp) * mode.chunks * static_cast<double>(ph.micro_batches) <= kSimulatedPassesMax;
+    if (mode.uneven && !mode.screen) mode.simulate = true;  // the closed form is not exact here
     PhaseBuffers& buf = phase_buffers();
     prepare_input(job, mode, ph.micro_batches, buf);
-    const bool uniform = s.kind_time.empty() && default_split(p) && job.model.mtp_layers == 0 && mode.family;
     const PhasePasses passes = uniform ? uniform_passes(job, s, mode, buf, ph) : every_pass(job, s, mode, buf, ph);
     finish_phase(job, s, mode, buf, passes, ph);
     return ph;

@@ -21,6 +21,8 @@ std::vector<ScalingPoint> scaling_curve(const JobSource& src, const Calibration&
                                               : load_search_job(src.path, o, SearchJobPlan::ignore);
         SearchOptions opt;
         opt.sort_top = 1;
+        opt.keep_best = 1;  // the best plan alone (the search then screens, search/screen_exact.h)
+        opt.shape_ranks = 0;
         opt.threads = 2;  // the ranking does not depend on it (search.h)
         if (progress)
             opt.progress = [&progress, i, count = static_cast<double>(gpus.size())](double share) {

@@ -18,10 +18,8 @@ namespace lostflops {
 // least 0.1 % of the best's step. Both plans are estimated again.
 std::string runner_up_line(const Job& job, const Calibration& cal, const PlanScore& best, const PlanScore& runner_up);
 
-// Plans within this share of the best's step time are not told apart by the
-// model (its step time is within 5.7 % of published runs, leave one source
-// out: `lostflops validate`), so a simpler one among them is worth a line.
-inline constexpr double kSimplerWithin = 0.01;
+// kSimplerWithin (lostflops/search.h): a simpler plan within that share of
+// the best's step is worth a line.
 
 // A ranked plan and its place in the ranking (1-based).
 struct RankedScore {

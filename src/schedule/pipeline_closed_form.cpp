@@ -82,6 +82,17 @@ PipelineScan pipeline_scan(const PipelineSums& in) {
     return {t_max, t_sum, u_sum, pair_max, g_max, k_max};
 }
 
+double pipeline_lower_bound_s(const PipelineSums& in) {
+    const double m = in.micro_batches;
+    const double c = in.stages > 1 ? in.p2p_s : 0.0;
+    double bound = 0, before = 0;  // before: sum of u_r over the ranks before k
+    for (int k = 0; k < in.stages; ++k) {
+        bound = std::max(bound, m * in.rank_s[k] + before + 2.0 * k * c);
+        before += in.chunk0_s[k];
+    }
+    return bound;
+}
+
 PipelineResult pipeline_closed_form_sums(const PipelineSums& in) {
     return pipeline_closed_form_scanned(in, pipeline_scan(in));
 }

@@ -36,6 +36,16 @@ struct PipelineScan {
     int k_max = 0;
 };
 PipelineScan pipeline_scan(const PipelineSums& in);
+// A lower bound of the 1F1B family's makespan for any passes, O(p): rank k
+// runs m * T_k; its first pass (micro-batch 0's chunk-0 forward) waits for that
+// forward on every rank before it, and after its last (micro-batch m-1's
+// chunk-0 backward, Megatron-LM's order) that backward still runs on every
+// rank before it, each behind a transfer:
+//   makespan >= max_k [ m * T_k + sum_{r<k} u_r + 2 * k * p2p ].
+// The search's screen where the closed form is not exact (interleaving with
+// uneven chunks, which it under- or overestimates by up to 24 % and 8 %);
+// tests/schedule/pipeline_truth_test.cpp holds it below the simulation.
+double pipeline_lower_bound_s(const PipelineSums& in);
 PipelineResult pipeline_closed_form_scanned(const PipelineSums& in, const PipelineScan& scan);
 // The schedules beyond the 1F1B family from the 1F1B family's result on the
 // same sums (schedule_closed_form.cpp); the 1F1B family returns `family`.

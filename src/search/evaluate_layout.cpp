@@ -38,9 +38,18 @@ int64_t LayoutEvaluator::plan_count(const SearchLayout& layout) const {
     return knob_set(with_layout(base_, layout), fix_).count();
 }
 
+const std::vector<RankedPlan>& LayoutEvaluator::exact_plans(const SearchLayout& layout, uint32_t index,
+                                                            const RankedPlan* cutoff, RankBy by) {
+    scratch_.clear();
+    SearchCounts ignored;
+    run(layout, index, ignored, scratch_, cutoff, by);
+    return scratch_;
+}
+
 size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCounts& counts,
-                            std::vector<RankedPlan>& out) {
+                            std::vector<RankedPlan>& out, const RankedPlan* cutoff, RankBy by) {
     const size_t before = out.size();
+    bounded_count_ = 0;
     job_ = with_layout(base_, layout);
     ParallelPlan& p = job_.plan;
     const KnobSet ks = knob_set(job_, fix_);
@@ -167,9 +176,12 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
     const size_t n_phases = static_cast<size_t>(ks.sps) * n_rc * 2;
     if (setups_.size() < n_setups) setups_.resize(n_setups);
     if (phases_.size() < n_phases) phases_.resize(n_phases);
+    if (exact_phases_.size() < n_phases) exact_phases_.resize(n_phases);
     setup_ready_.assign(n_setups, 0);
     phase_ready_.assign(n_phases, 0);
+    exact_ready_.assign(n_phases, 0);
     step_cache_.assign(n_phases * 3 * 2, -1.0);
+    exact_step_cache_.assign(n_phases * 3 * 2, -1.0);
 
     PlanContext ctx[2];
     bool ctx_ready[2] = {false, false};
@@ -213,13 +225,14 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                 }
                 const size_t phase_i = (static_cast<size_t>(si) * n_rc + slot) * 2 + z3;
                 if (!phase_ready_[phase_i]) {
-                    phases_[phase_i] = pipeline_phase(job_, setups_[setup_i], ScheduleModel::closed_form);
+                    phases_[phase_i] = pipeline_phase(job_, setups_[setup_i], ScheduleModel::screen);
                     phase_ready_[phase_i] = 1;
                 }
                 for (int oi = 0; oi < n_ogr; ++oi) {
                     const bool ogr = ks.ogr[z3][oi];
                     p.overlap_grad_reduce = ogr;
-                    double& step = step_cache_[(phase_i * 3 + static_cast<size_t>(zero_time_class(zero))) * 2 + ogr];
+                    const size_t step_i = (phase_i * 3 + static_cast<size_t>(zero_time_class(zero))) * 2 + ogr;
+                    double& step = step_cache_[step_i];
                     if (!(step >= 0)) {
                         finish_breakdown(job_, cal_, setups_[setup_i], phases_[phase_i], bd);
                         step = bd.total_s();
@@ -229,6 +242,26 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                     rp.order = (static_cast<uint64_t>(index) << 32) | knob_code(zero, rc, spc.sp, spc.tp_overlap, ogr);
                     rp.step_time_s = step;
                     rp.peak_bytes = peak;
+                    // A bound that could still make the list is priced exactly; the rest stay bounds
+                    // (the step only grows with the pipeline's makespan, so theirs rank after `cutoff` too).
+                    bool is_bound = phases_[phase_i].bound;
+                    if (is_bound && !(cutoff != nullptr && !ranks_before(rp, *cutoff, by))) {
+                        if (!exact_ready_[phase_i]) {
+                            exact_phases_[phase_i] = pipeline_phase(job_, setups_[setup_i], ScheduleModel::closed_form);
+                            exact_ready_[phase_i] = 1;
+                        }
+                        double& exact = exact_step_cache_[step_i];
+                        if (!(exact >= 0)) {
+                            finish_breakdown(job_, cal_, setups_[setup_i], exact_phases_[phase_i], bd);
+                            exact = bd.total_s();
+                        }
+                        rp.step_time_s = exact;
+                        is_bound = false;
+                    }
+                    if (is_bound) {
+                        rp.order |= kBoundBit;
+                        ++bounded_count_;
+                    }
                     out.push_back(rp);
                 }
             }

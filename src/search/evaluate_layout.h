@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "estimate/estimate_parts.h"
@@ -19,7 +20,21 @@ public:
 
     // Counts the layout's plans into `counts` and appends the ones that fit
     // to `out` (order = index << 32 | knob code). Returns how many it appended.
-    size_t run(const SearchLayout& layout, uint32_t index, SearchCounts& counts, std::vector<RankedPlan>& out);
+    // Each plan's step is estimate()'s, but for one whose pipeline the closed
+    // form does not time exactly (ScheduleModel::screen) and whose lower
+    // bound already ranks at or after `cutoff` (by `by`): that one keeps the
+    // bound, marked by kBoundBit in its order (search/knobs.h), for the
+    // caller to price exactly (exact_plans) if it ever matters. Without a
+    // cutoff every plan is exact. bounded(): how many the last run marked.
+    size_t run(const SearchLayout& layout, uint32_t index, SearchCounts& counts, std::vector<RankedPlan>& out,
+               const RankedPlan* cutoff = nullptr, RankBy by = RankBy::throughput);
+    size_t bounded() const { return bounded_count_; }
+
+    // Every plan of the layout that fits, in enumeration order, each exact
+    // but those whose bound ranks at or after `cutoff` (run's rule; none
+    // without one); valid until the next call.
+    const std::vector<RankedPlan>& exact_plans(const SearchLayout& layout, uint32_t index,
+                                               const RankedPlan* cutoff = nullptr, RankBy by = RankBy::throughput);
 
     // Plans of a layout the enumerator rejected (counted as pruned for divisibility).
     int64_t plan_count(const SearchLayout& layout) const;
@@ -34,6 +49,12 @@ private:
     std::vector<PipelinePhase> phases_;
     std::vector<char> phase_ready_;
     std::vector<double> step_cache_;  // step time per (phase, zero_time_class, overlap_grad_reduce); < 0: not yet
+    // A phase's exact twin where the screen gave a bound (ScheduleModel::closed_form), and its steps.
+    std::vector<PipelinePhase> exact_phases_;
+    std::vector<char> exact_ready_;
+    std::vector<double> exact_step_cache_;
+    size_t bounded_count_ = 0;
+    std::vector<RankedPlan> scratch_;
     std::vector<ActParts> act_peak_;  // what the passes add per (sp, recompute slot, rank)
     std::vector<int> rcs_;          // the recompute indices evaluated (slots), ascending
     std::vector<int> act_keys_;     // (sp, recompute index) of each act_memo_ entry: sp + 2 x index

@@ -26,7 +26,7 @@ int recompute_index(Recompute mode, int layers) {
 }
 
 void apply_knob_code(ParallelPlan& p, uint32_t code) {
-    p.zero = static_cast<int>(code >> 28);
+    p.zero = static_cast<int>((code >> 28) & 0x7u);  // bit 31: kBoundBit
     apply_recompute(p, static_cast<int>((code >> 3) & 0x1ffffff));
     p.sequence_parallel = (code & 4u) != 0;
     p.tp_comm_overlap = (code & 2u) != 0;

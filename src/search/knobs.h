@@ -77,5 +77,10 @@ inline uint32_t knob_code(int zero, int rc, bool sp, bool tp_overlap, bool ogr) 
            (tp_overlap ? 2u : 0u) | (ogr ? 1u : 0u);
 }
 void apply_knob_code(ParallelPlan& p, uint32_t code);
+// Set in RankedPlan::order beside the knob code when the plan's step is the
+// screen's lower bound, not estimate()'s (LayoutEvaluator::run); it sorts such
+// a plan after an exact one of the same step.
+inline constexpr uint64_t kBoundBit = uint64_t{1} << 31;
+inline bool is_bound(const RankedPlan& p) { return (p.order & kBoundBit) != 0; }
 
 }  // namespace lostflops::search

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <chrono>
 #include <thread>
+#include <limits>
 #include <optional>
-#include <unordered_map>
 
 #include "estimate/memory.h"
 #include "search/enumerate.h"
@@ -20,6 +20,7 @@
 #include "search/dispatcher_choice.h"
 #include "search/evaluate_layout.h"
 #include "search/layout_space.h"
+#include "search/screen_exact.h"
 #include "search/knobs.h"
 #include "workload/flops.h"
 
@@ -65,6 +66,9 @@ struct Worker {
     std::vector<int64_t> before;  // plans ranked before each of SearchOptions::count_before
     std::vector<RankedPlan> plans;
     std::vector<RankedPlan> layout_best;  // best plan of each layout this worker ran
+    // The best SearchOptions::sort_top exact plans so far, a max-heap by rank:
+    // a plan whose bound ranks at or after its top needs no exact price.
+    std::vector<RankedPlan> exact_top;
     std::optional<RankedPlan> cutoff;     // keep_best: the best plan dropped so far
 };
 
@@ -109,28 +113,6 @@ void add(SearchCounts& to, const SearchCounts& c) {
     to.evaluated += c.evaluated;
 }
 
-// Best plan of each shape (tp, cp, pp, ep) but the winner's, in rank order,
-// from the best plan of each layout.
-std::vector<RankedPlan> other_shapes(const SearchResult& r, const std::vector<RankedPlan>& layout_best, RankBy by) {
-    if (r.ranked.empty()) return {};
-    const auto shape = [&](const RankedPlan& p) {
-        const SearchLayout& l = r.layouts[p.order >> 32];
-        return (static_cast<uint64_t>(l.tp) << 48) ^ (static_cast<uint64_t>(l.cp) << 32) ^
-               (static_cast<uint64_t>(l.pp) << 16) ^ static_cast<uint64_t>(l.ep);
-    };
-    std::unordered_map<uint64_t, RankedPlan> best;
-    for (const RankedPlan& p : layout_best) {
-        auto [it, fresh] = best.try_emplace(shape(p), p);
-        if (!fresh && ranks_before(p, it->second, by)) it->second = p;
-    }
-    best.erase(shape(r.ranked.front()));
-    std::vector<RankedPlan> out;
-    out.reserve(best.size());
-    for (const auto& kv : best) out.push_back(kv.second);
-    std::sort(out.begin(), out.end(), [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); });
-    return out;
-}
-
 }  // namespace
 
 SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOptions& options) {
@@ -167,6 +149,12 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     std::atomic<size_t> done{0};
     std::atomic<bool> stopped{false};
     std::vector<Worker> workers(threads);
+    // The screen (LayoutEvaluator::run) when a listing keeps its best plans
+    // and only the first sort_top must be exact; a streamed chunk (after), a
+    // ranking that keeps every plan (--compare, a table of all) and a count of
+    // the plans before given ones (count_before) are exact throughout.
+    const bool screen =
+        options.sort_top > 0 && options.keep_best > 0 && !options.after && options.count_before.empty();
     for (Worker& w : workers) w.before.assign(options.count_before.size(), 0);
     result.counted_before.assign(options.count_before.size(), 0);
     if (options.record_spans) result.spans.assign(n_layouts, LayoutSpan{});
@@ -197,6 +185,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     const size_t n_items = ordered ? order.size() : n_layouts;
     const auto work = [&](Worker& w) {
         search::LayoutEvaluator ev(job, cal, options.fix);
+        const auto before = [&](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, options.by); };
         constexpr size_t kBlock = 16;
         for (;;) {
             if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
@@ -214,7 +203,23 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                         (w.cutoff && !ranks_before(sp.best, *w.cutoff, options.by)))
                         continue;
                 }
-                size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans);
+                // A plan needs its exact step when its bound ranks before the sort_top-th exact plan.
+                const RankedPlan* exact_cutoff =
+                    screen && w.exact_top.size() == options.sort_top ? &w.exact_top.front() : nullptr;
+                size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans, exact_cutoff,
+                                      options.by);
+                if (screen) {
+                    for (auto p = w.plans.end() - static_cast<std::ptrdiff_t>(added); p != w.plans.end(); ++p) {
+                        if (search::is_bound(*p)) continue;
+                        if (w.exact_top.size() == options.sort_top && !before(*p, w.exact_top.front())) continue;
+                        w.exact_top.push_back(*p);
+                        std::push_heap(w.exact_top.begin(), w.exact_top.end(), before);
+                        if (w.exact_top.size() > options.sort_top) {
+                            std::pop_heap(w.exact_top.begin(), w.exact_top.end(), before);
+                            w.exact_top.pop_back();
+                        }
+                    }
+                }
                 if (!options.count_before.empty()) {
                     for (auto p = w.plans.end() - static_cast<std::ptrdiff_t>(added); p != w.plans.end(); ++p)
                         for (size_t j = 0; j < options.count_before.size(); ++j)
@@ -235,7 +240,13 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                     return ranks_before(a, b, options.by);
                 });
                 w.layout_best.push_back(*lo);
-                if (options.record_spans) result.spans[i] = LayoutSpan{*lo, *hi, true};
+                if (options.record_spans) {
+                    // A bound is below its plan's step: the layout's worst is then unknown.
+                    RankedPlan worst = *hi;
+                    if (std::any_of(from, w.plans.end(), search::is_bound))
+                        worst.step_time_s = std::numeric_limits<double>::infinity();
+                    result.spans[i] = LayoutSpan{*lo, worst, true};
+                }
                 if (keep > 0) keep_best_plans(w, w.plans.size() - added, keep, options.by);
             }
             done.fetch_add(last - first, std::memory_order_relaxed);
@@ -287,14 +298,21 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     const RankBy by = options.by;
     const auto before = [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); };
     const size_t n_sort = options.sort_top == 0 ? result.ranked.size() : std::min(options.sort_top, result.ranked.size());
-    if (n_sort == result.ranked.size()) {
+    // The first n_sort in rank order, each exact (search/screen_exact.h).
+    if (screen) {
+        search::sort_prefix_exact(job, cal, options, result, n_sort);
+    } else if (n_sort == result.ranked.size()) {
         std::sort(result.ranked.begin(), result.ranked.end(), before);
     } else {
         std::partial_sort(result.ranked.begin(), result.ranked.begin() + static_cast<std::ptrdiff_t>(n_sort),
                           result.ranked.end(), before);
     }
     result.sorted = n_sort;
-    result.other_shapes = other_shapes(result, layout_best, by);
+    result.other_shapes = search::other_shapes(job, cal, options, result, layout_best);
+    // The listed shapes' ranks count the plans before them by their steps.
+    if (screen && options.shape_ranks > 0 && !result.other_shapes.empty())
+        search::price_exact_before(job, cal, options, result,
+                                   result.other_shapes[std::min(options.shape_ranks, result.other_shapes.size()) - 1]);
     if (result.first_dropped && !result.cancelled) {
         // The ranks of the first shape_ranks other shapes count the plans
         // before them: when one ranks after a dropped plan, the search runs
