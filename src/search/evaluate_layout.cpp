@@ -49,7 +49,6 @@ const std::vector<RankedPlan>& LayoutEvaluator::exact_plans(const SearchLayout& 
 size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCounts& counts,
                             std::vector<RankedPlan>& out, const RankedPlan* cutoff, RankBy by) {
     const size_t before = out.size();
-    bounded_count_ = 0;
     job_ = with_layout(base_, layout);
     ParallelPlan& p = job_.plan;
     const KnobSet ks = knob_set(job_, fix_);
@@ -258,10 +257,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                         rp.step_time_s = exact;
                         is_bound = false;
                     }
-                    if (is_bound) {
-                        rp.order |= kBoundBit;
-                        ++bounded_count_;
-                    }
+                    if (is_bound) rp.order |= kBoundBit;
                     out.push_back(rp);
                 }
             }

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "estimate/estimate_parts.h"
@@ -25,10 +24,9 @@ public:
     // bound already ranks at or after `cutoff` (by `by`): that one keeps the
     // bound, marked by kBoundBit in its order (search/knobs.h), for the
     // caller to price exactly (exact_plans) if it ever matters. Without a
-    // cutoff every plan is exact. bounded(): how many the last run marked.
+    // cutoff every plan is exact.
     size_t run(const SearchLayout& layout, uint32_t index, SearchCounts& counts, std::vector<RankedPlan>& out,
                const RankedPlan* cutoff = nullptr, RankBy by = RankBy::throughput);
-    size_t bounded() const { return bounded_count_; }
 
     // Every plan of the layout that fits, in enumeration order, each exact
     // but those whose bound ranks at or after `cutoff` (run's rule; none
@@ -53,7 +51,6 @@ private:
     std::vector<PipelinePhase> exact_phases_;
     std::vector<char> exact_ready_;
     std::vector<double> exact_step_cache_;
-    size_t bounded_count_ = 0;
     std::vector<RankedPlan> scratch_;
     std::vector<ActParts> act_peak_;  // what the passes add per (sp, recompute slot, rank)
     std::vector<int> rcs_;          // the recompute indices evaluated (slots), ascending
