@@ -7,8 +7,10 @@
 // overlap_grad_reduce). Every plan is counted once as enumerated, then is
 // either pruned for divisibility (job/validate.cpp's rules), pruned for
 // memory (estimate's peak over the first and last pipeline rank exceeds the
-// usable HBM) or evaluated:
-//   enumerated == pruned_divisibility + pruned_memory + evaluated.
+// usable HBM), evaluated, or skipped: a listing (SearchOptions::keep_best)
+// does not evaluate the plans of a layout whose floor, a lower bound of
+// their steps (search/step_floor.h), ranks after every plan it keeps:
+//   enumerated == pruned_divisibility + pruned_memory + evaluated + skipped.
 // Evaluated plans carry estimate()'s figures to the bit (tests hold the two
 // together). The ranking is a total order: the criterion, then step time,
 // then the plan's place in the enumeration (tp, cp, pp, micro-batch, vpp, ep,
@@ -84,6 +86,7 @@ struct SearchCounts {
     int64_t pruned_divisibility = 0;
     int64_t pruned_memory = 0;
     int64_t evaluated = 0;
+    int64_t skipped = 0;  // plans of layouts whose floor ranks after the kept plans: neither checked nor timed
 };
 
 struct SearchOptions {

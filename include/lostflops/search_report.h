@@ -56,8 +56,12 @@ using PlanChunks = std::function<void(const PlanSink&)>;
 // How a listing of the first `top` plans of a ranking (0: every plan,
 // streamed) and the ranks of `other_shapes` other shapes needs the search to
 // keep its plans: sort_top, keep_best (at least kKeepBest, so the default
-// listings cost a few MiB however many plans there are) and shape_ranks.
-inline constexpr size_t kKeepBest = size_t{1} << 16;
+// listings cost little however many plans there are, and the search skips
+// the layouts whose floor ranks after the kept plans: search/step_floor.h;
+// an other shape ranked after them is counted by a second, floored search)
+// and shape_ranks. 4,096: the DeepSeek-V3 example's listed shapes rank
+// within the first 125 plans; 65,536 evaluated 2.0x the layouts (issue 37).
+inline constexpr size_t kKeepBest = size_t{1} << 12;
 void keep_for_listing(SearchOptions& o, size_t top, size_t other_shapes);
 // Plans a worker keeps per chunk when a whole ranking is streamed
 // (for_each_ranked): about 2 x 24 bytes each.

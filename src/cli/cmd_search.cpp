@@ -266,9 +266,10 @@ void add_search_command(CLI::App& app, int& exit_code) {
         } else {
             search_csv(sj.job, r, listing.view, write_stdout, plans);
             std::fprintf(stderr, "lostflops: %lld enumerated, %lld pruned (divisibility), %lld pruned (memory), "
-                                 "%lld evaluated\n", static_cast<long long>(r.counts.enumerated),
+                                 "%lld evaluated, %lld skipped (floor)\n", static_cast<long long>(r.counts.enumerated),
                          static_cast<long long>(r.counts.pruned_divisibility),
-                         static_cast<long long>(r.counts.pruned_memory), static_cast<long long>(r.counts.evaluated));
+                         static_cast<long long>(r.counts.pruned_memory), static_cast<long long>(r.counts.evaluated),
+                         static_cast<long long>(r.counts.skipped));
         }
         if (table && !r.ranked.empty() && !r.cancelled)
             std::printf("%s", best_plan_commands(*a, sj.job, plan_score(sj.job, r, r.ranked.front())).c_str());

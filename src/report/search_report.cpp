@@ -217,10 +217,12 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
     std::string out = fmt::format("search: {} on {} x {}, seq {}, global batch {}; ranked by {}\n",
                                   terminal_text(job.model.name), job.cluster.num_gpus, terminal_text(job.cluster.gpu.name), job.training.seq_length,
                                   job.training.global_batch, to_string(v.by));
-    out += fmt::format("plans: {} enumerated = {} pruned (divisibility) + {} pruned (memory) + {} evaluated; "
+    // Skipped plans (a floor above the kept plans, search/step_floor.h) are named only where there are some.
+    const std::string skipped = c.skipped > 0 ? fmt::format(" + {} skipped (floor)", grouped(c.skipped)) : "";
+    out += fmt::format("plans: {} enumerated = {} pruned (divisibility) + {} pruned (memory) + {} evaluated{}; "
                        "{} layouts; {:.2f} s{}\n",
                        grouped(c.enumerated), grouped(c.pruned_divisibility), grouped(c.pruned_memory),
-                       grouped(c.evaluated), grouped(c.layouts), r.wall_s,
+                       grouped(c.evaluated), skipped, grouped(c.layouts), r.wall_s,
                        r.cancelled ? " (interrupted: best found so far)" : "");
     if (r.ranked.empty() && c.pruned_memory == 0 && c.evaluated == 0)
         return out + "no valid plan: the fixed settings (the job's parallel keys, --fix) and the divisibility rules "
@@ -310,6 +312,7 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
                            {"pruned_divisibility", c.pruned_divisibility},
                            {"pruned_memory", c.pruned_memory},
                            {"evaluated", c.evaluated},
+                           {"skipped", c.skipped},
                            {"layouts", c.layouts},
                            {"wall_s", r.wall_s},
                            {"cancelled", r.cancelled}};

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "lostflops/search.h"
 
@@ -18,5 +19,12 @@ namespace lostflops::search {
 // `launch`: only the dispatchers that stack runs (lostflops/framework_rules.h).
 MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const SearchLayout& layout,
                                  std::optional<LaunchStack> launch = std::nullopt);
+
+// The same for each layout in turn, in place. The choice does not depend on
+// vpp (nor do the rules of lostflops/framework_rules.h on the dispatcher,
+// which look at ep and the dispatcher): layouts alike but for it, which the
+// enumeration keeps within one run of equal (tp, cp, pp, micro-batch), share one.
+void choose_dispatchers(const Job& job, const Calibration& cal, std::vector<SearchLayout>& layouts,
+                        std::optional<LaunchStack> launch = std::nullopt);
 
 }  // namespace lostflops::search

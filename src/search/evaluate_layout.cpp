@@ -47,7 +47,8 @@ const std::vector<RankedPlan>& LayoutEvaluator::exact_plans(const SearchLayout& 
 }
 
 size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCounts& counts,
-                            std::vector<RankedPlan>& out, const RankedPlan* cutoff, RankBy by) {
+                            std::vector<RankedPlan>& out, const RankedPlan* cutoff, RankBy by,
+                            std::vector<RankedPlan>* sure) {
     const size_t before = out.size();
     job_ = with_layout(base_, layout);
     ParallelPlan& p = job_.plan;
@@ -259,6 +260,7 @@ size_t LayoutEvaluator::run(const SearchLayout& layout, uint32_t index, SearchCo
                     }
                     if (is_bound) rp.order |= kBoundBit;
                     out.push_back(rp);
+                    if (sure != nullptr && !phases_[phase_i].bound) sure->push_back(rp);
                 }
             }
         }

@@ -24,9 +24,12 @@ public:
     // bound already ranks at or after `cutoff` (by `by`): that one keeps the
     // bound, marked by kBoundBit in its order (search/knobs.h), for the
     // caller to price exactly (exact_plans) if it ever matters. Without a
-    // cutoff every plan is exact.
+    // cutoff every plan is exact. `sure`, when given, also receives the
+    // appended plans whose pipeline the screen times exactly: exact whatever
+    // the cutoff (the search's floor bar, search.cpp, is drawn from them).
     size_t run(const SearchLayout& layout, uint32_t index, SearchCounts& counts, std::vector<RankedPlan>& out,
-               const RankedPlan* cutoff = nullptr, RankBy by = RankBy::throughput);
+               const RankedPlan* cutoff = nullptr, RankBy by = RankBy::throughput,
+               std::vector<RankedPlan>* sure = nullptr);
 
     // Every plan of the layout that fits, in enumeration order, each exact
     // but those whose bound ranks at or after `cutoff` (run's rule; none

@@ -6,6 +6,8 @@
 #include "search/screen_exact.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -73,43 +75,65 @@ std::vector<RankedPlan> other_shapes(const Job& job, const Calibration& cal, con
                                      const SearchResult& r, std::vector<RankedPlan>& layout_best) {
     if (r.ranked.empty()) return {};
     const RankBy by = options.by;
-    const auto shape = [&](const RankedPlan& p) {
+    const auto before = [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); };
+    const auto shape_of = [&](const RankedPlan& p) {
         const SearchLayout& l = r.layouts[p.order >> 32];
         return (static_cast<uint64_t>(l.tp) << 48) ^ (static_cast<uint64_t>(l.cp) << 32) ^
                (static_cast<uint64_t>(l.pp) << 16) ^ static_cast<uint64_t>(l.ep);
     };
-    std::unordered_map<uint64_t, size_t> best;  // shape -> index into layout_best
-    std::vector<size_t> order;                  // the shapes' bests, in rank order
+    // The layout bests of each shape but the winner's, and each shape's best of them.
+    const uint64_t winner = shape_of(r.ranked.front());
+    std::unordered_map<uint64_t, size_t> slot;  // shape -> index into members
+    std::vector<std::vector<size_t>> members;
+    for (size_t i = 0; i < layout_best.size(); ++i) {
+        const uint64_t s = shape_of(layout_best[i]);
+        if (s == winner) continue;
+        const auto [it, fresh] = slot.try_emplace(s, members.size());
+        if (fresh) members.emplace_back();
+        members[it->second].push_back(i);
+    }
+    std::vector<size_t> best(members.size());  // per shape: index into layout_best
+    const auto find_best = [&](size_t m) {
+        size_t b = members[m].front();
+        for (const size_t i : members[m])
+            if (before(layout_best[i], layout_best[b])) b = i;
+        best[m] = b;
+    };
+    for (size_t m = 0; m < members.size(); ++m) find_best(m);
+    std::vector<size_t> order(members.size());  // shapes, by their bests
+    for (size_t m = 0; m < order.size(); ++m) order[m] = m;
     std::optional<LayoutEvaluator> ev;
-    const uint64_t winner = shape(r.ranked.front());
     const double listed_within_s = r.ranked.front().step_time_s * (1 + kSimplerWithin);
+    // A listed shape's best that is a bound (a screened plan, or a skipped
+    // layout's floor) is replaced by its layout's exact best (none: the
+    // layout leaves the shape) until it is exact; then the shapes are ranked
+    // again, until every listed one is exact.
     for (bool refined = true; refined;) {
-        best.clear();
-        for (size_t i = 0; i < layout_best.size(); ++i) {
-            auto [it, fresh] = best.try_emplace(shape(layout_best[i]), i);
-            if (!fresh && ranks_before(layout_best[i], layout_best[it->second], by)) it->second = i;
-        }
-        order.clear();
-        for (const auto& kv : best)
-            if (kv.first != winner) order.push_back(kv.second);
-        std::sort(order.begin(), order.end(),
-                  [&](size_t a, size_t b) { return ranks_before(layout_best[a], layout_best[b], by); });
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return before(layout_best[best[a]], layout_best[best[b]]); });
         refined = false;
         for (size_t k = 0; k < order.size(); ++k) {
-            RankedPlan& p = layout_best[order[k]];
-            if (k >= options.shape_ranks && !(p.step_time_s <= listed_within_s)) break;
-            if (!is_bound(p)) continue;
-            if (!ev) ev.emplace(job, cal, options.fix);
-            const uint32_t index = static_cast<uint32_t>(p.order >> 32);
-            const std::vector<RankedPlan>& all = ev->exact_plans(r.layouts[index], index);
-            p = *std::min_element(all.begin(), all.end(),
-                                  [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); });
-            refined = true;
+            const size_t m = order[k];
+            if (k >= options.shape_ranks && !(layout_best[best[m]].step_time_s <= listed_within_s)) break;
+            while (is_bound(layout_best[best[m]])) {
+                if (!ev) ev.emplace(job, cal, options.fix);
+                RankedPlan& p = layout_best[best[m]];
+                const uint32_t index = static_cast<uint32_t>(p.order >> 32);
+                const std::vector<RankedPlan>& all = ev->exact_plans(r.layouts[index], index);
+                if (all.empty()) {
+                    p.step_time_s = std::numeric_limits<double>::infinity();
+                    p.order &= ~kBoundBit;
+                } else {
+                    p = *std::min_element(all.begin(), all.end(), before);
+                }
+                find_best(m);
+                refined = true;
+            }
         }
     }
     std::vector<RankedPlan> out;
     out.reserve(order.size());
-    for (const size_t i : order) out.push_back(layout_best[i]);
+    for (const size_t m : order)
+        if (std::isfinite(layout_best[best[m]].step_time_s)) out.push_back(layout_best[best[m]]);
     return out;
 }
 

@@ -1,17 +1,19 @@
 // The search driver: layouts from the enumerator (search/layout_space.h,
 // shapes split across worker threads), their plans evaluated by worker
-// threads that take layouts from a shared counter, the
-// evaluated plans merged and ranked by a total order (include/lostflops/search.h),
-// so the result does not depend on the thread count or scheduling.
+// threads that take layouts from a shared counter (search/search_worker.h),
+// the evaluated plans merged and ranked by a total order
+// (include/lostflops/search.h), so the result does not depend on the thread
+// count or scheduling. A listing ranked by step runs the layouts best-first
+// by their floors (search/step_floor.h), in rounds with a barrier between
+// them, and skips those whose floor exceeds the bar drawn after the last.
 #include "lostflops/search.h"
-
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <chrono>
 #include <thread>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "estimate/memory.h"
@@ -21,27 +23,12 @@
 #include "search/evaluate_layout.h"
 #include "search/layout_space.h"
 #include "search/screen_exact.h"
+#include "search/search_worker.h"
+#include "search/step_floor.h"
 #include "search/knobs.h"
 #include "workload/flops.h"
 
 namespace lostflops {
-
-const char* to_string(RankBy by) {
-    switch (by) {
-        case RankBy::throughput: return "throughput";
-        case RankBy::time_to_train: return "time-to-train";
-        case RankBy::cost: return "cost";
-        case RankBy::memory: return "memory";
-    }
-    return "?";
-}
-
-bool ranks_before(const RankedPlan& a, const RankedPlan& b, RankBy by) {
-    // With the GPUs fixed, time to train and cost are proportional to the step time.
-    if (by == RankBy::memory && a.peak_bytes != b.peak_bytes) return a.peak_bytes < b.peak_bytes;
-    if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
-    return a.order < b.order;
-}
 
 namespace {
 
@@ -61,57 +48,11 @@ search::LayoutFix layout_fix(const PlanFix& f) {
     return l;
 }
 
-struct Worker {
-    SearchCounts counts;
-    std::vector<int64_t> before;  // plans ranked before each of SearchOptions::count_before
-    std::vector<RankedPlan> plans;
-    std::vector<RankedPlan> layout_best;  // best plan of each layout this worker ran
-    // The best SearchOptions::sort_top exact plans so far, a max-heap by rank:
-    // a plan whose bound ranks at or after its top needs no exact price.
-    std::vector<RankedPlan> exact_top;
-    std::optional<RankedPlan> cutoff;     // keep_best: the best plan dropped so far
-};
-
-// keep_best: drop the plans from `from` on that rank after the worker's
-// cutoff; when 2N are kept, keep the N best and make the next one the cutoff.
-// Invariant: every plan ranked before the cutoff is kept.
-void keep_best_plans(Worker& w, size_t from, size_t keep, RankBy by) {
-    const auto before = [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); };
-    if (w.cutoff) {
-        const RankedPlan c = *w.cutoff;
-        const auto first = w.plans.begin() + static_cast<std::ptrdiff_t>(from);
-        w.plans.erase(std::remove_if(first, w.plans.end(), [&](const RankedPlan& p) { return !before(p, c); }),
-                      w.plans.end());
-    }
-    if (w.plans.size() < 2 * keep) return;
-    const auto nth = w.plans.begin() + static_cast<std::ptrdiff_t>(keep);
-    std::nth_element(w.plans.begin(), nth, w.plans.end(), before);
-    w.cutoff = *nth;
-    w.plans.resize(keep);
-}
-
-// Transparent huge pages for a large buffer, where the kernel offers them on
-// request (transparent_hugepage=madvise): a ranking of millions of plans
-// otherwise takes one page fault per 4 KiB. A hint; failure changes nothing.
-void advise_huge_pages(void* data, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-    constexpr uintptr_t kHuge = uintptr_t{2} << 20;  // x86-64 transparent huge page (PMD) size
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-    (void)data;
-    (void)bytes;
-#endif
-}
-
-void add(SearchCounts& to, const SearchCounts& c) {
-    to.layouts += c.layouts;
-    to.enumerated += c.enumerated;
-    to.pruned_divisibility += c.pruned_divisibility;
-    to.pruned_memory += c.pruned_memory;
-    to.evaluated += c.evaluated;
-}
+// A listing's first round of layouts by floor (search/step_floor.h): an
+// eighth of them, within these bounds; each later round is as large as all
+// before it. The DeepSeek-V3 example's search (2,045,628 layouts) found its
+// bar after 8,192 and stopped at 95,462; first rounds of 1,024 took 4 % longer.
+constexpr size_t kFloorFirstRoundMin = 64, kFloorFirstRoundMax = 4096;
 
 }  // namespace
 
@@ -132,8 +73,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     result.layouts = std::move(space.layouts);
     // MoE layouts: the fastest dispatcher of each unless fixed (search/dispatcher_choice.h).
     if (job.model.is_moe() && !options.fix.moe_dispatcher)
-        for (search::Layout& l : result.layouts)
-            l.dispatcher = search::fastest_dispatcher(job, cal, l, options.fix.launch);
+        search::choose_dispatchers(job, cal, result.layouts, options.fix.launch);
     // Context-parallel layouts: the fastest variant the framework launches, or the fixed one.
     {
         search::CpCommChooser cp_comm(job, cal, options.fix);
@@ -148,14 +88,14 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     std::atomic<size_t> next{0};
     std::atomic<size_t> done{0};
     std::atomic<bool> stopped{false};
-    std::vector<Worker> workers(threads);
+    std::vector<search::Worker> workers(threads);
     // The screen (LayoutEvaluator::run) when a listing keeps its best plans
     // and only the first sort_top must be exact; a streamed chunk (after), a
     // ranking that keeps every plan (--compare, a table of all) and a count of
     // the plans before given ones (count_before) are exact throughout.
     const bool screen =
         options.sort_top > 0 && options.keep_best > 0 && !options.after && options.count_before.empty();
-    for (Worker& w : workers) w.before.assign(options.count_before.size(), 0);
+    for (search::Worker& w : workers) w.before.assign(options.count_before.size(), 0);
     result.counted_before.assign(options.count_before.size(), 0);
     if (options.record_spans) result.spans.assign(n_layouts, LayoutSpan{});
     // Room for every plan a worker could keep, reserved (not touched) up
@@ -163,9 +103,9 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     // in place.
     const size_t room = keep > 0 ? std::min<size_t>(static_cast<size_t>(upper), 2 * keep + (size_t{1} << 16))
                                  : static_cast<size_t>(std::min<int64_t>(upper, 2 * upper / threads + (int64_t{1} << 20)));
-    for (Worker& w : workers) {
+    for (search::Worker& w : workers) {
         w.plans.reserve(room);
-        advise_huge_pages(w.plans.data(), w.plans.capacity() * sizeof(RankedPlan));
+        search::advise_huge_pages(w.plans.data(), w.plans.capacity() * sizeof(RankedPlan));
     }
     // A later chunk of a streamed ranking (spans and `after`): only the
     // layouts with plans ranked after `after`, in the order of their best
@@ -182,10 +122,39 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
             return ranks_before(spans[a].best, spans[b].best, options.by);
         });
     }
-    const size_t n_items = ordered ? order.size() : n_layouts;
-    const auto work = [&](Worker& w) {
+    // The floor (search/step_floor.h), ranking by step: a listing runs the
+    // layouts in the order of their floors, in rounds; after each, the plan
+    // after the kept ones (plan_after_kept) is the bar, and the layouts whose
+    // floor exceeds its step are skipped: their plans rank after it. A count
+    // of the plans before given ones skips the layouts whose floor exceeds
+    // the last of them.
+    const bool counting = !options.count_before.empty();
+    const bool floored = (screen || counting) && options.by != RankBy::memory && !options.record_spans &&
+                         !options.spans && !options.after && n_layouts > 2 * kFloorFirstRoundMin;
+    std::vector<double> floors;
+    // Items [0, first_above(s)) of the floor order are the layouts whose floor is at most s.
+    const auto first_above = [&](size_t from, double s) {
+        return static_cast<size_t>(std::partition_point(order.begin() + static_cast<std::ptrdiff_t>(from), order.end(),
+                                                        [&](uint32_t i) { return !(floors[i] > s); }) -
+                                   order.begin());
+    };
+    if (floored) {
+        floors = search::step_floors(job, cal, options.fix, result.layouts, threads);
+        order.resize(n_layouts);
+        std::iota(order.begin(), order.end(), uint32_t{0});
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return floors[a] < floors[b]; });
+    }
+    const size_t n_items = ordered || floored ? order.size() : n_layouts;
+    size_t limit = n_items;  // a round runs items [next, limit)
+    if (floored && counting) {
+        const auto last = std::max_element(options.count_before.begin(), options.count_before.end(),
+                                           [&](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, options.by); });
+        limit = first_above(0, last->step_time_s);
+    } else if (floored) {
+        limit = std::clamp(n_layouts / 8, kFloorFirstRoundMin, kFloorFirstRoundMax);
+    }
+    const auto work = [&](search::Worker& w) {
         search::LayoutEvaluator ev(job, cal, options.fix);
-        const auto before = [&](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, options.by); };
         constexpr size_t kBlock = 16;
         for (;;) {
             if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
@@ -193,10 +162,10 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                 return;
             }
             const size_t first = next.fetch_add(kBlock);
-            if (first >= n_items) return;
-            const size_t last = std::min(n_items, first + kBlock);
+            if (first >= limit) return;
+            const size_t last = std::min(limit, first + kBlock);
             for (size_t k = first; k < last; ++k) {
-                const size_t i = ordered ? order[k] : k;
+                const size_t i = ordered || floored ? order[k] : k;
                 if (options.spans) {
                     const LayoutSpan& sp = (*options.spans)[i];
                     if (!sp.any || (options.after && !ranks_before(*options.after, sp.worst, options.by)) ||
@@ -206,19 +175,13 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                 // A plan needs its exact step when its bound ranks before the sort_top-th exact plan.
                 const RankedPlan* exact_cutoff =
                     screen && w.exact_top.size() == options.sort_top ? &w.exact_top.front() : nullptr;
+                w.sure.clear();
                 size_t added = ev.run(result.layouts[i], static_cast<uint32_t>(i), w.counts, w.plans, exact_cutoff,
-                                      options.by);
+                                      options.by, floored && !counting ? &w.sure : nullptr);
+                for (const RankedPlan& p : w.sure) search::push_top(w.sure_top, p, keep + 1, options.by);
                 if (screen) {
-                    for (auto p = w.plans.end() - static_cast<std::ptrdiff_t>(added); p != w.plans.end(); ++p) {
-                        if (search::is_bound(*p)) continue;
-                        if (w.exact_top.size() == options.sort_top && !before(*p, w.exact_top.front())) continue;
-                        w.exact_top.push_back(*p);
-                        std::push_heap(w.exact_top.begin(), w.exact_top.end(), before);
-                        if (w.exact_top.size() > options.sort_top) {
-                            std::pop_heap(w.exact_top.begin(), w.exact_top.end(), before);
-                            w.exact_top.pop_back();
-                        }
-                    }
+                    for (auto p = w.plans.end() - static_cast<std::ptrdiff_t>(added); p != w.plans.end(); ++p)
+                        if (!search::is_bound(*p)) search::push_top(w.exact_top, *p, options.sort_top, options.by);
                 }
                 if (!options.count_before.empty()) {
                     for (auto p = w.plans.end() - static_cast<std::ptrdiff_t>(added); p != w.plans.end(); ++p)
@@ -247,35 +210,55 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
                         worst.step_time_s = std::numeric_limits<double>::infinity();
                     result.spans[i] = LayoutSpan{*lo, worst, true};
                 }
-                if (keep > 0) keep_best_plans(w, w.plans.size() - added, keep, options.by);
+                if (keep > 0) search::keep_best_plans(w, w.plans.size() - added, keep, options.by);
             }
             done.fetch_add(last - first, std::memory_order_relaxed);
         }
     };
-    {
+    std::optional<RankedPlan> bar;  // floored: the plan the skipped layouts rank after
+    for (size_t begin = 0;;) {
         // With a progress callback every worker gets a thread and the calling
         // thread only reports (it sleeps between reports).
+        next.store(begin);
         const unsigned first_spawned = options.progress ? 0 : 1;
         std::vector<std::thread> pool;
         for (unsigned t = first_spawned; t < threads; ++t) pool.emplace_back(work, std::ref(workers[t]));
         if (options.progress) {
-            while (done.load() < n_items && !stopped.load()) {
-                options.progress(static_cast<double>(done.load()) / static_cast<double>(n_items));
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            // Reports every 100 ms; looks every 2 ms, so that a round's end costs no report's wait.
+            auto reported = std::chrono::steady_clock::now() - std::chrono::milliseconds(100);
+            while (done.load() < limit && !stopped.load()) {
+                const auto now = std::chrono::steady_clock::now();
+                if (now - reported >= std::chrono::milliseconds(100)) {
+                    options.progress(static_cast<double>(done.load()) / static_cast<double>(n_items));
+                    reported = now;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
             }
         } else {
             work(workers[0]);
         }
         for (auto& th : pool) th.join();
+        if (!floored || counting || limit >= n_items || stopped.load() || (options.cancel && options.cancel->load()))
+            break;
+        // The next round: as many layouts again, up to the first whose floor exceeds the bar.
+        bar = search::floor_bar(workers, keep, options.by);
+        const size_t stop = bar ? first_above(limit, bar->step_time_s) : n_items;
+        begin = limit;
+        limit = std::min(stop, 2 * limit);
+        if (limit == begin) break;
     }
+    limit = std::min(limit, n_items);
     result.cancelled = stopped.load() || (options.cancel && options.cancel->load());
     // With keep_best, only the plans ranked before the best dropped one are
     // certain; the others are dropped before the merge (less to copy and sort).
-    for (const Worker& w : workers)
+    for (const search::Worker& w : workers)
         if (w.cutoff && (!result.first_dropped || ranks_before(*w.cutoff, *result.first_dropped, options.by)))
             result.first_dropped = w.cutoff;
+    const bool skipped = floored && limit < n_items && !result.cancelled;
+    if (skipped && bar && (!result.first_dropped || ranks_before(*bar, *result.first_dropped, options.by)))
+        result.first_dropped = bar;
     size_t total = 0;
-    for (Worker& w : workers) {
+    for (search::Worker& w : workers) {
         if (result.first_dropped) {
             const RankedPlan c = *result.first_dropped;
             w.plans.erase(std::remove_if(w.plans.begin(), w.plans.end(),
@@ -288,12 +271,25 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     if (result.ranked.capacity() < total) result.ranked.reserve(total);
     std::vector<RankedPlan> layout_best;
     for (size_t i = 0; i < workers.size(); ++i) {
-        Worker& w = workers[i];
+        search::Worker& w = workers[i];
         layout_best.insert(layout_best.end(), w.layout_best.begin(), w.layout_best.end());
-        add(result.counts, w.counts);
+        search::add(result.counts, w.counts);
         for (size_t j = 0; j < w.before.size(); ++j) result.counted_before[j] += w.before[j];
         if (i > 0) result.ranked.insert(result.ranked.end(), w.plans.begin(), w.plans.end());
         std::vector<RankedPlan>().swap(w.plans);
+    }
+    if (skipped) {
+        // Every plan the runs did not count was skipped; each skipped layout
+        // stands in the shapes' bests by its floor, a bound (other_shapes
+        // prices it where a listing shows it).
+        result.counts.skipped = space.rejected_plans + upper - result.counts.enumerated;
+        result.counts.enumerated += result.counts.skipped;
+        for (size_t k = limit; k < n_items; ++k) {
+            RankedPlan p;
+            p.order = (static_cast<uint64_t>(order[k]) << 32) | search::kBoundBit;
+            p.step_time_s = floors[order[k]];
+            layout_best.push_back(p);
+        }
     }
     const RankBy by = options.by;
     const auto before = [by](const RankedPlan& a, const RankedPlan& b) { return ranks_before(a, b, by); };
@@ -335,68 +331,6 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     }
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;
-}
-
-size_t exact_prefix(const SearchResult& r, RankBy by) {
-    if (!r.first_dropped) return r.sorted;
-    const auto end = r.ranked.begin() + static_cast<std::ptrdiff_t>(r.sorted);
-    return static_cast<size_t>(std::lower_bound(r.ranked.begin(), end, *r.first_dropped,
-                                                [by](const RankedPlan& a, const RankedPlan& b) {
-                                                    return ranks_before(a, b, by);
-                                                }) -
-                               r.ranked.begin());
-}
-
-void for_each_ranked(const Job& job, const Calibration& cal, const SearchOptions& options, const SearchResult& first,
-                     size_t chunk, const std::function<void(const SearchResult&, size_t)>& emit) {
-    size_t n = exact_prefix(first, options.by);
-    emit(first, n);
-    if (!first.first_dropped || first.cancelled || n == 0) return;
-    SearchOptions o = options;
-    o.keep_best = std::max<size_t>(chunk, 1);
-    o.sort_top = 0;
-    o.shape_ranks = 0;
-    o.progress = {};
-    o.record_spans = false;
-    if (first.spans.size() == first.layouts.size()) o.spans = &first.spans;
-    RankedPlan last = first.ranked[n - 1];
-    for (;;) {
-        o.after = last;
-        const SearchResult r = search_plans(job, cal, o);
-        n = exact_prefix(r, o.by);
-        emit(r, n);
-        if (!r.first_dropped || r.cancelled || n == 0) return;
-        last = r.ranked[n - 1];
-    }
-}
-
-Job job_with_plan(const Job& job, const PlanScore& score) {
-    Job out = job;
-    out.plan = score.plan;
-    out.training.micro_batch = score.micro_batch;
-    return out;
-}
-
-PlanScore plan_score(const Job& job, const SearchResult& result, const RankedPlan& plan) {
-    const SearchLayout& l = result.layouts[plan.order >> 32];
-    PlanScore s;
-    s.plan = job.plan;
-    search::apply_layout(s.plan, l);
-    search::apply_knob_code(s.plan, static_cast<uint32_t>(plan.order & 0xffffffffu));
-    s.micro_batch = l.micro_batch;
-    s.step_time_s = plan.step_time_s;
-    s.peak_bytes = plan.peak_bytes;
-    // As estimate.cpp finish_time computes them (no Job copy: a JSON ranking
-    // decodes millions of plans).
-    const Training& tr = job.training;
-    const double tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
-    const double gpus = job.cluster.num_gpus;
-    s.tokens_per_s_per_gpu = tokens_per_step / s.step_time_s / gpus;
-    // Model FLOPs do not depend on recomputation (flops.h): no per-stage count needed.
-    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute);
-    const double model_tflops = fpt.model * tokens_per_step / s.step_time_s / gpus / 1e12;
-    s.mfu = model_tflops / job.cluster.gpu.peak_tflops(tr.precision);
-    return s;
 }
 
 }  // namespace lostflops

@@ -23,10 +23,21 @@ TEST(SearchCli, JsonContract) {
     const CliRun r = run_cli(kSmall + "--fix tp=8 --format json --top all");
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
-    for (const char* k : {"plans", "enumerated", "pruned_divisibility", "pruned_memory", "evaluated"})
+    for (const char* k : {"plans", "enumerated", "pruned_divisibility", "pruned_memory", "evaluated", "skipped"})
         EXPECT_TRUE(j.contains(k)) << k;
     EXPECT_EQ(j["enumerated"].get<int64_t>(), j["pruned_divisibility"].get<int64_t>() +
                                                    j["pruned_memory"].get<int64_t>() + j["evaluated"].get<int64_t>());
+    EXPECT_EQ(j["skipped"].get<int64_t>(), 0);  // a whole ranking skips nothing
+    // A listing of the first plans skips the layouts whose floor ranks after
+    // the plans it keeps (search/step_floor.h); every plan is still counted.
+    const CliRun listing = run_cli(kSmall + "--fix tp=8 --format json");
+    ASSERT_EQ(listing.code, 0) << listing.err;
+    const auto l = nlohmann::json::parse(listing.out);
+    EXPECT_EQ(l["enumerated"].get<int64_t>(), j["enumerated"].get<int64_t>());
+    EXPECT_EQ(l["pruned_memory"].get<int64_t>() + l["evaluated"].get<int64_t>() + l["skipped"].get<int64_t>(),
+              j["pruned_memory"].get<int64_t>() + j["evaluated"].get<int64_t>());
+    EXPECT_GT(l["skipped"].get<int64_t>(), 0);
+    EXPECT_EQ(l["plans"][0], j["plans"][0]);
     const auto& plans = j["plans"];
     ASSERT_EQ(plans.size(), j["evaluated"].get<size_t>());  // the whole ranking
     for (size_t i = 0; i < plans.size(); ++i) {

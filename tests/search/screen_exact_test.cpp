@@ -4,7 +4,9 @@
 // layouts hold such plans, a listing's search (sort_top 5, the shape ranks)
 // against the same search with every plan exact (sort_top 0): the same first
 // plans with estimate()'s steps to the bit, the same best plan of each shape
-// and the same ranks; and the screen did keep bounds (it was exercised).
+// and the same ranks; and the screen did keep bounds (it was exercised). The
+// same with the floor (search/step_floor.h): keeping 64 plans, the listing
+// skips the layouts whose floor ranks after them, and lists the same.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,9 +35,14 @@ size_t rank_in(const SearchResult& r, const RankedPlan& p) {
            }));
 }
 
+struct Screened {
+    size_t bounds = 0;     // plans kept with the screen's bound
+    int64_t skipped = 0;   // plans of layouts skipped by their floor
+};
+
 // A listing's search (sort_top 5, shape ranks 5) keeping `keep` plans a worker
-// against the exact search; returns how many bounds it kept.
-size_t check_listing(const SearchJob& sj, const SearchResult& exact, size_t keep) {
+// against the exact search.
+Screened check_listing(const SearchJob& sj, const SearchResult& exact, size_t keep) {
     const Calibration cal = default_calibration();
     SearchOptions o;
     o.fix = plan_fix_from(sj);
@@ -45,7 +52,11 @@ size_t check_listing(const SearchJob& sj, const SearchResult& exact, size_t keep
     o.shape_ranks = 5;
     const SearchResult screened = search_plans(sj.job, cal, o);
     EXPECT_GE(screened.sorted, 5u);
-    EXPECT_EQ(screened.counts.evaluated, exact.counts.evaluated);
+    // The skipped plans are the rest of those that fit or not.
+    const SearchCounts& c = screened.counts;
+    EXPECT_EQ(c.enumerated, exact.counts.enumerated);
+    EXPECT_EQ(c.enumerated, c.pruned_divisibility + c.pruned_memory + c.evaluated + c.skipped);
+    EXPECT_EQ(c.pruned_memory + c.evaluated + c.skipped, exact.counts.pruned_memory + exact.counts.evaluated);
     for (size_t i = 0; i < screened.sorted && i < exact.ranked.size(); ++i) {
         const RankedPlan& p = screened.ranked[i];
         EXPECT_FALSE(search::is_bound(p)) << "listed plan " << i << " carries the screen's bound";
@@ -65,7 +76,8 @@ size_t check_listing(const SearchJob& sj, const SearchResult& exact, size_t keep
         const size_t rank = i < screened.other_shape_ranks.size() ? screened.other_shape_ranks[i] : rank_in(screened, p);
         EXPECT_EQ(rank, rank_in(exact, p)) << "shape " << i;
     }
-    return static_cast<size_t>(std::count_if(screened.ranked.begin(), screened.ranked.end(), search::is_bound));
+    return {static_cast<size_t>(std::count_if(screened.ranked.begin(), screened.ranked.end(), search::is_bound)),
+            c.skipped};
 }
 
 TEST(SearchScreen, ListedPlansAreExactAndMatchTheExactSearch) {
@@ -74,10 +86,12 @@ TEST(SearchScreen, ListedPlansAreExactAndMatchTheExactSearch) {
     o.fix = plan_fix_from(sj);
     o.threads = 1;
     const SearchResult exact = search_plans(sj.job, default_calibration(), o);  // sort_top 0: every plan exact
-    // Every plan kept: the bounds past the listed shapes stay bounds.
-    EXPECT_GT(check_listing(sj, exact, size_t{1} << 20), 0u) << "no plan was screened: the test exercises nothing";
-    // 64 kept: the shapes' ranks come from the counting search.
-    check_listing(sj, exact, 64);
+    // Every plan kept: the bounds past the listed shapes stay bounds, no layout is skipped.
+    const Screened all = check_listing(sj, exact, size_t{1} << 20);
+    EXPECT_GT(all.bounds, 0u) << "no plan was screened: the test exercises nothing";
+    EXPECT_EQ(all.skipped, 0);
+    // 64 kept: layouts skipped by their floor; the shapes' ranks come from the counting search.
+    EXPECT_GT(check_listing(sj, exact, 64).skipped, 0) << "no layout was skipped: the floor is not exercised";
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+// The search's floor of a layout's step (search/step_floor.h): the average
+// pipeline rank's GPU work per step at no recomputation, the fastest
+// sequence-parallel choice. Layouts that differ only in vpp share it: the
+// enumeration (tp, cp, pp, micro-batch, vpp, ep ascending) keeps them in one
+// block of equal (tp, cp, pp, micro-batch), within which the floor is
+// computed once per other setting; the groups are priced by worker threads.
+#include "search/step_floor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <thread>
+
+#include "estimate/estimate_parts.h"
+#include "lostflops/pipeline_schedules.h"
+#include "search/enumerate.h"
+#include "search/knobs.h"
+
+namespace lostflops::search {
+
+namespace {
+
+// GPU seconds of one micro-batch's forward and backward of the whole model.
+double model_gpu_s(const Job& job, const PassSetup& s) {
+    const auto fb = [](const LayerTime& t) { return t.fwd.gpu_s() + t.bwd.gpu_s(); };
+    double sum = 0;
+    if (s.kind_time.empty()) {
+        sum = job.model.layers * fb(s.layer);
+    } else {
+        const LayerStack& st = *job.model.stack;
+        for (size_t k = 0; k < s.kind_time.size(); ++k) sum += st.count[k] * fb(s.kind_time[k].layer);
+    }
+    return sum + fb(s.embed) + fb(s.head) + job.model.mtp_layers * fb(s.mtp);
+}
+
+// Layouts alike but for vpp.
+bool same_but_vpp(const SearchLayout& a, const SearchLayout& b) {
+    return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep &&
+           a.micro_batch == b.micro_batch && a.etp == b.etp && a.dispatcher == b.dispatcher &&
+           a.cp_comm_type == b.cp_comm_type && a.a2a_overlap == b.a2a_overlap;
+}
+
+bool same_block(const SearchLayout& a, const SearchLayout& b) {
+    return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.micro_batch == b.micro_batch;
+}
+
+}  // namespace
+
+double step_floor_s(const Job& base, const Calibration& cal, const PlanFix& fix, const SearchLayout& layout) {
+    Job job = with_layout(base, layout);
+    ParallelPlan& p = job.plan;
+    if (!standard_mapping(p)) return 0;
+    const KnobSet ks = knob_set(job, fix);
+    if (ks.count() == 0 || ks.sps == 0 || ks.zeros == 0) return 0;
+    apply_recompute(p, 0);  // none
+    p.zero = ks.zero[0];    // the GPU times do not depend on it
+    double best = std::numeric_limits<double>::infinity();
+    PlanContext ctx;
+    int ctx_overlap = -1;  // the context depends on the layout and tp_comm_overlap alone
+    for (int si = 0; si < ks.sps; ++si) {
+        p.sequence_parallel = ks.sp[si].sp;
+        p.tp_comm_overlap = ks.sp[si].tp_overlap;
+        if (ctx_overlap != static_cast<int>(p.tp_comm_overlap)) {
+            ctx = make_plan_context(job, cal);
+            ctx_overlap = p.tp_comm_overlap;
+        }
+        const int ends = ctx.moe_layer_overlap ? 2 : 1;
+        for (int e = 0; e < ends; ++e) {
+            if (ctx.moe_layer_overlap) ctx.moe_overlap_paired = e;
+            best = std::min(best, model_gpu_s(job, pass_setup(job, ctx, nullptr)));
+        }
+    }
+    const double m = static_cast<double>(p.micro_batches(job.training));
+    return std::isfinite(best) ? m * best / p.pp : 0.0;
+}
+
+std::vector<double> step_floors(const Job& job, const Calibration& cal, const PlanFix& fix,
+                                const std::vector<SearchLayout>& layouts, unsigned threads) {
+    // Group ids: within a block, the first layout of each setting stands for it.
+    std::vector<uint32_t> group(layouts.size());
+    std::vector<size_t> first_of;  // per group: its first layout
+    size_t block_first_group = 0;
+    for (size_t i = 0; i < layouts.size(); ++i) {
+        if (i == 0 || !same_block(layouts[i], layouts[i - 1])) block_first_group = first_of.size();
+        size_t g = block_first_group;
+        while (g < first_of.size() && !same_but_vpp(layouts[first_of[g]], layouts[i])) ++g;
+        if (g == first_of.size()) first_of.push_back(i);
+        group[i] = static_cast<uint32_t>(g);
+    }
+    std::vector<double> floor_of(first_of.size(), 0.0);
+    std::atomic<size_t> next{0};
+    const auto work = [&] {
+        for (size_t g; (g = next.fetch_add(1)) < first_of.size();) {
+            // No floor (0) is always safe; the layout's own evaluation reports what failed.
+            try {
+                floor_of[g] = step_floor_s(job, cal, fix, layouts[first_of[g]]);
+            } catch (const std::exception&) {
+                floor_of[g] = 0;
+            }
+        }
+    };
+    const unsigned n = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(first_of.size() / 64 + 1)));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    std::vector<double> out(layouts.size());
+    for (size_t i = 0; i < layouts.size(); ++i) out[i] = floor_of[group[i]];
+    return out;
+}
+
+}  // namespace lostflops::search
