@@ -74,8 +74,11 @@ std::vector<SweepPoint> sweep_sizes(const JobOnGpus& job_on, const Calibration& 
 
 std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, const Calibration& cal,
                                        const SearchOptions& opts) {
+    // Within a node every count from the job's own up (a cluster may hold
+    // part of one node), then whole nodes (a count past one node that does
+    // not fill whole nodes is refused: job/validate.cpp).
     const int gpn = job.cluster.gpus_per_node;
-    for (int n = std::min(gpn, job.cluster.num_gpus); n <= bounds::kMaxGpus && !cancelled(opts); n += gpn) {
+    for (int n = std::min(gpn, job.cluster.num_gpus); n <= bounds::kMaxGpus && !cancelled(opts); n += n < gpn ? 1 : gpn) {
         SweepPoint pt = sweep_point(job_on(n), cal, opts);
         pt.num_gpus = n;
         if (pt.best) return {std::move(pt)};

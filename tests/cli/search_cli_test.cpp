@@ -149,6 +149,14 @@ TEST(SearchCli, SweepAndMinGpus) {
     const CliRun fewer = run_cli("search --set training.global_batch_size=256 --fix tp=8 --set cluster.num_gpus=" +
                                  std::to_string(n - 8));
     EXPECT_EQ(fewer.code, 1) << fewer.out;
+    // From part of a node: every count within the node, then whole nodes (not 9).
+    const CliRun part = run_cli("search --set cluster.num_gpus=1 --set training.global_batch_size=8 --min-gpus --format json");
+    ASSERT_EQ(part.code, 0) << part.err;
+    const int p = nlohmann::json::parse(part.out)["sweep"][0]["num_gpus"];
+    EXPECT_TRUE(p <= 8 || p % 8 == 0) << p;
+    const CliRun below = run_cli("search --set training.global_batch_size=8 --set cluster.num_gpus=" +
+                                 std::to_string(p <= 8 ? p - 1 : p - 8));
+    EXPECT_EQ(below.code, 1) << below.out;
 }
 
 }  // namespace
