@@ -105,7 +105,8 @@ struct SearchOptions {
     // ranked before the best plan it dropped, so `ranked` holds exactly the
     // plans ranked before SearchResult::first_dropped (at least N):
     // the first min(sort_top, N) plans are exact, and so are the ranks of the
-    // first `shape_ranks` other shapes (when one of those ranks after a
+    // first `shape_ranks` other shapes and of those within kSimplerWithin
+    // of the best (when one of those ranks after a
     // dropped plan, the search runs again counting the plans before each:
     // SearchResult::other_shape_ranks). A listing needs no more, and the
     // search writes a few MiB instead of 24 bytes per evaluated plan.
@@ -147,6 +148,9 @@ struct SearchLayout {
 // the listing (report/runner_up.h); the search prices the best plan of every
 // such shape exactly (SearchResult::other_shapes).
 inline constexpr double kSimplerWithin = 0.01;
+// ... and the most of those shapes a listing weighs (their ranks exact, as
+// the first SearchOptions::shape_ranks').
+inline constexpr size_t kSimplerShapesMax = 64;
 
 struct SearchResult {
     std::vector<RankedPlan> ranked;  // every kept plan; the first `sorted` in rank order
@@ -157,8 +161,9 @@ struct SearchResult {
     // Best plan of each shape (tp, cp, pp, ep) other than the winner's, best first.
     std::vector<RankedPlan> other_shapes;
     // With keep_best, when `ranked` does not hold every plan before them:
-    // the ranks (1-based) of the first shape_ranks other shapes, counted by
-    // a second search; empty otherwise (count them in `ranked`).
+    // the ranks (1-based) of the first shape_ranks other shapes (and of
+    // those within kSimplerWithin of the best, at most kSimplerShapesMax),
+    // counted by a second search; empty otherwise (count them in `ranked`).
     std::vector<size_t> other_shape_ranks;
     std::vector<int64_t> counted_before;  // SearchOptions::count_before
     SearchCounts counts;

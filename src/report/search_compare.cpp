@@ -149,7 +149,8 @@ nlohmann::json sweep_json(const std::vector<SweepPoint>& points) {
     double base = 0;
     for (const SweepPoint& p : points) {
         nlohmann::json o = {{"num_gpus", p.num_gpus}, {"fits", p.best.has_value()},
-                            {"enumerated", p.counts.enumerated}, {"evaluated", p.counts.evaluated}};
+                            {"enumerated", p.counts.enumerated}, {"evaluated", p.counts.evaluated},
+                            {"skipped", p.counts.skipped}};
         if (p.best) {
             if (base == 0) base = p.best->tokens_per_s_per_gpu;
             o["plan"] = plan_words(*p.best);

@@ -251,8 +251,8 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
     if (listed.size() >= 2) out += "  " + runner_up_line(job, cal, listed[0], listed[1]);
     std::vector<RankedScore> candidates;
     for (size_t i = 1; i < listed.size(); ++i) candidates.push_back({i + 1, listed[i]});
-    // The other shapes, best first, while within reach (at most 64 of them).
-    for (size_t i = 0; i < r.other_shapes.size() && i < 64 && !listed.empty(); ++i) {
+    // The other shapes, best first, while within reach (at most kSimplerShapesMax of them).
+    for (size_t i = 0; i < r.other_shapes.size() && i < kSimplerShapesMax && !listed.empty(); ++i) {
         if (r.other_shapes[i].step_time_s > listed.front().step_time_s * (1 + kSimplerWithin)) break;
         candidates.push_back({rank_of(r, i, v.by), plan_score(job, r, r.other_shapes[i])});
     }

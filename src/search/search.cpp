@@ -87,6 +87,9 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     unsigned threads = std::max(1u, std::min<unsigned>(cores, static_cast<unsigned>(std::max<size_t>(1, n_layouts / 64))));
     std::atomic<size_t> next{0};
     std::atomic<size_t> done{0};
+    // The layouts the search expects to run, for its progress: all, or with
+    // the floor those whose floor is within the last bar.
+    std::atomic<size_t> expected{0};
     std::atomic<bool> stopped{false};
     std::vector<search::Worker> workers(threads);
     // The screen (LayoutEvaluator::run) when a listing keeps its best plans
@@ -124,7 +127,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     }
     // The floor (search/step_floor.h), ranking by step: a listing runs the
     // layouts in the order of their floors, in rounds; after each, the plan
-    // after the kept ones (plan_after_kept) is the bar, and the layouts whose
+    // after the kept ones (search::floor_bar) is the bar, and the layouts whose
     // floor exceeds its step are skipped: their plans rank after it. A count
     // of the plans before given ones skips the layouts whose floor exceeds
     // the last of them.
@@ -215,6 +218,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
             done.fetch_add(last - first, std::memory_order_relaxed);
         }
     };
+    expected.store(std::max<size_t>(floored && counting ? limit : n_items, 1));
     std::optional<RankedPlan> bar;  // floored: the plan the skipped layouts rank after
     for (size_t begin = 0;;) {
         // With a progress callback every worker gets a thread and the calling
@@ -229,7 +233,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
             while (done.load() < limit && !stopped.load()) {
                 const auto now = std::chrono::steady_clock::now();
                 if (now - reported >= std::chrono::milliseconds(100)) {
-                    options.progress(static_cast<double>(done.load()) / static_cast<double>(n_items));
+                    options.progress(std::min(1.0, static_cast<double>(done.load()) / static_cast<double>(expected.load())));
                     reported = now;
                 }
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -243,6 +247,7 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         // The next round: as many layouts again, up to the first whose floor exceeds the bar.
         bar = search::floor_bar(workers, keep, options.by);
         const size_t stop = bar ? first_above(limit, bar->step_time_s) : n_items;
+        expected.store(std::max<size_t>(stop, 1));
         begin = limit;
         limit = std::min(stop, 2 * limit);
         if (limit == begin) break;
@@ -305,15 +310,22 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
     }
     result.sorted = n_sort;
     result.other_shapes = search::other_shapes(job, cal, options, result, layout_best);
-    // The listed shapes' ranks count the plans before them by their steps.
-    if (screen && options.shape_ranks > 0 && !result.other_shapes.empty())
-        search::price_exact_before(job, cal, options, result,
-                                   result.other_shapes[std::min(options.shape_ranks, result.other_shapes.size()) - 1]);
+    // The other shapes whose ranks a listing prints: the first shape_ranks
+    // and, with them, every one within kSimplerWithin of the best plan (at
+    // most kSimplerShapesMax: report/search_report.cpp's "simpler" line).
+    size_t n = std::min(options.shape_ranks, result.other_shapes.size());
+    if (n > 0) {
+        const double within_s = result.ranked.front().step_time_s * (1 + kSimplerWithin);
+        size_t k = 0;
+        while (k < result.other_shapes.size() && k < kSimplerShapesMax && result.other_shapes[k].step_time_s <= within_s)
+            ++k;
+        n = std::max(n, k);
+    }
+    // Their ranks count the plans before them by their steps.
+    if (screen && n > 0) search::price_exact_before(job, cal, options, result, result.other_shapes[n - 1]);
     if (result.first_dropped && !result.cancelled) {
-        // The ranks of the first shape_ranks other shapes count the plans
-        // before them: when one ranks after a dropped plan, the search runs
-        // again counting, for each, the plans ranked before it.
-        const size_t n = std::min(options.shape_ranks, result.other_shapes.size());
+        // When one of them ranks after a dropped plan, the search runs again
+        // counting, for each, the plans ranked before it.
         for (size_t i = 0; i < n; ++i) {
             if (ranks_before(result.other_shapes[i], *result.first_dropped, by)) continue;
             SearchOptions again = options;

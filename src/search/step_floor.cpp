@@ -55,22 +55,32 @@ double step_floor_s(const Job& base, const Calibration& cal, const PlanFix& fix,
     const KnobSet ks = knob_set(job, fix);
     if (ks.count() == 0 || ks.sps == 0 || ks.zeros == 0) return 0;
     apply_recompute(p, 0);  // none
-    p.zero = ks.zero[0];    // the GPU times do not depend on it
     double best = std::numeric_limits<double>::infinity();
-    PlanContext ctx;
-    int ctx_overlap = -1;  // the context depends on the layout and tp_comm_overlap alone
-    for (int si = 0; si < ks.sps; ++si) {
-        p.sequence_parallel = ks.sp[si].sp;
-        p.tp_comm_overlap = ks.sp[si].tp_overlap;
-        if (ctx_overlap != static_cast<int>(p.tp_comm_overlap)) {
-            ctx = make_plan_context(job, cal);
-            ctx_overlap = p.tp_comm_overlap;
+    // The fastest sequence-parallel choice at the plan's zero.
+    const auto fastest = [&] {
+        PlanContext ctx;
+        int ctx_overlap = -1;  // the context depends on the layout and tp_comm_overlap alone
+        for (int si = 0; si < ks.sps; ++si) {
+            p.sequence_parallel = ks.sp[si].sp;
+            p.tp_comm_overlap = ks.sp[si].tp_overlap;
+            if (ctx_overlap != static_cast<int>(p.tp_comm_overlap)) {
+                ctx = make_plan_context(job, cal);
+                ctx_overlap = p.tp_comm_overlap;
+            }
+            const int ends = ctx.moe_layer_overlap ? 2 : 1;
+            for (int e = 0; e < ends; ++e) {
+                if (ctx.moe_layer_overlap) ctx.moe_overlap_paired = e;
+                best = std::min(best, model_gpu_s(job, pass_setup(job, ctx, nullptr)));
+            }
         }
-        const int ends = ctx.moe_layer_overlap ? 2 : 1;
-        for (int e = 0; e < ends; ++e) {
-            if (ctx.moe_layer_overlap) ctx.moe_overlap_paired = e;
-            best = std::min(best, model_gpu_s(job, pass_setup(job, ctx, nullptr)));
-        }
+    };
+    // The GPU times do not depend on the ZeRO stage (pass_setup_other_zero
+    // copies them), but for a Hugging Face model's, which is its precision
+    // recipe (autocast over fp32 weights, or FSDP2's bf16 compute): there each.
+    const int zeros = job.training.framework == Framework::hf ? ks.zeros : 1;
+    for (int zi = 0; zi < zeros; ++zi) {
+        p.zero = ks.zero[zi];
+        fastest();
     }
     const double m = static_cast<double>(p.micro_batches(job.training));
     return std::isfinite(best) ? m * best / p.pp : 0.0;
