@@ -248,6 +248,13 @@ bool plan_matches(const PlanFix& fix, const PlanScore& score);
 // Throws InputError when a fixed pipeline schedule or ZeRO stage breaks a rule
 // of fix.launch's framework for every plan (search_plans calls it).
 void check_fix_launchable(const Job& job, const PlanFix& fix);
+// The same settings, each with the rule it breaks for every plan: key
+// ("parallel.pipeline_schedule", "parallel.zero", "parallel.moe_a2a_overlap")
+// and the rule's text; empty when fix.launch can run them.
+struct UnlaunchableFix {
+    std::string key, rule;
+};
+std::vector<UnlaunchableFix> unlaunchable_fixes(const Job& job, const PlanFix& fix);
 // "tp 8, cp 1, pp 16 (vpp 1), dp 128, mbs 1, zero 1, recompute selective, sp, tp-overlap, dp-overlap"
 std::string plan_words(const PlanScore& score);
 

@@ -72,9 +72,11 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 // `export KIND --best`: the job with the search's best plan (by throughput)
 // among those `target` can launch (framework_rules.h; none: the job's own
 // stack, training.framework); `source` names the job in the error when no
-// such plan fits.
+// such plan fits. A job's own setting that no plan of that stack can run (a
+// DualPipe schedule under Megatron-Core: the DeepSeek-V3 example) is searched
+// without, and named in `dropped` (unlaunchable_fixes) for the caller to say so.
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
-                         const std::string& source);
+                         const std::string& source, std::vector<UnlaunchableFix>* dropped = nullptr);
 
 // The framework that prices `export KIND --best`'s plan, so that the plan
 // exported is the best under the cost of the stack that will run it: torchtitan

@@ -45,8 +45,11 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
         sj = load();
     }
     check_model_keys(sj.job);
-    return best_launchable_plan(sj, load_calibration_for(a.calibration_path), target,
-                                a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path);
+    const std::string source = a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path;
+    std::vector<UnlaunchableFix> dropped;
+    Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped);
+    note_dropped_fixes(source, dropped);
+    return won;
 }
 
 // target: the stack --best searches for; none: the job's own (training.framework).

@@ -104,7 +104,9 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
         throw InputError("-", "parallel", "searching the plan reads the job twice; give a file, not standard input");
     const SearchJob sj = job_path.empty() ? default_search_job(overrides) : load_search_job(job_path, overrides);
     const std::string source = job_path.empty() ? "data/jobs/default.yaml (built in)" : job_path;
-    const Job won = best_launchable_plan(sj, load_calibration_for(calibration_path), std::nullopt, source);
+    std::vector<UnlaunchableFix> dropped;
+    const Job won = best_launchable_plan(sj, load_calibration_for(calibration_path), std::nullopt, source, &dropped);
+    note_dropped_fixes(source, dropped);
     PlanScore s;
     s.plan = won.plan;
     s.micro_batch = won.training.micro_batch;
@@ -112,7 +114,15 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
                  terminal_text(source).c_str(), missing ? " (the job has no parallel section)" : "", plan_words(s).c_str());
     std::vector<std::string> out = overrides;
     for (const std::string& set : plan_set_arguments(sj.job, s)) out.push_back(set);
+    for (const UnlaunchableFix& u : dropped)
+        if (u.key == "parallel.pipeline_schedule") out.push_back(u.key + "=null");  // the 1F1B family, as searched
     return out;
+}
+
+void note_dropped_fixes(const std::string& source, const std::vector<UnlaunchableFix>& dropped) {
+    for (const UnlaunchableFix& u : dropped)
+        std::fprintf(stderr, "lostflops: note: %s: --best searched without %s: %s\n", terminal_text(source).c_str(),
+                     u.key.c_str(), terminal_text(u.rule).c_str());
 }
 
 bool g_strict = false;

@@ -87,19 +87,32 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 }
 
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
-                         const std::string& source) {
+                         const std::string& source, std::vector<UnlaunchableFix>* dropped) {
     SearchOptions o;
     o.fix = plan_fix_from(sj);
     if (target) o.fix.launch = *target;
     o.sort_top = 1;
     o.keep_best = 1;
     o.shape_ranks = 0;
-    const SearchResult r = search_plans(sj.job, cal, o);
+    // The job's settings the stack cannot run: searched without them.
+    Job job = sj.job;
+    for (const UnlaunchableFix& u : unlaunchable_fixes(job, o.fix)) {
+        if (u.key == "parallel.pipeline_schedule") {
+            job.plan.schedule = PipelineSchedule::one_f_one_b;  // the 1F1B family: follows vpp
+            job.plan.schedule_given = false;
+        } else if (u.key == "parallel.zero") {
+            o.fix.zero.reset();
+        } else if (u.key == "parallel.moe_a2a_overlap") {
+            o.fix.moe_a2a_overlap.reset();
+        }
+        if (dropped) dropped->push_back(u);
+    }
+    const SearchResult r = search_plans(job, cal, o);
     if (r.ranked.empty())
         throw InputError(source, "parallel",
                          std::string("no plan that ") + to_string(*o.fix.launch) +
                              " can launch fits in GPU memory (lostflops search says why)");
-    return job_with_plan(sj.job, plan_score(sj.job, r, r.ranked.front()));
+    return job_with_plan(job, plan_score(job, r, r.ranked.front()));
 }
 
 std::optional<Framework> export_framework(const std::string& kind, Framework job_framework) {

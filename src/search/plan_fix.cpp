@@ -154,7 +154,13 @@ void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& sour
 }
 
 void check_fix_launchable(const Job& job, const PlanFix& f) {
-    if (!f.launch) return;
+    const std::vector<UnlaunchableFix> u = unlaunchable_fixes(job, f);
+    if (!u.empty()) throw InputError(job.source, u.front().key, u.front().rule + "; no plan with it can be launched");
+}
+
+std::vector<UnlaunchableFix> unlaunchable_fixes(const Job& job, const PlanFix& f) {
+    std::vector<UnlaunchableFix> out;
+    if (!f.launch) return out;
     // The setting fixed alone, the others at their neutral values (the
     // schedule with a pipeline): a rule broken here is broken by every plan
     // (lostflops/framework_rules.h).
@@ -164,7 +170,10 @@ void check_fix_launchable(const Job& job, const PlanFix& f) {
     zero.zero = f.zero.value_or(0);
     const auto refuse = [&](const LaunchPlan& lp, const std::string& key) {
         for (const RuleBreak& b : rule_breaks(job.model, lp, *f.launch))
-            if (b.rule->key == key) throw InputError(job.source, key, rule_break_text(b) + "; no plan with it can be launched");
+            if (b.rule->key == key) {
+                out.push_back({key, rule_break_text(b)});
+                return;
+            }
     };
     if (job.plan.schedule_given) refuse(sched, "parallel.pipeline_schedule");
     if (f.zero) refuse(zero, "parallel.zero");
@@ -174,6 +183,7 @@ void check_fix_launchable(const Job& job, const PlanFix& f) {
         a2a.moe_a2a_overlap = true;
         refuse(a2a, "parallel.moe_a2a_overlap");
     }
+    return out;
 }
 
 bool plan_matches(const PlanFix& f, const PlanScore& s) {

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "estimate/estimate_parts.h"
+#include "job/stage_layout.h"
+#include "job/validate.h"
 #include "lostflops/pipeline_schedules.h"
 #include "search/enumerate.h"
 #include "search/knobs.h"
@@ -54,6 +56,11 @@ double step_floor_s(const Job& base, const Calibration& cal, const PlanFix& fix,
     if (!standard_mapping(p)) return 0;
     const KnobSet ks = knob_set(job, fix);
     if (ks.count() == 0 || ks.sps == 0 || ks.zeros == 0) return 0;
+    // A layout the evaluation prunes before timing it (search/evaluate_layout.cpp):
+    // no floor; its stages may not even be placeable (a custom layout for another pp x vpp).
+    if (ks.fixed_recompute_too_deep || (!default_split(p) && stage_layout_issue(job)) ||
+        (p.schedule_given && schedule_issue(p, p.micro_batches(job.training))))
+        return 0;
     apply_recompute(p, 0);  // none
     double best = std::numeric_limits<double>::infinity();
     // The fastest sequence-parallel choice at the plan's zero.

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/cli_util.h"
+#include "test_util.h"
 
 namespace lostflops {
 namespace {
@@ -70,6 +71,31 @@ TEST(ExportBest, MegatronOfAnFsdpJobIsTheBestPlanUnderMegatronCore) {
     EXPECT_EQ(value_after(r.out, "--pipeline-model-parallel-size"), best.at("pp").get<int>()) << r.out;
     EXPECT_EQ(value_after(r.out, "--expert-model-parallel-size"), best.at("ep").get<int>()) << r.out;
     std::filesystem::remove(plain);
+}
+
+}  // namespace
+}  // namespace lostflops
+
+namespace lostflops {
+namespace {
+
+// The DeepSeek-V3 example runs DualPipe, which Megatron-Core does not launch:
+// --best searches without that schedule and says so, instead of refusing
+// (it refused: "no plan with it can be launched"); the plan it exports or
+// costs runs the 1F1B family.
+TEST(ExportBest, BestSearchesWithoutWhatTheStackCannotRun) {
+    const std::string job = test::source_path("examples/deepseek-v3-2048xh800-goodput.yaml");
+    const auto g = test::run_cli("goodput --best " + job);
+    ASSERT_EQ(g.code, 0) << g.err;
+    EXPECT_NE(g.err.find("--best searched without parallel.pipeline_schedule: cannot launch in megatron-core"),
+              std::string::npos) << g.err;
+    const auto m = test::run_cli("export megatron --best " + job);
+    ASSERT_EQ(m.code, 0) << m.err;
+    EXPECT_EQ(m.out.find("dualpipe"), std::string::npos) << m.out;
+    // `search` itself keeps the job's settings and names the rule.
+    const auto s = test::run_cli("search " + job + " --top 1");
+    EXPECT_EQ(s.code, 2) << s.err;
+    EXPECT_NE(s.err.find("no plan with it can be launched"), std::string::npos) << s.err;
 }
 
 }  // namespace

@@ -73,6 +73,26 @@ TEST(StepFloor, BelowEveryPlanOfItsLayout) {
     EXPECT_GT(check_floors(moe("megatron-lm")), 0.5);
 }
 
+// A job's own stage layout fits one pp x vpp: the other layouts, which the
+// evaluation prunes, get no floor (their stages cannot be placed: a floor
+// read past the layout's stages before). A listing finds the exact best.
+TEST(StepFloor, CustomStageLayoutOnOtherShapes) {
+    const std::string text = dense("megatron-core") + "parallel: {pipeline_layout: \"Et*7|t*8|t*8|t*7L\"}\n";
+    EXPECT_GT(check_floors(text, 10), 0.2);  // the stage layout's own imbalance: looser than the default split
+    const SearchJob sj = parse_search_job(text, "floor.yaml", {}, SearchJobPlan::fixed_where_given);
+    SearchOptions o;
+    o.fix = plan_fix_from(sj);
+    o.threads = 2;
+    const SearchResult exact = search_plans(sj.job, default_calibration(), o);
+    o.sort_top = 1;
+    o.keep_best = 1;
+    const SearchResult listing = search_plans(sj.job, default_calibration(), o);
+    ASSERT_FALSE(exact.ranked.empty());
+    ASSERT_FALSE(listing.ranked.empty());
+    EXPECT_EQ(listing.ranked.front().order, exact.ranked.front().order);
+    EXPECT_EQ(listing.ranked.front().step_time_s, exact.ranked.front().step_time_s);
+}
+
 // Data parallelism only, the host's share of the step in play.
 TEST(StepFloor, HuggingFaceOnOneNode) {
     std::string one_node = dense("hf");
