@@ -22,9 +22,12 @@ ExportResult export_torchtitan(const Job& job) {
     const Training& t = job.training;
     const ParallelPlan& p = job.plan;
     const auto flavor = interop::flavor_of(job.model);
-    if (!flavor)
+    if (!flavor) {
+        if (const auto near = interop::flavor_near_miss(job.model))
+            throw InputError(job.source, "model", "not one of torchtitan's model flavours: " + *near);
         throw InputError(job.source, "model",
                          "not one of torchtitan's model flavours (" + interop::known_flavors() + ")");
+    }
     interop::check_launch_rules(job, LaunchStack::torchtitan);
     if (t.framework != Framework::fsdp)
         out.notes.push_back({NoteKind::not_modelled, "training.framework",

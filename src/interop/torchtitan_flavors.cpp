@@ -85,6 +85,20 @@ std::optional<TorchtitanFlavor> flavor_of(const Model& m) {
     return std::nullopt;
 }
 
+std::optional<std::string> flavor_near_miss(const Model& m) {
+    for (const auto& f : flavors()) {
+        if (f.overrides.empty()) continue;
+        TorchtitanFlavor preset_only = f;
+        preset_only.overrides.clear();
+        if (!flavor_shape(preset_only).same_shape(m)) continue;
+        std::string why;
+        for (const auto& o : f.overrides)
+            why += (why.empty() ? "" : "; ") + o.why + " (model." + o.key + ": " + o.value + ")";
+        return "the preset " + f.preset + " is torchtitan's " + f.name + " " + f.flavor + " but for: " + why;
+    }
+    return std::nullopt;
+}
+
 std::string known_flavors() {
     std::string out;
     for (size_t i = 0; i < flavors().size(); ++i) {

@@ -36,5 +36,10 @@ std::optional<TorchtitanFlavor> flavor_of(const Model& m);
 Model flavor_shape(const TorchtitanFlavor& f);
 // "llama3 8B/70B/405B, llama2 7B/13B/70B, ..."
 std::string known_flavors();
+// A model that is a flavour's preset but for the flavour's overrides (the
+// DeepSeek-V3 example's one MTP module): "the preset deepseek-v3 is
+// torchtitan's deepseek_v3 671B but for: <why> (model.KEY: VALUE)"; none
+// otherwise.
+std::optional<std::string> flavor_near_miss(const Model& m);
 
 }  // namespace lostflops::interop

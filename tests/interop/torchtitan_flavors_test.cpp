@@ -82,6 +82,21 @@ TEST(TorchtitanFlavors, DifferencesFromThePublishedModelsAreKept) {
                                    "training: {seq_length: 4096, global_batch_size: 64}\nparallel: {zero: 3, ep: 8}\n",
                                    "p.yaml");
     EXPECT_FALSE(interop::flavor_of(with_mtp.model));
+    // Its export says which flavour it is but for what, and the key that makes it one.
+    try {
+        (void)export_torchtitan(with_mtp);
+        FAIL() << "exported a DeepSeek-V3 with its MTP module";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("the preset deepseek-v3 is torchtitan's deepseek_v3 671B but for: torchtitan's "
+                                             "deepseek_v3 has no multi-token prediction module "
+                                             "(model.num_nextn_predict_layers: 0)"),
+                  std::string::npos)
+            << e.what();
+    }
+    const Job other = parse_job("model: {preset: llama3-8b, num_hidden_layers: 30}\ncluster: {preset: dgx-h100, num_gpus: 8}\n"
+                                "training: {seq_length: 4096, global_batch_size: 8}\nparallel: {zero: 3}\n",
+                                "p.yaml");
+    EXPECT_FALSE(interop::flavor_near_miss(other.model));  // no flavour but for its overrides
     // llama4 without _irope attends over the whole sequence; with it, 3 of
     // every 4 layers attend within chunks of 8192 (the published model).
     const Model full = interop::flavor_shape(*interop::flavor_by_name("llama4", "17bx16e"));
