@@ -289,6 +289,10 @@ SearchResult search_plans(const Job& job, const Calibration& cal, const SearchOp
         // prices it where a listing shows it).
         result.counts.skipped = space.rejected_plans + upper - result.counts.enumerated;
         result.counts.enumerated += result.counts.skipped;
+        // A skipped layout has a floor, so the evaluation would have counted
+        // it (step_floor.cpp gives none to those it prunes before counting):
+        // the layouts are the same with or without the floor.
+        result.counts.layouts += static_cast<int64_t>(n_items - limit);
         for (size_t k = limit; k < n_items; ++k) {
             RankedPlan p;
             p.order = (static_cast<uint64_t>(order[k]) << 32) | search::kBoundBit;

@@ -34,6 +34,7 @@ TEST(SearchCli, JsonContract) {
     ASSERT_EQ(listing.code, 0) << listing.err;
     const auto l = nlohmann::json::parse(listing.out);
     EXPECT_EQ(l["enumerated"].get<int64_t>(), j["enumerated"].get<int64_t>());
+    EXPECT_EQ(l["layouts"].get<int64_t>(), j["layouts"].get<int64_t>());
     EXPECT_EQ(l["pruned_memory"].get<int64_t>() + l["evaluated"].get<int64_t>() + l["skipped"].get<int64_t>(),
               j["pruned_memory"].get<int64_t>() + j["evaluated"].get<int64_t>());
     EXPECT_GT(l["skipped"].get<int64_t>(), 0);

@@ -55,6 +55,7 @@ Screened check_listing(const SearchJob& sj, const SearchResult& exact, size_t ke
     // The skipped plans are the rest of those that fit or not.
     const SearchCounts& c = screened.counts;
     EXPECT_EQ(c.enumerated, exact.counts.enumerated);
+    EXPECT_EQ(c.layouts, exact.counts.layouts);
     EXPECT_EQ(c.enumerated, c.pruned_divisibility + c.pruned_memory + c.evaluated + c.skipped);
     EXPECT_EQ(c.pruned_memory + c.evaluated + c.skipped, exact.counts.pruned_memory + exact.counts.evaluated);
     for (size_t i = 0; i < screened.sorted && i < exact.ranked.size(); ++i) {
