@@ -105,7 +105,7 @@ TEST(DeepEpOverlap, Fp8DispatchCoversTheBackwardsDispatch) {
 TEST(DeepEpOverlap, DualPipeLayerPairMatchesDeepSeeksProfile) {
     // The profile's F&B chunk pair (4 MoE layers, H800, EP64, TP1, 4,096
     // tokens, FP8) spans 129.0 ms: 32.25 ms a layer. The example's MoE layer
-    // paired as DualPipe pairs it (estimate/pipeline_phase.cpp
+    // paired as DualPipe pairs it (estimate/phase_passes.cpp
     // dual_saved_s): F + B - min(fc, B - bc) - min(bc, F - fc), fc and bc
     // the comm times (1 - slowdown) of each pass. Within 5 %.
     const Calibration cal = default_calibration();
