@@ -18,10 +18,13 @@ int64_t PlanCounter::range(const Layout& l, int vpp_last) {
         tp_ = l.tp;
         cp_ = l.cp;
         pp_ = l.pp;
-        sum_[0].assign(1, 0);
-        sum_[1].assign(1, 0);
+        sums_.clear();
     }
-    std::vector<int64_t>& sum = sum_[l.a2a_overlap ? 1 : 0];
+    auto it = std::find_if(sums_.begin(), sums_.end(), [&](const Sums& s) {
+        return s.ep == l.ep && s.etp == l.etp && s.a2a == l.a2a_overlap;
+    });
+    if (it == sums_.end()) it = sums_.insert(sums_.end(), Sums{l.ep, l.etp, l.a2a_overlap, {0}});
+    std::vector<int64_t>& sum = it->sum;
     while (static_cast<int>(sum.size()) <= vpp_last) {
         Layout at = l;
         at.vpp = static_cast<int>(sum.size());

@@ -13,9 +13,11 @@
 namespace lostflops::search {
 
 // Plans of a layout (knob_set(with_layout(job, l), fix).count()) without a
-// Job copy per layout: the knobs depend on tp, cp, pp, dp and vpp, not on
-// the micro-batch or ep, so the counts of the current shape are kept per vpp
-// (as running sums, for runs of rejected candidates).
+// Job copy per layout: the knobs depend on tp, cp, pp, dp and vpp, and
+// through the launch rules on ep and etp (torchtitan's expert region and
+// Megatron-LM's ZeRO 3 look at ep: lostflops/framework_rules.h), not on the
+// micro-batch, so the counts of the current shape are kept per (ep, etp,
+// a2a overlap) and vpp (as running sums, for runs of rejected candidates).
 class PlanCounter {
 public:
     PlanCounter(const Job& job, const PlanFix& fix) : job_(job), fix_(fix) {}
@@ -29,9 +31,14 @@ private:
     Job job_;
     const PlanFix& fix_;
     int tp_ = 0, cp_ = 0, pp_ = 0;
-    // sum_[a][v]: plans of vpp 1 .. v of the current shape, without (a = 0)
-    // and with (a = 1) the expert all-to-all overlap.
-    std::vector<int64_t> sum_[2];
+    // Per (ep, etp, a2a overlap) of the current shape: sum[v], the plans of
+    // vpp 1 .. v.
+    struct Sums {
+        int ep = 1, etp = 1;
+        bool a2a = false;
+        std::vector<int64_t> sum;
+    };
+    std::vector<Sums> sums_;
 };
 
 struct LayoutSpace {

@@ -140,6 +140,24 @@ TEST(LayoutSpace, MixtureOfExpertsEqualsTheWalkOfEveryCandidate) {
                               "training.micro_batch_size=1", "parallel.tp=2", "parallel.dp=8",
                               "training.framework=fsdp", "parallel.zero=3"});
     for (const Layout& l : layout_space(titan, PlanFix{}, LayoutFix{}, 1).layouts) EXPECT_FALSE(l.a2a_overlap);
+    // Under a stack's launch rules the knobs depend on ep (torchtitan's
+    // expert region, Megatron-LM's ZeRO 3 with ep > 1): each valid layout's
+    // count is still its own (it was 816 plans off on a torchtitan MoE job).
+    for (const LaunchStack stack : {LaunchStack::torchtitan, LaunchStack::megatron_lm}) {
+        SCOPED_TRACE(to_string(stack));
+        Job j = titan;
+        j.training.framework = stack == LaunchStack::torchtitan ? Framework::fsdp : Framework::megatron_lm;
+        PlanFix fix;
+        fix.launch = stack;
+        LayoutFix lf;
+        lf.launch = static_cast<int>(stack);
+        const LayoutSpace sp = layout_space(j, fix, lf, 2);
+        LayoutEvaluator ev(j, default_calibration(), fix);
+        int64_t plans = 0;
+        for (const Layout& l : sp.layouts) plans += ev.plan_count(l);
+        ASSERT_FALSE(sp.layouts.empty());
+        EXPECT_EQ(sp.plans, plans);
+    }
 }
 
 }  // namespace

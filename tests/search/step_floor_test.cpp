@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,63 @@ TEST(StepFloor, CustomStageLayoutOnOtherShapes) {
     ASSERT_FALSE(listing.ranked.empty());
     EXPECT_EQ(listing.ranked.front().order, exact.ranked.front().order);
     EXPECT_EQ(listing.ranked.front().step_time_s, exact.ranked.front().step_time_s);
+}
+
+// Random small jobs (seeded), dense and MoE, over the frameworks: every
+// floor under every plan of its layout, and a listing that keeps 16 plans
+// (so that it skips) lists the same first plans, the same best plan of each
+// listed shape and the same ranks as the search of every plan.
+TEST(StepFloor, ListingsOfRandomJobsAreTheExactSearchs) {
+    std::mt19937 rng(20261129);  // seeded: the same jobs every run
+    const char* frameworks[] = {"megatron-core", "megatron-lm", "fsdp", "deepspeed"};
+    int skipped_somewhere = 0;
+    for (int trial = 0; trial < 12; ++trial) {
+        const int layers = std::uniform_int_distribution<int>(3, 13)(rng);
+        const int64_t hidden = 1024 * std::uniform_int_distribution<int>(1, 3)(rng);
+        const bool moe = trial % 3 == 2;
+        const std::string fw = frameworks[trial % 4];
+        const std::string text =
+            "model:\n  num_hidden_layers: " + std::to_string(layers) + "\n  hidden_size: " + std::to_string(hidden) +
+            "\n  num_attention_heads: 16\n  intermediate_size: " + std::to_string(4 * hidden) +
+            "\n  vocab_size: 32000\n  hidden_act: silu\n" +
+            (moe ? "  num_local_experts: 8\n  num_experts_per_tok: 2\n  moe_intermediate_size: 512\n" : "") + kCluster +
+            "training:\n  seq_length: 2048\n  global_batch_size: 32\n  framework: " + fw + "\n";
+        SCOPED_TRACE("trial " + std::to_string(trial) + ": " + fw + (moe ? " moe" : "") + ", " + std::to_string(layers) +
+                     " layers");
+        check_floors(text, 1);
+        const SearchJob sj = parse_search_job(text, "floor.yaml", {}, SearchJobPlan::fixed_where_given);
+        const Calibration cal = default_calibration();
+        SearchOptions o;
+        o.fix = plan_fix_from(sj);
+        o.threads = 2;
+        const SearchResult exact = search_plans(sj.job, cal, o);
+        o.sort_top = 3;
+        o.keep_best = 16;
+        o.shape_ranks = 3;
+        const SearchResult listing = search_plans(sj.job, cal, o);
+        skipped_somewhere += listing.counts.skipped > 0 ? 1 : 0;
+        EXPECT_EQ(listing.counts.enumerated, exact.counts.enumerated);
+        for (size_t i = 0; i < 3 && i < exact.ranked.size(); ++i) {
+            ASSERT_LT(i, listing.ranked.size());
+            EXPECT_EQ(listing.ranked[i].order, exact.ranked[i].order) << "rank " << i + 1;
+            EXPECT_EQ(listing.ranked[i].step_time_s, exact.ranked[i].step_time_s) << "rank " << i + 1;
+        }
+        for (size_t i = 0; i < 3 && i < exact.other_shapes.size(); ++i) {
+            ASSERT_LT(i, listing.other_shapes.size());
+            const RankedPlan& p = listing.other_shapes[i];
+            EXPECT_EQ(p.order, exact.other_shapes[i].order) << "shape " << i;
+            size_t rank = 1;
+            for (const RankedPlan& q : exact.ranked) rank += ranks_before(q, p, RankBy::throughput) ? 1 : 0;
+            size_t listed = 1;
+            if (i < listing.other_shape_ranks.size()) {
+                listed = listing.other_shape_ranks[i];
+            } else {
+                for (const RankedPlan& q : listing.ranked) listed += ranks_before(q, p, RankBy::throughput) ? 1 : 0;
+            }
+            EXPECT_EQ(listed, rank) << "shape " << i;
+        }
+    }
+    EXPECT_GT(skipped_somewhere, 3) << "the floor skipped little: the test exercises little";
 }
 
 // Data parallelism only, the host's share of the step in play.
