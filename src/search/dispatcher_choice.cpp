@@ -11,6 +11,7 @@
 
 #include "cost/expert_dispatch.h"
 #include "lostflops/framework_rules.h"
+#include "search/enumerate.h"
 
 namespace lostflops::search {
 
@@ -58,26 +59,15 @@ MoeDispatcher fastest_dispatcher(const Job& job, const Calibration& cal, const S
 
 void choose_dispatchers(const Job& job, const Calibration& cal, std::vector<SearchLayout>& layouts,
                         std::optional<LaunchStack> launch) {
-    const auto same_block = [](const SearchLayout& a, const SearchLayout& b) {
-        return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.micro_batch == b.micro_batch;
-    };
-    const auto same_but_vpp = [&](const SearchLayout& a, const SearchLayout& b) {
-        return same_block(a, b) && a.ep == b.ep && a.etp == b.etp && a.a2a_overlap == b.a2a_overlap;
-    };
-    std::vector<size_t> firsts;  // of the current block: the first layout of each setting
-    for (size_t i = 0; i < layouts.size(); ++i) {
-        SearchLayout& l = layouts[i];
-        if (i == 0 || !same_block(l, layouts[i - 1])) firsts.clear();
-        const auto it = std::find_if(firsts.begin(), firsts.end(), [&](size_t j) {
-            return same_but_vpp(layouts[j], l);
-        });
-        if (it != firsts.end()) {
-            l.dispatcher = layouts[*it].dispatcher;
-        } else {
-            l.dispatcher = fastest_dispatcher(job, cal, l, launch);
-            firsts.push_back(i);
-        }
-    }
+    std::vector<size_t> firsts;
+    const std::vector<uint32_t> group = group_in_runs(
+        layouts,
+        [](const SearchLayout& a, const SearchLayout& b) {
+            return a.ep == b.ep && a.etp == b.etp && a.a2a_overlap == b.a2a_overlap;
+        },
+        firsts);
+    for (const size_t i : firsts) layouts[i].dispatcher = fastest_dispatcher(job, cal, layouts[i], launch);
+    for (size_t i = 0; i < layouts.size(); ++i) layouts[i].dispatcher = layouts[firsts[group[i]]].dispatcher;
 }
 
 }  // namespace lostflops::search

@@ -80,4 +80,29 @@ Job with_layout(const Job& job, const Layout& layout);
 // `p` cut as `layout` (tp, cp, pp, dp, vpp, ep; the micro-batch lives in Training).
 void apply_layout(ParallelPlan& p, const Layout& layout);
 
+// Groups of alike layouts, for what the search derives once per group (the
+// MoE dispatcher, the step floor): within each run of equal tp, cp, pp and
+// micro-batch, which the enumeration keeps together (vpp, ep and the rest
+// vary inside), the layouts `same(a, b)` holds alike share the group of the
+// first of them. Returns each layout's group; `firsts` gets each group's
+// first layout. O(layouts x groups in a run).
+template <class Same>
+std::vector<uint32_t> group_in_runs(const std::vector<Layout>& layouts, Same same, std::vector<size_t>& firsts) {
+    std::vector<uint32_t> group(layouts.size());
+    size_t run_first_group = firsts.size();
+    for (size_t i = 0; i < layouts.size(); ++i) {
+        const Layout& l = layouts[i];
+        if (i > 0) {
+            const Layout& q = layouts[i - 1];
+            if (l.tp != q.tp || l.cp != q.cp || l.pp != q.pp || l.micro_batch != q.micro_batch)
+                run_first_group = firsts.size();
+        }
+        size_t g = run_first_group;
+        while (g < firsts.size() && !same(layouts[firsts[g]], l)) ++g;
+        if (g == firsts.size()) firsts.push_back(i);
+        group[i] = static_cast<uint32_t>(g);
+    }
+    return group;
+}
+
 }  // namespace lostflops::search

@@ -1,6 +1,7 @@
 // The search's floor of a layout's step (search/step_floor.h): the average
 // pipeline rank's GPU work per step at no recomputation, the fastest
-// sequence-parallel choice. Layouts that differ only in vpp share it: the
+// sequence-parallel choice. Layouts that differ only in vpp share it (but
+// where the evaluation's prunes depend on vpp; step_floors): the
 // enumeration (tp, cp, pp, micro-batch, vpp, ep ascending) keeps them in one
 // block of equal (tp, cp, pp, micro-batch), within which the floor is
 // computed once per other setting; the groups are priced by worker threads.
@@ -37,16 +38,6 @@ double model_gpu_s(const Job& job, const PassSetup& s) {
     return sum + fb(s.embed) + fb(s.head) + job.model.mtp_layers * fb(s.mtp);
 }
 
-// Layouts alike but for vpp.
-bool same_but_vpp(const SearchLayout& a, const SearchLayout& b) {
-    return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep &&
-           a.micro_batch == b.micro_batch && a.etp == b.etp && a.dispatcher == b.dispatcher &&
-           a.cp_comm_type == b.cp_comm_type && a.a2a_overlap == b.a2a_overlap;
-}
-
-bool same_block(const SearchLayout& a, const SearchLayout& b) {
-    return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.micro_batch == b.micro_batch;
-}
 
 }  // namespace
 
@@ -95,17 +86,20 @@ double step_floor_s(const Job& base, const Calibration& cal, const PlanFix& fix,
 
 std::vector<double> step_floors(const Job& job, const Calibration& cal, const PlanFix& fix,
                                 const std::vector<SearchLayout>& layouts, unsigned threads) {
-    // Group ids: within a block, the first layout of each setting stands for it.
-    std::vector<uint32_t> group(layouts.size());
+    // Group ids: within a block, the first layout of each setting stands for
+    // it. Where the evaluation's prunes depend on vpp (a custom stage layout,
+    // a named schedule, a fixed recompute depth: step_floor_s's checks), each
+    // vpp is its own group, so that a layout pruned there gets no floor and a
+    // skipped one is always one the evaluation would have counted.
+    const bool vpp_too = !default_split(job.plan) || job.plan.schedule_given || fix.recompute.has_value();
     std::vector<size_t> first_of;  // per group: its first layout
-    size_t block_first_group = 0;
-    for (size_t i = 0; i < layouts.size(); ++i) {
-        if (i == 0 || !same_block(layouts[i], layouts[i - 1])) block_first_group = first_of.size();
-        size_t g = block_first_group;
-        while (g < first_of.size() && !same_but_vpp(layouts[first_of[g]], layouts[i])) ++g;
-        if (g == first_of.size()) first_of.push_back(i);
-        group[i] = static_cast<uint32_t>(g);
-    }
+    const std::vector<uint32_t> group = group_in_runs(
+        layouts,
+        [vpp_too](const SearchLayout& a, const SearchLayout& b) {
+            return a.ep == b.ep && a.etp == b.etp && a.dispatcher == b.dispatcher && a.cp_comm_type == b.cp_comm_type &&
+                   a.a2a_overlap == b.a2a_overlap && (!vpp_too || a.vpp == b.vpp);
+        },
+        first_of);
     std::vector<double> floor_of(first_of.size(), 0.0);
     std::atomic<size_t> next{0};
     const auto work = [&] {

@@ -80,7 +80,10 @@ TEST(StepFloor, BelowEveryPlanOfItsLayout) {
 TEST(StepFloor, CustomStageLayoutOnOtherShapes) {
     const std::string text = dense("megatron-core") + "parallel: {pipeline_layout: \"Et*7|t*8|t*8|t*7L\"}\n";
     EXPECT_GT(check_floors(text, 10), 0.2);  // the stage layout's own imbalance: looser than the default split
-    const SearchJob sj = parse_search_job(text, "floor.yaml", {}, SearchJobPlan::fixed_where_given);
+    // On 64 GPUs, enough layouts for the listing to skip some.
+    std::string wide = text;
+    wide.replace(wide.find("num_gpus: 16"), 12, "num_gpus: 64");
+    const SearchJob sj = parse_search_job(wide, "floor.yaml", {}, SearchJobPlan::fixed_where_given);
     SearchOptions o;
     o.fix = plan_fix_from(sj);
     o.threads = 2;
@@ -92,6 +95,12 @@ TEST(StepFloor, CustomStageLayoutOnOtherShapes) {
     ASSERT_FALSE(listing.ranked.empty());
     EXPECT_EQ(listing.ranked.front().order, exact.ranked.front().order);
     EXPECT_EQ(listing.ranked.front().step_time_s, exact.ranked.front().step_time_s);
+    // Every skipped layout is one the evaluation would have counted and not
+    // pruned for divisibility (the layout fits one vpp only: the floor of
+    // another vpp is not its).
+    EXPECT_GT(listing.counts.skipped, 0);
+    EXPECT_EQ(listing.counts.layouts, exact.counts.layouts);
+    EXPECT_EQ(listing.counts.pruned_divisibility, exact.counts.pruned_divisibility);
 }
 
 // Random small jobs (seeded), dense and MoE, over the frameworks: every
