@@ -42,7 +42,8 @@ std::vector<std::string> plan_set_arguments(const Job& job, const PlanScore& s);
 
 // The wall (breakdown field other than compute) that costs the plan most.
 struct Wall {
-    std::string name;  // "pp_bubble", "dp_comm", ...
+    std::string name;      // in text (lostflops/walls.h WallInfo::name): "pp_bubble", "kernel_overhead", ...
+    std::string json_key;  // in search's JSON (WallInfo::search_key, schema v1): "pp_bubble", "overhead", ...
     double seconds = 0;
 };
 Wall costliest_wall(const Breakdown& b);

@@ -4,7 +4,7 @@
 // 2022, app. B), so with ideal = model FLOPs / (GPUs * peak) the MFU is
 // ideal / step and 100 - MFU% = 100 * (step - ideal) / step. The step time is
 // estimate()'s breakdown (lostflops/estimate.h: its fields sum to the step);
-// each field but compute is one step of the waterfall, and compute (GEMMs and
+// each wall but compute (lostflops/walls.h, in its order) is one step of the waterfall, and compute (GEMMs and
 // attention of the slowest pipeline rank) minus the ideal is split into the
 // GEMMs' and the attention core's losses: the attention part of compute is
 // the worst rank's layers * micro-batches * the attention kernels' time
@@ -16,6 +16,7 @@
 
 #include "explain/pass_model.h"
 #include "lostflops/explain.h"
+#include "lostflops/walls.h"
 #include "workload/flops.h"
 
 namespace lostflops {
@@ -50,17 +51,8 @@ std::vector<WaterfallStep> mfu_waterfall(const Job& job, const Calibration& cal,
     add("attention", job.training.attention == AttentionKernel::unfused ? "attention kernels (unfused softmax path)"
                                                                           : "attention kernel efficiency",
         attn_s - ideal_attn);
-    add("memory_bound", "memory-bound operators", bd.memory_bound_s);
-    add("launch_overhead", "kernel launch overhead", bd.overhead_s);
-    add("host", "host bound (GPU waits for the CPU)", bd.host_s);
-    add("recompute", "activation recompute", bd.recompute_s);
-    add("tp_comm", "exposed TP communication", bd.tp_comm_s);
-    add("cp_comm", "exposed CP communication", bd.cp_comm_s);
-    add("ep_comm", "expert-parallel all-to-all", bd.ep_comm_s);
-    add("pp_bubble", "pipeline bubble", bd.pp_bubble_s);
-    add("pp_p2p", "pipeline transfers", bd.pp_p2p_s);
-    add("dp_comm", "exposed DP/ZeRO communication", bd.dp_comm_s);
-    add("optimizer", "optimizer step", bd.optimizer_s);
+    for (const WallInfo& w : kWalls)
+        if (w.seconds != &Breakdown::compute_s) add(w.waterfall_key, w.words, bd.*w.seconds);
     return steps;
 }
 

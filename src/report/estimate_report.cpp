@@ -20,20 +20,11 @@
 #include "lostflops/run_cost.h"
 #include "lostflops/run_report.h"
 #include "lostflops/terminal_text.h"
+#include "lostflops/walls.h"
 
 namespace lostflops {
 
 namespace {
-
-std::vector<std::pair<const char*, double>> breakdown_rows(const Breakdown& b) {
-    return {{"compute", b.compute_s},         {"memory_bound", b.memory_bound_s},
-            {"recompute", b.recompute_s},     {"kernel_overhead", b.overhead_s},
-            {"host_bound", b.host_s},
-            {"tp_comm", b.tp_comm_s},         {"cp_comm", b.cp_comm_s},
-            {"ep_comm", b.ep_comm_s},         {"pp_bubble", b.pp_bubble_s},
-            {"pp_p2p", b.pp_p2p_s},           {"dp_comm", b.dp_comm_s},
-            {"optimizer", b.optimizer_s}};
-}
 
 std::vector<std::pair<const char*, double>> memory_rows(const Memory& m) {
     return {{"weights", m.weights_bytes},         {"gradients", m.gradients_bytes},
@@ -162,9 +153,10 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
     out += fmt::format("HFU                  {:10.1f} %   ({:.1f} hardware TFLOP/s per GPU)\n", 100 * e.hfu,
                        e.hardware_tflops_per_gpu);
     out += "\nwhere the step goes\n";
-    for (const auto& [name, s] : breakdown_rows(e.breakdown)) {
+    for (const WallInfo& w : kWalls) {
+        const double s = e.breakdown.*w.seconds;
         if (s <= 0) continue;
-        out += fmt::format("  {:<18} {:10.4f} s  {:5.1f} %\n", name, s, 100 * s / e.step_time_s);
+        out += fmt::format("  {:<18} {:10.4f} s  {:5.1f} %\n", w.name, s, 100 * s / e.step_time_s);
     }
     if (!extras.curves.empty()) {
         out += "\ncollectives priced by measured nccl-tests curves\n";
@@ -257,7 +249,7 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
     j["params_output"] = e.params_output;
     j["params_mtp"] = e.params_mtp;
     nlohmann::json b = nlohmann::json::object();
-    for (const auto& [name, s] : breakdown_rows(e.breakdown)) b[std::string(name) + "_s"] = s;
+    for (const WallInfo& w : kWalls) b[w.estimate_key] = e.breakdown.*w.seconds;
     j["breakdown"] = b;
     const Memory& m = e.memory;
     nlohmann::json mem;

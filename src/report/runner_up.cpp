@@ -10,20 +10,15 @@
 #include <fmt/format.h>
 
 #include "lostflops/estimate.h"
+#include "lostflops/walls.h"
 
 namespace lostflops {
 
 std::string runner_up_line(const Job& job, const Calibration& cal, const PlanScore& best, const PlanScore& runner_up) {
     const Breakdown a = estimate(job_with_plan(job, best), cal).breakdown;
     const Breakdown b = estimate(job_with_plan(job, runner_up), cal).breakdown;
-    const std::pair<const char*, double> diffs[] = {
-        {"compute", a.compute_s - b.compute_s},       {"memory_bound", a.memory_bound_s - b.memory_bound_s},
-        {"recompute", a.recompute_s - b.recompute_s}, {"overhead", a.overhead_s - b.overhead_s},
-        {"host", a.host_s - b.host_s},                {"tp_comm", a.tp_comm_s - b.tp_comm_s},
-        {"cp_comm", a.cp_comm_s - b.cp_comm_s},       {"ep_comm", a.ep_comm_s - b.ep_comm_s},
-        {"pp_bubble", a.pp_bubble_s - b.pp_bubble_s}, {"pp_p2p", a.pp_p2p_s - b.pp_p2p_s},
-        {"dp_comm", a.dp_comm_s - b.dp_comm_s},       {"optimizer", a.optimizer_s - b.optimizer_s}};
-    std::vector<std::pair<const char*, double>> walls(std::begin(diffs), std::end(diffs));
+    std::vector<std::pair<const char*, double>> walls;
+    for (const WallInfo& w : kWalls) walls.emplace_back(w.name, a.*w.seconds - b.*w.seconds);
     std::stable_sort(walls.begin(), walls.end(),
                      [](const auto& x, const auto& y) { return std::abs(x.second) > std::abs(y.second); });
     std::string out = fmt::format("best over the runner-up: {:+.1f} % tokens/s per GPU;",

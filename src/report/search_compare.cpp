@@ -10,23 +10,12 @@
 
 #include "lostflops/error.h"
 #include "lostflops/search_report.h"
+#include "lostflops/walls.h"
 #include "job/validate.h"
 
 namespace lostflops {
 
 namespace {
-
-struct Field {
-    const char* name;
-    double Breakdown::*member;
-};
-constexpr Field kWalls[] = {
-    {"compute", &Breakdown::compute_s},     {"memory_bound", &Breakdown::memory_bound_s},
-    {"recompute", &Breakdown::recompute_s}, {"overhead", &Breakdown::overhead_s},
-    {"host", &Breakdown::host_s},           {"tp_comm", &Breakdown::tp_comm_s},
-    {"cp_comm", &Breakdown::cp_comm_s},     {"ep_comm", &Breakdown::ep_comm_s},
-    {"pp_bubble", &Breakdown::pp_bubble_s}, {"pp_p2p", &Breakdown::pp_p2p_s},
-    {"dp_comm", &Breakdown::dp_comm_s},     {"optimizer", &Breakdown::optimizer_s}};
 
 // The fixed settings on top of the job's plan (dp derived when not given).
 Job job_with_fix(const Job& job, const PlanFix& f) {
@@ -101,8 +90,8 @@ std::string comparison_table(const Comparison& c) {
                        100 * (1 - c.compared.tokens_per_s_per_gpu / c.best.tokens_per_s_per_gpu),
                        c.best.tokens_per_s_per_gpu, plan_words(c.best));
     std::vector<std::pair<double, const char*>> diffs;
-    for (const Field& f : kWalls)
-        diffs.emplace_back(c.compared_estimate.breakdown.*f.member - c.best_estimate.breakdown.*f.member, f.name);
+    for (const WallInfo& w : kWalls)
+        diffs.emplace_back(c.compared_estimate.breakdown.*w.seconds - c.best_estimate.breakdown.*w.seconds, w.name);
     std::sort(diffs.begin(), diffs.end(), [](const auto& a, const auto& b) {
         return std::abs(a.first) > std::abs(b.first) || (std::abs(a.first) == std::abs(b.first) && a.second < b.second);
     });
@@ -115,8 +104,8 @@ std::string comparison_table(const Comparison& c) {
 nlohmann::json comparison_json(const Comparison& c) {
     if (!c.found) return {{"found", false}, {"reason", c.not_found_reason}};
     nlohmann::json walls = nlohmann::json::object();
-    for (const Field& f : kWalls)
-        walls[f.name] = c.compared_estimate.breakdown.*f.member - c.best_estimate.breakdown.*f.member;
+    for (const WallInfo& w : kWalls)
+        walls[w.search_key] = c.compared_estimate.breakdown.*w.seconds - c.best_estimate.breakdown.*w.seconds;
     return {{"found", true},
             {"rank", c.rank},
             {"plan", plan_words(c.compared)},

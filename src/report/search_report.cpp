@@ -16,6 +16,7 @@
 
 #include "lostflops/report.h"
 #include "lostflops/terminal_text.h"
+#include "lostflops/walls.h"
 #include "job/human_format.h"
 
 namespace lostflops {
@@ -171,7 +172,7 @@ nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchR
             {"step_time_s", s.step_time_s},
             {"mfu", s.mfu},
             {"peak_bytes", s.peak_bytes},
-            {"costliest_wall", {{"name", w.name}, {"seconds", w.seconds}}},
+            {"costliest_wall", {{"name", w.json_key}, {"seconds", w.seconds}}},
             {"set", plan_set_arguments(job, s)}};
 }
 
@@ -201,14 +202,9 @@ std::vector<std::string> plan_set_arguments(const Job& job, const PlanScore& s) 
 }
 
 Wall costliest_wall(const Breakdown& b) {
-    const std::pair<const char*, double> walls[] = {
-        {"memory_bound", b.memory_bound_s}, {"recompute", b.recompute_s}, {"overhead", b.overhead_s},
-        {"host", b.host_s},                 {"tp_comm", b.tp_comm_s},     {"cp_comm", b.cp_comm_s},
-        {"ep_comm", b.ep_comm_s},           {"pp_bubble", b.pp_bubble_s}, {"pp_p2p", b.pp_p2p_s},
-        {"dp_comm", b.dp_comm_s},           {"optimizer", b.optimizer_s}};
     Wall w;
-    for (const auto& [name, s] : walls)
-        if (s > w.seconds) w = {name, s};
+    for (const WallInfo& info : kWalls)
+        if (info.seconds != &Breakdown::compute_s && b.*info.seconds > w.seconds) w = {info.name, info.search_key, b.*info.seconds};
     return w;
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "lostflops/error.h"
+#include "lostflops/walls.h"
 
 namespace lostflops::trace {
 namespace {
@@ -108,11 +109,10 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
     const auto& b = est.breakdown;
     const double step = c.measured_step_s;
     c.walls = {
-        {"compute (GEMM, attention)", matmul * step, b.compute_s + b.recompute_s},
-        {"memory-bound (elementwise, norms, copies)", other * step, b.memory_bound_s + b.optimizer_s},
-        {"communication (exposed)", comm * step,
-         b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_p2p_s + b.dp_comm_s},
-        {"idle (bubble, overhead, host)", idle * step, b.pp_bubble_s + b.overhead_s + b.host_s},
+        {"compute (GEMM, attention)", matmul * step, trace_group_s(b, TraceGroup::compute)},
+        {"memory-bound (elementwise, norms, copies)", other * step, trace_group_s(b, TraceGroup::memory_bound)},
+        {"communication (exposed)", comm * step, trace_group_s(b, TraceGroup::comm)},
+        {"idle (bubble, overhead, host)", idle * step, trace_group_s(b, TraceGroup::idle)},
     };
     c.memory = memory_rows(ranks, est);
     const double measured = c.walls[0].measured_s, predicted = c.walls[0].predicted_s;
