@@ -67,9 +67,11 @@ TEST(Walls, SurfacesKeepTheirSchemaV1Keys) {
     const auto steps = mfu_waterfall(job, default_calibration(), e);
     std::set<std::string> keys;
     for (const WaterfallStep& s : steps) keys.insert(s.key);
-    for (const WallInfo& w : kWalls)
-        if (w.seconds != &Breakdown::compute_s && e.breakdown.*w.seconds != 0)
+    for (const WallInfo& w : kWalls) {
+        if (w.seconds != &Breakdown::compute_s && e.breakdown.*w.seconds != 0) {
             EXPECT_TRUE(keys.count(w.waterfall_key)) << w.waterfall_key;
+        }
+    }
     EXPECT_TRUE(keys.count("gemm"));
     // search's costliest wall: the text name and the v1 JSON key of one row.
     Breakdown b;
