@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "lostflops/error.h"
 #include "interop/maxtext_export.h"
+#include "interop/torchtitan_flavors.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
 #include "lostflops/search_listing.h"
@@ -44,8 +45,21 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
         o.push_back(std::string("training.framework=") + to_string(*fw));
         sj = load();
     }
-    check_model_keys(sj.job);
     const std::string source = a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path;
+    // A model torchtitan trains but for a flavour's difference (the DeepSeek-V3
+    // example's MTP module): searched, priced and exported as torchtitan's
+    // flavour, said on stderr; a stage layout that places the dropped module
+    // goes with it.
+    if (target == LaunchStack::torchtitan)
+        if (const auto sets = interop::flavor_near_miss_sets(sj.job.model); !sets.empty()) {
+            std::fprintf(stderr, "lostflops: note: %s: export torchtitan --best: %s; searched and priced so (--set %s)\n",
+                         terminal_text(source).c_str(), terminal_text(*interop::flavor_near_miss(sj.job.model)).c_str(),
+                         terminal_text(sets.front()).c_str());
+            for (const std::string& set : sets) o.push_back(set);
+            if (sj.job.plan.layout) o.push_back("parallel.pipeline_layout=null");
+            sj = load();
+        }
+    check_model_keys(sj.job);
     std::vector<UnlaunchableFix> dropped;
     Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped);
     note_dropped_fixes(source, dropped);

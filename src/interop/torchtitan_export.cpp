@@ -124,13 +124,14 @@ ExportResult export_torchtitan(const Job& job) {
                              "alltoall); written as its default, allgather"});
     if (p.ep > 1) line("expert_parallel_degree", std::to_string(p.ep));
     // torchtitan's expert parallelism sends tokens by all-to-all
-    // (job_config.py: expert_parallel_comm_backend "standard", PyTorch's
-    // all-to-all, or "deepep"); it has no all-gather dispatcher.
-    if (p.ep > 1 && p.moe_dispatcher != MoeDispatcher::alltoall)
+    // ([parallelism] expert_parallel_comm_backend "standard", PyTorch's
+    // all-to-all, or "deepep", DeepEP's kernels: pytorch/torchtitan#2107,
+    // 2025-12-17, job_config.py); it has no all-gather dispatcher.
+    if (p.ep > 1 && p.moe_dispatcher == MoeDispatcher::deepep) line("expert_parallel_comm_backend", q("deepep"));
+    if (p.ep > 1 && p.moe_dispatcher == MoeDispatcher::allgather)
         out.notes.push_back({NoteKind::not_modelled, "parallel.moe_dispatcher",
-                             std::string(to_string(p.moe_dispatcher)) +
-                                 ": not written; torchtitan dispatches by all-to-all (expert_parallel_comm_backend "
-                                 "\"standard\", or \"deepep\" for DeepEP)"});
+                             "allgather: not written; torchtitan dispatches by all-to-all (expert_parallel_comm_backend "
+                             "\"standard\", or \"deepep\" for DeepEP)"});
     s += "\n[activation_checkpoint]\n";
     if (p.recompute == Recompute::none) {
         line("mode", q("none"));

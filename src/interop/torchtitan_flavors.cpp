@@ -85,18 +85,36 @@ std::optional<TorchtitanFlavor> flavor_of(const Model& m) {
     return std::nullopt;
 }
 
-std::optional<std::string> flavor_near_miss(const Model& m) {
+namespace {
+
+// The flavour whose preset, without its overrides, has this model's shape
+// (none when the model is a flavour itself).
+const TorchtitanFlavor* near_flavor(const Model& m) {
+    if (flavor_of(m)) return nullptr;
     for (const auto& f : flavors()) {
         if (f.overrides.empty()) continue;
         TorchtitanFlavor preset_only = f;
         preset_only.overrides.clear();
-        if (!flavor_shape(preset_only).same_shape(m)) continue;
-        std::string why;
-        for (const auto& o : f.overrides)
-            why += (why.empty() ? "" : "; ") + o.why + " (model." + o.key + ": " + o.value + ")";
-        return "the preset " + f.preset + " is torchtitan's " + f.name + " " + f.flavor + " but for: " + why;
+        if (flavor_shape(preset_only).same_shape(m)) return &f;
     }
-    return std::nullopt;
+    return nullptr;
+}
+
+}  // namespace
+
+std::optional<std::string> flavor_near_miss(const Model& m) {
+    const TorchtitanFlavor* f = near_flavor(m);
+    if (f == nullptr) return std::nullopt;
+    std::string why;
+    for (const auto& o : f->overrides) why += (why.empty() ? "" : "; ") + o.why + " (model." + o.key + ": " + o.value + ")";
+    return "the preset " + f->preset + " is torchtitan's " + f->name + " " + f->flavor + " but for: " + why;
+}
+
+std::vector<std::string> flavor_near_miss_sets(const Model& m) {
+    std::vector<std::string> out;
+    if (const TorchtitanFlavor* f = near_flavor(m))
+        for (const auto& o : f->overrides) out.push_back("model." + o.key + "=" + o.value);
+    return out;
 }
 
 std::string known_flavors() {

@@ -41,5 +41,9 @@ std::string known_flavors();
 // torchtitan's deepseek_v3 671B but for: <why> (model.KEY: VALUE)"; none
 // otherwise.
 std::optional<std::string> flavor_near_miss(const Model& m);
+// The same near miss as `--set` overrides that make the model the flavour's
+// ("model.num_nextn_predict_layers=0"); empty when the model is a flavour or
+// no flavour's preset. export torchtitan --best applies them, saying so.
+std::vector<std::string> flavor_near_miss_sets(const Model& m);
 
 }  // namespace lostflops::interop

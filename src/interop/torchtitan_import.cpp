@@ -324,6 +324,16 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     else if (etp > 1)
         notes.push_back({NoteKind::ignored, "parallelism.expert_tensor_parallel_degree",
                          "no effect with expert_parallel_degree 1 (torchtitan job_config.py)"});
+    {
+        // The tokens' transport: PyTorch's all-to-all ("standard") or DeepEP's
+        // kernels ("deepep"; pytorch/torchtitan#2107, 2025-12-17).
+        const std::string backend = c.text({"parallelism.expert_parallel_comm_backend"}, "standard");
+        if (backend != "standard" && backend != "deepep")
+            throw InputError(c.source(), "parallelism.expert_parallel_comm_backend",
+                             "expected standard or deepep, got '" + backend + "'");
+        if (ep > 1 && backend == "deepep")
+            add(d.parallel, "moe_dispatcher", "deepep", "expert_parallel_comm_backend deepep");
+    }
     // FSDP2 runs when dp_shard > 1 or cp > 1 (parallel_dims.py fsdp_enabled), over dp_shard x cp.
     add(d.parallel, "zero", shard > 1 || cp > 1 ? "3" : "0",
         shard > 1 ? "FSDP2 full shard over the shard degree" : cp > 1 ? "FSDP2 full shard over cp" : "DDP replicas");

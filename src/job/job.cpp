@@ -175,9 +175,10 @@ SearchJob parse_search_job(const std::string& text, const std::string& source,
     SearchJob out;
     if (!root["parallel"] || root["parallel"].IsNull()) root["parallel"] = YAML::Node(YAML::NodeType::Map);
     const YAML::Node parallel = root["parallel"];
+    // A key set to null (`--set parallel.pp=null`) is not given: searched.
     if (parallel.IsMap())
         for (const auto& kv : parallel)
-            if (kv.first.IsScalar()) out.fixed_keys.push_back(kv.first.Scalar());
+            if (kv.first.IsScalar() && !kv.second.IsNull()) out.fixed_keys.push_back(kv.first.Scalar());
     const YAML::Node training = root["training"];
     out.micro_batch_given = training && training.IsMap() && training["micro_batch_size"];
     try {

@@ -269,7 +269,9 @@ void YamlSection::finish(const std::set<std::string>& tolerated) const {
     for (const auto& kv : node_) {
         if (!kv.first.IsScalar()) throw InputError(file_, prefix_, "keys must be plain strings");
         const std::string& k = kv.first.Scalar();
-        if (used_.count(k) == 0 && tolerated.count(k) == 0)
+        // A known key set to null is not given (`--set parallel.KEY=null`),
+        // also where the reader only asked has() of it.
+        if (used_.count(k) == 0 && tolerated.count(k) == 0 && !(known_.count(k) > 0 && kv.second.IsNull()))
             throw InputError(file_, key_path(k), "unknown key" + did_you_mean(k, names));
     }
 }

@@ -98,5 +98,33 @@ TEST(ExportBest, BestSearchesWithoutWhatTheStackCannotRun) {
     EXPECT_NE(s.err.find("no plan with it can be launched"), std::string::npos) << s.err;
 }
 
+// The DeepSeek-V3 example under torchtitan: its MTP module is not in
+// torchtitan's deepseek_v3 671B flavour, so --best searches, prices and
+// exports the flavour (said on stderr), the best plan of the same search with
+// the module dropped by hand, DeepEP written as torchtitan's backend.
+TEST(ExportBest, TorchtitanOfTheDeepSeekExampleIsItsFlavour) {
+    const std::string job = test::source_path("examples/deepseek-v3-2048xh800-goodput.yaml");
+    const auto r = test::run_cli("export torchtitan --best " + job);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("no multi-token prediction module (model.num_nextn_predict_layers: 0); searched and priced so"),
+              std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("flavor = \"671B\""), std::string::npos) << r.out;
+    const auto s = test::run_cli("search " + job +
+                                 " --set model.num_nextn_predict_layers=0 --set parallel.pipeline_layout=null"
+                                 " --set parallel.pipeline_schedule=null --set parallel.zero=null --set parallel.recompute_modules=null"
+                                 " --set training.framework=fsdp --top 1 --format json");
+    ASSERT_EQ(s.code, 0) << s.err;
+    const nlohmann::json best = nlohmann::json::parse(s.out).at("plans").at(0).at("parallel");
+    EXPECT_EQ(value_after(r.out, "pipeline_parallel_degree"), best.at("pp").get<int>()) << r.out;
+    EXPECT_EQ(value_after(r.out, "expert_parallel_degree"), best.at("ep").get<int>()) << r.out;
+    EXPECT_NE(r.out.find("expert_parallel_comm_backend = \"deepep\""), std::string::npos) << r.out;
+    // Read back, the backend is the job's dispatcher.
+    const std::string toml = write_job("export-best-dsv3", r.out);
+    const auto back = test::run_cli("import torchtitan " + toml);
+    ASSERT_EQ(back.code, 0) << back.err;
+    EXPECT_NE(back.out.find("moe_dispatcher: deepep"), std::string::npos) << back.out;
+    std::filesystem::remove(toml);
+}
+
 }  // namespace
 }  // namespace lostflops

@@ -271,5 +271,24 @@ TEST(JobKeys, OptimizerChoiceAndItsLimits) {
     EXPECT_TRUE(plain.training.optimizer_auto);
 }
 
+// A key set to null is not given: `--set parallel.KEY=null` takes a key out
+// of a job without editing it. A key the reader only asks has() of
+// (recompute_modules) was an "unknown key"; a null parallel key was a fixed
+// setting of the search (pp fixed at 1, zero at 0).
+TEST(JobKeys, NullIsNotGiven) {
+    const std::string text = replaced(small_job_text(), "parallel:", "parallel:\n  recompute_modules: [core_attn]");
+    const Job job = parse_job(text, "job.yaml", {"parallel.recompute_modules=null"});
+    EXPECT_EQ(job.plan.recompute_modules, parse_job(small_job_text(), "job.yaml").plan.recompute_modules);
+    const InputError typo = error_of(text, {"parallel.recompute_moduls=null"});
+    EXPECT_TRUE(has(typo.message(), "did you mean `recompute_modules`?")) << typo.what();
+    const SearchJob sj = parse_search_job(small_job_text(), "job.yaml", {"parallel.pp=null", "parallel.zero=null"},
+                                          SearchJobPlan::fixed_where_given);
+    for (const std::string& k : sj.fixed_keys) {
+        EXPECT_NE(k, "pp");
+        EXPECT_NE(k, "zero");
+    }
+    EXPECT_FALSE(sj.fixed_keys.empty());  // the job's other parallel keys stay fixed
+}
+
 }  // namespace
 }  // namespace lostflops
