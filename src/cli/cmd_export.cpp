@@ -59,6 +59,15 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
             if (sj.job.plan.layout) o.push_back("parallel.pipeline_layout=null");
             sj = load();
         }
+    // torchtitan's optimizer is torch's AdamW with fp32 state (the export
+    // writes it so): the plans are priced with it.
+    if (target == LaunchStack::torchtitan && sj.job.training.optimizer != Optimizer::adam) {
+        std::fprintf(stderr, "lostflops: note: %s: export torchtitan --best: training.optimizer %s is torch's AdamW "
+                             "(fp32 state) in torchtitan; searched and priced so (--set training.optimizer=adam)\n",
+                     terminal_text(source).c_str(), to_string(sj.job.training.optimizer));
+        o.push_back("training.optimizer=adam");
+        sj = load();
+    }
     check_model_keys(sj.job);
     std::vector<UnlaunchableFix> dropped;
     Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped);

@@ -164,6 +164,16 @@ std::optional<PlanIssue> schedule_issue(const ParallelPlan& p, int64_t micro_bat
     return std::nullopt;
 }
 
+// FSDP2's fp32 shards are themselves the master weights: no 16-bit copy to
+// rebuild them from (lostflops/spec.h Optimizer).
+std::optional<PlanIssue> optimizer_issue(const Training& t, int zero) {
+    if (t.optimizer == Optimizer::adam || t.framework != Framework::fsdp || zero < 3) return std::nullopt;
+    return PlanIssue{"training.optimizer",
+                     fmt::format("{}: FSDP2 (framework fsdp, zero 3) keeps fp32 shards as the master weights and "
+                                 "torch's AdamW its fp32 moments (use adam)",
+                                 to_string(t.optimizer))};
+}
+
 void validate_job(const Job& job, JobChecks checks) {
     const Model& m = job.model;
     const Cluster& c = job.cluster;
@@ -220,13 +230,8 @@ void validate_job(const Job& job, JobChecks checks) {
         recompute_modules_rules(job);
     if (const auto issue = schedule_issue(p, p.micro_batches(t))) fail(job, issue->key, issue->message);
     if (p.vpp > 1 && p.pp == 1) fail(job, "parallel.vpp", "vpp > 1 needs pp > 1", {"parallel.pp"});
-    // FSDP2's fp32 shards are themselves the master weights: no 16-bit copy to
-    // rebuild them from (lostflops/spec.h Optimizer).
-    if (t.optimizer != Optimizer::adam && t.framework == Framework::fsdp && p.zero >= 3)
-        fail(job, "training.optimizer",
-             fmt::format("{}: FSDP2 (framework fsdp, zero 3) keeps fp32 shards as the master weights and torch's "
-                         "AdamW its fp32 moments (use adam)", to_string(t.optimizer)),
-             {"training.framework", "parallel.zero"});
+    if (const auto issue = optimizer_issue(t, p.zero))
+        fail(job, issue->key, issue->message, {"training.framework", "parallel.zero"});
     hf_rules(job);
     if (effective_schedule(p) == PipelineSchedule::interleaved && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",

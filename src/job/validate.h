@@ -41,6 +41,13 @@ std::optional<PlanIssue> stage_layout_issue(const Job& job);
 // Why the plan cannot run its pipeline schedule with `micro_batches` per step.
 std::optional<PlanIssue> schedule_issue(const ParallelPlan& p, int64_t micro_batches);
 
+// Why the job's optimizer cannot run at ZeRO stage `zero` under its
+// framework: FSDP2's fp32 shards are themselves the master weights and
+// torch's AdamW keeps fp32 moments, so only training.optimizer adam runs
+// under framework fsdp at zero 3. Shared by validate_job and the search's
+// ZeRO knob.
+std::optional<PlanIssue> optimizer_issue(const Training& t, int zero);
+
 // without_plan: the model, cluster and training checks only (the search's
 // job, whose parallel section may be partial).
 enum class JobChecks { all, without_plan };

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "job/stage_layout.h"
+#include "job/validate.h"
 
 namespace lostflops::search {
 
@@ -40,6 +41,7 @@ KnobSet knob_set(const Job& job, const PlanFix& fix) {
     KnobSet k;
     // The ZeRO stages the framework launches on this layout (fix.launch).
     const auto launchable = [&](int z) {
+        if (optimizer_issue(job.training, z)) return false;  // as estimate refuses it
         if (!fix.launch) return true;
         LaunchPlan lp = launch_plan(p);
         lp.zero = z;

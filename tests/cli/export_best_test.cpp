@@ -108,10 +108,13 @@ TEST(ExportBest, TorchtitanOfTheDeepSeekExampleIsItsFlavour) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.err.find("no multi-token prediction module (model.num_nextn_predict_layers: 0); searched and priced so"),
               std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("training.optimizer adam-bf16-moments is torch's AdamW (fp32 state) in torchtitan"),
+              std::string::npos) << r.err;
     EXPECT_NE(r.out.find("flavor = \"671B\""), std::string::npos) << r.out;
     const auto s = test::run_cli("search " + job +
                                  " --set model.num_nextn_predict_layers=0 --set parallel.pipeline_layout=null"
                                  " --set parallel.pipeline_schedule=null --set parallel.zero=null --set parallel.recompute_modules=null"
+                                 " --set training.optimizer=adam"
                                  " --set training.framework=fsdp --top 1 --format json");
     ASSERT_EQ(s.code, 0) << s.err;
     const nlohmann::json best = nlohmann::json::parse(s.out).at("plans").at(0).at("parallel");

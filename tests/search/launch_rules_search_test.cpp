@@ -103,5 +103,28 @@ TEST(LaunchRulesSearch, AFixedSettingNoPlanCanLaunchIsAnError) {
     EXPECT_FALSE(search_plans(ok.job, default_calibration(), o).ranked.empty());
 }
 
+// FSDP2 at zero 3 runs torch's AdamW over fp32 shards only: with another
+// optimizer the search keeps no zero 3 plan, as estimate refuses them
+// (job/validate.h optimizer_issue), and with adam it has some.
+TEST(LaunchRulesSearch, Fsdp2Zero3OnlyUnderAdam) {
+    for (const char* optimizer : {"adam-bf16-moments", "adam"}) {
+        SCOPED_TRACE(optimizer);
+        const SearchJob sj = parse_search_job(job_text("fsdp"), "test.yaml",
+                                              {std::string("training.optimizer=") + optimizer},
+                                              SearchJobPlan::fixed_where_given);
+        SearchOptions o;
+        o.fix = plan_fix_from(sj);
+        const SearchResult r = search_plans(sj.job, default_calibration(), o);
+        int zero3 = 0;
+        for (const RankedPlan& rp : r.ranked) zero3 += plan_score(sj.job, r, rp).plan.zero >= 3 ? 1 : 0;
+        ASSERT_FALSE(r.ranked.empty());
+        if (std::string(optimizer) == "adam") {
+            EXPECT_GT(zero3, 0);
+        } else {
+            EXPECT_EQ(zero3, 0);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace lostflops
