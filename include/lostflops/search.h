@@ -140,6 +140,11 @@ struct SearchLayout {
     // moe_a2a_overlap: a Megatron-Core MoE layout with ep > 1 runs both ways
     // (search/enumerate.cpp), each its own layout.
     bool a2a_overlap = false;
+    // The pipeline schedule where the search tries one beside the 1F1B
+    // family: a layout of vpp 2 runs torchtitan's DualPipeV too
+    // (search/enumerate.cpp schedule_twin), its own layout. one_f_one_b: the
+    // job's own schedule (given or the 1F1B family), left as it is.
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
 };
 
 // Plans within this share of the best's step time are not told apart by the

@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/error_report.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
 #include "lostflops/search.h"
@@ -115,7 +116,8 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
     std::vector<std::string> out = overrides;
     for (const std::string& set : plan_set_arguments(sj.job, s)) out.push_back(set);
     for (const UnlaunchableFix& u : dropped)
-        if (u.key == "parallel.pipeline_schedule") out.push_back(u.key + "=null");  // the 1F1B family, as searched
+        if (u.key == "parallel.pipeline_schedule" && standard_mapping(s.plan))
+            out.push_back(u.key + "=null");  // the 1F1B family, as searched (a DualPipeV winner names its own)
     return out;
 }
 

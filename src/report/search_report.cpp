@@ -17,6 +17,7 @@
 #include "lostflops/report.h"
 #include "lostflops/terminal_text.h"
 #include "lostflops/walls.h"
+#include "lostflops/pipeline_schedules.h"
 #include "job/human_format.h"
 
 namespace lostflops {
@@ -30,11 +31,17 @@ std::string recompute_text(const ParallelPlan& p) {
     return to_string(p.recompute);
 }
 
+// The vpp cell: "2V" for DualPipeV's V of two chunks (a schedule the
+// search tries beside the 1F1B family; the note under the table says so).
+std::string vpp_cell(const ParallelPlan& p) {
+    return effective_schedule(p) == PipelineSchedule::dualpipev ? fmt::format("{}V", p.vpp) : std::to_string(p.vpp);
+}
+
 std::string row(size_t rank, const PlanScore& s, const Wall& w, bool tie) {
     const ParallelPlan& p = s.plan;
     return fmt::format("{:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>4} {:<10} {:>2} {:>3} {:>3} {:>8.3f} {:>9.0f} {:>5.1f}% "
                        "{:>7.1f}  {} {:.2f} s{}\n",
-                       rank, p.tp, p.cp, p.pp, p.vpp, p.dp, p.ep, s.micro_batch, p.zero, recompute_text(p),
+                       rank, p.tp, p.cp, p.pp, vpp_cell(p), p.dp, p.ep, s.micro_batch, p.zero, recompute_text(p),
                        p.sequence_parallel ? "y" : "-", p.tp_comm_overlap ? "y" : "-", p.overlap_grad_reduce ? "y" : "-",
                        s.step_time_s, s.tokens_per_s_per_gpu, 100 * s.mfu, s.peak_bytes / (1024.0 * 1024 * 1024),
                        w.name, w.seconds, tie ? "  = tie of the best" : "");
@@ -182,6 +189,8 @@ std::vector<std::string> plan_set_arguments(const Job& job, const PlanScore& s) 
     const ParallelPlan& p = s.plan;
     std::vector<std::string> out = {fmt::format("parallel.tp={}", p.tp), fmt::format("parallel.cp={}", p.cp),
                                     fmt::format("parallel.pp={}", p.pp), fmt::format("parallel.vpp={}", p.vpp)};
+    // A schedule the search tried beside the 1F1B family (SearchLayout::schedule).
+    if (!standard_mapping(p)) out.push_back(fmt::format("parallel.pipeline_schedule={}", schedule_info(p.schedule).name));
     // The search picks the context-parallel variant (search/cp_comm_choice.h).
     if (p.cp > 1) out.push_back(fmt::format("parallel.cp_comm_type={}", to_string(p.cp_comm_type)));
     if (job.model.is_moe()) {
@@ -243,6 +252,11 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
                            "per GPU; {} held-out runs, {}); {} of the plans listed\n",
                            ties.interval.tokens_per_s_per_gpu_lo, ties.interval.tokens_per_s_per_gpu_hi,
                            ties.interval.residuals, ties.interval.regime, tied);
+    for (const PlanScore& s : listed)
+        if (effective_schedule(s.plan) == PipelineSchedule::dualpipev) {
+            out += "  vpp 2V: torchtitan's DualPipeV, two chunks a rank in a V (parallel.pipeline_schedule: dualpipev)\n";
+            break;
+        }
     out += near_identical(job, listed, ties);
     if (listed.size() >= 2) out += "  " + runner_up_line(job, cal, listed[0], listed[1]);
     std::vector<RankedScore> candidates;
@@ -357,20 +371,20 @@ void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
                 const std::function<void(std::string_view)>& write, const PlanChunks& plans) {
     write("rank,tp,cp,pp,dp,vpp,ep,micro_batch_size,zero,recompute,recompute_layers,sequence_parallel,"
           "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes,etp,moe_dispatcher,cp_comm_type,"
-          "moe_a2a_overlap\n");
+          "moe_a2a_overlap,pipeline_schedule\n");
     fmt::memory_buffer b;
     size_t rank = 0;
     chunks_of(r, v, plans)([&](const SearchResult& c, size_t n) {
         for (size_t i = 0; i < n; ++i) {
             const PlanScore s = plan_score(job, c, c.ranked[i]);
             const ParallelPlan& p = s.plan;
-            fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, p.tp,
+            fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, p.tp,
                            p.cp, p.pp, p.dp, p.vpp, p.ep, s.micro_batch, p.zero, to_string(p.recompute),
                            p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers)
                                                                                       : "",
                            p.sequence_parallel, p.tp_comm_overlap, p.overlap_grad_reduce, s.step_time_s,
                            s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes, p.expert_tp(), to_string(p.moe_dispatcher),
-                           to_string(p.cp_comm_type), p.moe_a2a_overlap);
+                           to_string(p.cp_comm_type), p.moe_a2a_overlap, schedule_info(effective_schedule(p)).name);
             flush_over(b, write);
         }
     });

@@ -63,6 +63,20 @@ bool a2a_overlap_layout(const Job& job, const Layout& l, const LayoutFix& fix) {
     return !breaks_rule_on(job.model, lp, LaunchStack::megatron_core, "parallel.moe_a2a_overlap", false);
 }
 
+// The schedule a layout also runs beside the 1F1B family, each its own
+// layout: DualPipeV on vpp 2 (its V of two chunks per rank) where the job
+// names no schedule and the framework launches it (torchtitan:
+// lostflops/framework_rules.h); one_f_one_b (none) otherwise.
+PipelineSchedule schedule_twin(const Job& job, const Layout& l, int launch) {
+    if (job.plan.schedule_given || launch < 0 || l.pp < 2 || l.vpp != 2 || !standard_mapping(job.plan))
+        return PipelineSchedule::one_f_one_b;
+    LaunchPlan p = launch_plan(job.plan);
+    p.tp = l.tp, p.cp = l.cp, p.pp = l.pp, p.dp = l.dp, p.vpp = l.vpp, p.ep = l.ep, p.etp = l.etp;
+    p.schedule = PipelineSchedule::dualpipev;
+    if (first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false)) return PipelineSchedule::one_f_one_b;
+    return PipelineSchedule::dualpipev;
+}
+
 // The framework's rules that do not depend on zero (those are knob_set's).
 bool launchable(const Job& job, const Layout& l, int launch) {
     if (launch < 0) return true;
@@ -190,6 +204,15 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
                         visit(l);
                     }
                     l.a2a_overlap = false;
+                    // The same layout under the other schedule the framework has.
+                    if (const PipelineSchedule twin = schedule_twin(job, l, fix.launch);
+                        twin != PipelineSchedule::one_f_one_b && fix.a2a_overlap != 1) {
+                        l.schedule = twin;
+                        ++counts.candidates;
+                        ++counts.valid;
+                        visit(l);
+                        l.schedule = PipelineSchedule::one_f_one_b;
+                    }
                 } else {
                     reject(l, vpp, 1);
                 }
@@ -221,6 +244,10 @@ void apply_layout(ParallelPlan& p, const Layout& l) {
     p.moe_dispatcher = l.dispatcher;
     p.cp_comm_type = l.cp_comm_type;
     p.moe_a2a_overlap = l.a2a_overlap;
+    if (l.schedule != PipelineSchedule::one_f_one_b) {
+        p.schedule = l.schedule;
+        p.schedule_given = true;  // its rules (micro-batches, stage mapping) checked as a named one
+    }
 }
 
 Job with_layout(const Job& job, const Layout& l) {

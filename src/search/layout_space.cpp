@@ -21,13 +21,15 @@ int64_t PlanCounter::range(const Layout& l, int vpp_last) {
         sums_.clear();
     }
     auto it = std::find_if(sums_.begin(), sums_.end(), [&](const Sums& s) {
-        return s.ep == l.ep && s.etp == l.etp && s.a2a == l.a2a_overlap;
+        return s.ep == l.ep && s.etp == l.etp && s.a2a == l.a2a_overlap && s.schedule == l.schedule;
     });
-    if (it == sums_.end()) it = sums_.insert(sums_.end(), Sums{l.ep, l.etp, l.a2a_overlap, {0}});
+    if (it == sums_.end()) it = sums_.insert(sums_.end(), Sums{l.ep, l.etp, l.a2a_overlap, l.schedule, {0}});
     std::vector<int64_t>& sum = it->sum;
     while (static_cast<int>(sum.size()) <= vpp_last) {
         Layout at = l;
         at.vpp = static_cast<int>(sum.size());
+        job_.plan.schedule = base_schedule_;  // a schedule twin's is its own (apply_layout)
+        job_.plan.schedule_given = base_schedule_given_;
         apply_layout(job_.plan, at);
         job_.training.micro_batch = at.micro_batch;
         sum.push_back(sum.back() + knob_set(job_, fix_).count());

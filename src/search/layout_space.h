@@ -17,10 +17,12 @@ namespace lostflops::search {
 // through the launch rules on ep and etp (torchtitan's expert region and
 // Megatron-LM's ZeRO 3 look at ep: lostflops/framework_rules.h), not on the
 // micro-batch, so the counts of the current shape are kept per (ep, etp,
-// a2a overlap) and vpp (as running sums, for runs of rejected candidates).
+// a2a overlap, schedule twin) and vpp (as running sums, for runs of
+// rejected candidates).
 class PlanCounter {
 public:
-    PlanCounter(const Job& job, const PlanFix& fix) : job_(job), fix_(fix) {}
+    PlanCounter(const Job& job, const PlanFix& fix)
+        : job_(job), fix_(fix), base_schedule_(job.plan.schedule), base_schedule_given_(job.plan.schedule_given) {}
     int64_t operator()(const Layout& l) { return range(l, l.vpp); }
     // The plans of `l` for every vpp from l.vpp to vpp_last.
     int64_t range(const Layout& l, int vpp_last);
@@ -30,12 +32,15 @@ public:
 private:
     Job job_;
     const PlanFix& fix_;
+    PipelineSchedule base_schedule_;
+    bool base_schedule_given_;
     int tp_ = 0, cp_ = 0, pp_ = 0;
-    // Per (ep, etp, a2a overlap) of the current shape: sum[v], the plans of
-    // vpp 1 .. v.
+    // Per (ep, etp, a2a overlap, schedule twin) of the current shape: sum[v],
+    // the plans of vpp 1 .. v.
     struct Sums {
         int ep = 1, etp = 1;
         bool a2a = false;
+        PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
         std::vector<int64_t> sum;
     };
     std::vector<Sums> sums_;

@@ -7,6 +7,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/framework_rules.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/search.h"
 
 namespace lostflops {
@@ -206,7 +207,8 @@ std::string plan_words(const PlanScore& s) {
     std::string out = fmt::format("tp {}, cp {}", p.tp, p.cp);
     if (p.cp > 1) out += fmt::format(" ({})", to_string(p.cp_comm_type));
     out += fmt::format(", pp {}", p.pp);
-    if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
+    if (!standard_mapping(p)) out += fmt::format(" ({})", schedule_info(p.schedule).name);
+    else if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
     out += fmt::format(", dp {}", p.dp);
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
     if (p.etp > 0 && (p.ep > 1 || p.etp != p.tp)) out += fmt::format(", etp {}", p.etp);

@@ -97,7 +97,7 @@ std::vector<double> step_floors(const Job& job, const Calibration& cal, const Pl
         layouts,
         [vpp_too](const SearchLayout& a, const SearchLayout& b) {
             return a.ep == b.ep && a.etp == b.etp && a.dispatcher == b.dispatcher && a.cp_comm_type == b.cp_comm_type &&
-                   a.a2a_overlap == b.a2a_overlap && (!vpp_too || a.vpp == b.vpp);
+                   a.a2a_overlap == b.a2a_overlap && a.schedule == b.schedule && (!vpp_too || a.vpp == b.vpp);
         },
         first_of);
     std::vector<double> floor_of(first_of.size(), 0.0);
