@@ -79,7 +79,7 @@ struct AttentionPoint {
 // causal mask, head dimension and seq, and where each curve (the run of one
 // kernel, pass, mask and head dimension) lies among them, indexed once when
 // the points are set: an estimate looks curves up per plan
-// (cost/device_time.cpp) without searching the points. The points change only
+// (cost/attention_lookup.cpp) without searching the points. The points change only
 // by assignment, so the index always describes them.
 class AttentionCurves {
 public:
@@ -96,7 +96,7 @@ public:
     const std::vector<AttentionPoint>& points() const { return points_; }
     // Names these points: a new set of points (construction, assignment of
     // points) gets a new id, a copy keeps it; 0 = no points. Lets a reader
-    // memoise what it computes from the curves (device_time.cpp).
+    // memoise what it computes from the curves (attention_lookup.cpp).
     uint64_t id() const { return id_; }
     std::size_t size() const { return points_.size(); }
     bool empty() const { return points_.empty(); }

@@ -1,7 +1,7 @@
 // Line-level pieces of the nccl-tests text format (NVIDIA/nccl-tests,
 // src/common.cu and src/util.cu: writeDeviceReport, writeResultHeader,
 // writeBenchmarkLinePreamble/Body, writeResultFooter), kept apart from the
-// run assembly in nccl_tests.cpp.
+// run assembly in nccl_tests.cpp and nccl_tests_run.cpp.
 #pragma once
 
 #include <optional>

@@ -1,7 +1,7 @@
 // The lookups of lostflops/calibration.h that the cost model calls (moved
 // from calibrate/ so that cost/ includes nothing above it): the names of the
 // profile's enums, a device family by architecture, and the index of a
-// family's attention curves (cost/device_time.cpp looks them up per plan).
+// family's attention curves (cost/attention_lookup.cpp looks them up per plan).
 #include "cost/calibration_lookup.h"
 
 #include <algorithm>

@@ -8,8 +8,7 @@
 //    loads configs/models/NAME.yml first (maxtext_keys.cpp); the config's own
 //    keys win, as pyconfig's do; global_parameter_scale S (a power of two)
 //    doubles heads and MLP width, the embedding and the layers in turn
-//    (pyconfig.get_individual_scales: log2 S = 3 b + r; heads and MLP x2^(b +
-//    [r > 0]), embedding x2^(b + [r > 1]), layers x2^b);
+//    (maxtext_config.cpp);
 //  - run: per_device_batch_size (sequences per chip; global batch =
 //    per_device_batch_size x chips x gradient_accumulation_steps),
 //    max_target_length, remat_policy (full: every layer recomputed; none: no
@@ -24,20 +23,18 @@
 //    dcn_data_parallelism: -1). data -> plain data parallelism, fsdp ->
 //    data parallelism with parameters, gradients and optimizer state sharded
 //    (zero 3), tensor -> tp, sequence / context -> cp, expert -> ep,
-//    pipeline -> pp.
+//    pipeline -> pp (the degrees resolved in maxtext_config.cpp).
 // The hardware is not in the config: `tpu` ("v5p-128") and `slices` of
 // ImportOptions give the slice type and count (MaxText gets them from the
 // runtime; num_slices -1 = what it finds).
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <map>
-#include <set>
 
 #include <fmt/format.h>
 
 #include "interop/job_draft.h"
+#include "interop/maxtext_config.h"
 #include "interop/maxtext_keys.h"
 #include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
@@ -49,6 +46,9 @@
 namespace lostflops {
 
 using interop::add;
+using interop::maxtext::Config;
+using interop::maxtext::mesh;
+using interop::maxtext::scale_model;
 
 namespace {
 
@@ -59,155 +59,6 @@ std::string value_text(const YAML::Node& n) {
     YAML::Emitter e;
     e << YAML::Flow << n;
     return e.c_str();
-}
-
-class Config {
-public:
-    // Where a key was given; the config itself for a key at its default.
-    std::string where(const std::string& key) const {
-        const auto it = values_.find(key);
-        return it == values_.end() ? source_ : it->second.from;
-    }
-    Config(std::string source) : source_(std::move(source)) {}
-
-    void set(const std::string& key, const std::string& value, const std::string& from) {
-        values_[key] = {value, from};
-    }
-    bool has(const std::string& key) const { return values_.count(key) > 0; }
-    const std::string& from(const std::string& key) const { return values_.at(key).from; }
-
-    std::optional<std::string> text(const std::string& key) {
-        used_.insert(key);
-        const auto it = values_.find(key);
-        if (it == values_.end()) return std::nullopt;
-        return it->second.value;
-    }
-    std::optional<double> number(const std::string& key, double lo, double hi) {
-        const auto t = text(key);
-        if (!t) return std::nullopt;
-        std::string s = *t;
-        s.erase(std::remove(s.begin(), s.end(), '_'), s.end());  // YAML 1.1 / Python 32_000
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
-            throw InputError(from(key), key, "expected a number, got '" + *t + "'");
-        if (v < lo || v > hi) throw InputError(from(key), key, fmt::format("{} is out of range; expected {} to {}", *t, lo, hi));
-        return v;
-    }
-    std::optional<int64_t> integer(const std::string& key, int64_t lo, int64_t hi) {
-        const auto v = number(key, static_cast<double>(lo), static_cast<double>(hi));
-        if (!v) return std::nullopt;
-        if (*v != std::floor(*v)) throw InputError(from(key), key, "expected a whole number");
-        return static_cast<int64_t>(*v);
-    }
-    bool flag(const std::string& key, bool fallback) {
-        const auto t = text(key);
-        if (!t) return fallback;
-        std::string s = *t;
-        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-        if (s == "true") return true;
-        if (s == "false") return false;
-        throw InputError(from(key), key, "expected true or false, got '" + *t + "'");
-    }
-    // Keys never read: a note each (no cost, or not modelled).
-    std::vector<ImportNote> leftovers() const {
-        std::vector<ImportNote> notes;
-        // Every key the importer asks for, given or not: a typo of one is named.
-        const std::vector<std::string> asked(used_.begin(), used_.end());
-        for (const auto& [key, v] : values_) {
-            if (used_.count(key)) continue;
-            if (const char* why = interop::maxtext_nocost_reason(key))
-                notes.push_back({NoteKind::ignored, key, why});
-            else
-                notes.push_back({NoteKind::not_modelled, key,
-                                 "a MaxText setting lostflops does not model" + did_you_mean(key, asked)});
-        }
-        return notes;
-    }
-    const std::string& source() const { return source_; }
-
-private:
-    struct Value {
-        std::string value, from;
-    };
-    std::string source_;
-    std::map<std::string, Value> values_;
-    std::set<std::string> used_;
-};
-
-// ici_* or dcn_* degrees over the mesh axes, with one -1 resolved to
-// `total` / the rest. Returns the degree of each lostflops setting.
-std::map<std::string, int64_t> mesh(Config& c, const char* level, int64_t total, std::vector<ImportNote>& notes) {
-    std::map<std::string, int64_t> out;
-    std::string rest_key;
-    int64_t product = 1;
-    std::vector<std::pair<std::string, int64_t>> axes;
-    for (const auto& a : interop::maxtext_mesh_axes()) {
-        const std::string key = fmt::format("{}_{}_parallelism", level, a.name);
-        auto v = c.integer(key, -1, 1 << 20);
-        // base.yml's defaults: ici_fsdp_parallelism -1, dcn_data_parallelism
-        // -1, every other axis 1.
-        const bool rest_by_default = std::string_view(level) == "ici" ? std::string_view(a.name) == "fsdp"
-                                                                      : std::string_view(a.name) == "data";
-        if (!v && rest_by_default) v = -1;
-        if (!v) continue;
-        if (*v == 0) throw InputError(c.where(key), key, "expected a positive degree or -1 (the rest)");
-        if (*v == -1) {
-            if (!rest_key.empty()) throw InputError(c.where(key), key, "a second -1; " + rest_key + " is already the rest");
-            rest_key = key;
-        } else {
-            product *= *v;
-            if (product > total) {  // also keeps the product far from overflowing
-                throw InputError(c.where(key), key,
-                                 fmt::format("the {} axes multiply to more than {}; expected {} ({})", level, total, total,
-                                             *level == 'i' ? "chips per slice" : "slices"));
-            }
-        }
-        axes.emplace_back(key, *v);
-    }
-    for (auto& [key, v] : axes) {
-        if (v == -1) {
-            if (total % product != 0)
-                throw InputError(c.where(key), key, fmt::format("-1: the other {} axes take {} of the {} {}; it does not divide",
-                                                                level, product, total, *level == 'i' ? "chips of a slice" : "slices"));
-            v = total / product;
-            product = total;
-        }
-    }
-    if (product != total) {
-        const std::string key = axes.empty() ? std::string(level) + "_*_parallelism" : axes.back().first;
-        throw InputError(axes.empty() ? c.source() : c.where(key), key,
-                         fmt::format("the {} axes multiply to {}; expected {} ({})", level, product, total,
-                                     *level == 'i' ? "chips per slice" : "slices"));
-    }
-    for (const auto& [key, v] : axes) {
-        const std::string axis = key.substr(4, key.size() - 4 - std::string("_parallelism").size());
-        const auto a = std::find_if(interop::maxtext_mesh_axes().begin(), interop::maxtext_mesh_axes().end(),
-                                     [&](const auto& m) { return axis == m.name; });
-        const std::string to = a->maps_to;
-        if (to.empty()) {
-            if (v != 1) notes.push_back({NoteKind::not_modelled, key, "this mesh axis is not modelled; priced as data parallelism"});
-            out["dp"] = out.count("dp") ? out["dp"] * v : v;
-            continue;
-        }
-        out[to] = out.count(to) ? out[to] * v : v;
-    }
-    return out;
-}
-
-void scale_model(Config& c, std::map<std::string, int64_t>& dims) {
-    const auto s = c.integer("global_parameter_scale", 1, 1 << 20);
-    if (!s || *s == 1) return;
-    if ((*s & (*s - 1)) != 0)
-        throw InputError(c.where("global_parameter_scale"), "global_parameter_scale", "expected a power of two (pyconfig)");
-    const int log2 = static_cast<int>(std::log2(static_cast<double>(*s)) + 0.5);
-    const int base = log2 / 3, rem = log2 % 3;
-    const int heads = base + (rem > 0 ? 1 : 0), emb = base + (rem > 1 ? 1 : 0);
-    dims["base_num_query_heads"] <<= heads;
-    dims["base_num_kv_heads"] <<= heads;
-    dims["base_mlp_dim"] <<= heads;
-    dims["base_emb_dim"] <<= emb;
-    dims["base_num_decoder_layers"] <<= base;
 }
 
 }  // namespace

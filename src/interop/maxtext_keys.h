@@ -1,8 +1,8 @@
 // MaxText's vocabulary (AI-Hypercomputer/maxtext, src/maxtext/configs/base.yml
 // and configs/models/*.yml): the model presets by `model_name`, the mesh
 // axes, the TPU slice types, and the documented list of keys that do not
-// change the cost of a training step. Tables only; maxtext_import.cpp reads
-// a config with them.
+// change the cost of a training step. Tables only; maxtext_import.cpp and
+// maxtext_config.cpp read a config with them.
 #pragma once
 
 #include <optional>

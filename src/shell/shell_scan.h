@@ -1,8 +1,8 @@
 // Word expansion of launch scripts, shared by its parts (internal to
 // src/shell): the fields under construction (Builder) and the scanner of
 // a word (Scanner): quotes, $, ${...} and its operators. shell_expand.cpp
-// scans words and looks parameters up, shell_params.cpp applies the
-// parameter operators (# % / : ^ ,), shell_values.cpp holds the
+// scans words, shell_lookup.cpp looks parameters up, shell_params.cpp
+// applies the parameter operators (# % / : ^ ,), shell_values.cpp holds the
 // placeholders of unknown values, arithmetic and command substitution.
 #pragma once
 

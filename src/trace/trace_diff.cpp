@@ -3,7 +3,7 @@
 // summed durations per profiler step in each trace, the change of the mean
 // duration per call against a noise threshold, and the change per step as a
 // share of the first trace's step time. Kernels and categories are those of
-// analyze() (trace_analyze.cpp pick_kernels, trace_classify.cpp).
+// analyze() (trace_pick.cpp pick_kernels, trace_classify.cpp).
 #include "lostflops/trace_diff.h"
 
 #include <algorithm>
