@@ -149,7 +149,7 @@ void reduce_launches(std::vector<CpuLaunch>& v) {
 
 bool whole_in(double x, double lo, double hi) { return x >= lo && x <= hi && x == std::floor(x); }
 
-// An NCCL kernel's recorded sizes (trace.h: whole numbers, at most
+// An NCCL kernel's recorded sizes (trace_read.h: whole numbers, at most
 // kMaxCommBytes, a group of 1 to kMaxRank + 1 ranks; -1, as PyTorch writes
 // it, or an absent key = not recorded).
 void keep_size(const EventFields& f, double elem_bytes, uint32_t correlation, TraceData& out, KeepState& st) {

@@ -159,7 +159,7 @@ void launches_from(const json& ls, const Ctx& c, LaunchStats& l) {
 
 // What a summary's figures can be, as the trace reader makes them: a rank's
 // kernels start within a day of their median and last at most an hour
-// (trace.h kMaxTsFromMedianUs, kMaxEventDurUs), so its span is at most
+// (trace_read.h kMaxTsFromMedianUs, kMaxEventDurUs), so its span is at most
 // two days and an hour and a step at most an hour; the temporal breakdown
 // splits the span, so compute, idle and the exposed times fit in it (HTA's
 // whole-microsecond rounding: 0.1 % and 1 us of slack); an overlap is a share.
