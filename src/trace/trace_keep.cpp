@@ -7,7 +7,7 @@
 // only the earliest start per correlation id is kept (HTA keeps a GPU kernel
 // when some CPU row with its correlation starts before the last ProfilerStep).
 // GPU events and step marks with implausible times are skipped and counted
-// (rules in include/lostflops/trace.h); the median start for the "far from
+// (rules in include/lostflops/trace_read.h); the median start for the "far from
 // the median" rule is taken from an evenly strided sample (at most 2^20
 // starts) so that the check needs no copy of every event.
 #include <algorithm>
@@ -276,7 +276,7 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
 namespace {
 
 // Identical steps kept once (by start, then number), then CPU steps in start
-// order must not overlap (trace.h); with ranks_by_pid, each pid's apart.
+// order must not overlap (trace_read.h); with ranks_by_pid, each pid's apart.
 void check_steps(TraceData& out) {
     auto& v = out.steps;
     const bool by_pid = out.ranks_by_pid;

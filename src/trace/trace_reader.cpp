@@ -4,7 +4,7 @@
 // machine that tracks strings, escapes and bracket depth to cut out each
 // value (trace_reader_buffer.cpp); every traceEvents object is parsed in
 // place by the hand-written strict parser of trace_event.cpp (parse_event)
-// and reduced to what the analysis keeps (see trace.h). Top-level keys other
+// and reduced to what the analysis keeps (see trace_read.h). Top-level keys other
 // than traceEvents (distributedInfo, displayTimeUnit, deviceProperties,
 // host_name) are cut out whole and read with nlohmann::json, wherever they
 // sit in the file; other values are skipped as they stream by, keeping
