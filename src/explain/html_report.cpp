@@ -12,6 +12,7 @@
 #include "explain/charts.h"
 #include "explain/report_data.h"
 #include "explain/svg.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
 #include "lostflops/job.h"
@@ -299,13 +300,24 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                          e.micro_batches);
         h += timeline_svg(tl, 0, "chart-timeline", "The passes of one step") + timeline_table(tl) + "</section>";
     } else {
-        h += fmt::format("<p>Discrete-event simulation of Megatron-LM's {} schedule: the pipeline phase takes {:.3f} s, "
-                         "of which the bubble (idle time of the busiest rank) is {:.3f} s = {:.1f} % of that rank's pass "
-                         "time; Narayanan et al.'s (p − 1)/(v·m) for uniform stages is {:.1f} %. A pass's communication and "
-                         "host wait are drawn after its compute; in the run they interleave layer by layer.{}</p>",
-                         p.vpp > 1 ? "interleaved 1F1B" : "1F1B", tl.pipeline_s, tl.bubble_s,
-                         100 * tl.bubble_s / tl.busy_max_s,
-                         100.0 * (p.pp - 1) / (p.vpp * static_cast<double>(e.micro_batches)),
+        // The schedule by its own name; the busiest rank's idle time next to
+        // the estimate's two pipeline walls (bubble, transfers) it holds.
+        const PipelineSchedule sched = effective_schedule(p);
+        const char* name = sched == PipelineSchedule::interleaved  ? "interleaved 1F1B"
+                           : sched == PipelineSchedule::one_f_one_b ? "1F1B"
+                           : sched == PipelineSchedule::zero_bubble ? "zero-bubble (ZB-H1)"
+                           : sched == PipelineSchedule::dualpipe    ? "DualPipe"
+                                                                    : "DualPipeV";
+        h += fmt::format("<p>Discrete-event simulation of the {} schedule: the pipeline phase takes {:.3f} s, of which "
+                         "the busiest rank idles {:.3f} s = {:.1f} % of its pass time (the estimate's pipeline bubble "
+                         "{:.3f} s and pipeline transfers {:.3f} s).{} A pass's communication and host wait are drawn "
+                         "after its compute; in the run they interleave layer by layer.{}</p>",
+                         name, tl.pipeline_s, tl.bubble_s, 100 * tl.bubble_s / tl.busy_max_s, e.breakdown.pp_bubble_s,
+                         e.breakdown.pp_p2p_s,
+                         standard_mapping(p)
+                             ? fmt::format(" Narayanan et al.'s (p − 1)/(v·m) for uniform stages is {:.1f} %.",
+                                           100.0 * (p.pp - 1) / (p.vpp * static_cast<double>(e.micro_batches)))
+                             : std::string(),
                          p.vpp > 1 ? " Model chunks alternate in shade." : "");
         h += timeline_svg(tl, 0, "chart-timeline", "Pipeline schedule of one step");
         // With many passes per rank the whole step reads as stripes: the warm-up

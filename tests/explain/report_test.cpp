@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
@@ -76,6 +77,27 @@ TEST(HtmlReport, BannerWarningsAndNoPipeline) {
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
     std::remove(out.c_str());
+}
+
+// The timeline's text names the schedule the plan runs and sets the busiest
+// rank's idle time beside the estimate's two pipeline walls, so that the
+// report gives one bubble (issue 37 item 8); the uniform-stage formula only
+// for the 1F1B family.
+TEST(HtmlReport, TimelineNamesItsScheduleAndTheEstimatesPipelineWalls) {
+    const Job job = default_job();
+    const Estimate e = estimate(job, default_calibration());
+    const std::string html = html_report(JobSource{}, default_calibration());
+    EXPECT_NE(html.find("simulation of the interleaved 1F1B schedule"), std::string::npos);
+    EXPECT_NE(html.find(fmt::format("the estimate's pipeline bubble {:.3f} s and pipeline transfers {:.3f} s",
+                                    e.breakdown.pp_bubble_s, e.breakdown.pp_p2p_s)),
+              std::string::npos);
+    EXPECT_NE(html.find("Narayanan et al."), std::string::npos);
+    const std::string v = html_report(
+        JobSource{"", {"training.framework=fsdp", "parallel.zero=3", "parallel.pipeline_schedule=dualpipev",
+                       "parallel.vpp=2", "parallel.tp=8", "parallel.pp=4", "parallel.dp=32"}},
+        default_calibration());
+    EXPECT_NE(v.find("simulation of the DualPipeV schedule"), std::string::npos);
+    EXPECT_EQ(v.find("Narayanan et al."), std::string::npos);
 }
 
 TEST(HtmlReport, ScalingCurveIsTheSearchsBestPlan) {
