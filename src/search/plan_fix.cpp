@@ -211,7 +211,7 @@ std::string plan_words(const PlanScore& s) {
     else if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
     out += fmt::format(", dp {}", p.dp);
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
-    if (p.etp > 0 && (p.ep > 1 || p.etp != p.tp)) out += fmt::format(", etp {}", p.etp);
+    if (p.ep > 1 && p.etp > 0) out += fmt::format(", etp {}", p.etp);  // experts only: a dense plan has none
     if (p.ep > 1) out += fmt::format(", {}", to_string(p.moe_dispatcher));
     if (p.moe_a2a_overlap) out += ", a2a-overlap";
     out += fmt::format(", mbs {}, zero {}, recompute {}", s.micro_batch, p.zero, rc);
