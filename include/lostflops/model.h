@@ -27,6 +27,7 @@ enum class MixerKind : uint8_t {
     attention,       // softmax attention: MHA, GQA (kv_heads < heads), MQA (kv_heads 1); optionally windowed / chunked
     mla,             // multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 sec. 2.1)
     mamba2,          // Mamba-2 SSD mixer (Dao & Gu 2024, arXiv 2405.21060) as in Nemotron-H
+    mamba1,          // Mamba-1 selective-scan mixer (Gu & Dao 2023, arXiv 2312.00752) as in Falcon-Mamba, Jamba
     gated_deltanet,  // Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464) as in Qwen3-Next
     lightning,       // lightning attention, a linear attention (MiniMax-01, arXiv 2501.08313)
     none,            // no token mixer (an MLP-only layer, Nemotron-H's "-")
@@ -75,15 +76,17 @@ struct Attention {
     bool operator==(const Attention&) const = default;
 };
 
-// State-space and linear-attention mixers (MixerKind mamba2, gated_deltanet,
-// lightning). Field meaning per mixer:
-//                Mamba-2            Gated DeltaNet            lightning
-//   heads        nheads             linear_num_value_heads    attention heads
-//   head_dim     headdim            linear_value_head_dim     head_dim
-//   groups       ngroups (B, C)     linear_num_key_heads      heads
-//   state_dim    d_state            linear_key_head_dim       head_dim
-//   conv_kernel  d_conv             linear_conv_kernel_dim    0
-//   chunk        chunk_size         (kernel's chunk)          block_size
+// State-space and linear-attention mixers (MixerKind mamba2, mamba1,
+// gated_deltanet, lightning). Field meaning per mixer:
+//                Mamba-2            Mamba-1                   Gated DeltaNet            lightning
+//   heads        nheads             d_inner (a channel each)  linear_num_value_heads    attention heads
+//   head_dim     headdim            1                         linear_value_head_dim     head_dim
+//   groups       ngroups (B, C)     1                         linear_num_key_heads      heads
+//   state_dim    d_state            d_state                   linear_key_head_dim       head_dim
+//   conv_kernel  d_conv             d_conv                    linear_conv_kernel_dim    0
+//   chunk        chunk_size         the scan kernel's chunk   (kernel's chunk)          block_size
+//   dt_rank      0                  time_step_rank (dt_proj)  0                         0
+//   inner_norms  -                  Jamba's dt, B, C RMSNorms -                         -
 struct LinearMixer {
     int heads = 0;
     int64_t head_dim = 0;
@@ -93,7 +96,9 @@ struct LinearMixer {
     int64_t chunk = 0;
     bool conv_bias = false;
     bool proj_bias = false;
-    int64_t inner() const { return heads * head_dim; }  // Mamba-2 d_inner, GDN value_dim
+    int64_t dt_rank = 0;
+    bool inner_norms = false;
+    int64_t inner() const { return heads * head_dim; }  // Mamba-1/2 d_inner, GDN value_dim
     bool operator==(const LinearMixer&) const = default;
 };
 
@@ -125,7 +130,7 @@ struct Moe {
 struct LayerKind {
     MixerKind mixer = MixerKind::attention;
     Attention attention;        // mixer attention or mla
-    LinearMixer linear;         // mixer mamba2, gated_deltanet or lightning
+    LinearMixer linear;         // mixer mamba2, mamba1, gated_deltanet or lightning
     Mlp mlp;                    // the dense MLP (kind none in MoE and mixer-only layers)
     Moe moe;                    // experts > 0: a mixture-of-experts layer
     int norms = 2;              // hidden-size normalisations in the layer (Gemma 2: 4; Nemotron-H blocks: 1)
@@ -211,7 +216,7 @@ struct Model {
 };
 
 // Short names, as printed and as written in tables ("attention", "mla",
-// "mamba2", "gated_deltanet", "lightning", "none"; "gelu", "gelu_tanh",
+// "mamba2", "mamba1", "gated_deltanet", "lightning", "none"; "gelu", "gelu_tanh",
 // "quick_gelu", "relu", "relu2", "silu"; "none", "dense", "gated").
 const char* to_string(MixerKind k);
 const char* to_string(Activation a);

@@ -46,8 +46,12 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
     Flags l{out};
     const auto note = [&](const std::string& what) { notes.push_back({NoteKind::not_modelled, "model", what}); };
     const bool hybrid = first_layer(m, [](const LayerKind& k) {
-                            return k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::none;
+                            return k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1 ||
+                                   k.mixer == MixerKind::none;
                         }).has_value();
+    if (first_layer(m, [](const LayerKind& k) { return k.mixer == MixerKind::mamba1; }))
+        note("Mamba-1 has no Megatron flag (Megatron-Core's MambaMixer is Mamba-2's SSD); those layers are written as "
+             "Mamba-2 layers (M) with Megatron's default mixer shape");
     if (first_layer(m, [](const LayerKind& k) { return k.mixer == MixerKind::lightning; }))
         note("lightning attention has no Megatron flag; those layers are written as softmax attention");
     if (hybrid) {
@@ -55,10 +59,11 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
         for (int i = 0; i < m.layers; ++i) {
             const LayerKind& k = m.layer(i);
             const bool ffn = k.is_moe() || k.mlp.kind != MlpKind::none;
-            char c = k.is_moe() ? 'E' : k.mlp.kind != MlpKind::none ? '-' : k.mixer == MixerKind::mamba2 ? 'M' : '*';
+            const bool ssm = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1;
+            char c = k.is_moe() ? 'E' : k.mlp.kind != MlpKind::none ? '-' : ssm ? 'M' : '*';
             if (k.mixer != MixerKind::none && ffn) {
                 note("layer " + std::to_string(i) + " has a token mixer and an MLP: a hybrid pattern gives each layer one");
-                c = k.mixer == MixerKind::mamba2 ? 'M' : '*';
+                c = ssm ? 'M' : '*';
             }
             pattern += c;
         }

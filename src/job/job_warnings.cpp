@@ -141,7 +141,8 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // (Megatron-Core splits their heads by an all-to-all) is not modelled.
     if (p.cp > 1)
         for (const LayerKind& k : m.kinds())
-            if (k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet || k.mixer == MixerKind::lightning) {
+            if (k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1 || k.mixer == MixerKind::gated_deltanet ||
+                k.mixer == MixerKind::lightning) {
                 warn("parallel.cp", fmt::format("context parallelism of the {} layers is not modelled: they move no "
                                                 "context-parallel traffic here",
                                                 to_string(k.mixer)));

@@ -25,7 +25,7 @@ struct MixerRow {
     const char* source;
 };
 
-inline constexpr std::array<MixerRow, 6> kMixerRows{{
+inline constexpr std::array<MixerRow, 7> kMixerRows{{
     {MixerKind::attention, "attention", "heads, kv_heads (divides heads), head_dim",
      "h*d*(2a + 2g) [+ h*a*d output gate] [+ d*(a+2g) qkv bias] [+ h out bias] [+ a sinks] [+ 2d qk norm]",
      "2*a*(d + d)*k (scores QK^T and values PV)",
@@ -38,6 +38,12 @@ inline constexpr std::array<MixerRow, 6> kMixerRows{{
      "in_proj h*(2*di + 2*G*N + H) + conv (di + 2*G*N)*(kernel [+1]) + 3H (dt_bias, A_log, D) + di (norm) + di*h",
      "7*di*N (the scan, as Megatron-LM counts it)",
      "Dao & Gu 2024 arXiv 2405.21060; Megatron-LM training.py mamba_layer_flops; HF modeling_nemotron_h.py"},
+    {MixerKind::mamba1, "mamba1", "heads (d_inner), state_dim, dt_rank",
+     "in_proj h*2*di [+ 2di bias] + conv di*kernel [+ di] + x_proj di*(R + 2N) + dt_proj R*di + di + A_log di*N + D di "
+     "+ out_proj di*h [+ h bias] [+ R + 2N inner norms]",
+     "7*di*N (the selective scan's recurrence, counted as Megatron-LM counts Mamba-2's)",
+     "Gu & Dao 2023 arXiv 2312.00752 (alg. 2); HF modeling_mamba.py MambaMixer, modeling_falcon_mamba.py, "
+     "modeling_jamba.py JambaMambaMixer"},
     {MixerKind::gated_deltanet, "gated_deltanet", "heads, head_dim, groups (divides heads), state_dim",
      "h*(2*gN + 2*Hd) + h*2H + (2*gN + Hd)*kernel + 2H (dt_bias, A_log) + d (norm) + Hd*h",
      "4*H*N*d (state readout and update) + 2*kernel*(2*gN + Hd) (conv)",

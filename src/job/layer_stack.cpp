@@ -166,6 +166,11 @@ KindProblem kind_problem(const LayerKind& k, int64_t hidden) {
                 return {"model.qk_nope_head_dim", "missing (multi-latent attention needs qk_nope_head_dim and qk_rope_head_dim)"};
             if (a.v_head_dim <= 0) return {"model.v_head_dim", "missing"};
             break;
+        case MixerKind::mamba1:
+            if (l.heads <= 0 || l.head_dim != 1 || l.groups != 1) return {"model.intermediate_size", "missing (the Mamba-1 mixer's d_inner)"};
+            if (l.state_dim <= 0) return {"model.state_size", "missing"};
+            if (l.dt_rank <= 0) return {"model.time_step_rank", "missing"};
+            break;
         case MixerKind::mamba2:
         case MixerKind::gated_deltanet:
         case MixerKind::lightning:

@@ -41,6 +41,14 @@ enum class WindowRule : uint8_t {
     pattern,        // every sliding_window_pattern-th layer global, default 6 (Gemma 3)
 };
 
+// State-space layers of the family (model_layers.cpp read_layer_pattern).
+enum class SsmRule : uint8_t {
+    none,
+    mamba1,  // every layer a Mamba-1 mixer and no MLP (MambaBlock: norm, mixer; modeling_mamba.py, modeling_falcon_mamba.py)
+    jamba,   // Mamba-1 but attention on layers i % attn_layer_period == attn_layer_offset, MoE on
+             // i % expert_layer_period == expert_layer_offset, a gated MLP elsewhere (modeling_jamba.py)
+};
+
 struct ModelFamily {
     const char* model_type;
     bool tied = true;               // tie_word_embeddings when absent
@@ -67,6 +75,7 @@ struct ModelFamily {
     const char* default_act = nullptr;
     PositionRule positions = PositionRule::none;
     bool one_norm_if_parallel = false;  // use_parallel_residual: no post-attention norm (StableLM)
+    SsmRule ssm = SsmRule::none;
     // Not modelled at all: the config is refused with this reason.
     const char* refused = nullptr;
 };
@@ -188,15 +197,13 @@ inline constexpr ModelFamily kFamilies[] = {
     // text_config is gemma3_text's; the vision tower is warned as not modelled.
     {.model_type = "gemma3", .tied = true, .norms = 4, .mlp = MlpRule::gated, .window = WindowRule::pattern,
      .qk_norm = true, .act_key = "hidden_activation"},
-    // Mamba-1 mixers (selective scan; modeling_mamba.py, modeling_falcon_mamba.py,
-    // modeling_jamba.py JambaMambaMixer): lostflops models Mamba-2's SSD mixer only.
-    {.model_type = "mamba", .refused = "Mamba-1 mixers (selective scan) are not modelled: lostflops models Mamba-2 only"},
-    {.model_type = "falcon_mamba",
-     .refused = "Falcon-Mamba's Mamba-1 mixers (selective scan, no attention) are not modelled: lostflops models "
-                "Mamba-2 only"},
-    {.model_type = "jamba",
-     .refused = "Jamba's Mamba-1 mixers (selective scan, attn_layer_period / expert_layer_period interleaving) are "
-                "not modelled: lostflops models Mamba-2 only"},
+    // Mamba-1 mixers (selective scan; modeling_mamba.py MambaMixer, MambaConfig
+    // tie_word_embeddings default true; modeling_falcon_mamba.py, whose extra
+    // B/C/dt RMSNorms have no weights; modeling_jamba.py JambaMambaMixer with
+    // weighted dt/B/C RMSNorms, JambaConfig tie_word_embeddings default false).
+    {.model_type = "mamba", .tied = true, .norms = 1, .ssm = SsmRule::mamba1},
+    {.model_type = "falcon_mamba", .tied = true, .norms = 1, .ssm = SsmRule::mamba1},
+    {.model_type = "jamba", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true, .ssm = SsmRule::jamba},
     {.model_type = "falcon", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::by_bias_key, .fused_qkv = true},
     {.model_type = "RefinedWeb", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,

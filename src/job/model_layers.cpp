@@ -112,7 +112,55 @@ LayerPattern read_layer_pattern(YamlSection& s, Reader& r, const ModelFamily& fa
         if (mlp_only) on = on && (*mlp_only)[static_cast<size_t>(i)] == 0;
         plan[static_cast<size_t>(i)].ffn = on ? LayerPlan::Ffn::moe : LayerPlan::Ffn::dense;
     }
+    // Mamba-1 families (model_families.h SsmRule). Jamba's defaults:
+    // JambaConfig attn_layer_period 8, attn_layer_offset 4,
+    // expert_layer_period 2, expert_layer_offset 1.
+    if (fam.ssm == SsmRule::mamba1) {
+        for (LayerPlan& p : plan) p.mixer = MixerChoice::mamba1, p.ffn = LayerPlan::Ffn::none;
+    } else if (fam.ssm == SsmRule::jamba) {
+        const int64_t attn_period = s.int_opt("attn_layer_period", 1, 100'000).value_or(8);
+        const int64_t attn_offset = s.int_opt("attn_layer_offset", 0, attn_period - 1).value_or(4);
+        const int64_t expert_period = s.int_opt("expert_layer_period", 1, 100'000).value_or(2);
+        const int64_t expert_offset = s.int_opt("expert_layer_offset", 0, expert_period - 1).value_or(1);
+        for (int i = 0; i < L; ++i) {
+            LayerPlan& p = plan[static_cast<size_t>(i)];
+            p.mixer = i % attn_period == attn_offset ? MixerChoice::attention : MixerChoice::mamba1;
+            p.ffn = moe && i % expert_period == expert_offset ? LayerPlan::Ffn::moe : LayerPlan::Ffn::dense;
+        }
+    }
     return out;
+}
+
+// A Mamba-1 mixer (MixerKind::mamba1): d_inner channels, each its own
+// "head" of width 1. MambaConfig: intermediate_size = expand x hidden
+// (expand default 2), time_step_rank "auto" = ceil(hidden / 16), state 16,
+// conv 4 with bias, no projection bias (use_bias); FalconMambaConfig keeps
+// a given intermediate_size; Jamba's mamba_* keys (JambaConfig defaults
+// expand 2, d_state 16, d_conv 4, dt_rank auto, conv bias, no proj bias).
+LinearMixer read_mamba1_mixer(YamlSection& s, Reader& r, const ModelFamily& fam, int64_t given_inner, int64_t h) {
+    LinearMixer mamba1;
+    const bool jamba = fam.ssm == SsmRule::jamba;
+    const int64_t expand = s.int_opt(jamba ? "mamba_expand" : "expand", 1, 1000).value_or(2);
+    const int64_t inner = given_inner > 0 ? given_inner : expand * h;
+    const char* rank_key = jamba ? "mamba_dt_rank" : "time_step_rank";
+    int64_t dt_rank = (h + 15) / 16;  // "auto"
+    if (const YAML::Node v = s.raw(rank_key); v && !(v.IsScalar() && v.Scalar() == "auto"))
+        dt_rank = s.int_req(rank_key, 1, kMaxSize);
+    if (inner > 100'000'000) r.fail(jamba ? "mamba_expand" : "expand", "d_inner over 100 million channels");
+    mamba1.heads = static_cast<int>(inner);
+    mamba1.head_dim = 1;
+    mamba1.groups = 1;
+    mamba1.state_dim = s.int_or(jamba ? "mamba_d_state" : "state_size", 16, 1, kMaxSize);
+    mamba1.conv_kernel = static_cast<int>(s.int_or(jamba ? "mamba_d_conv" : "conv_kernel", 4, 1, 1024));
+    mamba1.conv_bias = s.bool_or(jamba ? "mamba_conv_bias" : "use_conv_bias", true);
+    mamba1.proj_bias = s.bool_or(jamba ? "mamba_proj_bias" : "use_bias", false);
+    mamba1.dt_rank = dt_rank;
+    mamba1.inner_norms = jamba;
+    // state-spaces/mamba csrc/selective_scan: the forward kernel scans in
+    // chunks of kNThreads x kNItems = 2048 tokens and saves the state at
+    // each chunk's end for the backward.
+    mamba1.chunk = 2048;
+    return mamba1;
 }
 
 }  // namespace lostflops

@@ -94,7 +94,7 @@ private:
 };
 
 // What each layer is, before it becomes a LayerKind.
-enum class MixerChoice : uint8_t { attention, linear, mamba, none };
+enum class MixerChoice : uint8_t { attention, linear, mamba, mamba1, none };
 struct LayerPlan {
     MixerChoice mixer = MixerChoice::attention;
     bool window = false;
@@ -114,6 +114,11 @@ struct LayerPattern {
 // full_attention_interval, the window and chunk keys and the MoE layer keys
 // (`moe`: the model has routed experts). O(layers + list lengths).
 LayerPattern read_layer_pattern(YamlSection& s, Reader& r, const ModelFamily& fam, int L, bool moe);
+
+// The Mamba-1 mixer of a Mamba, Falcon-Mamba or Jamba config (the family's
+// keys and defaults); given_inner > 0: a d_inner the config gives
+// (Falcon-Mamba's intermediate_size), else expand x hidden.
+LinearMixer read_mamba1_mixer(YamlSection& s, Reader& r, const ModelFamily& fam, int64_t given_inner, int64_t h);
 
 // One layer of a Nemotron-NAS (DeciLM) model: its attention (or none) and
 // its gated MLP's width (or none).

@@ -281,6 +281,9 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
                                          *e * h, mamba.inner()),
                              Model::NotModelled::Kind::ignored});
     }
+    LinearMixer mamba1;
+    if (std::any_of(plan.begin(), plan.end(), [](const LayerPlan& p) { return p.mixer == MixerChoice::mamba1; }))
+        mamba1 = read_mamba1_mixer(s, r, fam, model_type == "falcon_mamba" && s.has("intermediate_size") ? ffn : 0, h);
     LinearMixer linear;
     const bool has_linear = std::any_of(plan.begin(), plan.end(), [](const LayerPlan& p) { return p.mixer == MixerChoice::linear; });
     if (has_linear && linear_is_lightning) {
@@ -357,6 +360,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
                 k.linear = linear;
                 break;
             case MixerChoice::mamba: k.mixer = MixerKind::mamba2, k.linear = mamba; break;
+            case MixerChoice::mamba1: k.mixer = MixerKind::mamba1, k.linear = mamba1; break;
             case MixerChoice::none: k.mixer = MixerKind::none; break;
         }
         if (p.ffn == LayerPlan::Ffn::moe) {

@@ -58,6 +58,15 @@ MixerCount mixer_count(const LayerKind& k, double h) {
             if (l.proj_bias) c.other += 2 * di + 2 * gn + l.heads + h;
             break;
         }
+        case MixerKind::mamba1: {
+            const double di = static_cast<double>(l.inner()), n = static_cast<double>(l.state_dim);
+            const double r = static_cast<double>(l.dt_rank);
+            c.gemm = h * 2 * di + di * (r + 2 * n) + r * di + di * h;  // in_proj (x, z), x_proj (dt, B, C), dt_proj, out_proj
+            c.other = di * l.conv_kernel + (l.conv_bias ? di : 0.0) + di + di * n + di;  // conv, dt_proj bias, A_log, D
+            if (l.proj_bias) c.other += 2 * di + h;
+            if (l.inner_norms) c.other += r + 2 * n;  // Jamba's dt, B, C RMSNorm weights
+            break;
+        }
         case MixerKind::gated_deltanet: {
             const double kd = l.groups * static_cast<double>(l.state_dim), vd = static_cast<double>(l.inner());
             c.gemm = h * (2 * kd + 2 * vd) + h * 2.0 * l.heads + vd * h;  // in_proj_qkvz, in_proj_ba, out_proj
@@ -152,6 +161,7 @@ LayerForwardFlops layer_forward_flops(const LayerKind& k, int64_t hidden, int64_
             break;
         }
         case MixerKind::mamba2:  // Megatron-LM mamba_layer_flops: scan 7 * d_inner * d_state
+        case MixerKind::mamba1:  // the same recurrence per channel and state (Gu & Dao 2023 alg. 2), counted alike
             f.attention_core = 7.0 * static_cast<double>(l.inner()) * static_cast<double>(l.state_dim);
             break;
         case MixerKind::gated_deltanet: {  // Megatron-Bridge gdn_layer_flops

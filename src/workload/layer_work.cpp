@@ -122,6 +122,13 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         const double di = static_cast<double>(lm.inner()), gn = lm.groups * static_cast<double>(lm.state_dim);
         add(tokens, (2 * di + 2 * gn + lm.heads) / t, h);  // in_proj: z, x, B, C, dt
         add(tokens, h, di / t);                             // out_proj
+    } else if (k.mixer == MixerKind::mamba1) {
+        const double di = static_cast<double>(lm.inner()), n = static_cast<double>(lm.state_dim);
+        const double r = static_cast<double>(lm.dt_rank);
+        add(tokens, 2 * di / t, h);       // in_proj: x, z
+        add(tokens, r + 2 * n, di / t);   // x_proj: dt, B, C (over this rank's channels)
+        add(tokens, di / t, r);           // dt_proj
+        add(tokens, h, di / t);           // out_proj
     } else if (k.mixer == MixerKind::gated_deltanet) {
         const double kd = lm.groups * static_cast<double>(lm.state_dim), vd = static_cast<double>(lm.inner());
         add(tokens, (2 * kd + 2 * vd + 2.0 * lm.heads) / t, h);  // in_proj_qkvz and in_proj_ba
@@ -242,8 +249,11 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         // Convolution (read, write), the scan's inputs and output, the gated norm.
         const double di = static_cast<double>(lm.inner()) / t;
         const double gn = lm.groups * static_cast<double>(lm.state_dim) / t;
-        const double conv = k.mixer == MixerKind::lightning ? 3 * di : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
-                                                                                                           : di + 2 * gn;
+        // Mamba-1 convolves x alone (B and C come from x_proj after it).
+        const double conv = k.mixer == MixerKind::lightning        ? 3 * di
+                            : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
+                            : k.mixer == MixerKind::mamba1         ? di
+                                                                   : di + 2 * gn;
         fwd += tokens * el * (2 * conv + (conv + 2.0 * lm.heads / t + di) + 3 * di);
         kernels += 6;
     }
@@ -345,11 +355,15 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         split = 2 * tokens * a * (2 * d + 2 * dv);
     } else if (linear) {
         const double di = static_cast<double>(lm.inner()), gn = lm.groups * static_cast<double>(lm.state_dim);
+        // Mamba-1: in_proj's x and z, x_proj's dt, B, C, dt_proj's dt.
         const double proj = k.mixer == MixerKind::mamba2          ? 2 * di + 2 * gn + lm.heads
+                            : k.mixer == MixerKind::mamba1         ? 3 * di + static_cast<double>(lm.dt_rank) + 2 * gn
                             : k.mixer == MixerKind::gated_deltanet ? 2 * gn + 2 * di + 2.0 * lm.heads
                                                                    : 4 * di;
-        const double conv = k.mixer == MixerKind::lightning ? 3 * di : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
-                                                                                                           : di + 2 * gn;
+        const double conv = k.mixer == MixerKind::lightning        ? 3 * di
+                            : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
+                            : k.mixer == MixerKind::mamba1         ? di
+                                                                   : di + 2 * gn;
         split = 2 * tokens * (proj + conv + 2 * di);
         // fp32 state per head at each chunk boundary: heads x head_dim x state_dim.
         const double chunks = std::max(1.0, tokens / static_cast<double>(std::max<int64_t>(1, lm.chunk)));

@@ -33,7 +33,7 @@ LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p) {
     const Mlp& mlp = moe ? k.moe.expert : k.mlp;
     return {.attention = k.mixer == MixerKind::attention,
             .mla = k.mixer == MixerKind::mla,
-            .linear = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::gated_deltanet ||
+            .linear = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1 || k.mixer == MixerKind::gated_deltanet ||
                       k.mixer == MixerKind::lightning,
             .moe = moe,
             .has_mlp = moe || k.mlp.kind != MlpKind::none,
