@@ -1,0 +1,66 @@
+// Every command the tool prints for the user to run runs, and gives the
+// figure printed beside it: search's "the best plan:" lines (the estimate and
+// the framework's export).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_util.h"
+
+namespace lostflops {
+namespace {
+
+class PrintedCommands : public ::testing::Test {
+protected:
+    void TearDown() override {
+        for (const std::string& f : files_) std::filesystem::remove(f);
+    }
+    std::string job(const std::string& name, const std::string& text) {
+        const std::string path = (std::filesystem::temp_directory_path() /
+                                  ("lostflops-printed-" + std::to_string(getpid()) + "-" + name + ".yaml"))
+                                     .string();
+        std::ofstream(path, std::ios::binary) << text;
+        files_.push_back(path);
+        return path;
+    }
+    std::vector<std::string> files_;
+};
+
+// The lines of `out` that are commands: "  lostflops ARGS" -> "ARGS".
+std::vector<std::string> printed_commands(const std::string& out) {
+    std::vector<std::string> cmds;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("  lostflops ", 0) == 0) cmds.push_back(line.substr(12));
+    return cmds;
+}
+
+TEST_F(PrintedCommands, SearchPrintsOnlyAnExportThatRuns) {
+    // mistral-7b is no torchtitan flavour: `export torchtitan` refuses it, so
+    // search does not print it; llama3-8b is one, and its line runs.
+    const std::string base = "cluster: {preset: dgx-h100, num_gpus: 8}\n"
+                             "training: {seq_length: 4096, global_batch_size: 32, framework: fsdp}\n";
+    for (const std::string model : {"mistral-7b", "llama3-8b"}) {
+        const std::string path = job(model, "name: " + model + "\nmodel: {preset: " + model + "}\n" + base);
+        const auto s = test::run_cli("--quiet search " + path + " --top 1");
+        ASSERT_EQ(s.code, 0) << s.err;
+        const auto cmds = printed_commands(s.out);
+        bool titan = false;
+        for (const std::string& c : cmds) {
+            titan |= c.rfind("export torchtitan ", 0) == 0;
+            const auto r = test::run_cli("--quiet " + c);
+            EXPECT_EQ(r.code, 0) << c << "\n" << r.err;
+        }
+        EXPECT_EQ(titan, model == "llama3-8b") << s.out;
+    }
+}
+
+}  // namespace
+}  // namespace lostflops
