@@ -108,9 +108,14 @@ bool export_runs(const SearchArgs& a, const std::vector<std::string>& sets, Expo
 
 // After the table: the best plan as --set arguments, and the commands that
 // estimate it and write its launch configuration, each one that runs.
+// --rank-plan searched without the job's parallel section: the commands drop
+// it too (parallel=null first), or its other keys (dp, a dispatcher's
+// settings) would apply to the searched plan.
 std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanScore& best) {
     std::string args = a.job_path.empty() ? "" : " " + shell_word(a.job_path);
-    std::vector<std::string> sets = a.overrides;
+    std::vector<std::string> sets;
+    if (a.rank_plan && !a.job_path.empty()) sets.push_back("parallel=null");
+    sets.insert(sets.end(), a.overrides.begin(), a.overrides.end());
     for (std::string& s : plan_set_arguments(job, best)) sets.push_back(std::move(s));
     for (const std::string& s : sets) args += " --set " + shell_word(s);
     std::string out = "\nthe best plan:\n  lostflops estimate" + args + "\n";

@@ -1,6 +1,6 @@
 // Every command the tool prints for the user to run runs, and gives the
 // figure printed beside it: search's "the best plan:" lines (the estimate and
-// the framework's export).
+// the framework's export), with --rank-plan too.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -59,6 +59,29 @@ TEST_F(PrintedCommands, SearchPrintsOnlyAnExportThatRuns) {
             EXPECT_EQ(r.code, 0) << c << "\n" << r.err;
         }
         EXPECT_EQ(titan, model == "llama3-8b") << s.out;
+    }
+}
+
+TEST_F(PrintedCommands, RankPlanCommandsDropTheJobsParallelSection) {
+    // --rank-plan searches without the job's parallel section; its dp 2 (of
+    // tp 8) applied to the best plan (tp 1) was an error of the printed line.
+    const std::string path = job("rank", "name: r\nmodel: {preset: llama3-8b}\ncluster: {preset: dgx-h100, num_gpus: 16}\n"
+                                         "training: {seq_length: 4096, global_batch_size: 64, micro_batch_size: 1}\n"
+                                         "parallel: {tp: 8, dp: 2}\n");
+    const auto json = test::run_cli("--quiet search " + path + " --rank-plan --top 1 --format json");
+    ASSERT_EQ(json.code, 0) << json.err;
+    const double best_s = nlohmann::json::parse(json.out).at("top").at(0).at("step_time_s").get<double>();
+    const auto s = test::run_cli("--quiet search " + path + " --rank-plan --top 1");
+    ASSERT_EQ(s.code, 0) << s.err;
+    const auto cmds = printed_commands(s.out);
+    ASSERT_FALSE(cmds.empty()) << s.out;
+    for (const std::string& c : cmds) {
+        const bool estimate = c.rfind("estimate ", 0) == 0;
+        const auto r = test::run_cli("--quiet " + c + (estimate ? " --format json" : ""));
+        ASSERT_EQ(r.code, 0) << c << "\n" << r.err;
+        if (estimate) {
+            EXPECT_DOUBLE_EQ(nlohmann::json::parse(r.out).at("step_time_s").get<double>(), best_s) << c;
+        }
     }
 }
 
