@@ -1,6 +1,7 @@
 // Every command the tool prints for the user to run runs, and gives the
 // figure printed beside it: search's "the best plan:" lines (the estimate and
-// the framework's export), with --rank-plan too.
+// the framework's export), with --rank-plan too; explain's levers on a plan
+// the search chose (--best, or a job without a parallel section).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -81,6 +82,30 @@ TEST_F(PrintedCommands, RankPlanCommandsDropTheJobsParallelSection) {
         ASSERT_EQ(r.code, 0) << c << "\n" << r.err;
         if (estimate) {
             EXPECT_DOUBLE_EQ(nlohmann::json::parse(r.out).at("step_time_s").get<double>(), best_s) << c;
+        }
+    }
+}
+
+TEST_F(PrintedCommands, ExplainsLeversOfASearchedPlanRunWithoutASearch) {
+    // The job has no parallel section: explain explains the search's best
+    // plan; a lever's --set arguments alone made estimate search again, for
+    // the changed job (a GPU, a network), and land on another plan.
+    const std::string path = job("levers", "name: l\nmodel: {preset: llama3-8b}\ncluster: {preset: dgx-h100, num_gpus: 32}\n"
+                                           "training: {seq_length: 8192, global_batch_size: 64}\n");
+    for (const std::string best : {"", " --best --set parallel.tp=2"}) {
+        const auto x = test::run_cli("--quiet explain " + path + best + " --format json");
+        ASSERT_EQ(x.code, 0) << x.err;
+        const nlohmann::json levers = nlohmann::json::parse(x.out).at("levers");
+        ASSERT_FALSE(levers.empty()) << x.out;
+        for (const auto& l : levers) {
+            std::string args = "--quiet estimate " + path + (best.empty() ? "" : " --set parallel.tp=2");
+            for (const auto& set : l.at("set")) args += " --set '" + set.get<std::string>() + "'";
+            const auto e = test::run_cli(args + " --format json");
+            ASSERT_EQ(e.code, 0) << args << "\n" << e.err;
+            EXPECT_EQ(e.err.find("search's best"), std::string::npos) << args << "\n" << e.err;
+            EXPECT_DOUBLE_EQ(nlohmann::json::parse(e.out).at("step_time_s").get<double>(),
+                             l.at("step_time_s").get<double>())
+                << args;
         }
     }
 }
