@@ -31,9 +31,14 @@ namespace lostflops {
 struct JobSource {
     std::string path;                    // empty: the built-in default job
     std::vector<std::string> overrides;  // the command line's --set, in order
+    // The search's plan as --set overrides (--best, or a job without a
+    // parallel section: cli overrides_with_plan), after `overrides`; a
+    // lever's `set` repeats them, so that estimate reproduces it without
+    // searching again.
+    std::vector<std::string> plan = {};
 };
 
-// load_job / default_job with `overrides` then `extra`. Throws InputError.
+// load_job / default_job with `overrides`, `plan`, then `extra`. Throws InputError.
 Job load_job_source(const JobSource& src, const std::vector<std::string>& extra = {});
 
 struct WaterfallStep {
@@ -51,7 +56,8 @@ std::vector<WaterfallStep> mfu_waterfall(const Job& job, const Calibration& cal,
 
 struct Lever {
     std::string change;            // in words: "pp 8 (dp 16)"
-    std::vector<std::string> set;  // the --set overrides that make it (added to the job's own)
+    std::vector<std::string> set;  // the --set overrides that make it (added to the job's own; with the
+                                   // searched plan's first, JobSource::plan, where the job was searched)
     double mfu_after = 0;          // estimate() of the changed job
     double step_time_s = 0;
     double tokens_per_s_per_gpu = 0;

@@ -61,6 +61,18 @@ std::vector<JobWarning> job_warnings(const Job& job);
 // warnings keyed "model.KEY": "not modelled: why", or the reading it made.
 std::vector<JobWarning> model_warnings(const Model& m);
 
+// The loader's value of parallel.overlap_grad_reduce / tp_comm_overlap when
+// the job leaves the key out, for plan `p` under `fw` on GPU architecture
+// `arch` (job/job_sections.cpp states the sources).
+bool default_overlap_grad_reduce(const ParallelPlan& p, Framework fw);
+bool default_tp_comm_overlap(const ParallelPlan& p, Framework fw, const std::string& arch);
+// A plan derived from a loaded job by changing its fields (the advice's
+// changes) keeps the job's overlap knobs; loaded again with --set for the
+// changed fields, a knob the job left out takes the default for the new plan.
+// The --set arguments that keep them: each knob of `job` that is not the
+// loader's default for its plan ({"parallel.tp_comm_overlap=false"}, ...).
+std::vector<std::string> overlap_pins(const Job& job);
+
 // The attention kernel `training.attention: auto` resolves to, from the job's
 // top-level `source:` text: unfused softmax for runs dated 2015-2022 (before
 // FlashAttention was in Megatron-LM and PyTorch), flash otherwise.

@@ -48,8 +48,11 @@ JobSource source_of(const ExplainOptions& o) {
     // cannot be read twice.
     if (o.job_path == "-")
         throw InputError("-", "job", "explain and report read the job more than once; give a file, not standard input");
-    // --best or a job without a plan: the search's best plan, as overrides the re-loads keep.
-    return JobSource{o.job_path, overrides_with_plan(o.job_path, o.overrides, o.calibration_path, o.best)};
+    // --best or a job without a plan: the search's best plan, as overrides the
+    // re-loads keep (overrides_with_plan returns the command line's, then the plan's).
+    std::vector<std::string> all = overrides_with_plan(o.job_path, o.overrides, o.calibration_path, o.best);
+    std::vector<std::string> plan(all.begin() + static_cast<std::ptrdiff_t>(o.overrides.size()), all.end());
+    return JobSource{o.job_path, o.overrides, std::move(plan)};
 }
 
 }  // namespace

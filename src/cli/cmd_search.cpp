@@ -18,8 +18,10 @@
 #include "cli/commands.h"
 #include "cli/error_report.h"
 #include "cli/progress.h"
+#include "interop/maxtext_export.h"
 #include "lostflops/accelerator.h"
 #include "lostflops/error.h"
+#include "lostflops/interop.h"
 #include "lostflops/job.h"
 #include "lostflops/search.h"
 #include "lostflops/search_listing.h"
@@ -91,20 +93,39 @@ std::string shell_word(const std::string& w) {
     return out + "'";
 }
 
+// Whether `lostflops export KIND` runs on the job with `sets`, as the printed
+// line would run it (a model that is no torchtitan flavour, a mesh MaxText
+// cannot write: no line). Standard input cannot be read again: assumed so.
+bool export_runs(const SearchArgs& a, const std::vector<std::string>& sets, ExportResult (*run)(const Job&)) {
+    if (a.job_path == "-") return true;
+    try {
+        (void)run(a.job_path.empty() ? default_job(sets) : load_job(a.job_path, sets));
+        return true;
+    } catch (const InputError&) {
+        return false;
+    }
+}
+
 // After the table: the best plan as --set arguments, and the commands that
-// estimate it and write its launch configuration.
+// estimate it and write its launch configuration, each one that runs.
+// --rank-plan searched without the job's parallel section: the commands drop
+// it too (parallel=null first), or its other keys (dp, a dispatcher's
+// settings) would apply to the searched plan.
 std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanScore& best) {
     std::string args = a.job_path.empty() ? "" : " " + shell_word(a.job_path);
-    std::vector<std::string> sets = a.overrides;
+    std::vector<std::string> sets;
+    if (a.rank_plan && !a.job_path.empty()) sets.push_back("parallel=null");
+    sets.insert(sets.end(), a.overrides.begin(), a.overrides.end());
     for (std::string& s : plan_set_arguments(job, best)) sets.push_back(std::move(s));
     for (const std::string& s : sets) args += " --set " + shell_word(s);
     std::string out = "\nthe best plan:\n  lostflops estimate" + args + "\n";
     const Framework f = job.training.framework;
-    if (f == Framework::megatron_lm || f == Framework::megatron_core) out += "  lostflops export megatron" + args + "\n";
+    if ((f == Framework::megatron_lm || f == Framework::megatron_core) && export_runs(a, sets, export_megatron))
+        out += "  lostflops export megatron" + args + "\n";
     // A TPU job is JAX's: its launch configuration is MaxText's keys.
-    if (f == Framework::fsdp)
-        out += std::string(xla_compiled(job.cluster.gpu.arch) ? "  lostflops export maxtext" : "  lostflops export torchtitan") +
-               args + "\n";
+    const bool tpu = xla_compiled(job.cluster.gpu.arch);
+    if (f == Framework::fsdp && export_runs(a, sets, tpu ? export_maxtext : export_torchtitan))
+        out += std::string(tpu ? "  lostflops export maxtext" : "  lostflops export torchtitan") + args + "\n";
     return out;
 }
 

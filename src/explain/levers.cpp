@@ -32,6 +32,7 @@ namespace lostflops {
 
 Job load_job_source(const JobSource& src, const std::vector<std::string>& extra) {
     std::vector<std::string> all = src.overrides;
+    all.insert(all.end(), src.plan.begin(), src.plan.end());
     all.insert(all.end(), extra.begin(), extra.end());
     return src.path.empty() ? default_job(all) : load_job(src.path, all);
 }
@@ -189,6 +190,20 @@ std::vector<Candidate> candidates(const Job& job) {
     return out;
 }
 
+// A lever's --set arguments where the plan is the search's (JobSource::plan):
+// the plan's, less the keys the change sets again, then the change's. Loaded
+// after the command line's own --set, they give the lever's figures (the
+// same job load_job_source(src, change) loads) without a search.
+std::vector<std::string> with_plan(const std::vector<std::string>& plan, const std::vector<std::string>& change) {
+    const auto key = [](const std::string& set) { return set.substr(0, set.find('=')); };
+    std::vector<std::string> out;
+    for (const std::string& p : plan)
+        if (std::none_of(change.begin(), change.end(), [&](const std::string& c) { return key(c) == key(p); }))
+            out.push_back(p);
+    out.insert(out.end(), change.begin(), change.end());
+    return out;
+}
+
 }  // namespace
 
 std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e,
@@ -209,7 +224,7 @@ std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibr
             continue;  // the profile cannot price the change (fp8 on a family without fp8 GEMM measurements)
         }
         if (!after.memory.fits || !(after.mfu > e.mfu)) continue;
-        levers.push_back(Lever{std::move(c.change), std::move(c.set), after.mfu, after.step_time_s,
+        levers.push_back(Lever{std::move(c.change), with_plan(src.plan, c.set), after.mfu, after.step_time_s,
                                after.tokens_per_s_per_gpu});
     }
     std::stable_sort(levers.begin(), levers.end(), [](const Lever& a, const Lever& b) {

@@ -1,7 +1,7 @@
 // A job's plan -> MaxText's config keys (interop.h export_maxtext): the mesh
 // of ici_*/dcn_*_parallelism, per_device_batch_size, max_target_length,
-// num_pipeline_microbatches (with a pipeline), remat_policy (none, minimal
-// for selective, full). The plan's ranks are laid out Megatron-style (tp fastest,
+// num_pipeline_microbatches (with a pipeline), remat_policy (none, full, or
+// for selective the job's named policy, minimal by default). The plan's ranks are laid out Megatron-style (tp fastest,
 // then cp, dp, pp: ARCHITECTURE.md "Parallel groups on the topology") and a
 // slice (Cluster::scaleup_gpus) holds consecutive ranks, so each axis is
 // split, fastest first, into the part inside a slice (ICI) and the part
@@ -23,6 +23,24 @@
 namespace lostflops {
 
 namespace {
+
+// MaxText's remat_policy for the plan (decoders.py get_remat_policy):
+// none is no jax.checkpoint, full saves nothing; selective saves the named
+// outputs of the job's parallel.remat_policy (lostflops/spec.h RematPolicy;
+// minimal when the job names none), the two *_offloaded policies when the job
+// offloads them (parallel.offload_activations), as import maxtext reads them.
+std::string remat_policy_of(const ParallelPlan& p, std::vector<ImportNote>& notes) {
+    if (p.recompute == Recompute::none) return "none";
+    if (p.recompute == Recompute::full) return "full";
+    const std::string named = p.remat_policy == RematPolicy::unset ? "minimal" : to_string(p.remat_policy);
+    if (!p.offload_activations) return named;
+    if (named == "minimal") return "minimal_offloaded";
+    if (named == "save_qkv_proj") return "qkv_proj_offloaded";
+    notes.push_back({NoteKind::not_modelled, "parallel.offload_activations",
+                     "MaxText offloads only minimal's and save_qkv_proj's outputs (minimal_offloaded, "
+                     "qkv_proj_offloaded): written as " + named + " in device memory"});
+    return named;
+}
 
 struct Axis {
     const char* name;  // MaxText's axis name
@@ -101,11 +119,7 @@ ExportResult export_maxtext(const Job& job) {
                                          micro, p.pp));
         out += fmt::format("num_pipeline_microbatches: {}\n", micro);
     }
-    // remat_policy none: no jax.checkpoint (decoders.py get_remat_policy).
-    std::string remat = "full";
-    if (p.recompute == Recompute::selective) remat = "minimal";
-    if (p.recompute == Recompute::none) remat = "none";
-    out += "remat_policy: " + remat + "\n";
+    out += "remat_policy: " + remat_policy_of(p, r.notes) + "\n";
     const int64_t tokens_per_step = job.training.global_batch * job.training.seq_length;
     if (const auto steps = interop::whole_count(job.training.train_tokens, static_cast<double>(tokens_per_step)))
         out += interop::line_text({fmt::format("steps: {}", steps->count), "", interop::rounded_remark(*steps, "steps")}) +

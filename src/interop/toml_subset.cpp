@@ -6,6 +6,7 @@
 // reader exists so that every error names the file, the line and the key.
 #include "interop/toml_subset.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -207,6 +208,29 @@ TomlTable parse_toml_subset(const std::string& text, const std::string& source) 
         out.emplace(full, std::move(v));
     }
     return out;
+}
+
+std::optional<std::vector<std::string>> toml_string_list(const TomlValue& value) {
+    std::vector<std::string> names;
+    if (const auto* text = std::get_if<std::string>(&value.v)) {
+        for (size_t at = 0; at <= text->size();) {
+            const size_t comma = std::min(text->find(',', at), text->size());
+            std::string name = text->substr(at, comma - at);
+            name.erase(0, name.find_first_not_of(" \t"));
+            name.erase(name.find_last_not_of(" \t") + 1);
+            if (!name.empty()) names.push_back(std::move(name));
+            at = comma + 1;
+        }
+        return names;
+    }
+    const auto* items = std::get_if<std::vector<TomlValue>>(&value.v);
+    if (!items) return std::nullopt;
+    for (const TomlValue& item : *items) {
+        const auto* name = std::get_if<std::string>(&item.v);
+        if (!name) return std::nullopt;
+        names.push_back(*name);
+    }
+    return names;
 }
 
 }  // namespace lostflops::interop

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,5 +26,12 @@ struct TomlValue {
 using TomlTable = std::map<std::string, TomlValue>;
 
 TomlTable parse_toml_subset(const std::string& text, const std::string& source);
+
+// A torchtitan string-list setting (model.converters, ...): an array of
+// strings, or a string of comma-separated names as torchtitan's 2025 configs
+// wrote them (converters = "float8"; torchtitan config_manager.py string_list
+// and check_string_list_argument split it on commas, names trimmed, empty ones
+// dropped). nullopt for any other value.
+std::optional<std::vector<std::string>> toml_string_list(const TomlValue& value);
 
 }  // namespace lostflops::interop

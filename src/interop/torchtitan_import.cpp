@@ -235,13 +235,11 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     bool fp8 = c.flag({"float8.enable_float8_linear"});
     std::string converters_key;
     if (const TomlValue* conv = c.find({"model.converters"}, &converters_key)) {
-        const auto* arr = std::get_if<std::vector<TomlValue>>(&conv->v);
-        if (!arr) throw InputError(source, converters_key, "expected an array of strings");
-        for (const auto& e : *arr) {
-            const auto* s = std::get_if<std::string>(&e.v);
-            if (!s) throw InputError(source, converters_key, "expected an array of strings");
-            if (*s == "float8") fp8 = true;
-            else notes.push_back({NoteKind::not_modelled, converters_key, "converter " + *s});
+        const auto names = toml_string_list(*conv);
+        if (!names) throw InputError(source, converters_key, "expected an array of strings or a comma-separated string");
+        for (const std::string& name : *names) {
+            if (name == "float8") fp8 = true;
+            else notes.push_back({NoteKind::not_modelled, converters_key, "converter " + name});
         }
     }
     if (param != "bfloat16" && param != "float16" && param != "float32")

@@ -192,6 +192,26 @@ Training read_training(YAML::Node node, const std::string& file) {
     return t;
 }
 
+// The two overlap knobs' defaults, read_parallel's comments below state their sources.
+bool default_overlap_grad_reduce(const ParallelPlan& p, Framework fw) {
+    return fw != Framework::megatron_lm || p.zero >= 3;
+}
+
+bool default_tp_comm_overlap(const ParallelPlan& p, Framework fw, const std::string& arch) {
+    const AcceleratorTraits* traits = find_accelerator(arch);
+    return fw == Framework::megatron_core && p.sequence_parallel && p.tp > 1 && traits && traits->te_tp_overlap;
+}
+
+std::vector<std::string> overlap_pins(const Job& job) {
+    const ParallelPlan& p = job.plan;
+    std::vector<std::string> out;
+    if (p.tp_comm_overlap != default_tp_comm_overlap(p, job.training.framework, job.cluster.gpu.arch))
+        out.push_back(fmt::format("parallel.tp_comm_overlap={}", p.tp_comm_overlap));
+    if (p.overlap_grad_reduce != default_overlap_grad_reduce(p, job.training.framework))
+        out.push_back(fmt::format("parallel.overlap_grad_reduce={}", p.overlap_grad_reduce));
+    return out;
+}
+
 ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
                            Framework fw) {
     if (!node || node.IsNull()) throw InputError(file, "parallel",
@@ -298,15 +318,12 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     // allreduce_gradients() called from train_step; overlap arrived with
     // Megatron-Core's distributed data parallel in 2023).
     // (ZeRO-3 under any stack is an FSDP-style engine, which overlaps.)
-    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", fw != Framework::megatron_lm || p.zero >= 3);
+    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", default_overlap_grad_reduce(p, fw));
     // Default: on with sequence parallelism on Hopper and newer under
     // Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
     // reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it
     // needs sequence parallelism and Transformer Engine).
-    const AcceleratorTraits* traits = find_accelerator(arch);
-    const bool tp_overlap_default = fw == Framework::megatron_core && p.sequence_parallel && p.tp > 1 &&
-                                    traits && traits->te_tp_overlap;
-    p.tp_comm_overlap = s.bool_or("tp_comm_overlap", tp_overlap_default);
+    p.tp_comm_overlap = s.bool_or("tp_comm_overlap", default_tp_comm_overlap(p, fw, arch));
     p.grad_fp32 = s.bool_or("grad_fp32", true);
     // ZeRO-3 engine (docs/job-file.md "ZeRO-3 engine"); absent keys keep the framework's default.
     const auto zero3_key = [&](const char* key) {

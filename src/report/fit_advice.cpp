@@ -45,7 +45,19 @@ std::optional<Estimate> evaluate(const Job& job, const Calibration& cal, const J
     return estimate(job, cal);
 }
 
-PlanChange make_change(std::string change, std::vector<std::string> set, const Estimate& e) {
+// `set` with the overlap knobs of `changed` that a reload would change (lostflops/job.h
+// overlap_pins), so that `estimate --set ...` gives the figures priced here.
+std::vector<std::string> with_pins(std::vector<std::string> set, const Job& changed) {
+    for (std::string& pin : overlap_pins(changed)) {
+        const std::string key = pin.substr(0, pin.find('='));
+        if (std::none_of(set.begin(), set.end(), [&](const std::string& s) { return s.rfind(key + "=", 0) == 0; }))
+            set.push_back(std::move(pin));
+    }
+    return set;
+}
+
+PlanChange make_change(std::string change, std::vector<std::string> set, const Job& changed, const Estimate& e) {
+    set = with_pins(std::move(set), changed);
     return PlanChange{std::move(change), std::move(set), e.memory.peak_bytes, e.memory.capacity_bytes,
                       e.memory.fits ? Fit::fits : Fit::does_not_fit, e.step_time_s};
 }
@@ -69,7 +81,7 @@ std::optional<PlanChange> scale_dimension(const Job& job, const Calibration& cal
         const auto e = evaluate(j, cal, job);
         if (!e) continue;
         PlanChange c = make_change(fmt::format("{} {} (dp {})", name, v, j.plan.dp),
-                                   {fmt::format("parallel.{}={}", name, v), fmt::format("parallel.dp={}", j.plan.dp)}, *e);
+                                   {fmt::format("parallel.{}={}", name, v), fmt::format("parallel.dp={}", j.plan.dp)}, j, *e);
         if (!best || c.peak_bytes < best->peak_bytes) best = c;
         if (c.fit == Fit::fits) return c;
     }
@@ -80,7 +92,7 @@ std::vector<PlanChange> candidate_changes(const Job& job, const Calibration& cal
     std::vector<PlanChange> out;
     const ParallelPlan& p = job.plan;
     const auto single = [&](std::string change, std::vector<std::string> set, const Job& j) {
-        if (const auto e = evaluate(j, cal, job)) out.push_back(make_change(std::move(change), std::move(set), *e));
+        if (const auto e = evaluate(j, cal, job)) out.push_back(make_change(std::move(change), std::move(set), j, *e));
     };
     if (static_cast<int64_t>(p.dp) * p.cp > 1) {
         for (int z = p.zero + 1; z <= 3; ++z) {
@@ -209,6 +221,7 @@ std::optional<MinGpus> min_gpus_to_fit(const Job& job, const Calibration& cal, c
                    fmt::format("parallel.sequence_parallel={}", p.sequence_parallel)};
         if (job.plan.recompute_layers >= 0)
             out.set.push_back(fmt::format("parallel.recompute_layers={}", layers_per_virtual_stage(c->job)));
+        out.set = with_pins(std::move(out.set), c->job);
         break;
     }
     return out;
@@ -250,7 +263,8 @@ FitAdvice fit_advice(const Job& job, const Calibration& cal, AdviceSearch search
     const NearestSearch n = nearest_fitting_plan(job, cal, cheap ? kCheapNearestPlans : 0);
     a.nearest_searched = n.complete;
     if (const auto& p = n.plan)
-        a.nearest = NearestFit{p->changes, plan_words(p->plan), p->set, p->plan.peak_bytes, p->plan.step_time_s};
+        a.nearest = NearestFit{p->changes, plan_words(p->plan), with_pins(p->set, job_with_plan(job, p->plan)),
+                               p->plan.peak_bytes, p->plan.step_time_s};
     return a;
 }
 

@@ -103,6 +103,25 @@ TEST(InteropReaders, BadTorchtitanConfigsNameTheKey) {
     }
 }
 
+// torchtitan's 2025 configs wrote model.converters as a comma-separated
+// string (converters = "float8", torchtitan's train_configs/llama3_405b.toml
+// of that time): read as its list, as torchtitan's string_list reads it.
+TEST(InteropReaders, TorchtitanConvertersMayBeACommaSeparatedString) {
+    const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+    ImportOptions o;
+    o.num_gpus = 8;
+    for (const char* conv : {"\"float8\"", "[\"float8\"]", "\" float8 ,\""}) {
+        const ImportResult r = import_torchtitan(model + "converters = " + conv + "\n", "t.toml", o);
+        EXPECT_EQ(parse_job(r.job_yaml, "t.yaml", {"cluster.gpu=h100-sxm"}).training.precision, Precision::fp8) << conv;
+    }
+    const ImportResult two = import_torchtitan(model + "converters = \"float8,mx\"\n", "t.toml", o);
+    bool mx = false;
+    for (const auto& n : two.notes) mx |= n.setting == "model.converters" && n.message == "converter mx";
+    EXPECT_TRUE(mx);
+    EXPECT_EQ(key_of_toml_error(model + "converters = 8\n"), "model.converters");
+    EXPECT_EQ(key_of_toml_error(model + "converters = [8]\n"), "model.converters");
+}
+
 // Seeded random mutation of real inputs (as job/job_fuzz_test does for job
 // files): every result is a job file that loads, or an InputError; nothing
 // else escapes, and with `make sanitize` nothing reads out of bounds.

@@ -245,6 +245,23 @@ TEST(MaxTextImport, RematNoneAndPipelineMicroBatches) {
     EXPECT_THROW(export_maxtext(odd), InputError);
 }
 
+// The named remat policy goes out and back: the Llama 2 70B fixture saves
+// save_dot_except_mlpwi's outputs (63 GiB a chip); written as minimal, every
+// projection saved, it would not fit a v5p's 95 GiB. Offloaded policies too.
+TEST(MaxTextExport, TheJobsRematPolicyIsWritten) {
+    const Job j = parse_job(import_maxtext(fixture("llama2-70b-v5p-128.yml"), "70b.yml", on("v5p-128")).job_yaml, "a.yaml");
+    ASSERT_EQ(j.plan.remat_policy, RematPolicy::save_dot_except_mlpwi);
+    const std::string t = export_maxtext(j).text;
+    EXPECT_NE(t.find("remat_policy: save_dot_except_mlpwi\n"), std::string::npos) << t;
+    EXPECT_EQ(parse_job(import_maxtext(t, "export", on("v5p-128")).job_yaml, "b.yaml").plan.remat_policy,
+              RematPolicy::save_dot_except_mlpwi);
+    for (const char* policy : {"qkv_proj_offloaded", "minimal_offloaded"}) {
+        const std::string cfg = std::string("per_device_batch_size: 1\nremat_policy: ") + policy + "\n";
+        const Job o = parse_job(import_maxtext(cfg, "o.yml", on("v5e-16")).job_yaml, "o.yaml");
+        EXPECT_NE(export_maxtext(o).text.find(std::string("remat_policy: ") + policy + "\n"), std::string::npos) << policy;
+    }
+}
+
 TEST(MaxTextExport, AnAxisStraddlingSlicesUnevenlyIsRefused) {
     // tp 8 x dp 24 on slices of 16 chips: dp 24 neither fits in the 2 chips
     // left of a slice nor spans whole slices.

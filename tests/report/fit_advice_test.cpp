@@ -33,6 +33,7 @@ void expect_consistent(const FitAdvice& a, const std::string& path, const std::v
         set.insert(set.end(), c.set.begin(), c.set.end());
         const Estimate e = run(load_job(path, set));
         EXPECT_NEAR(e.memory.peak_bytes, c.peak_bytes, 1e-9 * c.peak_bytes) << c.change;
+        EXPECT_NEAR(e.step_time_s, c.step_time_s, 1e-9 * c.step_time_s) << c.change;
         EXPECT_EQ(e.memory.fits, c.fit == Fit::fits) << c.change;
         EXPECT_LT(c.peak_bytes, now.memory.peak_bytes) << c.change;
     }
@@ -76,7 +77,31 @@ TEST(FitAdvice, EvaluatesZeroMicroBatchAndRecomputeWhereTheyAct) {
         all.insert(all.end(), c.set.begin(), c.set.end());
         const Estimate e = run(parse_job(text, "default.yaml", all));
         EXPECT_NEAR(e.memory.peak_bytes, c.peak_bytes, 1e-9 * c.peak_bytes) << c.change;
+        EXPECT_NEAR(e.step_time_s, c.step_time_s, 1e-9 * c.step_time_s) << c.change;
     }
+}
+
+// The default job at tp 1: its TP comm overlap is off (the loader's default
+// at tp 1) and stays off in the advice's tp 8 and in the nearest and
+// fewest-GPU plans; their --set arguments say so, or `estimate` would load
+// tp 8 with the overlap on (tp 8: 9.32 s advised, 8.39 s estimated before).
+TEST(FitAdvice, EveryPrintedSetGivesTheAdvisedStepTime) {
+    const std::string path = test::source_path("data/jobs/default.yaml");
+    const std::vector<std::string> base = {"parallel.tp=1", "parallel.pp=1", "parallel.vpp=1", "parallel.zero=0"};
+    const Job job = load_job(path, base);
+    ASSERT_FALSE(job.plan.tp_comm_overlap);
+    const FitAdvice a = fit_advice(job, default_calibration());
+    ASSERT_TRUE(has_change(a, "tp 8")) << fit_advice_text(a);
+    expect_consistent(a, path, base);
+    const auto step_of = [&](const std::vector<std::string>& set) {
+        std::vector<std::string> all = base;
+        all.insert(all.end(), set.begin(), set.end());
+        return run(load_job(path, all)).step_time_s;
+    };
+    ASSERT_TRUE(a.nearest.has_value());
+    EXPECT_NEAR(step_of(a.nearest->set), a.nearest->step_time_s, 1e-9 * a.nearest->step_time_s);
+    ASSERT_GT(a.min_gpus.num_gpus, 0);
+    EXPECT_NEAR(step_of(a.min_gpus.set), a.min_gpus.step_time_s, 1e-9 * a.min_gpus.step_time_s);
 }
 
 TEST(FitAdvice, FollowingAChangeDoesNotOfferItAgain) {
