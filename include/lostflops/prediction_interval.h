@@ -9,38 +9,43 @@
 // published run with its regime.
 //
 // A job is a new run from a source the table may not hold, so the interval is
-// a split-conformal one (Vovk et al. 2005; Lei et al. 2018, "Distribution-free
+// a conformal one (Vovk et al. 2005; Lei et al. 2018, "Distribution-free
 // predictive inference for regression", JASA 113, sec. 2.2) whose
 // exchangeable units are source families (source_family: residuals of one
-// paper or benchmark share its errors; Dunn, Wasserman & Ramdas 2022,
-// "Distribution-free prediction sets for two-layer hierarchical models",
-// JASA 118: a new group is exchangeable with the groups seen, not with their
-// members):
+// paper or benchmark share its errors; a new source is exchangeable with the
+// sources seen, not with their runs: Dunn, Wasserman & Ramdas 2022, JASA 118;
+// Lee, Barber & Willett 2023, "Distribution-free inference with hierarchical
+// data", arXiv 2306.06342, prediction for a new group):
 //  - pool: the residuals of the job's regime when they are at least
 //    kMinResiduals from at least kMinSources source families; otherwise the
 //    context band is dropped, then the scale band, dense/MoE, framework and
 //    family, in that order (all residuals at last); the interval says which;
 //  - score: s = |ln(1 + e)| of each error e = predicted / measured - 1 in the
-//    pool (n scores, F source families), symmetric in the log so that "2x too
-//    fast" and "2x too slow" weigh alike;
-//  - level: tau = ceil((F + 1) * 0.8) / F, at most 1: split-conformal's
-//    ceil((n + 1)(1 - alpha))-th of n with the F families as the n units;
-//  - weights: runs of one source err alike, so each run weighs
-//    1 / (1 + (n_f - 1) rho), n_f the runs of its source and rho the
-//    intraclass correlation of the scores between sources (one-way ANOVA,
-//    intraclass_correlation): a source counts as its effective sample size
-//    (Kish 1965, "Survey Sampling", design effect 1 + (m - 1) rho); rho 0
-//    weighs runs alike, rho 1 weighs sources alike (Dunn et al.'s pooled CDF);
-//  - q: the smallest score whose cumulative weight reaches tau of the total
-//    (weighted_conformal_score); with equal weights the ceil(tau * n)-th
-//    smallest (conformal_score), for one residual per family exactly
-//    split conformal's ceil((F + 1) * 0.8)-th smallest;
+//    pool (F source families), symmetric in the log so that "2x too fast"
+//    and "2x too slow" weigh alike;
+//  - weights: each source is one unit, each of its n_f runs 1 / n_f;
+//  - q: the smallest score whose cumulative weight (scores ascending)
+//    reaches 0.8 (F + 1): the job's own source is the (F + 1)-th unit, its
+//    mass put at +infinity (the weighted split-conformal quantile, Tibshirani,
+//    Barber, Candes & Ramdas 2019, "Conformal prediction under covariate
+//    shift", NeurIPS; source_conformal_score). With one run per source it is
+//    split conformal's ceil((F + 1) * 0.8)-th smallest of F. Below F = 4 no
+//    score reaches it: q is then the largest score, with no guarantee;
 //  - interval: measured tokens/s in [predicted * e^-q, predicted * e^q],
 //    step time likewise; errors band [e^-q - 1, e^q - 1].
-// With F >= 4 this covers a new family's run at least 80 % of the time when
-// families are exchangeable; from 4 to 8 families tau is 1 (the widest error
-// of the pool), hence kMinSources; a pool of all residuals from fewer than 4
-// families has tau 1 and no such guarantee.
+// Why it covers: were the new source's runs known, the 0.8 quantile Q* of
+// the F + 1 sources' scores, each source weighing 1, would leave at most 0.2
+// of that weight above it; sources exchangeable and the job a run of its
+// source, P(s_job > Q*) is that expected share, at most 0.2; putting the new
+// source's weight at +infinity can only raise the quantile, so q >= Q* and
+// P(s_job <= q) >= 0.8. The guarantee is over sources: a table of one
+// accurate source is covered more often, one of an inaccurate source less.
+// Before (to main 8842c8a, 2026-11-29), runs weighed 1 / (1 + (n_f - 1)
+// rho), rho the intraclass correlation of the scores (0.04-0.14 on the
+// residual table), so that runs counted nearly one by one: vTrain's 72
+// runs, one source of ten and 43 of them host-bound, carried about a
+// quarter of the weight and widened every other source's interval
+// (docs/accuracy.md, issue 39).
 #pragma once
 
 #include <string>
@@ -61,6 +66,8 @@ struct Regime {
     std::string context;     // "<=4k", "<=16k", ">16k"
 };
 Regime regime_of(const Job& job, const Calibration& cal);
+// "megatron-lm, ampere, <=8 GPUs, dense, context <=4k".
+std::string to_string(const Regime& r);
 
 struct Residual {
     std::string name;        // run
@@ -69,9 +76,9 @@ struct Residual {
 };
 
 inline constexpr int kMinResiduals = 8;  // residuals a regime needs to be used alone
-// ... and the source families it needs: the fewest F whose conformal rank
-// ceil((F + 1) * 0.8) is below F (9: rank 8), so that the interval is not
-// the single largest error of the pool, one outlying source's.
+// ... and the source families it needs: the fewest F whose weight to reach,
+// 0.8 (F + 1), is at most F - 1 (9: 8 of 9), so that the interval may leave
+// out one whole source's errors and is not one outlying source's widest.
 inline constexpr int kMinSources = 9;
 
 struct PredictionInterval {
@@ -82,7 +89,6 @@ struct PredictionInterval {
     double error_p10_pct = 0, error_p90_pct = 0;
     int residuals = 0;                            // how many
     int sources = 0;                              // from how many source families
-    double source_correlation = 0;                // rho of the weights (see above)
     std::string regime;                           // "fsdp, hopper, <=8 GPUs, dense, any context"
     // False when no published run is like this job, so that the band above is
     // borrowed and says nothing of it (`outside` says why; the figures stay
@@ -119,18 +125,15 @@ std::vector<Residual> parse_residuals(std::string_view text, const std::string& 
 // Linear-interpolation percentile (0..100) of unsorted values; values not empty.
 double percentile(std::vector<double> values, double pct);
 
-// The conformal score quantile of the method above: of `scores` (unsorted,
-// not empty) drawn from `units` >= 1 exchangeable units, the ceil(tau * n)-th
-// smallest with tau = min(1, ceil((units + 1) * 4 / 5) / units).
-double conformal_score(std::vector<double> scores, int units);
-// The same rank on a weighted empirical distribution: the smallest score
-// whose cumulative weight (scores ascending) reaches tau of the total.
-// Preconditions: as many weights as scores, all positive.
-double weighted_conformal_score(const std::vector<double>& scores, const std::vector<double>& weights, int units);
-// One-way ANOVA intraclass correlation of `values` grouped by `groups` (same
-// length): (MSB - MSW) / (MSB + (n0 - 1) MSW), n0 = (N - sum n_g^2 / N) /
-// (k - 1) for unequal groups (Donner 1986, Int. Stat. Rev. 54), clamped to
-// [0, 1]; 0 with fewer than two groups or no group of two.
-double intraclass_correlation(const std::vector<double>& values, const std::vector<std::string>& groups);
+// The weighted split-conformal quantile: the smallest of `scores` (unsorted,
+// not empty) whose cumulative weight, scores ascending, reaches 0.8 (total +
+// new_weight), the new point's weight put at +infinity; the largest score
+// when none does. Preconditions: as many weights as scores, all positive;
+// new_weight >= 0.
+double weighted_conformal_score(const std::vector<double>& scores, const std::vector<double>& weights,
+                                double new_weight);
+// The method above: each run of source `sources[i]` weighs 1 / n_f, the new
+// job's source 1. Precondition: as many sources as scores, not empty.
+double source_conformal_score(const std::vector<double>& scores, const std::vector<std::string>& sources);
 
 }  // namespace lostflops

@@ -112,8 +112,10 @@ ValidationReport validation_report(const std::string& table, const Calibration& 
     }
     v.result = validate_runs(v.runs, cal);
     if (auto fs = fit_set_runs(fit_on, cal, v.why)) v.loso = leave_one_source_out(*fs, v.runs, cal);
-    // The interval each estimate prints, its own source's residuals held out.
-    v.coverage = interval_coverage(v.runs, v.result, cal, builtin_residuals());
+    // The interval each estimate prints, its own source's residuals held
+    // out, around the held-out prediction (out of sample on both counts).
+    v.coverage = interval_coverage(v.runs, v.result, cal, builtin_residuals(),
+                                   v.loso ? v.loso->held_out_tokens_per_s_per_gpu : std::vector<double>{});
     return v;
 }
 
@@ -139,6 +141,9 @@ std::string validation_json(const ValidationReport& v) {
                          {"mfu", row.mfu},
                          {"fits", row.fits}};
         if (v.loso) x["held_out_error_pct"] = v.loso->held_out_error_pct[i];
+        if (v.loso) x["held_out_tokens_per_s_per_gpu"] = v.loso->held_out_tokens_per_s_per_gpu[i];
+        x["regime"] = v.coverage.rows[i].regime;
+        x["interval_centre_tokens_per_s_per_gpu"] = v.coverage.rows[i].centre;
         x["interval_tokens_per_s_per_gpu"] = {v.coverage.rows[i].lo, v.coverage.rows[i].hi};
         x["inside_interval"] = v.coverage.rows[i].inside;
         x["interval_calibrated"] = v.coverage.rows[i].calibrated;
@@ -148,12 +153,18 @@ std::string validation_json(const ValidationReport& v) {
     j["mape_pct"] = v.result.mape_pct;
     j["mean_signed_error_pct"] = v.result.mean_signed_pct;
     j["max_abs_error_pct"] = v.result.max_abs_error_pct;
+    nlohmann::json regimes = nlohmann::json::array();
+    for (const auto& g : v.coverage.regimes)
+        regimes.push_back({{"regime", g.regime}, {"runs", g.runs}, {"inside", g.inside},
+                           {"uncalibrated", g.uncalibrated}});
     j["interval_coverage"] = {{"runs", v.coverage.rows.size()},
+                              {"centre", v.coverage.held_out_centre ? "held_out" : "in_sample"},
                               {"inside", v.coverage.inside},
                               {"share", v.coverage.share},
                               {"uncalibrated", v.coverage.uncalibrated},
                               {"inside_calibrated", v.coverage.inside_calibrated},
-                              {"share_calibrated", v.coverage.share_calibrated}};
+                              {"share_calibrated", v.coverage.share_calibrated},
+                              {"regimes", regimes}};
     if (v.loso) {
         nlohmann::json fam = nlohmann::json::array();
         for (const auto& f : v.loso->families)
@@ -189,8 +200,9 @@ std::string validation_table(const ValidationReport& v) {
     out += fmt::format("  in sample:                 MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % ({})\n",
                        v.result.mape_pct, v.result.mean_signed_pct, v.result.max_abs_error_pct, terminal_text(worst_name(v.result)));
     out += fmt::format("  inside the 80 % interval:  {} of {} runs ({:.0f} %; each interval drawn without "
-                       "its own source's residuals)\n",
-                       v.coverage.inside, v.coverage.rows.size(), 100 * v.coverage.share);
+                       "its own source's residuals, around its {} prediction)\n",
+                       v.coverage.inside, v.coverage.rows.size(), 100 * v.coverage.share,
+                       v.coverage.held_out_centre ? "held-out" : "in-sample");
     const size_t calibrated = v.coverage.rows.size() - static_cast<size_t>(v.coverage.uncalibrated);
     if (v.coverage.uncalibrated > 0 && calibrated == 0)
         out += fmt::format("    outside calibration:     all {} runs (no published run like them: their intervals "
@@ -201,6 +213,15 @@ std::string validation_table(const ValidationReport& v) {
                            "borrowed); of the {} others, {} inside ({:.0f} %)\n",
                            v.coverage.uncalibrated, calibrated, v.coverage.inside_calibrated,
                            100 * v.coverage.share_calibrated);
+    bool regime_header = false;
+    for (const auto& g : v.coverage.regimes) {
+        if (g.runs < kMinRegimeRows) continue;
+        if (!regime_header)
+            out += fmt::format("    per regime of {} runs or more:\n", kMinRegimeRows), regime_header = true;
+        out += fmt::format("      {:<52} {:>3} of {:>3} inside ({:.0f} %){}\n", terminal_text(g.regime), g.inside,
+                           g.runs, 100.0 * g.inside / g.runs,
+                           g.uncalibrated > 0 ? fmt::format("; {} outside calibration", g.uncalibrated) : "");
+    }
     if (v.loso) {
         out += fmt::format("  leave-one-source-out:      MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % "
                            "({}); {} refits\n",

@@ -1,9 +1,11 @@
 // The 80 % prediction interval from out-of-sample residuals of the same
 // regime (contract and method: lostflops/prediction_interval.h): split
 // conformal prediction (Lei et al. 2018, sec. 2.2) on |ln(1 + error)| with
-// source families as the exchangeable units (Dunn, Wasserman & Ramdas 2022),
-// so that a job from a source the table does not hold gets an interval as
-// wide as the model has been wrong on other sources like it.
+// source families as the exchangeable units, each source one unit of weight
+// and the job's own source one more at +infinity (the weighted quantile of
+// Tibshirani et al. 2019; Lee, Barber & Willett 2023 for a new group), so
+// that a job from a source the table does not hold gets an interval as wide
+// as the model has been wrong on other sources like it.
 #include "lostflops/prediction_interval.h"
 
 #include <algorithm>
@@ -40,17 +42,8 @@ double percentile(std::vector<double> v, double pct) {
     return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
-double conformal_score(std::vector<double> v, int units) {
-    std::sort(v.begin(), v.end());
-    const auto n = static_cast<long long>(v.size());
-    const long long f = std::max(1, units);
-    // Integer arithmetic: rank = ceil((F + 1) * 4 / 5) of F, then ceil(rank / F * n) of n.
-    const long long rank = std::min(f, ((f + 1) * 4 + 4) / 5);
-    const long long k = std::max(1LL, std::min(n, (rank * n + f - 1) / f));
-    return v[static_cast<std::size_t>(k - 1)];
-}
-
-double weighted_conformal_score(const std::vector<double>& scores, const std::vector<double>& weights, int units) {
+double weighted_conformal_score(const std::vector<double>& scores, const std::vector<double>& weights,
+                                double new_weight) {
     std::vector<std::pair<double, double>> v;
     v.reserve(scores.size());
     double total = 0;
@@ -59,45 +52,24 @@ double weighted_conformal_score(const std::vector<double>& scores, const std::ve
         total += weights[i];
     }
     std::sort(v.begin(), v.end());
-    const long long f = std::max(1, units);
-    const double tau = static_cast<double>(std::min(f, ((f + 1) * 4 + 4) / 5)) / static_cast<double>(f);
-    // The smallest score whose cumulative weight reaches tau of the total
-    // (a relative tolerance, so that equal weights give conformal_score's rank).
+    // A relative tolerance, so that weights 1 / n_f summing to a whole
+    // number of sources reach it exactly (one run per source: the rank).
+    const double reach = 0.8 * (total + new_weight) * (1 - 1e-12);
     double acc = 0;
     for (const auto& [score, w] : v) {
         acc += w;
-        if (acc >= tau * total * (1 - 1e-12)) return score;
+        if (acc >= reach) return score;
     }
     return v.back().first;
 }
 
-double intraclass_correlation(const std::vector<double>& values, const std::vector<std::string>& groups) {
-    std::map<std::string, std::pair<double, int>> sum;  // group: sum, count
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        auto& g = sum[groups[i]];
-        g.first += values[i];
-        ++g.second;
-    }
-    const double n = static_cast<double>(values.size()), k = static_cast<double>(sum.size());
-    if (k < 2 || n <= k) return 0;
-    double grand = 0, sum_sq_sizes = 0;
-    for (const auto& [name, g] : sum) grand += g.first, sum_sq_sizes += static_cast<double>(g.second) * g.second;
-    grand /= n;
-    double ssb = 0, ssw = 0;
-    for (const auto& [name, g] : sum) {
-        const double mean = g.first / g.second;
-        ssb += g.second * (mean - grand) * (mean - grand);
-    }
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        const auto& g = sum[groups[i]];
-        const double d = values[i] - g.first / g.second;
-        ssw += d * d;
-    }
-    const double msb = ssb / (k - 1), msw = ssw / (n - k);
-    const double n0 = (n - sum_sq_sizes / n) / (k - 1);
-    const double denom = msb + (n0 - 1) * msw;
-    if (!(denom > 0)) return 0;
-    return std::clamp((msb - msw) / denom, 0.0, 1.0);
+double source_conformal_score(const std::vector<double>& scores, const std::vector<std::string>& sources) {
+    std::map<std::string, int> runs_of;
+    for (const auto& s : sources) ++runs_of[s];
+    std::vector<double> weights;
+    weights.reserve(scores.size());
+    for (const auto& s : sources) weights.push_back(1.0 / runs_of[s]);
+    return weighted_conformal_score(scores, weights, 1.0);
 }
 
 namespace {
@@ -116,11 +88,14 @@ std::string describe(const Regime& r, int dropped) {
     auto part = [&](int dim, const std::string& v, const char* any) { return dropped > dim ? std::string(any) : v; };
     return fmt::format("{}, {}, {}, {}, {}", part(kFramework, r.framework, "any framework"),
                        part(kFamily, r.family, "any GPU family"),
-                       part(kScale, r.scale + " GPUs", "any scale"), part(kMoe, r.moe, "dense or MoE"),
+                       part(kScale, r.scale == "1" ? "1 GPU" : r.scale + " GPUs", "any scale"),
+                       part(kMoe, r.moe, "dense or MoE"),
                        part(kContext, "context " + r.context, "any context"));
 }
 
 }  // namespace
+
+std::string to_string(const Regime& r) { return describe(r, 0); }
 
 PredictionInterval prediction_interval(const Job& job, const Estimate& e, const Calibration& cal,
                                        const std::vector<Residual>& residuals) {
@@ -164,16 +139,8 @@ PredictionInterval prediction_interval(const Job& job, const Estimate& e, const 
                                   100 * overhead, 100 * kMaxCalibratedOverheadShare);
     }
     if (scores.empty()) return out;
-    // Each run weighs 1 / (1 + (n_f - 1) rho): its source's n_f runs count as
-    // that source's effective sample size (Kish's design effect).
-    const double rho = intraclass_correlation(scores, source_of);
-    std::map<std::string, int> runs_of;
-    for (const auto& s : source_of) ++runs_of[s];
-    std::vector<double> weights;
-    weights.reserve(scores.size());
-    for (const auto& s : source_of) weights.push_back(1 / (1 + (runs_of[s] - 1) * rho));
-    out.source_correlation = rho;
-    const double q = weighted_conformal_score(scores, weights, out.sources);
+    // Each source one unit, the job's own source one more (at +infinity).
+    const double q = source_conformal_score(scores, source_of);
     const double down = std::exp(-q), up = std::exp(q);
     out.error_p10_pct = 100 * (down - 1);
     out.error_p90_pct = 100 * (up - 1);

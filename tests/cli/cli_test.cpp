@@ -69,4 +69,36 @@ TEST(Cli, ValidateMeasuredSmallRuns) {
     for (const auto& run : j["runs"]) EXPECT_TRUE(run["fits"].get<bool>()) << run["name"];
 }
 
+// Issue 39: validate judges each interval out of sample on both counts
+// (drawn without the run's source, around its held-out prediction) and
+// counts it per regime; the counts add up to the table's and agree with
+// each row's own interval.
+TEST(Cli, ValidateCountsTheIntervalPerRegime) {
+    // The profile's fit tables named from the source tree (ctest runs in build/).
+    const std::string table = lostflops::test::source_path("data/measured/vtrain-train/measured-runs.csv") +
+                              " --fit-on " + lostflops::test::source_path("data/published/published-runs.csv") +
+                              " --fit-on " + lostflops::test::source_path("data/measured/vtrain-train/measured-runs.csv");
+    const CliRun r = run_cli("validate --format json " + table);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& cov = j["interval_coverage"];
+    EXPECT_EQ(cov["centre"], "held_out");
+    int inside = 0, runs = 0, regime_inside = 0;
+    for (const auto& run : j["runs"]) {
+        EXPECT_DOUBLE_EQ(run["interval_centre_tokens_per_s_per_gpu"].get<double>(),
+                         run["held_out_tokens_per_s_per_gpu"].get<double>());
+        const double lo = run["interval_tokens_per_s_per_gpu"][0], hi = run["interval_tokens_per_s_per_gpu"][1];
+        const double published = run["published_tokens_per_s_per_gpu"];
+        EXPECT_EQ(run["inside_interval"].get<bool>(), lo <= published && published <= hi) << run["name"];
+        inside += run["inside_interval"].get<bool>() ? 1 : 0;
+    }
+    for (const auto& g : cov["regimes"]) runs += g["runs"].get<int>(), regime_inside += g["inside"].get<int>();
+    EXPECT_EQ(inside, cov["inside"].get<int>());
+    EXPECT_EQ(regime_inside, inside);
+    EXPECT_EQ(runs, static_cast<int>(j["runs"].size()));
+    const CliRun text = run_cli("validate " + table);
+    EXPECT_NE(text.out.find("around its held-out prediction"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("per regime of 8 runs or more"), std::string::npos) << text.out;
+}
+
 }  // namespace

@@ -41,47 +41,48 @@ TEST(Percentile, LinearBetweenOrderStatistics) {
 const char* kJob = "data/published/runs/megatron24-h100-gpt-1.7b.json";
 Job h100_job() { return load_job(test::source_path(kJob)); }
 
-// Split conformal's rank with source families as the units: the
-// ceil(tau * n)-th smallest score, tau = min(1, ceil((F + 1) * 0.8) / F).
-TEST(ConformalScore, RankCountsSourceFamilies) {
-    // Ten scores, ten families: ceil(11 * 0.8) = 9, the 9th smallest.
-    EXPECT_DOUBLE_EQ(conformal_score({10, 3, 7, 1, 9, 2, 8, 4, 6, 5}, 10), 9);
-    // Nine families: ceil(10 * 0.8) = 8 of 9 (exactly 8.0, no rounding up to 9).
-    EXPECT_DOUBLE_EQ(conformal_score({9, 8, 7, 6, 5, 4, 3, 2, 1}, 9), 8);
-    // Eighteen scores from nine families: tau = 8/9, ceil(8/9 * 18) = 16th.
-    std::vector<double> v;
-    for (int i = 18; i >= 1; --i) v.push_back(i);
-    EXPECT_DOUBLE_EQ(conformal_score(v, 9), 16);
-    // The same scores counted as eighteen families: ceil(19 * 0.8) = 16 too;
-    // as four: ceil(5 * 0.8) = 4 of 4, tau 1, the largest.
-    EXPECT_DOUBLE_EQ(conformal_score(v, 18), 16);
-    EXPECT_DOUBLE_EQ(conformal_score(v, 4), 18);
-    // One family, one score: that score.
-    EXPECT_DOUBLE_EQ(conformal_score({0.3}, 1), 0.3);
-    // Fourteen families: ceil(15 * 0.8) = 12 exactly.
-    std::vector<double> w;
-    for (int i = 1; i <= 14; ++i) w.push_back(i);
-    EXPECT_DOUBLE_EQ(conformal_score(w, 14), 12);
+// The weighted split-conformal quantile: the smallest score whose cumulative
+// weight reaches 0.8 (total + new weight), the new point's at +infinity.
+TEST(ConformalScore, WeightedReachesFourFifthsWithTheNewPoint) {
+    // Ten scores of weight 1, a new point of 1: 0.8 * 11 = 8.8, reached at
+    // the 9th smallest (split conformal's ceil(11 * 0.8) = 9); without the
+    // new point's weight 0.8 * 10 = 8, the 8th.
+    const std::vector<double> ten = {10, 3, 7, 1, 9, 2, 8, 4, 6, 5};
+    EXPECT_DOUBLE_EQ(weighted_conformal_score(ten, std::vector<double>(10, 1), 1), 9);
+    EXPECT_DOUBLE_EQ(weighted_conformal_score(ten, std::vector<double>(10, 1), 0), 8);
+    // Nine: 0.8 * 10 = 8.0 exactly, the 8th (no rounding up to the 9th).
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({9, 8, 7, 6, 5, 4, 3, 2, 1}, std::vector<double>(9, 1), 1), 8);
+    // Weight 3 on score 1, 1 on 2..7 (total 9), the new point 1: 0.8 * 10 = 8;
+    // cumulative 3, 4, 5, 6, 7, 8 at scores 1..6: q = 6.
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({7, 6, 5, 4, 3, 2, 1}, {1, 1, 1, 1, 1, 1, 3}, 1), 6);
+    // Four units and the new one: 0.8 * 5 = 4 = the whole weight, the largest;
+    // three: 3.2 is never reached, the largest too (no guarantee).
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({1, 2, 3, 4}, {1, 1, 1, 1}, 1), 4);
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({1, 2, 3}, {1, 1, 1}, 1), 3);
+    EXPECT_DOUBLE_EQ(weighted_conformal_score({0.3}, {1}, 1), 0.3);
 }
 
-TEST(ConformalScore, WeightedReachesTauOfTheTotalWeight) {
-    // Equal weights give the unweighted rank.
-    EXPECT_DOUBLE_EQ(weighted_conformal_score({10, 3, 7, 1, 9, 2, 8, 4, 6, 5}, std::vector<double>(10, 0.1), 10), 9);
-    // Weight 9 over seven scores, tau 8/9 (nine units): cumulative 3, 4, ... 8 at the sixth.
-    EXPECT_DOUBLE_EQ(weighted_conformal_score({7, 6, 5, 4, 3, 2, 1}, {1, 1, 1, 1, 1, 1, 3}, 9), 6);
-    // Four units: tau 1, the largest.
-    EXPECT_DOUBLE_EQ(weighted_conformal_score({1, 2, 3, 4}, {1, 1, 1, 5}, 4), 4);
-}
-
-TEST(IntraclassCorrelation, OneWayAnova) {
-    // A {1, 3}, B {5, 7}: MSB 16, MSW 2, n0 2: (16 - 2) / (16 + 2).
-    EXPECT_NEAR(intraclass_correlation({1, 3, 5, 7}, {"a", "a", "b", "b"}), 14.0 / 18, 1e-12);
-    // Unequal groups A {0, 2, 4}, B {10}: MSB 48, MSW 4, n0 (4 - 10/4) / 1 = 1.5: 44 / 50.
-    EXPECT_NEAR(intraclass_correlation({0, 2, 4, 10}, {"a", "a", "a", "b"}), 0.88, 1e-12);
-    // No spread between groups: negative, clamped to 0; one group, or one run each: 0.
-    EXPECT_DOUBLE_EQ(intraclass_correlation({0, 10, 0, 10}, {"a", "a", "b", "b"}), 0);
-    EXPECT_DOUBLE_EQ(intraclass_correlation({1, 2, 3}, {"a", "a", "a"}), 0);
-    EXPECT_DOUBLE_EQ(intraclass_correlation({1, 2, 3}, {"a", "b", "c"}), 0);
+// Each source is one unit however many runs it has: hand-computed.
+TEST(ConformalScore, EachSourceWeighsOne) {
+    // Eight sources with one run each, scores 1..8, and source "big" with
+    // four runs 0.5, 9, 10, 11 (1/4 each). Nine sources and the new one:
+    // 0.8 * 10 = 8. Ascending, cumulative: 0.5 -> 0.25, 1 -> 1.25, ...,
+    // 7 -> 7.25, 8 -> 8.25 >= 8: q = 8. Counted run by run (12 runs and the
+    // new one: 0.8 * 13 = 10.4) it would be the 11th smallest, 10.
+    std::vector<double> scores;
+    std::vector<std::string> sources;
+    for (int i = 1; i <= 8; ++i) scores.push_back(i), sources.push_back("s" + std::to_string(i));
+    for (double x : {0.5, 9.0, 10.0, 11.0}) scores.push_back(x), sources.push_back("big");
+    EXPECT_DOUBLE_EQ(source_conformal_score(scores, sources), 8);
+    EXPECT_DOUBLE_EQ(weighted_conformal_score(scores, std::vector<double>(scores.size(), 1), 1), 10);
+    // A tenth source of one run, score 0: 0.8 * 11 = 8.8; cumulative 1 at 0,
+    // 1.25 at 0.5, then 2.25 ... 9.25 at 8 >= 8.8: still 8; with score 12
+    // instead it sits above: 8.25 at 8 < 8.8, 8.5 at 9 ... 8.75 at 10, 9.0
+    // at 11 >= 8.8: q = 11.
+    scores.push_back(0), sources.push_back("s9");
+    EXPECT_DOUBLE_EQ(source_conformal_score(scores, sources), 8);
+    scores.back() = 12;
+    EXPECT_DOUBLE_EQ(source_conformal_score(scores, sources), 11);
 }
 
 TEST(PredictionInterval, ConformalBandOfTheRegimesHeldOutErrors) {
@@ -160,10 +161,11 @@ TEST(PredictionInterval, CountsSourcesNotRuns) {
     EXPECT_EQ(iv.sources, 9);
     EXPECT_EQ(iv.residuals, 19);
     EXPECT_NE(iv.regime.find("any framework"), std::string::npos) << iv.regime;
-    // Each paper's runs agree exactly (no spread within, some between):
-    // rho = 1, each paper's six runs weigh 1/6, together one run. Weight 9,
-    // tau = 8/9: the two papers' ln 1.01 carry 2, so the 8th unit of weight
-    // falls on the seven -ln 0.7: -ln 0.7.
+    // Each paper's six runs weigh 1/6, together one unit: nine units and the
+    // new one, 0.8 * 10 = 8; the two papers' ln 1.01 carry 2, so the 8th
+    // unit of weight falls on the seven -ln 0.7: -ln 0.7 (counted run by run,
+    // 0.8 * 20 = 16 of 19 would fall there too: the figures here do not tell
+    // the two apart, EachSourceWeighsOne does).
     EXPECT_NEAR(iv.tokens_per_s_per_gpu_lo, 100 * 0.7, 1e-9);
     EXPECT_NEAR(iv.tokens_per_s_per_gpu_hi, 100 / 0.7, 1e-9);
 }
