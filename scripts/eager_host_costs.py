@@ -12,18 +12,22 @@ CPU and no CPU time is a wait for the GPU:
   nested in another) before the backward starts; a layer starts at the input
   RMSNorm's `aten::to` followed by `aten::pow` (two per layer). Per layer:
   operators, profiler events (CPU operators, CUDA runtime and driver calls)
-  and the time from one layer's start to the next.
+  and the time from one layer's start to the next, as the mean over the
+  layers (the step is their sum, so the mean is what a step adds up; the
+  median is printed beside it).
 - backward: the autograd engine's thread; a layer is the stretch between two
   attention backward nodes (ScaledDotProduct...Backward). Per layer: top-level
-  nodes, events, time.
+  nodes, events, time (mean and median).
 - the optimizer: torch.optim's Python before its first operator
   (`Optimizer.step#...` annotation), per parameter tensor.
 
-The profiler adds its own cost to every event it records. Given the same
-run's unprofiled step time (--unprofiled-step-ms, from
+The profiler adds its own cost to every event it records, and its own
+buffer handling (events of category `overhead`, e.g. "Activity Buffer
+Request": the profiler's work, not the step's) stalls the thread it lands
+on. Given the same run's unprofiled step time (--unprofiled-step-ms, from
 shared/reference/h200/measured-runs.csv), the cost per recorded event is
-(profiled step - unprofiled step) / events of the step, and the printed
-per-operator costs have it taken out.
+(profiled step - the profiler's own events - unprofiled step) / events of
+the step, and the printed per-operator costs have both taken out.
 
 Usage: scripts/eager_host_costs.py TRACE.json.gz --layers N [--unprofiled-step-ms MS]
 Example (the calibration's figures):
@@ -37,7 +41,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from host_op_interval import load_events, top_level  # noqa: E402  (same folder)
+from host_op_interval import profiled_step, top_level  # noqa: E402  (same folder)
 
 EVENT_CATS = ("cpu_op", "cuda_runtime", "cuda_driver")
 
@@ -47,6 +51,16 @@ def medians(rows):
     return [statistics.median(r[i] for r in rows) for i in range(3)]
 
 
+def means(rows):
+    """Per-column means of (count, microseconds, events) rows."""
+    return [statistics.mean(r[i] for r in rows) for i in range(3)]
+
+
+def stall_us(stalls, a, b):
+    """Time of the profiler's own stalls inside [a, b)."""
+    return sum(min(e["ts"] + e["dur"], b) - max(e["ts"], a) for e in stalls if e["ts"] < b and e["ts"] + e["dur"] > a)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
@@ -54,11 +68,7 @@ def main():
     ap.add_argument("--unprofiled-step-ms", type=float, default=None)
     ap.add_argument("--step", default="ProfilerStep#2")
     a = ap.parse_args()
-    ev = load_events(a.trace)
-    steps = [e for e in ev if e.get("name") == a.step and e.get("cat") == "user_annotation"]
-    if not steps:
-        sys.exit(f"{a.trace}: no {a.step} annotation")
-    s = steps[0]
+    ev, s = profiled_step(a.trace, a.step)
     t0, t1, main_tid = s["ts"], s["ts"] + s["dur"], s["tid"]
     xs = [e for e in ev if e.get("ph") == "X" and e.get("cat") in EVENT_CATS and t0 <= e["ts"] < t1]
     main_ops = [e for e in xs if e["tid"] == main_tid and e["cat"] == "cpu_op"]
@@ -67,11 +77,13 @@ def main():
         sys.exit(f"{a.trace}: no backward thread in {a.step}")
     b0 = min(e["ts"] for e in bwd_ops)
     events_step = len(xs) + 3  # and the step's user annotations
+    stalls = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "overhead" and t0 <= e["ts"] < t1]
+    stall_step = sum(e["dur"] for e in stalls)
     k_us = 0.0
     if a.unprofiled_step_ms:
-        k_us = (s["dur"] - a.unprofiled_step_ms * 1e3) / events_step
-    print(f"{a.trace}: {a.step} {s['dur'] / 1e3:.1f} ms profiled, {events_step} events recorded;"
-          f" profiler cost per event {k_us:.2f} us")
+        k_us = (s["dur"] - stall_step - a.unprofiled_step_ms * 1e3) / events_step
+    print(f"{a.trace}: {a.step} {s['dur'] / 1e3:.1f} ms profiled, {events_step} events recorded,"
+          f" {stall_step / 1e3:.2f} ms of the profiler's own stalls; profiler cost per event {k_us:.2f} us")
 
     main_x = [e for e in xs if e["tid"] == main_tid]
     fwd = top_level([e for e in main_ops if e["ts"] < b0])
@@ -83,10 +95,10 @@ def main():
     for i in range(a.layers):
         p, q = fwd[starts[i]], fwd[starts[i + 1]]
         n_ev = sum(1 for e in main_x if p["ts"] <= e["ts"] < q["ts"])
-        rows.append((starts[i + 1] - starts[i], q["ts"] - p["ts"], n_ev))
-    f_ops, f_us, f_ev = medians(rows)
-    print(f"forward per layer: {f_ops:.0f} operators, {f_ev:.0f} events, {f_us:.0f} us (median);"
-          f" outside the layers {starts[0]} before, {len(fwd) - starts[-1]} after")
+        rows.append((starts[i + 1] - starts[i], q["ts"] - p["ts"] - stall_us(stalls, p["ts"], q["ts"]), n_ev))
+    f_ops, f_us, f_ev = means(rows)
+    print(f"forward per layer: {f_ops:.0f} operators, {f_ev:.0f} events, {f_us:.0f} us (mean; median"
+          f" {medians(rows)[1]:.0f} us); outside the layers {starts[0]} before, {len(fwd) - starts[-1]} after")
     print(f"  per operator: {f_us / f_ops:.1f} us profiled, {(f_us - k_us * f_ev) / f_ops:.1f} us without the profiler")
 
     bwd_x = [e for e in xs if e["tid"] != main_tid]
@@ -95,11 +107,12 @@ def main():
     brow = []
     for i, j in zip(att, att[1:]):
         p, q = bwd[i], bwd[j]
-        brow.append((j - i, q["ts"] - p["ts"], sum(1 for e in bwd_x if p["ts"] <= e["ts"] < q["ts"])))
+        brow.append((j - i, q["ts"] - p["ts"] - stall_us(stalls, p["ts"], q["ts"]),
+                     sum(1 for e in bwd_x if p["ts"] <= e["ts"] < q["ts"])))
     if brow:
-        b_n, b_us, b_ev = medians(brow)
-        print(f"backward per layer: {b_n:.0f} autograd nodes, {b_ev:.0f} events, {b_us:.0f} us (median);"
-              f" {len(bwd)} nodes in all")
+        b_n, b_us, b_ev = means(brow)
+        print(f"backward per layer: {b_n:.0f} autograd nodes, {b_ev:.0f} events, {b_us:.0f} us (mean; median"
+              f" {medians(brow)[1]:.0f} us); {len(bwd)} nodes in all")
         print(f"  per node: {b_us / b_n:.1f} us profiled, {(b_us - k_us * b_ev) / b_n:.1f} us without the profiler")
 
     opt = [e for e in ev if e.get("name", "").startswith("Optimizer.step") and t0 <= e["ts"] < t1]

@@ -34,6 +34,15 @@ def load_events(path):
     return data["traceEvents"] if isinstance(data, dict) else data
 
 
+def profiled_step(path, step):
+    """The trace's events and its `step` annotation (exits naming both when absent)."""
+    events = load_events(path)
+    marks = [e for e in events if e.get("name") == step and e.get("cat") == "user_annotation"]
+    if not marks:
+        sys.exit(f"{path}: no {step} annotation")
+    return events, marks[0]
+
+
 def top_level(ops):
     """Operators not nested in an earlier one (same thread, sorted)."""
     ops = sorted(ops, key=lambda e: (e["ts"], -e["dur"]))

@@ -163,9 +163,18 @@ struct Calibration {
     // workload/host_ops_hf.cpp): CPU per top-level forward operator and per
     // backward autograd node, and torch.optim's Python per parameter tensor
     // and optimizer step.
-    double hf_host_op_us = 26;
-    double hf_host_bwd_op_us = 23;
+    double hf_host_op_us = 28;
+    double hf_host_bwd_op_us = 25;
     double hf_optimizer_tensor_us = 10;
+    // Framework hf, the step's host work outside its operators and at its
+    // synchronisations (docs/host-time.md): CPU per backward call (the
+    // autograd engine's start and finish), per parameter tensor of
+    // zero_grad, the GPU's idle after a blocking device-to-host copy until
+    // the next kernel, and CPU per group of _grouped_mm's fallback loop.
+    double hf_backward_call_us = 1300;
+    double hf_zero_grad_tensor_us = 2;
+    double hf_sync_us = 120;
+    double hf_expert_loop_us = 19;
     // Framework hf under torch.compile: CPU per kernel Inductor's wrapper launches.
     double compiled_launch_us = 13.2;
     // cuBLAS's fp32 GEMMs on the CUDA cores (TF32 off), of the fp32 peak.

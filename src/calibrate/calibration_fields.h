@@ -78,10 +78,12 @@ inline const char* framework_key(Framework f) {
 // hidden sizes are ~30,000); per-kernel,
 // per-collective and per-operator host costs up to 10 ms (a kernel launch is
 // ~5 us, NVIDIA CUDA C++ Best Practices Guide; 10 ms is 2,000 launches);
+// a backward call's engine start and a synchronisation's idle up to 100 ms
+// (measured 1.3 ms and 0.12 ms, docs/host-time.md);
 // optimizer state up to 64 bytes per parameter (Adam with fp32 master, two
 // moments and gradients is 16, ZeRO paper Rajbhandari et al. 2020, sec. 3.1);
 // reserved memory up to 1e12 bytes (more than any GPU of the catalog has).
-inline constexpr std::array<ScalarField, 22> kScalarFields{{
+inline constexpr std::array<ScalarField, 26> kScalarFields{{
     {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative, 65536},
     {"sustained_compute", &Calibration::sustained_compute, Range::fraction},
     {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative, 10000},
@@ -91,6 +93,10 @@ inline constexpr std::array<ScalarField, 22> kScalarFields{{
     {"hf_host_op_us", &Calibration::hf_host_op_us, Range::non_negative, 10000},
     {"hf_host_bwd_op_us", &Calibration::hf_host_bwd_op_us, Range::non_negative, 10000},
     {"hf_optimizer_tensor_us", &Calibration::hf_optimizer_tensor_us, Range::non_negative, 10000},
+    {"hf_backward_call_us", &Calibration::hf_backward_call_us, Range::non_negative, 100000},
+    {"hf_zero_grad_tensor_us", &Calibration::hf_zero_grad_tensor_us, Range::non_negative, 10000},
+    {"hf_sync_us", &Calibration::hf_sync_us, Range::non_negative, 100000},
+    {"hf_expert_loop_us", &Calibration::hf_expert_loop_us, Range::non_negative, 10000},
     {"fp32_gemm_efficiency", &Calibration::fp32_gemm_efficiency, Range::fraction},
     {"compiled_launch_us", &Calibration::compiled_launch_us, Range::non_negative, 10000},
     {"bus_eff_intra", &Calibration::bus_eff_intra, Range::fraction},

@@ -134,7 +134,7 @@ void finish_phase(const Job& job, const PassSetup& s, const PhaseMode& mode, Pha
     bd.memory_bound_s = steady.memory_bound_s;
     bd.recompute_s = steady.recompute_s;
     bd.overhead_s = steady.overhead_s;
-    bd.host_s = steady.host_wait_s;
+    bd.host_s = steady.host_wait_s + steady.sync_s;
     bd.tp_comm_s = steady.tp_comm_s;
     bd.cp_comm_s = steady.cp_comm_s;
     bd.ep_comm_s = steady.ep_comm_s;

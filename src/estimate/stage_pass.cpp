@@ -43,7 +43,7 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     // through a GPU-bound backward into the next forward, so forward
     // and backward are bound together.
     f.cpu_s += s.ho.microbatch_fwd * s.ctx.host_op_s;
-    b.cpu_s += s.ho.microbatch_bwd * s.ctx.host_op_s;
+    b.cpu_s += s.ho.microbatch_bwd * s.ctx.host_op_s + s.ctx.host_backward_call_s;
     if (s.ctx.host_step_s > 0)
         b.cpu_s += s.ctx.host_step_s / static_cast<double>(std::max<int64_t>(1, job.plan.micro_batches(job.training)));
     if (job.plan.pp > 1) {

@@ -28,6 +28,7 @@
 #include "lostflops/pipeline_schedules.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace lostflops {
@@ -134,7 +135,16 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     if (hf && job.training.compile) op_us = bwd_op_us = cal.compiled_launch_us;
     ctx.host_op_s = compiled ? 0.0 : op_us * 1e-6;
     ctx.host_bwd_op_s = compiled ? 0.0 : bwd_op_us * 1e-6;
-    ctx.host_step_s = hf && !compiled ? hf_param_tensors(job.model) * cal.hf_optimizer_tensor_us * 1e-6 : 0.0;
+    // torch.optim's Python over the parameter tensors, then zero_grad's.
+    ctx.host_step_s = hf && !compiled ? hf_param_tensors(job.model) *
+                                            (cal.hf_optimizer_tensor_us + cal.hf_zero_grad_tensor_us) * 1e-6
+                                      : 0.0;
+    // The autograd engine's start and finish around each backward call, and
+    // the synchronisations of transformers' and PyTorch's eager code
+    // (estimate/host_time.cpp).
+    ctx.host_backward_call_s = hf && !compiled ? cal.hf_backward_call_us * 1e-6 : 0.0;
+    ctx.sync_s = hf && !compiled ? cal.hf_sync_us * 1e-6 : 0.0;
+    ctx.expert_loop_group_s = hf && !compiled ? cal.hf_expert_loop_us * 1e-6 : 0.0;
 }
 
 namespace {
@@ -180,6 +190,8 @@ MoeOverlapExposed moe_a2a_exposed(const ExpertDispatchTime& f, const ExpertDispa
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
     double gemm_fwd = 0, moe_gemm_fwd = 0, redo_gemm_fwd = 0;
+    std::array<double, 2> loop_s{};  // LayerTime::expert_loop_s: gate_up, then down
+    size_t loops = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
         const GemmShape& g = w.gemms[i];
         // Grouped expert GEMMs: the busiest expert rank (moe_load_factor: the
@@ -189,6 +201,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
                               : g.grouped ? moe_load_factor(p) * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
                                           : g.count * gemm_time_s(d, g.m, g.n, g.k);
         gemm_fwd += gemm_s;
+        if (g.fp32_loop) loop_s[std::min<size_t>(loops++, loop_s.size() - 1)] += gemm_s;
         if (w.moe_first_gemm >= 0 && i >= w.moe_first_gemm) moe_gemm_fwd += gemm_s;
         if ((w.recompute_gemms >> i) & 1u) redo_gemm_fwd += gemm_s;
     }
@@ -282,25 +295,9 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
             t.bwd.cp_comm_s += t.fwd.cp_comm_s;
             break;
     }
+    t.expert_loop_s = loop_s;
     set_layer_host_time(t, ctx, h, p);
     return t;
-}
-
-void set_layer_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h, const ParallelPlan& p) {
-    t.fwd.cpu_s = h.layer_fwd * ctx.host_op_s;
-    t.bwd.cpu_s = h.layer_bwd * ctx.host_bwd_op_s + h.layer_bwd_py * ctx.host_op_s;
-    // The forward's operators are issued again, inside the checkpoint's own.
-    if (p.recompute == Recompute::full) t.bwd.cpu_s += t.fwd.cpu_s + h.checkpoint_py * ctx.host_op_s;
-}
-
-void set_head_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h) {
-    t.fwd.cpu_s = h.head_fwd * ctx.host_op_s;
-    t.bwd.cpu_s = h.head_bwd * ctx.host_bwd_op_s;
-}
-
-void set_embedding_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h) {
-    t.fwd.cpu_s = h.embed_fwd * ctx.host_op_s;
-    t.bwd.cpu_s = h.embed_bwd * ctx.host_bwd_op_s;
 }
 
 LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h, const ParallelPlan& p) {

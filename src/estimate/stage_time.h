@@ -12,16 +12,21 @@ namespace lostflops {
 
 // Seconds for one micro-batch, split the way Breakdown is. `cpu_s` is the
 // host's time to issue the pass (not part of the total); `host_wait_s` the
-// GPU's wait for it once bind_host() has compared the two.
+// GPU's wait for it once bind_host() has compared the two. `sync_s`: the
+// GPU's wait at the host's synchronisations, bound where they are
+// (set_layer_host_time, set_embedding_host_time): the host cannot run ahead
+// across them, so that part of the pass is bound on its own and its host
+// time is not in cpu_s (Breakdown host_s holds both waits).
 struct PassTime {
     double compute_s = 0, memory_bound_s = 0, recompute_s = 0, overhead_s = 0;
     double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0;
     double host_wait_s = 0;
+    double sync_s = 0;
     double cpu_s = 0;
     double gpu_s() const {
         return compute_s + memory_bound_s + recompute_s + overhead_s + tp_comm_s + cp_comm_s + ep_comm_s;
     }
-    double total_s() const { return gpu_s() + host_wait_s; }
+    double total_s() const { return gpu_s() + host_wait_s + sync_s; }
     // The GPU cannot run ahead of the CPU: a pass takes at least cpu_s. When
     // the host is the slower, the gaps between kernels are its (the GPU
     // waits for each launch), so the per-kernel overhead moves into the
@@ -51,6 +56,7 @@ struct PassTime {
         cp_comm_s += o.cp_comm_s;
         ep_comm_s += o.ep_comm_s;
         host_wait_s += o.host_wait_s;
+        sync_s += o.sync_s;
         cpu_s += o.cpu_s;
         return *this;
     }
@@ -64,6 +70,7 @@ struct PassTime {
         t.cp_comm_s *= f;
         t.ep_comm_s *= f;
         t.host_wait_s *= f;
+        t.sync_s *= f;
         t.cpu_s *= f;
         return t;
     }
@@ -79,6 +86,9 @@ struct LayerTime {
     // recompute and communication stay with B, the input gradient. Kept out
     // of PassTime: the 1F1B family's hot paths never add it.
     double wgrad_s = 0;
+    // GPU time of each forward call of torch._grouped_mm's fallback loop
+    // (GemmShape::fp32_loop: the experts' gate_up, then down); 0 without.
+    std::array<double, 2> expert_loop_s{};
 };
 
 struct PlanContext {
@@ -111,6 +121,13 @@ struct PlanContext {
     // (framework hf: torch.optim's Python over the parameter tensors), spread
     // over the step's micro-batches as host time of their backward.
     double host_step_s = 0;
+    // Framework hf: the host's work per backward call outside the nodes
+    // (calibration hf_backward_call_us), the GPU's idle after each
+    // synchronisation (hf_sync_us) and the host's time per group of
+    // _grouped_mm's fallback loop (hf_expert_loop_us); 0 otherwise.
+    double host_backward_call_s = 0;
+    double sync_s = 0;
+    double expert_loop_group_s = 0;
 };
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal);

@@ -31,6 +31,17 @@ struct HostOps {
     // Per micro-batch and stage: the schedule's own Python (get batch, send /
     // receive, loss scaling, backward call).
     double microbatch_fwd = 0, microbatch_bwd = 0;
+    // Framework hf: the micro-batch's host-device synchronisations
+    // (estimate/stage_time.cpp binds the host's time between them). Each
+    // forward call copies a flag to the host after the embedding's
+    // operators (forward_syncs: transformers' packed-sequence check). A layer
+    // whose experts run torch._grouped_mm's fallback copies the offsets to
+    // the host at each call (expert_loop_calls_fwd forward, _bwd backward),
+    // then loops over expert_loop_groups groups from C++ (calibration
+    // hf_expert_loop_us each; not part of layer_fwd / layer_bwd).
+    double forward_syncs = 0;
+    double expert_loop_calls_fwd = 0, expert_loop_calls_bwd = 0;
+    double expert_loop_groups = 0;
 };
 
 // Framework hf (workload/host_ops_hf.cpp): transformers' own operators, and

@@ -28,6 +28,9 @@
 // position ids, the causal-mask checks, rotary cos and sin), after the last
 // 19 (final norm, lm_head, the fp32 upcast, shift and cross-entropy of
 // ForCausalLMLoss); backward 19 nodes for those and 2 for the embedding.
+// The synchronisations of a micro-batch (HostOps::forward_syncs,
+// expert_loop_calls_*) are where they happen in transformers' and PyTorch's
+// code, named at each below.
 #include "workload/host_ops.h"
 
 #include "workload/eager_ledger.h"
@@ -124,13 +127,16 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     h.layer_fwd = fwd;
     h.layer_bwd = fwd * kBwdNodesPerOp;
     if (k.is_moe() && eager_autocast(t, p)) {
-        // _grouped_mm's fp32 fallback (layer_work.h GemmShape::fp32_loop)
-        // issues one torch.mm per local expert from its loop: two calls
-        // forward, their input and weight gradients backward (the trace:
-        // 3,072 mm for 4 layers of 128 experts).
-        const double local = static_cast<double>(k.moe.experts) / p.ep;
-        h.layer_fwd += 2 * local;
-        h.layer_bwd += 4 * local;
+        // _grouped_mm's fp32 fallback (layer_work.h GemmShape::fp32_loop;
+        // PyTorch aten/src/ATen/native/GroupedMMUtils.h _grouped_mm_fallback)
+        // copies its offsets to the host (offs.cpu(): a synchronisation),
+        // then issues one torch.mm per local expert from its C++ loop: two
+        // calls forward (gate_up, down), each one's input and weight
+        // gradients backward (GroupedMmBackward0: two calls each); the
+        // trace: 3,072 mm and 24 copies for 4 layers of 128 experts.
+        h.expert_loop_calls_fwd = 2;
+        h.expert_loop_calls_bwd = 4;
+        h.expert_loop_groups = static_cast<double>(k.moe.experts) / p.ep;
     }
     if (p.zero >= 3) {
         h.layer_fwd += kFsdp2HookOps;
@@ -144,6 +150,14 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     h.head_bwd = 19;
     h.embed_fwd = 30;
     h.embed_bwd = 2;
+    // transformers' masking_utils.py find_packed_sequence_indices (called by
+    // create_causal_mask when the forward gets position ids and no mask, as
+    // a training loop over packed or equal-length sequences calls it): `if
+    // (packed_sequence_mask[:, -1] == 0).all()` reads a GPU tensor in Python,
+    // one copy to the host per forward call, after the embedding's lookup
+    // and the position ids (aten::is_nonzero on every H200 trace). Skipped
+    // under torch.compile (its is_tracing guard).
+    h.forward_syncs = 1;
     return h;
 }
 

@@ -1,0 +1,146 @@
+// The host's synchronisations and per-step work of framework hf
+// (estimate/host_time.cpp, workload/host_ops_hf.cpp) against values computed
+// by hand: the flow shop of an expert layer's stretches between
+// torch._grouped_mm's copies, the packed-sequence check after the
+// embedding, and the backward call's and zero_grad's host time.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "estimate/stage_time.h"
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
+#include "lostflops/job.h"
+#include "workload/host_ops.h"
+
+namespace lostflops {
+namespace {
+
+// A layer with two forward expert calls (gate_up 3,000 us, down 500 us of
+// GPU) and 2,000 us of other GPU work; host 10 us per forward operator,
+// 5 us per backward node, 20 us per loop group, 100 us idle per copy.
+struct Synced {
+    PlanContext ctx;
+    HostOps h;
+    LayerTime t;
+    Synced() {
+        ctx.host_op_s = 10e-6;
+        ctx.host_bwd_op_s = 5e-6;
+        ctx.sync_s = 100e-6;
+        ctx.expert_loop_group_s = 20e-6;
+        h.layer_fwd = 100;  // 1,000 us
+        h.layer_bwd = 200;  // 1,000 us
+        h.expert_loop_calls_fwd = 2;
+        h.expert_loop_calls_bwd = 4;
+        h.expert_loop_groups = 50;  // 1,000 us per call
+        t.expert_loop_s = {3000e-6, 500e-6};
+        t.fwd.compute_s = 5500e-6;
+        t.bwd.compute_s = 11000e-6;
+    }
+};
+
+TEST(HfSync, ExpertCallsBindTheirStretchesAsAFlowShop) {
+    // Forward: [copy 100, gate_up loop: host 1,000, GPU 3,000] = 3,100;
+    // [copy 100, down loop: host 1,000, GPU 500; rest: host 1,000, GPU
+    // 2,000] = 100 + max(1,000 + 1,000, max(1,000, 500) + 2,000) = 3,100;
+    // 6,200 against 5,500 of GPU: 700 us of wait.
+    // Backward: down's two (1,100 each: host-bound), gate_up's first 3,100,
+    // the last with the rest (GPU 11,000 - 7,000 = 4,000, host 1,000):
+    // 100 + max(2,000, 3,000 + 4,000) = 7,100; 12,400 against 11,000: 1,400.
+    Synced s;
+    set_layer_host_time(s.t, s.ctx, s.h, ParallelPlan{});
+    EXPECT_NEAR(s.t.fwd.sync_s, 700e-6, 1e-12);
+    EXPECT_NEAR(s.t.bwd.sync_s, 1400e-6, 1e-12);
+    // The host's time is inside the stretches, none left for the pass's own binding.
+    EXPECT_EQ(s.t.fwd.cpu_s, 0);
+    EXPECT_EQ(s.t.bwd.cpu_s, 0);
+    EXPECT_NEAR(s.t.fwd.total_s(), 6200e-6, 1e-12);
+}
+
+TEST(HfSync, FullRecomputeRunsTheForwardsStretchesAgain) {
+    // The forward again inside the backward: its stretches without the rest,
+    // 3,100 + 1,100 = 4,200; the backward's last stretch now holds the
+    // recomputed forward's rest too: host 1,000 + 1,000, GPU 16,500 -
+    // 10,500 = 6,000: 100 + max(3,000, 3,000 + 6,000) = 9,100; with
+    // 1,100 + 1,100 + 3,100: 14,400 + 4,200 = 18,600 against 16,500.
+    Synced s;
+    s.t.bwd.recompute_s = 5500e-6;
+    ParallelPlan full;
+    full.recompute = Recompute::full;
+    set_layer_host_time(s.t, s.ctx, s.h, full);
+    EXPECT_NEAR(s.t.bwd.sync_s, 2100e-6, 1e-12);
+}
+
+TEST(HfSync, HostBoundLoopsWaitForTheHost) {
+    // Every loop host-bound (GPU 200 us a call): the forward is its host
+    // time and copies, 100 + 1,000 + 100 + max(2,000, 1,000 + 5,100);
+    // GPU 200 + 200 + 5,100 = 5,500: 7,300 - 5,500 = 1,800 of wait.
+    Synced s;
+    s.t.expert_loop_s = {200e-6, 200e-6};
+    set_layer_host_time(s.t, s.ctx, s.h, ParallelPlan{});
+    EXPECT_NEAR(s.t.fwd.sync_s, 1800e-6, 1e-12);
+}
+
+TEST(HfSync, PackedSequenceCheckExposesTheEmbeddingsOperators) {
+    // 30 operators at 10 us and one copy of 100 us: 400 us the GPU waits.
+    Synced s;
+    s.h.embed_fwd = 30;
+    s.h.forward_syncs = 1;
+    LayerTime e;
+    set_embedding_host_time(e, s.ctx, s.h);
+    EXPECT_NEAR(e.fwd.sync_s, 400e-6, 1e-12);
+    EXPECT_EQ(e.fwd.cpu_s, 0);
+    s.h.forward_syncs = 0;  // no check (torch.compile): the operators stay the host's
+    set_embedding_host_time(e, s.ctx, s.h);
+    EXPECT_EQ(e.fwd.sync_s, 0);
+    EXPECT_NEAR(e.fwd.cpu_s, 300e-6, 1e-12);
+}
+
+// The Llama-3.2-1B shape of shared/reference/h200 under the autocast recipe:
+// 16 layers, GPU-bound at 4,096 x 2 tokens, host-bound at 512 x 2, one
+// sequence a micro-batch.
+Job llama1b(int seq, bool compiled = false) {
+    return parse_job("model: {model_type: llama, num_hidden_layers: 16, hidden_size: 2048,\n"
+                     "        intermediate_size: 8192, num_attention_heads: 32, num_key_value_heads: 8,\n"
+                     "        vocab_size: 128256, hidden_act: silu, tie_word_embeddings: true}\n"
+                     "cluster: {gpu: h200-sxm, num_gpus: 1, gpus_per_node: 1}\n"
+                     "training: {seq_length: " + std::to_string(seq) +
+                         ", micro_batch_size: 1, global_batch_size: 2, framework: hf,\n"
+                         "           optimizer_kernel: fused, compile: " + (compiled ? "true" : "false") + "}\n"
+                     "parallel: {tp: 1, pp: 1, zero: 0, recompute: none}\n",
+                     "llama1b.yaml");
+}
+
+TEST(HfSync, EachForwardCallPaysTheCheckEvenWhenTheGpuIsTheSlower) {
+    // GPU-bound (4,096 tokens a micro-batch): a millisecond more per copy
+    // is a millisecond more per forward call, two micro-batches two.
+    const Job job = llama1b(4096);
+    Calibration more = default_calibration();
+    more.hf_sync_us += 1000;
+    const Estimate a = estimate(job, default_calibration()), b = estimate(job, more);
+    ASSERT_GT(a.breakdown.compute_s, 0.1);  // the GPU's step
+    EXPECT_NEAR(b.step_time_s - a.step_time_s, 2e-3, 1e-9);
+    // Compiled: no check (transformers skips it while tracing).
+    const Job compiled = llama1b(4096, true);
+    EXPECT_DOUBLE_EQ(estimate(compiled, more).step_time_s, estimate(compiled, default_calibration()).step_time_s);
+}
+
+TEST(HfSync, BackwardCallAndZeroGradAreHostTimeOfAHostBoundStep) {
+    // Host-bound (512 tokens): 1 ms more per backward call is 1 ms per
+    // micro-batch (2); 1 us more per zero_grad tensor is 146 us (16 x 9
+    // tensors + the embedding + the final norm; lm_head tied).
+    const Job job = llama1b(512);
+    ASSERT_DOUBLE_EQ(hf_param_tensors(job.model), 146);
+    const Calibration base = default_calibration();
+    const Estimate a = estimate(job, base);
+    ASSERT_GT(a.breakdown.host_s, a.breakdown.compute_s);
+    Calibration call = base;
+    call.hf_backward_call_us += 1000;
+    EXPECT_NEAR(estimate(job, call).step_time_s - a.step_time_s, 2e-3, 1e-9);
+    Calibration zero = base;
+    zero.hf_zero_grad_tensor_us += 1;
+    EXPECT_NEAR(estimate(job, zero).step_time_s - a.step_time_s, 146e-6, 1e-9);
+}
+
+}  // namespace
+}  // namespace lostflops
