@@ -224,4 +224,32 @@ void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, 
         w.activation_bytes = std::min(w.activation_bytes, w.checkpoint_bytes);
 }
 
+// A model's layer kinds (layer_work.h stack_work) and their mean weighted by
+// layer count (mean_layer_work).
+void stack_work(const Model& m, const Training& t, const ParallelPlan& p, std::vector<LayerWork>& out) {
+    out.resize(m.kinds().size());
+    for (size_t k = 0; k < out.size(); ++k) out[k] = layer_work(m, m.kinds()[k], t, p);
+}
+
+LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works) {
+    if (works.size() == 1) return works[0];
+    // The fields the ZeRO-3 engine, memory and the roofline read, which add over layers.
+    static constexpr double LayerWork::*kAdditive[] = {
+        &LayerWork::attention_flops_fwd, &LayerWork::mem_bytes_fwd,   &LayerWork::mem_bytes_bwd,
+        &LayerWork::mem_bytes_attention_fwd, &LayerWork::kernels_fwd, &LayerWork::kernels_bwd,
+        &LayerWork::activation_bytes, &LayerWork::activation_bytes_full, &LayerWork::checkpoint_bytes,
+        &LayerWork::params,           &LayerWork::expert_params,     &LayerWork::dense_tensors,
+        &LayerWork::expert_tensors,   &LayerWork::weight_copy_bytes};
+    LayerWork mean;
+    mean.unfused = works[0].unfused;
+    mean.scores = works[0].scores;
+    mean.values = works[0].values;
+    mean.tp_sequence_parallel = works[0].tp_sequence_parallel;
+    for (size_t k = 0; k < works.size(); ++k) {
+        const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
+        for (double LayerWork::*f : kAdditive) mean.*f += share * works[k].*f;
+    }
+    return mean;
+}
+
 }  // namespace lostflops

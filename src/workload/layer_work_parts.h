@@ -16,6 +16,13 @@ struct LayerTraits {
     double a, d, kv_local;
 };
 LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p);
+// The mixer's GEMMs appended to w.gemms: tp t, tokens per GPU and
+// micro-batch, hidden h (workload/layer_gemms.cpp).
+void add_mixer_gemms(const LayerKind& k, const LayerTraits& l, double t, double tokens, double h, LayerWork& w);
+// fp8 training's casts of every GEMM operand, bytes and kernels, but the
+// GEMMs whose input a norm writes in fp8 and the router (-1: none)
+// (workload/layer_gemms.cpp).
+void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int router);
 
 // Parameters per GPU of one layer of kind k laid out over TP, ETP and EP:
 // sets w.params, w.expert_params, w.dense_tensors and w.expert_tensors
