@@ -125,6 +125,9 @@ std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp) {
             if (k.mixer == MixerKind::attention && a.kv_heads % tp != 0 && tp % a.kv_heads != 0)
                 return PlanIssue{"parallel.tp", fmt::format("num_key_value_heads {} and tp {}: one must divide the other",
                                                             a.kv_heads, tp)};
+        } else if (k.mixer == MixerKind::mamba1) {
+            // Mamba-1's channels split over TP as Mamba-2's heads; B and C are per token, not per group.
+            if ((issue = divides(k.linear.heads, tp, "the Mamba-1 mixer's d_inner"))) return issue;
         } else if (k.mixer != MixerKind::none) {
             // Megatron-Core's Mamba and Gated DeltaNet split heads and groups over TP.
             if ((issue = divides(k.linear.heads, tp, "the linear mixer's heads"))) return issue;

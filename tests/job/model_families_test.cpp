@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "job/validate.h"
 #include "lostflops/job.h"
 #include "test_util.h"
 #include "workload/flops.h"
@@ -184,6 +185,9 @@ TEST(ModelFamilies, MambaOneCountedByHand) {
     EXPECT_EQ(j.model.layer(2).mlp.kind, MlpKind::gated);
     EXPECT_TRUE(j.model.layer(0).linear.inner_norms);
     EXPECT_EQ(j.model.layer(0).linear.inner(), 512);  // mamba_expand 2 x hidden
+    // Its channels split over TP (512 by 2, not by 3).
+    EXPECT_FALSE(tp_issue(j.model, 2).has_value());
+    EXPECT_TRUE(tp_issue(f.model, 3).has_value());
 }
 
 TEST(ModelFamilies, KeysTheFamilysCodeDoesNotReadAreWarnedNotRefused) {
