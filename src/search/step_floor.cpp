@@ -26,8 +26,12 @@ namespace lostflops::search {
 namespace {
 
 // GPU seconds of one micro-batch's forward and backward of the whole model.
-double model_gpu_s(const Job& job, const PassSetup& s) {
-    const auto fb = [](const LayerTime& t) { return t.fwd.gpu_s() + t.bwd.gpu_s(); };
+// without_ep: DualPipe(V)'s F&B pairs hide up to each pass's expert
+// all-to-all (estimate/phase_passes.cpp dual_saved_s), so its floor leaves it out.
+double model_gpu_s(const Job& job, const PassSetup& s, bool without_ep) {
+    const auto fb = [without_ep](const LayerTime& t) {
+        return t.fwd.gpu_s() + t.bwd.gpu_s() - (without_ep ? t.fwd.ep_comm_s + t.bwd.ep_comm_s : 0.0);
+    };
     double sum = 0;
     if (s.kind_time.empty()) {
         sum = job.model.layers * fb(s.layer);
@@ -44,7 +48,9 @@ double model_gpu_s(const Job& job, const PassSetup& s) {
 double step_floor_s(const Job& base, const Calibration& cal, const PlanFix& fix, const SearchLayout& layout) {
     Job job = with_layout(base, layout);
     ParallelPlan& p = job.plan;
-    if (!standard_mapping(p)) return 0;
+    // DualPipe(V): each rank still runs its share of every micro-batch's
+    // layers, one pass at a time (the average rank: m x the model / pp).
+    const bool dual = !standard_mapping(p);
     const KnobSet ks = knob_set(job, fix);
     if (ks.count() == 0 || ks.sps == 0 || ks.zeros == 0) return 0;
     // A layout the evaluation prunes before timing it (search/evaluate_layout.cpp):
@@ -68,7 +74,7 @@ double step_floor_s(const Job& base, const Calibration& cal, const PlanFix& fix,
             const int ends = ctx.moe_layer_overlap ? 2 : 1;
             for (int e = 0; e < ends; ++e) {
                 if (ctx.moe_layer_overlap) ctx.moe_overlap_paired = e;
-                best = std::min(best, model_gpu_s(job, pass_setup(job, ctx, nullptr)));
+                best = std::min(best, model_gpu_s(job, pass_setup(job, ctx, nullptr), dual));
             }
         }
     };

@@ -19,8 +19,12 @@
 // optimizer, none below zero. The GPU times of a layer do not depend on the
 // ZeRO stage (pass_setup_other_zero copies them), on vpp (but for the
 // paired share) or on overlap_grad_reduce, so a floor stands for every vpp
-// of a layout's other settings. DualPipe(V), which overlaps a forward with
-// a backward by its passes, gets no floor (0).
+// of a layout's other settings. DualPipe(V) overlaps a forward with a
+// backward and hides at most the expert all-to-all of each pass by it
+// (estimate/phase_passes.cpp dual_saved_s): its floor is the same sum
+// without the layers' ep_comm_s; each of its ranks still runs its share of
+// every micro-batch's layers (two stages or chunks, the average rank's
+// m x the model / pp) one pass at a time.
 #pragma once
 
 #include <vector>

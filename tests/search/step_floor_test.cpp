@@ -72,6 +72,7 @@ TEST(StepFloor, BelowEveryPlanOfItsLayout) {
     EXPECT_GT(check_floors(dense("fsdp")), 0.5);
     EXPECT_GT(check_floors(moe("megatron-core")), 0.5);  // with and without moe_a2a_overlap
     EXPECT_GT(check_floors(moe("megatron-lm")), 0.5);
+    EXPECT_GT(check_floors(moe("fsdp")), 0.5);  // DualPipeV twins: their floor without the expert all-to-all
 }
 
 // A job's own stage layout fits one pp x vpp: the other layouts, which the
