@@ -150,14 +150,18 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
             o.push_back(section + (key == "sp" ? std::string("sequence_parallel") + item.substr(key.size()) : item));
         }
     }
-    const std::string source = given.empty() ? std::string("parallel") : "--fix " + given;
+    // Blamed on the --fix settings when there are some, else on the job's
+    // parallel section (its file named).
+    const std::string job = a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path;
+    const std::string source = given.empty() ? job : "--fix " + given;
+    const std::string key = given.empty() ? "parallel" : "";
     try {
         (void)(a.job_path.empty() ? default_job(o) : load_job(a.job_path, o));
     } catch (const InputError& e) {
-        throw InputError(source, "", "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
+        throw InputError(source, key, "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
     }
-    throw InputError(source, "", "the fixed settings and the divisibility rules leave no layout to evaluate "
-                                 "(lostflops estimate with them as --set parallel.KEY=VALUE names the rule)");
+    throw InputError(source, key, "the fixed settings and the divisibility rules leave no layout to evaluate "
+                                  "(lostflops estimate with them as --set parallel.KEY=VALUE names the rule)");
 }
 
 void add_search_command(CLI::App& app, int& exit_code) {

@@ -149,6 +149,10 @@ TEST_F(CliReliability, SearchWithoutAValidPlanSaysSo) {
     EXPECT_FALSE(has(r.out, "GPU memory")) << r.out;
     EXPECT_TRUE(has(run_cli("search --fix tp=8 --fix pp=1 --fix zero=0 --set cluster.num_gpus=8").out,
                     "no plan fits in GPU memory"));
+    // Without --fix, the job's own parallel keys are blamed, its file named.
+    const CliRun own = run_cli("search --set parallel.tp=3");
+    EXPECT_EQ(own.code, 2) << own.all();
+    EXPECT_TRUE(has(own.err, "data/jobs/default.yaml (built in): parallel: no plan can be searched: ")) << own.err;
 }
 
 }  // namespace
