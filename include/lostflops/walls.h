@@ -12,8 +12,6 @@
 // `name` itself.
 #pragma once
 
-#include <span>
-
 #include "lostflops/estimate.h"
 
 namespace lostflops {
@@ -64,8 +62,6 @@ inline constexpr WallInfo kWalls[] = {
     {"optimizer", &Breakdown::optimizer_s, "optimizer step", "optimizer_s", "optimizer", "optimizer",
      TraceGroup::memory_bound},
 };
-
-inline constexpr std::span<const WallInfo> walls() { return kWalls; }
 
 // The seconds of the walls of `b` in trace group `g`.
 inline double trace_group_s(const Breakdown& b, TraceGroup g) {
