@@ -31,9 +31,7 @@ LaunchStack launch_stack(Framework f);
 
 // What a rule checks (job/framework_rules.cpp computes each).
 enum class RuleCheck {
-    schedule_1f1b_family,     // parallel.pipeline_schedule is 1f1b or interleaved
-    schedule_1f1b_dualpipev,  // 1f1b, interleaved or dualpipev
-    schedule_1f1b_only,       // 1f1b (one stage per rank)
+    schedule_runs,            // the framework runs parallel.pipeline_schedule (its row's stacks, lostflops/pipeline_schedules.h)
     kv_heads_over_tp,         // tp divides every attention kind's KV heads
     even_stages,              // pp x vpp divides the layers, no custom stage layout
     no_cp,                    // cp is 1
@@ -75,7 +73,7 @@ inline constexpr std::array<FrameworkRule, 30> kFrameworkRules{{
      "tp divides the KV heads (num_query_groups)",
      "Megatron-LM megatron/core/transformer/attention.py Attention.__init__ "
      "(num_query_groups_per_partition = divide(num_query_groups, world_size))", false},
-    {LaunchStack::megatron_core, RuleCheck::schedule_1f1b_family, "parallel.pipeline_schedule",
+    {LaunchStack::megatron_core, RuleCheck::schedule_runs, "parallel.pipeline_schedule",
      "pipeline schedules are 1f1b and interleaved 1F1B (no zero-bubble or DualPipe schedule)",
      "Megatron-LM megatron/core/pipeline_parallel/schedules.py get_forward_backward_func", false},
     // The expert all-to-all overlap (--overlap-moe-expert-parallel-comm): its
@@ -94,7 +92,7 @@ inline constexpr std::array<FrameworkRule, 30> kFrameworkRules{{
      "TransformerEngine transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py "
      "AttnFuncWithCPAndQKVOA2A.forward (asserts on the local heads)", false},
     // Megatron-LM's legacy model (--use-legacy-models).
-    {LaunchStack::megatron_lm, RuleCheck::schedule_1f1b_family, "parallel.pipeline_schedule",
+    {LaunchStack::megatron_lm, RuleCheck::schedule_runs, "parallel.pipeline_schedule",
      "pipeline schedules are 1f1b and interleaved 1F1B",
      "Megatron-LM megatron/core/pipeline_parallel/schedules.py get_forward_backward_func", false},
     {LaunchStack::megatron_lm, RuleCheck::kv_heads_over_tp, "parallel.tp",
@@ -118,7 +116,7 @@ inline constexpr std::array<FrameworkRule, 30> kFrameworkRules{{
      "--overlap-moe-expert-parallel-comm)",
      "Megatron-LM megatron/core/pipeline_parallel/combined_1f1b.py (Megatron-Core models only)", false},
     // torchtitan.
-    {LaunchStack::torchtitan, RuleCheck::schedule_1f1b_dualpipev, "parallel.pipeline_schedule",
+    {LaunchStack::torchtitan, RuleCheck::schedule_runs, "parallel.pipeline_schedule",
      "pipeline schedules are 1F1B, Interleaved1F1B and DualPipeV (torch.distributed.pipelining "
      "has no single-stage zero-bubble schedule and no two-chunk DualPipe)",
      "torchtitan torchtitan/distributed/pipeline_parallel.py _build_pipeline_schedule, "
@@ -157,7 +155,7 @@ inline constexpr std::array<FrameworkRule, 30> kFrameworkRules{{
      "--overlap-moe-expert-parallel-comm)",
      "torchtitan torchtitan/models/common/token_dispatcher.py AllToAllTokenDispatcher (dispatch and combine within the layer; the EP overlap is experiments/graph_trainer only)", false},
     // DeepSpeed (ZeRO on an eager model, its PipelineModule, Ulysses sequence parallelism).
-    {LaunchStack::deepspeed, RuleCheck::schedule_1f1b_only, "parallel.pipeline_schedule",
+    {LaunchStack::deepspeed, RuleCheck::schedule_runs, "parallel.pipeline_schedule",
      "the pipeline runs one stage per rank with 1F1B (vpp 1, no interleaving)",
      "DeepSpeed deepspeed/runtime/pipe/schedule.py TrainSchedule", false},
     {LaunchStack::deepspeed, RuleCheck::pp_zero_below_2, "parallel.zero",
@@ -203,7 +201,7 @@ struct RuleBreak {
 struct LaunchPlan {
     int tp = 1, cp = 1, pp = 1, dp = 1, vpp = 1, ep = 1, etp = 1, zero = 0;
     int recompute_layers = -1;  // full recompute of this many layers per stage; -1: none or every layer
-    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;  // effective (pipeline_schedules.h)
+    PipelineSchedule schedule{};  // effective (pipeline_schedules.h); {}: the table's first row
     bool custom_stages = false;  // an explicit layout or first/last stage layer counts
     CpCommType cp_comm_type = CpCommType::p2p;
     Recompute recompute = Recompute::none;

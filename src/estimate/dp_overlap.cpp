@@ -32,7 +32,7 @@ DpWindow dp_window(const Job& job, double rank_pass_s, double micro_batches) {
     const ParallelPlan& p = job.plan;
     // (effective_schedule is interleaved only with vpp > 1.)
     const bool per_chunk = job.training.framework == Framework::megatron_core &&
-                           effective_schedule(p) == PipelineSchedule::interleaved && p.pp > 1;
+                           schedule_info(effective_schedule(p)).interleaves && p.pp > 1;
     if (!per_chunk) return {1, 1, rank_pass_s};
     const int group = static_cast<int>(std::clamp(micro_batches, 1.0, static_cast<double>(p.pp)));
     return {p.vpp, group, rank_pass_s / p.vpp};

@@ -1,4 +1,5 @@
-// In-flight activations of the pipeline schedules. Zero-bubble and
+// In-flight activations of the pipeline schedules, by their order's family
+// (ScheduleInfo::order). Zero-bubble and
 // DualPipe(V): their rows of lostflops/pipeline_schedules.h, counted from
 // schedule/schedule_order.cpp's orders (tests hold the two together).
 // Megatron-LM's schedules
@@ -44,7 +45,8 @@ InFlight inflight_passes(const Job& job, int rank) {
     const int64_t total = m * v;
     InFlight f;
     const PipelineSchedule sched = effective_schedule(p);
-    if (sched == PipelineSchedule::zero_bubble) {
+    const ScheduleOrder order = schedule_info(sched).order;
+    if (order == ScheduleOrder::zero_bubble_h1) {
         // ZB-H1 delays rank r's W by r: every rank holds min(p, m) (schedule_order.cpp).
         f.warmup = std::min(pp - r - 1, m);
         f.alive = std::min(pp, m);
@@ -52,7 +54,7 @@ InFlight inflight_passes(const Job& job, int rank) {
         f.stage_units = static_cast<double>(f.alive);
         return f;
     }
-    if (sched == PipelineSchedule::dualpipe || sched == PipelineSchedule::dualpipev) {
+    if (order == ScheduleOrder::dual_pipe) {
         // Per chunk, closed form (schedule_order.cpp dual_alive); a stage
         // unit is the rank's two chunks, weighted by their layers.
         const DualAlive a = dual_alive(sched, p.pp, rank);

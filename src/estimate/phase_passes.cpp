@@ -77,7 +77,7 @@ PhasePasses every_pass(const Job& job, const PassSetup& s, const PhaseMode& mode
                 ph.first_rank_bwd_s += b_s;
             }
             // dualpipe's chunk 1 is another rank's chunk 0: count each stage once.
-            if (!(mode.sched == PipelineSchedule::dualpipe && c == 1)) ph.recomputed_layers += sp.redone;
+            if (!(schedule_info(mode.sched).two_directions && c == 1)) ph.recomputed_layers += sp.redone;
         }
         buf.rank_s[static_cast<size_t>(r)] = t;
         if (mode.dual) buf.saved_s[static_cast<size_t>(r)] = dual_saved_s(sps, mode.hide_share);

@@ -31,9 +31,9 @@ inline PhaseBuffers& phase_buffers() {
 // How the phase is timed: the schedule, its family, and whether passes go
 // through the simulation.
 struct PhaseMode {
-    PipelineSchedule sched = PipelineSchedule::one_f_one_b;
-    bool family = true;    // 1F1B or interleaved
-    bool dual = false;     // dualpipe or dualpipev
+    PipelineSchedule sched{};  // {}: the table's first row, 1f1b
+    bool family = true;    // Megatron-LM's 1F1B order (ScheduleInfo::order)
+    bool dual = false;     // DualPipe's order: F&B passes
     bool simulate = false;
     // The search's screen (ScheduleModel::screen): interleaving with uneven
     // chunks gets the makespan's lower bound instead of the simulation.

@@ -46,8 +46,8 @@ PhaseMode phase_mode(const Job& job, const PassSetup& s, ScheduleModel schedule)
     const ParallelPlan& p = job.plan;
     PhaseMode m;
     m.sched = effective_schedule(p);
-    m.family = m.sched == PipelineSchedule::one_f_one_b || m.sched == PipelineSchedule::interleaved;
-    m.dual = m.sched == PipelineSchedule::dualpipe || m.sched == PipelineSchedule::dualpipev;
+    m.family = schedule_info(m.sched).order == ScheduleOrder::megatron_1f1b;
+    m.dual = schedule_info(m.sched).order == ScheduleOrder::dual_pipe;
     m.hide_share = 1.0 - s.ctx.moe_overlap_slowdown;
     // DualPipe's closed form (the DeepSeek-V3 formula) is exact only when F =
     // B = W and nothing is hidden (tests/schedule/schedule_test.cpp); off that
@@ -128,7 +128,7 @@ void finish_phase(const Job& job, const PassSetup& s, const PhaseMode& mode, Pha
 
     Breakdown& bd = ph.breakdown;
     // Each chunk runs m micro-batches; dualpipe's two directions m/2 each.
-    PassTime steady = passes.rank_pass_worst.scaled(in.schedule == PipelineSchedule::dualpipe ? m / 2 : m);
+    PassTime steady = passes.rank_pass_worst.scaled(schedule_info(in.schedule).two_directions ? m / 2 : m);
     steady.ep_comm_s = std::max(0.0, steady.ep_comm_s - passes.extra.hidden_s);
     bd.compute_s = steady.compute_s;
     bd.memory_bound_s = steady.memory_bound_s;

@@ -302,12 +302,7 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
     } else {
         // The schedule by its own name; the busiest rank's idle time next to
         // the estimate's two pipeline walls (bubble, transfers) it holds.
-        const PipelineSchedule sched = effective_schedule(p);
-        const char* name = sched == PipelineSchedule::interleaved  ? "interleaved 1F1B"
-                           : sched == PipelineSchedule::one_f_one_b ? "1F1B"
-                           : sched == PipelineSchedule::zero_bubble ? "zero-bubble (ZB-H1)"
-                           : sched == PipelineSchedule::dualpipe    ? "DualPipe"
-                                                                    : "DualPipeV";
+        const char* name = schedule_info(effective_schedule(p)).words;
         h += fmt::format("<p>Discrete-event simulation of the {} schedule: the pipeline phase takes {:.3f} s, of which "
                          "the busiest rank idles {:.3f} s = {:.1f} % of its pass time (the estimate's pipeline bubble "
                          "{:.3f} s and pipeline transfers {:.3f} s).{} A pass's communication and host wait are drawn "

@@ -114,16 +114,17 @@ std::vector<Candidate> candidates(const Job& job) {
     }
     if (p.pp > 1) {  // the other pipeline schedules (lostflops/pipeline_schedules.h) at the vpp each runs
         for (const ScheduleInfo& si : kSchedules) {
-            if (si.id == PipelineSchedule::one_f_one_b || si.id == PipelineSchedule::interleaved ||
-                si.id == effective_schedule(p))
-                continue;
+            if (one_f_one_b_family(si.id) || si.id == effective_schedule(p)) continue;
             Candidate c{fmt::format("pipeline_schedule {}", si.name),
                         {fmt::format("parallel.pipeline_schedule={}", si.name)}};
             if (si.vpp != 0 && si.vpp != p.vpp) c.set.push_back(fmt::format("parallel.vpp={}", si.vpp));
             out.push_back(std::move(c));
         }
-        if (!standard_mapping(p) || effective_schedule(p) == PipelineSchedule::zero_bubble)
-            out.push_back({"pipeline_schedule 1f1b", {"parallel.pipeline_schedule=1f1b", "parallel.vpp=1"}});
+        if (!one_f_one_b_family(effective_schedule(p))) {
+            const char* name = schedule_info(kDefaultSchedule).name;  // the 1F1B family at vpp 1
+            out.push_back({fmt::format("pipeline_schedule {}", name),
+                           {fmt::format("parallel.pipeline_schedule={}", name), "parallel.vpp=1"}});
+        }
     }
     if (1LL * p.dp * p.cp > 1) {
         for (int z = 0; z <= 3; ++z)

@@ -27,7 +27,7 @@ JobPasses job_passes(const Job& job, const Calibration& cal) {
     const PassSetup& s = jp.setup;
     const ParallelPlan& p = job.plan;
     const int stages = p.pp, chunks = rank_chunks(p);
-    const bool family = standard_mapping(p) && effective_schedule(p) != PipelineSchedule::zero_bubble;
+    const bool family = schedule_info(effective_schedule(p)).order == ScheduleOrder::megatron_1f1b;
     jp.micro_batches = p.micro_batches(job.training);
     const size_t n = static_cast<size_t>(stages) * chunks;
     jp.fwd.assign(n, PassTime{});

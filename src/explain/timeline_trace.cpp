@@ -110,8 +110,7 @@ std::string timeline_trace_json(const Job& job, const Calibration& cal, const Es
     const long long stage_gpus = static_cast<long long>(job.plan.tp) * job.plan.cp * job.plan.dp;
     const auto pid_of = [&](int rank) { return rank * stage_gpus; };
     const int64_t m = jp.micro_batches;
-    const PipelineSchedule sched = effective_schedule(job.plan);
-    const bool one_f_one_b = sched == PipelineSchedule::one_f_one_b || sched == PipelineSchedule::interleaved;
+    const bool one_f_one_b = schedule_info(effective_schedule(job.plan)).order == ScheduleOrder::megatron_1f1b;
 
     // End of each (forward?, virtual stage, micro-batch) pass: the producers of the p2p transfers.
     std::vector<double> end_of(one_f_one_b ? static_cast<size_t>(2 * p * v * m) : 0, -1.0);

@@ -8,6 +8,8 @@
 // a placeholder marked `# yours` (export_launch.h): job_config.py's defaults
 // for them (dataset "c4_test", the test tokenizer, lr 8e-4, 200 warm-up
 // steps) would train without an error, so each is written.
+#include <stdexcept>
+
 #include "interop/export_launch.h"
 #include "interop/launch_rules.h"
 #include "interop/torchtitan_flavors.h"
@@ -98,10 +100,11 @@ ExportResult export_torchtitan(const Job& job) {
     line("enable_async_tensor_parallel", p.tp_comm_overlap ? "true" : "false");
     line("pipeline_parallel_degree", std::to_string(p.pp));
     if (p.pp > 1) {
-        const PipelineSchedule sched = effective_schedule(p);
-        line("pipeline_parallel_schedule", q(sched == PipelineSchedule::dualpipev    ? "DualPipeV"
-                                             : sched == PipelineSchedule::interleaved ? "Interleaved1F1B"
-                                                                                      : "1F1B"));
+        // torchtitan's name for the schedule (its rules let through only the
+        // schedules it runs: check_launch_rules above).
+        const char* schedule = schedule_info(effective_schedule(p)).torchtitan_name;
+        if (schedule == nullptr) throw std::logic_error("torchtitan export: a schedule torchtitan does not run (bug)");
+        line("pipeline_parallel_schedule", q(schedule));
         line("pipeline_parallel_microbatch_size", std::to_string(t.micro_batch));
         // The embedding and the output not counted as layers (torchtitan's
         // default counts each as one): an even split stays even.

@@ -26,6 +26,7 @@
 #include "interop/torchtitan_flavors.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
+#include "lostflops/pipeline_schedules.h"
 
 namespace lostflops {
 
@@ -295,10 +296,15 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                              schedule + " without pipeline_parallel_layers_per_stage: 2 stages per rank (torchtitan's default)"});
         }
     }
-    if (pp > 1 && schedule == "DualPipeV") add(d.parallel, "pipeline_schedule", "dualpipev");
-    if (pp > 1 && schedule != "1F1B" && schedule != "Interleaved1F1B" && schedule != "DualPipeV")
+    // Ours by torchtitan's name (lostflops/pipeline_schedules.h); the 1F1B
+    // family follows vpp.
+    const ScheduleInfo* ours = nullptr;
+    for (const ScheduleInfo& si : kSchedules)
+        if (si.torchtitan_name != nullptr && schedule == si.torchtitan_name) ours = &si;
+    if (pp > 1 && ours != nullptr && !one_f_one_b_family(ours->id)) add(d.parallel, "pipeline_schedule", ours->name);
+    if (pp > 1 && ours == nullptr)
         notes.push_back({NoteKind::not_modelled, "parallelism.pipeline_parallel_schedule",
-                         schedule + ": costed as " + (multi_stage ? "interleaved 1F1B" : "1F1B")});
+                         schedule + ": costed as " + schedule_info(schedule_for_vpp(kDefaultSchedule, multi_stage ? 2 : 1)).words});
     add(d.parallel, "vpp", std::to_string(vpp));
     add(d.parallel, "cp", std::to_string(cp));
     {

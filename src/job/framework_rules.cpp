@@ -4,7 +4,6 @@
 #include "lostflops/framework_rules.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -52,20 +51,11 @@ LaunchPlan launch_plan(const ParallelPlan& p) {
 namespace {
 
 // Why the plan breaks the check; empty when it does not.
-std::string broken(RuleCheck c, const Model& m, const LaunchPlan& p) {
-    const auto schedule_in = [&](std::initializer_list<PipelineSchedule> ok) {
-        if (p.pp == 1) return std::string();
-        for (const PipelineSchedule s : ok)
-            if (p.schedule == s) return std::string();
-        return fmt::format("pipeline_schedule {}", schedule_info(p.schedule).name);
-    };
+std::string broken(RuleCheck c, const Model& m, const LaunchPlan& p, LaunchStack stack) {
     switch (c) {
-        case RuleCheck::schedule_1f1b_family:
-            return schedule_in({PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved});
-        case RuleCheck::schedule_1f1b_dualpipev:
-            return schedule_in({PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::dualpipev});
-        case RuleCheck::schedule_1f1b_only:
-            return schedule_in({PipelineSchedule::one_f_one_b});
+        case RuleCheck::schedule_runs:
+            if (p.pp == 1 || runs_on(p.schedule, stack)) return {};
+            return fmt::format("pipeline_schedule {}", schedule_info(p.schedule).name);
         case RuleCheck::kv_heads_over_tp:
             for (const LayerKind& k : m.kinds())
                 if (k.mixer == MixerKind::attention && k.attention.kv_heads % p.tp != 0)
@@ -165,7 +155,7 @@ template <class F>
 void each_break(const Model& m, const LaunchPlan& p, LaunchStack stack, bool knob_rules, F&& f) {
     for (const FrameworkRule& r : kFrameworkRules) {
         if (r.stack != stack || (r.knob && !knob_rules)) continue;
-        std::string why = broken(r.check, m, p);
+        std::string why = broken(r.check, m, p, stack);
         if (!why.empty() && !f(RuleBreak{&r, std::move(why)})) return;
     }
 }
@@ -192,7 +182,7 @@ std::optional<RuleBreak> first_rule_break(const Model& m, const LaunchPlan& p, L
 
 bool breaks_rule_on(const Model& m, const LaunchPlan& p, LaunchStack stack, const char* key, bool knob_rules) {
     for (const FrameworkRule& r : kFrameworkRules)
-        if (r.stack == stack && (knob_rules || !r.knob) && std::string_view(r.key) == key && !broken(r.check, m, p).empty())
+        if (r.stack == stack && (knob_rules || !r.knob) && std::string_view(r.key) == key && !broken(r.check, m, p, stack).empty())
             return true;
     return false;
 }

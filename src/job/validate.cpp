@@ -148,11 +148,14 @@ std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp) {
 std::optional<PlanIssue> schedule_issue(const ParallelPlan& p, int64_t micro_batches) {
     const ScheduleInfo& si = schedule_info(effective_schedule(p));
     const std::string key = "parallel.pipeline_schedule";
-    if (p.schedule_given && p.schedule == PipelineSchedule::one_f_one_b && p.vpp > 1)
-        return PlanIssue{key, fmt::format("1f1b runs one chunk per rank, vpp is {}: use interleaved, or vpp 1", p.vpp)};
-    if (p.schedule_given && p.schedule == PipelineSchedule::interleaved && p.vpp == 1)
-        return PlanIssue{key, "interleaved needs vpp > 1 (parallel.vpp)"};
-    if (si.id == PipelineSchedule::one_f_one_b || si.id == PipelineSchedule::interleaved) return std::nullopt;
+    // The 1F1B family: the named one against vpp, then its twin's rules are its own.
+    const ScheduleInfo& named = schedule_info(p.schedule);
+    if (p.schedule_given && one_f_one_b_family(p.schedule) && !named.interleaves && p.vpp > 1)
+        return PlanIssue{key, fmt::format("{} runs one chunk per rank, vpp is {}: use {}, or vpp 1", named.name, p.vpp,
+                                          schedule_info(named.vpp_twin).name)};
+    if (p.schedule_given && one_f_one_b_family(p.schedule) && named.interleaves && p.vpp == 1)
+        return PlanIssue{key, fmt::format("{} needs vpp > 1 (parallel.vpp)", named.name)};
+    if (one_f_one_b_family(si.id)) return std::nullopt;
     if (p.pp == 1) return PlanIssue{key, fmt::format("{} needs pp > 1", si.name)};
     if (si.vpp != 0 && p.vpp != si.vpp)
         return PlanIssue{key, fmt::format("{} runs vpp {} (parallel.vpp is {})", si.name, si.vpp, p.vpp)};
@@ -236,7 +239,7 @@ void validate_job(const Job& job, JobChecks checks) {
     if (const auto issue = optimizer_issue(t, p.zero))
         fail(job, issue->key, issue->message, {"training.framework", "parallel.zero"});
     hf_rules(job);
-    if (effective_schedule(p) == PipelineSchedule::interleaved && p.micro_batches(t) % p.pp != 0)
+    if (schedule_info(effective_schedule(p)).interleaves && p.micro_batches(t) % p.pp != 0)
         fail(job, "parallel.vpp",
              fmt::format("the interleaved schedule needs micro-batches per step ({}) divisible by pp {}",
                          p.micro_batches(t), p.pp), {"parallel.pp", "training.global_batch_size", "training.micro_batch_size", "parallel.dp", "cluster.num_gpus"});

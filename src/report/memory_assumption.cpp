@@ -30,8 +30,7 @@ std::string activations_reason(const Job& job, const Memory& m) {
     const PipelineSchedule sched = effective_schedule(p);
     if (p.pp == 1) {
         why = "no pipeline: one micro-batch at a time";
-    } else if (sched == PipelineSchedule::zero_bubble || sched == PipelineSchedule::dualpipe ||
-               sched == PipelineSchedule::dualpipev) {
+    } else if (schedule_info(sched).order != ScheduleOrder::megatron_1f1b) {
         // Their in-flight rule is the schedule table's (ScheduleInfo::inflight,
         // lostflops/pipeline_schedules.h; estimate/inflight.cpp).
         why = fmt::format("{}: rank {} holds {} chunk passes alive over its {} chunk{}", schedule_info(sched).name,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lostflops/error.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
 #include "job/hardware_bounds.h"
 
@@ -98,7 +99,7 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
     Job job = sj.job;
     for (const UnlaunchableFix& u : unlaunchable_fixes(job, o.fix)) {
         if (u.key == "parallel.pipeline_schedule") {
-            job.plan.schedule = PipelineSchedule::one_f_one_b;  // the 1F1B family: follows vpp
+            job.plan.schedule = kDefaultSchedule;  // the 1F1B family: follows vpp
             job.plan.schedule_given = false;
         } else if (u.key == "parallel.zero") {
             o.fix.zero.reset();

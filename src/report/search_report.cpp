@@ -32,9 +32,10 @@ std::string recompute_text(const ParallelPlan& p) {
 }
 
 // The vpp cell: "2V" for DualPipeV's V of two chunks (a schedule the
-// search tries beside the 1F1B family; the note under the table says so).
+// search tries beside the 1F1B family; the note under the table says so):
+// the schedule's vpp_suffix (lostflops/pipeline_schedules.h).
 std::string vpp_cell(const ParallelPlan& p) {
-    return effective_schedule(p) == PipelineSchedule::dualpipev ? fmt::format("{}V", p.vpp) : std::to_string(p.vpp);
+    return std::to_string(p.vpp) + schedule_info(effective_schedule(p)).vpp_suffix;
 }
 
 std::string row(size_t rank, const PlanScore& s, const Wall& w, bool tie) {
@@ -252,11 +253,12 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
                            "per GPU; {} held-out runs, {}); {} of the plans listed\n",
                            ties.interval.tokens_per_s_per_gpu_lo, ties.interval.tokens_per_s_per_gpu_hi,
                            ties.interval.residuals, ties.interval.regime, tied);
-    for (const PlanScore& s : listed)
-        if (effective_schedule(s.plan) == PipelineSchedule::dualpipev) {
-            out += "  vpp 2V: torchtitan's DualPipeV, two chunks a rank in a V (parallel.pipeline_schedule: dualpipev)\n";
-            break;
-        }
+    for (const ScheduleInfo& si : kSchedules)  // the schedules with a note (DualPipeV's 2V) that the table lists
+        for (const PlanScore& s : listed)
+            if (si.search_note != nullptr && effective_schedule(s.plan) == si.id) {
+                out += fmt::format("  vpp {}{}: {}\n", si.search_twin_vpp, si.vpp_suffix, si.search_note);
+                break;
+            }
     out += near_identical(job, listed, ties);
     if (listed.size() >= 2) out += "  " + runner_up_line(job, cal, listed[0], listed[1]);
     std::vector<RankedScore> candidates;

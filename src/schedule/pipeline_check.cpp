@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "lostflops/pipeline_schedules.h"
+
 namespace lostflops::schedule_detail {
 
 void check_pipeline_shape(int stages, int chunks, int micro_batches) {
@@ -26,20 +28,19 @@ void check_pipeline_shape(int stages, int chunks, int micro_batches) {
 }
 
 void check_pipeline_sizes(const PipelineInput& in) {
-    switch (in.schedule) {
-        case PipelineSchedule::one_f_one_b:
-        case PipelineSchedule::interleaved: check_pipeline_shape(in.stages, in.chunks, in.micro_batches); break;
-        case PipelineSchedule::zero_bubble:
+    const ScheduleInfo& si = schedule_info(in.schedule);
+    switch (si.order) {
+        case ScheduleOrder::megatron_1f1b: check_pipeline_shape(in.stages, in.chunks, in.micro_batches); break;
+        case ScheduleOrder::zero_bubble_h1:
             check_pipeline_shape(in.stages, 1, in.micro_batches);
             if (in.chunks != 1) throw std::invalid_argument("pipeline: zero-bubble runs one chunk per rank");
             break;
-        case PipelineSchedule::dualpipe:
-        case PipelineSchedule::dualpipev:
+        case ScheduleOrder::dual_pipe:
             check_pipeline_shape(in.stages, 1, in.micro_batches);
             if (in.chunks != 2) throw std::invalid_argument("pipeline: dualpipe / dualpipev run two chunks per rank");
             if (in.micro_batches < 2 * in.stages)
                 throw std::invalid_argument("pipeline: dualpipe / dualpipev need micro_batches >= 2 * stages");
-            if (in.schedule == PipelineSchedule::dualpipe && (in.stages % 2 != 0 || in.micro_batches % 2 != 0))
+            if ((si.even_pp && in.stages % 2 != 0) || (si.even_microbatches && in.micro_batches % 2 != 0))
                 throw std::invalid_argument("pipeline: dualpipe needs even stages and micro_batches");
             break;
     }

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "lostflops/pipeline.h"
+#include "lostflops/pipeline_schedules.h"
 #include "schedule/pipeline_detail.h"
 
 namespace lostflops {
@@ -138,7 +139,7 @@ PipelineResult pipeline_closed_form_scanned(const PipelineSums& in, const Pipeli
     res.makespan_s = path_max + group_excess + steady_n * (period - t_max) + transfers * c;
     res.busy_max_s = m * t_max;
     res.bubble_s = res.makespan_s - res.busy_max_s;
-    if (in.schedule == PipelineSchedule::one_f_one_b || in.schedule == PipelineSchedule::interleaved) return res;
+    if (schedule_info(in.schedule).order == ScheduleOrder::megatron_1f1b) return res;
     return schedule_closed_form(in, scan, res);
 }
 

@@ -23,7 +23,7 @@ struct PipelineSums {
     // Schedules beyond the 1F1B family (schedule_closed_form.cpp): the mean
     // over every (rank, chunk) of one pass's F and W, and for dualpipe(v) per
     // rank the time an F&B pair saves over F + B+W, mean of its two pairings.
-    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    PipelineSchedule schedule{};  // {}: the table's first row, 1f1b
     double fwd_mean_s = 0, wgrad_mean_s = 0;
     const double* saved_s = nullptr;   // [stages]; null: nothing saved
 };

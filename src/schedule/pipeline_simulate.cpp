@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "lostflops/pipeline.h"
+#include "lostflops/pipeline_schedules.h"
 #include "lostflops/pipeline_timeline.h"
 #include "schedule/pipeline_detail.h"
 
@@ -59,22 +60,23 @@ PipelineResult schedule_detail::pipeline_simulate_recorded(const PipelineInput& 
     const int p = in.stages;
     const int v = in.chunks;
     const int m = in.micro_batches;
-    const PipelineSchedule sched = in.schedule;
-    const bool family = sched == PipelineSchedule::one_f_one_b || sched == PipelineSchedule::interleaved;
+    const ScheduleInfo& si = schedule_info(in.schedule);
+    const bool family = si.order == ScheduleOrder::megatron_1f1b;
     // Streams of micro-batches, stages per stream, micro-batches per stream.
-    const int streams = sched == PipelineSchedule::dualpipe ? 2 : 1;
-    const int virtual_stages = family ? p * v : sched == PipelineSchedule::dualpipev ? 2 * p : p;
+    const int streams = si.two_directions ? 2 : 1;
+    const int virtual_stages = family ? p * v : si.stage_mapping == StageMapping::v_shape ? 2 * p : p;
     const int total = m * v;          // virtual micro-steps per rank and direction (1F1B family)
     const int ops_per_rank = 2 * total;
     // With p = 1 consecutive chunks live on the same rank: nothing is transferred.
     const double p2p_s = p > 1 ? in.p2p_s : 0.0;
     // (stream, stage) of chunk c of rank r, and the rank of a stream's stage.
     const auto stage_of = [&](int r, int c) -> int {
-        switch (sched) {
-            case PipelineSchedule::dualpipe: return c == 0 ? r : p + (p - 1 - r);  // stream 1 at offset p
-            case PipelineSchedule::dualpipev: return c == 0 ? r : 2 * p - 1 - r;
-            default: return c * p + r;
+        switch (si.stage_mapping) {
+            case StageMapping::mirrored: return c == 0 ? r : p + (p - 1 - r);  // stream 1 at offset p
+            case StageMapping::v_shape: return c == 0 ? r : 2 * p - 1 - r;
+            case StageMapping::standard: break;
         }
+        return c * p + r;
     };
     const int stream_stages = streams == 2 ? p : virtual_stages;  // stages of one stream
     const int cells = streams * stream_stages;
@@ -91,7 +93,7 @@ PipelineResult schedule_detail::pipeline_simulate_recorded(const PipelineInput& 
     // or kNotDone when a dependency has not run.
     // Consecutive stages of a stream sit on neighbouring ranks, but for the
     // V's turn (stages p-1 and p of dualpipev, both on rank p-1): no transfer.
-    const int turn = sched == PipelineSchedule::dualpipev ? p - 1 : -1;
+    const int turn = si.stage_mapping == StageMapping::v_shape ? p - 1 : -1;
     const auto first_of_stream = [&](int g) { return g == 0 || (streams == 2 && g == p); };
     const auto last_of_stream = [&](int g) { return g == cells - 1 || (streams == 2 && g == p - 1); };
     const auto fwd_ready = [&](int j, int g) -> double {
@@ -112,7 +114,7 @@ PipelineResult schedule_detail::pipeline_simulate_recorded(const PipelineInput& 
     std::vector<std::vector<PipelineOp>> orders;
     if (!family) {
         orders.reserve(static_cast<std::size_t>(p));
-        for (int r = 0; r < p; ++r) orders.push_back(schedule_rank_order(sched, p, v, m, r));
+        for (int r = 0; r < p; ++r) orders.push_back(schedule_rank_order(in.schedule, p, v, m, r));
     }
     std::vector<RankState> ranks(static_cast<std::size_t>(p));
     if (per_rank != nullptr) per_rank->assign(static_cast<std::size_t>(p), {});

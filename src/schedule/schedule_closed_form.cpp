@@ -24,6 +24,7 @@
 #include <algorithm>
 
 #include "lostflops/pipeline.h"
+#include "lostflops/pipeline_schedules.h"
 #include "schedule/pipeline_detail.h"
 
 namespace lostflops {
@@ -34,18 +35,17 @@ PipelineResult schedule_closed_form(const PipelineSums& in, const PipelineScan& 
     const double t_mean = scan.t_sum / p;
     const double f = in.fwd_mean_s, w = in.wgrad_mean_s;
     PipelineResult res;
-    switch (in.schedule) {
-        case PipelineSchedule::one_f_one_b:
-        case PipelineSchedule::interleaved: return family;
-        case PipelineSchedule::zero_bubble: {
+    const ScheduleInfo& si = schedule_info(in.schedule);
+    switch (si.order) {
+        case ScheduleOrder::megatron_1f1b: return family;
+        case ScheduleOrder::zero_bubble_h1: {
             const double b = t_mean - f - w;  // input gradient
             res.makespan_s = family.makespan_s - (p - 1) * t_mean + (p - 1) * std::max({f + b - w, f, b});
             res.busy_max_s = family.busy_max_s;
             break;
         }
-        case PipelineSchedule::dualpipe:
-        case PipelineSchedule::dualpipev: {
-            const bool v_shape = in.schedule == PipelineSchedule::dualpipev;
+        case ScheduleOrder::dual_pipe: {
+            const bool v_shape = si.stage_mapping == StageMapping::v_shape;
             const double M = v_shape ? in.micro_batches : in.micro_batches / 2;
             double busy = 0, saved_sum = 0;
             for (int r = 0; r < p; ++r) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "lostflops/pipeline.h"
+#include "lostflops/pipeline_schedules.h"
 #include "schedule/pipeline_detail.h"
 
 namespace lostflops {
@@ -70,7 +71,7 @@ struct DualShape {
 
 DualShape dual_shape(PipelineSchedule s, int p, int m, int r) {
     DualShape d;
-    if (s == PipelineSchedule::dualpipe) {
+    if (schedule_info(s).two_directions) {
         d.n = p / 2;
         d.h = std::min(r, p - 1 - r);
         d.M = m / 2;
@@ -151,9 +152,10 @@ std::vector<PipelineOp> dual_order(PipelineSchedule s, int p, int m, int r) {
 }
 
 void check_dual(PipelineSchedule s, int p, int m) {
-    const bool dual = s == PipelineSchedule::dualpipe;
-    if (dual && p % 2 != 0) throw std::invalid_argument("pipeline: dualpipe needs an even number of stages");
-    if (dual && m % 2 != 0) throw std::invalid_argument("pipeline: dualpipe needs an even number of micro-batches");
+    const ScheduleInfo& si = schedule_info(s);
+    if (si.even_pp && p % 2 != 0) throw std::invalid_argument("pipeline: dualpipe needs an even number of stages");
+    if (si.even_microbatches && m % 2 != 0)
+        throw std::invalid_argument("pipeline: dualpipe needs an even number of micro-batches");
     if (m < 2 * p)
         throw std::invalid_argument("pipeline: dualpipe / dualpipev need micro_batches >= 2 * stages (" +
                                     std::to_string(m) + " < " + std::to_string(2 * p) + ")");

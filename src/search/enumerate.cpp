@@ -66,15 +66,17 @@ bool a2a_overlap_layout(const Job& job, const Layout& l, const LayoutFix& fix) {
 // The schedule a layout also runs beside the 1F1B family, each its own
 // layout: DualPipeV on vpp 2 (its V of two chunks per rank) where the job
 // names no schedule and the framework launches it (torchtitan:
-// lostflops/framework_rules.h); one_f_one_b (none) otherwise.
+// lostflops/framework_rules.h); kDefaultSchedule (none) otherwise.
 PipelineSchedule schedule_twin(const Job& job, const Layout& l, int launch) {
-    if (job.plan.schedule_given || launch < 0 || l.pp < 2 || l.vpp != 2 || !standard_mapping(job.plan))
-        return PipelineSchedule::one_f_one_b;
+    if (job.plan.schedule_given || launch < 0 || l.pp < 2 || !standard_mapping(job.plan)) return kDefaultSchedule;
     LaunchPlan p = launch_plan(job.plan);
     p.tp = l.tp, p.cp = l.cp, p.pp = l.pp, p.dp = l.dp, p.vpp = l.vpp, p.ep = l.ep, p.etp = l.etp;
-    p.schedule = PipelineSchedule::dualpipev;
-    if (first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false)) return PipelineSchedule::one_f_one_b;
-    return PipelineSchedule::dualpipev;
+    for (const ScheduleInfo& si : kSchedules) {  // the table's search_twin_vpp
+        if (si.search_twin_vpp != l.vpp) continue;
+        p.schedule = si.id;
+        if (!first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false)) return si.id;
+    }
+    return kDefaultSchedule;
 }
 
 // The framework's rules that do not depend on zero (those are knob_set's).
@@ -82,8 +84,7 @@ bool launchable(const Job& job, const Layout& l, int launch) {
     if (launch < 0) return true;
     LaunchPlan p = launch_plan(job.plan);
     p.tp = l.tp, p.cp = l.cp, p.pp = l.pp, p.dp = l.dp, p.vpp = l.vpp, p.ep = l.ep, p.etp = l.etp;
-    if (job.plan.schedule == PipelineSchedule::one_f_one_b || job.plan.schedule == PipelineSchedule::interleaved)
-        p.schedule = l.vpp > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+    if (one_f_one_b_family(job.plan.schedule)) p.schedule = schedule_for_vpp(job.plan.schedule, l.vpp);
     return !first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false);
 }
 
@@ -206,12 +207,12 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
                     l.a2a_overlap = false;
                     // The same layout under the other schedule the framework has.
                     if (const PipelineSchedule twin = schedule_twin(job, l, fix.launch);
-                        twin != PipelineSchedule::one_f_one_b && fix.a2a_overlap != 1) {
+                        twin != kDefaultSchedule && fix.a2a_overlap != 1) {
                         l.schedule = twin;
                         ++counts.candidates;
                         ++counts.valid;
                         visit(l);
-                        l.schedule = PipelineSchedule::one_f_one_b;
+                        l.schedule = kDefaultSchedule;
                     }
                 } else {
                     reject(l, vpp, 1);
@@ -244,7 +245,7 @@ void apply_layout(ParallelPlan& p, const Layout& l) {
     p.moe_dispatcher = l.dispatcher;
     p.cp_comm_type = l.cp_comm_type;
     p.moe_a2a_overlap = l.a2a_overlap;
-    if (l.schedule != PipelineSchedule::one_f_one_b) {
+    if (l.schedule != kDefaultSchedule) {
         p.schedule = l.schedule;
         p.schedule_given = true;  // its rules (micro-batches, stage mapping) checked as a named one
     }

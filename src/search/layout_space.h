@@ -40,7 +40,7 @@ private:
     struct Sums {
         int ep = 1, etp = 1;
         bool a2a = false;
-        PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+        PipelineSchedule schedule{};
         std::vector<int64_t> sum;
     };
     std::vector<Sums> sums_;

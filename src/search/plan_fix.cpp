@@ -167,7 +167,7 @@ std::vector<UnlaunchableFix> unlaunchable_fixes(const Job& job, const PlanFix& f
     // (lostflops/framework_rules.h).
     LaunchPlan sched, zero;
     sched.pp = 2;
-    sched.schedule = job.plan.schedule == PipelineSchedule::interleaved ? PipelineSchedule::one_f_one_b : job.plan.schedule;
+    sched.schedule = schedule_for_vpp(job.plan.schedule, 1);
     zero.zero = f.zero.value_or(0);
     const auto refuse = [&](const LaunchPlan& lp, const std::string& key) {
         for (const RuleBreak& b : rule_breaks(job.model, lp, *f.launch))

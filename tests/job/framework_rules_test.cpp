@@ -44,7 +44,7 @@ TEST(FrameworkRules, DefaultJobLaunchesEverywhereButDeepSpeedInterleaves) {
     EXPECT_TRUE(broken(job, LaunchStack::megatron_core).empty());
     EXPECT_TRUE(broken(job, LaunchStack::megatron_lm).empty());
     EXPECT_EQ(broken(job, LaunchStack::torchtitan), (std::set<RuleCheck>{RuleCheck::titan_zero}));
-    EXPECT_EQ(broken(job, LaunchStack::deepspeed), (std::set<RuleCheck>{RuleCheck::schedule_1f1b_only}));
+    EXPECT_EQ(broken(job, LaunchStack::deepspeed), (std::set<RuleCheck>{RuleCheck::schedule_runs}));
 }
 
 TEST(FrameworkRules, KvHeadsFewerThanTpLaunchNowhere) {
@@ -87,11 +87,11 @@ TEST(FrameworkRules, ZeroStagesPerStack) {
 
 TEST(FrameworkRules, SchedulesPerStack) {
     const Job dpv = llama70b({"parallel.pipeline_schedule=dualpipev", "parallel.vpp=2"});
-    EXPECT_TRUE(broken(dpv, LaunchStack::megatron_core).count(RuleCheck::schedule_1f1b_family));
-    EXPECT_FALSE(broken(dpv, LaunchStack::torchtitan).count(RuleCheck::schedule_1f1b_dualpipev));
+    EXPECT_TRUE(broken(dpv, LaunchStack::megatron_core).count(RuleCheck::schedule_runs));
+    EXPECT_FALSE(broken(dpv, LaunchStack::torchtitan).count(RuleCheck::schedule_runs));
     const Job zb = llama70b({"parallel.pipeline_schedule=zero-bubble", "parallel.vpp=1"});
-    EXPECT_TRUE(broken(zb, LaunchStack::torchtitan).count(RuleCheck::schedule_1f1b_dualpipev));
-    EXPECT_TRUE(broken(zb, LaunchStack::deepspeed).count(RuleCheck::schedule_1f1b_only));
+    EXPECT_TRUE(broken(zb, LaunchStack::torchtitan).count(RuleCheck::schedule_runs));
+    EXPECT_TRUE(broken(zb, LaunchStack::deepspeed).count(RuleCheck::schedule_runs));
 }
 
 TEST(FrameworkRules, ContextParallelism) {
