@@ -70,6 +70,16 @@ std::vector<Evaluated> evaluate_candidates(const JobSource& src, const Job& job,
     return out;
 }
 
+// Not in this job: no shared experts, no dispatch, no expert-DP group.
+bool absent(const ExpertWallRow& r) { return r.s <= 0 && r.collective_s <= 0; }
+
+// What keeps a lever from being one outright ("" when nothing does).
+std::string caveat(const ExpertWallRow& r, double step_time_s) {
+    return !r.lever.fits                      ? " (does NOT fit in memory)"
+           : r.lever.step_time_s > step_time_s ? " (the step is longer)"
+                                               : "";
+}
+
 }  // namespace
 
 ExpertWallsView expert_walls_view(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e) {
@@ -120,7 +130,7 @@ std::string expert_walls_table(const ExpertWallsView& v, double step_time_s, dou
                                   v.dispatcher);
     out += fmt::format("  {:<38} {:>9} {:>7} {:>12}  {}\n", "", "s/step", "step %", "collective s", "in");
     for (const ExpertWallRow& r : v.walls) {
-        if (r.s <= 0 && r.collective_s <= 0) continue;  // not in this job (no shared experts, no dispatch)
+        if (absent(r)) continue;
         const std::string coll = r.collective_s > 0 ? fmt::format("{:.4f}", r.collective_s) : "";
         out += fmt::format("  {:<38} {:>9.4f} {:>7.1f} {:>12}  {}\n", r.name, r.s, 100 * r.share, coll,
                            fmt::join(r.in, ", "));
@@ -135,9 +145,7 @@ std::string expert_walls_table(const ExpertWallsView& v, double step_time_s, dou
         }
         std::string set;
         for (const auto& s : r.lever.set) set += fmt::format("{}--set '{}'", set.empty() ? "" : " ", s);
-        const std::string why = !r.lever.fits                      ? " (does NOT fit in memory)"
-                                : r.lever.step_time_s > step_time_s ? " (the step is longer)"
-                                                                    : "";
+        const std::string why = caveat(r, step_time_s);
         out += fmt::format("  {:<15} {:<26} {:.4f} -> {:.4f} s, step {:.3f} -> {:.3f} s, MFU {:+.1f} points{}   {}\n",
                            r.key, r.lever.change, r.s, r.lever.wall_s_after, step_time_s, r.lever.step_time_s,
                            100 * (r.lever.mfu_after - mfu), why, set);
@@ -145,15 +153,18 @@ std::string expert_walls_table(const ExpertWallsView& v, double step_time_s, dou
     return out;
 }
 
-std::string expert_walls_markdown(const ExpertWallsView& v) {
+std::string expert_walls_markdown(const ExpertWallsView& v, double step_time_s) {
     if (!v.moe) return {};
     std::string out = fmt::format("\n**Expert walls** (dispatcher {}):\n\n| wall | s per step | share of step | "
                                   "collectives s | in | lever | wall after |\n|---|---:|---:|---:|---|---|---:|\n",
                                   v.dispatcher);
-    for (const ExpertWallRow& r : v.walls)
+    for (const ExpertWallRow& r : v.walls) {
+        if (absent(r)) continue;
         out += fmt::format("| {} | {:.4f} | {:.1f} % | {} | {} | {} | {} |\n", r.name, r.s, 100 * r.share,
                            r.collective_s > 0 ? fmt::format("{:.4f}", r.collective_s) : "", fmt::join(r.in, ", "),
-                           r.has_lever ? r.lever.change : "", r.has_lever ? fmt::format("{:.4f}", r.lever.wall_s_after) : "");
+                           r.has_lever ? r.lever.change + caveat(r, step_time_s) : "",
+                           r.has_lever ? fmt::format("{:.4f}", r.lever.wall_s_after) : "");
+    }
     return out;
 }
 

@@ -12,7 +12,7 @@
 namespace lostflops {
 
 std::string expert_walls_table(const ExpertWallsView& v, double step_time_s, double mfu);
-std::string expert_walls_markdown(const ExpertWallsView& v);
+std::string expert_walls_markdown(const ExpertWallsView& v, double step_time_s);
 // Sets j["expert_walls"] for an MoE job; leaves `j` alone otherwise.
 void add_expert_walls_json(const ExpertWallsView& v, nlohmann::json& j);
 

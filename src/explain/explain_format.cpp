@@ -91,7 +91,7 @@ std::string explain_markdown(const Explanation& x) {
         out += fmt::format("| {} | {:.1f} % | {:+.1f} points | {:.3f} s | `{}` |\n", l.change, 100 * l.mfu_after,
                            100 * (l.mfu_after - x.mfu), l.step_time_s, set_args(l));
     if (x.levers.empty()) out += "| (no single change both fits and raises the MFU) | | | | |\n";
-    out += expert_walls_markdown(x.experts);
+    out += expert_walls_markdown(x.experts, x.step_time_s);
     return out;
 }
 
