@@ -68,6 +68,35 @@ struct Lever {
 std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e,
                               int count = 3);
 
+// An MoE job's expert walls (lostflops/expert_walls.h) as explain shows
+// them: each wall's exposed seconds per step and share of the step, the main
+// walls that hold it, and the single change of the plan (of the levers'
+// candidates) that shrinks it most, re-estimated as a lever is: of those that
+// fit and do not lengthen the step, else of all (src/explain/expert_levers.cpp).
+struct ExpertWallLever {
+    std::string change;
+    std::vector<std::string> set;  // as Lever::set
+    double wall_s_after = 0;       // this wall's seconds per step with the change
+    double mfu_after = 0, step_time_s = 0;
+    bool fits = true;  // false (or a longer step) only where no change that fits and keeps the step shrinks it
+};
+struct ExpertWallRow {
+    std::string key;     // "router", "permute", "dispatch", "combine", "expert_gemm", "shared_experts", "expert_dp"
+    std::string name;
+    double s = 0;        // seconds per step on the critical path (exposed)
+    double share = 0;    // s / step time
+    double collective_s = 0;         // communication: the collectives' whole time per step, hidden or not
+    std::vector<std::string> in;     // the main walls (walls.h names) that hold it
+    bool has_lever = false;
+    ExpertWallLever lever;
+};
+struct ExpertWallsView {
+    bool moe = false;          // false for a dense job: nothing shown
+    std::string dispatcher;    // alltoall, allgather, deepep
+    std::vector<ExpertWallRow> walls;
+};
+ExpertWallsView expert_walls_view(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e);
+
 struct Explanation {
     std::string job_name;
     double mfu = 0;              // == estimate's
@@ -78,6 +107,7 @@ struct Explanation {
     double peak_bytes = 0, capacity_bytes = 0;
     std::vector<WaterfallStep> waterfall;
     std::vector<Lever> levers;
+    ExpertWallsView experts;     // MoE jobs: the expert walls apart
 };
 
 Explanation explain(const JobSource& src, const Calibration& cal);
@@ -87,7 +117,9 @@ Explanation explain(const JobSource& src, const Job& job, const Calibration& cal
 std::string explain_table(const Explanation& x);
 std::string explain_markdown(const Explanation& x);
 // {mfu, step_time_s, ideal_s, peak_tflops, job, fits, waterfall: [{key, name, pp, s}],
-//  levers: [{change, set, mfu_after, step_time_s, tokens_per_s_per_gpu}]}
+//  levers: [{change, set, mfu_after, step_time_s, tokens_per_s_per_gpu}],
+//  MoE jobs only: expert_walls: {dispatcher, walls: [{key, name, s, share, collective_s, in,
+//  lever: {change, set, wall_s_after, mfu_after, step_time_s, fits} or null}]}}
 nlohmann::json explain_json(const Explanation& x);
 
 // The whole report as one self-contained HTML document (inline CSS and SVG,

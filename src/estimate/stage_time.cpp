@@ -187,6 +187,15 @@ MoeOverlapExposed moe_a2a_exposed(const ExpertDispatchTime& f, const ExpertDispa
     return e;
 }
 
+double layer_gemm_s(const DeviceModel& d, const GemmShape& g, const ParallelPlan& p) {
+    // Grouped expert GEMMs: the busiest expert rank (moe_load_factor: the
+    // imbalance, capped or padded by an expert capacity) sets the pace.
+    return g.fp32_loop && d.fp32_gemm_flops > 0
+               ? moe_load_factor(p) * g.count * 2 * g.m * g.n * g.k / d.fp32_gemm_flops
+           : g.grouped ? moe_load_factor(p) * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
+                       : g.count * gemm_time_s(d, g.m, g.n, g.k);
+}
+
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
     double gemm_fwd = 0, moe_gemm_fwd = 0, redo_gemm_fwd = 0;
@@ -194,12 +203,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     size_t loops = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
         const GemmShape& g = w.gemms[i];
-        // Grouped expert GEMMs: the busiest expert rank (moe_load_factor: the
-        // imbalance, capped or padded by an expert capacity) sets the pace.
-        const double gemm_s = g.fp32_loop && d.fp32_gemm_flops > 0
-                                  ? moe_load_factor(p) * g.count * 2 * g.m * g.n * g.k / d.fp32_gemm_flops
-                              : g.grouped ? moe_load_factor(p) * grouped_gemm_time_s(d, g.m, g.n, g.k, g.count)
-                                          : g.count * gemm_time_s(d, g.m, g.n, g.k);
+        const double gemm_s = layer_gemm_s(d, g, p);
         gemm_fwd += gemm_s;
         if (g.fp32_loop) loop_s[std::min<size_t>(loops++, loop_s.size() - 1)] += gemm_s;
         if (w.moe_first_gemm >= 0 && i >= w.moe_first_gemm) moe_gemm_fwd += gemm_s;

@@ -134,6 +134,8 @@ PlanContext make_plan_context(const Job& job, const Calibration& cal);
 // The same into `ctx`, a default-initialised context (a PassSetup's, built in place).
 void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx);
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p);
+// One forward GEMM of a layer (all `count` of them), as layer_time prices it.
+double layer_gemm_s(const DeviceModel& d, const GemmShape& g, const ParallelPlan& p);
 
 // The expert all-to-all overlapped with another micro-batch's compute
 // (moe_a2a_overlap: Megatron-Core --overlap-moe-expert-parallel-comm, whose

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "explain/expert_levers.h"
 #include "lostflops/explain.h"
 #include "lostflops/report.h"
 #include "lostflops/terminal_text.h"
@@ -67,6 +68,7 @@ std::string explain_table(const Explanation& x) {
     for (const auto& l : x.levers)
         out += fmt::format("  {:<52} MFU {:5.1f} % ({:+.1f} points), step {:.3f} s   {}\n", l.change, 100 * l.mfu_after,
                            100 * (l.mfu_after - x.mfu), l.step_time_s, set_args(l));
+    out += expert_walls_table(x.experts, x.step_time_s, x.mfu);
     return out;
 }
 
@@ -89,6 +91,7 @@ std::string explain_markdown(const Explanation& x) {
         out += fmt::format("| {} | {:.1f} % | {:+.1f} points | {:.3f} s | `{}` |\n", l.change, 100 * l.mfu_after,
                            100 * (l.mfu_after - x.mfu), l.step_time_s, set_args(l));
     if (x.levers.empty()) out += "| (no single change both fits and raises the MFU) | | | | |\n";
+    out += expert_walls_markdown(x.experts, x.step_time_s);
     return out;
 }
 
@@ -110,6 +113,7 @@ nlohmann::json explain_json(const Explanation& x) {
                                {"mfu_after", l.mfu_after},
                                {"step_time_s", l.step_time_s},
                                {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu}});
+    add_expert_walls_json(x.experts, j);
     return j;
 }
 

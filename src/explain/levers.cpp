@@ -27,6 +27,7 @@
 #include "lostflops/explain.h"
 #include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
+#include "explain/lever_candidates.h"
 
 namespace lostflops {
 
@@ -39,10 +40,7 @@ Job load_job_source(const JobSource& src, const std::vector<std::string>& extra)
 
 namespace {
 
-struct Candidate {
-    std::string change;
-    std::vector<std::string> set;
-};
+using Candidate = LeverCandidate;
 
 // The expert-parallel levers (README "Expert parallelism"; docs/moe.md): ep
 // doubled or halved with dp kept (the loader checks that ep divides the
@@ -207,6 +205,13 @@ std::vector<std::string> with_plan(const std::vector<std::string>& plan, const s
 
 }  // namespace
 
+std::vector<LeverCandidate> lever_candidates(const Job& job) { return candidates(job); }
+
+std::vector<std::string> lever_set_with_plan(const std::vector<std::string>& plan,
+                                             const std::vector<std::string>& change) {
+    return with_plan(plan, change);
+}
+
 std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibration& cal, const Estimate& e,
                               int count) {
     std::vector<Lever> levers;
@@ -252,6 +257,7 @@ Explanation explain(const JobSource& src, const Job& job, const Calibration& cal
     x.capacity_bytes = e.memory.capacity_bytes;
     x.waterfall = mfu_waterfall(job, cal, e);
     x.levers = mfu_levers(src, job, cal, e);
+    x.experts = expert_walls_view(src, job, cal, e);
     return x;
 }
 

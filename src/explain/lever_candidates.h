@@ -1,0 +1,28 @@
+// The levers' candidate changes (src/explain/levers.cpp), for the other
+// parts of explain that re-estimate them (src/explain/expert_levers.cpp).
+// Internal.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// A single change: in words, and the --set overrides that make it.
+struct LeverCandidate {
+    std::string change;
+    std::vector<std::string> set;
+};
+
+// Every candidate change of `job` (docs/explain-and-report.md lists them),
+// before any is loaded or estimated.
+std::vector<LeverCandidate> lever_candidates(const Job& job);
+
+// A lever's --set arguments where the plan is the search's (JobSource::plan):
+// the plan's, less the keys the change sets again, then the change's.
+std::vector<std::string> lever_set_with_plan(const std::vector<std::string>& plan,
+                                             const std::vector<std::string>& change);
+
+}  // namespace lostflops
