@@ -175,6 +175,16 @@ struct Calibration {
     double hf_zero_grad_tensor_us = 2;
     double hf_sync_us = 120;
     double hf_expert_loop_us = 19;
+    // Framework hf in eager PyTorch under autocast (docs/host-time.md "The
+    // GPU side"): the GPU's gap between back-to-back kernels, in place of
+    // kernel_overhead_us, and the achieved bandwidth, as a fraction of the
+    // catalog HBM bandwidth, of PyTorch's slower elementwise paths: the
+    // unvectorised bf16-to-fp32 copy, the fp32 multiply with a broadcast
+    // operand, and mixed-dtype broadcasts and strided halves (rotary).
+    double hf_kernel_gap_us = 2;
+    double hf_upcast_hbm_fraction = 0.411;
+    double hf_broadcast_hbm_fraction = 0.492;
+    double hf_strided_hbm_fraction = 0.238;
     // Framework hf under torch.compile: CPU per kernel Inductor's wrapper launches.
     double compiled_launch_us = 13.2;
     // cuBLAS's fp32 GEMMs on the CUDA cores (TF32 off), of the fp32 peak.

@@ -27,6 +27,12 @@
 // attention_lookup.cpp), streaming bandwidth (memory_bound.csv), and a power
 // law for capped boards (fitted on the gemm.csv rows measured at two powers:
 // FBGEMM PR #2546 at 500 W against the 700 W rows).
+// Eager PyTorch under autocast (framework hf): three elementwise paths of
+// PyTorch's loops run below the streaming rate (unvectorised bf16-to-fp32
+// copies, fp32 broadcasts, rotary's mixed-dtype and strided kernels), priced
+// at their own fractions of HBM, and the GPU's gap between queued kernels
+// replaces the fitted per-kernel overhead (calibration.h hf_kernel_gap_us;
+// the H200 traces' kernels, docs/host-time.md).
 #include "cost/device_time.h"
 
 #include <algorithm>
@@ -72,6 +78,8 @@ DeviceUse device_use(const Job& job) {
             break;
         }
     u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
+    u.eager_autocast = job.training.framework == Framework::hf && job.plan.zero < 3 &&
+                       job.training.precision != Precision::fp32 && !job.training.compile;
     return u;
 }
 
@@ -177,6 +185,12 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.memory_bound = f.memory_bound;
     d.gemm_k_half = gemm_k_half(cal.gemm_k_half, d.peak_flops, d.sms);
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
+    if (use.eager_autocast) {  // calibration.h: measured on the H200 traces' kernels
+        d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;
+        d.upcast_Bps = d.hbm_Bps * cal.hf_upcast_hbm_fraction;
+        d.broadcast_Bps = d.hbm_Bps * cal.hf_broadcast_hbm_fraction;
+        d.strided_Bps = d.hbm_Bps * cal.hf_strided_hbm_fraction;
+    }
     d.fp32_gemm_flops = gpu.peak_fp32_tflops * 1e12 * cal.fp32_gemm_efficiency;  // measured at the power limit
     return d;
 }
@@ -253,6 +267,14 @@ double flash_attention_bwd_s(const DeviceModel& d, double flops) {
 
 double memory_time_s(const DeviceModel& d, double bytes) {
     return bytes / (d.hbm_Bps * d.memory_bound);
+}
+
+double eager_class_extra_s(const DeviceModel& d, double upcast_bytes, double broadcast_bytes, double strided_bytes) {
+    const auto extra = [&](double bytes, double rate_Bps) {
+        return rate_Bps > 0 && bytes > 0 ? bytes / rate_Bps - memory_time_s(d, bytes) : 0.0;
+    };
+    return extra(upcast_bytes, d.upcast_Bps) + extra(broadcast_bytes, d.broadcast_Bps) +
+           extra(strided_bytes, d.strided_Bps);
 }
 
 }  // namespace lostflops

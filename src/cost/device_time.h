@@ -25,6 +25,10 @@ struct DeviceUse {
     int head_dim = 128;
     bool causal = true;
     GemmDtype fp8 = GemmDtype::fp8_tensor;  // the GEMM format of precision fp8
+    // A Hugging Face model in eager PyTorch under bf16 autocast over fp32
+    // weights (framework hf, zero below 3, not compiled): its kernels get
+    // the calibration's hf_kernel_gap_us and eager class rates.
+    bool eager_autocast = false;
 };
 // The use of a job: its framework, sequence over context parallelism, head
 // dimension, the causal mask (decoder LLMs) and fp8 format.
@@ -43,6 +47,10 @@ struct DeviceModel {
     double memory_bound = 0.7;
     double gemm_k_half = 64;       // in k, for this GPU and precision (gemm_k_half() above)
     double kernel_overhead_s = 4e-6;
+    // The eager stack's slower elementwise paths (DeviceUse::eager_autocast;
+    // 0 elsewhere: their bytes are priced at memory_bound like the rest):
+    // bf16-to-fp32 copies, fp32 broadcasts, rotary's mixed and strided ones.
+    double upcast_Bps = 0, broadcast_Bps = 0, strided_Bps = 0;
     double power_factor = 1;       // power model x sustained_compute (1 = the components' rate)
     AttentionImpl attention_kernel = AttentionImpl::fa2;
     // fp32 GEMMs on the CUDA cores (TF32 off): the catalog's fp32 peak times
@@ -115,5 +123,9 @@ double padded_fraction(double x, double unit);
 
 // Memory-bound kernels moving `bytes` in total (launch overhead apart).
 double memory_time_s(const DeviceModel& d, double bytes);
+// The time the eager stack's slower elementwise paths add to memory_time_s
+// of their bytes (already counted there): each class's bytes at its own rate
+// less the same bytes at memory_bound; 0 for a class without a rate.
+double eager_class_extra_s(const DeviceModel& d, double upcast_bytes, double broadcast_bytes, double strided_bytes);
 
 }  // namespace lostflops

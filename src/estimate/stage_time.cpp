@@ -35,6 +35,12 @@ namespace lostflops {
 
 namespace {
 
+// The eager stack's slower elementwise paths (workload/layer_work.h
+// EagerClassBytes) at their device rates, beyond memory_time_s of their bytes.
+double eager_extra_s(const DeviceModel& d, const EagerClassBytes& b) {
+    return eager_class_extra_s(d, b.upcast, b.broadcast, b.strided);
+}
+
 // The attention kernel's rate on each block context parallelism calls it on
 // (cost/cp_attention.h CpAttentionRates).
 void set_cp_context(PlanContext& ctx, const Job& job, const Calibration& cal) {
@@ -221,7 +227,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     const double exposed = ctx.tp_exposed;
     LayerTime t;
     t.fwd.compute_s = gemm_fwd + attn_fwd;
-    t.fwd.memory_bound_s = memory_time_s(d, w.mem_bytes_fwd);
+    t.fwd.memory_bound_s = memory_time_s(d, w.mem_bytes_fwd) + eager_extra_s(d, w.eager_fwd);
     t.fwd.overhead_s = w.kernels_fwd * d.kernel_overhead_s;
     t.fwd.tp_comm_s = tp_comm_fwd_s(ctx, w) * exposed;
     if (w.cp_bytes_fwd > 0) {
@@ -245,7 +251,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
     }
     t.bwd.compute_s = 2 * gemm_fwd + attn_bwd;
     t.wgrad_s = gemm_fwd;
-    t.bwd.memory_bound_s += memory_time_s(d, w.mem_bytes_bwd);
+    t.bwd.memory_bound_s += memory_time_s(d, w.mem_bytes_bwd) + eager_extra_s(d, w.eager_bwd);
     t.bwd.overhead_s += w.kernels_bwd * d.kernel_overhead_s;
     t.bwd.tp_comm_s = t.fwd.tp_comm_s;
     if (w.moe_dispatches_fwd > 0) {
@@ -311,11 +317,11 @@ LayerTime head_time(const PlanContext& ctx, const HeadWork& w, const HostOps& h,
     double gemm = gemm_time_s(ctx.head_dev, w.logits.m, w.logits.n, w.logits.k);
     if (w.projection.m > 0) gemm += gemm_time_s(ctx.head_dev, w.projection.m, w.projection.n, w.projection.k);
     t.fwd.compute_s = gemm;
-    t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd);
+    t.fwd.memory_bound_s = memory_time_s(d, w.loss_bytes_fwd) + eager_extra_s(d, w.loss_eager_fwd);
     t.fwd.overhead_s = 6 * d.kernel_overhead_s;
     t.bwd.compute_s = 2 * gemm;
     t.wgrad_s = gemm;
-    t.bwd.memory_bound_s = memory_time_s(d, w.loss_bytes_bwd);
+    t.bwd.memory_bound_s = memory_time_s(d, w.loss_bytes_bwd) + eager_extra_s(d, w.loss_eager_bwd);
     t.bwd.overhead_s = 4 * d.kernel_overhead_s;
     if (p.tp > 1) {
         // Gather the sequence-parallel hidden state (or all-reduce the input

@@ -33,12 +33,31 @@
 //     GELUActivation's Python erf form (divide, erf, add, two multiplies, bf16): 20.
 // Backward activation traffic is twice the forward's, as for every layer
 // (layer_work.cpp; the trace's layer: 2.63 ms against 1.28 ms forward).
+//
+// Of those bytes, three classes run on PyTorch's slower elementwise paths
+// (LayerWork::eager_fwd / eager_bwd; their rates: calibration.h
+// hf_*_hbm_fraction), kernel by kernel on the same trace
+// (scripts/eager_kernel_classes.py classes them by kernel name):
+//   - upcast, bf16 to fp32 (unrolled_elementwise_kernel<direct_copy ...
+//     LoadWithCast>): backward, ToCopyBackward0 of every cast autocast made
+//     forward, 6 bytes an element: each weight's gradient, each linear's
+//     input cast, SDPA's casts of q and k; per Llama-3.2-1B layer 14
+//     kernels (the trace: 226 a step over 16 layers and the head);
+//   - broadcast, fp32 multiplies by a [tokens, 1] or [h] operand
+//     (elementwise_kernel<128, 2>): each RMSNorm's x * rsqrt(var) and
+//     weight * x forward (8 + 8 bytes), backward three such multiplies (8
+//     each) and the mean's expanded divide (write 4): 16 and 28 bytes per
+//     norm element (the trace: 66 and 131 kernels a step for 33 norms);
+//   - strided, rotary (elementwise_kernel<128, 4>): q * cos and
+//     rotate_half(q) * sin, bf16 times fp32 broadcast over heads (read 2,
+//     write 4 each), neg on rotate_half's strided half (2 per q element);
+//     backward NegBackward0's neg: 14 and 2 bytes per rotary element.
 #include "workload/layer_work_parts.h"
 
 namespace lostflops {
 
 void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks,
-                          LayerWork& w) {
+                          bool rms_norm, LayerWork& w) {
     double casts = 0;  // linears fed an fp32 activation
     if (k.has_attention()) casts += k.attention.fused_qkv ? 1 : 3;
     const auto mlp_casts = [](const Mlp& m) {
@@ -63,6 +82,12 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
     const double q_k_casts = rope_elems > 0 ? 2 : 0;
     w.kernels_fwd += casts + q_k_casts + chain_kernels + weight_kernels;
     w.kernels_bwd += 2 * (casts + q_k_casts + chain_kernels) + weight_kernels;
+    const double rms = rms_norm ? k.norms : 0.0;  // LayerNorm is one kernel
+    w.eager_fwd.broadcast += tokens * h * rms * 16.0;
+    w.eager_fwd.strided += tokens * rope_elems * 14.0;
+    w.eager_bwd.upcast += weights + tokens * h * casts * 6.0 + tokens * rope_elems * 6.0;
+    w.eager_bwd.broadcast += tokens * h * rms * 28.0;
+    w.eager_bwd.strided += tokens * rope_elems * 2.0;
 }
 
 // The same recipe under torch.compile: Inductor fuses each pointwise chain

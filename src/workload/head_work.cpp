@@ -10,6 +10,40 @@
 
 namespace lostflops {
 
+namespace {
+
+// Under bf16 autocast over fp32 weights (eager_ledger.h eager_autocast, not
+// compiled), what the eager head does beyond the loss, read off transformers
+// 5.17's LlamaForCausalLM and checked on
+// shared/traces/h200/h200-llama3.2-1b-s4096-b2-autocast.json.gz (per step):
+//   - the final RMSNorm runs in fp32 like a layer's (28 bytes per element
+//     forward, 56 backward: workload/eager_traffic.cpp), and lm_head casts
+//     its fp32 output to bf16 (read 4, write 2) and, backward, the gradient
+//     back (ToCopyBackward0, 6);
+//   - autocast casts the fp32 output weight to bf16 every forward
+//     (bfloat16_copy, 6 bytes per parameter; 360 us on the trace) and
+//     backward casts its gradient back (one 801 us upcast kernel);
+//   - the embedding's backward (aten::embedding_dense_backward) zero-fills
+//     an fp32 [vocab, width] gradient (write 4: 225 us) and, tied, autograd
+//     adds it to the output layer's gradient (read 4 + 4, write 4: 722 us).
+// The slower paths among them (EagerClassBytes): logits.float() (read 2,
+// write 4 per logit) and the backward casts are upcasts, the final norm's
+// multiplies broadcasts (16 and 28 bytes per element, eager_traffic.cpp).
+void add_autocast_head_traffic(const Model& m, double tokens, double v_local, HeadWork& w) {
+    const double h = static_cast<double>(m.hidden);
+    const double out_weights = v_local * static_cast<double>(m.embed_width());
+    const bool rms = m.norm == NormKind::rms;
+    w.loss_bytes_fwd += 6 * out_weights + tokens * h * ((rms ? 28.0 : 0.0) + 6);
+    w.loss_bytes_bwd += 6 * out_weights + tokens * h * ((rms ? 56.0 : 0.0) + 6);
+    w.loss_eager_fwd.upcast = 6 * tokens * v_local;
+    w.loss_eager_fwd.broadcast = rms ? 16 * tokens * h : 0.0;
+    w.loss_eager_bwd.upcast = 6 * out_weights + 6 * tokens * h;
+    w.loss_eager_bwd.broadcast = rms ? 28 * tokens * h : 0.0;
+    w.embed_bytes_bwd += out_weights * (4 + (m.tied_embeddings ? 12 : 0));
+}
+
+}  // namespace
+
 HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     HeadWork w;
     const double t = p.tp;
@@ -76,6 +110,8 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     const bool sp = p.sequence_parallel && p.tp > 1;
     w.embed_bytes_fwd = tokens * h * el / (sp ? t : 1.0);
     w.embed_bytes_bwd = tokens * h * 4;  // fp32 scatter-add into the gradient
+    if (tr.framework == Framework::hf && !tr.compile && eager_autocast(tr, p))
+        add_autocast_head_traffic(m, tokens, v_local, w);
     if (p.tp > 1) w.tp_bytes = tokens * h * el;
     w.embedding_params = (static_cast<double>(m.vocab) * e + static_cast<double>(m.positions) * h +
                           (m.embed_width() != m.hidden ? e * h : 0.0)) / t;

@@ -371,7 +371,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         if (tr.compile)
             add_compiled_autocast_traffic(k, tokens, h, blocks, w);
         else
-            add_autocast_traffic(k, tokens, h, rope_elems, blocks, w);
+            add_autocast_traffic(k, tokens, h, rope_elems, blocks, m.norm == NormKind::rms, w);
     }
     if (tr.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1) add_fsdp2_traffic(w);
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,

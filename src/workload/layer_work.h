@@ -28,6 +28,21 @@ struct GemmShape {
     bool fp32_loop = false;
 };
 
+// Bytes of memory-bound kernels that eager PyTorch runs on its slower
+// elementwise paths (framework hf under autocast, workload/eager_traffic.cpp):
+// a part of mem_bytes, priced at the device's rates for them
+// (cost/device_time.h eager_class_extra_s).
+struct EagerClassBytes {
+    double upcast = 0;     // bf16-to-fp32 copies
+    double broadcast = 0;  // fp32 multiplies with a broadcast operand
+    double strided = 0;    // mixed-dtype broadcasts and strided halves (rotary)
+    void add_scaled(const EagerClassBytes& o, double s) {
+        upcast += s * o.upcast;
+        broadcast += s * o.broadcast;
+        strided += s * o.strided;
+    }
+};
+
 struct LayerWork {
     // Forward GEMMs with weights; backward runs two GEMMs (data and weight
     // gradient) of the same FLOPs for each.
@@ -51,6 +66,7 @@ struct LayerWork {
     // Memory-bound kernels: bytes read + written, and kernel launches.
     double mem_bytes_fwd = 0, mem_bytes_bwd = 0;
     double kernels_fwd = 0, kernels_bwd = 0;
+    EagerClassBytes eager_fwd{}, eager_bwd{};  // of mem_bytes_fwd, mem_bytes_bwd
     // Part of the forward memory-bound traffic redone by selective recompute.
     double mem_bytes_attention_fwd = 0;
     // Selective recompute's other modules (parallel.recompute_modules,
@@ -135,6 +151,7 @@ struct HeadWork {
     // (Model::embed_dim): one h x e GEMM each; m = 0 when there are none.
     GemmShape projection{};
     double loss_bytes_fwd = 0, loss_bytes_bwd = 0;  // vocab-parallel cross-entropy
+    EagerClassBytes loss_eager_fwd{}, loss_eager_bwd{};  // of loss_bytes_fwd, loss_bytes_bwd
     double embed_bytes_fwd = 0, embed_bytes_bwd = 0;
     double logits_memory_bytes = 0;                 // logits kept for the loss backward
     // Reserved but not allocated at the loss's backward: the caching

@@ -248,6 +248,8 @@ LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works) {
     for (size_t k = 0; k < works.size(); ++k) {
         const double share = static_cast<double>(m.kind_count(static_cast<int>(k))) / m.layers;
         for (double LayerWork::*f : kAdditive) mean.*f += share * works[k].*f;
+        mean.eager_fwd.add_scaled(works[k].eager_fwd, share);
+        mean.eager_bwd.add_scaled(works[k].eager_bwd, share);
     }
     return mean;
 }

@@ -65,7 +65,7 @@ void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, 
 // eager_autocast, not compiled): its casts, fp32 residual stream, norms and
 // rotary over the eager stack's counts, and the per-step weight casts
 // (eager_traffic.cpp). After layer_params (needs w.params).
-void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks,
+void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks, bool rms_norm,
                           LayerWork& w);
 // The same under torch.compile (training.compile): the fp32 residual
 // stream through the fused kernels and the weight casts (eager_traffic.cpp).

@@ -1,0 +1,96 @@
+// The eager stack's slower elementwise paths (framework hf under bf16
+// autocast): the bytes workload/eager_traffic.cpp and head_work.cpp put in
+// each class for a Llama-3.2-1B layer and head, and the time
+// cost/device_time.cpp charges for them on an H200, against hand counts.
+#include <gtest/gtest.h>
+
+#include "cost/device_time.h"
+#include "lostflops/calibration.h"
+#include "lostflops/catalog.h"
+#include "lostflops/job.h"
+#include "test_util.h"
+#include "workload/layer_work.h"
+
+namespace lostflops {
+namespace {
+
+// Llama-3.2-1B's shape (shared/reference/h200 runs): h 2048, 32 heads of 64,
+// 8 kv heads, ffn 8192, vocab 128256, tied; 2 x 4096 tokens on one H200.
+Job llama1b(std::vector<std::string> sets = {}) {
+    std::vector<std::string> all = {
+        "model.num_hidden_layers=16", "model.hidden_size=2048", "model.intermediate_size=8192",
+        "model.num_attention_heads=32", "model.num_key_value_heads=8", "model.vocab_size=128256",
+        "model.hidden_act=silu", "model.tie_word_embeddings=true", "cluster.gpu=h200-sxm", "cluster.num_gpus=1",
+        "cluster.gpus_per_node=1", "training.seq_length=4096", "training.global_batch_size=2",
+        "training.micro_batch_size=2", "training.framework=hf", "training.optimizer_kernel=fused", "parallel.tp=1",
+        "parallel.pp=1", "parallel.zero=0", "parallel.recompute=none"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    return parse_job(test::small_job_text(), "llama1b.yaml", all);
+}
+
+TEST(EagerClasses, LlamaLayerBytesByHand) {
+    const Job job = llama1b();
+    const LayerWork w = layer_work(job.model, job.training, job.plan);
+    // 8,192 tokens x h 2,048 = 16,777,216 elements; rotary over q and k:
+    // (32 + 8) x 64 = 2,560 per token = 20,971,520.
+    const double th = 8192.0 * 2048, rope = 8192.0 * 2560;
+    // Two RMSNorms: 16 bytes per element forward (x * rsqrt, weight * x),
+    // 28 backward.
+    EXPECT_DOUBLE_EQ(w.eager_fwd.broadcast, 2 * 16 * th);  // 536,870,912
+    EXPECT_DOUBLE_EQ(w.eager_bwd.broadcast, 2 * 28 * th);  // 939,524,096
+    // Rotary: 6 + 2 + 6 bytes per element forward, 2 backward.
+    EXPECT_DOUBLE_EQ(w.eager_fwd.strided, 14 * rope);  // 293,601,280
+    EXPECT_DOUBLE_EQ(w.eager_bwd.strided, 2 * rope);   // 41,943,040
+    EXPECT_DOUBLE_EQ(w.eager_fwd.upcast, 0);
+    // Backward upcasts: the weights' gradients (q 4,194,304 + k, v 1,048,576
+    // each + o 4,194,304 + gate, up, down 16,777,216 each = 60,817,408; the
+    // norms' 4,096 weights too, an over-count of 24 KB), the five linear
+    // inputs' casts (q, k, v, gate, up) and SDPA's casts of q and k, 6 bytes each.
+    ASSERT_DOUBLE_EQ(w.params, 60817408.0 + 4096);
+    EXPECT_DOUBLE_EQ(w.eager_bwd.upcast, 6 * (60817408.0 + 4096) + 5 * 6 * th + 6 * rope);  // 994,967,552
+    // The classes are a part of the bytes, not more of them.
+    EXPECT_LT(w.eager_fwd.broadcast + w.eager_fwd.strided, w.mem_bytes_fwd);
+    EXPECT_LT(w.eager_bwd.upcast + w.eager_bwd.broadcast + w.eager_bwd.strided, w.mem_bytes_bwd);
+}
+
+TEST(EagerClasses, LlamaHeadBytesByHand) {
+    const Job job = llama1b();
+    const HeadWork w = head_work(job.model, job.training, job.plan);
+    const double tokens = 8192, v = 128256, h = 2048, out = v * h;  // 262,668,288 output weights
+    EXPECT_DOUBLE_EQ(w.loss_eager_fwd.upcast, 6 * tokens * v);  // logits.float(): 6,304,038,912
+    EXPECT_DOUBLE_EQ(w.loss_eager_bwd.upcast, 6 * out + 6 * tokens * h);
+    EXPECT_DOUBLE_EQ(w.loss_eager_fwd.broadcast, 16 * tokens * h);
+    // The embedding's backward: its own scatter-add (4 per token element),
+    // the fp32 zero fill (4 per weight) and, tied, the add into the output
+    // layer's gradient (12).
+    EXPECT_DOUBLE_EQ(w.embed_bytes_bwd, 4 * tokens * h + 16 * out);
+    // Untied: no add.
+    const Job untied = llama1b({"model.tie_word_embeddings=false"});
+    EXPECT_DOUBLE_EQ(head_work(untied.model, untied.training, untied.plan).embed_bytes_bwd, 4 * tokens * h + 4 * out);
+    // FSDP2 (zero 3, bf16 weights) has no autocast: none of it.
+    const Job fsdp2 = llama1b({"parallel.zero=3"});
+    const HeadWork f = head_work(fsdp2.model, fsdp2.training, fsdp2.plan);
+    EXPECT_DOUBLE_EQ(f.loss_eager_fwd.upcast, 0);
+    EXPECT_DOUBLE_EQ(f.embed_bytes_bwd, 4 * tokens * h);
+}
+
+TEST(EagerClasses, H200RatesAndGapByHand) {
+    const Calibration cal = default_calibration();
+    const Job job = llama1b();
+    const Gpu gpu = *find_gpu("h200-sxm");
+    const DeviceModel d = make_device_model(gpu, Precision::bf16, cal, device_use(job));
+    // 4,800 GB/s x 0.411 = 1,972.8 GB/s: 1 GB of upcasts takes 506.894 us
+    // against 270.898 us at memory_bound (4,800 x 0.769 = 3,691.2 GB/s).
+    EXPECT_NEAR(eager_class_extra_s(d, 1e9, 0, 0), 1e9 / 1972.8e9 - 1e9 / 3691.2e9, 1e-12);  // 235.996 us
+    EXPECT_NEAR(eager_class_extra_s(d, 0, 1e9, 0), 1e9 / 2361.6e9 - 1e9 / 3691.2e9, 1e-12);  // 152.54 us
+    EXPECT_NEAR(eager_class_extra_s(d, 0, 0, 1e9), 1e9 / 1142.4e9 - 1e9 / 3691.2e9, 1e-12);  // 604.46 us
+    EXPECT_DOUBLE_EQ(d.kernel_overhead_s, 2e-6);
+    // Compiled, or another framework: the fitted per-kernel overhead, no class rates.
+    const Job compiled = llama1b({"training.compile=true"});
+    const DeviceModel c = make_device_model(gpu, Precision::bf16, cal, device_use(compiled));
+    EXPECT_DOUBLE_EQ(c.kernel_overhead_s, cal.kernel_overhead_us * 1e-6);
+    EXPECT_DOUBLE_EQ(eager_class_extra_s(c, 1e9, 1e9, 1e9), 0);
+}
+
+}  // namespace
+}  // namespace lostflops
