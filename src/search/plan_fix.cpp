@@ -209,6 +209,8 @@ std::string plan_words(const PlanScore& s) {
     out += fmt::format(", pp {}", p.pp);
     if (!standard_mapping(p)) out += fmt::format(" ({})", schedule_info(p.schedule).name);
     else if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
+    if (p.first_stage_layers >= 0) out += fmt::format(" first {} layers", p.first_stage_layers);
+    if (p.last_stage_layers >= 0) out += fmt::format("{} last {} layers", p.first_stage_layers >= 0 ? "," : "", p.last_stage_layers);
     out += fmt::format(", dp {}", p.dp);
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
     if (p.ep > 1 && p.etp > 0) out += fmt::format(", etp {}", p.etp);  // experts only: a dense plan has none
