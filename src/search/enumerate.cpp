@@ -93,9 +93,9 @@ PipelineSchedule schedule_twin(const Job& job, const Layout& l, int launch) {
 // framework to launch (LayoutFix::launch), under a job that gives a stage
 // layout or names a schedule of another stage mapping.
 bool stage_layouts_expressible(const Job& job, const Layout& l, int launch) {
-    if (launch < 0 || l.pp < 2 || !default_split(job.plan) || !standard_mapping(job.plan) ||
-        l.schedule != kDefaultSchedule)
-        return false;
+    if (launch < 0 || l.pp < 2 || job.model.layers % l.vpp != 0 || !default_split(job.plan) ||
+        !standard_mapping(job.plan) || l.schedule != kDefaultSchedule)
+        return false;  // (a rank's layers are a multiple of vpp: stage_variants)
     const auto stack = static_cast<LaunchStack>(launch);
     if (stack != LaunchStack::megatron_core && !(stack == LaunchStack::torchtitan && l.vpp == 1)) return false;
     LaunchPlan p = launch_plan(job.plan);
