@@ -145,6 +145,13 @@ struct SearchLayout {
     // (search/enumerate.cpp schedule_twin), its own layout. one_f_one_b: the
     // job's own schedule (given or the 1F1B family), left as it is.
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    // The first and the last pipeline rank's layers where the search tries a
+    // stage layout beside the even split (search/enumerate.cpp
+    // stage_variants: the embedding's or the loss's rank one or two layers a
+    // chunk shorter); -1: not given (the job's split). The job's
+    // parallel.first_stage_layers / last_stage_layers.
+    int first_stage_layers = -1, last_stage_layers = -1;
+    bool stage_variant() const { return first_stage_layers >= 0 || last_stage_layers >= 0; }
 };
 
 // Plans within this share of the best's step time are not told apart by the

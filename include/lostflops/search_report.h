@@ -25,6 +25,10 @@ struct SearchView {
     double gpu_hour_price = 0; // money per GPU-hour for --by cost; 0: GPU-hours only
     // The whole run of the first plans (rescore_by_run), in rank order; empty: not re-scored.
     std::vector<RunCost> runs;
+    // --set arguments before each plan's own in JSON "set" (search
+    // --rank-plan: "parallel=null", the job's parallel section freed as the
+    // search freed it, as the printed commands do).
+    std::vector<std::string> set_first;
 };
 
 // Re-orders the first k sorted plans of `r` by the expected wall time of the

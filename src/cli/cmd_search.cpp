@@ -284,10 +284,12 @@ void add_search_command(CLI::App& app, int& exit_code) {
         std::signal(SIGINT, previous);
         if (r.ranked.empty() && r.counts.evaluated == 0 && r.counts.pruned_memory == 0 && !r.cancelled) refuse_fixed(*a);
         const PlanChunks plans = listing_plans(sj.job, cal, listing);
+        SearchView view = listing.view;
+        if (a->rank_plan && !a->job_path.empty()) view.set_first = {"parallel=null"};  // as best_plan_commands
         if (table) {
             std::printf("%s", search_table(sj.job, cal, r, listing.view).c_str());
         } else if (a->format == "json") {
-            search_json(sj.job, cal, r, listing.view, write_stdout, plans);
+            search_json(sj.job, cal, r, view, write_stdout, plans);
         } else {
             search_csv(sj.job, r, listing.view, write_stdout, plans);
             std::fprintf(stderr, "lostflops: %lld enumerated, %lld pruned (divisibility), %lld pruned (memory), "

@@ -13,6 +13,7 @@
 #include "interop/export_launch.h"
 #include "interop/launch_rules.h"
 #include "interop/torchtitan_flavors.h"
+#include "interop/torchtitan_stages.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/pipeline_schedules.h"
@@ -107,9 +108,14 @@ ExportResult export_torchtitan(const Job& job) {
         line("pipeline_parallel_schedule", q(schedule));
         line("pipeline_parallel_microbatch_size", std::to_string(t.micro_batch));
         // The embedding and the output not counted as layers (torchtitan's
-        // default counts each as one): an even split stays even.
-        line("pipeline_parallel_first_stage_less_layers", "0");
-        line("pipeline_parallel_last_stage_less_layers", "0");
+        // default counts each as one): an even split stays even. First / last
+        // stage layers (one stage a rank: the rule titan_stages) are the
+        // middle ranks' count less these (pipeline_parallel.py
+        // generate_llm_fqn_per_model_part: (layers + less) / pp per stage,
+        // the ends less their weights).
+        const interop::StageLess less = interop::torchtitan_stage_less(job);
+        line("pipeline_parallel_first_stage_less_layers", std::to_string(less.first));
+        line("pipeline_parallel_last_stage_less_layers", std::to_string(less.last));
         if (p.vpp > 1) {
             // ceil(layers / stages) per stage: torchtitan makes pp x vpp
             // stages of them (the rule titan_stages of lostflops/framework_rules.h).

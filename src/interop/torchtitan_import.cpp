@@ -24,6 +24,7 @@
 #include "interop/toml_subset.h"
 #include "interop/torchtitan_command.h"
 #include "interop/torchtitan_flavors.h"
+#include "interop/torchtitan_stages.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/pipeline_schedules.h"
@@ -270,9 +271,8 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                              schedule == "InterleavedZeroBubble" || schedule == "ZBVZeroBubble" ||
                              schedule == "DualPipeV";
     const int64_t layers_per_stage = c.integer({"parallelism.pipeline_parallel_layers_per_stage"}, 0, 0);
-    // torchtitan counts the embedding and the output as this many layers
-    // each (default 1) when it cuts stages (pipeline_parallel.py
-    // _get_pipeline_metadata): ceil((layers + first + last) / layers_per_stage) stages.
+    // torchtitan counts the embedding and the output as this many layers each (default 1) when it cuts
+    // stages (pipeline_parallel.py _get_pipeline_metadata): ceil((layers + first + last) / layers_per_stage).
     const int64_t first_less = c.integer({"parallelism.pipeline_parallel_first_stage_less_layers"}, 1, 0);
     const int64_t last_less = c.integer({"parallelism.pipeline_parallel_last_stage_less_layers"}, 1, 0);
     if (pp > 1 && multi_stage) {
@@ -296,6 +296,7 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                              schedule + " without pipeline_parallel_layers_per_stage: 2 stages per rank (torchtitan's default)"});
         }
     }
+    if (pp > 1 && !multi_stage) interop::torchtitan_stage_keys(layers, pp, first_less, last_less, d.parallel, notes);
     // Ours by torchtitan's name (lostflops/pipeline_schedules.h); the 1F1B
     // family follows vpp.
     const ScheduleInfo* ours = nullptr;

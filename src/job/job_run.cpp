@@ -63,6 +63,14 @@ constexpr double kMaxGBps = 1e9;
 RunSpec read_run(YAML::Node node, const std::string& file, const Cluster& cluster, const Model& model) {
     if (node && !node.IsNull() && !node.IsMap()) throw InputError(file, "run", "expected a mapping");
     YamlSection s(node, file, "run");
+    // A mean time between failures is given as its inverse here: no spelling
+    // of "mtbf" is near `gpu_failure_rate`, so it is named outright.
+    if (node && node.IsMap())
+        for (const auto& kv : node)
+            if (kv.first.IsScalar() && kv.first.Scalar().rfind("mtbf", 0) == 0)
+                throw InputError(file, "run." + kv.first.Scalar(),
+                                 "unknown key; did you mean `gpu_failure_rate`? (failures per GPU-hour: 1 / one GPU's "
+                                 "mean time between failures in hours)");
     RunSpec r;
     r.gpu_failure_rate_per_gpu_h =
         s.num_or("gpu_failure_rate", kLlama3Interruptions / (kLlama3Gpus * kLlama3Hours), 0, 1);

@@ -19,6 +19,7 @@
 #include "lostflops/walls.h"
 #include "lostflops/pipeline_schedules.h"
 #include "job/human_format.h"
+#include "report/plan_cells.h"
 
 namespace lostflops {
 
@@ -31,18 +32,11 @@ std::string recompute_text(const ParallelPlan& p) {
     return to_string(p.recompute);
 }
 
-// The vpp cell: "2V" for DualPipeV's V of two chunks (a schedule the
-// search tries beside the 1F1B family; the note under the table says so):
-// the schedule's vpp_suffix (lostflops/pipeline_schedules.h).
-std::string vpp_cell(const ParallelPlan& p) {
-    return std::to_string(p.vpp) + schedule_info(effective_schedule(p)).vpp_suffix;
-}
-
 std::string row(size_t rank, const PlanScore& s, const Wall& w, bool tie) {
     const ParallelPlan& p = s.plan;
     return fmt::format("{:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>4} {:<10} {:>2} {:>3} {:>3} {:>8.3f} {:>9.0f} {:>5.1f}% "
                        "{:>7.1f}  {} {:.2f} s{}\n",
-                       rank, p.tp, p.cp, p.pp, vpp_cell(p), p.dp, p.ep, s.micro_batch, p.zero, recompute_text(p),
+                       rank, p.tp, p.cp, pp_cell(p), vpp_cell(p), p.dp, p.ep, s.micro_batch, p.zero, recompute_text(p),
                        p.sequence_parallel ? "y" : "-", p.tp_comm_overlap ? "y" : "-", p.overlap_grad_reduce ? "y" : "-",
                        s.step_time_s, s.tokens_per_s_per_gpu, 100 * s.mfu, s.peak_bytes / (1024.0 * 1024 * 1024),
                        w.name, w.seconds, tie ? "  = tie of the best" : "");
@@ -168,7 +162,7 @@ void flush_over(fmt::memory_buffer& b, const std::function<void(std::string_view
 }
 
 nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchResult& r, const RankedPlan& rp,
-                           size_t rank, const Ties& ties) {
+                           size_t rank, const Ties& ties, const std::vector<std::string>& set_first) {
     const PlanScore s = plan_score(job, r, rp);
     const Job j = job_with_plan(job, s);
     const Wall w = costliest_wall(estimate(j, cal).breakdown);
@@ -181,35 +175,14 @@ nlohmann::json detail_json(const Job& job, const Calibration& cal, const SearchR
             {"mfu", s.mfu},
             {"peak_bytes", s.peak_bytes},
             {"costliest_wall", {{"name", w.json_key}, {"seconds", w.seconds}}},
-            {"set", plan_set_arguments(job, s)}};
+            {"set", [&] {
+                 std::vector<std::string> set = set_first;
+                 for (std::string& a : plan_set_arguments(job, s)) set.push_back(std::move(a));
+                 return set;
+             }()}};
 }
 
 }  // namespace
-
-std::vector<std::string> plan_set_arguments(const Job& job, const PlanScore& s) {
-    const ParallelPlan& p = s.plan;
-    std::vector<std::string> out = {fmt::format("parallel.tp={}", p.tp), fmt::format("parallel.cp={}", p.cp),
-                                    fmt::format("parallel.pp={}", p.pp), fmt::format("parallel.vpp={}", p.vpp)};
-    // A schedule the search tried beside the 1F1B family (SearchLayout::schedule).
-    if (!standard_mapping(p)) out.push_back(fmt::format("parallel.pipeline_schedule={}", schedule_info(p.schedule).name));
-    // The search picks the context-parallel variant (search/cp_comm_choice.h).
-    if (p.cp > 1) out.push_back(fmt::format("parallel.cp_comm_type={}", to_string(p.cp_comm_type)));
-    if (job.model.is_moe()) {
-        out.push_back(fmt::format("parallel.ep={}", p.ep));
-        out.push_back(fmt::format("parallel.etp={}", p.expert_tp()));
-        out.push_back(fmt::format("parallel.moe_dispatcher={}", to_string(p.moe_dispatcher)));
-        out.push_back(fmt::format("parallel.moe_a2a_overlap={}", p.moe_a2a_overlap));
-    }
-    out.push_back(fmt::format("parallel.zero={}", p.zero));
-    out.push_back(fmt::format("parallel.recompute={}", to_string(p.recompute)));
-    if (p.recompute == Recompute::full && p.recompute_layers >= 0)
-        out.push_back(fmt::format("parallel.recompute_layers={}", p.recompute_layers));
-    out.push_back(fmt::format("parallel.sequence_parallel={}", p.sequence_parallel));
-    out.push_back(fmt::format("parallel.tp_comm_overlap={}", p.tp_comm_overlap));
-    out.push_back(fmt::format("parallel.overlap_grad_reduce={}", p.overlap_grad_reduce));
-    out.push_back(fmt::format("training.micro_batch_size={}", s.micro_batch));
-    return out;
-}
 
 Wall costliest_wall(const Breakdown& b) {
     Wall w;
@@ -259,6 +232,19 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
                 out += fmt::format("  vpp {}{}: {}\n", si.search_twin_vpp, si.vpp_suffix, si.search_note);
                 break;
             }
+    // A note for each stage layout listed (its ranks), the first three.
+    std::vector<std::pair<const ParallelPlan*, std::string>> stages;
+    for (size_t i = 0; i < listed.size(); ++i) {
+        const ParallelPlan& p = listed[i].plan;
+        if (!stage_layout_given(p)) continue;
+        auto it = std::find_if(stages.begin(), stages.end(), [&](const auto& s) {
+            return s.first->pp == p.pp && s.first->first_stage_layers == p.first_stage_layers &&
+                   s.first->last_stage_layers == p.last_stage_layers;
+        });
+        if (it == stages.end()) it = stages.insert(stages.end(), {&p, ""});
+        it->second += fmt::format("{}#{}", it->second.empty() ? "" : ", ", i + 1);
+    }
+    for (size_t i = 0; i < stages.size() && i < 3; ++i) out += stage_note(job, stages[i].second, *stages[i].first);
     out += near_identical(job, listed, ties);
     if (listed.size() >= 2) out += "  " + runner_up_line(job, cal, listed[0], listed[1]);
     std::vector<RankedScore> candidates;
@@ -338,9 +324,9 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
                                  {"tie_min_tokens_per_s_per_gpu", ties.min_tokens}};
     nlohmann::json top = nlohmann::json::array(), others = nlohmann::json::array();
     for (size_t i = 0; i < std::min(v.top, r.sorted); ++i)
-        top.push_back(detail_json(job, cal, r, r.ranked[i], i + 1, ties));
+        top.push_back(detail_json(job, cal, r, r.ranked[i], i + 1, ties, v.set_first));
     for (size_t i = 0; i < std::min(v.other_shapes, r.other_shapes.size()); ++i)
-        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, i, v.by), ties));
+        others.push_back(detail_json(job, cal, r, r.other_shapes[i], rank_of(r, i, v.by), ties, v.set_first));
     head["top"] = top;
     if (!v.runs.empty()) {
         head["run_rescored_plans"] = v.runs.size();
@@ -373,20 +359,22 @@ void search_csv(const Job& job, const SearchResult& r, const SearchView& v,
                 const std::function<void(std::string_view)>& write, const PlanChunks& plans) {
     write("rank,tp,cp,pp,dp,vpp,ep,micro_batch_size,zero,recompute,recompute_layers,sequence_parallel,"
           "tp_comm_overlap,overlap_grad_reduce,step_time_s,tokens_per_s_per_gpu,mfu,peak_bytes,etp,moe_dispatcher,cp_comm_type,"
-          "moe_a2a_overlap,pipeline_schedule\n");
+          "moe_a2a_overlap,pipeline_schedule,first_stage_layers,last_stage_layers\n");
     fmt::memory_buffer b;
     size_t rank = 0;
     chunks_of(r, v, plans)([&](const SearchResult& c, size_t n) {
         for (size_t i = 0; i < n; ++i) {
             const PlanScore s = plan_score(job, c, c.ranked[i]);
             const ParallelPlan& p = s.plan;
-            fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, p.tp,
+            const auto stage = [](int n) { return n >= 0 ? std::to_string(n) : std::string(); };
+            fmt::format_to(std::back_inserter(b), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, p.tp,
                            p.cp, p.pp, p.dp, p.vpp, p.ep, s.micro_batch, p.zero, to_string(p.recompute),
                            p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers)
                                                                                       : "",
                            p.sequence_parallel, p.tp_comm_overlap, p.overlap_grad_reduce, s.step_time_s,
                            s.tokens_per_s_per_gpu, s.mfu, s.peak_bytes, p.expert_tp(), to_string(p.moe_dispatcher),
-                           to_string(p.cp_comm_type), p.moe_a2a_overlap, schedule_info(effective_schedule(p)).name);
+                           to_string(p.cp_comm_type), p.moe_a2a_overlap, schedule_info(effective_schedule(p)).name,
+                           stage(p.first_stage_layers), stage(p.last_stage_layers));
             flush_over(b, write);
         }
     });

@@ -19,10 +19,15 @@
 //     schedule, vpp > 1 when pp > 1 and a dispatcher other than a fixed
 //     allgather (lostflops/framework_rules.h a2a_overlap_setup): one more
 //     layout each, visited right after its twin;
+//   where the framework says a stage layout (Megatron-Core; torchtitan with
+//     one stage a rank) and the job gives none, a layout of pp > 1 also with
+//     its first / last rank 1 or 2 layers a chunk shorter (stage_variants:
+//     at most 3 more per layout), each its own layout after its a2a twins;
 //   with LayoutFix::launch, the layout rules of that framework
 //     (lostflops/framework_rules.h; launchable() below).
 #include "search/enumerate.h"
 
+#include "job/stage_layout.h"
 #include "job/validate.h"
 #include "lostflops/pipeline_schedules.h"
 
@@ -77,6 +82,75 @@ PipelineSchedule schedule_twin(const Job& job, const Layout& l, int launch) {
         if (!first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false)) return si.id;
     }
     return kDefaultSchedule;
+}
+
+// Whether the framework the search launches for can say a layout's first /
+// last stage layers: Megatron-Core's --decoder-first/last-pipeline-num-layers
+// (any vpp), torchtitan's pipeline_parallel_first/last_stage_less_layers
+// (one stage a rank: with more, only the first and the last virtual stage
+// get fewer layers, which is not this split), each by the framework rules'
+// custom-stage checks (lostflops/framework_rules.h); none without a
+// framework to launch (LayoutFix::launch), under a job that gives a stage
+// layout or names a schedule of another stage mapping.
+bool stage_layouts_expressible(const Job& job, const Layout& l, int launch) {
+    if (launch < 0 || l.pp < 2 || job.model.layers % l.vpp != 0 || !default_split(job.plan) ||
+        !standard_mapping(job.plan) || l.schedule != kDefaultSchedule)
+        return false;  // (a rank's layers are a multiple of vpp: stage_variants)
+    const auto stack = static_cast<LaunchStack>(launch);
+    if (stack != LaunchStack::megatron_core && !(stack == LaunchStack::torchtitan && l.vpp == 1)) return false;
+    LaunchPlan p = launch_plan(job.plan);
+    p.tp = l.tp, p.cp = l.cp, p.pp = l.pp, p.dp = l.dp, p.vpp = l.vpp, p.ep = l.ep, p.etp = l.etp;
+    p.custom_stages = true;
+    p.moe_a2a_overlap = l.a2a_overlap;
+    return !first_rule_break(job.model, p, stack, false);
+}
+
+// Whether chunks of `first` layers on rank 0, `last` on rank pp - 1 and
+// `middle` on the others are the default split (job/stage_layout.h
+// layers_on, which shortens the end stages when pp x vpp does not divide
+// the layers): then the layout is the base one, evaluated already.
+bool same_as_default_split(int layers, int pp, int vpp, int first, int middle, int last) {
+    for (int c = 0; c < vpp; ++c)
+        for (int r = 0; r < pp; ++r)
+            if (layers_on(layers, pp, vpp, r, c) != (r == 0 ? first : r == pp - 1 ? last : middle)) return false;
+    return true;
+}
+
+// The stage layouts an engineer tries beside the even split: the first rank
+// (the embedding's) and the last (the loss's) each 0, 1 or 2 layers a chunk
+// shorter than the others, not both 0, where the other ranks then split the
+// rest evenly (Megatron-Core's get_num_layers_to_build: every rank's layers
+// a multiple of vpp) -- which also makes layer counts that pp does not
+// divide possible without a layout string. With c layers a middle chunk,
+// vpp x (pp x c - a - b) = layers, so for pp >= 5 only a + b = the one value
+// in 1..4 that pp divides layers / vpp + a + b by: at most 3 variants (as
+// for pp 2, 3 and 4). pp 2: one rank given (the shorter; the other takes the
+// rest), variants equal in their layers counted once. Calls visit(first,
+// last) with -1 for a rank not given.
+template <class Visit>
+void stage_variants(int layers, int pp, int vpp, Visit&& visit) {
+    if (pp < 2 || layers % vpp != 0) return;
+    const int per_chunk_row = layers / vpp;  // the layers of chunk c on every rank together
+    int seen_first[8], seen = 0;             // pp 2: the first rank's layers of each visited
+    for (int sum = 1; sum <= 4; ++sum) {
+        if ((per_chunk_row + sum) % pp != 0) continue;
+        const int c = (per_chunk_row + sum) / pp;
+        for (int a = std::max(0, sum - 2); a <= std::min(2, sum); ++a) {
+            const int b = sum - a;
+            if (c - a < 1 || c - b < 1) continue;
+            if (same_as_default_split(layers, pp, vpp, c - a, c, c - b)) continue;  // priced already
+            if (pp == 2) {
+                if (a == b) continue;  // the even split
+                const int first = vpp * (c - a);
+                if (std::find(seen_first, seen_first + seen, first) != seen_first + seen) continue;
+                seen_first[seen++] = first;
+                if (a > b) visit(first, -1);
+                else visit(-1, vpp * (c - b));
+                continue;
+            }
+            visit(a > 0 ? vpp * (c - a) : -1, b > 0 ? vpp * (c - b) : -1);
+        }
+    }
 }
 
 // The framework's rules that do not depend on zero (those are knob_set's).
@@ -205,6 +279,23 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
                         visit(l);
                     }
                     l.a2a_overlap = false;
+                    // The same layout with its end ranks shorter, where the framework says it.
+                    if (stage_layouts_expressible(job, l, fix.launch)) {
+                        for (int a = 0; a <= 1; ++a) {
+                            if (a == 1 && !overlap) break;
+                            if (fix.a2a_overlap >= 0 && fix.a2a_overlap != a) continue;
+                            l.a2a_overlap = a == 1;
+                            stage_variants(m.layers, s.pp, vpp, [&](int first, int last) {
+                                l.first_stage_layers = first;
+                                l.last_stage_layers = last;
+                                ++counts.candidates;
+                                ++counts.valid;
+                                visit(l);
+                            });
+                        }
+                        l.first_stage_layers = l.last_stage_layers = -1;
+                        l.a2a_overlap = false;
+                    }
                     // The same layout under the other schedule the framework has.
                     if (const PipelineSchedule twin = schedule_twin(job, l, fix.launch);
                         twin != kDefaultSchedule && fix.a2a_overlap != 1) {
@@ -245,6 +336,10 @@ void apply_layout(ParallelPlan& p, const Layout& l) {
     p.moe_dispatcher = l.dispatcher;
     p.cp_comm_type = l.cp_comm_type;
     p.moe_a2a_overlap = l.a2a_overlap;
+    if (l.stage_variant()) {
+        p.first_stage_layers = l.first_stage_layers;
+        p.last_stage_layers = l.last_stage_layers;
+    }
     if (l.schedule != kDefaultSchedule) {
         p.schedule = l.schedule;
         p.schedule_given = true;  // its rules (micro-batches, stage mapping) checked as a named one

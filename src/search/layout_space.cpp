@@ -20,6 +20,18 @@ int64_t PlanCounter::range(const Layout& l, int vpp_last) {
         pp_ = l.pp;
         sums_.clear();
     }
+    const auto plans_of = [&](const Layout& at) {
+        job_.plan.schedule = base_schedule_;  // a schedule twin's is its own (apply_layout)
+        job_.plan.schedule_given = base_schedule_given_;
+        job_.plan.first_stage_layers = base_first_;  // a stage variant's are its own
+        job_.plan.last_stage_layers = base_last_;
+        apply_layout(job_.plan, at);
+        job_.training.micro_batch = at.micro_batch;
+        return knob_set(job_, fix_).count();
+    };
+    // A stage variant's layers are those of its vpp alone (enumerate.cpp
+    // stage_variants visits each, never a run of them): counted as it is.
+    if (l.stage_variant() && vpp_last == l.vpp) return plans_of(l);
     auto it = std::find_if(sums_.begin(), sums_.end(), [&](const Sums& s) {
         return s.ep == l.ep && s.etp == l.etp && s.a2a == l.a2a_overlap && s.schedule == l.schedule;
     });
@@ -28,11 +40,7 @@ int64_t PlanCounter::range(const Layout& l, int vpp_last) {
     while (static_cast<int>(sum.size()) <= vpp_last) {
         Layout at = l;
         at.vpp = static_cast<int>(sum.size());
-        job_.plan.schedule = base_schedule_;  // a schedule twin's is its own (apply_layout)
-        job_.plan.schedule_given = base_schedule_given_;
-        apply_layout(job_.plan, at);
-        job_.training.micro_batch = at.micro_batch;
-        sum.push_back(sum.back() + knob_set(job_, fix_).count());
+        sum.push_back(sum.back() + plans_of(at));
     }
     return sum[static_cast<size_t>(vpp_last)] - sum[static_cast<size_t>(l.vpp - 1)];
 }

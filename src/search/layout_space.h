@@ -18,11 +18,12 @@ namespace lostflops::search {
 // Megatron-LM's ZeRO 3 look at ep: lostflops/framework_rules.h), not on the
 // micro-batch, so the counts of the current shape are kept per (ep, etp,
 // a2a overlap, schedule twin) and vpp (as running sums, for runs of
-// rejected candidates).
+// rejected candidates); a stage variant, one vpp's own, is counted apart.
 class PlanCounter {
 public:
     PlanCounter(const Job& job, const PlanFix& fix)
-        : job_(job), fix_(fix), base_schedule_(job.plan.schedule), base_schedule_given_(job.plan.schedule_given) {}
+        : job_(job), fix_(fix), base_schedule_(job.plan.schedule), base_schedule_given_(job.plan.schedule_given),
+          base_first_(job.plan.first_stage_layers), base_last_(job.plan.last_stage_layers) {}
     int64_t operator()(const Layout& l) { return range(l, l.vpp); }
     // The plans of `l` for every vpp from l.vpp to vpp_last.
     int64_t range(const Layout& l, int vpp_last);
@@ -34,6 +35,7 @@ private:
     const PlanFix& fix_;
     PipelineSchedule base_schedule_;
     bool base_schedule_given_;
+    int base_first_, base_last_;  // the job's stage layers (a stage variant's are its own)
     int tp_ = 0, cp_ = 0, pp_ = 0;
     // Per (ep, etp, a2a overlap, schedule twin) of the current shape: sum[v],
     // the plans of vpp 1 .. v.

@@ -1,6 +1,7 @@
 // Fixed settings of a search: from the job's parallel section (the keys it
 // gives) and from --fix / --compare text ("tp=8,zero=1"), with the job file's
 // spellings and ranges (job/job_sections.cpp read_parallel).
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -209,6 +210,12 @@ std::string plan_words(const PlanScore& s) {
     out += fmt::format(", pp {}", p.pp);
     if (!standard_mapping(p)) out += fmt::format(" ({})", schedule_info(p.schedule).name);
     else if (p.vpp > 1) out += fmt::format(" (vpp {})", p.vpp);
+    // A stage layout: "pp 4 (first 7, last 7 layers)".
+    if (p.first_stage_layers >= 0 && p.last_stage_layers >= 0)
+        out += fmt::format(" (first {}, last {} layers)", p.first_stage_layers, p.last_stage_layers);
+    else if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0)
+        out += fmt::format(" ({} {} layers)", p.first_stage_layers >= 0 ? "first" : "last",
+                           std::max(p.first_stage_layers, p.last_stage_layers));
     out += fmt::format(", dp {}", p.dp);
     if (p.ep > 1) out += fmt::format(", ep {}", p.ep);
     if (p.ep > 1 && p.etp > 0) out += fmt::format(", etp {}", p.etp);  // experts only: a dense plan has none

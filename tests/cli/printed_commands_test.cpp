@@ -72,6 +72,15 @@ TEST_F(PrintedCommands, RankPlanCommandsDropTheJobsParallelSection) {
     const auto json = test::run_cli("--quiet search " + path + " --rank-plan --top 1 --format json");
     ASSERT_EQ(json.code, 0) << json.err;
     const double best_s = nlohmann::json::parse(json.out).at("top").at(0).at("step_time_s").get<double>();
+    // Its JSON "set" frees the section too, as the printed line does: estimate gives the plan's step.
+    const nlohmann::json set = nlohmann::json::parse(json.out).at("top").at(0).at("set");
+    ASSERT_FALSE(set.empty());
+    EXPECT_EQ(set.at(0).get<std::string>(), "parallel=null");
+    std::string args;
+    for (const auto& a : set) args += " --set " + a.get<std::string>();
+    const auto e = test::run_cli("--quiet estimate " + path + args + " --format json");
+    ASSERT_EQ(e.code, 0) << args << "\n" << e.err;
+    EXPECT_DOUBLE_EQ(nlohmann::json::parse(e.out).at("step_time_s").get<double>(), best_s) << args;
     const auto s = test::run_cli("--quiet search " + path + " --rank-plan --top 1");
     ASSERT_EQ(s.code, 0) << s.err;
     const auto cmds = printed_commands(s.out);

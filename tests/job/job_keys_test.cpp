@@ -77,6 +77,8 @@ TEST(JobKeys, EverySectionSuggests) {
         {"  precision: bf16", "  precison: bf16", "training.precison", "`precision`"},
         {"  pp: 2", "  pp: 2\n  sequence_paralel: true", "parallel.sequence_paralel", "`sequence_parallel`"},
         {"  pp: 2", "  pp: 2\nrun:\n  spare_node: 1", "run.spare_node", "`spare_nodes`"},
+        // An MTBF is the failure rate's inverse: no spelling of it is near the key.
+        {"  pp: 2", "  pp: 2\nrun:\n  mtbf_hours: 50000", "run.mtbf_hours", "`gpu_failure_rate`"},
     };
     for (const auto& c : cases) {
         const InputError e = error_of(replaced(small_job_text(), c.from, c.to));

@@ -35,6 +35,8 @@ std::map<Key, double> every_plan(const Job& job, const SearchResult& r) {
     std::map<Key, double> out;
     for (const RankedPlan& rp : r.ranked) {
         const PlanScore s = plan_score(job, r, rp);
+        // Stage layouts are tried only for a framework that says them (StageLayoutSearch.*).
+        if (s.plan.first_stage_layers >= 0 || s.plan.last_stage_layers >= 0) continue;
         out[key_of(s)] = s.step_time_s;
     }
     return out;

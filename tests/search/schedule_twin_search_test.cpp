@@ -11,6 +11,7 @@
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/search.h"
 #include "lostflops/search_report.h"
+#include "every_plan.h"
 
 namespace lostflops {
 namespace {
@@ -33,12 +34,7 @@ struct Found {
 Found search_all(const std::string& text) {
     Found f;
     f.sj = parse_search_job(text, "test.yaml", {}, SearchJobPlan::fixed_where_given);
-    SearchOptions o;
-    o.fix = plan_fix_from(f.sj);
-    o.threads = 2;
-    f.result = search_plans(f.sj.job, default_calibration(), o);
-    EXPECT_EQ(f.result.counts.enumerated, f.result.counts.pruned_divisibility + f.result.counts.pruned_memory +
-                                              f.result.counts.evaluated + f.result.counts.skipped);
+    f.result = test::search_every_plan(f.sj);
     for (const RankedPlan& rp : f.result.ranked) {
         const PipelineSchedule s = effective_schedule(plan_score(f.sj.job, f.result, rp).plan);
         f.dualpipev += s == PipelineSchedule::dualpipev ? 1 : 0;
