@@ -56,6 +56,54 @@
 
 namespace lostflops {
 
+namespace {
+
+// transformers 5.17's grouped_mm experts under autocast (integrations/moe.py
+// grouped_mm_experts_forward; _grouped_mm is off autocast's cast list, so
+// with fp32 weights the routed copies stay fp32, 4 bytes an element), per
+// layer forward, S = tokens x top_k routed copies, h hidden, f expert width,
+// read + write bytes per element, the operators and kernels as the Qwen3-MoE
+// trace (shared/traces/h200/h200-qwen3-moe-4l-s4096-b1-autocast.json.gz)
+// runs them (a 5.x moe.py read masks after the routing multiply instead of
+// after each grouped GEMM; 5.17's trace has the latter):
+//   copies [S, h]: hidden_states[perm // k] gather (8; vectorized_gather),
+//     masked_fill_ of the sentinel rows in place (8; elementwise_kernel<128,
+//     2>, broadcast), masked_fill on the down output (out of place: a DtoD
+//     copy 8 and the fill 8), * routing weight (bf16 [S, 1] broadcast into
+//     fp32: 8; elementwise_kernel<128, 4> with casts, the strided class),
+//     weighted_out[inv_perm] (8), view(T, k, h).sum(1) (reads 4 per copy,
+//     writes 4 per token): 52 per copy element, 4 per token element;
+//   expert width [S, 2f] / [S, f]: masked_fill on the gate_up output (copy
+//     and fill, 16 per element of 2f = 32 per f), SiLU on the gate half
+//     (8), SiLU(gate) * up (12): 52 per copy and f.
+// The eager stack's count (layer_work.cpp) has 8 (bf16 permutation) and 10
+// (SwiGLU) for them; the rest is added here. Of the bytes, the fills, SiLU
+// and the product run on the broadcast path (16 per copy element, 36 per
+// f), the routing multiply on the strided one (8). Backward twice the
+// forward, as every layer's (the trace: MaskedFillBackward0 copy + fill,
+// IndexBackward0, SiluBackward0, the multiplies' backward).
+// The trace: 1.55 ms of these kernels per layer forward.
+void add_autocast_moe_traffic(const LayerKind& k, double tokens, double h, LayerWork& w) {
+    const double copies = tokens * k.moe.top_k;
+    const double f = static_cast<double>(k.moe.expert.ffn);
+    const double added = copies * h * (52.0 - 8.0) + tokens * h * 4.0 + copies * f * (52.0 - 10.0);
+    const double broadcast = copies * h * 16.0 + copies * f * 36.0;
+    const double strided = copies * h * 8.0;
+    w.mem_bytes_fwd += added;
+    w.mem_bytes_bwd += 2 * added;
+    w.eager_fwd.broadcast += broadcast;
+    w.eager_bwd.broadcast += 2 * broadcast;
+    w.eager_fwd.strided += strided;
+    w.eager_bwd.strided += 2 * strided;
+    // 11 kernels (gather, masked_fill_, two copies and fills, SiLU, product,
+    // routing multiply, inverse gather, sum) against the stack's 6 (its four
+    // permutation kernels, SiLU and the product).
+    w.kernels_fwd += 5;
+    w.kernels_bwd += 10;
+}
+
+}  // namespace
+
 void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks,
                           bool rms_norm, LayerWork& w) {
     double casts = 0;  // linears fed an fp32 activation
@@ -88,6 +136,7 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
     w.eager_bwd.upcast += weights + tokens * h * casts * 6.0 + tokens * rope_elems * 6.0;
     w.eager_bwd.broadcast += tokens * h * rms * 28.0;
     w.eager_bwd.strided += tokens * rope_elems * 2.0;
+    if (k.is_moe()) add_autocast_moe_traffic(k, tokens, h, w);
 }
 
 // The same recipe under torch.compile: Inductor fuses each pointwise chain

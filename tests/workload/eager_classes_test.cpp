@@ -92,5 +92,45 @@ TEST(EagerClasses, H200RatesAndGapByHand) {
     EXPECT_DOUBLE_EQ(eager_class_extra_s(c, 1e9, 1e9, 1e9), 0);
 }
 
+// A Qwen3-MoE-like layer (hidden 256, 8 experts of width 128) under autocast:
+// each routed copy costs transformers 5.17's grouped_mm experts block in
+// fp32, 52 bytes per copy element of h and 52 per element of f forward
+// (eager_traffic.cpp), against 8 + 10 on the bf16 eager stacks.
+Job moe_layer(int top_k, const std::string& framework) {
+    return parse_job("model: {model_type: qwen3_moe, num_hidden_layers: 1, hidden_size: 256,\n"
+                     "  num_attention_heads: 4, num_key_value_heads: 4, head_dim: 64, num_experts: 8,\n"
+                     "  num_experts_per_tok: " + std::to_string(top_k) + ", moe_intermediate_size: 128,\n"
+                     "  intermediate_size: 512, vocab_size: 1000}\n"
+                     "cluster: {gpu: h200-sxm, num_gpus: 1}\n"
+                     "training: {seq_length: 1024, global_batch_size: 1, micro_batch_size: 1, framework: " +
+                         framework + "}\n"
+                     "parallel: {zero: 0, recompute: none}\n",
+                     "moe.yaml");
+}
+
+LayerWork moe_work(int top_k, const std::string& framework) {
+    const Job j = moe_layer(top_k, framework);
+    return layer_work(j.model, j.model.kind(0), j.training, j.plan);
+}
+
+TEST(EagerClasses, MoeRoutedCopiesByHand) {
+    // Top 4 against top 2 over 1,024 tokens: 2,048 more routed copies of
+    // h 256 and f 128. Forward 2,048 x 52 x (256 + 128) = 40,894,464 bytes
+    // (router, casts and the token sum do not depend on top_k); backward twice.
+    const LayerWork a = moe_work(2, "hf"), b = moe_work(4, "hf");
+    const double copies = 2048, h = 256, f = 128;
+    EXPECT_DOUBLE_EQ(b.mem_bytes_fwd - a.mem_bytes_fwd, copies * 52 * (h + f));
+    EXPECT_DOUBLE_EQ(b.mem_bytes_bwd - a.mem_bytes_bwd, 2 * copies * 52 * (h + f));
+    // Fills, SiLU and product on the broadcast path: 16 per h, 36 per f
+    // (14,680,064); the routing multiply on the strided one: 8 per h (4,194,304).
+    EXPECT_DOUBLE_EQ(b.eager_fwd.broadcast - a.eager_fwd.broadcast, copies * (16 * h + 36 * f));
+    EXPECT_DOUBLE_EQ(b.eager_fwd.strided - a.eager_fwd.strided, copies * 8 * h);
+    EXPECT_DOUBLE_EQ(b.eager_bwd.strided - a.eager_bwd.strided, 2 * copies * 8 * h);
+    // Another framework (bf16 eager, Megatron-style permutation): 8 + 10 only.
+    const LayerWork c = moe_work(2, "fsdp"), d = moe_work(4, "fsdp");
+    EXPECT_DOUBLE_EQ(d.mem_bytes_fwd - c.mem_bytes_fwd, copies * (8 * h + 10 * f));
+    EXPECT_DOUBLE_EQ(d.eager_fwd.strided - c.eager_fwd.strided, 0);
+}
+
 }  // namespace
 }  // namespace lostflops
