@@ -76,30 +76,38 @@ namespace {
 //   expert width [S, 2f] / [S, f]: masked_fill on the gate_up output (copy
 //     and fill, 16 per element of 2f = 32 per f), SiLU on the gate half
 //     (8), SiLU(gate) * up (12): 52 per copy and f.
-// The eager stack's count (layer_work.cpp) has 8 (bf16 permutation) and 10
-// (SwiGLU) for them; the rest is added here. Of the bytes, the fills, SiLU
-// and the product run on the broadcast path (16 per copy element, 36 per
-// f), the routing multiply on the strided one (8). Backward twice the
-// forward, as every layer's (the trace: MaskedFillBackward0 copy + fill,
-// IndexBackward0, SiluBackward0, the multiplies' backward).
 // The trace: 1.55 ms of these kernels per layer forward.
+// Backward, from the trace's autograd nodes: SumBackward's expand copied by
+// ViewBackward0 (read 4 per token, write 4 per copy element: broadcast path),
+// IndexBackward0 of the inverse gather (zero fill 4, accumulate: read 4,
+// read + write 8), the routing multiply's MulBackward0 (grad x weight 8 on
+// the strided path, grad x out 12, the sum over h 4), two MaskedFillBackward0
+// on [S, h] (copy 8 + fill 8 each), IndexBackward0 of the first gather
+// (accumulate 12 per copy, zero fill 4 per token): 88 per copy element of h,
+// 8 per token element; per f: the product's two multiplies (2 x 12),
+// SiluBackward0 (12), SplitBackward0's cat (16), MaskedFillBackward0 on
+// [S, 2f] (32): 84. The trace per layer: 2.50 ms backward against 1.55 ms
+// forward (1.6 times; these counts 1.7 times the forward's bytes).
+// The eager stack's count (layer_work.cpp) has 8 (bf16 permutation) and 10
+// (SwiGLU) forward for them, twice that backward; the rest is added here.
+// The fills, SiLU, the products and the expand run on the broadcast path,
+// the routing multiply (forward, and its grad x weight) on the strided one.
 void add_autocast_moe_traffic(const LayerKind& k, double tokens, double h, LayerWork& w) {
     const double copies = tokens * k.moe.top_k;
     const double f = static_cast<double>(k.moe.expert.ffn);
-    const double added = copies * h * (52.0 - 8.0) + tokens * h * 4.0 + copies * f * (52.0 - 10.0);
-    const double broadcast = copies * h * 16.0 + copies * f * 36.0;
-    const double strided = copies * h * 8.0;
-    w.mem_bytes_fwd += added;
-    w.mem_bytes_bwd += 2 * added;
-    w.eager_fwd.broadcast += broadcast;
-    w.eager_bwd.broadcast += 2 * broadcast;
-    w.eager_fwd.strided += strided;
-    w.eager_bwd.strided += 2 * strided;
-    // 11 kernels (gather, masked_fill_, two copies and fills, SiLU, product,
-    // routing multiply, inverse gather, sum) against the stack's 6 (its four
-    // permutation kernels, SiLU and the product).
+    w.mem_bytes_fwd += copies * h * (52.0 - 8.0) + tokens * h * 4.0 + copies * f * (52.0 - 10.0);
+    w.mem_bytes_bwd += copies * h * (88.0 - 16.0) + tokens * h * 8.0 + copies * f * (84.0 - 20.0);
+    w.eager_fwd.broadcast += copies * h * 16.0 + copies * f * 36.0;
+    w.eager_bwd.broadcast += copies * h * 20.0 + copies * f * 52.0;
+    w.eager_fwd.strided += copies * h * 8.0;
+    w.eager_bwd.strided += copies * h * 8.0;
+    // Forward 11 kernels (gather, masked_fill_, two copies and fills, SiLU,
+    // product, routing multiply, inverse gather, sum) against the stack's 6
+    // (its four permutation kernels, SiLU and the product); backward 18
+    // (expand, two zero fills and accumulates, three for the routing
+    // multiply, three copies and fills, two products, SiLU, cat) against 12.
     w.kernels_fwd += 5;
-    w.kernels_bwd += 10;
+    w.kernels_bwd += 6;
 }
 
 }  // namespace

@@ -116,16 +116,19 @@ LayerWork moe_work(int top_k, const std::string& framework) {
 TEST(EagerClasses, MoeRoutedCopiesByHand) {
     // Top 4 against top 2 over 1,024 tokens: 2,048 more routed copies of
     // h 256 and f 128. Forward 2,048 x 52 x (256 + 128) = 40,894,464 bytes
-    // (router, casts and the token sum do not depend on top_k); backward twice.
+    // (router, casts and the token terms do not depend on top_k); backward
+    // 88 per h and 84 per f: 2,048 x (22,528 + 10,752) = 68,157,440.
     const LayerWork a = moe_work(2, "hf"), b = moe_work(4, "hf");
     const double copies = 2048, h = 256, f = 128;
     EXPECT_DOUBLE_EQ(b.mem_bytes_fwd - a.mem_bytes_fwd, copies * 52 * (h + f));
-    EXPECT_DOUBLE_EQ(b.mem_bytes_bwd - a.mem_bytes_bwd, 2 * copies * 52 * (h + f));
+    EXPECT_DOUBLE_EQ(b.mem_bytes_bwd - a.mem_bytes_bwd, copies * (88 * h + 84 * f));
     // Fills, SiLU and product on the broadcast path: 16 per h, 36 per f
-    // (14,680,064); the routing multiply on the strided one: 8 per h (4,194,304).
+    // (14,680,064) forward, 20 and 52 backward (24,117,248); the routing
+    // multiply on the strided one: 8 per h (4,194,304) each way.
     EXPECT_DOUBLE_EQ(b.eager_fwd.broadcast - a.eager_fwd.broadcast, copies * (16 * h + 36 * f));
+    EXPECT_DOUBLE_EQ(b.eager_bwd.broadcast - a.eager_bwd.broadcast, copies * (20 * h + 52 * f));
     EXPECT_DOUBLE_EQ(b.eager_fwd.strided - a.eager_fwd.strided, copies * 8 * h);
-    EXPECT_DOUBLE_EQ(b.eager_bwd.strided - a.eager_bwd.strided, 2 * copies * 8 * h);
+    EXPECT_DOUBLE_EQ(b.eager_bwd.strided - a.eager_bwd.strided, copies * 8 * h);
     // Another framework (bf16 eager, Megatron-style permutation): 8 + 10 only.
     const LayerWork c = moe_work(2, "fsdp"), d = moe_work(4, "fsdp");
     EXPECT_DOUBLE_EQ(d.mem_bytes_fwd - c.mem_bytes_fwd, copies * (8 * h + 10 * f));
