@@ -117,7 +117,7 @@ inline constexpr std::array<FrameworkRule, 30> kFrameworkRules{{
      "Megatron-LM megatron/core/pipeline_parallel/combined_1f1b.py (Megatron-Core models only)", false},
     // torchtitan.
     {LaunchStack::torchtitan, RuleCheck::schedule_runs, "parallel.pipeline_schedule",
-     "pipeline schedules are 1F1B, Interleaved1F1B and DualPipeV (torch.distributed.pipelining "
+     "pipeline schedules are 1F1B, Interleaved1F1B, DualPipeV and ZBVZeroBubble (torch.distributed.pipelining "
      "has no single-stage zero-bubble schedule and no two-chunk DualPipe)",
      "torchtitan torchtitan/distributed/pipeline_parallel.py _build_pipeline_schedule, "
      "_get_pp_rank_to_stage_indices_mapping", false},

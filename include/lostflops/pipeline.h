@@ -14,7 +14,8 @@
 // forward and backward passes, and is the reference the closed form is tested
 // against. Zero-bubble ZB-H1 and DualPipe / DualPipeV (PipelineInput::schedule;
 // the table in lostflops/pipeline_schedules.h) run their own orders with B, W
-// and F&B passes (schedule/schedule_order.cpp) and closed forms
+// and F&B passes (schedule/schedule_order.cpp; ZB-V's schedule/zbv_order.cpp)
+// and closed forms
 // (schedule/schedule_closed_form.cpp).
 #pragma once
 
@@ -30,7 +31,7 @@ struct PipelineInput {
     // dualpipe and dualpipev run 2 chunks: dualpipe's chunk 0 is stage r of
     // the micro-batches entering at rank 0, chunk 1 stage p-1-r of those
     // entering at rank p-1 (m/2 each); dualpipev's chunk 1 is virtual stage
-    // 2p-1-r of one V-shaped pipeline.
+    // 2p-1-r of one V-shaped pipeline (zbv's too).
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
     int stages = 1;          // p >= 1
     int chunks = 1;          // v >= 1
@@ -100,6 +101,9 @@ struct DualAlive {
     int chunk0 = 0, chunk1 = 0;
 };
 DualAlive dual_alive(PipelineSchedule schedule, int stages, int rank);
+// The same for zbv (any m): min(2p - 1 - r, m) of chunk 0 and min(r + 1, m)
+// of chunk 1 (schedule/zbv_order.cpp; tests hold it against the order).
+DualAlive zbv_alive(int stages, int micro_batches, int rank);
 
 // F&B pairs a rank of dualpipe / dualpipev runs (the rest of its passes run
 // alone): from the step counts of deepseek-ai/DualPipe.

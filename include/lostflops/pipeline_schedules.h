@@ -29,12 +29,13 @@ namespace lostflops {
 // The family of a schedule's order, which fixes its closed form
 // (schedule/schedule_closed_form.cpp), its simulation and its in-flight rule
 // (estimate/inflight.cpp): Megatron-LM's 1F1B (pipeline_order.cpp), ZB-H1's
-// delayed W, DualPipe's eight steps (schedule_order.cpp).
-enum class ScheduleOrder { megatron_1f1b, zero_bubble_h1, dual_pipe };
+// delayed W, DualPipe's eight steps (schedule_order.cpp), ZB-V's F, B, W over
+// a V (zbv_order.cpp).
+enum class ScheduleOrder { megatron_1f1b, zero_bubble_h1, dual_pipe, zero_bubble_v };
 
 // Which model stages rank r holds: virtual stage c p + r for chunk c
 // (standard), stages r and p-1-r of two pipelines (mirrored: dualpipe), or
-// virtual stages r and 2p-1-r of one V (v_shape: dualpipev).
+// virtual stages r and 2p-1-r of one V (v_shape: dualpipev, zbv).
 enum class StageMapping { standard, mirrored, v_shape };
 
 constexpr unsigned launch_stacks(std::initializer_list<LaunchStack> stacks) {
@@ -74,7 +75,7 @@ struct ScheduleInfo {
 // Framework sources: Megatron-LM megatron/core/pipeline_parallel/schedules.py
 // get_forward_backward_func (1F1B and interleaved 1F1B); torchtitan
 // torchtitan/distributed/pipeline_parallel.py _build_pipeline_schedule (1F1B,
-// Interleaved1F1B, DualPipeV); DeepSpeed deepspeed/runtime/pipe/schedule.py
+// Interleaved1F1B, DualPipeV, ZBVZeroBubble); DeepSpeed deepspeed/runtime/pipe/schedule.py
 // TrainSchedule (1F1B, one stage per rank).
 inline constexpr unsigned kMegatronStacks = launch_stacks({LaunchStack::megatron_core, LaunchStack::megatron_lm});
 
@@ -123,6 +124,20 @@ inline constexpr std::array kSchedules{
      "deepseek-ai/DualPipe README (DualPipeV, Sea AI Lab's cut-in-half; bubble "
      "(PP/2-1)(F&B + B - 3W) with PP = 2p stages, activations PP+1) and dualpipev.py "
      "(micro-batches >= 2 p)"},
+    ScheduleInfo{PipelineSchedule::zbv, "zbv", "zero-bubble V (ZB-V)", ScheduleOrder::zero_bubble_v,
+     StageMapping::v_shape, PipelineSchedule::zbv, false, false, true, false, 2, 2, 0, false, false,
+     launch_stacks({LaunchStack::torchtitan}), "ZBVZeroBubble", 2, "Z",
+     "torchtitan's ZBVZeroBubble, two chunks a rank in a V, W apart from B "
+     "(parallel.pipeline_schedule: zbv)",
+     "2(p - r) - 1 forwards of chunk 0, then r pairs of F1, F0",
+     "min(2p - 1 - r, m) chunk-0 + min(r + 1, m) chunk-1 passes: 2p (p micro-batches' worth) when m >= 2p - 1",
+     "V shape: virtual stages r and 2p-1-r (rank 0 holds the embedding and the output layer)",
+     "(p - 1) max(F, B, 2(B - W)), F, B, W of one chunk, m >= 2p - 1; (p - 1) F when F = B = W",
+     "ZB-V: Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 6 (two chunks a rank in a "
+     "V, 1F1B's peak activation memory, near-zero bubble when T_F = T_B = T_W); PyTorch "
+     "torch/distributed/pipelining/schedules.py ScheduleZBVZeroBubble (its per-rank order; "
+     "micro-batches padded to 2p - 1); torchtitan pipeline_parallel.py (ZBVZeroBubble, \"v\" stage "
+     "mapping; fewer micro-batches than stages only warns)"},
 };
 
 inline const ScheduleInfo& schedule_info(PipelineSchedule s) { return kSchedules[static_cast<size_t>(s)]; }

@@ -215,7 +215,7 @@ enum class RematPolicy : uint8_t {
 
 // The pipeline schedule (parallel.pipeline_schedule; the table of schedules,
 // their passes, memory and bubble: lostflops/pipeline_schedules.h).
-enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, dualpipe, dualpipev };
+enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, dualpipe, dualpipev, zbv };
 
 struct ParallelPlan {
     int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;

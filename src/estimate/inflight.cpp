@@ -1,5 +1,5 @@
 // In-flight activations of the pipeline schedules, by their order's family
-// (ScheduleInfo::order). Zero-bubble and
+// (ScheduleInfo::order). Zero-bubble, ZB-V and
 // DualPipe(V): their rows of lostflops/pipeline_schedules.h, counted from
 // schedule/schedule_order.cpp's orders (tests hold the two together).
 // Megatron-LM's schedules
@@ -54,10 +54,11 @@ InFlight inflight_passes(const Job& job, int rank) {
         f.stage_units = static_cast<double>(f.alive);
         return f;
     }
-    if (order == ScheduleOrder::dual_pipe) {
-        // Per chunk, closed form (schedule_order.cpp dual_alive); a stage
-        // unit is the rank's two chunks, weighted by their layers.
-        const DualAlive a = dual_alive(sched, p.pp, rank);
+    if (order == ScheduleOrder::dual_pipe || order == ScheduleOrder::zero_bubble_v) {
+        // Per chunk, closed form (schedule_order.cpp dual_alive, zbv_order.cpp
+        // zbv_alive); a stage unit is the rank's two chunks, weighted by their layers.
+        const DualAlive a = order == ScheduleOrder::dual_pipe ? dual_alive(sched, p.pp, rank)
+                                                              : zbv_alive(p.pp, static_cast<int>(m), rank);
         f.dual_chunk[0] = a.chunk0;
         f.dual_chunk[1] = a.chunk1;
         f.alive = a.chunk0 + a.chunk1;

@@ -54,7 +54,10 @@ PhaseMode phase_mode(const Job& job, const PassSetup& s, ScheduleModel schedule)
     // point it is 4-50 % off the simulation's bubble, so the estimate (and the
     // search, through this function) simulates dualpipe and dualpipev: O(p m).
     m.screen = schedule == ScheduleModel::screen;
-    m.model = m.dual ? ScheduleModel::simulation : m.screen ? ScheduleModel::closed_form : schedule;
+    // ZB-V's closed form is exact only for uniform stages, B >= F, W <= B and
+    // m >= 2p - 1 (schedule_closed_form.cpp): simulated too.
+    const bool simulated = m.dual || schedule_info(m.sched).order == ScheduleOrder::zero_bubble_v;
+    m.model = simulated ? ScheduleModel::simulation : m.screen ? ScheduleModel::closed_form : schedule;
     m.chunks = rank_chunks(p);
     // Interleaving on the uniform split with layers % (pp * vpp) != 0 holds
     // chunks of base and base + 1 layers on some rank (UniformSplit).

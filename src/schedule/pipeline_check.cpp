@@ -35,6 +35,10 @@ void check_pipeline_sizes(const PipelineInput& in) {
             check_pipeline_shape(in.stages, 1, in.micro_batches);
             if (in.chunks != 1) throw std::invalid_argument("pipeline: zero-bubble runs one chunk per rank");
             break;
+        case ScheduleOrder::zero_bubble_v:
+            check_pipeline_shape(in.stages, 1, in.micro_batches);
+            if (in.chunks != 2) throw std::invalid_argument("pipeline: zbv runs two chunks per rank");
+            break;
         case ScheduleOrder::dual_pipe:
             check_pipeline_shape(in.stages, 1, in.micro_batches);
             if (in.chunks != 2) throw std::invalid_argument("pipeline: dualpipe / dualpipev run two chunks per rank");

@@ -66,6 +66,9 @@ void check_pipeline_input(const PipelineInput& in);
 // Checks p, v, m and the vector sizes, not the values. O(1).
 void check_pipeline_sizes(const PipelineInput& in);
 
+// ZB-V's passes of one rank (zbv_order.cpp); p >= 1, m >= 1, 0 <= r < p.
+std::vector<PipelineOp> zbv_rank_order(int stages, int micro_batches, int rank);
+
 // Checks p, v, m alone (used by the per-rank order functions).
 void check_pipeline_shape(int stages, int chunks, int micro_batches);
 

@@ -21,6 +21,17 @@
 // first micro-batch's forward and the last one's backward cross every rank
 // boundary once each way: 2(p-1) transfers (dualpipe), 4(p-1) (dualpipev's V
 // crosses each boundary twice).
+//
+// ZB-V (Qi et al., ICLR 2024, sec. 6; the order of zbv_order.cpp): the rank's
+// busy time, m (F + B + W) on each chunk, plus (p - 1) max(F, B, 2(B - W)),
+// F, B, W of one chunk, derived against the simulation of that order: exact
+// for uniform stages with m >= 2p - 1 when B >= F and W <= B (the usual
+// passes: B and W each about F), (p - 1) F when F = B = W, a sixth of 1F1B's
+// (p - 1)(2F + 2B + 2W) over a rank's two chunks; outside that domain it is
+// short (a few per cent of the step at m = 2p; tests). Transfers: the first
+// micro-batch's V crosses each rank boundary twice each way, 4(p - 1), and
+// the simulation exposes p - 3 more in the drain: 5p - 7 when a transfer is
+// small beside a pass (within 4 % at a third of a pass).
 #include <algorithm>
 
 #include "lostflops/pipeline.h"
@@ -42,6 +53,15 @@ PipelineResult schedule_closed_form(const PipelineSums& in, const PipelineScan& 
             const double b = t_mean - f - w;  // input gradient
             res.makespan_s = family.makespan_s - (p - 1) * t_mean + (p - 1) * std::max({f + b - w, f, b});
             res.busy_max_s = family.busy_max_s;
+            break;
+        }
+        case ScheduleOrder::zero_bubble_v: {
+            // F, B, W of one chunk; a rank runs m of each on both chunks.
+            const double b = t_mean / 2 - f - w;  // input gradient
+            double busy = 0;
+            for (int r = 0; r < p; ++r) busy = std::max(busy, in.micro_batches * in.rank_s[r]);
+            res.busy_max_s = busy;
+            res.makespan_s = busy + (p - 1) * std::max({f, b, 2 * (b - w)}) + (5.0 * p - 7) * c;
             break;
         }
         case ScheduleOrder::dual_pipe: {

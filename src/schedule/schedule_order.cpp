@@ -1,6 +1,6 @@
 // Per-rank order of passes of every pipeline schedule (lostflops/pipeline_schedules.h).
 //
-// 1F1B and interleaved 1F1B: pipeline_order.cpp (Megatron-LM).
+// 1F1B and interleaved 1F1B: pipeline_order.cpp (Megatron-LM); ZB-V: zbv_order.cpp.
 //
 // Zero bubble ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024,
 // sec. 2.1, fig. 3): rank r runs 1F1B's min(p - r - 1, m) warm-up forwards,
@@ -183,6 +183,11 @@ std::vector<PipelineOp> schedule_rank_order(PipelineSchedule schedule, int stage
             if (stages < 1 || rank < 0 || rank >= stages) throw std::invalid_argument("pipeline: rank out of range");
             check_dual(schedule, stages, micro_batches);
             return dual_order(schedule, stages, micro_batches, rank);
+        case PipelineSchedule::zbv:
+            schedule_detail::check_pipeline_shape(stages, 1, micro_batches);
+            if (chunks != 2) throw std::invalid_argument("pipeline: zbv runs two chunks per rank");
+            if (rank < 0 || rank >= stages) throw std::invalid_argument("pipeline: rank out of range");
+            return schedule_detail::zbv_rank_order(stages, micro_batches, rank);
     }
     throw std::invalid_argument("pipeline: unknown schedule");
 }

@@ -68,20 +68,22 @@ bool a2a_overlap_layout(const Job& job, const Layout& l, const LayoutFix& fix) {
     return !breaks_rule_on(job.model, lp, LaunchStack::megatron_core, "parallel.moe_a2a_overlap", false);
 }
 
-// The schedule a layout also runs beside the 1F1B family, each its own
-// layout: DualPipeV on vpp 2 (its V of two chunks per rank) where the job
-// names no schedule and the framework launches it (torchtitan:
-// lostflops/framework_rules.h); kDefaultSchedule (none) otherwise.
-PipelineSchedule schedule_twin(const Job& job, const Layout& l, int launch) {
-    if (job.plan.schedule_given || launch < 0 || l.pp < 2 || !standard_mapping(job.plan)) return kDefaultSchedule;
+// The schedules a layout also runs beside the 1F1B family, each its own
+// layout: the table's twins at the layout's vpp (DualPipeV and ZB-V on vpp 2,
+// their V of two chunks per rank), in table order, where the job names no
+// schedule and the framework launches them (torchtitan:
+// lostflops/framework_rules.h). Not on a TPU: its job is JAX's, launched as
+// MaxText's keys (src/cli/cmd_search.cpp), which have none of
+// torch.distributed.pipelining's schedules.
+void schedule_twins(const Job& job, const Layout& l, int launch, const std::function<void(PipelineSchedule)>& visit) {
+    if (job.plan.schedule_given || launch < 0 || l.pp < 2 || !standard_mapping(job.plan) || job.training.xla) return;
     LaunchPlan p = launch_plan(job.plan);
     p.tp = l.tp, p.cp = l.cp, p.pp = l.pp, p.dp = l.dp, p.vpp = l.vpp, p.ep = l.ep, p.etp = l.etp;
     for (const ScheduleInfo& si : kSchedules) {  // the table's search_twin_vpp
         if (si.search_twin_vpp != l.vpp) continue;
         p.schedule = si.id;
-        if (!first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false)) return si.id;
+        if (!first_rule_break(job.model, p, static_cast<LaunchStack>(launch), false)) visit(si.id);
     }
-    return kDefaultSchedule;
 }
 
 // Whether the framework the search launches for can say a layout's first /
@@ -296,15 +298,15 @@ LayoutCounts enumerate_shape(const Job& job, const Shape& s, const std::function
                         l.first_stage_layers = l.last_stage_layers = -1;
                         l.a2a_overlap = false;
                     }
-                    // The same layout under the other schedule the framework has.
-                    if (const PipelineSchedule twin = schedule_twin(job, l, fix.launch);
-                        twin != kDefaultSchedule && fix.a2a_overlap != 1) {
-                        l.schedule = twin;
-                        ++counts.candidates;
-                        ++counts.valid;
-                        visit(l);
-                        l.schedule = kDefaultSchedule;
-                    }
+                    // The same layout under the other schedules the framework has.
+                    if (fix.a2a_overlap != 1)
+                        schedule_twins(job, l, fix.launch, [&](PipelineSchedule twin) {
+                            l.schedule = twin;
+                            ++counts.candidates;
+                            ++counts.valid;
+                            visit(l);
+                            l.schedule = kDefaultSchedule;
+                        });
                 } else {
                     reject(l, vpp, 1);
                 }

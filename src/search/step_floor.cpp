@@ -48,9 +48,10 @@ double model_gpu_s(const Job& job, const PassSetup& s, bool without_ep) {
 double step_floor_s(const Job& base, const Calibration& cal, const PlanFix& fix, const SearchLayout& layout) {
     Job job = with_layout(base, layout);
     ParallelPlan& p = job.plan;
-    // DualPipe(V): each rank still runs its share of every micro-batch's
-    // layers, one pass at a time (the average rank: m x the model / pp).
-    const bool dual = !standard_mapping(p);
+    // DualPipe(V) and ZB-V: each rank still runs its share of every micro-batch's
+    // layers, one pass at a time (the average rank: m x the model / pp); only
+    // the F&B pairs of DualPipe(V) hide the expert all-to-all.
+    const bool dual = schedule_info(effective_schedule(p)).overlaps_fwd_bwd;
     const KnobSet ks = knob_set(job, fix);
     if (ks.count() == 0 || ks.sps == 0 || ks.zeros == 0) return 0;
     // A layout the evaluation prunes before timing it (search/evaluate_layout.cpp):

@@ -59,6 +59,18 @@ TEST(InteropRoundTrip, PlansBeyondThePublishedOnesComeBack) {
     expect_same_job(round_trip(tt, "torchtitan24-a100-llama3-70b-full", true), tt, "torchtitan variant");
 }
 
+TEST(InteropRoundTrip, TorchtitanZbvComesBackAsZBVZeroBubble) {
+    // ZB-V (lostflops/pipeline_schedules.h): torchtitan's ZBVZeroBubble, two stages a rank.
+    const std::string name = "torchtitan24-a100-llama3-70b-full";
+    const Job job = load_job(run_path(name), {"parallel.pp=4", "parallel.vpp=2", "parallel.pipeline_schedule=zbv"});
+    const ExportResult e = export_torchtitan(job);
+    EXPECT_NE(e.text.find("pipeline_parallel_schedule = \"ZBVZeroBubble\""), std::string::npos) << e.text;
+    const Job back = round_trip(job, name, true);
+    EXPECT_EQ(back.plan.schedule, PipelineSchedule::zbv);
+    EXPECT_EQ(back.plan.vpp, 2);
+    expect_same_job(back, job, "torchtitan zbv");
+}
+
 TEST(InteropRoundTrip, ExportRefusesWhatTheFrameworkCannotRun) {
     // The framework rules (lostflops/framework_rules.h): legacy Megatron-LM has no ZeRO-2,
     // torchtitan no full recompute of some layers only.
