@@ -46,6 +46,12 @@ struct PlanFix {
     std::optional<Recompute> recompute;
     std::optional<int> recompute_layers;  // with recompute full; -1: every layer
     std::optional<bool> sequence_parallel, tp_comm_overlap, overlap_grad_reduce;
+    // The schedule a plan runs (effective_schedule) and its first / last stage
+    // layers (-1: the even split): plan_fix_all sets them so that --rank-plan
+    // matches the job's own plan, not a schedule twin or a stage variant of
+    // its layout; --fix does not take them and the enumeration reads neither.
+    std::optional<PipelineSchedule> schedule;
+    std::optional<int> first_stage_layers, last_stage_layers;
     // Only plans this stack can launch (lostflops/framework_rules.h): a
     // layout that breaks one of its rules is pruned for divisibility, a ZeRO
     // stage it lacks is not enumerated. plan_fix_from sets the job's own

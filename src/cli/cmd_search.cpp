@@ -202,6 +202,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
                      ? default_search_job(a->overrides)
                      : load_search_job(a->job_path, a->overrides, SearchJobPlan::ignore);
             sj.job.plan = given.plan;  // engine keys (grad_fp32, zero_*) as the job gives them
+            // but not its stage layout: the search tries its own beside the even split.
+            sj.job.plan.layout = nullptr;
+            sj.job.plan.first_stage_layers = sj.job.plan.last_stage_layers = -1;
             compare = plan_fix_all(given);
         } else {
             sj = load_for(*a);

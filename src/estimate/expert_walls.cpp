@@ -277,7 +277,7 @@ ExpertWalls expert_walls(const Job& job, const Calibration& cal) {
     const LayerParts per_mb = rank_parts(job, kind_parts(job, s), charged_rank(job, s));
     const double m = static_cast<double>(ph.micro_batches);
     LayerParts step;
-    step.add(per_mb, effective_schedule(job.plan) == PipelineSchedule::dualpipe ? m / 2 : m);
+    step.add(per_mb, schedule_info(effective_schedule(job.plan)).two_directions ? m / 2 : m);
     if (!standard_mapping(job.plan)) {  // DualPipe's F&B passes hid part of the all-to-all
         const double passes = step.in[kDispatch].ep_comm_s + step.in[kCombine].ep_comm_s;
         const double keep = passes > 0 ? bd.ep_comm_s / passes : 0.0;

@@ -19,6 +19,7 @@
 #include "interop/export_launch.h"
 #include "interop/maxtext_export.h"
 #include "lostflops/interop.h"
+#include "lostflops/pipeline_schedules.h"
 
 namespace lostflops {
 
@@ -81,6 +82,12 @@ ExportResult export_maxtext(const Job& job) {
                            fmt::format("expert parallelism {}: MaxText's expert axis is a mesh axis of its own; not written", p.ep)});
     if (p.vpp > 1)
         r.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "virtual pipeline stages: not written"});
+    if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0 || p.layout)
+        r.notes.push_back({NoteKind::not_modelled, "parallel.first_stage_layers",
+                           "a stage layout of its own: MaxText splits the layers evenly over its stages; not written"});
+    if (!one_f_one_b_family(p.schedule))
+        r.notes.push_back({NoteKind::not_modelled, "parallel.pipeline_schedule",
+                           fmt::format("pipeline schedule {}: MaxText runs its own; not written", schedule_info(p.schedule).name)});
     std::string out = interop::export_header(
         job, "maxtext", "the mesh, the batch, the sequence, the run's length and the rematerialisation",
         "run name, output, data, tokenizer, learning rate",

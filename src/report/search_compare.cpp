@@ -34,6 +34,9 @@ Job job_with_fix(const Job& job, const PlanFix& f) {
     p.sequence_parallel = f.sequence_parallel.value_or(p.sequence_parallel);
     p.tp_comm_overlap = f.tp_comm_overlap.value_or(p.tp_comm_overlap);
     p.overlap_grad_reduce = f.overlap_grad_reduce.value_or(p.overlap_grad_reduce);
+    if (f.schedule) p.schedule = *f.schedule;
+    p.first_stage_layers = f.first_stage_layers.value_or(p.first_stage_layers);
+    p.last_stage_layers = f.last_stage_layers.value_or(p.last_stage_layers);
     const int64_t model_par = static_cast<int64_t>(p.tp) * p.cp * p.pp;
     p.dp = f.dp.value_or(static_cast<int>(std::max<int64_t>(1, j.cluster.num_gpus / model_par)));
     j.training.micro_batch = f.micro_batch.value_or(j.training.micro_batch);

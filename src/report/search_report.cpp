@@ -57,13 +57,20 @@ size_t rank_of(const SearchResult& r, size_t i, RankBy by) {
 
 void plan_fields(fmt::memory_buffer& b, const PlanScore& s) {
     const ParallelPlan& p = s.plan;
+    // The schedule and the stage layout tell a schedule twin or a stage
+    // variant from its layout's base plan (null: the even split).
+    const auto layers = [](int n) { return n >= 0 ? std::to_string(n) : std::string("null"); };
     fmt::format_to(std::back_inserter(b),
-                   "\"parallel\": {{\"tp\": {}, \"cp\": {}, \"pp\": {}, \"dp\": {}, \"vpp\": {}, \"ep\": {}, \"etp\": {}, "
+                   "\"parallel\": {{\"tp\": {}, \"cp\": {}, \"pp\": {}, \"dp\": {}, \"vpp\": {}, "
+                   "\"pipeline_schedule\": \"{}\", \"first_stage_layers\": {}, \"last_stage_layers\": {}, "
+                   "\"ep\": {}, \"etp\": {}, "
                    "\"moe_dispatcher\": \"{}\", \"moe_a2a_overlap\": {}, \"cp_comm_type\": \"{}\", \"zero\": {}, "
                    "\"sequence_parallel\": {}, \"recompute\": \"{}\", \"recompute_layers\": {}, \"tp_comm_overlap\": {}, "
                    "\"overlap_grad_reduce\": {}}}, \"micro_batch_size\": {}, \"tokens_per_s_per_gpu\": {}, "
                    "\"step_time_s\": {}, \"mfu\": {}, \"peak_bytes\": {}",
-                   p.tp, p.cp, p.pp, p.dp, p.vpp, p.ep, p.expert_tp(), to_string(p.moe_dispatcher),
+                   p.tp, p.cp, p.pp, p.dp, p.vpp, schedule_info(effective_schedule(p)).name,
+                   layers(p.first_stage_layers), layers(p.last_stage_layers), p.ep, p.expert_tp(),
+                   to_string(p.moe_dispatcher),
                    p.moe_a2a_overlap, to_string(p.cp_comm_type), p.zero,
                    p.sequence_parallel, to_string(p.recompute),
                    p.recompute == Recompute::full && p.recompute_layers >= 0 ? std::to_string(p.recompute_layers) : "null",
@@ -96,15 +103,22 @@ Ties ties_of_best(const Job& job, const Calibration& cal, const SearchResult& r,
 }
 
 // The one argument of b that differs from a ("parallel.vpp=21"), "" when
-// none or several do.
+// none or several do, or when b lacks a key a gives (the arguments are
+// KEY=VALUE; a stage layout's keys are given only by the plans that have one).
 std::string one_knob(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-    if (a.size() != b.size()) return "";
+    const auto key = [](const std::string& arg) { return arg.substr(0, arg.find('=')); };
+    const auto find = [&key](const std::vector<std::string>& v, const std::string& k) {
+        return std::find_if(v.begin(), v.end(), [&](const std::string& arg) { return key(arg) == k; });
+    };
     std::string knob;
-    for (size_t k = 0; k < a.size(); ++k) {
-        if (a[k] == b[k]) continue;
+    for (const std::string& arg : b) {
+        const auto in_a = find(a, key(arg));
+        if (in_a != a.end() && *in_a == arg) continue;
         if (!knob.empty()) return "";
-        knob = b[k];
+        knob = arg;
     }
+    for (const std::string& arg : a)
+        if (find(b, key(arg)) == b.end()) return "";
     return knob;
 }
 

@@ -92,10 +92,11 @@ void schedule_twins(const Job& job, const Layout& l, int launch, const std::func
 // (one stage a rank: with more, only the first and the last virtual stage
 // get fewer layers, which is not this split), each by the framework rules'
 // custom-stage checks (lostflops/framework_rules.h); none without a
-// framework to launch (LayoutFix::launch), under a job that gives a stage
-// layout or names a schedule of another stage mapping.
+// framework to launch (LayoutFix::launch), on a TPU job (launched as
+// MaxText, whose stages are even: cmd_search.cpp), under a job that gives a
+// stage layout or names a schedule of another stage mapping.
 bool stage_layouts_expressible(const Job& job, const Layout& l, int launch) {
-    if (launch < 0 || l.pp < 2 || job.model.layers % l.vpp != 0 || !default_split(job.plan) ||
+    if (launch < 0 || job.training.xla || l.pp < 2 || job.model.layers % l.vpp != 0 || !default_split(job.plan) ||
         !standard_mapping(job.plan) || l.schedule != kDefaultSchedule)
         return false;  // (a rank's layers are a multiple of vpp: stage_variants)
     const auto stack = static_cast<LaunchStack>(launch);

@@ -135,6 +135,9 @@ PlanFix plan_fix_all(const Job& job) {
     f.sequence_parallel = p.sequence_parallel;
     f.tp_comm_overlap = p.tp_comm_overlap;
     f.overlap_grad_reduce = p.overlap_grad_reduce;
+    f.schedule = effective_schedule(p);
+    f.first_stage_layers = p.first_stage_layers;
+    f.last_stage_layers = p.last_stage_layers;
     return f;
 }
 
@@ -198,7 +201,9 @@ bool plan_matches(const PlanFix& f, const PlanScore& s) {
            agrees(f.micro_batch, s.micro_batch) && agrees(f.recompute, p.recompute) &&
            (!f.recompute_layers || p.recompute != Recompute::full || *f.recompute_layers == p.recompute_layers) &&
            agrees(f.sequence_parallel, p.sequence_parallel) && agrees(f.tp_comm_overlap, p.tp_comm_overlap) &&
-           agrees(f.overlap_grad_reduce, p.overlap_grad_reduce);
+           agrees(f.overlap_grad_reduce, p.overlap_grad_reduce) &&
+           (!f.schedule || *f.schedule == effective_schedule(p)) &&
+           agrees(f.first_stage_layers, p.first_stage_layers) && agrees(f.last_stage_layers, p.last_stage_layers);
 }
 
 std::string plan_words(const PlanScore& s) {

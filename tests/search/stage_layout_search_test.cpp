@@ -97,6 +97,23 @@ TEST(StageLayoutSearch, NoneWhereTheFrameworkCannotSayItOrTheJobGivesOne) {
     for (const PlanScore& s : titan.staged) EXPECT_EQ(s.plan.vpp, 1);
 }
 
+TEST(StageLayoutSearch, RankPlanFindsTheJobsOwnLayoutNotAVariantOfIt) {
+    // search --rank-plan matches the job's plan among the searched ones: the
+    // even split when the job gives none, its own first / last layers when it
+    // does; never a stage variant or a schedule twin of the same degrees.
+    const Found f = search_all(job_text("megatron-core", 10));
+    for (const std::string& layout : {std::string(""), std::string("  last_stage_layers: 1\n")}) {
+        const Job given = parse_job(job_text("megatron-core", 10, "parallel:\n  tp: 1\n  pp: 4\n" + layout), "test.yaml");
+        const Comparison c = compare_plan(f.sj.job, default_calibration(), f.result, plan_fix_all(given),
+                                          RankBy::throughput);
+        ASSERT_TRUE(c.found) << layout;
+        EXPECT_EQ(c.compared.plan.first_stage_layers, given.plan.first_stage_layers) << layout;
+        EXPECT_EQ(c.compared.plan.last_stage_layers, given.plan.last_stage_layers) << layout;
+        const Estimate e = estimate(given, default_calibration());
+        EXPECT_NEAR(c.compared.step_time_s, e.step_time_s, 1e-9 * e.step_time_s) << layout;
+    }
+}
+
 TEST(StageLayoutSearch, TheVariantsOfLlama405BsLayersOnSixteenRanks) {
     // 126 layers on pp 16: the default split is already 7, 8 x 14, 7 (Llama 3
     // 405B's); the variants are the ends alone two layers short: 6 / 8 x 15.
