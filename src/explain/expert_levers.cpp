@@ -46,13 +46,9 @@ struct Evaluated {
 std::vector<Evaluated> evaluate_candidates(const JobSource& src, const Job& job, const Calibration& cal) {
     std::vector<Evaluated> out;
     for (LeverCandidate& c : lever_candidates(job)) {
-        Job changed;
-        try {
-            changed = load_job_source(src, c.set);
-        } catch (const InputError&) {
-            continue;  // the plan the change makes is not valid for this job
-        }
-        if (breaks_beyond(changed, job)) continue;
+        const std::optional<Job> loaded = candidate_job(src, c, job);
+        if (!loaded) continue;
+        const Job& changed = *loaded;
         const bool hardware = std::any_of(c.set.begin(), c.set.end(), [](const std::string& x) {
             return x.rfind("cluster.", 0) == 0 || x.rfind("training.precision", 0) == 0;
         });

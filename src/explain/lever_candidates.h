@@ -3,9 +3,11 @@
 // Internal.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "lostflops/explain.h"
 #include "lostflops/spec.h"
 
 namespace lostflops {
@@ -19,6 +21,11 @@ struct LeverCandidate {
 // Every candidate change of `job` (docs/explain-and-report.md lists them),
 // before any is loaded or estimated.
 std::vector<LeverCandidate> lever_candidates(const Job& job);
+
+// The job a candidate change makes of `job` (loaded from `src` with its
+// --set), or none when that is not a valid job or its framework cannot
+// launch a plan `job` itself could (framework_rules.h).
+std::optional<Job> candidate_job(const JobSource& src, const LeverCandidate& c, const Job& job);
 
 // A lever's --set arguments where the plan is the search's (JobSource::plan):
 // the plan's, less the keys the change sets again, then the change's.

@@ -207,6 +207,16 @@ std::vector<std::string> with_plan(const std::vector<std::string>& plan, const s
 
 std::vector<LeverCandidate> lever_candidates(const Job& job) { return candidates(job); }
 
+std::optional<Job> candidate_job(const JobSource& src, const LeverCandidate& c, const Job& job) {
+    try {
+        Job changed = load_job_source(src, c.set);
+        if (breaks_beyond(changed, job)) return std::nullopt;  // a plan the job's framework cannot launch
+        return changed;
+    } catch (const InputError&) {
+        return std::nullopt;  // the plan the change makes is not valid for this job
+    }
+}
+
 std::vector<std::string> lever_set_with_plan(const std::vector<std::string>& plan,
                                              const std::vector<std::string>& change) {
     return with_plan(plan, change);
@@ -216,13 +226,9 @@ std::vector<Lever> mfu_levers(const JobSource& src, const Job& job, const Calibr
                               int count) {
     std::vector<Lever> levers;
     for (Candidate& c : candidates(job)) {
-        Job changed;
-        try {
-            changed = load_job_source(src, c.set);
-        } catch (const InputError&) {
-            continue;  // the plan the change makes is not valid for this job
-        }
-        if (breaks_beyond(changed, job)) continue;  // a plan the job's framework cannot launch (framework_rules.h)
+        const std::optional<Job> loaded = candidate_job(src, c, job);
+        if (!loaded) continue;
+        const Job& changed = *loaded;
         Estimate after;
         try {
             after = estimate(changed, cal);
