@@ -119,6 +119,11 @@ struct Estimate {
     double params_total = 0, params_active = 0;
     double params_embedding = 0, params_output = 0, params_mtp = 0;
     Breakdown breakdown;
+    // Of breakdown.recompute_s (parts of it, not added to the step): the
+    // recomputed forward's memory-bound kernels and its kernels' launch
+    // overhead; the rest of the wall is GEMMs and attention. trace --job
+    // compares each with the kernels a profiler puts it among.
+    double recompute_memory_bound_s = 0, recompute_overhead_s = 0;
     Memory memory;
 };
 

@@ -71,4 +71,21 @@ inline double trace_group_s(const Breakdown& b, TraceGroup g) {
     return s;
 }
 
+// The seconds of `e`'s step in trace group `g`, as a profiler sees them: the
+// walls of the group, with the recompute wall's memory-bound kernels and
+// launch overhead (Estimate::recompute_memory_bound_s, recompute_overhead_s)
+// moved from compute to memory_bound and idle, where the trace counts the
+// kernels of a recomputed forward.
+inline double trace_group_s(const Estimate& e, TraceGroup g) {
+    const double moved = e.recompute_memory_bound_s + e.recompute_overhead_s;
+    const double s = trace_group_s(e.breakdown, g);
+    switch (g) {
+        case TraceGroup::compute: return s - moved;
+        case TraceGroup::memory_bound: return s + e.recompute_memory_bound_s;
+        case TraceGroup::idle: return s + e.recompute_overhead_s;
+        case TraceGroup::comm: return s;
+    }
+    return s;
+}
+
 }  // namespace lostflops

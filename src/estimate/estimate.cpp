@@ -270,6 +270,8 @@ void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, con
     e.micro_batches = ph.micro_batches;
     Breakdown& bd = e.breakdown;
     finish_breakdown(job, cal, s, ph, bd);
+    e.recompute_memory_bound_s = ph.recompute_memory_bound_s;
+    e.recompute_overhead_s = ph.recompute_overhead_s;
     e.step_time_s = bd.total_s();
     e.tokens_per_step = static_cast<double>(tr.global_batch) * tr.seq_length;
     const double gpus = job.cluster.num_gpus;

@@ -77,6 +77,8 @@ PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling);
 // Depends on the PassSetup's inputs and recompute_layers.
 struct PipelinePhase {
     Breakdown breakdown;
+    // Of breakdown.recompute_s: Estimate::recompute_memory_bound_s, recompute_overhead_s.
+    double recompute_memory_bound_s = 0, recompute_overhead_s = 0;
     int64_t micro_batches = 0;
     double first_rank_fwd_s = 0, first_rank_bwd_s = 0;  // rank 0, per micro-batch, all chunks
     double recomputed_layers = 0;                       // layers full recompute redoes, whole model

@@ -136,6 +136,8 @@ void finish_phase(const Job& job, const PassSetup& s, const PhaseMode& mode, Pha
     bd.compute_s = steady.compute_s;
     bd.memory_bound_s = steady.memory_bound_s;
     bd.recompute_s = steady.recompute_s;
+    ph.recompute_memory_bound_s = steady.recompute_memory_bound_s;
+    ph.recompute_overhead_s = steady.recompute_overhead_s;
     bd.overhead_s = steady.overhead_s;
     bd.host_s = steady.host_wait_s + steady.sync_s;
     bd.tp_comm_s = steady.tp_comm_s;

@@ -287,19 +287,28 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
         case Recompute::selective:  // the attention core (a scan's state is kept: LayerWork::selective_core)
             if (w.op_checkpoint) {  // torchtitan's per-op policy (workload/op_checkpoint.cpp)
                 t.bwd.recompute_s = w.op_recompute_gemm_share * gemm_fwd + t.fwd.memory_bound_s + t.fwd.overhead_s;
+                t.bwd.recompute_memory_bound_s = t.fwd.memory_bound_s;
+                t.bwd.recompute_overhead_s = t.fwd.overhead_s;
                 break;
             }
-            if (w.selective_core && p.recomputes(RecomputeModule::core_attn))
-                t.bwd.recompute_s = attn_fwd + memory_time_s(d, w.mem_bytes_attention_fwd);
+            if (w.selective_core && p.recomputes(RecomputeModule::core_attn)) {
+                t.bwd.recompute_memory_bound_s = memory_time_s(d, w.mem_bytes_attention_fwd);
+                t.bwd.recompute_s = attn_fwd + t.bwd.recompute_memory_bound_s;
+            }
             if (w.recompute_kernels > 0) {  // the other modules (LayerWork::recompute_gemms)
-                t.bwd.recompute_s += redo_gemm_fwd + memory_time_s(d, w.recompute_mem_bytes) +
-                                     w.recompute_kernels * d.kernel_overhead_s;
+                const double mem_s = memory_time_s(d, w.recompute_mem_bytes);
+                const double launch_s = w.recompute_kernels * d.kernel_overhead_s;
+                t.bwd.recompute_s += redo_gemm_fwd + mem_s + launch_s;
+                t.bwd.recompute_memory_bound_s += mem_s;
+                t.bwd.recompute_overhead_s += launch_s;
                 t.bwd.tp_comm_s += w.recompute_tp_share * t.fwd.tp_comm_s;
                 if (w.recompute_dispatch) t.bwd.ep_comm_s += t.fwd.ep_comm_s;
             }
             break;
         case Recompute::full:
             t.bwd.recompute_s = t.fwd.compute_s + t.fwd.memory_bound_s + t.fwd.overhead_s;
+            t.bwd.recompute_memory_bound_s = t.fwd.memory_bound_s;
+            t.bwd.recompute_overhead_s = t.fwd.overhead_s;
             t.bwd.tp_comm_s += t.fwd.tp_comm_s;
             t.bwd.ep_comm_s += t.fwd.ep_comm_s;
             t.bwd.cp_comm_s += t.fwd.cp_comm_s;

@@ -20,6 +20,10 @@ namespace lostflops {
 struct PassTime {
     double compute_s = 0, memory_bound_s = 0, recompute_s = 0, overhead_s = 0;
     double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0;
+    // Of recompute_s (not added to it): its memory-bound kernels and its
+    // kernels' launch overhead; the rest is GEMMs and attention. trace --job
+    // puts each where a profiler measures it (Estimate::recompute_memory_bound_s).
+    double recompute_memory_bound_s = 0, recompute_overhead_s = 0;
     double host_wait_s = 0;
     double sync_s = 0;
     double cpu_s = 0;
@@ -51,6 +55,8 @@ struct PassTime {
         compute_s += o.compute_s;
         memory_bound_s += o.memory_bound_s;
         recompute_s += o.recompute_s;
+        recompute_memory_bound_s += o.recompute_memory_bound_s;
+        recompute_overhead_s += o.recompute_overhead_s;
         overhead_s += o.overhead_s;
         tp_comm_s += o.tp_comm_s;
         cp_comm_s += o.cp_comm_s;
@@ -65,6 +71,8 @@ struct PassTime {
         t.compute_s *= f;
         t.memory_bound_s *= f;
         t.recompute_s *= f;
+        t.recompute_memory_bound_s *= f;
+        t.recompute_overhead_s *= f;
         t.overhead_s *= f;
         t.tp_comm_s *= f;
         t.cp_comm_s *= f;

@@ -74,7 +74,12 @@ void write_pass(TraceWriter& w, const Job& job, long long pid, const PassTime& p
         w.comm(pid, kModelCommStream, name, coll, group, t, d);
         if (d > 0) t += d;
     };
-    if (backward) put(kComputeStream, "lostflops_gemm_recompute", pt.recompute_s);
+    if (backward) {  // the forward redone: its GEMMs and attention, its memory-bound kernels; its launches a gap
+        put(kComputeStream, "lostflops_gemm_recompute",
+            pt.recompute_s - pt.recompute_memory_bound_s - pt.recompute_overhead_s);
+        put(kComputeStream, "lostflops_elementwise_recompute", pt.recompute_memory_bound_s);
+        t += pt.recompute_overhead_s;
+    }
     put(kComputeStream, backward ? "lostflops_gemm_backward" : "lostflops_gemm_forward", pt.compute_s);
     put(kComputeStream, backward ? "lostflops_elementwise_backward" : "lostflops_elementwise_forward",
         pt.memory_bound_s);

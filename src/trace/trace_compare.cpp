@@ -106,13 +106,12 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
         comm = s.comm / s.n;
         idle = s.idle;
     }
-    const auto& b = est.breakdown;
     const double step = c.measured_step_s;
     c.walls = {
-        {"compute (GEMM, attention)", matmul * step, trace_group_s(b, TraceGroup::compute)},
-        {"memory-bound (elementwise, norms, copies)", other * step, trace_group_s(b, TraceGroup::memory_bound)},
-        {"communication (exposed)", comm * step, trace_group_s(b, TraceGroup::comm)},
-        {"idle (bubble, overhead, host)", idle * step, trace_group_s(b, TraceGroup::idle)},
+        {"compute (GEMM, attention)", matmul * step, trace_group_s(est, TraceGroup::compute)},
+        {"memory-bound (elementwise, norms, copies)", other * step, trace_group_s(est, TraceGroup::memory_bound)},
+        {"communication (exposed)", comm * step, trace_group_s(est, TraceGroup::comm)},
+        {"idle (bubble, overhead, host)", idle * step, trace_group_s(est, TraceGroup::idle)},
     };
     c.memory = memory_rows(ranks, est);
     const double measured = c.walls[0].measured_s, predicted = c.walls[0].predicted_s;

@@ -1,6 +1,7 @@
 // The table of walls (lostflops/walls.h) against Breakdown and every surface
 // that lists walls: each field has exactly one row, the JSON of schema v1
 // keeps its keys, and the trace groups partition the step.
+#include <array>
 #include <cmath>
 #include <set>
 #include <string>
@@ -53,6 +54,48 @@ TEST(Walls, TraceGroupsPartitionTheStep) {
     EXPECT_EQ(sum, b.total_s());
     // compute and recompute are the GEMM and attention kernels a trace counts.
     EXPECT_EQ(trace_group_s(b, TraceGroup::compute), b.compute_s + b.recompute_s);
+}
+
+// trace --job's groups of an estimate: a recomputed forward's memory-bound
+// kernels and launches are counted where a profiler finds them, not with
+// its GEMMs (Estimate::recompute_memory_bound_s, recompute_overhead_s).
+TEST(Walls, RecomputeIsSplitByWhatItsKernelsAre) {
+    const Calibration cal = default_calibration();
+    const auto groups = [](const Estimate& e) {
+        return std::array<double, 4>{trace_group_s(e, TraceGroup::compute), trace_group_s(e, TraceGroup::memory_bound),
+                                     trace_group_s(e, TraceGroup::comm), trace_group_s(e, TraceGroup::idle)};
+    };
+    const Estimate none = estimate(default_job({"parallel.recompute=none"}), cal);
+    EXPECT_EQ(none.recompute_memory_bound_s, 0);
+    EXPECT_EQ(none.recompute_overhead_s, 0);
+    EXPECT_EQ(groups(none)[0], trace_group_s(none.breakdown, TraceGroup::compute));
+
+    const Estimate full = estimate(default_job({"parallel.recompute=full"}), cal);
+    const Breakdown& b = full.breakdown;
+    ASSERT_GT(b.recompute_s, 0);
+    EXPECT_GT(full.recompute_memory_bound_s, 0);
+    EXPECT_GT(full.recompute_overhead_s, 0);
+    EXPECT_LT(full.recompute_memory_bound_s + full.recompute_overhead_s, b.recompute_s);
+    // The forward redone: its memory-bound kernels are a share of the
+    // forward's, which is a third of the step's layer memory-bound time at
+    // most (backward moves twice the forward's bytes, stage_time.cpp).
+    EXPECT_LT(full.recompute_memory_bound_s, b.memory_bound_s);
+    const auto g = groups(full);
+    EXPECT_NEAR(g[0] + g[1] + g[2] + g[3], full.step_time_s, 1e-12 * full.step_time_s);
+    EXPECT_DOUBLE_EQ(g[0], b.compute_s + b.recompute_s - full.recompute_memory_bound_s - full.recompute_overhead_s);
+    EXPECT_DOUBLE_EQ(g[1], trace_group_s(b, TraceGroup::memory_bound) + full.recompute_memory_bound_s);
+    EXPECT_DOUBLE_EQ(g[3], trace_group_s(b, TraceGroup::idle) + full.recompute_overhead_s);
+
+    // Selective recompute of the attention core (flash: one kernel, no
+    // memory-bound part) and of the MLP (its GEMMs, its activation and their launches).
+    const Estimate core = estimate(default_job({"parallel.recompute=selective"}), cal);
+    EXPECT_EQ(core.recompute_memory_bound_s, 0);
+    const Estimate mlp =
+        estimate(default_job({"parallel.recompute=selective", "parallel.recompute_modules=[core_attn,mlp]"}), cal);
+    EXPECT_GT(mlp.recompute_memory_bound_s, 0);
+    EXPECT_GT(mlp.recompute_overhead_s, 0);
+    EXPECT_LT(mlp.recompute_memory_bound_s + mlp.recompute_overhead_s,
+              mlp.breakdown.recompute_s - core.breakdown.recompute_s);
 }
 
 TEST(Walls, SurfacesKeepTheirSchemaV1Keys) {

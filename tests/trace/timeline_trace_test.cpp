@@ -63,6 +63,10 @@ TEST(TimelineTrace, DefaultJobReadsBackAsTheEstimate) {
 TEST(TimelineTrace, OtherPlansReadBackAsTheEstimate) {
     expect_reads_back(default_job({"parallel.pp=1", "parallel.vpp=1", "parallel.dp=128"}), "no pipeline");
     expect_reads_back(default_job({"parallel.sequence_parallel=false", "parallel.zero=0"}), "all-reduce TP and DP");
+    // The forward redone in backward: its memory-bound kernels drawn and read
+    // back as such, not as GEMMs (Estimate::recompute_memory_bound_s).
+    expect_reads_back(default_job({"parallel.pp=1", "parallel.vpp=1", "parallel.dp=128", "parallel.recompute=full"}),
+                      "full recompute, no pipeline");
 }
 
 // The walls of the trace reader's own breakdown, rank by rank: the
