@@ -1,5 +1,5 @@
 // Data files embedded in the binary at build time (cmake/embed.cmake), so that
-// build/lostflops needs nothing beside it. Names are paths under data/.
+// the executable (build/lostflops) needs nothing beside it. Names are paths under data/.
 #pragma once
 
 #include <optional>
