@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/cli_util.h"
+#include "cli/docs_files.h"
 #include "test_util.h"
 
 namespace lostflops {
@@ -24,12 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using test::slurp;
 
 // The names under "Subcommands:" of `lostflops ARGS --help`.
 std::set<std::string> subcommands(const std::string& args) {
@@ -79,12 +75,7 @@ TEST(DocsCommands, EveryCommandNamedExists) {
     EXPECT_TRUE(nested.count("import") && nested["import"].count("maxtext"));
 
     const fs::path root = test::source_path("");
-    std::vector<fs::path> files = {root / "README.md", root / "ARCHITECTURE.md"};
-    for (const auto& e : fs::directory_iterator(root / "docs"))
-        if (e.path().extension() == ".md") files.push_back(e.path());
-    for (const char* dir : {"src", "include"})
-        for (const auto& e : fs::recursive_directory_iterator(root / dir))
-            if (e.path().extension() == ".h" || e.path().extension() == ".cpp") files.push_back(e.path());
+    const std::vector<fs::path> files = test::doc_files(root);
     int checked = 0;
     for (const fs::path& f : files) {
         const std::string text = slurp(f);

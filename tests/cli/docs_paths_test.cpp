@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/docs_files.h"
 #include "test_util.h"
 
 namespace lostflops {
@@ -25,12 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using test::slurp;
 
 bool path_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '/' || c == '-' || c == '+';
@@ -85,12 +81,7 @@ TEST(DocsPaths, EveryProjectPathNamedExists) {
             if (!line.empty()) external.insert(line);
         }
     }
-    std::vector<fs::path> files = {root / "README.md", root / "ARCHITECTURE.md"};
-    for (const auto& e : fs::directory_iterator(root / "docs"))
-        if (e.path().extension() == ".md") files.push_back(e.path());
-    for (const char* dir : {"src", "include"})
-        for (const auto& e : fs::recursive_directory_iterator(root / dir))
-            if (e.path().extension() == ".h" || e.path().extension() == ".cpp") files.push_back(e.path());
+    const std::vector<fs::path> files = test::doc_files(root);
     const char* roots[] = {"src/", "include/", "tests/", "data/", "scripts/", "examples/", "docs/",
                            "bench/", "fuzz/", "python/", "cmake/"};
     std::set<std::string> used_external;
