@@ -39,13 +39,15 @@ TEST(PlanKeys, ReaderTakesExactlyTheTablesKeys) {
     std::set<std::string> names;
     for (const PlanKey& k : plan_keys()) {
         EXPECT_TRUE(names.insert(k.name).second) << "two rows named " << k.name;
+        EXPECT_NE(std::string(k.words), "") << k.name << " has no words";
+        EXPECT_NE(std::string(k.default_value), "") << k.name << " has no default";
         EXPECT_NO_THROW(read_plan(std::string("{tp: 2, ") + k.name + ": null}")) << k.name;
     }
     try {
-        read_plan("{tp: 2, toy_knob: true}");
+        read_plan("{tp: 2, not_a_plan_key: true}");
         ADD_FAILURE() << "a key of no row was read";
     } catch (const InputError& e) {
-        EXPECT_EQ(e.key(), "parallel.toy_knob");
+        EXPECT_EQ(e.key(), "parallel.not_a_plan_key");
         EXPECT_TRUE(has(e.message(), "unknown key")) << e.what();
     }
     try {
