@@ -1,7 +1,8 @@
 // The table of `parallel:` keys (lostflops/plan_keys.h, issue 40): the job
 // reader reads exactly its keys, each row reads and writes its own field,
 // docs/job-file.md names every key, the launch flags it names are the
-// exporters' own, and --fix takes the searched rows with "did you mean".
+// exporters' own, the importers write only its keys, and --fix takes the
+// searched rows with "did you mean".
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -131,6 +132,24 @@ TEST(PlanKeys, LaunchNamesAreTheExportersOwn) {
                 EXPECT_TRUE(named) << k.name << ": " << name << " is in no file of src/interop";
             }
         }
+}
+
+// Every parallel key an importer writes into a job (interop/job_draft.h,
+// `add(d.parallel, "KEY", ...)`) is a row: an imported job reads back.
+TEST(PlanKeys, ImportersWriteTheTablesKeys) {
+    int keys = 0;
+    for (const auto& e : std::filesystem::directory_iterator(test::source_path("src/interop"))) {
+        if (e.path().extension() != ".cpp") continue;
+        const std::string text = read_text(e.path().string());
+        const std::string call = "add(d.parallel, \"";
+        for (size_t at = text.find(call); at != std::string::npos; at = text.find(call, at + 1)) {
+            const size_t from = at + call.size();
+            const std::string key = text.substr(from, text.find('"', from) - from);
+            EXPECT_NE(find_plan_key(key), nullptr) << e.path().filename() << " writes parallel." << key << ", a key of no row";
+            ++keys;
+        }
+    }
+    EXPECT_GT(keys, 20);  // the importers write the plan this way
 }
 
 // --fix takes the searched rows (and their aliases) and refuses the others by name.
