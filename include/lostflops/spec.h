@@ -262,7 +262,7 @@ struct ParallelPlan {
     // Layers of the first and of the last pipeline rank (Megatron-LM
     // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers);
     // the other ranks share the rest evenly, each rank's layers split evenly
-    // over its vpp chunks. -1: not given (the default split, estimate/stage_layout.h).
+    // over its vpp chunks. -1: not given (the default split, job/stage_layout.h).
     int first_stage_layers = -1, last_stage_layers = -1;
     // Every virtual stage's layers, given; null: the split above. Shared and
     // immutable (the search copies plans).

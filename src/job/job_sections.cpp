@@ -1,7 +1,8 @@
 // The cluster, training and parallel sections of a job (job_sections.h), and
 // the preset merge shared with the model section. Physical quantities must lie
-// in their plausible ranges (job/hardware_bounds.h); the plan's cross-field
-// rules are in validate.cpp.
+// in their plausible ranges (job/hardware_bounds.h); the parallel keys, their
+// ranges and the rules between them are the table of lostflops/plan_keys.h;
+// the plan's cross-field rules against the model and cluster are in validate.cpp.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -13,7 +14,7 @@
 #include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
-#include "lostflops/pipeline_schedules.h"
+#include "lostflops/plan_keys.h"
 #include "job/gpu_parse.h"
 #include "job/hardware_bounds.h"
 #include "job/job_sections.h"
@@ -192,11 +193,21 @@ Training read_training(YAML::Node node, const std::string& file) {
     return t;
 }
 
-// The two overlap knobs' defaults, read_parallel's comments below state their sources.
+// The two overlap knobs' defaults (their rows in src/job/plan_keys.cpp).
+// overlap_grad_reduce: overlapped, as PyTorch DDP/FSDP, DeepSpeed and
+// Megatron-Core (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP
+// all-reduced the gradients after the backward (megatron/model/distributed.py,
+// allreduce_gradients() called from train_step; overlap arrived with
+// Megatron-Core's distributed data parallel in 2023). ZeRO-3 under any stack
+// is an FSDP-style engine, which overlaps.
 bool default_overlap_grad_reduce(const ParallelPlan& p, Framework fw) {
     return fw != Framework::megatron_lm || p.zero >= 3;
 }
 
+// tp_comm_overlap: on with sequence parallelism on Hopper and newer under
+// Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
+// reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it needs
+// sequence parallelism and Transformer Engine).
 bool default_tp_comm_overlap(const ParallelPlan& p, Framework fw, const std::string& arch) {
     const AcceleratorTraits* traits = find_accelerator(arch);
     return fw == Framework::megatron_core && p.sequence_parallel && p.tp > 1 && traits && traits->te_tp_overlap;
@@ -212,139 +223,70 @@ std::vector<std::string> overlap_pins(const Job& job) {
     return out;
 }
 
+namespace {
+
+// A plain key's value as the table reads it (lostflops/plan_keys.h PlanKeyAccess).
+double read_plan_value(YamlSection& s, const PlanKey& k) {
+    switch (k.type) {
+        case PlanKeyType::integer:
+            return static_cast<double>(*s.int_opt(k.name, static_cast<int64_t>(k.min), static_cast<int64_t>(k.max)));
+        case PlanKeyType::boolean: return s.bool_or(k.name, false) ? 1 : 0;
+        case PlanKeyType::number: return *s.num_opt(k.name, k.min, k.max);
+        case PlanKeyType::choice: {
+            const std::vector<std::string> names = plan_key_choices(k);
+            const std::string v = *s.choice_opt(k.name, names);
+            return static_cast<double>(std::find(names.begin(), names.end(), v) - names.begin());
+        }
+        case PlanKeyType::special: break;
+    }
+    return 0;
+}
+
+}  // namespace
+
+// The keys of the table (lostflops/plan_keys.h) in its order: the plain ones
+// read by their type and range, each rule and framework-dependent default
+// written once in its row; the three special keys here.
 ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpus, const std::string& arch,
                            Framework fw) {
     if (!node || node.IsNull()) throw InputError(file, "parallel",
                                                  "missing section: `lostflops search` finds the best plan of a job "
                                                  "without one (or give tp, pp, ... under parallel:)");
     YamlSection s(node, file, "parallel");
+    const PlanKeyContext context{num_gpus, fw, arch};
     ParallelPlan p;
-    p.tp = static_cast<int>(s.int_or("tp", 1, 1, kMaxGpus));
-    p.pp = static_cast<int>(s.int_or("pp", 1, 1, kMaxGpus));
-    p.cp = static_cast<int>(s.int_or("cp", 1, 1, kMaxGpus));
-    p.ep = static_cast<int>(s.int_or("ep", 1, 1, kMaxGpus));
-    p.vpp = static_cast<int>(s.int_or("vpp", 1, 1, 1024));
-    {
-        std::vector<std::string> names;
-        for (const ScheduleInfo& si : kSchedules) names.emplace_back(si.name);
-        if (const auto sched = s.choice_opt("pipeline_schedule", names)) {
-            for (const ScheduleInfo& si : kSchedules)
-                if (*sched == si.name) p.schedule = si.id;
-            p.schedule_given = true;
+    for (const PlanKey& k : plan_keys()) {
+        const std::string name = k.name;
+        if (k.type == PlanKeyType::special) {
+            if (name == "pipeline_layout") {
+                if (const auto text = s.str_opt(name)) {
+                    if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0)
+                        throw InputError(file, s.key_path(name),
+                                         "given together with first_stage_layers / last_stage_layers; give one of them");
+                    p.layout = parse_pipeline_layout(*text, file, s.key_path(name));
+                }
+            } else if (name == "recompute_modules") {
+                if (s.has(name)) p.recompute_modules = read_recompute_modules(s, p.recompute);
+            } else if (name == "dp") {
+                const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
+                if (model_par > num_gpus)
+                    throw InputError(file, "parallel", fmt::format("tp*pp*cp = {} is more than num_gpus {}",
+                                                                   model_par, num_gpus));
+                p.dp = static_cast<int>(s.int_or(name, num_gpus / model_par, static_cast<int64_t>(k.min),
+                                                 static_cast<int64_t>(k.max)));
+            }
+            continue;
         }
-    }
-    // The context-parallel attention variant. Defaults: Megatron-Core's
-    // --cp-comm-type p2p (megatron/training/arguments.py); torchtitan's
-    // parallelism.context_parallel_rotate_method "allgather"
-    // (torchtitan/config/job_config.py); DeepSpeed's sequence parallelism is
-    // Ulysses (deepspeed/sequence/layer.py).
-    {
-        const auto cpt = s.choice_opt("cp_comm_type", {"p2p", "allgather", "a2a"});
-        p.cp_comm_type = cpt ? (*cpt == "a2a" ? CpCommType::a2a : *cpt == "allgather" ? CpCommType::allgather
-                                                                                      : CpCommType::p2p)
-                             : fw == Framework::fsdp      ? CpCommType::allgather
-                             : fw == Framework::deepspeed ? CpCommType::a2a
-                                                          : CpCommType::p2p;
-    }
-    // Expert layers (docs/job-file.md "Expert parallelism"); checked against the plan in job/validate.cpp.
-    p.etp = static_cast<int>(s.int_or("etp", 0, 1, kMaxGpus));
-    const auto disp = s.choice_opt("moe_dispatcher", {"alltoall", "allgather", "deepep"}).value_or("alltoall");
-    p.moe_dispatcher = disp == "allgather" ? MoeDispatcher::allgather
-                       : disp == "deepep"  ? MoeDispatcher::deepep
-                                           : MoeDispatcher::alltoall;
-    if (s.has("moe_max_nodes") && p.moe_dispatcher != MoeDispatcher::deepep)
-        throw InputError(file, s.key_path("moe_max_nodes"),
-                         "applies to moe_dispatcher: deepep (node-limited routing); the dispatcher is " + disp);
-    p.moe_max_nodes = static_cast<int>(s.int_or("moe_max_nodes", 4, 0, kMaxGpus));
-    if (s.has("moe_fp8_dispatch") && p.moe_dispatcher != MoeDispatcher::deepep)
-        throw InputError(file, s.key_path("moe_fp8_dispatch"),
-                         "applies to moe_dispatcher: deepep (FP8 dispatching); the dispatcher is " + disp);
-    p.moe_fp8_dispatch = s.bool_or("moe_fp8_dispatch", false);
-    p.moe_a2a_overlap = s.bool_or("moe_a2a_overlap", false);
-    p.moe_imbalance = s.num_or("moe_imbalance", 1.0, 1.0, 1000.0);
-    p.moe_capacity_factor = s.num_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
-    // Megatron-Core refuses padding without a capacity, and with the flex
-    // dispatcher's DeepEP backend (transformer_config.py __post_init__).
-    p.moe_pad_to_capacity = s.bool_or("moe_pad_to_capacity", false);
-    if (p.moe_pad_to_capacity && !(p.moe_capacity_factor > 0))
-        throw InputError(file, s.key_path("moe_pad_to_capacity"),
-                         "pads each expert to its capacity: give parallel.moe_capacity_factor too");
-    if (p.moe_pad_to_capacity && p.moe_dispatcher == MoeDispatcher::deepep)
-        throw InputError(file, s.key_path("moe_pad_to_capacity"),
-                         "the deepep dispatcher does not pad to capacity (Megatron-Core refuses it); the dispatcher is " +
-                             disp);
-    // Custom stage layouts (docs/job-file.md; checked against the model in job/validate.cpp).
-    p.first_stage_layers = static_cast<int>(s.int_or("first_stage_layers", -1, 0, 100'000));
-    p.last_stage_layers = static_cast<int>(s.int_or("last_stage_layers", -1, 0, 100'000));
-    if (const auto text = s.str_opt("pipeline_layout")) {
-        if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0)
-            throw InputError(file, "parallel.pipeline_layout",
-                             "given together with first_stage_layers / last_stage_layers; give one of them");
-        p.layout = parse_pipeline_layout(*text, file, "parallel.pipeline_layout");
-    }
-    p.zero = static_cast<int>(s.int_or("zero", 0, 0, 3));
-    p.sequence_parallel = s.bool_or("sequence_parallel", false);
-    const auto rc = s.choice_opt("recompute", {"none", "selective", "full"}).value_or("none");
-    p.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective
-                                                                       : Recompute::none;
-    if (auto rl = s.int_opt("recompute_layers", 0, 100'000)) {
-        if (p.recompute != Recompute::full)
-            throw InputError(file, "parallel.recompute_layers",
-                             "applies to recompute: full (layers of each pipeline stage recomputed); "
-                             "recompute is " + std::string(to_string(p.recompute)));
-        p.recompute_layers = static_cast<int>(*rl);
-    }
-    if (s.has("recompute_modules")) p.recompute_modules = read_recompute_modules(s, p.recompute);
-    // offload_activations and remat_policy act under one recompute mode
-    // (recompute none / selective, and selective); under the others they are
-    // warned and ignored (job/job_warnings.cpp): the search changes the mode.
-    p.offload_activations = s.bool_or("offload_activations", false);
-    {
-        std::vector<std::string> names;
-        for (int i = 1; i <= static_cast<int>(RematPolicy::save_out_proj); ++i)
-            names.emplace_back(to_string(static_cast<RematPolicy>(i)));
-        if (const auto rp = s.choice_opt("remat_policy", names)) {
-            if (!xla_compiled(arch))
-                throw InputError(file, "parallel.remat_policy",
-                                 "MaxText's remat policy applies to a TPU job (XLA); on GPUs give recompute and "
-                                 "recompute_modules");
-            for (int i = 1; i <= static_cast<int>(RematPolicy::save_out_proj); ++i)
-                if (*rp == to_string(static_cast<RematPolicy>(i))) p.remat_policy = static_cast<RematPolicy>(i);
+        if (!s.has(name)) {
+            if (k.when_not_given) k.when_not_given(p, context);
+            continue;
         }
+        if (k.refuse_given)
+            if (const std::string why = k.refuse_given(p, context); !why.empty()) throw InputError(file, s.key_path(name), why);
+        k.field.set(p, read_plan_value(s, k));
+        if (k.refuse_value)
+            if (const std::string why = k.refuse_value(p, context); !why.empty()) throw InputError(file, s.key_path(name), why);
     }
-    // Default: overlapped, as PyTorch DDP/FSDP, DeepSpeed and Megatron-Core
-    // (--overlap-grad-reduce) do; legacy Megatron-LM's local DDP all-reduced
-    // the gradients after the backward (megatron/model/distributed.py,
-    // allreduce_gradients() called from train_step; overlap arrived with
-    // Megatron-Core's distributed data parallel in 2023).
-    // (ZeRO-3 under any stack is an FSDP-style engine, which overlaps.)
-    p.overlap_grad_reduce = s.bool_or("overlap_grad_reduce", default_overlap_grad_reduce(p, fw));
-    // Default: on with sequence parallelism on Hopper and newer under
-    // Megatron-Core, where Transformer Engine overlaps the SP all-gathers/
-    // reduce-scatters with the GEMMs (userbuffers, --tp-comm-overlap; it
-    // needs sequence parallelism and Transformer Engine).
-    p.tp_comm_overlap = s.bool_or("tp_comm_overlap", default_tp_comm_overlap(p, fw, arch));
-    p.grad_fp32 = s.bool_or("grad_fp32", true);
-    // ZeRO-3 engine (docs/job-file.md "ZeRO-3 engine"); absent keys keep the framework's default.
-    const auto zero3_key = [&](const char* key) {
-        if (s.has(key) && p.zero < 3)
-            throw InputError(file, s.key_path(key),
-                             fmt::format("applies to zero: 3 (ZeRO-3 / FSDP parameter gathers); zero is {}", p.zero));
-        return s.has(key);
-    };
-    constexpr int64_t kMaxElems = 10'000'000'000'000;  // 1e13 parameters
-    if (zero3_key("zero_bucket_params")) p.zero_bucket_params = s.int_req("zero_bucket_params", 0, kMaxElems);
-    if (zero3_key("zero_reduce_bucket_params"))
-        p.zero_reduce_bucket_params = s.int_req("zero_reduce_bucket_params", 0, kMaxElems);
-    if (zero3_key("zero_prefetch")) p.zero_prefetch = static_cast<int>(s.int_req("zero_prefetch", 0, 64));
-    if (zero3_key("zero_regather_recompute")) p.zero_regather_recompute = s.bool_or("zero_regather_recompute", false);
-    if (zero3_key("zero_max_live_params")) p.zero_max_live_params = s.int_req("zero_max_live_params", 0, kMaxElems);
-    const int64_t model_par = static_cast<int64_t>(p.tp) * p.pp * p.cp;
-    if (model_par > num_gpus)
-        throw InputError(file, "parallel", fmt::format("tp*pp*cp = {} is more than num_gpus {}",
-                                                       model_par, num_gpus));
-    const int64_t derived = num_gpus / model_par;
-    p.dp = static_cast<int>(s.int_or("dp", derived, 1, kMaxGpus));
     s.finish();
     return p;
 }

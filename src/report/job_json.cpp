@@ -9,6 +9,7 @@
 
 #include "estimate/zero3_time.h"
 #include "lostflops/pipeline_schedules.h"
+#include "lostflops/plan_keys.h"
 #include "lostflops/report.h"
 #include "lostflops/run_report.h"
 #include "job/recompute_modules.h"
@@ -119,41 +120,50 @@ nlohmann::json training_json(const Job& job) {
 
 }  // namespace
 
+// The plan's keys as the table shows them (lostflops/plan_keys.h
+// PlanKeyEcho), then the values resolved for the estimate where a key's own
+// value is not what it used. Objects sort their keys: the order is not the
+// table's.
 nlohmann::json parallel_json(const Job& job) {
     const ParallelPlan& p = job.plan;
-    nlohmann::json j = {{"tp", p.tp},
-                        {"pp", p.pp},
-                        {"dp", p.dp},
-                        {"cp", p.cp},
-                        {"ep", p.ep},
-                        {"vpp", p.vpp},
-                        {"pipeline_schedule", schedule_info(effective_schedule(p)).name},
-                        {"zero", p.zero},
-                        {"sequence_parallel", p.sequence_parallel},
-                        {"recompute", to_string(p.recompute)},
-                        // null: every layer (with recompute: full), or no full recompute.
-                        {"recompute_layers", nullptr},
-                        {"overlap_grad_reduce", p.overlap_grad_reduce},
-                        {"tp_comm_overlap", p.tp_comm_overlap},
-                        {"grad_fp32", p.grad_fp32}};
-    if (p.recompute == Recompute::full && p.recompute_layers >= 0) j["recompute_layers"] = p.recompute_layers;
+    const bool moe = job.model.is_moe();
+    const auto shown = [&](const PlanKey& k) {
+        if (k.experts_only && !moe) return false;
+        switch (k.echo) {
+            case PlanKeyEcho::always: return true;
+            case PlanKeyEcho::deepep: return p.moe_dispatcher == MoeDispatcher::deepep;
+            case PlanKeyEcho::context_parallel: return p.cp > 1;
+            case PlanKeyEcho::selective: return p.recompute == Recompute::selective;
+            case PlanKeyEcho::zero3: return p.zero >= 3;
+            case PlanKeyEcho::never: return false;
+        }
+        return false;
+    };
+    nlohmann::json j = nlohmann::json::object();
+    for (const PlanKey& k : plan_keys()) {
+        if (!shown(k)) continue;
+        if (k.type == PlanKeyType::special && k.field.get == nullptr) continue;  // below
+        const double v = k.field.get(p);
+        switch (k.type) {
+            case PlanKeyType::integer:
+            case PlanKeyType::special: j[k.name] = static_cast<int64_t>(v); break;
+            case PlanKeyType::boolean: j[k.name] = v != 0; break;
+            case PlanKeyType::number: j[k.name] = v; break;
+            case PlanKeyType::choice: j[k.name] = k.choice(static_cast<int>(v)); break;
+        }
+    }
+    j["pipeline_schedule"] = schedule_info(effective_schedule(p)).name;
+    // null: every layer (with recompute: full), or no full recompute.
+    j["recompute_layers"] = p.recompute == Recompute::full && p.recompute_layers >= 0 ? nlohmann::json(p.recompute_layers)
+                                                                                      : nlohmann::json();
     if (p.recompute == Recompute::selective) j["recompute_modules"] = recompute_module_names(p.recompute_modules);
-    if (p.cp > 1) j["cp_comm_type"] = to_string(p.cp_comm_type);  // resolved (the framework's default when not given)
-    if (job.model.is_moe()) {
+    if (moe) {
         // Expert layers (docs/job-file.md "Expert parallelism"): etp resolved (tp when not given).
         j["etp"] = p.expert_tp();
         j["expert_dp"] = p.expert_dp();
-        j["moe_dispatcher"] = to_string(p.moe_dispatcher);
-        if (p.moe_dispatcher == MoeDispatcher::deepep) {
-            j["moe_max_nodes"] = p.moe_max_nodes;
-            j["moe_fp8_dispatch"] = p.moe_fp8_dispatch;
-        }
-        j["moe_a2a_overlap"] = p.moe_a2a_overlap;
-        j["moe_imbalance"] = p.moe_imbalance;
         j["moe_capacity_factor"] = p.moe_capacity_factor > 0 ? nlohmann::json(p.moe_capacity_factor) : nlohmann::json();
-        j["moe_pad_to_capacity"] = p.moe_pad_to_capacity;
     }
-    if (p.zero >= 3) {
+    if (p.zero >= 3) {  // the framework's engine where the job leaves a key out
         const Zero3Engine e = zero3_engine(job);
         j["zero_bucket_params"] = e.bucket_params;
         j["zero_reduce_bucket_params"] = e.reduce_bucket_params;

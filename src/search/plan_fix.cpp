@@ -1,15 +1,19 @@
 // Fixed settings of a search: from the job's parallel section (the keys it
 // gives) and from --fix / --compare text ("tp=8,zero=1"), with the job file's
-// spellings and ranges (job/job_sections.cpp read_parallel).
+// spellings and ranges: the rows of lostflops/plan_keys.h the search varies.
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "lostflops/error.h"
 #include "lostflops/framework_rules.h"
 #include "lostflops/pipeline_schedules.h"
+#include "lostflops/plan_keys.h"
 #include "lostflops/search.h"
+#include "job/did_you_mean.h"
 
 namespace lostflops {
 
@@ -36,47 +40,85 @@ bool parse_bool(const std::string& v, const std::string& key, const std::string&
     throw InputError(source, key, fmt::format("'{}': expected true or false", v));
 }
 
+// A searched key's value from `from` into the fix (the rows of
+// lostflops/plan_keys.h with `searched`; etp resolved: tp when not given).
+void fix_key(PlanFix& f, std::string_view key, const ParallelPlan& from) {
+    if (key == "tp") f.tp = from.tp;
+    else if (key == "cp") f.cp = from.cp;
+    else if (key == "pp") f.pp = from.pp;
+    else if (key == "dp") f.dp = from.dp;
+    else if (key == "vpp") f.vpp = from.vpp;
+    else if (key == "ep") f.ep = from.ep;
+    else if (key == "etp") f.etp = from.expert_tp();
+    else if (key == "moe_dispatcher") f.moe_dispatcher = from.moe_dispatcher;
+    else if (key == "moe_a2a_overlap") f.moe_a2a_overlap = from.moe_a2a_overlap;
+    else if (key == "cp_comm_type") f.cp_comm_type = from.cp_comm_type;
+    else if (key == "zero") f.zero = from.zero;
+    else if (key == "sequence_parallel") f.sequence_parallel = from.sequence_parallel;
+    else if (key == "tp_comm_overlap") f.tp_comm_overlap = from.tp_comm_overlap;
+    else if (key == "overlap_grad_reduce") f.overlap_grad_reduce = from.overlap_grad_reduce;
+    else if (key == "recompute") f.recompute = from.recompute;
+    else if (key == "recompute_layers") f.recompute_layers = from.recompute_layers;
+    else throw std::logic_error("plan_fix.cpp: searched key " + std::string(key) + " has no PlanFix field (bug)");
+}
+
+// The searched row `key` names (its name or its --fix alias), or nullptr.
+const PlanKey* searched_key(const std::string& key) {
+    for (const PlanKey& k : plan_keys())
+        if (k.searched && (key == k.name || (k.fix_alias != nullptr && key == k.fix_alias))) return &k;
+    return nullptr;
+}
+
+// "a, b or c"
+std::string alternatives(const std::vector<std::string>& names) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return out;
+}
+
 void set_key(PlanFix& f, const std::string& key, const std::string& v, const std::string& source) {
-    constexpr int64_t kMax = 1'000'000;
-    if (key == "tp") f.tp = static_cast<int>(parse_int(v, key, source, 1, kMax));
-    else if (key == "cp") f.cp = static_cast<int>(parse_int(v, key, source, 1, kMax));
-    else if (key == "pp") f.pp = static_cast<int>(parse_int(v, key, source, 1, kMax));
-    else if (key == "dp") f.dp = static_cast<int>(parse_int(v, key, source, 1, kMax));
-    else if (key == "vpp") f.vpp = static_cast<int>(parse_int(v, key, source, 1, 1024));
-    else if (key == "ep") f.ep = static_cast<int>(parse_int(v, key, source, 1, kMax));
-    else if (key == "etp") f.etp = static_cast<int>(parse_int(v, key, source, 1, kMax));
-    else if (key == "moe_dispatcher") {
-        if (v == "alltoall") f.moe_dispatcher = MoeDispatcher::alltoall;
-        else if (v == "allgather") f.moe_dispatcher = MoeDispatcher::allgather;
-        else if (v == "deepep") f.moe_dispatcher = MoeDispatcher::deepep;
-        else throw InputError(source, key, fmt::format("'{}': expected alltoall, allgather or deepep", v));
+    if (key == "micro_batch_size" || key == "mbs") {  // training's, searched with the plan
+        f.micro_batch = parse_int(v, key, source, 1, 1'000'000);
+        return;
     }
-    else if (key == "moe_a2a_overlap") f.moe_a2a_overlap = parse_bool(v, key, source);
-    else if (key == "cp_comm_type") {
-        if (v == "p2p") f.cp_comm_type = CpCommType::p2p;
-        else if (v == "allgather") f.cp_comm_type = CpCommType::allgather;
-        else if (v == "a2a") f.cp_comm_type = CpCommType::a2a;
-        else throw InputError(source, key, fmt::format("'{}': expected p2p, allgather or a2a", v));
+    const PlanKey* k = searched_key(key);
+    if (k == nullptr) {
+        std::vector<std::string> names;
+        for (const PlanKey& row : plan_keys())
+            if (row.searched) names.emplace_back(row.name);
+        names.emplace_back("micro_batch_size");
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        if (find_plan_key(key) != nullptr)  // a plan key the search keeps as the job gives it
+            throw InputError(source, key,
+                             "not searched: the job's parallel." + key + " is kept as given; expected one of " + list);
+        throw InputError(source, key, "unknown setting; expected one of " + list + did_you_mean(key, names));
     }
-    else if (key == "zero") f.zero = static_cast<int>(parse_int(v, key, source, 0, 3));
-    else if (key == "micro_batch_size" || key == "mbs") f.micro_batch = parse_int(v, key, source, 1, kMax);
-    else if (key == "sequence_parallel" || key == "sp") f.sequence_parallel = parse_bool(v, key, source);
-    else if (key == "tp_comm_overlap") f.tp_comm_overlap = parse_bool(v, key, source);
-    else if (key == "overlap_grad_reduce") f.overlap_grad_reduce = parse_bool(v, key, source);
-    else if (key == "recompute") {
-        if (v == "none") f.recompute = Recompute::none;
-        else if (v == "selective") f.recompute = Recompute::selective;
-        else if (v == "full") f.recompute = Recompute::full;
-        else throw InputError(source, key, fmt::format("'{}': expected none, selective or full", v));
-        if (*f.recompute != Recompute::full) f.recompute_layers.reset();
-    } else if (key == "recompute_layers") {
-        f.recompute_layers = static_cast<int>(parse_int(v, key, source, 1, 100'000));
-        f.recompute = Recompute::full;
-    } else {
-        throw InputError(source, key,
-                         "unknown setting; expected one of tp, cp, pp, dp, vpp, ep, etp, moe_dispatcher, moe_a2a_overlap, cp_comm_type, zero, micro_batch_size, "
-                         "recompute, recompute_layers, sequence_parallel, tp_comm_overlap, overlap_grad_reduce");
+    double value = 0;
+    switch (k->type) {
+        case PlanKeyType::integer:
+        case PlanKeyType::special: {
+            // --fix recompute_layers: at least one layer (0 would read as every layer, search/knobs.h).
+            const int64_t lo = std::string_view(k->name) == "recompute_layers" ? 1 : static_cast<int64_t>(k->min);
+            value = static_cast<double>(parse_int(v, key, source, lo, static_cast<int64_t>(k->max)));
+            break;
+        }
+        case PlanKeyType::boolean: value = parse_bool(v, key, source) ? 1 : 0; break;
+        case PlanKeyType::number: throw std::logic_error("plan_fix.cpp: a searched number (bug)");
+        case PlanKeyType::choice: {
+            const std::vector<std::string> names = plan_key_choices(*k);
+            const auto at = std::find(names.begin(), names.end(), v);
+            if (at == names.end()) throw InputError(source, key, fmt::format("'{}': expected {}", v, alternatives(names)));
+            value = static_cast<double>(at - names.begin());
+            break;
+        }
     }
+    ParallelPlan given;
+    k->field.set(given, value);
+    fix_key(f, k->name, given);
+    // A recompute depth is full recompute's; another mode has none.
+    if (std::string_view(k->name) == "recompute_layers") f.recompute = Recompute::full;
+    if (std::string_view(k->name) == "recompute" && *f.recompute != Recompute::full) f.recompute_layers.reset();
 }
 
 template <class T>
@@ -87,27 +129,10 @@ bool agrees(const std::optional<T>& fixed, const T& value) {
 }  // namespace
 
 PlanFix plan_fix_from(const SearchJob& sj) {
-    const ParallelPlan& p = sj.job.plan;
     PlanFix f;
-    for (const std::string& k : sj.fixed_keys) {
-        if (k == "tp") f.tp = p.tp;
-        else if (k == "cp") f.cp = p.cp;
-        else if (k == "pp") f.pp = p.pp;
-        else if (k == "dp") f.dp = p.dp;
-        else if (k == "vpp") f.vpp = p.vpp;
-        else if (k == "ep") f.ep = p.ep;
-        else if (k == "etp") f.etp = p.expert_tp();
-        else if (k == "moe_dispatcher") f.moe_dispatcher = p.moe_dispatcher;
-        else if (k == "moe_a2a_overlap") f.moe_a2a_overlap = p.moe_a2a_overlap;
-        else if (k == "cp_comm_type") f.cp_comm_type = p.cp_comm_type;
-        else if (k == "zero") f.zero = p.zero;
-        else if (k == "sequence_parallel") f.sequence_parallel = p.sequence_parallel;
-        else if (k == "tp_comm_overlap") f.tp_comm_overlap = p.tp_comm_overlap;
-        else if (k == "overlap_grad_reduce") f.overlap_grad_reduce = p.overlap_grad_reduce;
-        else if (k == "recompute") f.recompute = p.recompute;
-        else if (k == "recompute_layers") f.recompute_layers = p.recompute_layers;
-        // grad_fp32 and the zero_* engine keys are not searched: kept as given.
-    }
+    // grad_fp32 and the zero_* engine keys are not searched: kept as given.
+    for (const std::string& k : sj.fixed_keys)
+        if (const PlanKey* row = searched_key(k); row != nullptr && k == row->name) fix_key(f, row->name, sj.job.plan);
     if (f.recompute && *f.recompute == Recompute::full && !f.recompute_layers) f.recompute_layers = -1;
     f.launch = launch_stack(sj.job.training.framework);
     return f;
@@ -116,25 +141,10 @@ PlanFix plan_fix_from(const SearchJob& sj) {
 PlanFix plan_fix_all(const Job& job) {
     const ParallelPlan& p = job.plan;
     PlanFix f;
-    f.tp = p.tp;
-    f.cp = p.cp;
-    f.pp = p.pp;
-    f.dp = p.dp;
-    f.vpp = p.vpp;
-    f.ep = p.ep;
-    if (job.model.is_moe()) {
-        f.etp = p.expert_tp();
-        f.moe_dispatcher = p.moe_dispatcher;
-        f.moe_a2a_overlap = p.moe_a2a_overlap;
-    }
-    f.cp_comm_type = p.cp_comm_type;
-    f.zero = p.zero;
+    for (const PlanKey& k : plan_keys())
+        if (k.searched && (!k.experts_only || job.model.is_moe())) fix_key(f, k.name, p);
     f.micro_batch = job.training.micro_batch;
-    f.recompute = p.recompute;
     f.recompute_layers = p.recompute == Recompute::full ? p.recompute_layers : -1;
-    f.sequence_parallel = p.sequence_parallel;
-    f.tp_comm_overlap = p.tp_comm_overlap;
-    f.overlap_grad_reduce = p.overlap_grad_reduce;
     f.schedule = effective_schedule(p);
     f.first_stage_layers = p.first_stage_layers;
     f.last_stage_layers = p.last_stage_layers;
