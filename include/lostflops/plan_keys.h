@@ -34,7 +34,10 @@ enum class PlanKeyType {
 // When the `parallel` object of `estimate --format json` shows the key
 // (report/job_json.cpp; besides `experts_only`, shown only for a model with
 // experts). The JSON v1 keys: a row's echo keeps them as they are.
-enum class PlanKeyEcho { always, deepep, context_parallel, selective, zero3, never };
+// resolved: shown with the value the estimate resolves, not the field's
+// (the schedule vpp picks, etp as tp, null for "every layer" or "none", the
+// ZeRO-3 engine's framework defaults): job_json.cpp writes those itself.
+enum class PlanKeyEcho { always, deepep, context_parallel, selective, zero3, resolved, never };
 
 // What the reader's rules see besides the plan read so far.
 struct PlanKeyContext {

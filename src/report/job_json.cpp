@@ -135,6 +135,7 @@ nlohmann::json parallel_json(const Job& job) {
             case PlanKeyEcho::context_parallel: return p.cp > 1;
             case PlanKeyEcho::selective: return p.recompute == Recompute::selective;
             case PlanKeyEcho::zero3: return p.zero >= 3;
+            case PlanKeyEcho::resolved:  // below
             case PlanKeyEcho::never: return false;
         }
         return false;

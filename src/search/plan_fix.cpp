@@ -83,16 +83,27 @@ void set_key(PlanFix& f, const std::string& key, const std::string& v, const std
     }
     const PlanKey* k = searched_key(key);
     if (k == nullptr) {
-        std::vector<std::string> names;
+        std::vector<std::string> names, spellings;
         for (const PlanKey& row : plan_keys())
-            if (row.searched) names.emplace_back(row.name);
+            if (row.searched) {
+                names.emplace_back(row.name);
+                spellings.emplace_back(row.name);
+                if (row.fix_alias != nullptr) spellings.emplace_back(row.fix_alias);
+            }
         names.emplace_back("micro_batch_size");
+        spellings.emplace_back("micro_batch_size");
+        spellings.emplace_back("mbs");
         std::string list;
         for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-        if (find_plan_key(key) != nullptr)  // a plan key the search keeps as the job gives it
+        // A plan key --fix does not take (the search keeps it as the job
+        // gives it; some, as the schedule and the stage layout, it varies
+        // only when the job leaves them out).
+        if (find_plan_key(key) != nullptr)
             throw InputError(source, key,
-                             "not searched: the job's parallel." + key + " is kept as given; expected one of " + list);
-        throw InputError(source, key, "unknown setting; expected one of " + list + did_you_mean(key, names));
+                             "--fix and --compare do not take parallel." + key +
+                                 ": give it under parallel: in the job, where the search keeps it; expected one of " +
+                                 list);
+        throw InputError(source, key, "unknown setting; expected one of " + list + did_you_mean(key, spellings));
     }
     double value = 0;
     switch (k->type) {

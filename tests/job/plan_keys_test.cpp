@@ -127,8 +127,12 @@ TEST(PlanKeys, LaunchNamesAreTheExportersOwn) {
                 // MaxText's mesh keys are written as ici_{}_parallelism of an axis name.
                 const bool mesh = (name.starts_with("ici_") || name.starts_with("dcn_")) && name.ends_with("_parallelism");
                 const std::string axis = mesh ? name.substr(4, name.size() - 4 - 12) : "";
-                const bool named = mesh ? has(exporters, name.substr(0, 4) + "{}_parallelism") && has(exporters, "\"" + axis + "\"")
-                                        : has(exporters, name);
+                // A flag as written; a config key as a key ("mode =", "\"mode\""), not a word of any text.
+                const bool flag = name.starts_with("--");
+                const bool named = mesh   ? has(exporters, name.substr(0, 4) + "{}_parallelism") && has(exporters, "\"" + axis + "\"")
+                                   : flag ? has(exporters, name)
+                                          : has(exporters, name + " =") || has(exporters, "\"" + name + "\"") ||
+                                                has(exporters, name + ": ");
                 EXPECT_TRUE(named) << k.name << ": " << name << " is in no file of src/interop";
             }
         }
@@ -179,8 +183,62 @@ TEST(PlanKeys, FixTakesTheSearchedRows) {
         add_plan_fix(f, "grad_fp32=true", "--fix");
         ADD_FAILURE();
     } catch (const InputError& e) {
-        EXPECT_TRUE(has(e.message(), "not searched")) << e.what();
+        EXPECT_TRUE(has(e.message(), "do not take parallel.grad_fp32")) << e.what();
     }
+    try {  // an alias is a spelling too
+        add_plan_fix(f, "mbz=2", "--fix");
+        ADD_FAILURE();
+    } catch (const InputError& e) {
+        EXPECT_TRUE(has(e.message(), "did you mean `mbs`?")) << e.what();
+    }
+}
+
+// A row's rule refuses its key, by name, when what it depends on is not so:
+// on a plain plan (alltoall dispatcher, zero 0, no recompute, no capacity
+// factor, a GPU) every rule of the table has something to refuse.
+TEST(PlanKeys, RulesRefuseTheirKeyByName) {
+    int rules = 0;
+    for (const PlanKey& k : plan_keys()) {
+        if (k.refuse_given == nullptr && k.refuse_value == nullptr) continue;
+        ++rules;
+        const std::string value = k.type == PlanKeyType::boolean  ? "true"
+                                  : k.type == PlanKeyType::choice ? plan_key_choices(k).back()
+                                                                  : "1";
+        try {
+            read_plan(std::string("{") + k.name + ": " + value + "}");
+            ADD_FAILURE() << k.name << ": " << value << " was taken on a plain plan";
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.key(), std::string("parallel.") + k.name) << e.what();
+        }
+    }
+    EXPECT_GE(rules, 8);
+}
+
+// A choice row has as many names as its enum: one past the last is no name.
+TEST(PlanKeys, ChoiceRowsCountTheirEnums) {
+    for (const char* name : {"cp_comm_type", "moe_dispatcher", "recompute", "remat_policy"}) {
+        const PlanKey* k = find_plan_key(name);
+        ASSERT_NE(k, nullptr) << name;
+        ASSERT_EQ(k->type, PlanKeyType::choice);
+        EXPECT_EQ(std::string(k->choice(k->choices)), "?") << name << " has more values than its row's " << k->choices;
+        for (int i = 0; i < k->choices; ++i) EXPECT_NE(std::string(k->choice(i)), "?") << name << " " << i;
+    }
+}
+
+// The defaults that depend on the framework (job/job_sections.cpp comments
+// give their sources): the context-parallel variant and the DP overlap.
+TEST(PlanKeys, FrameworkDefaults) {
+    const auto plan = [](Framework fw, const std::string& yaml) {
+        return read_parallel(YAML::Load(yaml), "job.yaml", 64, "hopper", fw);
+    };
+    EXPECT_EQ(plan(Framework::megatron_core, "{cp: 2}").cp_comm_type, CpCommType::p2p);
+    EXPECT_EQ(plan(Framework::fsdp, "{cp: 2}").cp_comm_type, CpCommType::allgather);
+    EXPECT_EQ(plan(Framework::deepspeed, "{cp: 2}").cp_comm_type, CpCommType::a2a);
+    EXPECT_FALSE(plan(Framework::megatron_lm, "{tp: 2}").overlap_grad_reduce);
+    EXPECT_TRUE(plan(Framework::megatron_lm, "{zero: 3}").overlap_grad_reduce);
+    EXPECT_TRUE(plan(Framework::megatron_core, "{tp: 2}").overlap_grad_reduce);
+    EXPECT_TRUE(plan(Framework::megatron_core, "{tp: 2, sequence_parallel: true}").tp_comm_overlap);
+    EXPECT_FALSE(plan(Framework::fsdp, "{tp: 2, sequence_parallel: true}").tp_comm_overlap);
 }
 
 }  // namespace
