@@ -1,9 +1,60 @@
-// The fp8 casts of every GEMM's operands of a layer (the mixer's GEMMs are
-// its kind's, job/mixers/; the MLP's and experts' workload/layer_work.cpp's).
-// Transformer Engine's cast-transpose (below).
+// The GEMMs of a layer's MLP or experts per GPU, and the fp8 casts of every
+// GEMM's operands (the mixer's GEMMs are its kind's, job/mixers/). The dense
+// MLP: fc1 (gate and up fused) and fc2 split over TP by width (Shoeybi et al.
+// 2019). Experts under MoE parallel folding (Liu et al. 2025, Megatron-Core):
+// the router on the tokens a rank holds, each expert matrix one grouped GEMM
+// over the rank's local experts, the shared experts one fused MLP split over
+// TP. The casts: Transformer Engine's cast-transpose (below).
 #include "workload/layer_work_parts.h"
 
+#include "workload/eager_ledger.h"
+
 namespace lostflops {
+
+MlpGemms add_mlp_gemms(const LayerKind& k, const LayerTraits& l, const Training& tr, const ParallelPlan& p,
+                       double tokens, double h, double sp_div, LayerWork& w) {
+    MlpGemms g;
+    const bool moe = l.moe, has_mlp = l.has_mlp, gated = l.gated;
+    const double t = p.tp;
+    const double ffn_div = t;
+    auto add = [&w](double mm, double nn, double kk, double count = 1) {
+        w.gemms[w.gemm_count++] = GemmShape{mm, nn, kk, count};
+    };
+    if (!moe && has_mlp) {
+        g.fc1 = w.gemm_count;
+        add(tokens, (gated ? 2.0 : 1.0) * k.mlp.ffn / ffn_div, h);  // fc1 (gate+up fused)
+        add(tokens, h, k.mlp.ffn / ffn_div);                        // fc2
+        g.ffn_width = static_cast<double>(k.mlp.ffn);
+    } else if (moe) {
+        // Balanced routing under MoE parallel folding (Liu et al. 2025): the
+        // tp ranks split the tokens (b*s/(cp*tp) each), the router runs on the
+        // tokens a rank holds; each expert tensor parallel group of etp ranks
+        // gathers its members' tokens, so a rank runs etp*(b*s/(cp*tp))*k
+        // expert-token pairs over its experts/ep local experts with 1/etp of
+        // each expert's width (one grouped GEMM per matrix).
+        const Moe& e = k.moe;
+        const double etp = p.expert_tp();
+        const double local_experts = static_cast<double>(e.experts) / p.ep;
+        const double per_expert = etp * (tokens / t) * e.top_k / local_experts;
+        g.router = w.gemm_count;
+        w.moe_first_gemm = g.router;
+        add(tokens / sp_div, e.experts, h);  // router
+        const bool fp32_loop = eager_autocast(tr, p);  // GemmShape::fp32_loop
+        add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
+        w.gemms[w.gemm_count - 1].grouped = true;
+        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
+        add(per_expert, h, e.expert.ffn / etp, local_experts);
+        w.gemms[w.gemm_count - 1].grouped = true;
+        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
+        g.ffn_width = static_cast<double>(e.expert.ffn) * e.top_k;
+        if (e.shared_ffn > 0) {
+            add(tokens, (gated ? 2.0 : 1.0) * e.shared_ffn / ffn_div, h);  // shared experts, one fused MLP
+            add(tokens, h, e.shared_ffn / ffn_div);
+            g.ffn_width += static_cast<double>(e.shared_ffn);
+        }
+    }
+    return g;
+}
 
 // fp8 training quantizes each GEMM operand from bf16 before the GEMM:
 // Transformer Engine's cast-transpose kernel reads the bf16 tensor (2 B) and

@@ -78,51 +78,16 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     MixerOnRank mix;
     row->fns->on_rank(k, MixerRank{.t = t, .c = c, .tokens = tokens, .h = h, .el = el}, mix);
 
-    auto add = [&w](double mm, double nn, double kk, double count = 1) {
-        w.gemms[w.gemm_count++] = GemmShape{mm, nn, kk, count};
-    };
     const double heads_local = a / t;
     for (int i = 0; i < mix.gemm_count; ++i) {  // the mixer's projections: n and k of its kind's file
         const auto [n, kk] = mix.gemms[static_cast<size_t>(i)];
-        add(tokens, n, kk);
+        w.gemms[w.gemm_count++] = GemmShape{tokens, n, kk, 1};
     }
     const int mixer_gemms = w.gemm_count;  // the first one reads the norm's output
-    int fc1_gemm = -1, router_gemm = -1;
-    const double ffn_div = t;
-    double ffn_width = 0;  // MLP width a token passes through (experts: top-k and shared)
-    if (!moe && has_mlp) {
-        fc1_gemm = w.gemm_count;
-        add(tokens, (gated ? 2.0 : 1.0) * k.mlp.ffn / ffn_div, h);  // fc1 (gate+up fused)
-        add(tokens, h, k.mlp.ffn / ffn_div);                        // fc2
-        ffn_width = static_cast<double>(k.mlp.ffn);
-    } else if (moe) {
-        // Balanced routing under MoE parallel folding (Liu et al. 2025): the
-        // tp ranks split the tokens (b*s/(cp*tp) each), the router runs on the
-        // tokens a rank holds; each expert tensor parallel group of etp ranks
-        // gathers its members' tokens, so a rank runs etp*(b*s/(cp*tp))*k
-        // expert-token pairs over its experts/ep local experts with 1/etp of
-        // each expert's width (one grouped GEMM per matrix).
-        const Moe& e = k.moe;
-        const double etp = p.expert_tp();
-        const double local_experts = static_cast<double>(e.experts) / p.ep;
-        const double per_expert = etp * (tokens / t) * e.top_k / local_experts;
-        router_gemm = w.gemm_count;
-        w.moe_first_gemm = router_gemm;
-        add(tokens / sp_div, e.experts, h);  // router
-        const bool fp32_loop = eager_autocast(tr, p);  // GemmShape::fp32_loop
-        add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
-        w.gemms[w.gemm_count - 1].grouped = true;
-        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
-        add(per_expert, h, e.expert.ffn / etp, local_experts);
-        w.gemms[w.gemm_count - 1].grouped = true;
-        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
-        ffn_width = static_cast<double>(e.expert.ffn) * e.top_k;
-        if (e.shared_ffn > 0) {
-            add(tokens, (gated ? 2.0 : 1.0) * e.shared_ffn / ffn_div, h);  // shared experts, one fused MLP
-            add(tokens, h, e.shared_ffn / ffn_div);
-            ffn_width += static_cast<double>(e.shared_ffn);
-        }
-    }
+    // The dense MLP's or the experts' GEMMs (layer_gemms.cpp).
+    const MlpGemms mg = add_mlp_gemms(k, traits, tr, p, tokens, h, sp_div, w);
+    const int fc1_gemm = mg.fc1, router_gemm = mg.router;
+    const double ffn_width = mg.ffn_width;  // MLP width a token passes through (experts: top-k and shared)
 
     // Mixer core, forward FLOPs executed on this GPU.
     w.unfused = softmax && tr.attention == AttentionKernel::unfused;

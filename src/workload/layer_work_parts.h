@@ -20,6 +20,16 @@ struct LayerTraits {
     double a, d, kv_local;
 };
 LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p);
+// The dense MLP's GEMMs (fc1, fc2) or the MoE block's (router, experts,
+// shared experts) appended to w.gemms, and w.moe_first_gemm: tokens per GPU
+// and micro-batch, hidden h, sp_div tp with sequence parallelism, else 1
+// (workload/layer_gemms.cpp).
+struct MlpGemms {
+    int fc1 = -1, router = -1;  // index in w.gemms, -1 when none
+    double ffn_width = 0;       // MLP width a token passes through (experts: top-k and shared)
+};
+MlpGemms add_mlp_gemms(const LayerKind& k, const LayerTraits& l, const Training& tr, const ParallelPlan& p,
+                       double tokens, double h, double sp_div, LayerWork& w);
 // fp8 training's casts of every GEMM operand, bytes and kernels, but the
 // GEMMs whose input a norm writes in fp8 and the router (-1: none)
 // (workload/layer_gemms.cpp).
