@@ -10,7 +10,7 @@
 // layer; equal kinds are merged). job/job_model.cpp does it from Hugging Face
 // config.json keys (src/job/model_keys.h lists every key), tests and other
 // front ends may do it by hand. How each kind is counted (parameters, FLOPs):
-// workload/model_counts.h; the table of kinds: workload/layer_kinds.h.
+// workload/flops.h; the table of kinds, with each kind's file: job/layer_kinds.h.
 //
 // Units: sizes are element counts (hidden_size, head dims, ranks); no bytes.
 #pragma once
@@ -22,7 +22,8 @@
 
 namespace lostflops {
 
-// What mixes tokens in a layer.
+// What mixes tokens in a layer; each has its row in job/layer_kinds.h, in
+// this order, and its file in src/job/mixers/. none stays last.
 enum class MixerKind : uint8_t {
     attention,       // softmax attention: MHA, GQA (kv_heads < heads), MQA (kv_heads 1); optionally windowed / chunked
     mla,             // multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 sec. 2.1)
@@ -135,7 +136,7 @@ struct LayerKind {
     Moe moe;                    // experts > 0: a mixture-of-experts layer
     int norms = 2;              // hidden-size normalisations in the layer (Gemma 2: 4; Nemotron-H blocks: 1)
     bool is_moe() const { return moe.experts > 0; }
-    bool has_attention() const { return mixer == MixerKind::attention || mixer == MixerKind::mla; }
+    bool has_attention() const;  // softmax attention (attention, mla): its row's softmax trait
     bool operator==(const LayerKind&) const = default;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "interop/megatron_export_model.h"
+#include "job/layer_kinds.h"
 
 namespace lostflops::interop {
 
@@ -33,6 +34,11 @@ std::optional<int> first_layer(const Model& m, Pred pred) {
     return std::nullopt;
 }
 
+// What Megatron-LM's flags make of a layer's mixer (job/layer_kinds.h MixerRow::megatron).
+MegatronMixer megatron(const LayerKind& k) { return mixer_row(k.mixer).megatron; }
+// Launched as itself (no note).
+bool as_itself(const LayerKind& k) { return mixer_row(k.mixer).megatron_note == nullptr; }
+
 template <typename Pred>
 std::string per_layer(const Model& m, Pred pred) {
     std::string s = "'[";
@@ -46,20 +52,17 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
     Flags l{out};
     const auto note = [&](const std::string& what) { notes.push_back({NoteKind::not_modelled, "model", what}); };
     const bool hybrid = first_layer(m, [](const LayerKind& k) {
-                            return k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1 ||
-                                   k.mixer == MixerKind::none;
+                            return megatron(k) == MegatronMixer::mamba || megatron(k) == MegatronMixer::none;
                         }).has_value();
-    if (first_layer(m, [](const LayerKind& k) { return k.mixer == MixerKind::mamba1; }))
-        note("Mamba-1 has no Megatron flag (Megatron-Core's MambaMixer is Mamba-2's SSD); those layers are written as "
-             "Mamba-2 layers (M) with Megatron's default mixer shape");
-    if (first_layer(m, [](const LayerKind& k) { return k.mixer == MixerKind::lightning; }))
-        note("lightning attention has no Megatron flag; those layers are written as softmax attention");
+    for (const MixerRow& row : kMixerRows)  // the kinds Megatron writes as another, in the table's order
+        if (row.megatron_note && first_layer(m, [&row](const LayerKind& k) { return k.mixer == row.kind; }))
+            note(row.megatron_note);
     if (hybrid) {
         std::string pattern;
         for (int i = 0; i < m.layers; ++i) {
             const LayerKind& k = m.layer(i);
             const bool ffn = k.is_moe() || k.mlp.kind != MlpKind::none;
-            const bool ssm = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1;
+            const bool ssm = megatron(k) == MegatronMixer::mamba;
             char c = k.is_moe() ? 'E' : k.mlp.kind != MlpKind::none ? '-' : ssm ? 'M' : '*';
             if (k.mixer != MixerKind::none && ffn) {
                 note("layer " + std::to_string(i) + " has a token mixer and an MLP: a hybrid pattern gives each layer one");
@@ -80,7 +83,7 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
     if (attn) {
         const Attention& a = m.layer(*attn).attention;
         l.add("--num-attention-heads", a.heads);
-        if (m.layer(*attn).mixer == MixerKind::mla) {
+        if (megatron(m.layer(*attn)) == MegatronMixer::mla) {
             l.add("--multi-latent-attention");
             if (a.q_lora_rank > 0) l.add("--q-lora-rank", a.q_lora_rank);
             l.add("--kv-lora-rank", a.kv_lora_rank);
@@ -119,7 +122,8 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
     }
     if (m.mtp_layers > 0) l.add("--mtp-num-layers", m.mtp_layers);
     if (hybrid) {
-        if (const auto mamba = first_layer(m, [](const LayerKind& k) { return k.mixer == MixerKind::mamba2; })) {
+        const auto mamba2 = [](const LayerKind& k) { return megatron(k) == MegatronMixer::mamba && as_itself(k); };
+        if (const auto mamba = first_layer(m, mamba2)) {
             const LinearMixer& s = m.layer(*mamba).linear;
             l.add("--mamba-num-heads", s.heads);
             l.add("--mamba-head-dim", s.head_dim);
@@ -128,10 +132,11 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
         }
         return;
     }
-    if (const auto gdn = first_layer(m, [](const LayerKind& k) { return k.mixer == MixerKind::gated_deltanet; })) {
+    const auto linear_attention = [](const LayerKind& k) { return megatron(k) == MegatronMixer::linear_attention; };
+    if (const auto gdn = first_layer(m, linear_attention)) {
         const LinearMixer& s = m.layer(*gdn).linear;
         l.add("--experimental-attention-variant", "gated_delta_net");
-        l.add("--linear-attention-freq", per_layer(m, [](const LayerKind& k) { return k.mixer == MixerKind::gated_deltanet; }));
+        l.add("--linear-attention-freq", per_layer(m, linear_attention));
         l.add("--linear-num-key-heads", s.groups);
         l.add("--linear-num-value-heads", s.heads);
         l.add("--linear-key-head-dim", s.state_dim);

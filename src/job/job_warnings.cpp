@@ -11,6 +11,7 @@
 
 #include "lostflops/job.h"
 #include "lostflops/pipeline_schedules.h"
+#include "job/layer_kinds.h"
 #include "job/stage_layout.h"
 
 namespace lostflops {
@@ -141,8 +142,7 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // (Megatron-Core splits their heads by an all-to-all) is not modelled.
     if (p.cp > 1)
         for (const LayerKind& k : m.kinds())
-            if (k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1 || k.mixer == MixerKind::gated_deltanet ||
-                k.mixer == MixerKind::lightning) {
+            if (!mixer_row(k.mixer).cp_modelled) {
                 warn("parallel.cp", fmt::format("context parallelism of the {} layers is not modelled: they move no "
                                                 "context-parallel traffic here",
                                                 to_string(k.mixer)));

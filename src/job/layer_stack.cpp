@@ -88,6 +88,8 @@ bool Model::same_shape(const Model& o) const {
 
 const char* to_string(MixerKind k) { return mixer_row(k).name; }
 
+bool LayerKind::has_attention() const { return mixer_row(mixer).softmax; }
+
 const char* to_string(Activation a) {
     switch (a) {
         case Activation::gelu: return "gelu";
@@ -122,21 +124,7 @@ std::string mlp_text(const Mlp& m) {
 
 std::string describe(const LayerKind& k) {
     std::string out = to_string(k.mixer);
-    const Attention& a = k.attention;
-    if (k.mixer == MixerKind::attention) {
-        out += fmt::format("({}x{}, kv {}", a.heads, a.head_dim, a.kv_heads);
-        if (a.window > 0) out += fmt::format(", window {}", a.window);
-        if (a.chunk > 0) out += fmt::format(", chunk {}", a.chunk);
-        if (a.sinks) out += ", sinks";
-        if (a.output_gate) out += ", gated";
-        out += ")";
-    } else if (k.mixer == MixerKind::mla) {
-        out += fmt::format("({} heads, q rank {}, kv rank {}, qk {} (rope {}), v {})", a.heads, a.q_lora_rank,
-                           a.kv_lora_rank, a.head_dim, a.qk_rope_head_dim, a.v_head_dim);
-    } else if (k.mixer != MixerKind::none) {
-        const LinearMixer& l = k.linear;
-        out += fmt::format("({}x{}, groups {}, state {})", l.heads, l.head_dim, l.groups, l.state_dim);
-    }
+    out += mixer_fns(k.mixer).shape_text(k);
     if (k.is_moe()) {
         out += fmt::format("+moe({}x{}, top {}", k.moe.experts, mlp_text(k.moe.expert), k.moe.top_k);
         if (k.moe.shared_ffn > 0) out += fmt::format(", shared {}", k.moe.shared_ffn);
@@ -149,42 +137,7 @@ std::string describe(const LayerKind& k) {
 }
 
 KindProblem kind_problem(const LayerKind& k, int64_t hidden) {
-    const Attention& a = k.attention;
-    const LinearMixer& l = k.linear;
-    switch (k.mixer) {
-        case MixerKind::attention:
-            if (a.heads <= 0) return {"model.num_attention_heads", "missing"};
-            if (a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
-                return {"model.num_key_value_heads", fmt::format("num_attention_heads {} is not divisible by {}", a.heads, a.kv_heads)};
-            if (a.head_dim <= 0) return {"model.head_dim", "missing"};
-            if (a.window < 0 || a.chunk < 0) return {"model.sliding_window", "negative"};
-            break;
-        case MixerKind::mla:
-            if (a.heads <= 0) return {"model.num_attention_heads", "missing"};
-            if (a.kv_lora_rank <= 0) return {"model.kv_lora_rank", "missing"};
-            if (a.qk_rope_head_dim <= 0 || a.head_dim <= a.qk_rope_head_dim)
-                return {"model.qk_nope_head_dim", "missing (multi-latent attention needs qk_nope_head_dim and qk_rope_head_dim)"};
-            if (a.v_head_dim <= 0) return {"model.v_head_dim", "missing"};
-            break;
-        case MixerKind::mamba1:
-            if (l.heads <= 0 || l.head_dim != 1 || l.groups != 1) return {"model.intermediate_size", "missing (the Mamba-1 mixer's d_inner)"};
-            if (l.state_dim <= 0) return {"model.state_size", "missing"};
-            if (l.dt_rank <= 0) return {"model.time_step_rank", "missing"};
-            break;
-        case MixerKind::mamba2:
-        case MixerKind::gated_deltanet:
-        case MixerKind::lightning:
-            if (l.heads <= 0 || l.head_dim <= 0) return {"model", fmt::format("the {} mixer needs heads and a head dim", to_string(k.mixer))};
-            if (l.groups <= 0 || l.state_dim <= 0)
-                return {"model", fmt::format("the {} mixer needs groups and a state size", to_string(k.mixer))};
-            if (k.mixer == MixerKind::gated_deltanet && l.heads % l.groups != 0)
-                return {"model.linear_num_value_heads",
-                        fmt::format("{} is not divisible by linear_num_key_heads {}", l.heads, l.groups)};
-            if (k.mixer == MixerKind::mamba2 && l.heads % l.groups != 0)
-                return {"model.mamba_num_heads", fmt::format("{} is not divisible by n_groups {}", l.heads, l.groups)};
-            break;
-        case MixerKind::none: break;
-    }
+    if (KindProblem p = mixer_fns(k.mixer).problem(k); !p.key.empty()) return p;
     const auto mlp_problem = [](const Mlp& m, const char* key) -> KindProblem {
         if (m.kind != MlpKind::none && m.ffn <= 0) return {fmt::format("model.{}", key), "missing"};
         return {};

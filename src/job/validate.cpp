@@ -42,10 +42,10 @@ void hf_rules(const Job& job) {
              "is torchtitan's (framework fsdp, torchao Float8Linear) or Transformer Engine's (megatron-core)",
              {"training.framework"});
     for (const LayerKind& k : job.model.kinds())
-        if (k.mixer != MixerKind::attention && k.mixer != MixerKind::none)
+        if (const char* lacks = mixer_row(k.mixer).not_in_eager_ledger)
             fail(job, "training.framework",
                  fmt::format("hf: the eager ledger covers softmax attention; the model has {} layers (use fsdp or "
-                             "megatron-core)", k.mixer == MixerKind::mla ? "multi-head latent attention" : "state-space or linear-attention"),
+                             "megatron-core)", lacks),
                  {"model"});
 }
 
@@ -61,7 +61,7 @@ void recompute_modules_rules(const Job& job) {
              {"training.framework"});
     if (!p.recomputes(RecomputeModule::mla_up_proj)) return;
     for (const LayerKind& k : job.model.kinds())
-        if (k.mixer == MixerKind::mla) return;
+        if (mixer_row(k.mixer).up_proj_module) return;
     fail(job, "parallel.recompute_modules",
          "mla_up_proj needs multi-latent attention (Megatron-Core: \"only supported with multi_latent_attention\"); "
          "the model has none",
@@ -118,21 +118,8 @@ std::optional<PlanIssue> stage_layout_issue(const Job& job) {
 
 std::optional<PlanIssue> tp_issue(const Model& m, int64_t tp) {
     for (const LayerKind& k : m.kinds()) {
-        const Attention& a = k.attention;
         std::optional<PlanIssue> issue;
-        if (k.has_attention()) {
-            if ((issue = divides(a.heads, tp, "num_attention_heads"))) return issue;
-            if (k.mixer == MixerKind::attention && a.kv_heads % tp != 0 && tp % a.kv_heads != 0)
-                return PlanIssue{"parallel.tp", fmt::format("num_key_value_heads {} and tp {}: one must divide the other",
-                                                            a.kv_heads, tp)};
-        } else if (k.mixer == MixerKind::mamba1) {
-            // Mamba-1's channels split over TP as Mamba-2's heads; B and C are per token, not per group.
-            if ((issue = divides(k.linear.heads, tp, "the Mamba-1 mixer's d_inner"))) return issue;
-        } else if (k.mixer != MixerKind::none) {
-            // Megatron-Core's Mamba and Gated DeltaNet split heads and groups over TP.
-            if ((issue = divides(k.linear.heads, tp, "the linear mixer's heads"))) return issue;
-            if ((issue = divides(k.linear.groups, tp, "the linear mixer's groups"))) return issue;
-        }
+        if (std::string why = mixer_fns(k.mixer).tp_problem(k, tp); !why.empty()) return PlanIssue{"parallel.tp", why};
         if (k.mlp.kind != MlpKind::none && (issue = divides(k.mlp.ffn, tp, "intermediate_size"))) return issue;
         if (k.is_moe()) {
             if ((issue = divides(k.moe.expert.ffn, tp, "moe_intermediate_size"))) return issue;

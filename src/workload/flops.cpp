@@ -1,5 +1,6 @@
 // Parameter and FLOP counting of a layer stack; conventions in flops.h, the
-// formula of each layer kind in job/layer_kinds.h (with its sources), and
+// formula of each layer kind in job/layer_kinds.h and its file in
+// job/mixers/ (with its sources), and
 // Megatron-LM's num_floating_point_operations (megatron/training/training.py),
 // which counts GQA, gated MLPs, MLA, MoE and Mamba layers the same way.
 #include "workload/flops.h"
@@ -20,69 +21,7 @@ double mlp_bias(const Mlp& m, double h) {
     return (m.kind == MlpKind::gated ? 2.0 : 1.0) * static_cast<double>(m.ffn) + h;
 }
 
-struct MixerCount {
-    double gemm = 0;   // weights of its GEMMs
-    double other = 0;  // biases, norms, convolution, per-head vectors
-};
-
-MixerCount mixer_count(const LayerKind& k, double h) {
-    MixerCount c;
-    const Attention& a = k.attention;
-    const LinearMixer& l = k.linear;
-    switch (k.mixer) {
-        case MixerKind::attention: {
-            const double d = static_cast<double>(a.head_dim);
-            c.gemm = h * d * (2.0 * a.heads + 2.0 * a.kv_heads);
-            if (a.output_gate) c.gemm += h * a.heads * d;
-            if (a.qkv_bias) c.other += d * (a.heads + 2.0 * a.kv_heads);
-            if (a.out_bias) c.other += h;
-            if (a.sinks) c.other += a.heads;
-            if (a.qk_norm) c.other += 2 * d;
-            break;
-        }
-        case MixerKind::mla: {
-            const double heads = a.heads, dqk = static_cast<double>(a.head_dim), dv = static_cast<double>(a.v_head_dim);
-            const double rq = static_cast<double>(a.q_lora_rank), rkv = static_cast<double>(a.kv_lora_rank);
-            const double rope = static_cast<double>(a.qk_rope_head_dim);
-            c.gemm = a.q_lora_rank > 0 ? h * rq + rq * heads * dqk : h * heads * dqk;  // q (down, up) or q
-            c.gemm += h * (rkv + rope) + rkv * heads * (dqk - rope + dv);              // kv down (+ shared rope key), up
-            c.gemm += heads * dv * h;                                                  // output
-            c.other = (a.q_lora_rank > 0 ? rq : 0.0) + rkv;                            // q and kv latent norms
-            break;
-        }
-        case MixerKind::mamba2: {
-            const double di = static_cast<double>(l.inner()), gn = l.groups * static_cast<double>(l.state_dim);
-            const double conv = di + 2 * gn;  // x, B, C channels through the convolution
-            c.gemm = h * (2 * di + 2 * gn + l.heads) + di * h;                         // in_proj (z, x, B, C, dt), out_proj
-            c.other = conv * l.conv_kernel + (l.conv_bias ? conv : 0.0) + 3.0 * l.heads + di;  // conv, dt_bias, A_log, D, norm
-            if (l.proj_bias) c.other += 2 * di + 2 * gn + l.heads + h;
-            break;
-        }
-        case MixerKind::mamba1: {
-            const double di = static_cast<double>(l.inner()), n = static_cast<double>(l.state_dim);
-            const double r = static_cast<double>(l.dt_rank);
-            c.gemm = h * 2 * di + di * (r + 2 * n) + r * di + di * h;  // in_proj (x, z), x_proj (dt, B, C), dt_proj, out_proj
-            c.other = di * l.conv_kernel + (l.conv_bias ? di : 0.0) + di + di * n + di;  // conv, dt_proj bias, A_log, D
-            if (l.proj_bias) c.other += 2 * di + h;
-            if (l.inner_norms) c.other += r + 2 * n;  // Jamba's dt, B, C RMSNorm weights
-            break;
-        }
-        case MixerKind::gated_deltanet: {
-            const double kd = l.groups * static_cast<double>(l.state_dim), vd = static_cast<double>(l.inner());
-            c.gemm = h * (2 * kd + 2 * vd) + h * 2.0 * l.heads + vd * h;  // in_proj_qkvz, in_proj_ba, out_proj
-            c.other = (2 * kd + vd) * l.conv_kernel + 2.0 * l.heads + static_cast<double>(l.head_dim);  // conv, dt_bias, A_log, norm
-            break;
-        }
-        case MixerKind::lightning: {
-            const double ad = static_cast<double>(l.inner());
-            c.gemm = h * 3 * ad + h * ad + ad * h;  // qkv, output gate, output
-            c.other = ad;                           // norm over heads x head_dim
-            break;
-        }
-        case MixerKind::none: break;
-    }
-    return c;
-}
+MixerCount mixer_count(const LayerKind& k, double h) { return mixer_fns(k.mixer).count(k, h); }
 
 }  // namespace
 
@@ -133,51 +72,10 @@ KindCounts kind_counts(const LayerKind& k, int64_t hidden, NormKind norm) {
     return c;
 }
 
-double attention_keys(int64_t seq, int64_t window, int64_t chunk, bool causal) {
-    const double s = static_cast<double>(seq);
-    double area = s * s / 2;  // causal: the lower triangle
-    if (chunk > 0 && chunk < seq) {
-        const double c = static_cast<double>(chunk), full = std::floor(s / c), rest = s - full * c;
-        area = full * c * c / 2 + rest * rest / 2;
-    }
-    if (window > 0 && window < seq) {
-        const double w = static_cast<double>(window);
-        area = std::min(area, s * w - w * w / 2);  // the band of the last w keys
-    }
-    const double causal_keys = area / s;
-    return causal ? causal_keys : 2 * causal_keys;
-}
-
 LayerForwardFlops layer_forward_flops(const LayerKind& k, int64_t hidden, int64_t seq, bool causal) {
     LayerForwardFlops f;
     f.weight_gemms = 2.0 * kind_counts(k, hidden, NormKind::none).gemm_active;
-    const Attention& a = k.attention;
-    const LinearMixer& l = k.linear;
-    switch (k.mixer) {
-        case MixerKind::attention:
-        case MixerKind::mla: {
-            const double keys = attention_keys(seq, a.window, a.chunk, causal);
-            f.attention_core = 2.0 * a.heads * static_cast<double>(a.head_dim + a.v_head_dim) * keys;
-            break;
-        }
-        case MixerKind::mamba2:  // Megatron-LM mamba_layer_flops: scan 7 * d_inner * d_state
-        case MixerKind::mamba1:  // the same recurrence per channel and state (Gu & Dao 2023 alg. 2), counted alike
-            f.attention_core = 7.0 * static_cast<double>(l.inner()) * static_cast<double>(l.state_dim);
-            break;
-        case MixerKind::gated_deltanet: {  // Megatron-Bridge gdn_layer_flops
-            const double kd = l.groups * static_cast<double>(l.state_dim), vd = static_cast<double>(l.inner());
-            f.attention_core = 4.0 * l.heads * static_cast<double>(l.state_dim) * static_cast<double>(l.head_dim) +
-                               2.0 * l.conv_kernel * (2 * kd + vd);
-            break;
-        }
-        case MixerKind::lightning: {  // intra-block attention + inter-block state (modeling_minimax.py)
-            const double d = static_cast<double>(l.head_dim);
-            const double block_keys = attention_keys(std::min(seq, l.chunk), 0, 0, causal);
-            f.attention_core = l.heads * (4.0 * d * d + 4.0 * d * block_keys);
-            break;
-        }
-        case MixerKind::none: break;
-    }
+    f.attention_core = mixer_fns(k.mixer).core_flops(k, seq, causal);  // its kind's file (job/mixers/)
     return f;
 }
 

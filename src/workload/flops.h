@@ -29,6 +29,7 @@
 #pragma once
 
 #include "lostflops/spec.h"
+#include "job/layer_kinds.h"
 
 namespace lostflops {
 
@@ -49,8 +50,7 @@ KindCounts kind_counts(const LayerKind& k, int64_t hidden, NormKind norm);
 // norms and per-head vectors).
 double mixer_params(const LayerKind& k, int64_t hidden);
 
-// Keys a query sees on average (see the convention above).
-double attention_keys(int64_t seq, int64_t window, int64_t chunk, bool causal);
+// attention_keys (keys a query sees on average, the convention above): job/layer_kinds.h.
 
 // Forward FLOPs per token of one layer, split into the GEMMs with weights and
 // the mixer's core (attention scores + values, or the scan).

@@ -1,58 +1,59 @@
-// The GEMMs of a layer's token mixer, per GPU under tensor parallelism
-// (Megatron-LM layout, Shoeybi et al. 2019: projections split over heads, the
-// output projection over its input; Megatron-Core's MLASelfAttention: the
-// down projections of MLA duplicated on every TP rank; the linear mixers'
-// projections split over heads or channels, as Megatron-Core's MambaMixer and
-// GatedDeltaNet split them), and the fp8 casts of every GEMM's operands.
-// One branch per MixerKind: a new mixer adds its projections here.
+// The GEMMs of a layer's MLP or experts per GPU, and the fp8 casts of every
+// GEMM's operands (the mixer's GEMMs are its kind's, job/mixers/). The dense
+// MLP: fc1 (gate and up fused) and fc2 split over TP by width (Shoeybi et al.
+// 2019). Experts under MoE parallel folding (Liu et al. 2025, Megatron-Core):
+// the router on the tokens a rank holds, each expert matrix one grouped GEMM
+// over the rank's local experts, the shared experts one fused MLP split over
+// TP. The casts: Transformer Engine's cast-transpose (below).
 #include "workload/layer_work_parts.h"
+
+#include "workload/eager_ledger.h"
 
 namespace lostflops {
 
-void add_mixer_gemms(const LayerKind& k, const LayerTraits& l, double t, double tokens, double h, LayerWork& w) {
-    const Attention& at = k.attention;
-    const LinearMixer& lm = k.linear;
-    const double a = l.a, d = l.d, kv_local = l.kv_local;
-    const double dv = static_cast<double>(at.v_head_dim);
-    const double heads_local = a / t;
+MlpGemms add_mlp_gemms(const LayerKind& k, const LayerTraits& l, const Training& tr, const ParallelPlan& p,
+                       double tokens, double h, double sp_div, LayerWork& w) {
+    MlpGemms g;
+    const bool moe = l.moe, has_mlp = l.has_mlp, gated = l.gated;
+    const double t = p.tp;
+    const double ffn_div = t;
     auto add = [&w](double mm, double nn, double kk, double count = 1) {
         w.gemms[w.gemm_count++] = GemmShape{mm, nn, kk, count};
     };
-    if (l.attention) {
-        add(tokens, (a / t + 2 * kv_local) * d + (at.output_gate ? a / t * d : 0.0), h);  // QKV (+ gate)
-        add(tokens, h, a / t * d);                                                     // output projection
-    } else if (l.mla) {
-        const double rq = static_cast<double>(at.q_lora_rank), rkv = static_cast<double>(at.kv_lora_rank);
-        const double rope = static_cast<double>(at.qk_rope_head_dim);
-        if (at.q_lora_rank > 0) {
-            add(tokens, rq, h);                  // q down (duplicated over TP)
-            add(tokens, heads_local * d, rq);    // q up
-        } else {
-            add(tokens, heads_local * d, h);     // q
+    if (!moe && has_mlp) {
+        g.fc1 = w.gemm_count;
+        add(tokens, (gated ? 2.0 : 1.0) * k.mlp.ffn / ffn_div, h);  // fc1 (gate+up fused)
+        add(tokens, h, k.mlp.ffn / ffn_div);                        // fc2
+        g.ffn_width = static_cast<double>(k.mlp.ffn);
+    } else if (moe) {
+        // Balanced routing under MoE parallel folding (Liu et al. 2025): the
+        // tp ranks split the tokens (b*s/(cp*tp) each), the router runs on the
+        // tokens a rank holds; each expert tensor parallel group of etp ranks
+        // gathers its members' tokens, so a rank runs etp*(b*s/(cp*tp))*k
+        // expert-token pairs over its experts/ep local experts with 1/etp of
+        // each expert's width (one grouped GEMM per matrix).
+        const Moe& e = k.moe;
+        const double etp = p.expert_tp();
+        const double local_experts = static_cast<double>(e.experts) / p.ep;
+        const double per_expert = etp * (tokens / t) * e.top_k / local_experts;
+        g.router = w.gemm_count;
+        w.moe_first_gemm = g.router;
+        add(tokens / sp_div, e.experts, h);  // router
+        const bool fp32_loop = eager_autocast(tr, p);  // GemmShape::fp32_loop
+        add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
+        w.gemms[w.gemm_count - 1].grouped = true;
+        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
+        add(per_expert, h, e.expert.ffn / etp, local_experts);
+        w.gemms[w.gemm_count - 1].grouped = true;
+        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
+        g.ffn_width = static_cast<double>(e.expert.ffn) * e.top_k;
+        if (e.shared_ffn > 0) {
+            add(tokens, (gated ? 2.0 : 1.0) * e.shared_ffn / ffn_div, h);  // shared experts, one fused MLP
+            add(tokens, h, e.shared_ffn / ffn_div);
+            g.ffn_width += static_cast<double>(e.shared_ffn);
         }
-        add(tokens, rkv + rope, h);                        // kv down and the shared rotary key (duplicated)
-        add(tokens, heads_local * (d - rope + dv), rkv);   // k (no rope part) and v up
-        add(tokens, h, heads_local * dv);                  // output projection
-    } else if (k.mixer == MixerKind::mamba2) {
-        const double di = static_cast<double>(lm.inner()), gn = lm.groups * static_cast<double>(lm.state_dim);
-        add(tokens, (2 * di + 2 * gn + lm.heads) / t, h);  // in_proj: z, x, B, C, dt
-        add(tokens, h, di / t);                             // out_proj
-    } else if (k.mixer == MixerKind::mamba1) {
-        const double di = static_cast<double>(lm.inner()), n = static_cast<double>(lm.state_dim);
-        const double r = static_cast<double>(lm.dt_rank);
-        add(tokens, 2 * di / t, h);       // in_proj: x, z
-        add(tokens, r + 2 * n, di / t);   // x_proj: dt, B, C (over this rank's channels)
-        add(tokens, di / t, r);           // dt_proj
-        add(tokens, h, di / t);           // out_proj
-    } else if (k.mixer == MixerKind::gated_deltanet) {
-        const double kd = lm.groups * static_cast<double>(lm.state_dim), vd = static_cast<double>(lm.inner());
-        add(tokens, (2 * kd + 2 * vd + 2.0 * lm.heads) / t, h);  // in_proj_qkvz and in_proj_ba
-        add(tokens, h, vd / t);                                   // out_proj
-    } else if (k.mixer == MixerKind::lightning) {
-        const double ad = static_cast<double>(lm.inner());
-        add(tokens, 4 * ad / t, h);  // qkv and output gate
-        add(tokens, h, ad / t);      // out_proj
     }
+    return g;
 }
 
 // fp8 training quantizes each GEMM operand from bf16 before the GEMM:

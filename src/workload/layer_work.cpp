@@ -6,7 +6,10 @@
 // mixers' projections split over heads).
 //
 // A layer is one or two residual blocks (mixer, MLP), each with its norm, its
-// input and its residual add.
+// input and its residual add. What is the mixer's own (its GEMMs, its
+// memory-bound kernels, the tensors it saves, its context-parallel traffic,
+// its weights on a GPU) its kind's file says (job/mixers/, through the row of
+// job/layer_kinds.h); the terms below per mixer are theirs.
 //
 // Activation memory per layer per micro-batch, 16-bit (fp32 training: 4-byte tensors) (Korthikanti et al. 2022,
 // sec. 4, table 2), generalised to FFN width f, grouped-query attention, gated
@@ -60,9 +63,9 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double s = static_cast<double>(tr.seq_length);
     const double h = static_cast<double>(m.hidden);
     const Attention& at = k.attention;
-    const LinearMixer& lm = k.linear;
     const LayerTraits traits = layer_traits(k, p);
-    const auto [attention, mla, linear, moe, has_mlp, gated, mlp_of, a, d, kv_local] = traits;
+    const auto [row, attention, moe, has_mlp, gated, mlp_of, a, d, kv_local] = traits;
+    const bool softmax = row->softmax;
     const Mlp& mlp = *mlp_of;
     const double dv = static_cast<double>(at.v_head_dim);
     const double tokens = b * s / c;  // per GPU per micro-batch
@@ -71,54 +74,25 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double el = tensor_bytes(tr.precision);  // bytes of an activation (16-bit; fp32 training 4)
     const double wide = el / 2.0;                  // the saved tensors' width against 16-bit
     const double blocks = (k.mixer != MixerKind::none ? 1.0 : 0.0) + (has_mlp ? 1.0 : 0.0);
+    // The mixer on this GPU, as its kind's file says (job/mixers/).
+    MixerOnRank mix;
+    row->fns->on_rank(k, MixerRank{.t = t, .c = c, .tokens = tokens, .h = h, .el = el}, mix);
 
-    auto add = [&w](double mm, double nn, double kk, double count = 1) {
-        w.gemms[w.gemm_count++] = GemmShape{mm, nn, kk, count};
-    };
     const double heads_local = a / t;
-    add_mixer_gemms(k, traits, t, tokens, h, w);  // the mixer's projections (layer_gemms.cpp)
-    const int mixer_gemms = w.gemm_count;  // the first one reads the norm's output
-    int fc1_gemm = -1, router_gemm = -1;
-    const double ffn_div = t;
-    double ffn_width = 0;  // MLP width a token passes through (experts: top-k and shared)
-    if (!moe && has_mlp) {
-        fc1_gemm = w.gemm_count;
-        add(tokens, (gated ? 2.0 : 1.0) * k.mlp.ffn / ffn_div, h);  // fc1 (gate+up fused)
-        add(tokens, h, k.mlp.ffn / ffn_div);                        // fc2
-        ffn_width = static_cast<double>(k.mlp.ffn);
-    } else if (moe) {
-        // Balanced routing under MoE parallel folding (Liu et al. 2025): the
-        // tp ranks split the tokens (b*s/(cp*tp) each), the router runs on the
-        // tokens a rank holds; each expert tensor parallel group of etp ranks
-        // gathers its members' tokens, so a rank runs etp*(b*s/(cp*tp))*k
-        // expert-token pairs over its experts/ep local experts with 1/etp of
-        // each expert's width (one grouped GEMM per matrix).
-        const Moe& e = k.moe;
-        const double etp = p.expert_tp();
-        const double local_experts = static_cast<double>(e.experts) / p.ep;
-        const double per_expert = etp * (tokens / t) * e.top_k / local_experts;
-        router_gemm = w.gemm_count;
-        w.moe_first_gemm = router_gemm;
-        add(tokens / sp_div, e.experts, h);  // router
-        const bool fp32_loop = eager_autocast(tr, p);  // GemmShape::fp32_loop
-        add(per_expert, (gated ? 2.0 : 1.0) * e.expert.ffn / etp, h, local_experts);
-        w.gemms[w.gemm_count - 1].grouped = true;
-        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
-        add(per_expert, h, e.expert.ffn / etp, local_experts);
-        w.gemms[w.gemm_count - 1].grouped = true;
-        w.gemms[w.gemm_count - 1].fp32_loop = fp32_loop;
-        ffn_width = static_cast<double>(e.expert.ffn) * e.top_k;
-        if (e.shared_ffn > 0) {
-            add(tokens, (gated ? 2.0 : 1.0) * e.shared_ffn / ffn_div, h);  // shared experts, one fused MLP
-            add(tokens, h, e.shared_ffn / ffn_div);
-            ffn_width += static_cast<double>(e.shared_ffn);
-        }
+    for (int i = 0; i < mix.gemm_count; ++i) {  // the mixer's projections: n and k of its kind's file
+        const auto [n, kk] = mix.gemms[static_cast<size_t>(i)];
+        w.gemms[w.gemm_count++] = GemmShape{tokens, n, kk, 1};
     }
+    const int mixer_gemms = w.gemm_count;  // the first one reads the norm's output
+    // The dense MLP's or the experts' GEMMs (layer_gemms.cpp).
+    const MlpGemms mg = add_mlp_gemms(k, traits, tr, p, tokens, h, sp_div, w);
+    const int fc1_gemm = mg.fc1, router_gemm = mg.router;
+    const double ffn_width = mg.ffn_width;  // MLP width a token passes through (experts: top-k and shared)
 
     // Mixer core, forward FLOPs executed on this GPU.
-    w.unfused = (attention || mla) && tr.attention == AttentionKernel::unfused;
-    w.selective_core = attention || mla;
-    if (attention || mla) {
+    w.unfused = softmax && tr.attention == AttentionKernel::unfused;
+    w.selective_core = softmax;
+    if (softmax) {
         if (at.window == 0 && at.chunk == 0 && d == dv) {
             // Queries of this rank (s/c) against all s keys.
             const double core = 4.0 * b * heads_local * (s / c) * s * d;
@@ -131,10 +105,9 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
             w.scores = GemmShape{b * heads_local * (s / c), s, d, 1};
             w.values = GemmShape{b * heads_local * (s / c), dv, s, 1};
         }
-    } else if (linear) {
-        // The scan in its published FLOP form (workload/flops.cpp), split over TP by heads.
-        const LayerForwardFlops f = layer_forward_flops(k, m.hidden, tr.seq_length, true);
-        w.attention_flops_fwd = tokens * f.attention_core / t;
+    } else if (mix.core_kernels > 0) {
+        // The scan in its published FLOP form (its kind's core_flops), split over TP by heads.
+        w.attention_flops_fwd = tokens * row->fns->core_flops(k, tr.seq_length, true) / t;
     }
 
     // Memory-bound kernels, forward bytes (read + write), per GPU.
@@ -177,24 +150,14 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         fwd += 2 * ffn_act;  // 4 B of relu + 4 of pow per element
         kernels += 1;        // and so backward twice that: 16 B, 4 kernels
     }
-    const double rope_elems = attention ? (a / t + kv_local) * d
-                              : mla     ? (a / t + 1) * static_cast<double>(at.qk_rope_head_dim)
-                                        : 0.0;
+    const double rope_elems = mix.rope_elems;
     if (gated && rope_elems > 0 && !xla) {  // rotary embedding on Q and K
         fwd += 2 * tokens * rope_elems * el;
         kernels += 1;
     }
-    if (linear) {
-        // Convolution (read, write), the scan's inputs and output, the gated norm.
-        const double di = static_cast<double>(lm.inner()) / t;
-        const double gn = lm.groups * static_cast<double>(lm.state_dim) / t;
-        // Mamba-1 convolves x alone (B and C come from x_proj after it).
-        const double conv = k.mixer == MixerKind::lightning        ? 3 * di
-                            : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
-                            : k.mixer == MixerKind::mamba1         ? di
-                                                                   : di + 2 * gn;
-        fwd += tokens * el * (2 * conv + (conv + 2.0 * lm.heads / t + di) + 3 * di);
-        kernels += 6;
+    if (mix.mem_kernels > 0) {  // the mixer's own (a linear mixer's convolution, scan inputs and output, norm)
+        fwd += tokens * el * mix.mem_elems;
+        kernels += mix.mem_kernels;
     }
     // Eager PyTorch stacks (FSDP, DeepSpeed on a Hugging Face / torchtitan
     // Llama) run the RMSNorm, rotary and SwiGLU as separate kernels through
@@ -242,7 +205,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     w.mem_bytes_fwd = fwd + attn_mem;
     w.mem_bytes_bwd = 2 * w.mem_bytes_fwd;
     if (relu2_unfused) w.mem_bytes_bwd += 2 * ffn_act;  // 20 B per element, not 16 (above)
-    const double core_kernels = (attention || mla || linear) ? 1.0 : 0.0;
+    const double core_kernels = mix.core_kernels;
     w.kernels_fwd = kernels + w.gemm_count + (w.unfused ? 2 : core_kernels);
     w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2 * core_kernels);
     if (tr.precision == Precision::fp8) add_fp8_casts(w, mixer_gemms > 0 ? 0 : -1, fc1_gemm, router_gemm);
@@ -257,15 +220,11 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         const double tp_blocks = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
         w.tp_collectives_fwd = static_cast<int>(tp_blocks) * (sp ? 2 : 1);  // SP: an all-gather + a reduce-scatter each
     }
-    if (p.cp > 1 && attention) {
-        w.cp_bytes_fwd = (c - 1) * tokens * 2 * kv_local * d * el;
-        w.cp_qkv_bytes = tokens * (heads_local + 2 * kv_local) * d * el;
+    if (p.cp > 1 && softmax) {
+        w.cp_bytes_fwd = mix.cp_ring_bytes;
+        w.cp_qkv_bytes = mix.cp_qkv_bytes;
+        w.cp_out_bytes = mix.cp_out_bytes;
     }
-    if (p.cp > 1 && mla) {
-        w.cp_bytes_fwd = (c - 1) * tokens * heads_local * (d + dv) * el;
-        w.cp_qkv_bytes = tokens * heads_local * (2 * d + dv) * el;
-    }
-    if (p.cp > 1 && (attention || mla)) w.cp_out_bytes = tokens * heads_local * dv * el;
     if (moe) {
         w.moe_tokens = tokens / sp_div;
         w.moe_top_k = k.moe.top_k;
@@ -280,34 +239,10 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double masks = dropout ? blocks * sbh : 0;  // block output masks (1 byte)
     const double inputs = 2 * sbh * blocks;           // norm inputs; block inputs
     double replicated = inputs + inputs + masks;
-    double split = 0;       // divided by t
-    double kv_stored = 0;   // per rank already
-    if (attention) {
-        // Q and out-proj input split over t; K and V hold kv_local heads per rank
-        // (replicated when tp > kv heads).
-        split = 2 * (tokens * (a * d)) + 2 * (tokens * (a * dv));
-        if (at.output_gate) split += 2 * tokens * (a * d);
-        kv_stored = 4 * tokens * kv_local * d;
-    } else if (mla) {
-        const double rq = static_cast<double>(at.q_lora_rank), rkv = static_cast<double>(at.kv_lora_rank);
-        replicated += 2 * tokens * (2 * rq + 2 * rkv + static_cast<double>(at.qk_rope_head_dim));
-        split = 2 * tokens * a * (2 * d + 2 * dv);
-    } else if (linear) {
-        const double di = static_cast<double>(lm.inner()), gn = lm.groups * static_cast<double>(lm.state_dim);
-        // Mamba-1: in_proj's x and z, x_proj's dt, B, C, dt_proj's dt.
-        const double proj = k.mixer == MixerKind::mamba2          ? 2 * di + 2 * gn + lm.heads
-                            : k.mixer == MixerKind::mamba1         ? 3 * di + static_cast<double>(lm.dt_rank) + 2 * gn
-                            : k.mixer == MixerKind::gated_deltanet ? 2 * gn + 2 * di + 2.0 * lm.heads
-                                                                   : 4 * di;
-        const double conv = k.mixer == MixerKind::lightning        ? 3 * di
-                            : k.mixer == MixerKind::gated_deltanet ? 2 * gn + di
-                            : k.mixer == MixerKind::mamba1         ? di
-                                                                   : di + 2 * gn;
-        split = 2 * tokens * (proj + conv + 2 * di);
-        // fp32 state per head at each chunk boundary: heads x head_dim x state_dim.
-        const double chunks = std::max(1.0, tokens / static_cast<double>(std::max<int64_t>(1, lm.chunk)));
-        kv_stored = chunks * (lm.heads / t) * static_cast<double>(lm.head_dim) * static_cast<double>(lm.state_dim) * 4;
-    }
+    // The mixer's saved tensors (its kind's file): replicated, split over t, per rank already.
+    replicated += mix.saved_replicated;
+    double split = mix.saved_split;
+    double kv_stored = mix.saved_on_rank_bytes;
     const double ffn_elems = tokens * ffn_width;
     if (has_mlp) split += gated ? 6 * ffn_elems : 4 * ffn_elems;
     // fp8 training keeps the inputs of its fp8 GEMMs for the weight gradient
@@ -321,11 +256,11 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     if (wide != 1.0) {
         replicated = (replicated - masks) * wide + masks;
         split *= wide;
-        if (!linear) kv_stored *= wide;
+        if (!mix.state_fp32) kv_stored *= wide;
     }
     if (tr.precision == Precision::fp8) {
         replicated -= sbh * blocks;
-        if (attention || mla) split -= tokens * a * dv;
+        if (mix.fp8_split_less > 0) split -= mix.fp8_split_less;
         if (has_mlp) split -= ffn_elems;
     }
     // Permuted token copies are hidden-sized: replicated across TP without SP.
@@ -353,9 +288,11 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
     if (p.recompute == Recompute::selective && p.recompute_modules != kCoreAttnOnly) {
         const RecomputeShapes rs{.el = el, .wide = wide, .act = act, .tokens = tokens, .sbh = sbh,
-                                 .sp_div = sp_div, .blocks = blocks, .a = a, .d = d, .dv = dv, .t = t,
+                                 .sp_div = sp_div, .blocks = blocks, .t = t,
                                  .rope_elems = rope_elems, .ffn_elems = ffn_elems, .permuted = permuted,
-                                 .held_moe_bytes = held_moe_bytes, .scores = scores, .mla = mla, .moe = moe,
+                                 .held_moe_bytes = held_moe_bytes, .scores = scores, .norm_module = row->norm_module,
+                                 .up_proj_module = row->up_proj_module, .up_proj_gemms = mix.up_proj_gemms,
+                                 .up_proj_bytes = mix.up_proj_bytes, .moe = moe,
                                  .sp = sp, .gated = gated, .fc1_gemm = fc1_gemm, .router_gemm = router_gemm};
         apply_recompute_modules(k, tr, p, rs, w);
     }
@@ -366,7 +303,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         w.op_recompute_gemm_share = oc.recompute_gemm_share;
     }
 
-    layer_params(m, k, p, traits, w);
+    layer_params(m, k, p, traits, mix.params, w);
     if (eager_autocast(tr, p) && !xla) {
         if (tr.compile)
             add_compiled_autocast_traffic(k, tokens, h, blocks, w);

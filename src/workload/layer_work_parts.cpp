@@ -31,10 +31,8 @@ LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p) {
     const Attention& at = k.attention;
     const bool moe = k.is_moe();
     const Mlp& mlp = moe ? k.moe.expert : k.mlp;
-    return {.attention = k.mixer == MixerKind::attention,
-            .mla = k.mixer == MixerKind::mla,
-            .linear = k.mixer == MixerKind::mamba2 || k.mixer == MixerKind::mamba1 || k.mixer == MixerKind::gated_deltanet ||
-                      k.mixer == MixerKind::lightning,
+    return {.mixer = &mixer_row(k.mixer),
+            .attention = k.mixer == MixerKind::attention,
             .moe = moe,
             .has_mlp = moe || k.mlp.kind != MlpKind::none,
             .gated = mlp.kind == MlpKind::gated,
@@ -44,33 +42,16 @@ LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p) {
             .kv_local = std::max(1.0, at.kv_heads / static_cast<double>(p.tp))};
 }
 
-void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, const LayerTraits& l, LayerWork& w) {
+void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, const LayerTraits& l,
+                  double mixer_weights, LayerWork& w) {
     const double t = p.tp;
     const double h = static_cast<double>(m.hidden);
-    const Attention& at = k.attention;
-    const auto [attention, mla, linear, moe, has_mlp, gated, mlp_of, a, d, kv_local] = l;
-    const Mlp& mlp = *mlp_of;
-    // Weights per GPU: the layer's parameters (workload/flops.cpp) laid out
-    // over TP (projections split over heads or width; MLA's down projections,
-    // norms, output biases and the router duplicated) and EP (routed experts).
+    const bool moe = l.moe, has_mlp = l.has_mlp, gated = l.gated;
+    const Mlp& mlp = *l.mlp;
+    // Weights per GPU: the mixer's (its kind's file, split over TP as
+    // Megatron-LM splits it), the MLP's laid out over TP (projections split
+    // over width, output biases and the router duplicated) and EP (routed experts).
     const double norms = k.norms * norm_params(m.norm, m.hidden);
-    double mixer_weights = 0;
-    if (attention) {
-        mixer_weights = h * d * (2.0 * a / t + 2.0 * kv_local);
-        if (at.output_gate) mixer_weights += h * d * a / t;
-        if (at.qkv_bias) mixer_weights += d * (a / t + 2 * kv_local);
-        if (at.out_bias) mixer_weights += h;
-        if (at.sinks) mixer_weights += a / t;
-        if (at.qk_norm) mixer_weights += 2 * d;
-    } else if (mla || linear) {
-        // Duplicated over TP: MLA's down projections and latent norms; the rest split.
-        double duplicated = 0;
-        if (mla) {
-            const double rq = static_cast<double>(at.q_lora_rank), rkv = static_cast<double>(at.kv_lora_rank);
-            duplicated = (at.q_lora_rank > 0 ? h * rq + rq : 0.0) + h * (rkv + static_cast<double>(at.qk_rope_head_dim)) + rkv;
-        }
-        mixer_weights = duplicated + (mixer_params(k, m.hidden) - duplicated) / t;
-    }
     const double mlp_mats = matrices(mlp.kind);
     double dense_mlp = 0;
     w.expert_params = 0;
@@ -96,12 +77,11 @@ void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, con
 void apply_recompute_modules(const LayerKind& k, const Training& tr, const ParallelPlan& p,
                              const RecomputeShapes& r, LayerWork& w) {
     const double el = r.el, wide = r.wide, act = r.act, tokens = r.tokens, sbh = r.sbh, sp_div = r.sp_div;
-    const double blocks = r.blocks, a = r.a, d = r.d, dv = r.dv, t = r.t, rope_elems = r.rope_elems;
+    const double blocks = r.blocks, t = r.t, rope_elems = r.rope_elems;
     const double ffn_elems = r.ffn_elems, permuted = r.permuted, held_moe_bytes = r.held_moe_bytes;
     const double scores = r.scores;
-    const bool mla = r.mla, moe = r.moe, sp = r.sp, gated = r.gated;
+    const bool moe = r.moe, sp = r.sp, gated = r.gated;
     const int fc1_gemm = r.fc1_gemm, router_gemm = r.router_gemm;
-    const Attention& at = k.attention;
     if (!p.recomputes(RecomputeModule::core_attn) && w.unfused) w.activation_bytes += scores / t;
     // Megatron-Core selective modules beyond the attention core
     // (transformer_config.py recompute_modules; transformer_layer.py,
@@ -122,18 +102,16 @@ void apply_recompute_modules(const LayerKind& k, const Training& tr, const Paral
     // keeps it separate for MLA and before an MoE block; the norm output
     // (the next GEMM's saved input) is dropped and the norm redone.
     if (p.recomputes(RecomputeModule::layernorm)) {
-        const double norms_redone = (mla ? 1.0 : 0.0) + (moe ? 1.0 : 0.0);
+        const double norms_redone = (r.norm_module ? 1.0 : 0.0) + (moe ? 1.0 : 0.0);
         w.activation_bytes -= norms_redone * in_el * sbh / sp_div;
         w.recompute_mem_bytes += norms_redone * redo_norm;
         w.recompute_kernels += norms_redone;
     }
-    // mla_up_proj: the q and kv up projections (or q's own projection
-    // without a q latent) and the rotary embedding; Q, K and V dropped.
-    if (mla && p.recomputes(RecomputeModule::mla_up_proj)) {
-        const bool q_latent = at.q_lora_rank > 0;
-        redo_gemm(q_latent ? 1 : 0);
-        redo_gemm(q_latent ? 3 : 2);
-        w.activation_bytes -= el * tokens * a * (2 * d + dv) / t;
+    // mla_up_proj: the up projections its kind names (MixerOnRank::up_proj_*)
+    // and the rotary embedding; what they saved dropped.
+    if (r.up_proj_module && p.recomputes(RecomputeModule::mla_up_proj)) {
+        w.recompute_gemms |= r.up_proj_gemms;
+        w.activation_bytes -= r.up_proj_bytes;
         if (gated && rope_elems > 0) w.recompute_mem_bytes += 2 * tokens * rope_elems * el, w.recompute_kernels += 1;
     }
     const double routed = moe ? tokens * static_cast<double>(k.moe.expert.ffn) * k.moe.top_k : 0;

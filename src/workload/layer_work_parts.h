@@ -3,22 +3,33 @@
 // selective recompute modules drop and redo. Internal to src/workload.
 #pragma once
 
+#include "job/layer_kinds.h"
 #include "workload/layer_work.h"
 
 namespace lostflops {
 
 // What kind of layer k is and its attention shape on one GPU, derived once
-// for layer_work and layer_params: heads a, head dim d, KV heads per GPU
-// (replicated when tp > kv heads); mlp is the expert's for an MoE layer.
+// for layer_work and layer_params: its mixer's row (job/layer_kinds.h);
+// attention: softmax attention with key/value heads (MixerKind::attention,
+// whose shape MaxText's remat policies price); heads a, head dim d, KV heads
+// per GPU (replicated when tp > kv heads); mlp is the expert's for an MoE layer.
 struct LayerTraits {
-    bool attention, mla, linear, moe, has_mlp, gated;
+    const MixerRow* mixer;
+    bool attention, moe, has_mlp, gated;
     const Mlp* mlp;
     double a, d, kv_local;
 };
 LayerTraits layer_traits(const LayerKind& k, const ParallelPlan& p);
-// The mixer's GEMMs appended to w.gemms: tp t, tokens per GPU and
-// micro-batch, hidden h (workload/layer_gemms.cpp).
-void add_mixer_gemms(const LayerKind& k, const LayerTraits& l, double t, double tokens, double h, LayerWork& w);
+// The dense MLP's GEMMs (fc1, fc2) or the MoE block's (router, experts,
+// shared experts) appended to w.gemms, and w.moe_first_gemm: tokens per GPU
+// and micro-batch, hidden h, sp_div tp with sequence parallelism, else 1
+// (workload/layer_gemms.cpp).
+struct MlpGemms {
+    int fc1 = -1, router = -1;  // index in w.gemms, -1 when none
+    double ffn_width = 0;       // MLP width a token passes through (experts: top-k and shared)
+};
+MlpGemms add_mlp_gemms(const LayerKind& k, const LayerTraits& l, const Training& tr, const ParallelPlan& p,
+                       double tokens, double h, double sp_div, LayerWork& w);
 // fp8 training's casts of every GEMM operand, bytes and kernels, but the
 // GEMMs whose input a norm writes in fp8 and the router (-1: none)
 // (workload/layer_gemms.cpp).
@@ -26,16 +37,22 @@ void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int route
 
 // Parameters per GPU of one layer of kind k laid out over TP, ETP and EP:
 // sets w.params, w.expert_params, w.dense_tensors and w.expert_tensors
-// (w.gemm_count must be set; l = layer_traits(k, p)).
-void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, const LayerTraits& l, LayerWork& w);
+// (w.gemm_count must be set; l = layer_traits(k, p); mixer_weights: the
+// mixer's on this GPU, MixerOnRank::params).
+void layer_params(const Model& m, const LayerKind& k, const ParallelPlan& p, const LayerTraits& l,
+                  double mixer_weights, LayerWork& w);
 
 // The layer's shapes as layer_work derived them, per GPU, that the selective
 // recompute modules read (bytes, elements; el: bytes of a 16-bit-or-wider
-// activation, wide: el / 2).
+// activation, wide: el / 2; the mixer's row's norm_module and
+// up_proj_module, and what its mla_up_proj redoes, MixerOnRank::up_proj_*).
 struct RecomputeShapes {
     double el, wide, act, tokens, sbh, sp_div, blocks;
-    double a, d, dv, t, rope_elems, ffn_elems, permuted, held_moe_bytes, scores;
-    bool mla, moe, sp, gated;
+    double t, rope_elems, ffn_elems, permuted, held_moe_bytes, scores;
+    bool norm_module, up_proj_module;
+    unsigned up_proj_gemms;
+    double up_proj_bytes;
+    bool moe, sp, gated;
     int fc1_gemm, router_gemm;  // index in w.gemms, -1 when none
 };
 
