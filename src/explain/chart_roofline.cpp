@@ -4,6 +4,7 @@
 // class at its arithmetic intensity and the FLOP/s the model gives it.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -26,7 +27,16 @@ std::string roofline_svg(const Roofline& r) {
     const double w = 680, h = 420, l = 70, rt = 20, t = 20, b = 50;
     double xmin = 0.1, xmax = 10000;
     double ymax = r.peak_flops * 3, ymin = r.peak_flops / 1e4;
-    for (const auto& p : r.points) {
+    // Only points a log axis can place set the axes (a point of zero or
+    // infinite intensity would make an endless grid).
+    const auto drawable = [](const RooflinePoint& p) {
+        return p.flop_per_byte > 0 && std::isfinite(p.flop_per_byte) && p.achieved_flop_per_s > 0 &&
+               std::isfinite(p.achieved_flop_per_s);
+    };
+    std::vector<RooflinePoint> pts;
+    for (const auto& p : r.points)
+        if (drawable(p)) pts.push_back(p);
+    for (const auto& p : pts) {
         xmin = std::min(xmin, p.flop_per_byte / 3);
         xmax = std::max(xmax, p.flop_per_byte * 3);
         ymin = std::min(ymin, p.achieved_flop_per_s / 3);
@@ -64,10 +74,9 @@ std::string roofline_svg(const Roofline& r) {
     const std::vector<Box> notes = {text_box(px(ridge) + 4, h - b - 6, ridge_note, kNotePx, Svg::Anchor::start),
                                     text_box(px(x_hi) - 4, py(r.peak_flops) - 6, peak_note, kNotePx, Svg::Anchor::end)};
     std::vector<LabelDot> dots;
-    for (const RooflinePoint& p : r.points)
-        dots.push_back({px(p.flop_per_byte), py(p.achieved_flop_per_s), kDotR, p.name});
-    for (size_t i = 0; i < r.points.size(); ++i) {
-        const RooflinePoint& p = r.points[i];
+    for (const RooflinePoint& p : pts) dots.push_back({px(p.flop_per_byte), py(p.achieved_flop_per_s), kDotR, p.name});
+    for (size_t i = 0; i < pts.size(); ++i) {
+        const RooflinePoint& p = pts[i];
         svg.circle(dots[i].cx, dots[i].cy, kDotR, fmt::format("pt pt{}", i),
                    fmt::format("{}: {:.1f} FLOP/B, {:.1f} TFLOP/s", p.name, p.flop_per_byte, p.achieved_flop_per_s / 1e12));
     }

@@ -105,7 +105,10 @@ Roofline roofline(const Job& job, const Calibration& cal) {
     const double attn_t = attention_layer_s(s);
     double attn_f = 3.5 * w.attention_flops_fwd;
     if (w.unfused) attn_f = 3 * 2 * (w.scores.m * w.scores.n * w.scores.k + w.values.m * w.values.n * w.values.k);
-    if (attn_t > 0 && attn_f > 0) rl.points.push_back({"attention", attn_f / (3 * qkvo_bytes), attn_f / attn_t, attn_t});
+    // A stack without softmax attention (Mamba, linear attention) has no Q, K,
+    // V and O here: its scan's time is the mixer's, not drawn as attention.
+    if (attn_t > 0 && attn_f > 0 && qkvo_bytes > 0)
+        rl.points.push_back({"attention", attn_f / (3 * qkvo_bytes), attn_f / attn_t, attn_t});
     // Memory-bound kernels (norms, activations, residuals, dropout, softmax):
     // ASSUMPTION for the picture only: 1 FLOP per 16-bit element moved, the
     // order of an elementwise kernel; their time is bytes / (HBM * efficiency).

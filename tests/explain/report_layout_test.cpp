@@ -3,6 +3,7 @@
 // chart's edge), and every table sits in a container that scrolls sideways,
 // so the page holds at 700 px (chromium_test.cpp measures it rendered).
 #include <cctype>
+#include <limits>
 #include <regex>
 
 #include <gtest/gtest.h>
@@ -102,6 +103,24 @@ TEST(ReportLayout, RooflineLabelsCoverNoDotNoteOrLabel) {
                              "training.global_batch_size=512", "parallel.tp=1", "parallel.pp=1", "parallel.vpp=1",
                              "parallel.ep=8", "parallel.recompute=full", "parallel.sequence_parallel=false"}};
     EXPECT_EQ(check_roofline(test::svg_element(html_report(moe, cal), "chart-roofline")), 3u);
+}
+
+// A point no log axis can place (an intensity of zero or infinity: a mixer
+// whose bytes are not counted) is left out, not drawn on an endless grid; a
+// stack without softmax attention (Falcon-Mamba's 64 Mamba-1 layers, which
+// hung `report` until it ran out of memory) draws GEMMs and memory-bound
+// operators only.
+TEST(ReportLayout, RooflineLeavesOutPointsALogAxisCannotPlace) {
+    const RooflinePoint mem{"memory-bound operators", 0.5, 1.3e12, 4e-4};
+    const double inf = std::numeric_limits<double>::infinity();
+    EXPECT_EQ(check_roofline(roofline_svg(h100({{"GEMMs", 1816.5, 686.7e12, 7e-3}, {"scan", inf, 5e12, 1e-3}, mem}))), 2u);
+    EXPECT_EQ(check_roofline(roofline_svg(h100({{"GEMMs", 1816.5, 686.7e12, 7e-3}, {"scan", 0, 0, 1e-3}, mem}))), 2u);
+    const JobSource mamba{"", {"model.num_hidden_layers=4", "model.hidden_size=1024", "model.vocab_size=32000",
+                               "model.model_type=mamba", "model.intermediate_size=2048", "model.state_size=16",
+                               "model.conv_kernel=4", "model.time_step_rank=64", "cluster.num_gpus=8",
+                               "parallel.tp=1", "parallel.pp=1", "parallel.vpp=1", "parallel.sequence_parallel=false"}};
+    const Calibration cal = default_calibration();
+    EXPECT_EQ(check_roofline(test::svg_element(html_report(mamba, cal), "chart-roofline")), 2u);
 }
 
 // Every table of the page in the sideways-scrolling container, and the
