@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/job.h"
 #include "lostflops/pipeline_schedules.h"
 #include "job/layer_kinds.h"
@@ -95,6 +96,15 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
     if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
         warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");
+    // A TPU job runs under MaxText (`export maxtext`), whose pipeline is its own
+    // (AI-Hypercomputer/maxtext src/maxtext/layers/pipeline.py: circular
+    // pipelining over num_pipeline_repeats, no named schedules): a schedule
+    // beyond the 1F1B family is priced as named but has no MaxText launch.
+    if (p.pp > 1 && p.schedule_given && !one_f_one_b_family(p.schedule) && xla_compiled(c.gpu.arch))
+        warn("parallel.pipeline_schedule",
+             fmt::format("{} on a TPU job: MaxText, which launches it, runs its own circular pipeline and takes no "
+                         "schedule by name; the step is priced as {}",
+                         schedule_info(p.schedule).name, schedule_info(p.schedule).words));
     // DualPipe(V) overlaps one micro-batch's forward with another's backward by
     // its schedule (DeepSeek-V3 report sec. 3.2.1): moe_a2a_overlap adds nothing.
     if (p.moe_a2a_overlap && !standard_mapping(p))

@@ -1,5 +1,7 @@
 // job_warnings: each setting that does nothing or costs much under the plan is
 // named with its key and the job's numbers; a plain plan gets none.
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,6 +108,26 @@ TEST(JobWarnings, CompileOnAMegatronStack) {
     const auto w = warnings_of({"training.framework=megatron-core", "training.compile=true"});
     EXPECT_TRUE(has(warning(w, "training.compile"), "fused already")) << warning(w, "training.compile");
     EXPECT_EQ(warning(warnings_of({"training.framework=fsdp", "training.compile=true"}), "training.compile"), "");
+}
+
+// A TPU job launches under MaxText, whose pipeline takes no schedule by
+// name: a schedule beyond the 1F1B family is named, priced as given.
+TEST(JobWarnings, NamedScheduleOnATpuJob) {
+    std::ifstream in(test::source_path("data/published/maxtext/runs/maxtext-llama2-70b-v5p-128.yaml"));
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto tpu = [&](const std::string& schedule) {
+        return job_warnings(parse_job(text.str(), "tpu.yaml",
+                                      {"parallel.pp=2", "parallel.vpp=2", "parallel.pipeline_schedule=" + schedule}));
+    };
+    const std::string w = warning(tpu("zbv"), "parallel.pipeline_schedule");
+    EXPECT_TRUE(has(w, "MaxText") && has(w, "zbv")) << w;
+    EXPECT_EQ(warning(tpu("interleaved"), "parallel.pipeline_schedule"), "");
+    // On GPUs torchtitan runs it: no such warning.
+    EXPECT_EQ(warning(warnings_of({"cluster.num_gpus=32", "parallel.pp=2", "parallel.vpp=2", "training.framework=fsdp",
+                                   "parallel.pipeline_schedule=zbv"}),
+                      "parallel.pipeline_schedule"),
+              "");
 }
 
 TEST(JobWarnings, TrainTokensAreUsedByTheRunModel) {
