@@ -41,7 +41,6 @@ enum class PlanKeyEcho { always, deepep, context_parallel, selective, zero3, res
 
 // What the reader's rules see besides the plan read so far.
 struct PlanKeyContext {
-    int num_gpus = 0;
     Framework framework = Framework::megatron_core;
     std::string arch;
 };

@@ -253,7 +253,7 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
                                                  "missing section: `lostflops search` finds the best plan of a job "
                                                  "without one (or give tp, pp, ... under parallel:)");
     YamlSection s(node, file, "parallel");
-    const PlanKeyContext context{num_gpus, fw, arch};
+    const PlanKeyContext context{fw, arch};
     ParallelPlan p;
     for (const PlanKey& k : plan_keys()) {
         const std::string name = k.name;
