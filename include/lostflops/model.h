@@ -22,8 +22,8 @@
 
 namespace lostflops {
 
-// What mixes tokens in a layer; each has its row in job/layer_kinds.h, in
-// this order, and its file in src/job/mixers/. none stays last.
+// What mixes tokens; each its row of job/layer_kinds.h, in this order, and its file
+// src/job/mixers/<value>.cpp, built as src/job/CMakeLists.txt reads this enum. none last.
 enum class MixerKind : uint8_t {
     attention,       // softmax attention: MHA, GQA (kv_heads < heads), MQA (kv_heads 1); optionally windowed / chunked
     mla,             // multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 sec. 2.1)

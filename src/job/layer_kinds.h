@@ -13,8 +13,8 @@
 // traits say what generic code may assume of it (softmax kernels,
 // Megatron-Core's norm module and mla_up_proj, context parallelism, framework
 // hf's eager ledger, Megatron-LM's flags). A new kind is its value of
-// MixerKind (lostflops/model.h, before none), its row here and its file in
-// mixers/ (with its line in src/job/CMakeLists.txt); LayerKinds.*
+// MixerKind (lostflops/model.h, before none), its row here and its file
+// mixers/<value>.cpp (the build lists it from the enum); LayerKinds.*
 // (tests/job/layer_kinds_test.cpp) fails while a kind has no row or a row
 // lacks a function. Reading one from a model file is its family's
 // (job/model_read.cpp).

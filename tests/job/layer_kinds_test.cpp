@@ -7,7 +7,9 @@
 // -Wswitch names one it lacks), as does a row without a sample kind here.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "job/layer_kinds.h"
@@ -146,6 +148,22 @@ TEST(LayerKinds, TraitsAgreeWithTheFiles) {
         EXPECT_LT(o.up_proj_gemms, 1u << o.gemm_count) << row.name;
         EXPECT_EQ(row.megatron == MegatronMixer::none, row.kind == MixerKind::none) << row.name;
     }
+}
+
+// The build lists a mixer's source by its value of MixerKind
+// (src/job/CMakeLists.txt reads the enum), so the file must carry the row's
+// name; a file of mixers/ no value names would not be built at all.
+TEST(LayerKinds, EveryMixerFileIsAKind) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(LOSTFLOPS_SOURCE_DIR) / "src" / "job" / "mixers";
+    ASSERT_TRUE(fs::is_directory(dir)) << dir;
+    std::set<std::string> names;
+    for (const MixerRow& row : kMixerRows) names.insert(row.name);
+    std::set<std::string> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".cpp") files.insert(e.path().stem().string());
+    files.erase("mixer_parts");  // shared helpers (mixer_parts.h), listed by hand
+    EXPECT_EQ(files, names);
 }
 
 }  // namespace
