@@ -11,7 +11,7 @@ namespace lostflops::test {
 namespace {
 
 TEST(CliModelKeys, NotModelledKeysAreWarnedAndStrictRefusesThem) {
-    const std::string job = source_path("tests/data/spec/hf_softcap_job.yaml");
+    const std::string job = source_path("tests/data/job/hf_softcap_job.yaml");
     const CliRun r = run_cli("estimate " + job);
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.err.find("lostflops: warning: not modelled: attn_logit_softcapping"), std::string::npos) << r.err;
@@ -26,7 +26,7 @@ TEST(CliModelKeys, NotModelledKeysAreWarnedAndStrictRefusesThem) {
 }
 
 TEST(CliModelKeys, ModelWarningsReachTheJsonWarningsOnce) {
-    const CliRun r = run_cli("estimate --format json " + source_path("tests/data/spec/hf_softcap_job.yaml"));
+    const CliRun r = run_cli("estimate --format json " + source_path("tests/data/job/hf_softcap_job.yaml"));
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     bool softcap = false, unknown = false;
@@ -45,7 +45,7 @@ TEST(CliModelKeys, ModelWarningsReachTheJsonWarningsOnce) {
 }
 
 TEST(CliModelKeys, EstimateJsonReportsParameterCounts) {
-    const CliRun r = run_cli("estimate --format json " + source_path("tests/data/spec/models/gpt-oss-20b.yaml"));
+    const CliRun r = run_cli("estimate --format json " + source_path("tests/data/job/models/gpt-oss-20b.yaml"));
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_NEAR(j["params_total"].get<double>() / 20.91e9, 1.0, 0.005);

@@ -4,7 +4,7 @@
 // table 1) and gpt-oss-20b (arXiv 2508.10925 table 1), as Megatron-LM's
 // examples give them (examples/megatron_fsdp, examples/mamba, examples/
 // gptoss), give the same layers and parameter counts as the same models in
-// config.json keys (tests/data/spec/models/*.yaml). What Megatron's flags
+// config.json keys (tests/data/job/models/*.yaml). What Megatron's flags
 // cannot say (the family's biases, sinks and routing bias) is left to the
 // parameter tolerance.
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@ Job imported(const std::string& flags, const std::string& fixture) {
     ImportOptions o;
     o.num_gpus = 8;
     const ImportResult r = import_megatron(flags, "flags", o);
-    const Job ref = load_job(source_path("tests/data/spec/models/" + fixture));
+    const Job ref = load_job(source_path("tests/data/job/models/" + fixture));
     return parse_job(r.job_yaml, "imported", {"cluster.preset=dgx-h100", "cluster.num_gpus=" + std::to_string(ref.cluster.num_gpus)});
 }
 
@@ -70,7 +70,7 @@ TEST(MegatronLayers, DeepSeekV3FromItsFlags) {
         "--micro-batch-size 1 --global-batch-size 512 --bf16 --pipeline-model-parallel-size 16 "
         "--expert-model-parallel-size 16",
         "deepseek-v3.yaml");
-    expect_same_layers(j, load_job(source_path("tests/data/spec/models/deepseek-v3.yaml")), 0.001);
+    expect_same_layers(j, load_job(source_path("tests/data/job/models/deepseek-v3.yaml")), 0.001);
 }
 
 TEST(MegatronLayers, NemotronHFromItsFlags) {
@@ -82,7 +82,7 @@ TEST(MegatronLayers, NemotronHFromItsFlags) {
         "--untie-embeddings-and-output-weights --vocab-size 131072 --seq-length 8192 --micro-batch-size 1 "
         "--global-batch-size 64 --bf16 --tensor-model-parallel-size 2",
         "nemotron-h-8b.yaml");
-    expect_same_layers(j, load_job(source_path("tests/data/spec/models/nemotron-h-8b.yaml")), 0.001);
+    expect_same_layers(j, load_job(source_path("tests/data/job/models/nemotron-h-8b.yaml")), 0.001);
 }
 
 TEST(MegatronLayers, GptOssFromItsFlags) {
@@ -94,7 +94,7 @@ TEST(MegatronLayers, GptOssFromItsFlags) {
         "--micro-batch-size 1 --global-batch-size 64 --bf16 --expert-model-parallel-size 8",
         "gpt-oss-20b.yaml");
     // The family's attention biases and sinks are not in Megatron's flags (--add-qkv-bias covers QKV only).
-    expect_same_layers(j, load_job(source_path("tests/data/spec/models/gpt-oss-20b.yaml")), 0.002);
+    expect_same_layers(j, load_job(source_path("tests/data/job/models/gpt-oss-20b.yaml")), 0.002);
 }
 
 // export megatron writes the layers back: export, import, the same layers.
@@ -106,7 +106,7 @@ TEST(MegatronLayers, ExportWritesTheLayersBack) {
     for (const char* name : {"deepseek-v3.yaml", "nemotron-h-8b.yaml", "gpt-oss-20b.yaml", "qwen3-next-80b-a3b.yaml"}) {
         SCOPED_TRACE(name);
         const bool qwen = std::string(name).rfind("qwen3-next", 0) == 0;
-        const Job job = load_job(source_path(std::string("tests/data/spec/models/") + name));
+        const Job job = load_job(source_path(std::string("tests/data/job/models/") + name));
         const ExportResult e = export_megatron(job);
         for (const auto& n : e.notes) ADD_FAILURE() << n.setting << ": " << n.message;
         const ImportResult r = import_megatron(e.text, std::string(name) + " (exported)");

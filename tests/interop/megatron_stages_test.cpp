@@ -100,7 +100,7 @@ TEST(MegatronStages, ExportWritesTheStagesBack) {
     }
     // A hybrid stack's uneven stages go back as '|' in its pattern (Megatron
     // refuses a layout beside it): 52 layers over pp 4 x vpp 2.
-    const Job nemotron = load_job(source_path("tests/data/spec/models/nemotron-h-8b.yaml"), {"parallel.pp=4", "parallel.vpp=2"});
+    const Job nemotron = load_job(source_path("tests/data/job/models/nemotron-h-8b.yaml"), {"parallel.pp=4", "parallel.vpp=2"});
     const ExportResult e = export_megatron(nemotron);
     EXPECT_EQ(e.text.find("--pipeline-model-parallel-layout"), std::string::npos);
     const Job hybrid = parse_job(import_megatron(e.text, "exported").job_yaml, "round trip",

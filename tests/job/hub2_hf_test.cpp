@@ -1,6 +1,6 @@
 // The 49 real config.json files of ../shared/realworld/hf/hub2/ (38
 // architectures) against the published parameter counts of
-// tests/data/spec/hub2_params.csv, each with its source: every file reads
+// tests/data/job/hub2_params.csv, each with its source: every file reads
 // within 3 % of its figure, or is refused naming what is not modelled.
 // Skipped, saying so, when ../shared is absent. A figure's `compare` column
 // says what it counts: the whole model (a multimodal config: its text model),
@@ -38,7 +38,7 @@ std::vector<std::string> csv_fields(const std::string& line) {
 }
 
 std::vector<Row> read_rows() {
-    std::ifstream in(test::source_path("tests/data/spec/hub2_params.csv"));
+    std::ifstream in(test::source_path("tests/data/job/hub2_params.csv"));
     std::vector<Row> rows;
     std::string line;
     std::getline(in, line);  // header

@@ -220,7 +220,7 @@ TEST(JobInput, BadValueFromHfConfigNamesTheConfig) {
 }
 
 TEST(JobInput, PresetAndHfConfigTogetherAreAnError) {
-    const std::string hf = test::source_path("tests/data/spec/tiny-llama/config.json");
+    const std::string hf = test::source_path("tests/data/job/tiny-llama/config.json");
     const InputError e = error_of(with_model("  preset: llama3-8b\n  hf_config: " + hf + "\n"));
     EXPECT_TRUE(has(e.what(), "preset") && has(e.what(), "hf_config")) << e.what();
 }
@@ -307,7 +307,7 @@ TEST(JobInput, PresetNameOnlyWhenItsShapeIsKept) {
 }
 
 TEST(JobInput, HfConfigNameOnlyWhenItsShapeIsKept) {
-    const std::string job = test::source_path("tests/data/spec/hf_job.yaml");
+    const std::string job = test::source_path("tests/data/job/hf_job.yaml");
     const Job plain = load_job(job);
     EXPECT_EQ(plain.model.name, "tiny-llama");
     const Job changed = load_job(job, {"model.num_hidden_layers=2"});

@@ -182,7 +182,7 @@ namespace lostflops {
 namespace {
 
 TEST(Job, HfConfigRelativeToTheJobFile) {
-    const Job j = load_job(test::source_path("tests/data/spec/hf_job.yaml"));
+    const Job j = load_job(test::source_path("tests/data/job/hf_job.yaml"));
     EXPECT_EQ(j.model.layers, 22);
     EXPECT_EQ(test::attention_of(j.model).kv_heads, 4);
     EXPECT_EQ(test::mlp_of(j.model).ffn, 5632);

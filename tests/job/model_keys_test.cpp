@@ -1,6 +1,6 @@
 // The model section: every key read, ignored with a reason or noted as not
 // modelled (src/job/model_keys.h); the layer kinds the families' rules give;
-// the fixtures of tests/data/spec/models against their published counts.
+// the fixtures of tests/data/job/models against their published counts.
 #include <set>
 #include <string_view>
 
@@ -15,7 +15,7 @@ namespace lostflops {
 namespace {
 
 Job fixture(const std::string& name, const std::vector<std::string>& set = {}) {
-    return load_job(test::source_path("tests/data/spec/models/" + name + ".yaml"), set);
+    return load_job(test::source_path("tests/data/job/models/" + name + ".yaml"), set);
 }
 
 // Within half a unit of the published figure's last digit below and one unit
@@ -107,7 +107,7 @@ TEST(ModelKeys, SetHeadDimTakesEffect) {
 }
 
 TEST(ModelKeys, ConfigKeysNotModelledAreNotedAndUnknownOnesToo) {
-    const Job j = load_job(test::source_path("tests/data/spec/hf_softcap_job.yaml"));
+    const Job j = load_job(test::source_path("tests/data/job/hf_softcap_job.yaml"));
     ASSERT_TRUE(j.model.not_modelled);
     std::set<std::string> keys;
     for (const auto& n : *j.model.not_modelled) keys.insert(n.key);
