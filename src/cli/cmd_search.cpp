@@ -134,7 +134,7 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
 // A search that evaluates no layout because the fixed settings (--fix and the
 // job's parallel keys) break a rule is bad input: the rule is named as
 // estimate names it, by loading the job with the --fix settings as its keys.
-[[noreturn]] void refuse_fixed(const SearchArgs& a) {
+[[noreturn]] void refuse_fixed(const SearchArgs& a, const Job& searched) {
     std::vector<std::string> o = a.overrides;
     std::string given;
     for (const std::string& text : a.fixes) {
@@ -158,7 +158,18 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
     try {
         (void)(a.job_path.empty() ? default_job(o) : load_job(a.job_path, o));
     } catch (const InputError& e) {
-        throw InputError(source, key, "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
+        // A job without a parallel section fails to load for that alone: it
+        // names no rule (the search was free), so the rules are named below.
+        const bool no_plan_given = e.key() == "parallel" && e.message().starts_with("missing section");
+        if (!no_plan_given)
+            throw InputError(source, key, "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
+        if (given.empty())
+            throw InputError(source, "",
+                             fmt::format("no plan can be searched: no layout of tp x cp x pp x dp = {} GPUs passes the "
+                                         "divisibility rules (among them: dp x micro_batch_size divides the global batch "
+                                         "of {} sequences, tp the attention heads, pp x vpp stages split the {} "
+                                         "layers; docs/search.md)",
+                                         searched.cluster.num_gpus, searched.training.global_batch, searched.model.layers));
     }
     throw InputError(source, key, "the fixed settings and the divisibility rules leave no layout to evaluate "
                                   "(lostflops estimate with them as --set parallel.KEY=VALUE names the rule)");
@@ -285,7 +296,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         const SearchResult& r = listing.result;
         done_progress();
         std::signal(SIGINT, previous);
-        if (r.ranked.empty() && r.counts.evaluated == 0 && r.counts.pruned_memory == 0 && !r.cancelled) refuse_fixed(*a);
+        if (r.ranked.empty() && r.counts.evaluated == 0 && r.counts.pruned_memory == 0 && !r.cancelled) refuse_fixed(*a, sj.job);
         const PlanChunks plans = listing_plans(sj.job, cal, listing);
         SearchView view = listing.view;
         if (a->rank_plan && !a->job_path.empty()) view.set_first = {"parallel=null"};  // as best_plan_commands

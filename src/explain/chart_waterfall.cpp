@@ -4,6 +4,7 @@
 // classic waterfall chart laid on its side so the step names can be read.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -14,10 +15,17 @@ namespace lostflops {
 
 double nice_step(double range, int target) {
     if (!(range > 0)) return 1;
-    const double raw = range / target;
+    // Every chart steps from 0 to its maximum by this: over an infinite range
+    // no step ends the loop, so the range is refused (an estimate or a trace
+    // figure that is not finite is a bug upstream).
+    if (!std::isfinite(range)) throw std::invalid_argument(fmt::format("nice_step: the range {} is not finite", range));
+    const double raw = range / std::max(target, 1);
+    // Too small for a power of ten (raw below the normal doubles): one step across.
+    if (!std::isnormal(raw)) return range;
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
     const double f = raw / mag;
-    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+    const double step = (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+    return step > 0 ? step : range;
 }
 
 std::string waterfall_svg(const Explanation& x) {

@@ -32,7 +32,10 @@ const char* report_css();
 // keyboard-focusable region named by the table's caption (html_report.cpp).
 std::string scroll_table(const std::string& table);
 
-// Round step for about `target` ticks over `range` (1, 2 or 5 times a power of ten).
+// Round step for about `target` ticks over `range` (1, 2 or 5 times a power of
+// ten); always positive: 1 for a range that is not positive, the range itself
+// for one too small to divide. Throws std::invalid_argument for an infinite
+// range, which no step could walk (charts loop from 0 to their maximum by it).
 double nice_step(double range, int target);
 
 }  // namespace lostflops

@@ -39,6 +39,9 @@ std::string human_duration(double seconds) {
     if (!std::isfinite(seconds)) return "never";
     constexpr double kMinute = 60, kHour = 3600, kDay = 86400;
     const double a = std::fabs(seconds);
+    // Past ten million days (27,000 years: a failure rate near zero gives a
+    // job MTBF of 1e300 days) three significant digits, not 300 of them.
+    if (a >= 1e7 * kDay) return fmt::format("{:.3g} days", seconds / kDay);
     if (a >= 2 * kDay) return grouped(seconds / kDay, 1) + " days";
     if (a >= 2 * kHour) return fmt::format("{:.1f} hours", seconds / kHour);
     if (a >= 2 * kMinute) return fmt::format("{:.1f} minutes", seconds / kMinute);

@@ -22,7 +22,8 @@ std::string money(double amount, const std::string& sign = "$");
 
 // A duration in seconds in the largest unit of which there are at least two,
 // one decimal: "17.6 days", "5.2 hours", "12.5 minutes"; below two minutes
-// seconds with two decimals ("45.30 s"); "never" when infinite or NaN.
+// seconds with two decimals ("45.30 s"); from ten million days three
+// significant digits ("2.54e+300 days"); "never" when infinite or NaN.
 std::string human_duration(double seconds);
 
 }  // namespace lostflops

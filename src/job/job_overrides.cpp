@@ -44,10 +44,17 @@ AppliedOverride apply_one(YAML::Node& root, const std::string& expr) {
     if (parts.empty() || o.path.back() == '.')
         throw InputError(src, o.path, "empty key component; expected section.key=value");
     // An empty value would parse as YAML null, which reads as "key absent":
-    // the key would silently fall back to its default.
-    if (value.find_first_not_of(" \t") == std::string::npos)
+    // the key would silently fall back to its default. So would a value that
+    // is all comment ("parallel.tp=#4": YAML's '#' after a blank starts one).
+    const size_t first = value.find_first_not_of(" \t");
+    if (first == std::string::npos)
         throw InputError(src, o.path,
                          "expected a value after '='; to fall back to the key's default, write " + o.path + "=null");
+    if (value[first] == '#')
+        throw InputError(src, o.path,
+                         "expected a value after '=': '" + value.substr(first) +
+                             "' is a YAML comment, which would leave the key at its default; a text that starts "
+                             "with '#' goes in YAML quotes (\"" + value.substr(first) + "\")");
     YAML::Node parsed = load_yaml_document(value, src, o.path);
     std::vector<YAML::Node> chain{root};
     std::string at;

@@ -88,7 +88,13 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
             throw InputError(file, "cluster.preset",
                              "unknown cluster '" + preset_name + "'; known: " + all + did_you_mean(preset_name, cluster_names()));
         }
-        node = merged(YAML::Load(*yaml), node, "preset", file, "cluster");
+        const YAML::Node base = YAML::Load(*yaml);
+        node = merged(base, node, "preset", file, "cluster");
+        // A link given in part over the preset's (inter_node: {latency_us: 10},
+        // --set cluster.inter_node.latency_us=10) keeps the preset's other figures.
+        for (const std::string link : {"intra_node", "inter_node"})
+            if (base[link] && base[link].IsMap() && node[link] && node[link].IsMap())
+                node[link] = merged(base[link], node[link], "", file, "cluster." + link);
     }
     YamlSection s(node, file, "cluster");
     Cluster c;

@@ -236,14 +236,15 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     const int64_t window = lp.window, chunk = lp.chunk;
     const bool noaux = s.str_opt("topk_method").value_or("") == "noaux_tc";
 
-    // The experts.
-    const auto top_k = r.alias_int({"num_experts_per_tok", "experts_per_token", "ffn_config.moe_top_k"}, 1, 100'000);
-    const auto moe_ffn = r.alias_int({"moe_intermediate_size", "ffn_config.ffn_hidden_size"}, 1, kMaxSize);
-    const auto n_shared = s.int_opt("n_shared_experts", 0, 100'000);
-    const auto shared_total = r.alias_int({"shared_expert_intermediate_size", "shared_intermediate_size",
-                                           "moe_shared_expert_intermediate_size"}, 0, kMaxSize);
+    // The experts. Their keys are read only for a mixture of experts: on a
+    // dense model they stay unread and are warned as doing nothing below.
     Moe moe_shape;
     if (moe) {
+        const auto top_k = r.alias_int({"num_experts_per_tok", "experts_per_token", "ffn_config.moe_top_k"}, 1, 100'000);
+        const auto moe_ffn = r.alias_int({"moe_intermediate_size", "ffn_config.ffn_hidden_size"}, 1, kMaxSize);
+        const auto n_shared = s.int_opt("n_shared_experts", 0, 100'000);
+        const auto shared_total = r.alias_int({"shared_expert_intermediate_size", "shared_intermediate_size",
+                                               "moe_shared_expert_intermediate_size"}, 0, kMaxSize);
         if (!top_k) r.missing("num_experts_per_tok", "a mixture of experts needs it");
         moe_shape.experts = static_cast<int>(experts);
         moe_shape.top_k = static_cast<int>(*top_k);

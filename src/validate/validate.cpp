@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -123,10 +124,11 @@ void check_measurement(const MeasuredRun& run, const std::string& csv_path, cons
     const double mfu = run.measured_tokens_per_s_per_gpu * flops_per_token / 1e12 / peak_tflops;
     if (mfu >= kMinMfu && mfu <= kMaxMfu) return;
     throw InputError(csv_path, key,
-                     fmt::format("{:g} tokens/s per GPU is an MFU of {:.3g} % on {}: expected {:g} % to {:g} % of the "
+                     fmt::format("{:g} tokens/s per GPU is an MFU of {} on {}: expected {:g} % to {:g} % of the "
                                  "GPUs' dense peak (a typo, or another unit?)",
-                                 run.measured_tokens_per_s_per_gpu, 100 * mfu, run.job.cluster.gpu.name, 100 * kMinMfu,
-                                 100 * kMaxMfu));
+                                 run.measured_tokens_per_s_per_gpu,
+                                 std::isfinite(mfu) ? fmt::format("{:.3g} %", 100 * mfu) : std::string("more than any number"),
+                                 run.job.cluster.gpu.name, 100 * kMinMfu, 100 * kMaxMfu));
 }
 
 double positive(const std::string& text, const std::string& file, const std::string& key) {
@@ -180,6 +182,7 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
                          "measured_peak_GiB)");
     const auto dir = std::filesystem::path(csv_path).parent_path() / "runs";
     std::vector<MeasuredRun> out;
+    std::map<std::string, size_t> line_of;  // each run's name: the line that gave it
     for (size_t r = 1; r < rows.size(); ++r) {
         const auto& row = rows[r];
         const std::string where = fmt::format("line {}", r + 1);
@@ -188,6 +191,10 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
         MeasuredRun run;
         run.name = row[c_name];
         check_run_name(run.name, csv_path, where + ": name");
+        // A run given twice would count twice in the MAPE and in a fit.
+        if (const auto [at, fresh] = line_of.emplace(run.name, r + 1); !fresh)
+            throw InputError(csv_path, where + ": name",
+                             fmt::format("'{}' is named again (first at line {}): a run is one row", run.name, at->second));
         if (c_tps) {
             if (row[*c_tps] == "oom") run.oom = true;
             else run.measured_tokens_per_s_per_gpu = positive(row[*c_tps], csv_path, where + ": tokens_per_s_per_gpu");

@@ -55,6 +55,11 @@ TEST(HumanFormat, DurationInTheLargestReadableUnit) {
     EXPECT_EQ(human_duration(400 * 86400), "400.0 days");
     EXPECT_EQ(human_duration(1234.5 * 86400), "1,234.5 days");
     EXPECT_EQ(human_duration(std::numeric_limits<double>::infinity()), "never");
+    // A job MTBF at a failure rate of 1e-300 per GPU-hour printed 300 digits
+    // of days (goodput --set run.gpu_failure_rate=1e-300; the hunt helper).
+    EXPECT_EQ(human_duration(9999999.9 * 86400), "9,999,999.9 days");
+    EXPECT_EQ(human_duration(1e7 * 86400), "1e+07 days");
+    EXPECT_EQ(human_duration(2.5431e300 * 86400), "2.54e+300 days");
 }
 
 }  // namespace

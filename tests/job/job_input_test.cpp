@@ -137,6 +137,19 @@ TEST(JobInput, EmptySetValueIsAnError) {
     EXPECT_EQ(parse_job(small_job_text(), "job.yaml", {"parallel.pp=null", "parallel.tp=1"}).plan.pp, 1);
 }
 
+// A value that is all YAML comment parses as null too: "parallel.tp=#4" read
+// tp as its default (1) instead of refusing (found by the hunt helper).
+TEST(JobInput, CommentSetValueIsAnError) {
+    for (const char* expr : {"parallel.tp=#4", "parallel.tp= # 4", "name=#run"}) {
+        const InputError e = error_of(small_job_text(), {expr});
+        EXPECT_EQ(e.file(), std::string("--set ") + expr);
+        EXPECT_TRUE(has(e.message(), "YAML comment")) << e.what();
+    }
+    // A comment after a value is YAML's own and leaves the value; a quoted '#' is text.
+    EXPECT_EQ(parse_job(small_job_text(), "job.yaml", {"parallel.tp=4 # four"}).plan.tp, 4);
+    EXPECT_EQ(parse_job(small_job_text(), "job.yaml", {"name=\"#run\""}).name, "#run");
+}
+
 // --- 3. Messages that say what is wrong ---------------------------------------
 
 TEST(JobInput, DeepNestingSaysNesting) {

@@ -41,6 +41,21 @@ TEST(Job, OverridesApplyWithTypes) {
     EXPECT_EQ(j.plan.dp, 2);
 }
 
+// A cluster preset's link given in part keeps the preset's other figure:
+// `--set cluster.inter_node.latency_us=10` over dgx-h100 was refused as
+// "cluster.inter_node.bandwidth_GBps: missing" (found by the hunt helper).
+TEST(Job, ClusterPresetLinkGivenInPart) {
+    const Job preset = default_job();
+    const Job j = default_job({"cluster.inter_node.latency_us=10", "cluster.intra_node={bandwidth_GBps: 300}"});
+    EXPECT_DOUBLE_EQ(j.cluster.inter_node.latency_us, 10);
+    EXPECT_DOUBLE_EQ(j.cluster.inter_node.bandwidth_GBps, preset.cluster.inter_node.bandwidth_GBps);
+    EXPECT_DOUBLE_EQ(j.cluster.intra_node.bandwidth_GBps, 300);
+    EXPECT_DOUBLE_EQ(j.cluster.intra_node.latency_us, preset.cluster.intra_node.latency_us);
+    EXPECT_NE(preset.cluster.inter_node.latency_us, 10);
+    // The merged link is still read whole: an unknown key in it is refused.
+    EXPECT_THROW(default_job({"cluster.inter_node.latency=10"}), InputError);
+}
+
 TEST(Job, ModelPresetUnderUserKeys) {
     const Job j = parse_job(small_job_text(), "job.yaml",
                             {"model={preset: llama2-7b, num_hidden_layers: 4}", "parallel.tp=1", "parallel.pp=1"});

@@ -1,0 +1,71 @@
+// Findings of the reliability hunt through the executable (every subcommand
+// over real and mutated inputs): each input here was answered wrongly before
+// its fix: a refusal that named a rule the input did not break, a value taken
+// quietly as the key's default, a legal override refused.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cli/cli_util.h"
+#include "test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using lostflops::test::CliRun;
+using lostflops::test::run_cli;
+using lostflops::test::source_path;
+
+class CliHunt2 : public lostflops::test::CliScratch {};
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A free search (no parallel section) on 100,000 GPUs, which no layout
+// divides with a global batch of 1,024, said "parallel: missing section:
+// `lostflops search` finds the best plan of a job without one": what it was
+// doing. It names the divisibility rules and the figures they failed on.
+TEST(CliHunt, FreeSearchWithoutALayoutNamesTheRules) {
+    const CliRun r = run_cli("--quiet search --threads 1 --set parallel=null --set cluster.num_gpus=100000");
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_FALSE(has(r.err, "missing section")) << r.err;
+    EXPECT_TRUE(has(r.err, "divisibility rules")) << r.err;
+    EXPECT_TRUE(has(r.err, "100000 GPUs")) << r.err;
+    EXPECT_TRUE(has(r.err, "global batch of 1024")) << r.err;
+}
+
+// "--set parallel.tp=#4" parsed as a YAML comment, so null: tp fell back to
+// its default (1) and the estimate ran on a plan nobody gave.
+TEST(CliHunt, SetValueThatIsAllCommentIsRefused) {
+    const CliRun r = run_cli("--quiet estimate --set 'parallel.tp=#4'");
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_TRUE(has(r.err, "--set parallel.tp=#4: parallel.tp:")) << r.err;
+    EXPECT_TRUE(has(r.err, "YAML comment")) << r.err;
+}
+
+// Overriding one figure of a preset's link was refused as the other missing.
+TEST(CliHunt, OneFigureOfAPresetLinkCanBeSet) {
+    const CliRun r = run_cli("--quiet estimate --format json --set cluster.inter_node.latency_us=10");
+    EXPECT_EQ(r.code, 0) << r.all();
+    EXPECT_TRUE(has(r.out, "\"latency_us\": 10.0")) << r.out.substr(0, 2000);
+}
+
+// A run table naming a run twice was validated with the run counted twice
+// in the MAPE (and fitted twice by calibrate runs); a measurement past any
+// number said "an MFU of inf %".
+TEST_F(CliHunt2, RunTableRefusesARunTwiceAndSaysNoInf) {
+    const std::string run = "megatron24-h100-gpt-32b";
+    fs::copy_file(source_path("data/published/runs/" + run + ".json"), dir_ / "runs" / (run + ".json"));
+    const std::string twice = write("twice.csv", "name,tokens_per_s_per_gpu\n" + run + ",3000\n" + run + ",3000\n");
+    for (const std::string cmd : {"validate ", "calibrate runs "}) {
+        const CliRun r = run_cli(cmd + twice);
+        EXPECT_EQ(r.code, 2) << cmd << r.all();
+        EXPECT_TRUE(has(r.err, "line 3: name: '" + run + "' is named again (first at line 2)")) << r.err;
+    }
+    const CliRun huge = run_cli("validate " + write("huge.csv", "name,tokens_per_s_per_gpu\n" + run + ",1e308\n"));
+    EXPECT_EQ(huge.code, 2) << huge.all();
+    EXPECT_TRUE(has(huge.err, "line 2: tokens_per_s_per_gpu")) << huge.err;
+    EXPECT_FALSE(has(huge.err, "inf")) << huge.err;
+}
+
+}  // namespace
