@@ -1,4 +1,4 @@
-// Findings of the reliability hunt through the executable (every subcommand
+// Reliability, third pass, through the executable (every subcommand
 // over real and mutated inputs): each input here was answered wrongly before
 // its fix: a refusal that named a rule the input did not break, a value taken
 // quietly as the key's default, a legal override refused.
@@ -17,7 +17,7 @@ using lostflops::test::CliRun;
 using lostflops::test::run_cli;
 using lostflops::test::source_path;
 
-class CliHunt2 : public lostflops::test::CliScratch {};
+class CliReliability3Scratch : public lostflops::test::CliScratch {};
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -25,7 +25,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 // divides with a global batch of 1,024, said "parallel: missing section:
 // `lostflops search` finds the best plan of a job without one": what it was
 // doing. It names the divisibility rules and the figures they failed on.
-TEST(CliHunt, FreeSearchWithoutALayoutNamesTheRules) {
+TEST(CliReliability3, FreeSearchWithoutALayoutNamesTheRules) {
     const CliRun r = run_cli("--quiet search --threads 1 --set parallel=null --set cluster.num_gpus=100000");
     EXPECT_EQ(r.code, 2) << r.all();
     EXPECT_FALSE(has(r.err, "missing section")) << r.err;
@@ -36,7 +36,7 @@ TEST(CliHunt, FreeSearchWithoutALayoutNamesTheRules) {
 
 // "--set parallel.tp=#4" parsed as a YAML comment, so null: tp fell back to
 // its default (1) and the estimate ran on a plan nobody gave.
-TEST(CliHunt, SetValueThatIsAllCommentIsRefused) {
+TEST(CliReliability3, SetValueThatIsAllCommentIsRefused) {
     const CliRun r = run_cli("--quiet estimate --set 'parallel.tp=#4'");
     EXPECT_EQ(r.code, 2) << r.all();
     EXPECT_TRUE(has(r.err, "--set parallel.tp=#4: parallel.tp:")) << r.err;
@@ -44,7 +44,7 @@ TEST(CliHunt, SetValueThatIsAllCommentIsRefused) {
 }
 
 // Overriding one figure of a preset's link was refused as the other missing.
-TEST(CliHunt, OneFigureOfAPresetLinkCanBeSet) {
+TEST(CliReliability3, OneFigureOfAPresetLinkCanBeSet) {
     const CliRun r = run_cli("--quiet estimate --format json --set cluster.inter_node.latency_us=10");
     EXPECT_EQ(r.code, 0) << r.all();
     EXPECT_TRUE(has(r.out, "\"latency_us\": 10.0")) << r.out.substr(0, 2000);
@@ -53,7 +53,7 @@ TEST(CliHunt, OneFigureOfAPresetLinkCanBeSet) {
 // A run table naming a run twice was validated with the run counted twice
 // in the MAPE (and fitted twice by calibrate runs); a measurement past any
 // number said "an MFU of inf %".
-TEST_F(CliHunt2, RunTableRefusesARunTwiceAndSaysNoInf) {
+TEST_F(CliReliability3Scratch, RunTableRefusesARunTwiceAndSaysNoInf) {
     const std::string run = "megatron24-h100-gpt-32b";
     fs::copy_file(source_path("data/published/runs/" + run + ".json"), dir_ / "runs" / (run + ".json"));
     const std::string twice = write("twice.csv", "name,tokens_per_s_per_gpu\n" + run + ",3000\n" + run + ",3000\n");
