@@ -3,7 +3,8 @@
 // Contract: the library never prints, exits or aborts. Anything wrong with the
 // user's input (a job file, a trace, a benchmark output, a table) is thrown as
 // InputError naming the file, the key or line, and what was expected; the CLI
-// catches it, prints what() and exits with code 2. Bugs are not InputErrors.
+// catches it, prints what() and exits with code 2 (1 for NoPlanFits, below).
+// Bugs are not InputErrors.
 #pragma once
 
 #include <stdexcept>
@@ -36,6 +37,15 @@ private:
     std::string file_;
     std::string key_;
     std::string message_;
+};
+
+// A job that leaves its plan to the search (no `parallel:` section, or
+// `--best`) on GPUs where no plan its stack can launch fits in memory: the
+// input is sound, the answer is "does not fit". The CLI exits 1 for it, as
+// `search` does when no plan fits; callers that catch InputError still see it.
+class NoPlanFits : public InputError {
+public:
+    using InputError::InputError;
 };
 
 }  // namespace lostflops

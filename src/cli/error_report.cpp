@@ -15,7 +15,8 @@ namespace lostflops::cli {
 std::string exit_codes_help() {
     return "Exit codes:\n"
            "  0  success\n"
-           "  1  estimate: the plan does not fit in GPU memory (the estimate is still printed); search: no plan fits\n"
+           "  1  estimate: the plan does not fit in GPU memory (the estimate is still printed); search: no plan fits;\n"
+           "     a job that leaves its plan to the search (no parallel section, --best): no plan fits\n"
            "  2  bad input: a job, table, trace, profile or command line that cannot be used,\n"
            "     or an output that cannot be written (standard output included)\n"
            "     (message on stderr; with --format json also {\"error\": ...} on stdout)\n"
@@ -27,6 +28,9 @@ ErrorReport describe_error(const std::exception_ptr& error) {
     ErrorReport r;
     try {
         std::rethrow_exception(error);
+    } catch (const NoPlanFits& e) {
+        r = {ExitCode::does_not_fit, "does_not_fit", e.file(), e.key(), e.message(),
+             "lostflops: error: " + terminal_text(e.what())};
     } catch (const InputError& e) {
         r = {ExitCode::bad_input, "bad_input", e.file(), e.key(), e.message(),
              "lostflops: error: " + terminal_text(e.what())};

@@ -110,7 +110,7 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
     }
     const SearchResult r = search_plans(job, cal, o);
     if (r.ranked.empty())
-        throw InputError(source, "parallel",
+        throw NoPlanFits(source, "parallel",
                          std::string("no plan that ") + to_string(*o.fix.launch) +
                              " can launch fits in GPU memory (lostflops search says why)");
     return job_with_plan(job, plan_score(job, r, r.ranked.front()));

@@ -68,4 +68,20 @@ TEST_F(CliReliability3Scratch, RunTableRefusesARunTwiceAndSaysNoInf) {
     EXPECT_FALSE(has(huge.err, "inf")) << huge.err;
 }
 
+// A job that leaves its plan to the search, on GPUs where no plan fits (the
+// default 70B job on one GPU): the input is sound and the answer is "does not
+// fit", exit 1 as `search` gives, not 2 as for bad input.
+TEST(CliReliability3, NoPlanFitsIsDoesNotFit) {
+    const std::string job = "--set parallel=null --set cluster.num_gpus=1 --set cluster.gpus_per_node=1";
+    const CliRun r = run_cli("--quiet estimate " + job);
+    EXPECT_EQ(r.code, 1) << r.all();
+    EXPECT_TRUE(has(r.err, "parallel: no plan that megatron-core can launch fits in GPU memory")) << r.err;
+    const CliRun j = run_cli("--quiet estimate --format json " + job);
+    EXPECT_EQ(j.code, 1) << j.all();
+    EXPECT_TRUE(has(j.out, "\"kind\": \"does_not_fit\"")) << j.out;
+    EXPECT_TRUE(has(j.out, "\"exit_code\": 1")) << j.out;
+    // A bad input in the same job is still bad input.
+    EXPECT_EQ(run_cli("--quiet estimate " + job + " --set parallel.tp=3").code, 2);
+}
+
 }  // namespace
