@@ -36,8 +36,8 @@ using phase::plausible;
 // Uneven interleaving is simulated up to this many (rank, chunk, micro-batch)
 // passes per direction (4e4 operations, a fraction of a millisecond) and this
 // many chunks per rank (Megatron-LM runs any vpp; the published runs of
-// data/published/ and ../shared/reference/modern/ use up to 20): the bounds that keep a search of 100,000 layers, which has a layout
-// for every vpp up to 12,500, in seconds (WorkBounds.*, Search.PlansPerLayout*).
+// data/published/ and ../shared/reference/modern/ use up to 20): the bounds that keep a search of 10,000 layers (the most a model
+// has, job/hardware_bounds.h), which has a layout for every vpp up to 1,250, in seconds (WorkBounds.*, Search.PlansPerLayout*).
 // Past them the closed form stands in.
 constexpr double kSimulatedPassesMax = 2e4;
 constexpr int kSimulatedChunksMax = 32;

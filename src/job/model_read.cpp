@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "job/hardware_bounds.h"
 #include "job/model_keys.h"
 #include "job/model_layers.h"
 
@@ -107,7 +108,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
                          Model::NotModelled::Kind::assumed});
     const ModelFamily& fam = found != nullptr ? *found : model_type.empty() ? kDefaultFamily : kUnknownFamily;
 
-    m.layers = static_cast<int>(r.alias_req({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, 100'000));
+    m.layers = static_cast<int>(r.alias_req({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, bounds::kMaxLayers));
     const int L = m.layers;
     m.hidden = r.alias_req({"hidden_size", "d_model", "n_embd"}, 1, 1'000'000);
     m.vocab = r.alias_req({"vocab_size", "padded_vocab_size"}, 1, 100'000'000);

@@ -45,7 +45,7 @@ template <class E>
 const char* enum_name(int i) { return to_string(static_cast<E>(i)); }
 
 constexpr double kMaxDegree = static_cast<double>(bounds::kMaxGpus);
-constexpr double kMaxLayers = 100'000;
+constexpr double kMaxLayers = bounds::kMaxLayers;
 constexpr double kMaxElems = 1e13;  // 1e13 parameters
 
 std::string needs_deepep(const ParallelPlan& p, const char* what) {

@@ -15,6 +15,7 @@
 #include "lostflops/job.h"
 #include "lostflops/pipeline_timeline.h"
 #include "lostflops/search.h"
+#include "job/hardware_bounds.h"
 #include "job/stage_layout.h"
 #include "test_util.h"
 
@@ -305,7 +306,7 @@ TEST(WorkBounds, ClosedFormsEqualTheLoopsTheyReplace) {
     }
 }
 
-// Issue 20 item 6: 100,000 layers (the largest num_hidden_layers accepted)
+// Issue 20 item 6: 10,000 layers (the largest num_hidden_layers accepted)
 // cost the estimate O(pp) and the search O(1) per plan and rank: both end
 // (a regression shows as this test's timeout, not as a timing assertion).
 // Issue 20, 6.2: hidden 1e6, sequence 1e8, micro-batch 1,000 on 1,024 GPUs
@@ -322,12 +323,17 @@ TEST(WorkBounds, AHugeShapeAnswersThatItDoesNotFit) {
     EXPECT_GT(e.step_time_s, 1e6);  // the CLI printed 2.4e12 s for this job: far beyond any real step
 }
 
-TEST(WorkBounds, AHundredThousandLayers) {
-    const std::string text = R"(model: {num_hidden_layers: 100000, hidden_size: 64, num_attention_heads: 1, vocab_size: 1000}
-cluster: {gpu: h100-sxm, num_gpus: 8}
+// The most layers a model may have (job/hardware_bounds.h); one more is refused.
+TEST(WorkBounds, TheMostLayers) {
+    const std::string model = "model: {num_hidden_layers: " + std::to_string(bounds::kMaxLayers) +
+                              ", hidden_size: 64, num_attention_heads: 1, vocab_size: 1000}\n";
+    const std::string text = model + R"(cluster: {gpu: h100-sxm, num_gpus: 8}
 training: {seq_length: 4096, global_batch_size: 64}
 parallel: {pp: 8}
 )";
+    const std::string more = "model: {num_hidden_layers: " + std::to_string(bounds::kMaxLayers + 1) +
+                             ", hidden_size: 64, num_attention_heads: 1, vocab_size: 1000}\n";
+    EXPECT_THROW(parse_job(more + text.substr(model.size()), "job.yaml"), InputError);
     const Job j = parse_job(text, "job.yaml");
     const Estimate e = estimate(j, default_calibration());
     EXPECT_GT(e.step_time_s, 0);

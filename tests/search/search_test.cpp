@@ -12,6 +12,7 @@
 #include "lostflops/search.h"
 #include "search/enumerate.h"
 #include "search/knobs.h"
+#include "job/hardware_bounds.h"
 #include "job/validate.h"
 
 namespace lostflops {
@@ -421,10 +422,12 @@ TEST(Search, PartialDepthsGiveTheFirstPlansOfEveryDepth) {
 }
 
 TEST(Search, PlansPerLayoutDoNotGrowWithTheLayers) {
-    // Issue 20 item 6: 100,000 layers of hidden 64 on 8 GPUs, every plan
-    // searched (pp 1 holds 100,000 layers per stage).
-    const std::string text = R"(model: {num_hidden_layers: 100000, hidden_size: 64, num_attention_heads: 2, intermediate_size: 256, vocab_size: 1000}
-cluster: {preset: dgx-a100, num_gpus: 8}
+    // Issue 20 item 6: the most layers a model may have (10,000,
+    // job/hardware_bounds.h) of hidden 64 on 8 GPUs, every plan searched
+    // (pp 1 holds them all in one stage).
+    const std::string text = "model: {num_hidden_layers: " + std::to_string(bounds::kMaxLayers) +
+                             ", hidden_size: 64, num_attention_heads: 2, intermediate_size: 256, vocab_size: 1000}\n" +
+                             R"(cluster: {preset: dgx-a100, num_gpus: 8}
 training: {seq_length: 2048, global_batch_size: 8}
 )";
     const SearchJob sj = parse_search_job(text, "job.yaml", {}, SearchJobPlan::ignore);
