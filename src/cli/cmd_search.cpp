@@ -160,8 +160,7 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
     } catch (const InputError& e) {
         // A job without a parallel section fails to load for that alone: it
         // names no rule (the search was free), so the rules are named below.
-        const bool no_plan_given = e.key() == "parallel" && e.message().starts_with("missing section");
-        if (!no_plan_given)
+        if (!is_missing_plan(e))
             throw InputError(source, key, "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
         if (given.empty())
             throw InputError(source, "",

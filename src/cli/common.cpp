@@ -79,14 +79,9 @@ void add_best_flag(CLI::App* cmd, bool& best) {
                   "framework's rules) instead of its own plan; a job without a parallel section is searched anyway");
 }
 
-namespace {
-
-// The job reader's refusal of a job without a plan (job/job_sections.cpp).
 bool is_missing_plan(const InputError& e) {
     return e.key() == "parallel" && e.message().rfind("missing section", 0) == 0;
 }
-
-}  // namespace
 
 std::vector<std::string> overrides_with_plan(const std::string& job_path, const std::vector<std::string>& overrides,
                                              const std::string& calibration_path, bool best) {

@@ -46,7 +46,7 @@ AppliedOverride apply_one(YAML::Node& root, const std::string& expr) {
     // An empty value would parse as YAML null, which reads as "key absent":
     // the key would silently fall back to its default. So would a value that
     // is all comment ("parallel.tp=#4": YAML's '#' after a blank starts one).
-    const size_t first = value.find_first_not_of(" \t");
+    const size_t first = value.find_first_not_of(" \t\r\n");
     if (first == std::string::npos)
         throw InputError(src, o.path,
                          "expected a value after '='; to fall back to the key's default, write " + o.path + "=null");
@@ -56,6 +56,15 @@ AppliedOverride apply_one(YAML::Node& root, const std::string& expr) {
                              "' is a YAML comment, which would leave the key at its default; a text that starts "
                              "with '#' goes in YAML quotes (\"" + value.substr(first) + "\")");
     YAML::Node parsed = load_yaml_document(value, src, o.path);
+    // Anything else YAML reads as null ("--- #4", a comment after a line
+    // break) falls back the same way: only a null written as one does.
+    const size_t last = value.find_last_not_of(" \t\r\n");
+    const std::string written = value.substr(first, last - first + 1);
+    if ((!parsed || parsed.IsNull()) && written != "null" && written != "Null" && written != "NULL" && written != "~")
+        throw InputError(src, o.path,
+                         "expected a value after '=': '" + written +
+                             "' reads as YAML null, which would leave the key at its default; to mean that, write " +
+                             o.path + "=null");
     std::vector<YAML::Node> chain{root};
     std::string at;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {

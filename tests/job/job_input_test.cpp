@@ -145,6 +145,14 @@ TEST(JobInput, CommentSetValueIsAnError) {
         EXPECT_EQ(e.file(), std::string("--set ") + expr);
         EXPECT_TRUE(has(e.message(), "YAML comment")) << e.what();
     }
+    // Whatever else YAML reads as null is refused the same way; null written as one is not.
+    for (const char* expr : {"parallel.tp=\n", "parallel.tp=\n#4", "parallel.tp=--- #4"}) {
+        const InputError e = error_of(small_job_text(), {expr});
+        EXPECT_EQ(e.file(), std::string("--set ") + expr);
+        EXPECT_TRUE(has(e.message(), "expected a value after '='")) << e.what();
+    }
+    for (const char* expr : {"parallel.tp=null", "parallel.tp=~", "parallel.tp= NULL "})
+        EXPECT_EQ(parse_job(small_job_text(), "job.yaml", {expr}).plan.tp, 1) << expr;  // the default
     // A comment after a value is YAML's own and leaves the value; a quoted '#' is text.
     EXPECT_EQ(parse_job(small_job_text(), "job.yaml", {"parallel.tp=4 # four"}).plan.tp, 4);
     EXPECT_EQ(parse_job(small_job_text(), "job.yaml", {"name=\"#run\""}).name, "#run");
