@@ -27,6 +27,18 @@
 // Each alive pass keeps one chunk's activations for one micro-batch; rank 0
 // with m > p holds p(1 + (p-1)/(pv)) stage units (Korthikanti et al. 2022,
 // sec. 4.2.3).
+// MaxText's pipeline on a TPU (training.xla; AI-Hypercomputer/maxtext
+// src/maxtext/layers/pipeline.py @e591f30, Pipeline.__call__): the forward
+// is one jax.lax.scan of m r + forwarding_delay (p - 1) iterations (r =
+// num_pipeline_repeats, here vpp), each running, vmapped over the stages,
+// one chunk of every stage; the backward is the scan's autodiff, in reverse
+// after the whole forward (GPipe's order, circular). Under the scan's
+// jax.checkpoint (get_pipeline_remat_policy: save_only_these_names
+// "iteration_input", "decoder_layer_input", with the remat policy's) each
+// iteration's saved tensors stay alive until the backward reaches it:
+// every rank holds all m v chunk passes, m stage units, at its first
+// backward; with m = p (base.yml's default num_pipeline_microbatches -1 =
+// the stages) that is 1F1B's rank 0, with m > p more.
 #include "estimate/inflight.h"
 
 #include <algorithm>
@@ -77,6 +89,15 @@ InFlight inflight_passes(const Job& job, int rank) {
     // Pipelines without interleaving run no overlap (Megatron-Core asserts
     // vpp with pp > 1: the a2a_overlap_setup rule of lostflops/framework_rules.h).
     const int64_t overlap = p.moe_a2a_overlap && job.model.is_moe() && (pp == 1 || v > 1) ? 1 : 0;
+    if (job.training.xla) {
+        // MaxText's scan: every chunk pass of every micro-batch before the
+        // first backward (the header's MaxText paragraph), m on each chunk
+        // whatever its layers.
+        f.warmup = f.alive = total;
+        f.every_chunk = m;
+        f.first_chunk = f.stage_units = static_cast<double>(m);
+        return f;
+    }
     if (v == 1) {
         f.warmup = std::min(pp - r - 1 + overlap, m);
     } else if (m == pp && (job.training.framework == Framework::megatron_lm ||

@@ -1,4 +1,5 @@
-// Activations alive at the peak of Megatron-LM's pipeline schedules: how many
+// Activations alive at the peak of Megatron-LM's pipeline schedules (and
+// MaxText's scan on a TPU): how many
 // forward chunk passes a rank has run before its first backward. Internal.
 #pragma once
 
@@ -17,6 +18,9 @@ struct InFlight {
     // dualpipe / dualpipev: the alive passes of chunk 0 and chunk 1 (-1: the
     // 1F1B family's rule below).
     int64_t dual_chunk[2] = {-1, -1};
+    // MaxText's scan (training.xla): the alive passes of every chunk, all
+    // the same (-1: the rules above).
+    int64_t every_chunk = -1;
 };
 
 // Rank `rank` of job's pipeline under its schedule (lostflops/pipeline_schedules.h).
@@ -26,6 +30,7 @@ InFlight inflight_passes(const Job& job, int rank);
 // (k mod pp*vpp) / pp): pp per full group of pp*vpp passes plus the rest's share.
 inline double chunk_alive(const InFlight& f, int chunk, int pp, int vpp) {
     if (f.dual_chunk[0] >= 0) return static_cast<double>(f.dual_chunk[chunk]);
+    if (f.every_chunk >= 0) return static_cast<double>(f.every_chunk);
     const int64_t group = static_cast<int64_t>(pp) * vpp;
     const int64_t full = f.alive / group, rest = f.alive % group;
     const int64_t extra = std::clamp<int64_t>(rest - static_cast<int64_t>(chunk) * pp, 0, pp);

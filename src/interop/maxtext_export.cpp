@@ -1,6 +1,7 @@
 // A job's plan -> MaxText's config keys (interop.h export_maxtext): the mesh
 // of ici_*/dcn_*_parallelism, per_device_batch_size, max_target_length,
-// num_pipeline_microbatches (with a pipeline), remat_policy (none, full, or
+// num_pipeline_microbatches, num_layers_per_pipeline_stage and
+// num_pipeline_repeats = vpp (with a pipeline), remat_policy (none, full, or
 // for selective the job's named policy, minimal by default). The plan's ranks are laid out Megatron-style (tp fastest,
 // then cp, dp, pp: ARCHITECTURE.md "Parallel groups on the topology") and a
 // slice (Cluster::scaleup_gpus) holds consecutive ranks, so each axis is
@@ -80,8 +81,6 @@ ExportResult export_maxtext(const Job& job) {
     if (p.ep > 1)
         r.notes.push_back({NoteKind::not_modelled, "parallel.ep",
                            fmt::format("expert parallelism {}: MaxText's expert axis is a mesh axis of its own; not written", p.ep)});
-    if (p.vpp > 1)
-        r.notes.push_back({NoteKind::not_modelled, "parallel.vpp", "virtual pipeline stages: not written"});
     if (p.first_stage_layers >= 0 || p.last_stage_layers >= 0 || p.layout)
         r.notes.push_back({NoteKind::not_modelled, "parallel.first_stage_layers",
                            "a stage layout of its own: MaxText splits the layers evenly over its stages; not written"});
@@ -125,6 +124,17 @@ ExportResult export_maxtext(const Job& job) {
                                          "num_pipeline_microbatches must be a multiple of the stages",
                                          micro, p.pp));
         out += fmt::format("num_pipeline_microbatches: {}\n", micro);
+        // The circular pipeline (types.py): stages x repeats x layers a stage
+        // = the layers; vpp is the repeats, written with the layers a stage
+        // (base.yml's default of 1 would make layers / stages repeats).
+        const int64_t chunks = static_cast<int64_t>(p.pp) * p.vpp;
+        if (job.model.layers % chunks != 0)
+            throw InputError(job.name, "parallel.vpp",
+                             fmt::format("{} layers over pp x vpp = {} x {}: MaxText's stages x num_pipeline_repeats "
+                                         "must divide the layers",
+                                         job.model.layers, p.pp, p.vpp));
+        out += fmt::format("num_layers_per_pipeline_stage: {}\n", job.model.layers / chunks);
+        out += fmt::format("num_pipeline_repeats: {}\n", p.vpp);
     }
     out += "remat_policy: " + remat_policy_of(p, r.notes) + "\n";
     const int64_t tokens_per_step = job.training.global_batch * job.training.seq_length;

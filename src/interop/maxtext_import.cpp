@@ -14,7 +14,8 @@
 //    max_target_length, remat_policy (full: every layer recomputed; none: no
 //    remat; minimal and the save_* / *_offloaded policies keep matmul
 //    outputs: selective), num_pipeline_microbatches (micro-batches of a
-//    pipeline, -1 = the stages),
+//    pipeline, -1 = the stages), num_pipeline_repeats (-1 = layers /
+//    (stages x num_layers_per_pipeline_stage), types.py) -> vpp,
 //    dtype / quantization (bf16; "fp8" is fp8; int8 and others priced as bf16
 //    with a warning);
 //  - mesh: ici_<axis>_parallelism inside a slice, dcn_<axis>_parallelism
@@ -59,6 +60,35 @@ std::string value_text(const YAML::Node& n) {
     YAML::Emitter e;
     e << YAML::Flow << n;
     return e.c_str();
+}
+
+// num_pipeline_repeats of a pipeline of `pp` stages over `layers` decoder
+// layers, as types.py resolves and asserts it; pipeline_parallel_layers
+// other than the layers and delayed forwarding are noted.
+int64_t pipeline_repeats(Config& c, int64_t layers, int64_t pp, std::vector<ImportNote>& notes) {
+    if (const auto piped = c.integer("pipeline_parallel_layers", -1, 1 << 24); piped && *piped != -1 && *piped != layers)
+        notes.push_back({NoteKind::not_modelled, "pipeline_parallel_layers",
+                         fmt::format("{} of {} layers pipelined (the rest data-parallel over the stage axis): priced "
+                                     "as all of them pipelined",
+                                     *piped, layers)});
+    // pipeline.py: forwarding_delay 2 with pipeline_delay_activation_forwarding,
+    // bubble_iterations = forwarding_delay * (num_stages - 1).
+    if (c.flag("pipeline_delay_activation_forwarding", false))
+        notes.push_back({NoteKind::not_modelled, "pipeline_delay_activation_forwarding",
+                         "delayed forwarding doubles MaxText's bubble (forwarding_delay 2, pipeline.py): priced "
+                         "with one iteration's delay"});
+    const int64_t per_stage = c.integer("num_layers_per_pipeline_stage", 1, 1 << 24).value_or(1);
+    const int64_t given = c.integer("num_pipeline_repeats", -1, 1 << 24).value_or(-1);
+    if (given == 0)
+        throw InputError(c.where("num_pipeline_repeats"), "num_pipeline_repeats", "0; expected a positive count or -1");
+    const int64_t repeats = given > 0 ? given : layers / (pp * per_stage);
+    if (pp * per_stage * repeats != layers)
+        throw InputError(c.where(given > 0 ? "num_pipeline_repeats" : "num_layers_per_pipeline_stage"),
+                         given > 0 ? "num_pipeline_repeats" : "num_layers_per_pipeline_stage",
+                         fmt::format("{} stages x {} repeats x {} layers a stage is not the {} layers (MaxText's "
+                                     "types.py asserts it)",
+                                     pp, repeats, per_stage, layers));
+    return repeats;
 }
 
 }  // namespace
@@ -200,6 +230,15 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
                                          pipeline_micro, static_cast<int64_t>(global) / (dp * accum), dp));
     }
     const int64_t micro = static_cast<int64_t>(global) / (dp * accum * pipeline_micro);
+    // MaxText's circular pipeline (types.py, the using_pipeline_parallelism
+    // checks; pipeline.py): each stage runs num_pipeline_repeats chunks of
+    // num_layers_per_pipeline_stage layers, stages x repeats x layers per
+    // stage = the layers (repeats -1 = layers / (stages x layers per stage),
+    // base.yml defaults 1 layer a stage). The scan's bubble is
+    // forwarding_delay (p - 1) of m r + that iterations, interleaved 1F1B's
+    // with vpp = repeats: the repeats are parallel.vpp.
+    int64_t repeats = 1;
+    if (pp > 1) repeats = pipeline_repeats(c, dims["base_num_decoder_layers"], pp, notes);
     interop::JobDraft d;
     d.name = "maxtext " + (model_name == "default" ? std::string("model") : model_name) + " on " + options.tpu +
              (slices > 1 ? fmt::format(" x {}", slices) : "");
@@ -242,6 +281,8 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
     add(d.parallel, "tp", std::to_string(tp), "ici/dcn tensor");
     add(d.parallel, "cp", std::to_string(cp), "ici/dcn sequence + context");
     add(d.parallel, "pp", std::to_string(pp), "ici/dcn pipeline");
+    if (repeats > 1)
+        add(d.parallel, "vpp", std::to_string(repeats), "num_pipeline_repeats: MaxText's circular pipeline");
     // MaxText shards the residual stream's embedding dimension over the tensor
     // axis (base.yml logical_axis_rules: activation_embed -> tensor): every
     // activation is split over tp, with an all-gather before and a

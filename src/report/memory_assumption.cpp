@@ -1,8 +1,9 @@
 // Which assumption decides a memory verdict. When a plan does not fit, or its
 // peak is within 10 % of the usable memory, the verdict rests on the parts the
 // model has to assume rather than count: the activations of the micro-batches
-// in flight (Megatron-LM's 1F1B / interleaved warm-up, or the zero-bubble and
-// DualPipe rules of lostflops/pipeline_schedules.h; estimate/inflight.cpp)
+// in flight (Megatron-LM's 1F1B / interleaved warm-up, MaxText's whole forward
+// on a TPU, or the zero-bubble and DualPipe rules of
+// lostflops/pipeline_schedules.h; estimate/inflight.cpp)
 // and, with ZeRO-3, the gathered parameters alive at once (current + prefetched
 // units, or DeepSpeed's stage3_max_live_parameters; estimate/zero3_time.cpp).
 // The larger one is named first; the other too when it is over 10 % of the peak.
@@ -35,6 +36,12 @@ std::string activations_reason(const Job& job, const Memory& m) {
         // lostflops/pipeline_schedules.h; estimate/inflight.cpp).
         why = fmt::format("{}: rank {} holds {} chunk passes alive over its {} chunk{}", schedule_info(sched).name,
                           m.worst_stage, m.warmup_passes, rank_chunks(p), rank_chunks(p) == 1 ? "" : "s");
+    } else if (job.training.xla) {
+        // MaxText's scan runs the whole forward before its autodiff backward
+        // (estimate/inflight.cpp).
+        why = fmt::format("MaxText's pipeline scan: all {} micro-batches x {} chunk{} = {} chunk passes of rank {} "
+                          "alive at the first backward, which follows the whole forward",
+                          micro, p.vpp, p.vpp == 1 ? "" : "s", m.warmup_passes, m.worst_stage);
     } else if (p.vpp == 1) {
         why = fmt::format("1F1B: rank {} runs {} warm-up forwards, min(pp - rank, m) = {:.3g} alive", m.worst_stage,
                           m.warmup_passes, m.inflight_microbatches);

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "interop/maxtext_export.h"
 #include "interop/maxtext_keys.h"
 #include "lostflops/error.h"
@@ -273,6 +275,45 @@ TEST(MaxTextExport, AnAxisStraddlingSlicesUnevenlyIsRefused) {
     bad.plan.tp = 6;
     bad.plan.dp = 32;
     EXPECT_THROW(export_maxtext(bad), InputError);
+}
+
+
+// MaxText's circular pipeline (types.py): stages x num_pipeline_repeats x
+// num_layers_per_pipeline_stage = the layers, repeats -1 = layers / (stages x
+// layers a stage), 1 layer a stage by default. The repeats are vpp (the
+// scan's bubble is interleaved 1F1B's, pipeline.py); export writes them back.
+TEST(MaxTextImport, PipelineRepeatsAreVppAndRoundTrip) {
+    // v5e-16: pipeline 4 x fsdp 4, base.yml's 16 layers.
+    const std::string cfg = "ici_fsdp_parallelism: 4\nici_pipeline_parallelism: 4\nper_device_batch_size: 2\n";
+    const auto vpp_of = [&](const std::string& more) {
+        return parse_job(import_maxtext(cfg + more, "p.yml", on("v5e-16")).job_yaml, "p.yaml").plan.vpp;
+    };
+    EXPECT_EQ(vpp_of(""), 4);  // 16 / (4 x 1)
+    EXPECT_EQ(vpp_of("num_layers_per_pipeline_stage: 2\n"), 2);
+    EXPECT_EQ(vpp_of("num_layers_per_pipeline_stage: 4\n"), 1);
+    EXPECT_EQ(vpp_of("num_layers_per_pipeline_stage: 2\nnum_pipeline_repeats: 2\n"), 2);
+    EXPECT_THROW(vpp_of("num_layers_per_pipeline_stage: 3\n"), InputError);  // 4 x 3 does not divide 16
+    EXPECT_THROW(vpp_of("num_pipeline_repeats: 2\n"), InputError);           // 4 x 2 x 1 != 16
+    EXPECT_THROW(vpp_of("num_pipeline_repeats: 0\n"), InputError);
+    // Without a pipeline the keys are read and change nothing.
+    EXPECT_EQ(parse_job(import_maxtext("num_layers_per_pipeline_stage: 3\n", "p.yml", on("v5e-16")).job_yaml, "p.yaml")
+                  .plan.vpp,
+              1);
+    const ImportResult delayed = import_maxtext(cfg + "pipeline_delay_activation_forwarding: true\n", "p.yml", on("v5e-16"));
+    EXPECT_TRUE(has_note(delayed, NoteKind::not_modelled, "pipeline_delay_activation_forwarding"));
+    EXPECT_FALSE(has_note(import_maxtext(cfg, "p.yml", on("v5e-16")), NoteKind::not_modelled, "num_pipeline_repeats"));
+    // Out and back, the repeats and one chunk a stage (vpp 1) alike.
+    for (const char* more : {"num_layers_per_pipeline_stage: 2\n", "num_layers_per_pipeline_stage: 4\n", ""}) {
+        const Job j = parse_job(import_maxtext(cfg + more, "p.yml", on("v5e-16")).job_yaml, "p.yaml");
+        const ExportResult x = export_maxtext(j);
+        EXPECT_NE(x.text.find(fmt::format("num_layers_per_pipeline_stage: {}\n", 16 / (4 * j.plan.vpp))), std::string::npos)
+            << x.text;
+        EXPECT_NE(x.text.find(fmt::format("num_pipeline_repeats: {}\n", j.plan.vpp)), std::string::npos) << x.text;
+        for (const auto& n : x.notes) EXPECT_NE(n.setting, "parallel.vpp");
+        const Job back = parse_job(import_maxtext(x.text, "export", on("v5e-16")).job_yaml, "b.yaml");
+        EXPECT_EQ(back.plan.vpp, j.plan.vpp) << more;
+        EXPECT_EQ(back.plan.pp, 4);
+    }
 }
 
 }  // namespace
