@@ -118,6 +118,14 @@ TEST(TpuMemory, MaxTextsScanHoldsEveryChunkPass) {
                   .find("MaxText's pipeline scan: all 8 micro-batches x 2 chunks = 16 chunk passes"),
               std::string::npos)
         << memory_assumption(job(8, 2, "tpu-v5e"), tight);
+    // Without a pipeline there is no scan over stages: MaxText's gradient
+    // accumulation runs each micro-batch's forward and backward in turn, so
+    // one micro-batch is alive, as on a GPU.
+    const Job flat = parse_job(test::small_job_text(), "inflight.yaml",
+                               {"parallel.pp=1", "cluster.gpu=tpu-v5e", "cluster.gpus_per_node=4",
+                                "training.framework=fsdp", "training.global_batch_size=32"});
+    ASSERT_GT(flat.plan.micro_batches(flat.training), 1);
+    EXPECT_EQ(inflight_passes(flat, 0).alive, 1);
 }
 
 }  // namespace
