@@ -15,6 +15,7 @@
 #include "lostflops/error.h"
 #include "lostflops/plan_keys.h"
 #include "lostflops/search.h"
+#include "job/hardware_bounds.h"
 #include "job/job_sections.h"
 #include "test_util.h"
 
@@ -222,6 +223,17 @@ TEST(PlanKeys, ChoiceRowsCountTheirEnums) {
         ASSERT_EQ(k->type, PlanKeyType::choice);
         EXPECT_EQ(std::string(k->choice(k->choices)), "?") << name << " has more values than its row's " << k->choices;
         for (int i = 0; i < k->choices; ++i) EXPECT_NE(std::string(k->choice(i)), "?") << name << " " << i;
+    }
+}
+
+// A count of layers in a plan is bounded as the model's layers are
+// (job/hardware_bounds.h): the bound itself is a legal value of each such row.
+TEST(PlanKeys, LayerCountsAreBoundedAsTheModelsLayers) {
+    for (const char* name : {"first_stage_layers", "last_stage_layers", "recompute_layers"}) {
+        const PlanKey* k = find_plan_key(name);
+        ASSERT_NE(k, nullptr) << name;
+        EXPECT_EQ(k->type, PlanKeyType::integer) << name;
+        EXPECT_EQ(k->max, static_cast<double>(bounds::kMaxLayers)) << name;
     }
 }
 
