@@ -89,7 +89,7 @@ InFlight inflight_passes(const Job& job, int rank) {
     // Pipelines without interleaving run no overlap (Megatron-Core asserts
     // vpp with pp > 1: the a2a_overlap_setup rule of lostflops/framework_rules.h).
     const int64_t overlap = p.moe_a2a_overlap && job.model.is_moe() && (pp == 1 || v > 1) ? 1 : 0;
-    if (job.training.xla && pp > 1) {
+    if (maxtext_scan(job)) {
         // MaxText's scan: every chunk pass of every micro-batch before the
         // first backward (the header's MaxText paragraph), m on each chunk
         // whatever its layers.

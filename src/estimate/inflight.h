@@ -23,6 +23,10 @@ struct InFlight {
     int64_t every_chunk = -1;
 };
 
+// A TPU job with a pipeline runs MaxText's pipeline scan: every micro-batch's
+// forward through every chunk before the first backward (inflight.cpp's header).
+inline bool maxtext_scan(const Job& job) { return job.training.xla && job.plan.pp > 1; }
+
 // Rank `rank` of job's pipeline under its schedule (lostflops/pipeline_schedules.h).
 InFlight inflight_passes(const Job& job, int rank);
 

@@ -120,7 +120,7 @@ void name_moment(const Job& job, Memory& mem) {
     const bool grads_grow =
         (job.training.framework == Framework::hf || job.training.framework == Framework::fsdp) && m > 1;
     // MaxText's scan (a TPU) differentiates its last iteration first: micro-batch m - 1.
-    const bool last_first = grads_grow || (job.training.xla && p.pp > 1);
+    const bool last_first = grads_grow || maxtext_scan(job);
     mem.moment_micro_batch = mem.moment == MemoryMoment::first_backward ? (last_first ? static_cast<int>(m - 1) : 0)
                                                                         : static_cast<int>(m - 1);
     mem.moment_chunk = mem.moment == MemoryMoment::first_backward ? rank_chunks(p) - 1 : 0;

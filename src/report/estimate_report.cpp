@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "estimate/inflight.h"
 #include "job/human_format.h"
 
 #include "lostflops/framework_rules.h"
@@ -49,7 +50,7 @@ std::string moment_text(const Job& job, const Memory& m) {
             if (job.plan.pp == 1 && (job.training.framework == Framework::hf || job.training.framework == Framework::fsdp))
                 return fmt::format("the loss's backward of micro-batch {}", m.moment_micro_batch);
             if (job.plan.pp == 1) return fmt::format("the first backward of micro-batch {}", m.moment_micro_batch);
-            if (job.training.xla)  // MaxText's scan: the whole forward first (estimate/inflight.cpp)
+            if (maxtext_scan(job))  // the whole forward first (estimate/inflight.cpp)
                 return fmt::format("its first backward: micro-batch {} of chunk {}, after all {} forward chunk passes "
                                    "(MaxText's pipeline scan runs every micro-batch's forward first)",
                                    m.moment_micro_batch, m.moment_chunk, m.warmup_passes);

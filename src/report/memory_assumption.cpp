@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "estimate/inflight.h"
 #include "estimate/zero3_time.h"
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
@@ -36,7 +37,7 @@ std::string activations_reason(const Job& job, const Memory& m) {
         // lostflops/pipeline_schedules.h; estimate/inflight.cpp).
         why = fmt::format("{}: rank {} holds {} chunk passes alive over its {} chunk{}", schedule_info(sched).name,
                           m.worst_stage, m.warmup_passes, rank_chunks(p), rank_chunks(p) == 1 ? "" : "s");
-    } else if (job.training.xla) {
+    } else if (maxtext_scan(job)) {
         // MaxText's scan runs the whole forward before its autodiff backward
         // (estimate/inflight.cpp).
         why = fmt::format("MaxText's pipeline scan: all {} micro-batches x {} chunk{} = {} chunk passes of rank {} "
