@@ -48,6 +48,7 @@
 // (docs/accuracy.md, issue 39).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +109,33 @@ struct PredictionInterval {
 // host_bound_s over step_time_s). A step more launch- or host-bound than
 // that is outside what the intervals were measured on.
 inline constexpr double kMaxCalibratedOverheadShare = 0.12;
+
+// The host's own speed (docs/host-time.md "The host's own speed varies from
+// run to run"; scripts/host_speed.py): over ten profiled steps of the six
+// traces of ../shared/traces/h200/, all of one H200 machine, the median CPU
+// time of operators that launch and allocate nothing (as_strided, view, t,
+// transpose, reshape, detach) ran 0.97 to 1.56 times the calibration
+// trace's (the Qwen2.5-0.5B trace's step 2, where hf_host_op_us and its kin
+// come from); two traces of one recipe, model and shape ran 0.97 and 1.51.
+inline constexpr double kHostSpeedFastest = 0.97;
+inline constexpr double kHostSpeedSlowest = 1.56;
+
+// A host-bound step at the host speeds above: every per-operator and
+// per-call host cost of the calibration (host_op_us, host_bwd_op_us, the
+// hf_ host costs, compiled_launch_us) times factor_lo and factor_hi, the
+// step re-estimated. What the GPU does, and the GPU's idle after a
+// synchronisation (hf_sync_us), are unchanged.
+struct HostSpeedRange {
+    double factor_lo = kHostSpeedFastest, factor_hi = kHostSpeedSlowest;
+    double step_time_s_lo = 0, step_time_s_hi = 0;  // at factor_lo, factor_hi
+    double tokens_per_s_per_gpu_lo = 0, tokens_per_s_per_gpu_hi = 0;  // at factor_hi, factor_lo
+};
+// The calibration with every host cost above times `factor` (> 0).
+Calibration with_host_speed(const Calibration& cal, double factor);
+// The range of a job whose GPU waits for the host (Breakdown::host_s) more
+// than kMaxCalibratedOverheadShare of the step `e` (the job's estimate under
+// `cal`); nullopt for any other job.
+std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal);
 
 // The interval of `e` from `residuals` (see above). Precondition: residuals
 // not empty.

@@ -110,6 +110,7 @@ struct ReportExtras {
     std::vector<PlanChange> savers;    // memory_savers(job, cal), when it fits tightly (tight_fit)
     std::optional<RunCost> run;        // run_cost(job, e), when training.train_tokens > 0
     std::optional<PredictionInterval> interval;  // prediction_interval(job, e, cal)
+    std::optional<HostSpeedRange> host_speed;    // host_speed_range(job, e, cal): host-bound jobs
     std::vector<CollectiveCurveUse> curves;      // collective_curves(job, cal): measured curves used
 };
 

@@ -104,6 +104,7 @@ ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibratio
     if (tight_fit(e.memory) && advice) extras.savers = memory_savers(job, cal);
     if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
     extras.interval = prediction_interval(job, e, cal);
+    extras.host_speed = host_speed_range(job, e, cal);
     extras.curves = collective_curves(job, cal);
     for (const auto& w : collective_curve_warnings(extras.curves)) extras.warnings.push_back({"calibration.nccl", w});
     return extras;
@@ -152,6 +153,13 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
     } else {
         out += fmt::format("step time            {:10.4f} s\n", e.step_time_s);
         out += fmt::format("tokens/s per GPU     {:>10}\n", grouped(e.tokens_per_s_per_gpu));
+    }
+    if (extras.host_speed) {
+        const HostSpeedRange& h = *extras.host_speed;
+        out += fmt::format("                     host speed: with {:.2f}–{:.2f} x the calibrated CPU time per operator (the "
+                           "spread of one machine's runs) the step is {}–{} s ({}–{} tokens/s per GPU)\n",
+                           h.factor_lo, h.factor_hi, seconds(h.step_time_s_lo), seconds(h.step_time_s_hi),
+                           grouped(h.tokens_per_s_per_gpu_lo), grouped(h.tokens_per_s_per_gpu_hi));
     }
     out += fmt::format("MFU                  {:10.1f} %   ({:.1f} model TFLOP/s per GPU)\n", 100 * e.mfu,
                        e.model_tflops_per_gpu);
@@ -238,6 +246,12 @@ nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtr
                                     {"error_p90_pct", iv.error_p90_pct},
                                     {"calibrated", iv.calibrated}};
         if (!iv.calibrated) j["prediction_interval"]["outside"] = iv.outside;
+    }
+    if (extras.host_speed) {
+        const HostSpeedRange& h = *extras.host_speed;
+        j["host_speed_range"] = {{"factor", {h.factor_lo, h.factor_hi}},
+                                 {"step_time_s", {h.step_time_s_lo, h.step_time_s_hi}},
+                                 {"tokens_per_s_per_gpu", {h.tokens_per_s_per_gpu_lo, h.tokens_per_s_per_gpu_hi}}};
     }
     if (!extras.curves.empty()) j["collective_curves"] = collective_curves_json(extras.curves);
     j["mfu"] = e.mfu;
