@@ -5,6 +5,7 @@
 // the smallest size that fits (strong scaling: same global batch).
 #include "lostflops/run_report.h"
 #include "lostflops/search_report.h"
+#include "report/near_identical.h"
 #include "report/runner_up.h"
 #include "lostflops/prediction_interval.h"
 
@@ -100,66 +101,6 @@ Ties ties_of_best(const Job& job, const Calibration& cal, const SearchResult& r,
     t.min_tokens = best.tokens_per_s_per_gpu * (1 + t.interval.error_p10_pct / 100) /
                    (1 + t.interval.error_p90_pct / 100);
     return t;
-}
-
-// The one argument of b that differs from a ("parallel.vpp=21"), "" when
-// none or several do, or when b lacks a key a gives (the arguments are
-// KEY=VALUE; a stage layout's keys are given only by the plans that have one).
-std::string one_knob(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-    const auto key = [](const std::string& arg) { return arg.substr(0, arg.find('=')); };
-    const auto find = [&key](const std::vector<std::string>& v, const std::string& k) {
-        return std::find_if(v.begin(), v.end(), [&](const std::string& arg) { return key(arg) == k; });
-    };
-    std::string knob;
-    for (const std::string& arg : b) {
-        const auto in_a = find(a, key(arg));
-        if (in_a != a.end() && *in_a == arg) continue;
-        if (!knob.empty()) return "";
-        knob = arg;
-    }
-    for (const std::string& arg : a)
-        if (find(b, key(arg)) == b.end()) return "";
-    return knob;
-}
-
-// Near-identical plans: a listed plan one knob away from a better listed
-// plan (one --set argument differs, plan_set_arguments; dp follows the GPUs)
-// whose throughput lies within that plan's 80 % interval (the ratio of Ties:
-// the plans of one search share the interval's width) is grouped under the
-// first such plan, by knob: "ranks 2, 3: rank 1 with vpp 21, 15".
-std::string near_identical(const Job& job, const std::vector<PlanScore>& listed, const Ties& ties) {
-    if (ties.min_tokens <= 0 || listed.size() < 2) return "";
-    const double ratio = ties.min_tokens / listed.front().tokens_per_s_per_gpu;
-    std::vector<std::vector<std::string>> sets;
-    for (const PlanScore& s : listed) sets.push_back(plan_set_arguments(job, s));
-    struct Group {
-        size_t head = 0;
-        std::string knob;  // "vpp"
-        std::vector<std::string> ranks, values;
-    };
-    std::vector<Group> groups;
-    std::vector<bool> folded(listed.size(), false);
-    for (size_t j = 1; j < listed.size(); ++j) {
-        for (size_t i = 0; i < j && !folded[j]; ++i) {
-            if (folded[i] || listed[j].tokens_per_s_per_gpu < ratio * listed[i].tokens_per_s_per_gpu) continue;
-            const std::string arg = one_knob(sets[i], sets[j]);
-            if (arg.empty()) continue;
-            const size_t dot = arg.find('.') + 1, eq = arg.find('=');
-            const std::string knob = arg.substr(dot, eq - dot);
-            auto g = std::find_if(groups.begin(), groups.end(),
-                                  [&](const Group& x) { return x.head == i && x.knob == knob; });
-            if (g == groups.end()) g = groups.insert(groups.end(), Group{i, knob, {}, {}});
-            g->ranks.push_back(std::to_string(j + 1));
-            g->values.push_back(arg.substr(eq + 1));
-            folded[j] = true;
-        }
-    }
-    if (groups.empty()) return "";
-    std::string out = "  near-identical (one knob apart, within the better plan's 80 % interval):\n";
-    for (const Group& g : groups)
-        out += fmt::format("    rank{} {}: rank {} with {} {}\n", g.ranks.size() > 1 ? "s" : "",
-                           fmt::join(g.ranks, ", "), g.head + 1, g.knob, fmt::join(g.values, ", "));
-    return out;
 }
 
 // `plans`, or the result's own first v.limit plans.
@@ -259,7 +200,8 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
         it->second += fmt::format("{}#{}", it->second.empty() ? "" : ", ", i + 1);
     }
     for (size_t i = 0; i < stages.size() && i < 3; ++i) out += stage_note(job, stages[i].second, *stages[i].first);
-    out += near_identical(job, listed, ties);
+    if (ties.min_tokens > 0 && listed.size() >= 2)
+        out += near_identical(job, listed, ties.min_tokens / listed.front().tokens_per_s_per_gpu);
     if (listed.size() >= 2) out += "  " + runner_up_line(job, cal, listed[0], listed[1]);
     std::vector<RankedScore> candidates;
     for (size_t i = 1; i < listed.size(); ++i) candidates.push_back({i + 1, listed[i]});
