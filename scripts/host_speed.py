@@ -3,16 +3,19 @@
 
 The same operator costs the host the same work in every run of a recipe, so
 the median CPU duration of one operator name, in one profiled step, read
-against the same operator's in a reference step, is that step's host speed
-relative to the reference. Operators that launch nothing and allocate
+against the same operator's on the same thread of a reference step, is that step's
+host speed relative to the reference, thread by thread (the Python thread,
+pid == tid, runs the forward and the optimizer; the autograd engine's thread
+the backward). Operators that launch nothing and allocate
 nothing (as_strided, view, t, transpose, reshape, detach) measure the CPU
 alone; the others (empty_strided, mul, to, linear, mm, add_) add the
 caching allocator and the CUDA launch. The speed of a step is the median of
 those ratios over the operators both steps hold at least --min-calls times.
 
 This is the measurement behind the host-speed spread in docs/host-time.md
-(the same Llama-3.2-1B layer's forward costs the host 0.8-1.5 times the
-Qwen2.5-0.5B trace's, operator for operator, across the H200 traces).
+(operators that launch nothing ran 0.79-1.67 times the Qwen2.5-0.5B trace's
+across the other H200 traces' steps; lostflops/prediction_interval.h
+kHostSpeedFastest, kHostSpeedSlowest).
 
 Usage: scripts/host_speed.py REFERENCE.json.gz TRACE.json.gz [...]
 Example:
@@ -37,8 +40,18 @@ def load(path):
         return json.load(f).get("traceEvents", [])
 
 
+def thread_of(e):
+    """"main" for the Python thread (pid == tid: the forward and the optimizer), else "autograd"."""
+    return "main" if e.get("tid") == e.get("pid") else "autograd"
+
+
+def step_number(name):
+    tail = name.rsplit("#", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
 def steps_of(events):
-    """{step name: {operator: [durations]}} for each ProfilerStep#N window."""
+    """{step name: {thread: {operator: [durations]}}} for each ProfilerStep#N window."""
     windows = sorted(
         (e["ts"], e["ts"] + e["dur"], e["name"])
         for e in events
@@ -46,7 +59,7 @@ def steps_of(events):
     )
     out = {}
     for start, end, name in windows:
-        out.setdefault(name, {"start": start, "end": end, "ops": {}})
+        out.setdefault(name, {"start": start, "end": end, "ops": {"main": {}, "autograd": {}}})
     for e in events:
         if e.get("ph") != "X" or e.get("cat") != "cpu_op":
             continue
@@ -55,7 +68,7 @@ def steps_of(events):
             continue
         for step in out.values():
             if step["start"] <= e["ts"] < step["end"]:
-                step["ops"].setdefault(name, []).append(float(e["dur"]))
+                step["ops"][thread_of(e)].setdefault(name, []).append(float(e["dur"]))
                 break
     return out
 
@@ -80,18 +93,23 @@ def main():
     ref_steps = steps_of(load(args.reference))
     if not ref_steps:
         sys.exit(f"{args.reference}: no ProfilerStep# annotation")
-    ref_name = args.ref_step or sorted(ref_steps)[-1]
+    ref_name = args.ref_step or max(ref_steps, key=step_number)
     if ref_name not in ref_steps:
         sys.exit(f"{args.reference}: no {ref_name} annotation")
     ref = ref_steps[ref_name]["ops"]
-    print(f"host time per operator against {os.path.basename(args.reference)} {ref_name} (median of the operators' median ratios;"
-          " > 1: the host ran slower)")
-    print(f"{'trace':58s} {'step':15s} {'cpu-only':>9s} {'launching':>10s}")
+    print(f"host time per operator against {os.path.basename(args.reference)} {ref_name}, thread by thread"
+          " (median of the operators' median ratios, operators counted; > 1: the host ran slower)")
+    print(f"{'trace':52s} {'step':15s} {'main cpu-only':>14s} {'main launching':>15s}"
+          f" {'autograd cpu-only':>18s} {'autograd launching':>19s}")
     for path in args.traces:
-        for name, step in sorted(steps_of(load(path)).items()):
-            cpu, n_cpu = speed(step["ops"], ref, CPU_ONLY, args.min_calls)
-            launch, n_launch = speed(step["ops"], ref, LAUNCHING, args.min_calls)
-            print(f"{os.path.basename(path)[:58]:58s} {name:15s} {cpu:6.2f} ({n_cpu}) {launch:6.2f} ({n_launch})")
+        for name, step in sorted(steps_of(load(path)).items(), key=lambda kv: step_number(kv[0])):
+            cells = []
+            for thread in ("main", "autograd"):
+                for names in (CPU_ONLY, LAUNCHING):
+                    r, n = speed(step["ops"][thread], ref[thread], names, args.min_calls)
+                    cells.append(f"{r:.2f} ({n})")
+            print(f"{os.path.basename(path)[:52]:52s} {name:15s} {cells[0]:>14s} {cells[1]:>15s}"
+                  f" {cells[2]:>18s} {cells[3]:>19s}")
 
 
 if __name__ == "__main__":

@@ -39,10 +39,10 @@ std::string near_identical(const Job& job, const std::vector<PlanScore>& listed,
     std::vector<Group> groups;
     std::map<std::pair<size_t, std::string>, size_t> group_of;  // (head, knob) -> index in groups
     // Plans not folded, by rank, under the hashes of their strings (a match is
-    // checked on the strings): the key and other arguments -> (plan, its
-    // argument's hash); all arguments -> plan.
+    // checked on the strings): the key and other arguments -> plan; all
+    // arguments -> plan.
     const std::hash<std::string> hash;
-    std::unordered_map<size_t, std::vector<std::pair<size_t, size_t>>> by_other_args;
+    std::unordered_map<size_t, std::vector<size_t>> by_other_args;
     std::unordered_map<size_t, std::vector<size_t>> by_args;
     const auto set_of = [&](size_t i) { return plan_set_arguments(job, listed[i]); };
     for (size_t j = 0; j < listed.size(); ++j) {
@@ -55,9 +55,9 @@ std::string near_identical(const Job& job, const std::vector<PlanScore>& listed,
         for (size_t k = 0; k < set.size(); ++k) {
             const std::string around = others(set, k, key_of(set[k]));
             if (const auto it = by_other_args.find(hash(around)); it != by_other_args.end())
-                for (const auto& [i, arg] : it->second) {
+                for (size_t i : it->second) {
                     if (i >= best) break;
-                    if (arg == hash(set[k]) || !within(i)) continue;
+                    if (!within(i)) continue;
                     const std::vector<std::string> s = set_of(i);
                     const auto at = std::find_if(s.begin(), s.end(), [&](const std::string& a) {
                         return key_of(a) == key_of(set[k]);
@@ -90,7 +90,7 @@ std::string near_identical(const Job& job, const std::vector<PlanScore>& listed,
             continue;
         }
         for (size_t k = 0; k < set.size(); ++k)
-            by_other_args[hash(others(set, k, key_of(set[k])))].emplace_back(j, hash(set[k]));
+            by_other_args[hash(others(set, k, key_of(set[k])))].push_back(j);
         by_args[hash(others(set, set.size(), ""))].push_back(j);
     }
     if (groups.empty()) return "";

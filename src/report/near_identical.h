@@ -15,7 +15,9 @@ namespace lostflops {
 //     ranks 2, 3: rank 1 with vpp 21, 15\n", "" when no plan folds. `listed`:
 // the plans in rank order; `ratio`: the lowest throughput within a plan's
 // interval over that plan's (Ties: the plans of one search share the
-// interval's width), in (0, 1].
+// interval's width), in (0, 1]. Precondition (plan_set_arguments' output):
+// each plan's arguments give each key once, in one order for all plans, and
+// no value holds a line break.
 std::string near_identical(const Job& job, const std::vector<PlanScore>& listed, double ratio);
 
 }  // namespace lostflops

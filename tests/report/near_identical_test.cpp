@@ -27,6 +27,8 @@ TEST(NearIdentical, OneKnobApartWithinTheIntervalFoldsUnderTheFirst) {
     const Job job = parse_job(test::small_job_text(), "small");
     PlanScore layout = plan(2, 2, 1, 97);  // rank 4: rank 1 and a stage layout
     layout.plan.first_stage_layers = 5;
+    PlanScore layout8 = plan(8, 2, 1, 90);
+    layout8.plan.first_stage_layers = 7;
     const std::vector<PlanScore> listed = {
         plan(2, 2, 1, 100),  // rank 1
         plan(2, 3, 1, 99),   // rank 2: vpp apart from rank 1
@@ -37,6 +39,9 @@ TEST(NearIdentical, OneKnobApartWithinTheIntervalFoldsUnderTheFirst) {
         plan(2, 4, 1, 89),   // rank 7: vpp apart from rank 1 but outside its interval (89 < 0.9 x 100),
                              // and from rank 3, inside its (89 >= 0.9 x 98)
         plan(2, 5, 1, 91),   // rank 8: vpp apart from rank 1, inside
+        layout8,             // rank 9: tp and a stage layout apart from every plan before: not folded
+        plan(8, 2, 1, 87),   // rank 10: rank 9 without its stage layout (a key fewer: not one knob apart),
+                             // tp apart from ranks 1 and 3 but outside their intervals: not folded
     };
     EXPECT_EQ(near_identical(job, listed, 0.9),
               "  near-identical (one knob apart, within the better plan's 80 % interval):\n"
