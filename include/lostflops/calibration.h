@@ -187,6 +187,9 @@ struct Calibration {
     double hf_strided_hbm_fraction = 0.238;
     // Framework hf under torch.compile: CPU per kernel Inductor's wrapper launches.
     double compiled_launch_us = 13.2;
+    // The PyTorch profiler's own host time per host event it records
+    // (trace --job's prediction of the profiled step, lostflops/host_speed.h).
+    double profiler_event_us = 1.44;
     // cuBLAS's fp32 GEMMs on the CUDA cores (TF32 off), of the fp32 peak.
     double fp32_gemm_efficiency = 0.51;
     double bus_eff_intra = 0.8;       // busbw / link bandwidth, NVLink

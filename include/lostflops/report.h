@@ -12,6 +12,7 @@
 #include "lostflops/collective_curves.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/host_speed.h"
 #include "lostflops/prediction_interval.h"
 #include "lostflops/run_cost.h"
 

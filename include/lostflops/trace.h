@@ -143,6 +143,11 @@ struct RankReport {
     std::string host;               // TraceData::host
     int gpus_per_node = 0;          // TraceData::gpus_per_node
     int64_t steps_total = 0;        // CPU ProfilerSteps in the trace (iterations may hold fewer: summaries)
+    // The trace's host events (TraceData::host_events) and the profiler's
+    // own stalls, microseconds, over its CPU ProfilerSteps; 0 without steps,
+    // and in summaries (not carried there).
+    double host_events_per_step = 0;
+    double profiler_overhead_us_per_step = 0;
     int64_t kernels = 0;            // GPU events analysed
     double kernel_span_us = 0;      // first kernel start to last kernel end
     double compute_us = 0;          // union of compute kernels

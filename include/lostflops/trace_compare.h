@@ -33,6 +33,7 @@ struct WallRow {
     std::string wall;       // "compute", "memory-bound", "communication", "idle/bubble"
     double measured_s = 0;  // per step
     double predicted_s = 0; // per step
+    double predicted_profiled_s = 0;  // per step, of the profiled step (JobComparison::profiler_host_s > 0)
 };
 
 // A measured memory peak (trace_memory.h) against the prediction: the
@@ -60,6 +61,11 @@ struct JobComparison {
     // attention) per step differ by more than kJobMismatchRatio either way:
     // the job probably does not describe the traced run.
     std::vector<std::string> warnings;
+    // The profiler's own host time per step (profiler_host_s below; 0: the
+    // traces count no host event) and the step predicted with it
+    // (add_profiled_prediction): a profiled step's host is that much slower.
+    double profiler_host_s = 0;
+    double predicted_profiled_step_s = 0;
 };
 inline constexpr double kJobMismatchRatio = 2.0;
 
@@ -69,5 +75,16 @@ inline constexpr double kJobMismatchRatio = 2.0;
 JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const Estimate& est,
                                     int num_gpus, double peak_flops_per_gpu,
                                     const std::string& job_source, int ranks_per_stage = 0);
+
+// The profiler's host time per step the traces show, seconds: the ranks'
+// mean host events per step (RankReport::host_events_per_step) times
+// `event_us` (calibration profiler_event_us), plus their mean stalls; 0 when
+// no rank counts a host event.
+double profiler_host_s(const std::vector<RankReport>& ranks, double event_us);
+
+// Fills the comparison's profiled column from `profiled`, the job's estimate
+// with `host_s` more host time per step (lostflops/host_speed.h
+// estimate_as_profiled): each wall's predicted_profiled_s and the step's.
+void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s);
 
 }  // namespace lostflops::trace

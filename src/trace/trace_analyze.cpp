@@ -296,6 +296,10 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
     }
     r.mean_step_us = n > 0 ? sum / n : 0.0;
     r.steps_total = n;
+    if (n > 0) {
+        r.host_events_per_step = static_cast<double>(d.host_events) / n;
+        r.profiler_overhead_us_per_step = d.profiler_overhead_us / n;
+    }
     r.host = d.host;
     r.gpus_per_node = d.gpus_per_node;
     if (d.groups.size() > 1) r.process_groups.assign(d.groups.begin() + 1, d.groups.end());

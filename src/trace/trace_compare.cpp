@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "lostflops/error.h"
@@ -13,6 +14,18 @@
 
 namespace lostflops::trace {
 namespace {
+
+// The walls compared, in order: what a profiler measures of each group.
+struct WallGroup {
+    const char* name;
+    TraceGroup group;
+};
+constexpr WallGroup kWallGroups[] = {
+    {"compute (GEMM, attention)", TraceGroup::compute},
+    {"memory-bound (elementwise, norms, copies)", TraceGroup::memory_bound},
+    {"communication (exposed)", TraceGroup::comm},
+    {"idle (bubble, overhead, host)", TraceGroup::idle},
+};
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -107,12 +120,9 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
         idle = s.idle;
     }
     const double step = c.measured_step_s;
-    c.walls = {
-        {"compute (GEMM, attention)", matmul * step, trace_group_s(est, TraceGroup::compute)},
-        {"memory-bound (elementwise, norms, copies)", other * step, trace_group_s(est, TraceGroup::memory_bound)},
-        {"communication (exposed)", comm * step, trace_group_s(est, TraceGroup::comm)},
-        {"idle (bubble, overhead, host)", idle * step, trace_group_s(est, TraceGroup::idle)},
-    };
+    const double measured_share[] = {matmul, other, comm, idle};
+    for (std::size_t i = 0; i < std::size(kWallGroups); ++i)
+        c.walls.push_back({kWallGroups[i].name, measured_share[i] * step, trace_group_s(est, kWallGroups[i].group)});
     c.memory = memory_rows(ranks, est);
     const double measured = c.walls[0].measured_s, predicted = c.walls[0].predicted_s;
     if (predicted > 0 && !(measured * kJobMismatchRatio >= predicted && measured <= kJobMismatchRatio * predicted)) {
@@ -124,6 +134,25 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
             measured > 0 ? fmt::format("{:.2g}x", predicted / measured) : std::string("no GEMM or attention kernels")));
     }
     return c;
+}
+
+double profiler_host_s(const std::vector<RankReport>& ranks, double event_us) {
+    double events = 0, stall_us = 0;
+    int n = 0;
+    for (const auto& r : ranks) {
+        if (!(r.host_events_per_step > 0)) continue;
+        events += r.host_events_per_step;
+        stall_us += r.profiler_overhead_us_per_step;
+        ++n;
+    }
+    return n > 0 ? (events * event_us + stall_us) / n * 1e-6 : 0.0;
+}
+
+void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s) {
+    c.profiler_host_s = host_s;
+    c.predicted_profiled_step_s = profiled.step_time_s;
+    for (std::size_t i = 0; i < c.walls.size() && i < std::size(kWallGroups); ++i)
+        c.walls[i].predicted_profiled_s = trace_group_s(profiled, kWallGroups[i].group);
 }
 
 }  // namespace lostflops::trace

@@ -223,6 +223,10 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     } else if (!f.has_ts || (!f.has_dur && !memory_instant)) {
         return;  // HTA drops rows without "dur"; CPU rows without a time say nothing
     }
+    if (cpu_row) {
+        if (f.cat == "cpu_op" || f.cat == "cuda_runtime" || f.cat == "cuda_driver") ++out.host_events;
+        else if (f.cat == "overhead" && dur >= 0 && dur <= kMaxEventDurUs) out.profiler_overhead_us += dur;
+    }
     if (step_mark) {
         if (st.step_names.size() < 100000) st.step_names.emplace(f.name);
         count_kept(out, st);

@@ -158,13 +158,23 @@ void job_table(std::string& out, const JobComparison& cmp) {
     // when it is beyond the peak.
     for (const auto& w : cmp.warnings)
         if (w.rfind("job-mismatch", 0) == 0) out += "  warning: " + terminal_text(w) + "\n";
-    out += fmt::format("  {:<46} {:>12} {:>12}\n", "", "measured", "predicted");
-    out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", "step time (s)", cmp.measured_step_s, cmp.predicted_step_s);
+    // The profiled step's column, when the traces count the profiler's host events.
+    const bool profiled = cmp.profiler_host_s > 0;
+    const auto col = [profiled](double v) { return profiled ? fmt::format(" {:>12.4f}", v) : std::string(); };
+    out += fmt::format("  {:<46} {:>12} {:>12}{}\n", "", "measured", "predicted",
+                       profiled ? fmt::format(" {:>12}", "as profiled") : std::string());
+    out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}{}\n", "step time (s)", cmp.measured_step_s, cmp.predicted_step_s,
+                       col(cmp.predicted_profiled_step_s));
     out += fmt::format("  {:<46} {:>12} {:>11.1f}%\n", "MFU",
                        cmp.measured_mfu > 1 ? std::string("n/a") : fmt::format("{:.1f}%", 100 * cmp.measured_mfu),
                        100 * cmp.predicted_mfu);
     for (const auto& w : cmp.walls)
-        out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}\n", w.wall + " (s)", w.measured_s, w.predicted_s);
+        out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}{}\n", w.wall + " (s)", w.measured_s, w.predicted_s,
+                           col(w.predicted_profiled_s));
+    if (profiled)
+        out += fmt::format("  (as profiled: the host {:.4f} s slower a step, the profiler's own cost per host event it "
+                           "recorded and its stalls)\n",
+                           cmp.profiler_host_s);
     if (cmp.stages > 1)
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);

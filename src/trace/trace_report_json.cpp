@@ -165,8 +165,10 @@ std::string report_json(const TraceReport& t) {
     if (t.cmp != nullptr) {
         const JobComparison& cmp = *t.cmp;
         json walls = json::array();
-        for (const auto& w : cmp.walls)
+        for (const auto& w : cmp.walls) {
             walls.push_back({{"wall", w.wall}, {"measured_s", w.measured_s}, {"predicted_s", w.predicted_s}});
+            if (cmp.profiler_host_s > 0) walls.back()["predicted_profiled_s"] = w.predicted_profiled_s;
+        }
         json memory = json::array();
         for (const auto& m : cmp.memory) {
             memory.push_back({{"memory", m.memory}, {"measured_bytes", m.measured_bytes}, {"rank", m.rank},
@@ -177,6 +179,10 @@ std::string report_json(const TraceReport& t) {
                     {"step_source", cmp.step_source},         {"walls", walls},
                     {"pipeline_stages", cmp.stages},          {"measured_stage", cmp.measured_stage},
                     {"memory", std::move(memory)},            {"warnings", cmp.warnings}};
+        if (cmp.profiler_host_s > 0) {
+            j["job"]["profiler_host_s"] = cmp.profiler_host_s;
+            j["job"]["predicted_profiled_step_s"] = cmp.predicted_profiled_step_s;
+        }
     }
     // Kernel names are the trace's bytes: invalid UTF-8 becomes U+FFFD, not an error.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

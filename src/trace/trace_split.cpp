@@ -76,6 +76,10 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
         part.rank = static_cast<int>(pid);
         part.world_size = world;
         part.source = fmt::format("{} (pid {})", d.source, pid);
+        // Host events are not counted by pid (lostflops' own timelines have
+        // none): no rank of the file predicts a profiled step.
+        part.host_events = 0;
+        part.profiler_overhead_us = 0;
         if (index > 0) {  // what the file as a whole had: said once, on its first rank
             part.warnings.clear();
             part.skipped = {};

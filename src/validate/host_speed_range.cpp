@@ -15,9 +15,10 @@
 // its idle after a synchronisation (hf_sync_us) and the autograd engine's
 // start and finish (hf_backward_call_us, no faster or slower on the slower
 // traces) are left as they are.
-#include "lostflops/prediction_interval.h"
+#include "lostflops/host_speed.h"
 
 #include <algorithm>
+
 
 namespace lostflops {
 
@@ -44,6 +45,17 @@ std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e
     const double moved = std::max(r.step_time_s_hi - e.step_time_s, e.step_time_s - r.step_time_s_lo);
     if (!(moved > kHostSpeedShownShare * e.step_time_s)) return std::nullopt;
     return r;
+}
+
+double host_scaled_s(const Job& job, const Calibration& cal) {
+    constexpr double kLarge = 1e4;
+    return estimate(job, with_host_speed(cal, kLarge)).step_time_s / kLarge;
+}
+
+Estimate estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s) {
+    const double host_s = profiler_host_s > 0 ? host_scaled_s(job, cal) : 0.0;
+    if (!(host_s > 0)) return estimate(job, cal);
+    return estimate(job, with_host_speed(cal, 1 + profiler_host_s / host_s));
 }
 
 }  // namespace lostflops

@@ -13,6 +13,7 @@
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/host_speed.h"
 #include "lostflops/prediction_interval.h"
 #include "lostflops/report.h"
 #include "lostflops/validate.h"
@@ -34,7 +35,7 @@ TEST(HostSpeed, ScalesEveryHostCostAndNothingElse) {
         "hf_broadcast_hbm_fraction", "hf_strided_hbm_fraction", "fp32_gemm_efficiency", "bus_eff_intra",
         "bus_eff_inter",        "p2p_eff",                   "dp_overlap",              "tp_overlap",
         "overlap_slowdown",     "optimizer_bytes_per_param", "memory_usable_fraction",  "memory_reserved_bytes",
-        "cuda_context_bytes",   "workspace_bytes"};
+        "cuda_context_bytes",   "workspace_bytes",           "profiler_event_us"};
     const Calibration& cal = default_calibration();
     const Calibration c = with_host_speed(cal, 2.0);
     for (const calib::ScalarField& f : calib::kScalarFields) {

@@ -1,0 +1,62 @@
+// How a step depends on its host's speed, which no job file states: the
+// spread of one machine's runs (HostSpeedRange), and the step as a PyTorch
+// profiler records it, whose every host event costs the host more
+// (estimate_as_profiled). Implementation: src/validate/host_speed_range.cpp.
+#pragma once
+
+#include <optional>
+
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
+#include "lostflops/spec.h"
+
+namespace lostflops {
+
+// The host's own speed (docs/host-time.md "The host's own speed varies from
+// run to run"; scripts/host_speed.py): over nine profiled steps of the five
+// traces of ../shared/traces/h200/ beside the calibration's, all of one H200
+// machine, the median CPU time of operators that launch and allocate
+// nothing (as_strided, view, t, transpose, reshape, detach) ran 0.79 to
+// 1.67 times the calibration trace's (the Qwen2.5-0.5B trace's step 2,
+// where hf_host_op_us and its kin come from), thread by thread (the Python
+// thread and the autograd engine's); two traces of one recipe, model and
+// shape ran 0.79 and 1.67 on the Python thread.
+inline constexpr double kHostSpeedFastest = 0.79;
+inline constexpr double kHostSpeedSlowest = 1.67;
+// A range that moves the step by less than this share either way is not
+// given: the host is hidden behind the GPU at every speed seen.
+inline constexpr double kHostSpeedShownShare = 0.01;
+
+// The step at the host speeds above: every per-operator host cost of the
+// calibration (host_op_us, host_bwd_op_us, hf_host_op_us,
+// hf_host_bwd_op_us, hf_optimizer_tensor_us, hf_zero_grad_tensor_us,
+// hf_expert_loop_us, compiled_launch_us) times factor_lo and factor_hi, the
+// step re-estimated. What the GPU does, the GPU's idle after a
+// synchronisation (hf_sync_us) and the autograd engine's start and finish
+// (hf_backward_call_us: 1,147-1,298 us on traces whose operators ran 1.0-1.5
+// times as long, docs/host-time.md) are unchanged. A sensitivity, not an
+// interval: the spread is one machine's, of eager Hugging Face steps.
+struct HostSpeedRange {
+    double factor_lo = kHostSpeedFastest, factor_hi = kHostSpeedSlowest;
+    double step_time_s_lo = 0, step_time_s_hi = 0;  // at factor_lo, factor_hi
+    double tokens_per_s_per_gpu_lo = 0, tokens_per_s_per_gpu_hi = 0;  // at factor_hi, factor_lo
+};
+// The calibration with every host cost above times `factor` (> 0).
+Calibration with_host_speed(const Calibration& cal, double factor);
+// The range of a job whose step (`e`, its estimate under `cal`) moves by
+// more than kHostSpeedShownShare at either speed; nullopt when it moves less.
+std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal);
+
+// The host's time per step that with_host_speed scales, seconds: the step
+// with those costs 10^4 times as large (the host then sets all of it),
+// over 10^4.
+double host_scaled_s(const Job& job, const Calibration& cal);
+
+// The step as a profiler records it: `profiler_host_s` more host time per
+// step (the profiler's cost per recorded host event times the events, and
+// its own stalls: trace --job reads both off the trace), spread over the
+// host's operators as with_host_speed(1 + profiler_host_s / host_scaled_s).
+// The estimate itself when profiler_host_s <= 0 or the job has no host cost.
+Estimate estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s);
+
+}  // namespace lostflops
