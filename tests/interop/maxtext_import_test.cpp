@@ -161,6 +161,19 @@ TEST(MaxTextImport, BadInputIsNamed) {
     expect_error("num_slices: 65536\n", on("v5e-256"), "num_slices", "more than 1000000 GPUs");
 }
 
+// A fractional per_device_batch_size: 0.5 x 8 chips = 4 sequences. Over a
+// tensor axis of 2 the 4 data-parallel ranks take one each; over 8 fsdp ranks
+// the import wrote micro-batch 1 x 8 ranks for a batch of 4, a job estimate
+// refused (global_batch_size not divisible), and exited 0.
+TEST(MaxTextImport, FractionalBatchMustGiveEachRankWholeSequences) {
+    const Job j = parse_job(import_maxtext("per_device_batch_size: 0.5\nici_tensor_parallelism: 2\n", "f.yml",
+                                           on("v5e-8")).job_yaml, "f.yaml");
+    EXPECT_EQ(j.training.global_batch, 4);
+    EXPECT_EQ(j.training.micro_batch, 1);
+    EXPECT_EQ(j.plan.dp, 4);
+    expect_error("per_device_batch_size: 0.5\n", on("v5e-8"), "per_device_batch_size", "do not split evenly");
+}
+
 TEST(MaxTextImport, SliceTopologies) {
     std::string why;
     EXPECT_EQ(interop::parse_tpu_slice("v5e-256", why)->torus, (std::vector<int>{16, 16}));
