@@ -70,9 +70,18 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
     }
     check_model_keys(sj.job);
     std::vector<UnlaunchableFix> dropped;
-    Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped);
+    std::optional<Job> won;
+    try {
+        won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped);
+    } catch (const NoPlanFits&) {
+        // MaxText has no launch rules here (framework_rules.h): its plans are
+        // the job's own stack's, and "no plan that megatron-core can launch
+        // fits" named a stack the user did not export to.
+        if (kind != "maxtext") throw;
+        throw NoPlanFits(source, "parallel", "no plan fits in GPU memory (lostflops search says why)");
+    }
     note_dropped_fixes(source, dropped);
-    return won;
+    return std::move(*won);
 }
 
 // target: the stack --best searches for; none: the job's own (training.framework).
