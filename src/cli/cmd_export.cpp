@@ -70,18 +70,13 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
     }
     check_model_keys(sj.job);
     std::vector<UnlaunchableFix> dropped;
-    std::optional<Job> won;
-    try {
-        won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped);
-    } catch (const NoPlanFits&) {
-        // MaxText has no launch rules here (framework_rules.h): its plans are
-        // the job's own stack's, and "no plan that megatron-core can launch
-        // fits" named a stack the user did not export to.
-        if (kind != "maxtext") throw;
-        throw NoPlanFits(source, "parallel", "no plan fits in GPU memory (lostflops search says why)");
-    }
+    // MaxText has no launch rules here (framework_rules.h): the plans are the
+    // job's own stack's, and the first that export maxtext can write wins (a
+    // mesh whose stages x repeats divide the layers, ...).
+    const PlanTaker takes = kind == "maxtext" ? maxtext_plan_taker() : PlanTaker{};
+    Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped, takes);
     note_dropped_fixes(source, dropped);
-    return std::move(*won);
+    return won;
 }
 
 // target: the stack --best searches for; none: the job's own (training.framework).
