@@ -314,7 +314,9 @@ PYBIND11_MODULE(_lostflops, m) {
         const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
         ExportResult r = [&] {
             py::gil_scoped_release release;
-            return run(best_launchable_plan(sj, cal, target, source));
+            // maxtext: the first plan of the ranking export maxtext can write (as the command line).
+            return run(best_launchable_plan(sj, cal, target, source, nullptr,
+                                            framework == "maxtext" ? maxtext_plan_taker() : PlanTaker{}));
         }();
         if (priced) r.notes.insert(r.notes.begin(), *priced);
         return py::make_tuple(r.text, notes_list(r.notes));

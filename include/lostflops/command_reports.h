@@ -32,7 +32,11 @@ struct Goodput {
 // InputError (job.source, training.train_tokens) when the job has none; a
 // plan that does not fit is still costed (estimate.memory.fits says so).
 Goodput goodput(const Job& job, const Calibration& cal, int samples, uint64_t seed);
-// run_json + schema_version, job, step_time_s, mfu, fits.
+// What goodput warns when the plan does not fit (stderr and JSON alike).
+inline constexpr const char* kGoodputDoesNotFit = "the plan does not fit in GPU memory (lostflops estimate says why)";
+// run_json + schema_version, job, step_time_s, mfu, fits, and warnings: the
+// model's and the job's ({key, message}, as estimate's JSON), then
+// {"memory", kGoodputDoesNotFit} when the plan does not fit.
 std::string goodput_json(const Job& job, const Goodput& g);
 std::string goodput_table(const Job& job, const Goodput& g);
 

@@ -75,8 +75,22 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 // such plan fits. A job's own setting that no plan of that stack can run (a
 // DualPipe schedule under Megatron-Core: the DeepSeek-V3 example) is searched
 // without, and named in `dropped` (unlaunchable_fixes) for the caller to say so.
+//
+// `takes`, when given (export maxtext: a stack with no launch rules here),
+// says whether the exporter can write a plan: it throws InputError when it
+// cannot. The first of the first kTakesWithin plans of the ranking it takes
+// wins; NoPlanFits names takes.who when none does (or none fits).
+struct PlanTaker {
+    std::string who;  // "MaxText"
+    std::function<void(const Job&)> check;
+};
+inline constexpr size_t kTakesWithin = 1000;
+// `export maxtext --best` (command line and Python alike): the plans
+// export_maxtext (src/interop/maxtext_export.h) can write.
+PlanTaker maxtext_plan_taker();
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
-                         const std::string& source, std::vector<UnlaunchableFix>* dropped = nullptr);
+                         const std::string& source, std::vector<UnlaunchableFix>* dropped = nullptr,
+                         const PlanTaker& takes = {});
 
 // The framework that prices `export KIND --best`'s plan, so that the plan
 // exported is the best under the cost of the stack that will run it: torchtitan

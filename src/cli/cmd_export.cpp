@@ -70,7 +70,11 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
     }
     check_model_keys(sj.job);
     std::vector<UnlaunchableFix> dropped;
-    Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped);
+    // MaxText has no launch rules here (framework_rules.h): the plans are the
+    // job's own stack's, and the first that export maxtext can write wins (a
+    // mesh whose stages x repeats divide the layers, ...).
+    const PlanTaker takes = kind == "maxtext" ? maxtext_plan_taker() : PlanTaker{};
+    Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped, takes);
     note_dropped_fixes(source, dropped);
     return won;
 }

@@ -61,7 +61,7 @@ void add_goodput_command(CLI::App& app, int& exit_code) {
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(w.key).c_str(),
                          terminal_text(w.message).c_str());
         if (!g.estimate.memory.fits)
-            std::fprintf(stderr, "lostflops: warning: the plan does not fit in GPU memory (lostflops estimate says why)\n");
+            std::fprintf(stderr, "lostflops: warning: %s\n", kGoodputDoesNotFit);
         if (a->job.format == Format::json) std::printf("%s\n", goodput_json(job, g).c_str());
         else std::printf("%s", goodput_table(job, g).c_str());
         exit_code = static_cast<int>(g.estimate.memory.fits ? ExitCode::ok : ExitCode::does_not_fit);

@@ -50,6 +50,17 @@ int positive_int(const std::string& text, const std::string& source, const std::
     return static_cast<int>(v);
 }
 
+int64_t positive_int64(const std::string& text, const std::string& source, const std::string& key, int64_t max) {
+    int64_t v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != end)
+        throw InputError(source, key, "expected a positive integer, got '" + text + "'");
+    if (ec == std::errc::result_out_of_range || v < 1 || v > max)
+        throw InputError(source, key, fmt::format("expected a positive integer up to {}, got {}", max, text));
+    return v;
+}
+
 int64_t gpu_count(std::initializer_list<int64_t> factors, const std::string& source, const std::string& key,
                   const std::string& what) {
     int64_t n = 1;

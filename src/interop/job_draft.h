@@ -42,6 +42,9 @@ std::string comment_text(const std::string& text);
 // A whole-string integer in [1, 2^31): the value of a flag or key. Throws
 // InputError(source, key, "expected a positive integer, got 'x'").
 int positive_int(const std::string& text, const std::string& source, const std::string& key);
+// A whole-string integer in [1, max] (a run's length in steps or sequences,
+// past 2^31 in a long run): as positive_int, with max in the message.
+int64_t positive_int64(const std::string& text, const std::string& source, const std::string& key, int64_t max);
 // The product of positive `factors` (nodes x GPUs per node, parallel
 // degrees) as a GPU count, checked against the job file's range (1 to
 // bounds::kMaxGpus) without overflowing; InputError(source, key, ...) naming

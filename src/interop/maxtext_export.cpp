@@ -61,7 +61,11 @@ ExportResult export_maxtext(const Job& job) {
     if (p.zero == 1 || p.zero == 2)
         r.notes.push_back({NoteKind::not_modelled, "parallel.zero",
                            fmt::format("ZeRO-{}: MaxText shards optimizer state only with parameters (fsdp axes); written as data axes", p.zero)});
-    Axis axes[] = {{"tensor", p.tp}, {"context", p.cp}, {fsdp ? "fsdp" : "data", p.dp}, {"pipeline", p.pp}};
+    // Both data axes are written, the one the plan does not use as 1: a
+    // config that sets the other (v4-22b.yml's ici_fsdp_parallelism: 64)
+    // would otherwise keep it under the export and not be a mesh.
+    Axis axes[] = {{"tensor", p.tp}, {"context", p.cp}, {fsdp ? "fsdp" : "data", p.dp}, {fsdp ? "data" : "fsdp", 1},
+                   {"pipeline", p.pp}};
     int64_t left = slice;
     for (Axis& a : axes) {
         if (left % a.degree == 0) {
@@ -78,6 +82,13 @@ ExportResult export_maxtext(const Job& job) {
                                          a.name, a.degree, left, slice));
         }
     }
+    // MaxText shards the residual stream over the tensor axis (base.yml
+    // logical_axis_rules activation_embed -> tensor; import maxtext writes
+    // sequence_parallel true): a plan priced without it is not what runs.
+    if (p.tp > 1 && !p.sequence_parallel)
+        r.notes.push_back({NoteKind::not_modelled, "parallel.sequence_parallel",
+                           "MaxText's tensor axis always shards the activations between blocks (activation_embed -> "
+                           "tensor): the plan was priced without; --set parallel.sequence_parallel=true prices what runs"});
     if (p.ep > 1)
         r.notes.push_back({NoteKind::not_modelled, "parallel.ep",
                            fmt::format("expert parallelism {}: MaxText's expert axis is a mesh axis of its own; not written", p.ep)});

@@ -229,6 +229,14 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
                                          "ranks' steps",
                                          pipeline_micro, static_cast<int64_t>(global) / (dp * accum), dp));
     }
+    // A fractional per_device_batch_size (MaxText takes one: the batch is
+    // sharded over the data axes only) must still give each data-parallel
+    // rank whole sequences, or the job written would be refused downstream.
+    if (static_cast<int64_t>(global) % (dp * accum * pipeline_micro) != 0)
+        throw InputError(c.where("per_device_batch_size"), "per_device_batch_size",
+                         fmt::format("{} sequences a step do not split evenly over the {} data-parallel ranks x {} "
+                                     "accumulation steps (chips / (tensor x context x pipeline))",
+                                     static_cast<int64_t>(global), dp, accum));
     const int64_t micro = static_cast<int64_t>(global) / (dp * accum * pipeline_micro);
     // MaxText's circular pipeline (types.py, the using_pipeline_parallelism
     // checks; pipeline.py): each stage runs num_pipeline_repeats chunks of

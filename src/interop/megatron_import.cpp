@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "interop/job_draft.h"
 #include "interop/megatron_args.h"
 #include "interop/megatron_command.h"
@@ -26,6 +28,10 @@ namespace lostflops {
 using interop::add;
 
 namespace {
+
+// --train-samples / --train-iters: argparse's int has no bound; a count past
+// 1e18 would pass training.train_tokens' range (1e18) on its own.
+constexpr int64_t kMaxRunCount = 1'000'000'000'000'000'000;
 
 std::string precision(const interop::MegatronArgs& f) {
     if (f.has("bf16") && f.has("fp16")) throw InputError(f.source(), "--fp16", "conflicts with --bf16: pick one precision");
@@ -109,11 +115,21 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     if (prec == "fp8") add(d.training, "precision", "fp8", "--fp8-format " + f.choice("fp8-format", {"e4m3", "hybrid"}));
     else if (prec == "fp32") add(d.training, "precision", "fp32", "neither --bf16 nor --fp16: Megatron trains in fp32");
     else add(d.training, "precision", prec);
-    if (const auto samples = f.num("train-samples")) {
-        add(d.training, "train_tokens", std::to_string(static_cast<int64_t>(*samples) * seq), "--train-samples x seq");
-    } else if (const auto iters = f.num("train-iters")) {
-        add(d.training, "train_tokens", std::to_string(static_cast<int64_t>(*iters) * global * seq),
-            "--train-iters x global batch x seq");
+    // A run's length passes 2^31 sequences (14.8 T tokens of 4,096 is 3.6 G):
+    // read as 64-bit, the tokens checked against training.train_tokens' range.
+    const auto run_tokens = [&](const char* flag, int64_t count, int64_t per_count, const char* why) {
+        if (static_cast<double>(count) * static_cast<double>(per_count) > 1e18)
+            throw InputError(source, std::string("--") + flag,
+                             fmt::format("{} x {} tokens is more than 1e18 (training.train_tokens' range)", count,
+                                         per_count));
+        add(d.training, "train_tokens", std::to_string(count * per_count), why);
+    };
+    if (const auto samples = f.str("train-samples")) {
+        run_tokens("train-samples", interop::positive_int64(*samples, source, "--train-samples", kMaxRunCount), seq,
+                   "--train-samples x seq");
+    } else if (const auto iters = f.str("train-iters")) {
+        run_tokens("train-iters", interop::positive_int64(*iters, source, "--train-iters", kMaxRunCount), global * seq,
+                   "--train-iters x global batch x seq");
     }
     std::string framework_why;
     const Framework fw = interop::megatron_framework(f, notes, framework_why);

@@ -18,6 +18,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <map>
 
 #include "interop/launch_command.h"
 #include "shell/shell_eval.h"
@@ -179,10 +180,20 @@ TorchtitanCommand torchtitan_command(const std::string& text, const std::string&
     } else {
         throw InputError(source, "--module", "neither --module/--config nor --job.config_file: no base configuration");
     }
+    // An override given twice: the last counts, as argparse (torchtitan's
+    // config_manager.py; tyro since 2026 builds on it) takes it; said, as
+    // import megatron says it (megatron_args.cpp).
+    std::map<std::string, std::string> said;
     for (const auto& [k, v] : given) {
         if (k == "module" || k == "config" || k == "job.config_file") continue;
         for (const auto& f : v)
             if (!f.known()) throw InputError(source, "--" + k, "cannot evaluate: its value is " + f.unknown);
+        std::string text;
+        for (const auto& f : v) text += (text.empty() ? "" : " ") + f.text;
+        if (const auto it = said.find(k); it != said.end() && it->second != text)
+            notes.push_back({NoteKind::assumed, "--" + k,
+                             "given twice ('" + it->second + "', then '" + text + "'): the last counts, as argparse takes it"});
+        said[k] = text;
         std::string key = k;
         const auto dot = key.rfind('.');
         const bool negated = dot != std::string::npos && key.compare(dot + 1, 3, "no_") == 0;

@@ -257,8 +257,17 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     } else {
         add(d.training, "precision", fp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
     }
-    if (const int64_t steps = c.integer({"training.steps"}, 0, 0); steps > 0)
+    // steps (below 2^31) x global x seq can pass int64: checked in
+    // double against training.train_tokens' range (1e18) first.
+    if (const int64_t steps = c.integer({"training.steps"}, 0, 0); steps > 0) {
+        if (static_cast<double>(steps) * static_cast<double>(global) * static_cast<double>(seq) > 1e18)
+            throw InputError(source, "training.steps",
+                             std::to_string(steps) + " steps x " + std::to_string(global) + " sequences x " +
+                                 std::to_string(seq) + " tokens is more than 1e18 tokens (training.train_tokens' range)");
         add(d.training, "train_tokens", std::to_string(steps * global * seq), "training.steps x global batch x seq");
+    } else if (c.find({"training.steps"})) {
+        notes.push_back({NoteKind::ignored, "training.steps", "0: a run of no steps gives no training.train_tokens"});
+    }
     add(d.training, "attention", "flash", "PyTorch SDPA (flash)");
     add(d.training, "framework", "fsdp", "torchtitan: FSDP2 on an eager model");
 

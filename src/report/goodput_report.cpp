@@ -1,11 +1,14 @@
 // `lostflops goodput`: the whole run of a job (run_cost.h, closed form) and,
 // with samples > 0, its seeded Monte Carlo (simulate_run), rendered as the
 // command prints them; for the command line and the Python module alike.
+#include <vector>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lostflops/command_reports.h"
 #include "lostflops/error.h"
+#include "lostflops/job.h"
 #include "lostflops/report.h"
 #include "lostflops/run_report.h"
 #include "lostflops/terminal_text.h"
@@ -31,6 +34,14 @@ std::string goodput_json(const Job& job, const Goodput& g) {
     j["step_time_s"] = g.estimate.step_time_s;
     j["mfu"] = g.estimate.mfu;
     j["fits"] = g.estimate.memory.fits;
+    // What the command prints as warnings on stderr: the model reader's, the
+    // job's, and the plan that does not fit (as estimate's JSON carries them).
+    nlohmann::json warnings = nlohmann::json::array();
+    std::vector<JobWarning> all = model_warnings(job.model);
+    for (auto& w : job_warnings(job)) all.push_back(std::move(w));
+    if (!g.estimate.memory.fits) all.push_back({"memory", kGoodputDoesNotFit});
+    for (const auto& w : all) warnings.push_back({{"key", w.key}, {"message", w.message}});
+    j["warnings"] = warnings;
     return j.dump(2);
 }
 

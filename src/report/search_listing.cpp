@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "interop/maxtext_export.h"
 #include "lostflops/error.h"
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
@@ -88,12 +89,12 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 }
 
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
-                         const std::string& source, std::vector<UnlaunchableFix>* dropped) {
+                         const std::string& source, std::vector<UnlaunchableFix>* dropped, const PlanTaker& takes) {
     SearchOptions o;
     o.fix = plan_fix_from(sj);
     if (target) o.fix.launch = *target;
-    o.sort_top = 1;
-    o.keep_best = 1;
+    o.sort_top = takes.check ? kTakesWithin : 1;
+    o.keep_best = o.sort_top;
     o.shape_ranks = 0;
     // The job's settings the stack cannot run: searched without them.
     Job job = sj.job;
@@ -109,11 +110,30 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
         if (dropped) dropped->push_back(u);
     }
     const SearchResult r = search_plans(job, cal, o);
+    const std::string who = takes.check ? takes.who : to_string(*o.fix.launch);
     if (r.ranked.empty())
         throw NoPlanFits(source, "parallel",
-                         std::string("no plan that ") + to_string(*o.fix.launch) +
-                             " can launch fits in GPU memory (lostflops search says why)");
-    return job_with_plan(job, plan_score(job, r, r.ranked.front()));
+                         "no plan that " + who + " can launch fits in GPU memory (lostflops search says why)");
+    if (!takes.check) return job_with_plan(job, plan_score(job, r, r.ranked.front()));
+    // The ranking's order: the first plan the exporter takes.
+    const size_t n = std::min(exact_prefix(r, o.by), kTakesWithin);
+    std::string best_why;
+    for (size_t i = 0; i < n; ++i) {
+        Job won = job_with_plan(job, plan_score(job, r, r.ranked[i]));
+        try {
+            takes.check(won);
+            return won;
+        } catch (const InputError& e) {
+            if (best_why.empty()) best_why = std::string(e.key()) + ": " + e.message();
+        }
+    }
+    throw NoPlanFits(source, "parallel",
+                     "no plan that " + who + " can launch fits in GPU memory: it takes none of the " +
+                         std::to_string(n) + " best plans that fit (the best: " + best_why + ")");
+}
+
+PlanTaker maxtext_plan_taker() {
+    return {"MaxText", [](const Job& j) { (void)export_maxtext(j); }};
 }
 
 std::optional<Framework> export_framework(const std::string& kind, Framework job_framework) {

@@ -165,6 +165,19 @@ void launches_from(const json& ls, const Ctx& c, LaunchStats& l) {
 // whole-microsecond rounding: 0.1 % and 1 us of slack); an overlap is a share.
 constexpr double kMaxSpanUs = 2 * kMaxTsFromMedianUs + kMaxEventDurUs;
 
+// The time of `count` kernels or calls (a category, a top kernel, a
+// collective): each lasts at most an hour, so the sum is at most count hours
+// either way (1 us of rounding slack). A figure past that printed a 300-digit
+// time and "inf%" in `trace merge`'s table.
+double summed_time_us(const json& j, const Ctx& c, int64_t count) {
+    const double t = num(j, "time_us", c, true);
+    if (std::abs(t) > static_cast<double>(count) * kMaxEventDurUs + 1)
+        c.fail("time_us", fmt::format("{:g} us over {} kernels or calls: more than an hour each (the trace reader's "
+                                      "bound, trace_read.h kMaxEventDurUs)",
+                                      t, count));
+    return t;
+}
+
 void check_breakdown(const Ctx& c, const char* span_key, double span,
                      std::initializer_list<std::pair<const char*, double>> parts) {
     if (span > kMaxSpanUs)
@@ -228,13 +241,14 @@ RankReport rank_from_json(const json& j, const std::string& source, const std::s
     r.skipped_events = static_cast<uint64_t>(integer(j, "skipped_events", c, 0, kMaxCount, true));
     each(j, "categories", c, false, [&](const json& x, const Ctx& cx) {
         object_of(x, cx, {"name", "category", "count", "time_us"});
-        r.categories.push_back({str(x, "name", cx), category_from(str(x, "category", cx), cx),
-                                integer(x, "count", cx, 0, kMaxCount), num(x, "time_us", cx, true)});
+        const int64_t count = integer(x, "count", cx, 0, kMaxCount);
+        r.categories.push_back({str(x, "name", cx), category_from(str(x, "category", cx), cx), count,
+                                summed_time_us(x, cx, count)});
     });
     each(j, "top_kernels", c, true, [&](const json& x, const Ctx& cx) {
         object_of(x, cx, {"name", "category", "count", "time_us"});
-        r.top_kernels.push_back({str(x, "name", cx), str(x, "category", cx), integer(x, "count", cx, 0, kMaxCount),
-                                 num(x, "time_us", cx, true)});
+        const int64_t count = integer(x, "count", cx, 0, kMaxCount);
+        r.top_kernels.push_back({str(x, "name", cx), str(x, "category", cx), count, summed_time_us(x, cx, count)});
     });
     each(j, "process_groups", c, true, [&](const json& x, const Ctx& cx) {
         object_of(x, cx, {"name", "desc", "ranks"});
@@ -265,7 +279,7 @@ RankReport rank_from_json(const json& j, const std::string& source, const std::s
         s.calls = integer(x, "calls", cx, 0, kMaxCount);
         s.group_size = integer(x, "group_size", cx, 0, kMaxRank + 1);
         s.bytes = num(x, "bytes", cx);
-        s.time_us = num(x, "time_us", cx, true);
+        s.time_us = summed_time_us(x, cx, s.calls);
         s.algbw_gbps = num(x, "algbw_gbps", cx, true);
         s.busbw_gbps = num(x, "busbw_gbps", cx, true);
         r.collectives.push_back(s);

@@ -108,5 +108,33 @@ TEST(InteropHostile, ImportedGpuCountsStayInTheJobRange) {
     EXPECT_THROW(import_torchtitan(toml, "big.toml", {}), InputError);
 }
 
+// A run's length: torchtitan's training.steps x global batch x seq_len
+// overflowed 64 bits into a negative train_tokens (exit 0); steps = 0 was
+// dropped without a word; Megatron's --train-samples past 2^31 (DeepSeek-V3's
+// 14.8 T tokens of 4,096: 3,613,281,250, as `export megatron` writes it) was
+// refused, a 64-bit count in argparse.
+TEST(InteropHostile, RunLengthsPast32BitsAreReadOrRefusedNeverWrapped) {
+    const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
+                             "data_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\n";
+    try {
+        import_torchtitan(toml + "seq_len = 2147483647\nsteps = 2147483647\n", "long.toml", {});
+        ADD_FAILURE() << "imported";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.key(), "training.steps");
+        EXPECT_NE(std::string(e.message()).find("more than 1e18"), std::string::npos) << e.what();
+    }
+    const ImportResult zero = import_torchtitan(toml + "steps = 0\n", "zero.toml", {});
+    EXPECT_EQ(zero.job_yaml.find("train_tokens"), std::string::npos) << zero.job_yaml;
+    bool noted = false;
+    for (const auto& n : zero.notes) noted |= n.setting == "training.steps";
+    EXPECT_TRUE(noted);
+    const std::string script = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 2 "
+                               "--hidden-size 64 --num-attention-heads 4 --seq-length 4096 --max-position-embeddings 4096 "
+                               "--micro-batch-size 1 --global-batch-size 8 --vocab-size 1000 --train-samples ";
+    const ImportResult r = import_megatron(script + "3613281250\n", "run.sh", {});
+    EXPECT_NE(r.job_yaml.find("train_tokens: 14800000000000 "), std::string::npos) << r.job_yaml;
+    EXPECT_THROW(import_megatron(script + "1000000000000000000\n", "run.sh", {}), InputError);
+}
+
 }  // namespace
 }  // namespace lostflops

@@ -41,6 +41,8 @@ TEST(InteropRoundTrip, PlansBeyondThePublishedOnesComeBack) {
          "parallel.ep=4"},
         {"training.attention=unfused", "parallel.grad_fp32=false"},  // --attention-backend unfused, --grad-reduce-in-bf16
         {"training.precision=fp32", "training.attention=unfused"},   // no --bf16 / --fp16
+        // DeepSeek-V3's 14.8 T tokens: --train-samples 3,613,281,250 at seq 4,096, past 2^31.
+        {"training.train_tokens=14.8e12"},
     };
     const std::string name = "megatron24-h100-gpt-70b";
     for (const auto& v : variants) {

@@ -153,6 +153,20 @@ TEST(MegatronSemantics, CiModelConfig) {
     EXPECT_EQ(j.model.vocab, 50432);  // pretrain_gpt.py's GPT-2 tokenizer, padded for tp 2
     EXPECT_TRUE(note(r.notes, "--recompute-modules"));
     EXPECT_THROW(import_megatron("MODEL_ARGS: [1, 2]\n", "bad.yaml"), InputError);
+    // A key given twice: yaml-cpp kept both and the walk read both, so
+    // `--sequence-parallel: true` then `false` imported sequence parallelism
+    // without a word (PyYAML, as Megatron's CI reads it, keeps the last); a
+    // second MODEL_ARGS was dropped. Now refused, naming the key and lines.
+    std::string sp = yaml;
+    sp.insert(sp.find("  --bf16: true\n"), "  --sequence-parallel: true\n  --sequence-parallel: false\n");
+    for (const std::string& twice : {sp, yaml + "MODEL_ARGS:\n  --num-layers: 99\n"}) {
+        try {
+            (void)import_megatron(twice, "model_config.yaml", o);
+            ADD_FAILURE() << "imported: " << twice;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.message()).find("duplicate key"), std::string::npos) << e.what();
+        }
+    }
 }
 
 // Found by fuzz_megatron in CI: a first YAML document that is a scalar made

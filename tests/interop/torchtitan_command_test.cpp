@@ -89,5 +89,20 @@ TEST_F(TorchtitanCommand, MessagesNameWhatIsWrongAndTheBound) {
         << batch;
 }
 
+// An override given twice took the last value without a word (import
+// megatron says it, megatron_args.cpp); the same value twice says nothing.
+TEST_F(TorchtitanCommand, AnOverrideGivenTwiceIsSaid) {
+    const std::string base = "torchrun --nnodes 2 --nproc-per-node 8 -m torchtitan.train --module llama3 --config llama3_8b ";
+    const Job j = job(base + "--parallelism.tensor_parallel_degree 2 --parallelism.tensor-parallel-degree=4\n");
+    EXPECT_EQ(j.plan.tp, 4);
+    bool said = false;
+    for (const auto& n : last_.notes)
+        said |= n.setting == "--parallelism.tensor_parallel_degree" && n.kind == NoteKind::assumed &&
+                n.message.find("given twice ('2', then '4'): the last counts") != std::string::npos;
+    EXPECT_TRUE(said);
+    (void)job(base + "--parallelism.tensor_parallel_degree 2 --parallelism.tensor_parallel_degree 2\n");
+    for (const auto& n : last_.notes) EXPECT_EQ(n.message.find("given twice"), std::string::npos) << n.message;
+}
+
 }  // namespace
 }  // namespace lostflops::test

@@ -200,7 +200,11 @@ class Parity(unittest.TestCase):
                  lambda: lostflops.export_torchtitan(
                      src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json"), best=True), "text"),
             ],
-            "export maxtext": [(["export", "maxtext", TPU], lambda: lostflops.export_maxtext(TPU), "text")],
+            "export maxtext": [(["export", "maxtext", TPU], lambda: lostflops.export_maxtext(TPU), "text"),
+                               # --best: the first plan of the ranking MaxText takes (pp 2 x vpp 20, not the best's vpp 14)
+                               (["export", "maxtext", src("examples/llama3-70b-64xmi300x.yaml"), "--best"],
+                                lambda: lostflops.export_maxtext(src("examples/llama3-70b-64xmi300x.yaml"), best=True),
+                                "text")],
         }
 
     def test_every_command_gives_the_same_answer_both_ways(self):

@@ -47,5 +47,26 @@ TEST(TraceSummary, BadSummariesAreInputErrors) {
                  InputError);
 }
 
+// A category's, top kernel's or collective's time is the sum of its kernels
+// or calls, each at most an hour (trace_read.h kMaxEventDurUs): a summary
+// edited to 1e308 us was merged, and `trace merge`'s table printed a 300-digit
+// time and "inf%". Found by mutating --summary-out files.
+TEST(TraceSummary, ASummedTimePastAnHourPerKernelIsRefused) {
+    const std::string good = summary_to_json({rank_of(0, 100, 10)});
+    EXPECT_EQ(summary_from_json(good, "good.json").size(), 1u);
+    const std::string key = "\"time_us\": ";
+    const size_t at = good.find(key, good.find("\"categories\"")) + key.size();
+    for (const char* bad : {"1e308", "-1e308"}) {
+        const std::string s = good.substr(0, at) + bad + good.substr(good.find_first_of(",}", at));
+        try {
+            (void)summary_from_json(s, "edited.json");
+            ADD_FAILURE() << "accepted " << bad;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("categories[0].time_us"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("more than an hour each"), std::string::npos) << e.what();
+        }
+    }
+}
+
 }  // namespace
 }  // namespace lostflops::trace
