@@ -77,7 +77,10 @@ def main():
         sys.exit(f"{a.trace}: no backward thread in {a.step}")
     b0 = min(e["ts"] for e in bwd_ops)
     events_step = len(xs) + 3  # and the step's user annotations
-    stalls = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "overhead" and t0 <= e["ts"] < t1]
+    # CUPTI's buffer handling; not "Command Buffer Full" (a launch blocked by
+    # a full GPU queue: the GPU's doing, as in lostflops' trace reader).
+    stalls = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "overhead" and t0 <= e["ts"] < t1
+              and e.get("name") in ("Activity Buffer Request", "Buffer Flush")]
     stall_step = sum(e["dur"] for e in stalls)
     k_us = 0.0
     if a.unprofiled_step_ms:

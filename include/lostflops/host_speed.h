@@ -47,16 +47,20 @@ Calibration with_host_speed(const Calibration& cal, double factor);
 // more than kHostSpeedShownShare at either speed; nullopt when it moves less.
 std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal);
 
-// The host's time per step that with_host_speed scales, seconds: the step
-// with those costs 10^4 times as large (the host then sets all of it),
-// over 10^4.
+// The host's time per step that with_host_speed scales, seconds: the slope
+// of the step in those costs where the host sets all of it (the costs 10^4
+// and 2 x 10^4 times as large); 0 for a job without host cost. With a
+// pipeline it is the critical path's host time (fill and drain included),
+// not one rank's.
 double host_scaled_s(const Job& job, const Calibration& cal);
 
 // The step as a profiler records it: `profiler_host_s` more host time per
 // step (the profiler's cost per recorded host event times the events, and
 // its own stalls: trace --job reads both off the trace), spread over the
 // host's operators as with_host_speed(1 + profiler_host_s / host_scaled_s).
-// The estimate itself when profiler_host_s <= 0 or the job has no host cost.
-Estimate estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s);
+// nullopt when profiler_host_s <= 0, the job has under a microsecond of host
+// cost a step, or a pipeline (pp > 1: one rank's profiler time against the
+// critical path's host time would be under-applied by m / (m + pp - 1)).
+std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s);
 
 }  // namespace lostflops

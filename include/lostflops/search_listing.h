@@ -79,7 +79,9 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 // `takes`, when given (export maxtext: a stack with no launch rules here),
 // says whether the exporter can write a plan: it throws InputError when it
 // cannot. The first of the first kTakesWithin plans of the ranking it takes
-// wins; NoPlanFits names takes.who when none does (or none fits).
+// wins, and `taken_note` (when given) says which rank when it is not the
+// first; NoPlanFits names takes.who when no plan fits, InputError when none
+// of those it takes (a plan further down may be one).
 struct PlanTaker {
     std::string who;  // "MaxText"
     std::function<void(const Job&)> check;
@@ -90,7 +92,7 @@ inline constexpr size_t kTakesWithin = 1000;
 PlanTaker maxtext_plan_taker();
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
                          const std::string& source, std::vector<UnlaunchableFix>* dropped = nullptr,
-                         const PlanTaker& takes = {});
+                         const PlanTaker& takes = {}, std::string* taken_note = nullptr);
 
 // The framework that prices `export KIND --best`'s plan, so that the plan
 // exported is the best under the cost of the stack that will run it: torchtitan

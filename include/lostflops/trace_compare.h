@@ -76,10 +76,11 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
                                     int num_gpus, double peak_flops_per_gpu,
                                     const std::string& job_source, int ranks_per_stage = 0);
 
-// The profiler's host time per step the traces show, seconds: the ranks'
-// mean host events per step (RankReport::host_events_per_step) times
-// `event_us` (calibration profiler_event_us), plus their mean stalls; 0 when
-// no rank counts a host event.
+// The profiler's host time per step the traces show, seconds: over the
+// ranks that count host events, the mean of each one's host events per step
+// (RankReport::host_events_per_step) times `event_us` (calibration
+// profiler_event_us) plus its stalls, at most its measured step; 0 when no
+// rank counts a host event.
 double profiler_host_s(const std::vector<RankReport>& ranks, double event_us);
 
 // Fills the comparison's profiled column from `profiled`, the job's estimate

@@ -211,9 +211,10 @@ struct TraceData {
     SkippedEvents skipped;         // implausible events left out
     uint64_t duplicates = 0;       // GPU events identical to the one before them, and step marks, left out
     // What the profiler recorded on the host, which costs the host its own
-    // time (calibration profiler_event_us): events of categories cpu_op,
-    // cuda_runtime and cuda_driver, and the microseconds of the profiler's
-    // own buffer handling (category "overhead", an event at most an hour).
+    // time (calibration profiler_event_us): complete ("X") events of
+    // categories cpu_op, cuda_runtime and cuda_driver, and the microseconds
+    // of the profiler's own buffer handling (category "overhead", names
+    // "Activity Buffer Request" and "Buffer Flush", an event at most an hour).
     uint64_t host_events = 0;
     double profiler_overhead_us = 0;
     std::vector<std::string> warnings;  // named: "truncated: ...", "control-characters: ..."

@@ -74,8 +74,12 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
     // job's own stack's, and the first that export maxtext can write wins (a
     // mesh whose stages x repeats divide the layers, ...).
     const PlanTaker takes = kind == "maxtext" ? maxtext_plan_taker() : PlanTaker{};
-    Job won = best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped, takes);
+    std::string taken;
+    Job won =
+        best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped, takes, &taken);
     note_dropped_fixes(source, dropped);
+    if (!taken.empty())
+        std::fprintf(stderr, "lostflops: note: %s: %s\n", terminal_text(source).c_str(), terminal_text(taken).c_str());
     return won;
 }
 

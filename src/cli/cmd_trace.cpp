@@ -213,8 +213,9 @@ int run_trace(const TraceOptions& o) {
         cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path,
                                            job.plan.tp * job.plan.cp * job.plan.dp);
         // The profiler's own host time: the traced step's host ran that much slower.
-        if (const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us); host_s > 0)
-            trace::add_profiled_prediction(*cmp, estimate_as_profiled(job, cal, host_s), host_s);
+        const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us);
+        if (const auto profiled = estimate_as_profiled(job, cal, host_s))
+            trace::add_profiled_prediction(*cmp, *profiled, host_s);
         if (o.job_path != "-") {  // the levers re-load the job: not from standard input
             for (const auto& l : mfu_levers(JobSource{o.job_path, o.overrides}, job, cal, est, 3))
                 levers.push_back({l.change, l.mfu_after});

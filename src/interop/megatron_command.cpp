@@ -34,11 +34,12 @@ MegatronCommand ci_command(const std::string& text, const std::string& source, s
     // yaml-cpp throws on a subscript of a scalar or an iteration of a node it
     // cannot give (a first document that is not a mapping, "a\n---\nMODEL_ARGS:"):
     // every such exception is the input's fault, not ours.
-    // load_yaml_document: a key given twice is an error (yaml-cpp keeps both
-    // and MODEL_ARGS' walk read both, `--sequence-parallel: true` then
-    // `false` as true; Megatron's CI, PyYAML, keeps the last), as in a job.
+    // load_yaml_document: a key given twice with two values is an error
+    // (yaml-cpp keeps both and MODEL_ARGS' walk read both,
+    // `--sequence-parallel: true` then `false` as true; Megatron's CI,
+    // PyYAML, keeps the last), as in a job; twice with one value says nothing.
     try {
-        const YAML::Node root = load_yaml_document(text, source);
+        const YAML::Node root = load_yaml_document(text, source, "", Duplicates::same_ok);
         if (!root.IsMap())
             throw InputError(source, "line 1", "a Megatron CI configuration: expected a mapping with MODEL_ARGS in the first YAML document");
         return ci_words(root, source, notes);

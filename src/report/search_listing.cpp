@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "interop/maxtext_export.h"
@@ -17,6 +18,7 @@
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/report.h"
 #include "job/hardware_bounds.h"
+#include "job/human_format.h"
 
 namespace lostflops {
 
@@ -89,7 +91,8 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 }
 
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
-                         const std::string& source, std::vector<UnlaunchableFix>* dropped, const PlanTaker& takes) {
+                         const std::string& source, std::vector<UnlaunchableFix>* dropped, const PlanTaker& takes,
+                         std::string* taken_note) {
     SearchOptions o;
     o.fix = plan_fix_from(sj);
     if (target) o.fix.launch = *target;
@@ -119,17 +122,34 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
     const size_t n = std::min(exact_prefix(r, o.by), kTakesWithin);
     std::string best_why;
     for (size_t i = 0; i < n; ++i) {
-        Job won = job_with_plan(job, plan_score(job, r, r.ranked[i]));
+        const PlanScore s = plan_score(job, r, r.ranked[i]);
+        Job won = job_with_plan(job, s);
         try {
             takes.check(won);
+            if (i > 0 && taken_note != nullptr) {
+                const PlanScore best = plan_score(job, r, r.ranked.front());
+                *taken_note = fmt::format("the plan is rank {} of the search ({} tokens/s per GPU, {:+.1f} % against "
+                                          "the best): {} cannot write the {} before it (the best, {}: {})",
+                                          i + 1, grouped(s.tokens_per_s_per_gpu),
+                                          100 * (s.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1), who, i,
+                                          plan_words(best), best_why);
+            }
             return won;
         } catch (const InputError& e) {
             if (best_why.empty()) best_why = std::string(e.key()) + ": " + e.message();
         }
     }
-    throw NoPlanFits(source, "parallel",
-                     "no plan that " + who + " can launch fits in GPU memory: it takes none of the " +
-                         std::to_string(n) + " best plans that fit (the best: " + best_why + ")");
+    const std::string rules = "under " + std::string(to_string(*o.fix.launch)) + "'s launch rules";
+    // Every plan that fits was tried: none fits that the exporter takes.
+    if (!r.first_dropped && n == r.ranked.size())
+        throw NoPlanFits(source, "parallel",
+                         "no plan that fits (" + rules + ", " + std::to_string(n) + " of them) is one " + who +
+                             " can write (the best: " + best_why + ")");
+    throw InputError(source, "parallel",
+                     "none of the " + std::to_string(n) + " best plans that fit (" + rules + ") is one " + who +
+                         " can write (the best: " + best_why +
+                         "); a plan further down the ranking may be: lostflops search --top lists them, and export " +
+                         "takes a plan given with --set");
 }
 
 PlanTaker maxtext_plan_taker() {

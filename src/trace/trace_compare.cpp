@@ -137,15 +137,16 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
 }
 
 double profiler_host_s(const std::vector<RankReport>& ranks, double event_us) {
-    double events = 0, stall_us = 0;
+    double sum_us = 0;
     int n = 0;
     for (const auto& r : ranks) {
         if (!(r.host_events_per_step > 0)) continue;
-        events += r.host_events_per_step;
-        stall_us += r.profiler_overhead_us_per_step;
+        // No more than the rank's measured step: what the profiler cost the
+        // host happened inside it.
+        sum_us += std::min(r.host_events_per_step * event_us + r.profiler_overhead_us_per_step, r.mean_step_us);
         ++n;
     }
-    return n > 0 ? (events * event_us + stall_us) / n * 1e-6 : 0.0;
+    return n > 0 ? sum_us / n * 1e-6 : 0.0;
 }
 
 void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s) {

@@ -223,9 +223,15 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     } else if (!f.has_ts || (!f.has_dur && !memory_instant)) {
         return;  // HTA drops rows without "dur"; CPU rows without a time say nothing
     }
-    if (cpu_row) {
-        if (f.cat == "cpu_op" || f.cat == "cuda_runtime" || f.cat == "cuda_driver") ++out.host_events;
-        else if (f.cat == "overhead" && dur >= 0 && dur <= kMaxEventDurUs) out.profiler_overhead_us += dur;
+    if (cpu_row && f.ph == "X") {
+        if (f.cat == "cpu_op" || f.cat == "cuda_runtime" || f.cat == "cuda_driver") {
+            ++out.host_events;
+        } else if (f.cat == "overhead" && (f.name == "Activity Buffer Request" || f.name == "Buffer Flush") &&
+                   dur >= 0 && dur <= kMaxEventDurUs) {
+            // CUPTI's own buffer handling; not "Command Buffer Full", the
+            // host blocked in a launch by a full GPU queue (a GPU-bound step).
+            out.profiler_overhead_us += dur;
+        }
     }
     if (step_mark) {
         if (st.step_names.size() < 100000) st.step_names.emplace(f.name);

@@ -48,13 +48,19 @@ std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e
 }
 
 double host_scaled_s(const Job& job, const Calibration& cal) {
+    // The slope of the step in the host's costs where the host sets all of
+    // it: step(2K) - step(K) over K (0 for a job without host cost).
     constexpr double kLarge = 1e4;
-    return estimate(job, with_host_speed(cal, kLarge)).step_time_s / kLarge;
+    const double at_k = estimate(job, with_host_speed(cal, kLarge)).step_time_s;
+    const double at_2k = estimate(job, with_host_speed(cal, 2 * kLarge)).step_time_s;
+    return std::max(0.0, (at_2k - at_k) / kLarge);
 }
 
-Estimate estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s) {
-    const double host_s = profiler_host_s > 0 ? host_scaled_s(job, cal) : 0.0;
-    if (!(host_s > 0)) return estimate(job, cal);
+std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s) {
+    if (!(profiler_host_s > 0) || job.plan.pp > 1) return std::nullopt;
+    const double host_s = host_scaled_s(job, cal);
+    // A host cost under a microsecond a step: none to slow down.
+    if (!(host_s > 1e-6)) return std::nullopt;
     return estimate(job, with_host_speed(cal, 1 + profiler_host_s / host_s));
 }
 

@@ -56,17 +56,29 @@ TEST(CliReliability4, ExportMaxTextBestNoPlanFitsNamesMaxText) {
 // (exit 2): on the 80-layer Llama 3 70B the best is pp 2 x vpp 14, which
 // MaxText's stages x num_pipeline_repeats cannot split. It now writes the
 // first plan of the ranking MaxText takes (pp 2 x vpp 20: 2 layers a
-// chunk), and says so with exit 1 when none of the plans that fit is one
-// (the GB200 NVL72 job: its data axis of 4 straddles slices of 72).
+// chunk) and says which rank it is and why the better ones are not. When
+// none of the plans that fit is one (the GB200 NVL72 job, all 24 tried: its
+// data axis of 4 straddles slices of 72), exit 1, "does not fit"; when none
+// of the 1,000 best is (the 405B on 16,384 H100: 126 layers split by no
+// stages x repeats among them), exit 2: a plan further down may be one.
 TEST(CliReliability4, ExportMaxTextBestWritesAPlanMaxTextTakes) {
     const CliRun r = run_cli("--quiet export maxtext --best " + source_path("examples/llama3-70b-64xmi300x.yaml"));
     ASSERT_EQ(r.code, 0) << r.all();
     EXPECT_TRUE(has(r.out, "num_layers_per_pipeline_stage: 2\nnum_pipeline_repeats: 20\n")) << r.out;
+    EXPECT_TRUE(has(r.err, "the plan is rank 2 of the search")) << r.err;
+    EXPECT_TRUE(has(r.err, "MaxText cannot write the 1 before it (the best, tp 8, cp 1, pp 2 (vpp 14)")) << r.err;
     const CliRun none =
         run_cli("--quiet export maxtext --best " + source_path("examples/llama3.1-405b-256xgb200-nvl72.yaml"));
     EXPECT_EQ(none.code, 1) << none.all();
-    EXPECT_TRUE(has(none.err, "no plan that MaxText can launch fits in GPU memory: it takes none of the")) << none.err;
+    EXPECT_TRUE(has(none.err, "no plan that fits (under megatron-core's launch rules, 24 of them) is one MaxText can "
+                              "write")) << none.err;
     EXPECT_TRUE(has(none.err, "not a MaxText mesh")) << none.err;
+    const CliRun first1000 =
+        run_cli("--quiet export maxtext --best " + source_path("examples/llama3.1-405b-16384xh100-search.yaml"));
+    EXPECT_EQ(first1000.code, 2) << first1000.all();
+    EXPECT_TRUE(has(first1000.err, "none of the 1000 best plans that fit (under megatron-core's launch rules) is one "
+                                   "MaxText can write")) << first1000.err;
+    EXPECT_TRUE(has(first1000.err, "a plan further down the ranking may be")) << first1000.err;
 }
 
 }  // namespace

@@ -167,6 +167,10 @@ TEST(MegatronSemantics, CiModelConfig) {
             EXPECT_NE(std::string(e.message()).find("duplicate key"), std::string::npos) << e.what();
         }
     }
+    // Twice with one value: PyYAML keeps it, and so does the import.
+    std::string same = yaml;
+    same.insert(same.find("  --bf16: true\n"), "  --bf16: true\n");
+    EXPECT_NO_THROW((void)import_megatron(same, "model_config.yaml", o));
 }
 
 // Found by fuzz_megatron in CI: a first YAML document that is a scalar made
