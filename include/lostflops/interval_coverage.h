@@ -30,7 +30,8 @@ struct IntervalCheck {
 struct RegimeCoverage {
     std::string regime;  // to_string(Regime)
     int runs = 0, inside = 0;
-    int uncalibrated = 0;  // of the runs
+    int uncalibrated = 0;       // of the runs
+    int inside_calibrated = 0;  // of the inside, those calibrated (the intervals estimate prints as such)
 };
 
 // Regimes need this many rows for their share to be printed (issue 39's

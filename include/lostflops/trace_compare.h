@@ -66,6 +66,7 @@ struct JobComparison {
     // (add_profiled_prediction): a profiled step's host is that much slower.
     double profiler_host_s = 0;
     double predicted_profiled_step_s = 0;
+    double predicted_profiled_mfu = 0;  // fraction
 };
 inline constexpr double kJobMismatchRatio = 2.0;
 

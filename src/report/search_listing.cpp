@@ -128,7 +128,7 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
             takes.check(won);
             if (i > 0 && taken_note != nullptr) {
                 const PlanScore best = plan_score(job, r, r.ranked.front());
-                *taken_note = fmt::format("the plan is rank {} of the search ({} tokens/s per GPU, {:+.1f} % against "
+                *taken_note = fmt::format("the plan is rank {} of the search ({} tokens/s per GPU, {:+.2f} % against "
                                           "the best): {} cannot write the {} before it (the best, {}: {})",
                                           i + 1, grouped(s.tokens_per_s_per_gpu),
                                           100 * (s.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1), who, i,

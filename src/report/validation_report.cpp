@@ -156,7 +156,7 @@ std::string validation_json(const ValidationReport& v) {
     nlohmann::json regimes = nlohmann::json::array();
     for (const auto& g : v.coverage.regimes)
         regimes.push_back({{"regime", g.regime}, {"runs", g.runs}, {"inside", g.inside},
-                           {"uncalibrated", g.uncalibrated}});
+                           {"uncalibrated", g.uncalibrated}, {"inside_calibrated", g.inside_calibrated}});
     j["interval_coverage"] = {{"runs", v.coverage.rows.size()},
                               {"centre", v.coverage.held_out_centre ? "held_out" : "in_sample"},
                               {"inside", v.coverage.inside},
@@ -218,9 +218,14 @@ std::string validation_table(const ValidationReport& v) {
         if (g.runs < kMinRegimeRows) continue;
         if (!regime_header)
             out += fmt::format("    per regime of {} runs or more:\n", kMinRegimeRows), regime_header = true;
-        out += fmt::format("      {:<52} {:>3} of {:>3} inside ({:.0f} %){}\n", terminal_text(g.regime), g.inside,
+        const int calibrated_runs = g.runs - g.uncalibrated;
+        out += fmt::format("      {:<52} {:>3} of {:>3} inside ({:.0f} %){}{}\n", terminal_text(g.regime), g.inside,
                            g.runs, 100.0 * g.inside / g.runs,
-                           g.uncalibrated > 0 ? fmt::format("; {} outside calibration", g.uncalibrated) : "");
+                           g.uncalibrated > 0 ? fmt::format("; {} outside calibration", g.uncalibrated) : "",
+                           g.uncalibrated > 0 && calibrated_runs > 0
+                               ? fmt::format("; of the {} others, {} inside ({:.0f} %)", calibrated_runs,
+                                             g.inside_calibrated, 100.0 * g.inside_calibrated / calibrated_runs)
+                               : "");
     }
     if (v.loso) {
         out += fmt::format("  leave-one-source-out:      MAPE {:.1f} %, mean signed {:+.1f} %, worst {:.1f} % "

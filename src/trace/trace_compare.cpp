@@ -152,6 +152,7 @@ double profiler_host_s(const std::vector<RankReport>& ranks, double event_us) {
 void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s) {
     c.profiler_host_s = host_s;
     c.predicted_profiled_step_s = profiled.step_time_s;
+    c.predicted_profiled_mfu = profiled.mfu;
     for (std::size_t i = 0; i < c.walls.size() && i < std::size(kWallGroups); ++i)
         c.walls[i].predicted_profiled_s = trace_group_s(profiled, kWallGroups[i].group);
 }

@@ -165,9 +165,10 @@ void job_table(std::string& out, const JobComparison& cmp) {
                        profiled ? fmt::format(" {:>12}", "as profiled") : std::string());
     out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}{}\n", "step time (s)", cmp.measured_step_s, cmp.predicted_step_s,
                        col(cmp.predicted_profiled_step_s));
-    out += fmt::format("  {:<46} {:>12} {:>11.1f}%\n", "MFU",
+    out += fmt::format("  {:<46} {:>12} {:>11.1f}%{}\n", "MFU",
                        cmp.measured_mfu > 1 ? std::string("n/a") : fmt::format("{:.1f}%", 100 * cmp.measured_mfu),
-                       100 * cmp.predicted_mfu);
+                       100 * cmp.predicted_mfu,
+                       profiled ? fmt::format(" {:>11.1f}%", 100 * cmp.predicted_profiled_mfu) : std::string());
     for (const auto& w : cmp.walls)
         out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}{}\n", w.wall + " (s)", w.measured_s, w.predicted_s,
                            col(w.predicted_profiled_s));

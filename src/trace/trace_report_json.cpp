@@ -182,6 +182,7 @@ std::string report_json(const TraceReport& t) {
         if (cmp.profiler_host_s > 0) {
             j["job"]["profiler_host_s"] = cmp.profiler_host_s;
             j["job"]["predicted_profiled_step_s"] = cmp.predicted_profiled_step_s;
+            j["job"]["predicted_profiled_mfu"] = cmp.predicted_profiled_mfu;
         }
     }
     // Kernel names are the trace's bytes: invalid UTF-8 becomes U+FFFD, not an error.

@@ -50,6 +50,7 @@ IntervalCoverage interval_coverage(const std::vector<MeasuredRun>& runs, const V
         ++g->runs;
         g->inside += c.inside ? 1 : 0;
         g->uncalibrated += c.calibrated ? 0 : 1;
+        g->inside_calibrated += c.inside && c.calibrated ? 1 : 0;
         out.rows.push_back(c);
     }
     if (!out.rows.empty()) out.share = static_cast<double>(out.inside) / static_cast<double>(out.rows.size());

@@ -90,6 +90,8 @@ TEST(TraceProfiler, ProfiledStepOfAHostBoundJob) {
     add_profiled_prediction(c, *p, x);
     EXPECT_DOUBLE_EQ(c.profiler_host_s, x);
     EXPECT_DOUBLE_EQ(c.predicted_profiled_step_s, p->step_time_s);
+    EXPECT_DOUBLE_EQ(c.predicted_profiled_mfu, p->mfu);
+    EXPECT_LT(p->mfu, e.mfu);  // the same FLOPs over a longer step
     EXPECT_DOUBLE_EQ(c.walls[0].predicted_profiled_s, trace_group_s(*p, TraceGroup::compute));
     EXPECT_DOUBLE_EQ(c.walls[3].predicted_profiled_s, trace_group_s(*p, TraceGroup::idle));
 }

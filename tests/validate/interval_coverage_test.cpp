@@ -101,6 +101,12 @@ TEST(IntervalCoverage, AroundTheHeldOutPredictionPerRegime) {
     EXPECT_EQ(c.regimes[0].inside, 1);
     EXPECT_EQ(c.regimes[1].runs, 1);
     EXPECT_EQ(c.regimes[1].inside, 0);
+    // 16 GPUs share the residuals' framework, family and scale band: calibrated;
+    // 8 GPUs (<=8) have no residual of their band: outside calibration.
+    EXPECT_EQ(c.regimes[0].uncalibrated, 0);
+    EXPECT_EQ(c.regimes[0].inside_calibrated, 1);
+    EXPECT_EQ(c.regimes[1].uncalibrated, 1);
+    EXPECT_EQ(c.regimes[1].inside_calibrated, 0);
     // In sample, all three are inside.
     EXPECT_EQ(interval_coverage(runs, r, cal, residuals).inside, 3);
 }
