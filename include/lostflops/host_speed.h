@@ -44,7 +44,8 @@ struct HostSpeedRange {
 // The calibration with every host cost above times `factor` (> 0).
 Calibration with_host_speed(const Calibration& cal, double factor);
 // The range of a job whose step (`e`, its estimate under `cal`) moves by
-// more than kHostSpeedShownShare at either speed; nullopt when it moves less.
+// more than kHostSpeedShownShare at the slower speed (the faster moves it
+// less: the step is convex in the host's costs); nullopt when it moves less.
 std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal);
 
 // The host's time per step that with_host_speed scales, seconds: the slope

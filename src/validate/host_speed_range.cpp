@@ -8,7 +8,7 @@
 //
 //     step_lo = step(cal x 0.79),  step_hi = step(cal x 1.67)
 //
-// and the range is given when either moves the step by more than 1 %: a
+// and the range is given when the slower moves the step by more than 1 %: a
 // step the GPU sets at the calibrated host cost may become the host's on a
 // slower host. The costs scaled are CPU time per operator, autograd node,
 // parameter tensor, expert-loop group and compiled launch; the GPU's work,
@@ -35,15 +35,20 @@ Calibration with_host_speed(const Calibration& cal, double factor) {
 std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal) {
     if (!(e.step_time_s > 0)) return std::nullopt;
     HostSpeedRange r;
-    const Estimate fast = estimate(job, with_host_speed(cal, r.factor_lo));
+    // The step is a sum of maxima of affine functions of the host's factor f
+    // (the flow shop's stretches, the pipeline's max-plus recursion):
+    // convex and non-decreasing in f. So what a faster host takes off,
+    // (1 - 0.79), is at most 0.21 / 0.67 of what a slower one adds: when the
+    // slower moves the step by no more than kHostSpeedShownShare, neither
+    // does the faster, and it is not estimated.
     const Estimate slow = estimate(job, with_host_speed(cal, r.factor_hi));
+    r.step_time_s_hi = std::max(slow.step_time_s, e.step_time_s);
+    if (!(r.step_time_s_hi - e.step_time_s > kHostSpeedShownShare * e.step_time_s)) return std::nullopt;
+    const Estimate fast = estimate(job, with_host_speed(cal, r.factor_lo));
     // A faster host never lengthens the step; the bounds hold the estimate.
     r.step_time_s_lo = std::min(fast.step_time_s, e.step_time_s);
-    r.step_time_s_hi = std::max(slow.step_time_s, e.step_time_s);
     r.tokens_per_s_per_gpu_lo = std::min(slow.tokens_per_s_per_gpu, e.tokens_per_s_per_gpu);
     r.tokens_per_s_per_gpu_hi = std::max(fast.tokens_per_s_per_gpu, e.tokens_per_s_per_gpu);
-    const double moved = std::max(r.step_time_s_hi - e.step_time_s, e.step_time_s - r.step_time_s_lo);
-    if (!(moved > kHostSpeedShownShare * e.step_time_s)) return std::nullopt;
     return r;
 }
 
