@@ -14,7 +14,7 @@ those ratios over the operators both steps hold at least --min-calls times.
 
 This is the measurement behind the host-speed spread in docs/host-time.md
 (operators that launch nothing ran 0.79-1.67 times the Qwen2.5-0.5B trace's
-across the other H200 traces' steps; lostflops/prediction_interval.h
+across the other H200 traces' steps; lostflops/host_speed.h
 kHostSpeedFastest, kHostSpeedSlowest).
 
 Usage: scripts/host_speed.py REFERENCE.json.gz TRACE.json.gz [...]

@@ -1,5 +1,5 @@
 // A step at the host speeds measured across runs of one machine (contract:
-// lostflops/prediction_interval.h HostSpeedRange). The host's speed is not a
+// lostflops/host_speed.h HostSpeedRange). The host's speed is not a
 // property of the job: two traces of one recipe, model and shape on one
 // H200 ran their Python thread's operators 0.79 and 1.67 times as long as
 // the calibration trace's (docs/host-time.md, scripts/host_speed.py). The
@@ -18,7 +18,6 @@
 #include "lostflops/host_speed.h"
 
 #include <algorithm>
-
 
 namespace lostflops {
 

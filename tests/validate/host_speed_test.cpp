@@ -1,4 +1,4 @@
-// The host-speed range of a host-bound step (prediction_interval.h
+// The host-speed range of a host-bound step (host_speed.h
 // host_speed_range): which costs it scales, bounds derived by hand from the
 // host-bound flow, and the H200 table's host-bound rows inside it.
 #include <cmath>
@@ -14,7 +14,6 @@
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "lostflops/host_speed.h"
-#include "lostflops/prediction_interval.h"
 #include "lostflops/report.h"
 #include "lostflops/validate.h"
 #include "test_util.h"
