@@ -38,12 +38,12 @@ struct PhaseMode {
     // The search's screen (ScheduleModel::screen): interleaving with uneven
     // chunks gets the makespan's lower bound instead of the simulation.
     bool screen = false;
-    // Interleaving on the uniform split with chunks of base and base + 1
-    // layers on a rank: the closed form is not exact there (its bubble 4x too
-    // small on 126 layers over pp 8 x vpp 9), so the estimate simulates it.
-    // Mixed layer kinds and custom layouts (every_pass) keep the closed form:
-    // simulating them in the search made the DeepSeek-V3 search run for
-    // minutes (docs/model.md).
+    // Interleaving with chunks of different layer counts on a rank (the
+    // default split's base and base + 1, or a layout's): the closed form is
+    // not exact there (its bubble 4x too small on 126 layers over pp 8 x vpp
+    // 9), so the estimate simulates it and the search's screen takes the
+    // makespan's lower bound (simulating every such plan of the search made
+    // the DeepSeek-V3 search run for minutes, docs/model.md).
     bool uneven = false;
     ScheduleModel model = ScheduleModel::closed_form;
     int chunks = 1;        // per rank (rank_chunks)

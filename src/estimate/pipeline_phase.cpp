@@ -59,9 +59,10 @@ PhaseMode phase_mode(const Job& job, const PassSetup& s, ScheduleModel schedule)
     const bool simulated = m.dual || schedule_info(m.sched).order == ScheduleOrder::zero_bubble_v;
     m.model = simulated ? ScheduleModel::simulation : m.screen ? ScheduleModel::closed_form : schedule;
     m.chunks = rank_chunks(p);
-    // Interleaving on the uniform split with layers % (pp * vpp) != 0 holds
-    // chunks of base and base + 1 layers on some rank (UniformSplit).
-    m.uneven = m.family && m.chunks > 1 && job.model.layers % (p.pp * m.chunks) != 0;
+    // Interleaving whose chunks on some rank hold different layer counts: the
+    // default split with layers % (pp * vpp) != 0 (base and base + 1 layers,
+    // UniformSplit), or a layout that says so.
+    m.uneven = m.family && rank_chunks_uneven(job, m.chunks);
     m.simulate = m.model == ScheduleModel::simulation;
     return m;
 }
@@ -158,8 +159,10 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     PhaseMode mode = phase_mode(job, s, schedule);
     const bool uniform = s.kind_time.empty() && default_split(p) && job.model.mtp_layers == 0 && mode.family;
     // The simulation costs O(pp x vpp x m): within kSimulatedPassesMax (a 405B
-    // plan of pp 16 x vpp 8 x m 128: 16,384) and kSimulatedChunksMax.
-    mode.uneven &= uniform && mode.chunks <= kSimulatedChunksMax &&
+    // plan of pp 16 x vpp 8 x m 128: 16,384) and kSimulatedChunksMax. A layout
+    // priced as the default split it spells is priced alike (every_pass fills
+    // the simulation's passes as uniform_passes does).
+    mode.uneven &= mode.chunks <= kSimulatedChunksMax &&
                    static_cast<double>(p.pp) * mode.chunks * static_cast<double>(ph.micro_batches) <= kSimulatedPassesMax;
     if (mode.uneven && !mode.screen) mode.simulate = true;  // the closed form is not exact here
     PhaseBuffers& buf = phase::phase_buffers();

@@ -65,4 +65,18 @@ int max_stage_layers(const Job& job) {
     return std::max(most, virtual_stage(job, p.pp - 1, 0).layers);
 }
 
+bool rank_chunks_uneven(const Job& job, int chunks) {
+    const ParallelPlan& p = job.plan;
+    if (chunks <= 1) return false;
+    if (p.layout) {
+        const auto& st = p.layout->stages;
+        if (st.size() != static_cast<size_t>(p.pp) * static_cast<size_t>(chunks)) return false;
+        for (int r = 0; r < p.pp; ++r)
+            for (int c = 1; c < chunks; ++c)
+                if (st[static_cast<size_t>(c * p.pp + r)].layers != st[static_cast<size_t>(r)].layers) return true;
+        return false;
+    }
+    return default_split(p) && job.model.layers % (p.pp * chunks) != 0;
+}
+
 }  // namespace lostflops

@@ -68,6 +68,13 @@ VirtualStage virtual_stage(const Job& job, int rank, int chunk);
 // Layers of the fullest virtual stage (O(1) but for an explicit layout).
 int max_stage_layers(const Job& job);
 
+// Whether some rank's `chunks` virtual stages (chunk c = stage c * pp + rank)
+// hold different numbers of layers: the default split when pp * chunks does
+// not divide the layers, an explicit layout that says so (scanned, O(pp *
+// chunks)); never with first/last stage counts, which split each rank's
+// layers evenly over its chunks. False for one chunk.
+bool rank_chunks_uneven(const Job& job, int chunks);
+
 inline int layers_on(const Job& job, int rank, int chunk) {
     if (default_split(job.plan)) return layers_on(job.model.layers, job.plan.pp, job.plan.vpp, rank, chunk);
     return virtual_stage(job, rank, chunk).layers;

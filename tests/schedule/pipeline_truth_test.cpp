@@ -84,6 +84,51 @@ TEST(PipelineTruth, ClosedFormAndSimulationAgreeOnRandomPlans) {
     EXPECT_GT(screened_below, uneven / 2) << "the screen's bound is the simulation itself: nothing is screened";
 }
 
+// A layout spelled out is priced as the split it spells: Llama 3.1 405B's 126
+// layers on pp 8 x vpp 8 (the search's best plan of
+// examples/llama3.1-405b-16384xh100-search.yaml), whose default split puts
+// one layer on the first and the last virtual stage: 'Et|(tt|)*62tL'. Before
+// 2026-11-30 the layout took the closed form (step 4.8111 s, bubble 0.2221 s)
+// and the default split the simulation (4.7812 s, 0.1922 s), so `export
+// megatron`, which writes the layout, launched a plan priced 0.6 % slower
+// than the one searched. A model of mixed layer kinds (DeepSeek-V3's dense
+// first layers) with uneven chunks is simulated too: the default estimate is
+// the simulation's.
+TEST(PipelineTruth, ALayoutIsPricedAsTheSplitItSpells) {
+    const Calibration cal = default_calibration();
+    const std::string base =
+        "name: t\nmodel: {preset: llama3.1-405b}\ncluster: {preset: dgx-h100, num_gpus: 1024}\n"
+        "training: {seq_length: 8192, global_batch_size: 256, micro_batch_size: 1}\n"
+        "parallel: {tp: 4, pp: 8, vpp: 8, cp: 4, recompute: none, sequence_parallel: true";
+    const Job split = parse_job(base + "}\n", "split.yaml");
+    const Job layout = parse_job(base + ", pipeline_layout: 'Et|(tt|)*62tL'}\n", "layout.yaml");
+    const Estimate a = estimate(split, cal), b = estimate(layout, cal);
+    const Estimate sim = estimate(layout, cal, ScheduleModel::simulation);
+    EXPECT_GT(a.breakdown.pp_bubble_s, 0.0);
+    // Equal but for the order of the sums (a few units in the last place).
+    EXPECT_NEAR(a.breakdown.pp_bubble_s, b.breakdown.pp_bubble_s, 1e-12 * a.step_time_s);
+    EXPECT_NEAR(a.step_time_s, b.step_time_s, 1e-12 * a.step_time_s);
+    EXPECT_NEAR(b.step_time_s, sim.step_time_s, 1e-12 * a.step_time_s);
+    // The screen's bound for the layout: never above the simulation.
+    EXPECT_LE(estimate(layout, cal, ScheduleModel::screen).step_time_s, sim.step_time_s * (1 + 1e-12));
+
+    // 13 layers, the first dense, on pp 2 x vpp 2: chunks of 3 and 4 layers.
+    const Job mixed = parse_job(
+        "name: m\nmodel: {model_type: deepseek_v3, num_hidden_layers: 13, hidden_size: 2048, intermediate_size: 8192,"
+        " num_attention_heads: 16, num_key_value_heads: 16, q_lora_rank: 768, kv_lora_rank: 256,"
+        " qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128, n_routed_experts: 16, n_shared_experts: 1,"
+        " num_experts_per_tok: 4, moe_intermediate_size: 1024, first_k_dense_replace: 1, moe_layer_freq: 1,"
+        " vocab_size: 32000, hidden_act: silu, tie_word_embeddings: false}\n"
+        "cluster: {preset: dgx-h100, num_gpus: 8}\n"
+        "training: {seq_length: 4096, global_batch_size: 16, micro_batch_size: 1}\n"
+        "parallel: {tp: 1, pp: 2, vpp: 2, ep: 4, recompute: full}\n",
+        "mixed.yaml");
+    const Estimate m = estimate(mixed, cal), m_sim = estimate(mixed, cal, ScheduleModel::simulation);
+    EXPECT_GT(m.breakdown.pp_bubble_s, 0.0);
+    EXPECT_NEAR(m.step_time_s, m_sim.step_time_s, 1e-12 * m.step_time_s);
+    EXPECT_LE(estimate(mixed, cal, ScheduleModel::screen).step_time_s, m_sim.step_time_s * (1 + 1e-12));
+}
+
 // The bound by hand: p 3, m 6, p2p 0.5 s; T = 10, 12, 9 s and chunk-0 passes
 // u = 4, 5, 3 s: rank 0: 6 x 10 = 60; rank 1: 72 + 4 + 2 x 0.5 = 77; rank 2:
 // 54 + 9 + 4 x 0.5 = 65: 77 s.
