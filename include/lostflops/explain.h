@@ -18,6 +18,7 @@
 
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
+#include "lostflops/job.h"
 #include "lostflops/spec.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
@@ -108,6 +109,7 @@ struct Explanation {
     std::vector<WaterfallStep> waterfall;
     std::vector<Lever> levers;
     ExpertWallsView experts;     // MoE jobs: the expert walls apart
+    std::vector<JobWarning> warnings;  // estimate's (report.h estimate_warnings)
 };
 
 Explanation explain(const JobSource& src, const Calibration& cal);
@@ -119,7 +121,8 @@ std::string explain_markdown(const Explanation& x);
 // {mfu, step_time_s, ideal_s, peak_tflops, job, fits, waterfall: [{key, name, pp, s}],
 //  levers: [{change, set, mfu_after, step_time_s, tokens_per_s_per_gpu}],
 //  MoE jobs only: expert_walls: {dispatcher, walls: [{key, name, s, share, collective_s, in,
-//  lever: {change, set, wall_s_after, mfu_after, step_time_s, fits} or null}]}}
+//  lever: {change, set, wall_s_after, mfu_after, step_time_s, fits} or null}]},
+//  warnings: [{key, message}]}
 nlohmann::json explain_json(const Explanation& x);
 
 // The whole report as one self-contained HTML document (inline CSS and SVG,

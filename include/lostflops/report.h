@@ -106,7 +106,7 @@ std::string memory_savers_text(const std::vector<PlanChange>& savers, std::size_
 
 // What the report adds beyond the Estimate itself.
 struct ReportExtras {
-    std::vector<JobWarning> warnings;  // job_warnings(job)
+    std::vector<JobWarning> warnings;  // estimate_warnings(job, curves)
     std::optional<FitAdvice> advice;   // fit_advice(job, cal), when the plan does not fit
     std::vector<PlanChange> savers;    // memory_savers(job, cal), when it fits tightly (tight_fit)
     std::optional<RunCost> run;        // run_cost(job, e), when training.train_tokens > 0
@@ -114,6 +114,13 @@ struct ReportExtras {
     std::optional<HostSpeedRange> host_speed;    // host_speed_range(job, e, cal): host-bound jobs
     std::vector<CollectiveCurveUse> curves;      // collective_curves(job, cal): measured curves used
 };
+
+// What `estimate` warns of, in this order: the model reader's keys not
+// modelled (model_warnings), the job's settings (job_warnings), the plan's
+// breaks of its framework's launch rules (rule_breaks), one per measured
+// collective curve `curves` take from another GPU. `explain` and `report`
+// give the same list.
+std::vector<JobWarning> estimate_warnings(const Job& job, const std::vector<CollectiveCurveUse>& curves);
 
 // Everything `estimate` reports beside the Estimate, for the CLI and the
 // Python module alike: the job's warnings (and one per measured nccl curve

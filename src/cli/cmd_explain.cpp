@@ -73,7 +73,15 @@ void add_explain_command(CLI::App& app, int& exit_code) {
         ->type_name("{table,json,markdown}");
     cmd->callback([o, &exit_code] {
         const Calibration cal = load_calibration_for(o->calibration_path);
-        const Explanation x = explain(source_of(*o), cal);
+        const JobSource src = source_of(*o);
+        // The model's keys as estimate says them (or refuses them, --strict); the rest of its warnings below.
+        const Job job = load_job_source(src);
+        check_model_keys(job);
+        const Explanation x = explain(src, job, cal, estimate(job, cal));
+        const size_t model_notes = job.model.not_modelled ? job.model.not_modelled->size() : 0;
+        for (size_t i = model_notes; i < x.warnings.size(); ++i)
+            std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(x.warnings[i].key).c_str(),
+                         terminal_text(x.warnings[i].message).c_str());
         if (o->format == ExplainFormat::json) {
             std::printf("%s\n", explain_json(x).dump(2).c_str());
         } else if (o->format == ExplainFormat::markdown) {
@@ -107,8 +115,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
         const std::vector<int> gpus = o->gpus.empty() ? std::vector<int>{} : gpu_list(o->gpus);
         std::optional<Progress> progress;
         if (!gpus.empty()) progress.emplace(fmt::format("report: searching every plan on {} cluster sizes", gpus.size()));
+        const JobSource src = source_of(*o);
+        check_model_keys(load_job_source(src));  // said (or refused, --strict) here; the HTML lists every warning
         const std::string html = html_report(
-            source_of(*o), cal, gpus,
+            src, cal, gpus,
             [&progress](double share) {
                 if (progress) progress->set(share);
             },

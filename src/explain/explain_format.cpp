@@ -114,6 +114,8 @@ nlohmann::json explain_json(const Explanation& x) {
                                {"step_time_s", l.step_time_s},
                                {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu}});
     add_expert_walls_json(x.experts, j);
+    j["warnings"] = nlohmann::json::array();
+    for (const auto& w : x.warnings) j["warnings"].push_back({{"key", w.key}, {"message", w.message}});
     return j;
 }
 

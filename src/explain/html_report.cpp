@@ -272,10 +272,10 @@ std::string html_report(const JobSource& src, const Calibration& cal, const std:
                     e.memory.capacity_bytes / (1024.0 * 1024 * 1024)),
         e.memory.fits ? "peak memory per GPU (fits)" : "peak memory per GPU (does NOT fit)");
     h += "</div>";
-    // The job's warnings (settings that do nothing or cost much; estimate prints them too).
-    if (const std::vector<JobWarning> warnings = job_warnings(job); !warnings.empty()) {
+    // Estimate's warnings (keys not modelled, settings that do nothing or cost much, launch rules).
+    if (!x.warnings.empty()) {
         h += "<section aria-labelledby=\"h-warnings\"><h2 id=\"h-warnings\">Warnings</h2><ul class=\"warnings\">";
-        for (const JobWarning& w : warnings)
+        for (const JobWarning& w : x.warnings)
             h += fmt::format("<li><code>{}</code>: {}</li>", esc(w.key), esc(w.message));
         h += "</ul></section>";
     }

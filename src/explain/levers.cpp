@@ -27,6 +27,7 @@
 #include "lostflops/explain.h"
 #include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
+#include "lostflops/report.h"
 #include "explain/lever_candidates.h"
 
 namespace lostflops {
@@ -264,6 +265,7 @@ Explanation explain(const JobSource& src, const Job& job, const Calibration& cal
     x.waterfall = mfu_waterfall(job, cal, e);
     x.levers = mfu_levers(src, job, cal, e);
     x.experts = expert_walls_view(src, job, cal, e);
+    x.warnings = estimate_warnings(job, collective_curves(job, cal));
     return x;
 }
 

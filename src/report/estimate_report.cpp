@@ -95,19 +95,24 @@ std::string memory_verdict(const Job& job, const Memory& m) {
 ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
                              std::optional<AdviceSearch> advice) {
     ReportExtras extras;
+    extras.curves = collective_curves(job, cal);
     // The model reader's warnings first (cmd_estimate prints them once, with the job's).
-    extras.warnings = model_warnings(job.model);
-    for (auto& w : job_warnings(job)) extras.warnings.push_back(std::move(w));
-    // The framework's launch rules (lostflops/framework_rules.h).
-    for (const RuleBreak& b : rule_breaks(job)) extras.warnings.push_back({b.rule->key, rule_break_text(b)});
+    extras.warnings = estimate_warnings(job, extras.curves);
     if (!e.memory.fits && advice) extras.advice = fit_advice(job, cal, *advice);
     if (tight_fit(e.memory) && advice) extras.savers = memory_savers(job, cal);
     if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
     extras.interval = prediction_interval(job, e, cal);
     extras.host_speed = host_speed_range(job, e, cal);
-    extras.curves = collective_curves(job, cal);
-    for (const auto& w : collective_curve_warnings(extras.curves)) extras.warnings.push_back({"calibration.nccl", w});
     return extras;
+}
+
+std::vector<JobWarning> estimate_warnings(const Job& job, const std::vector<CollectiveCurveUse>& curves) {
+    std::vector<JobWarning> out = model_warnings(job.model);
+    for (auto& w : job_warnings(job)) out.push_back(std::move(w));
+    // The framework's launch rules (lostflops/framework_rules.h).
+    for (const RuleBreak& b : rule_breaks(job)) out.push_back({b.rule->key, rule_break_text(b)});
+    for (const auto& w : collective_curve_warnings(curves)) out.push_back({"calibration.nccl", w});
+    return out;
 }
 
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras) {

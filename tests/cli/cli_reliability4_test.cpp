@@ -81,4 +81,28 @@ TEST(CliReliability4, ExportMaxTextBestWritesAPlanMaxTextTakes) {
     EXPECT_TRUE(has(first1000.err, "a plan further down the ranking may be")) << first1000.err;
 }
 
+// explain said none of the job's warnings: not a model key it does not
+// model (here logit soft-capping), not a setting that does nothing (zero 3 on
+// one data-parallel rank), on stderr or in its JSON; estimate says both.
+// Now both, as estimate words them; --strict refuses the key, as estimate
+// does; report lists them in its HTML.
+TEST(CliReliability4, ExplainSaysTheJobsWarnings) {
+    const std::string set = " --set model.attn_logit_softcapping=30 --set parallel.zero=3 --set cluster.num_gpus=32";
+    const CliRun e = run_cli("--quiet estimate" + set);
+    const CliRun x = run_cli("--quiet explain --format json" + set);
+    ASSERT_EQ(x.code, 0) << x.all();
+    for (const std::string line : {"warning: not modelled: attn_logit_softcapping", "warning: parallel.zero: zero: 3"}) {
+        EXPECT_TRUE(has(e.err, line)) << e.err;
+        EXPECT_TRUE(has(x.err, line)) << x.err;
+    }
+    const auto j = nlohmann::json::parse(x.out);
+    ASSERT_TRUE(j.contains("warnings")) << x.out.substr(0, 400);
+    std::string keys;
+    for (const auto& w : j["warnings"]) keys += w.at("key").get<std::string>() + " ";
+    EXPECT_EQ(keys, "model.attn_logit_softcapping parallel.zero ");
+    const CliRun strict = run_cli("--quiet --strict explain" + set);
+    EXPECT_EQ(strict.code, 2) << strict.all();
+    EXPECT_TRUE(has(strict.err, "model.attn_logit_softcapping: not modelled")) << strict.err;
+}
+
 }  // namespace
