@@ -13,11 +13,15 @@
 // setting of S (so each layout is visited once). After group g every plan not
 // yet seen has more than g changes, so the search stops as soon as the best
 // seen has at most g. Worst case (no plan fits): every layout once, as the
-// full search. The best of each group is the minimum of a total order, so
+// full search. A plan whose pipeline the screen only bounds (uneven
+// interleaving, search/evaluate_layout.h) keeps its bound while it cannot
+// come before the best seen; when one could, its layout is priced exactly. The best of each group is the minimum of a total order, so
 // the worker threads change nothing.
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
+#include <limits>
 #include <thread>
 #include <tuple>
 
@@ -34,6 +38,7 @@ namespace lostflops {
 namespace {
 
 constexpr int kLayoutSettings = 7;  // tp, cp, pp, dp, vpp, ep, micro-batch
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 int64_t layout_value(const SearchLayout& l, int setting) {
     switch (setting) {
@@ -124,15 +129,36 @@ std::optional<Candidate> best_of(const Job& job, const Calibration& cal, const s
         PlanFix fix;
         if (job.training.framework == Framework::hf) fix.launch = LaunchStack::hf;  // its recompute and zero rules
         search::LayoutEvaluator ev(job, cal, fix);
+        const auto offer = [&](const SearchLayout& l, const RankedPlan& rp) {
+            const auto code = static_cast<uint32_t>(rp.order & 0xffffffffu);
+            Candidate c{l, rp, lc + knob_changes(job.plan, code)};
+            c.plan.order = code;
+            if (!w.best || before(c, *w.best)) w.best = c;
+        };
         for (size_t i; (i = next.fetch_add(1)) < layouts.size();) {
             w.plans.clear();
-            ev.run(layouts[i], 0, w.counts, w.plans);
+            // Past the first layout, a plan the screen bounds (uneven interleaving) above the
+            // best's step keeps its bound (search/evaluate_layout.h): it is priced exactly
+            // below only if it could still come before the best.
+            RankedPlan cut;
+            if (w.best) cut.step_time_s = std::nextafter(w.best->plan.step_time_s, kInf);
+            ev.run(layouts[i], 0, w.counts, w.plans, w.best ? &cut : nullptr);
+            bool bounds = false;
             for (const RankedPlan& rp : w.plans) {
-                const auto code = static_cast<uint32_t>(rp.order & 0xffffffffu);
-                Candidate c{layouts[i], rp, lc + knob_changes(job.plan, code)};
-                c.plan.order = code;
-                if (!w.best || before(c, *w.best)) w.best = c;
+                if (search::is_bound(rp)) bounds = true;
+                else offer(layouts[i], rp);
             }
+            // A bound (at most the exact step) that could come before the best: fewer changes,
+            // or as many and no slower. Then the layout's plans, all exact.
+            const auto could_win = [&](const RankedPlan& rp) {
+                const auto code = static_cast<uint32_t>(rp.order & 0xffffffffu & ~search::kBoundBit);
+                const int changes = lc + knob_changes(job.plan, code);
+                return changes < w.best->changes ||
+                       (changes == w.best->changes && rp.step_time_s <= w.best->plan.step_time_s);
+            };
+            if (bounds && std::any_of(w.plans.begin(), w.plans.end(),
+                                      [&](const RankedPlan& rp) { return search::is_bound(rp) && could_win(rp); }))
+                for (const RankedPlan& rp : ev.exact_plans(layouts[i], 0)) offer(layouts[i], rp);
         }
     };
     std::vector<std::thread> pool;
