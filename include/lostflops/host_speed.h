@@ -58,10 +58,15 @@ double host_scaled_s(const Job& job, const Calibration& cal);
 // The step as a profiler records it: `profiler_host_s` more host time per
 // step (the profiler's cost per recorded host event times the events, and
 // its own stalls: trace --job reads both off the trace), spread over the
-// host's operators as with_host_speed(1 + profiler_host_s / host_scaled_s).
-// nullopt when profiler_host_s <= 0, the job has under a microsecond of host
-// cost a step, or a pipeline (pp > 1: one rank's profiler time against the
-// critical path's host time would be under-applied by m / (m + pp - 1)).
-std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s);
+// host's operators, on a host `host_speed` times as slow as the
+// calibration's (trace --job measures it on the trace's operators that
+// launch nothing: RankReport::host_speed; <= 0: 1), as
+// with_host_speed(host_speed + profiler_host_s / host_scaled_s). nullopt
+// when there is neither profiler time nor another speed, the job has under a
+// microsecond of host cost a step, or a pipeline (pp > 1: one rank's
+// profiler time against the critical path's host time would be
+// under-applied by m / (m + pp - 1)).
+std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s,
+                                             double host_speed = 0);
 
 }  // namespace lostflops

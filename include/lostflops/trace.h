@@ -148,6 +148,11 @@ struct RankReport {
     // and in summaries (not carried there).
     double host_events_per_step = 0;
     double profiler_overhead_us_per_step = 0;
+    // The host's speed against the calibration trace's (> 1: slower; 0:
+    // not measured, and in summaries): the median over the operators that
+    // launch and allocate nothing of their median CPU time's ratio, thread by
+    // thread (src/trace/trace_host_speed.cpp).
+    double host_speed = 0;
     int64_t kernels = 0;            // GPU events analysed
     double kernel_span_us = 0;      // first kernel start to last kernel end
     double compute_us = 0;          // union of compute kernels

@@ -65,6 +65,7 @@ struct JobComparison {
     // traces count no host event) and the step predicted with it
     // (add_profiled_prediction): a profiled step's host is that much slower.
     double profiler_host_s = 0;
+    double host_speed = 0;  // the traces' host speed (trace_host_speed), 0: not measured
     double predicted_profiled_step_s = 0;
     double predicted_profiled_mfu = 0;  // fraction
 };
@@ -84,9 +85,14 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
 // rank counts a host event.
 double profiler_host_s(const std::vector<RankReport>& ranks, double event_us);
 
+// The host's speed the traces measure: the mean of the ranks' host_speed
+// where measured (RankReport::host_speed); 0 when none is.
+double trace_host_speed(const std::vector<RankReport>& ranks);
+
 // Fills the comparison's profiled column from `profiled`, the job's estimate
-// with `host_s` more host time per step (lostflops/host_speed.h
-// estimate_as_profiled): each wall's predicted_profiled_s and the step's.
-void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s);
+// with `host_s` more host time per step on a host `host_speed` times as slow
+// (lostflops/host_speed.h estimate_as_profiled): each wall's
+// predicted_profiled_s and the step's.
+void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed = 0);
 
 }  // namespace lostflops::trace

@@ -59,6 +59,7 @@
 // microseconds; "displayTimeUnit" only tells viewers how to display them).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -157,6 +158,12 @@ inline constexpr std::size_t kMaxTraceNameBytes = 64u << 20;
 inline constexpr uint64_t kMaxTraceJunkItems = 100'000;
 // Plausibility bounds of one event (see the top of this file).
 inline constexpr double kMaxEventDurUs = 3600e6;        // one hour
+// The host's speed (RankReport::host_speed): 6 operators, each measured on a
+// thread with at least 20 calls (scripts/host_speed.py --min-calls), at most
+// 100,000 kept per operator and thread (400 kB).
+inline constexpr int kHostOps = 6;
+inline constexpr size_t kHostOpSamplesMin = 20;
+inline constexpr size_t kHostOpSamplesMax = 100000;
 inline constexpr double kMaxTsFromMedianUs = 86400e6;   // one day
 inline constexpr double kMaxAbsTsUs = 9007199254740992.0;  // 2^53
 // A collective's buffer lives in one GPU's memory (192 GB on the largest of
@@ -217,6 +224,11 @@ struct TraceData {
     // "Activity Buffer Request" and "Buffer Flush", an event at most an hour).
     uint64_t host_events = 0;
     double profiler_overhead_us = 0;
+    // CPU times (microseconds) of the operators that launch and allocate
+    // nothing, [thread * kHostOps + operator] (thread 0: pid == tid, the
+    // Python thread; 1: the others), for the host's own speed
+    // (RankReport::host_speed; src/trace/trace_host_speed.cpp).
+    std::array<std::vector<float>, 2 * kHostOps> host_op_us;
     std::vector<std::string> warnings;  // named: "truncated: ...", "control-characters: ..."
     const GpuLabel& label(const GpuEvent& g) const { return labels[g.label]; }
 };

@@ -212,10 +212,11 @@ int run_trace(const TraceOptions& o) {
         const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
         cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path,
                                            job.plan.tp * job.plan.cp * job.plan.dp);
-        // The profiler's own host time: the traced step's host ran that much slower.
+        // The profiler's own host time, and the host's own speed: the traced step's host ran that much slower.
         const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us);
-        if (const auto profiled = estimate_as_profiled(job, cal, host_s))
-            trace::add_profiled_prediction(*cmp, *profiled, host_s);
+        const double speed = trace::trace_host_speed(ranks);
+        if (const auto profiled = estimate_as_profiled(job, cal, host_s, speed))
+            trace::add_profiled_prediction(*cmp, *profiled, host_s, speed);
         if (o.job_path != "-") {  // the levers re-load the job: not from standard input
             for (const auto& l : mfu_levers(JobSource{o.job_path, o.overrides}, job, cal, est, 3))
                 levers.push_back({l.change, l.mfu_after});

@@ -21,6 +21,7 @@
 
 #include "lostflops/error.h"
 #include "lostflops/trace.h"
+#include "trace/trace_host_speed.h"
 #include "trace/trace_internal.h"
 
 namespace lostflops::trace {
@@ -300,6 +301,7 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
         r.host_events_per_step = static_cast<double>(d.host_events) / n;
         r.profiler_overhead_us_per_step = d.profiler_overhead_us / n;
     }
+    r.host_speed = detail::host_speed(d);
     r.host = d.host;
     r.gpus_per_node = d.gpus_per_node;
     if (d.groups.size() > 1) r.process_groups.assign(d.groups.begin() + 1, d.groups.end());

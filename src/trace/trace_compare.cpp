@@ -149,8 +149,20 @@ double profiler_host_s(const std::vector<RankReport>& ranks, double event_us) {
     return n > 0 ? sum_us / n * 1e-6 : 0.0;
 }
 
-void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s) {
+double trace_host_speed(const std::vector<RankReport>& ranks) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& r : ranks)
+        if (r.host_speed > 0) {
+            sum += r.host_speed;
+            ++n;
+        }
+    return n > 0 ? sum / n : 0.0;
+}
+
+void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed) {
     c.profiler_host_s = host_s;
+    c.host_speed = host_speed;
     c.predicted_profiled_step_s = profiled.step_time_s;
     c.predicted_profiled_mfu = profiled.mfu;
     for (std::size_t i = 0; i < c.walls.size() && i < std::size(kWallGroups); ++i)

@@ -174,8 +174,13 @@ void job_table(std::string& out, const JobComparison& cmp) {
                            col(w.predicted_profiled_s));
     if (profiled)
         out += fmt::format("  (as profiled: the host {:.4f} s slower a step, the profiler's own cost per host event it "
-                           "recorded and its stalls)\n",
-                           cmp.profiler_host_s);
+                           "recorded and its stalls{})\n",
+                           cmp.profiler_host_s,
+                           cmp.host_speed > 0
+                               ? fmt::format("; and its operators at {:.2f}x the calibration trace's CPU time (the "
+                                             "median of as_strided, view, t, transpose, reshape, detach)",
+                                             cmp.host_speed)
+                               : std::string());
     if (cmp.stages > 1)
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);

@@ -181,6 +181,7 @@ std::string report_json(const TraceReport& t) {
                     {"memory", std::move(memory)},            {"warnings", cmp.warnings}};
         if (cmp.profiler_host_s > 0) {
             j["job"]["profiler_host_s"] = cmp.profiler_host_s;
+            j["job"]["host_speed"] = cmp.host_speed;
             j["job"]["predicted_profiled_step_s"] = cmp.predicted_profiled_step_s;
             j["job"]["predicted_profiled_mfu"] = cmp.predicted_profiled_mfu;
         }

@@ -80,6 +80,7 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
         // none): no rank of the file predicts a profiled step.
         part.host_events = 0;
         part.profiler_overhead_us = 0;
+        part.host_op_us = {};
         if (index > 0) {  // what the file as a whole had: said once, on its first rank
             part.warnings.clear();
             part.skipped = {};

@@ -60,12 +60,15 @@ double host_scaled_s(const Job& job, const Calibration& cal) {
     return std::max(0.0, (at_2k - at_k) / kLarge);
 }
 
-std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s) {
-    if (!(profiler_host_s > 0) || job.plan.pp > 1) return std::nullopt;
+std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s,
+                                             double host_speed) {
+    const double speed = host_speed > 0 ? host_speed : 1.0;
+    const double added_s = profiler_host_s > 0 ? profiler_host_s : 0.0;
+    if ((added_s == 0 && speed == 1.0) || job.plan.pp > 1) return std::nullopt;
     const double host_s = host_scaled_s(job, cal);
     // A host cost under a microsecond a step: none to slow down.
     if (!(host_s > 1e-6)) return std::nullopt;
-    return estimate(job, with_host_speed(cal, 1 + profiler_host_s / host_s));
+    return estimate(job, with_host_speed(cal, speed + added_s / host_s));
 }
 
 }  // namespace lostflops

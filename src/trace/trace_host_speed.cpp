@@ -1,0 +1,66 @@
+// The host's own speed in a trace (trace_host_speed.h). The same operator
+// costs the host the same work in every run of a recipe; operators that
+// launch nothing and allocate nothing (aten::as_strided, view, t,
+// transpose, reshape, detach) measure the CPU alone. For each thread (the
+// Python thread, pid == tid, runs the forward and the optimizer; the
+// autograd engine's the backward) and operator, the median CPU time over
+// the trace divided by the same operator's on the same thread of the
+// calibration trace's step; the speed is the median of those ratios.
+// Reference: ../shared/traces/h200/h200-qwen05-like-s2048-b1-autocast.json.gz,
+// ProfilerStep#2, the step the calibration's per-operator host costs
+// (hf_host_op_us and its kin, data/calibration/default.yaml) come from; its
+// medians as `scripts/host_speed.py` reads them (microseconds; 169 to 1,013
+// calls each; the Python thread runs no detach there).
+#include "trace/trace_host_speed.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace lostflops::trace::detail {
+
+namespace {
+
+constexpr std::array<std::string_view, kHostOps> kOps = {"aten::as_strided", "aten::view", "aten::t",
+                                                         "aten::transpose", "aten::reshape", "aten::detach"};
+// [thread][operator]: 0 = the Python thread, 1 = the others; 0: none.
+constexpr double kReferenceUs[2][kHostOps] = {{0.711, 2.925, 5.362, 2.627, 3.8015, 0},
+                                              {0.427, 1.234, 2.661, 1.2985, 2.083, 1.4375}};
+
+double median(std::vector<float> v) {
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    double m = *mid;
+    if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
+    return m;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+void keep_host_op(const EventFields& f, double dur, TraceData& out) {
+    if (!(dur >= 0 && dur <= kMaxEventDurUs)) return;
+    const auto it = std::find(kOps.begin(), kOps.end(), f.name);
+    if (it == kOps.end()) return;
+    const int thread = f.pid >= 0 && f.pid == f.tid ? 0 : 1;
+    std::vector<float>& v = out.host_op_us[static_cast<size_t>(thread * kHostOps + (it - kOps.begin()))];
+    if (v.size() < kHostOpSamplesMax) v.push_back(static_cast<float>(dur));
+}
+
+double host_speed(const TraceData& d) {
+    std::vector<double> ratios;
+    for (int thread = 0; thread < 2; ++thread)
+        for (int op = 0; op < kHostOps; ++op) {
+            const std::vector<float>& v = d.host_op_us[static_cast<size_t>(thread * kHostOps + op)];
+            const double ref = kReferenceUs[thread][op];
+            if (ref > 0 && v.size() >= kHostOpSamplesMin) ratios.push_back(median(v) / ref);
+        }
+    return ratios.empty() ? 0.0 : median(std::move(ratios));
+}
+
+}  // namespace lostflops::trace::detail

@@ -1,0 +1,26 @@
+// The host's own speed in a trace (RankReport::host_speed): the median, over
+// operators that launch and allocate nothing, of each one's median CPU time
+// against the calibration trace's, thread by thread (scripts/host_speed.py
+// does the same step by step). Internal to src/trace.
+#pragma once
+
+#include <string_view>
+
+#include "lostflops/trace_read.h"
+#include "trace/trace_event.h"
+
+namespace lostflops::trace::detail {
+
+// Keeps the CPU time of a complete cpu_op event (`f`, `dur` microseconds) of
+// one of the operators measured (as_strided, view, t, transpose, reshape,
+// detach) in out.host_op_us, at most kHostOpSamplesMax per operator and
+// thread.
+void keep_host_op(const EventFields& f, double dur, TraceData& out);
+
+// The host's speed relative to the calibration trace's (> 1: slower): the
+// median of the ratios median(trace) / median(reference) over the
+// (thread, operator) pairs with at least kHostOpSamplesMin calls; 0 when none
+// has.
+double host_speed(const TraceData& d);
+
+}  // namespace lostflops::trace::detail

@@ -1,0 +1,111 @@
+// The host's own speed in a trace (RankReport::host_speed,
+// src/trace/trace_host_speed.cpp) and the profiled step on that host
+// (host_speed.h estimate_as_profiled): a hand-made trace whose operators run
+// at known multiples of the calibration trace's medians; the MoE trace, whose
+// host ran slower than the calibration's, against its job.
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
+#include "lostflops/host_speed.h"
+#include "lostflops/job.h"
+#include "lostflops/trace.h"
+#include "lostflops/trace_compare.h"
+#include "lostflops/trace_read.h"
+#include "lostflops/walls.h"
+#include "trace/trace_test_util.h"
+
+namespace lostflops::trace {
+namespace {
+
+// A GPU kernel: a trace without one is refused.
+const std::string kKernel =
+    R"(, {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 50, "args": {"stream": 7}})";
+
+// `n` complete cpu_op events `name` of `dur_us` on thread `tid` of pid 1.
+std::string ops(const std::string& name, int n, double dur_us, int tid) {
+    std::string s;
+    for (int i = 0; i < n; ++i)
+        s += fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 1, "tid": {}, "ts": {}, "dur": {}}},)",
+                         name, tid, 10 * i, dur_us);
+    return s;
+}
+
+// The Python thread (pid == tid): as_strided at 1.5x the reference's 0.711
+// us, view at 1.5x its 2.925 us, t at 2x its 5.362 us, 19 reshape calls (too
+// few: not counted), detach (no reference on that thread); the autograd
+// thread: transpose at 1.2x its 1.2985 us. Ratios 1.5, 1.5, 2.0, 1.2:
+// median 1.5.
+TEST(TraceHostSpeed, MedianOfTheOperatorsRatios) {
+    std::string events = ops("aten::as_strided", 21, 1.5 * 0.711, 1) + ops("aten::view", 20, 1.5 * 2.925, 1) +
+                         ops("aten::t", 25, 2 * 5.362, 1) + ops("aten::reshape", 19, 10 * 3.8015, 1) +
+                         ops("aten::detach", 30, 50, 1) + ops("aten::transpose", 22, 1.2 * 1.2985, 2) +
+                         ops("aten::mm", 40, 100, 1);
+    events.pop_back();  // the last comma
+    const std::string text = R"({"traceEvents": [)" + events +
+                             R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000})" +
+                             kKernel + "]}";
+    const TraceData d = read_trace_bytes(text, "t.json");
+    EXPECT_EQ(d.host_op_us[0].size(), 21u);             // as_strided on the Python thread
+    EXPECT_EQ(d.host_op_us[kHostOps + 3].size(), 22u);  // transpose on the autograd thread
+    const RankReport r = analyze(d);
+    EXPECT_NEAR(r.host_speed, 1.5, 1e-6);
+    RankReport none;
+    EXPECT_NEAR(trace_host_speed({r, none}), 1.5, 1e-6);
+    EXPECT_DOUBLE_EQ(trace_host_speed({none}), 0);
+    // Without 20 calls of any measured operator: not measured.
+    const TraceData few = read_trace_bytes(
+        R"({"traceEvents": [)" + ops("aten::view", 19, 3, 1) + R"({"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 1, "tid": 1, "ts": 0, "dur": 5})" + kKernel + "]}",
+        "few.json");
+    EXPECT_DOUBLE_EQ(analyze(few).host_speed, 0);
+}
+
+// A slower host alone makes a profiled step: the host's costs times the
+// speed, as with_host_speed gives them; with profiler time X on top, the
+// costs times speed + X / H (H the host time at the calibration's speed).
+TEST(TraceHostSpeed, ProfiledStepOnASlowerHost) {
+    const Calibration& cal = default_calibration();
+    const Job job = load_job(lostflops::test::source_path("tests/data/trace/job-h200-qwen05-like-s2048-b1-autocast.yaml"));
+    EXPECT_FALSE(estimate_as_profiled(job, cal, 0, 1.0).has_value());
+    EXPECT_FALSE(estimate_as_profiled(job, cal, 0, 0).has_value());  // not measured: the calibration's speed
+    const auto slow = estimate_as_profiled(job, cal, 0, 1.4);
+    ASSERT_TRUE(slow.has_value());
+    EXPECT_DOUBLE_EQ(slow->step_time_s, estimate(job, with_host_speed(cal, 1.4)).step_time_s);
+    EXPECT_GT(slow->step_time_s, estimate(job, cal).step_time_s);
+    const double h = host_scaled_s(job, cal), x = 0.033;
+    const auto both = estimate_as_profiled(job, cal, x, 1.4);
+    ASSERT_TRUE(both.has_value());
+    EXPECT_DOUBLE_EQ(both->step_time_s, estimate(job, with_host_speed(cal, 1.4 + x / h)).step_time_s);
+}
+
+// transformers' MoE block, four Qwen3-30B-A3B layers: the host synchronises
+// in every expert call, so the GPU's idle is the host's time. That trace's
+// host ran its launch-free operators about 1.4x the calibration trace's; at
+// the calibration's speed the profiled idle was 46 % short (0.0294 s of
+// 0.0541), at the trace's own speed it is within 15 %, and so is the step.
+TEST(TraceHostSpeed, MoeTraceIdleAtItsHostsSpeed) {
+    LOSTFLOPS_SHARED_TRACE(path, "h200/h200-qwen3-moe-4l-s4096-b1-autocast.json.gz");
+    const Calibration& cal = default_calibration();
+    const Job job = load_job(lostflops::test::source_path("tests/data/trace/job-h200-qwen3-moe-4l-s4096-b1-autocast.yaml"));
+    const std::vector<RankReport> ranks = {analyze(read_trace(path))};
+    EXPECT_GT(ranks[0].host_speed, 1.2);
+    EXPECT_LT(ranks[0].host_speed, 1.6);
+    JobComparison c = compare_with_estimate(ranks, estimate(job, cal), 1,
+                                            job.cluster.gpu.peak_tflops(job.training.precision) * 1e12, "job");
+    const double x = profiler_host_s(ranks, cal.profiler_event_us);
+    const auto at_calibration = estimate_as_profiled(job, cal, x);
+    const auto profiled = estimate_as_profiled(job, cal, x, trace_host_speed(ranks));
+    ASSERT_TRUE(at_calibration && profiled);
+    const double measured_idle = c.walls[3].measured_s;
+    EXPECT_LT(trace_group_s(*at_calibration, TraceGroup::idle), 0.85 * measured_idle);
+    add_profiled_prediction(c, *profiled, x, trace_host_speed(ranks));
+    EXPECT_NEAR(c.walls[3].predicted_profiled_s, measured_idle, 0.15 * measured_idle);
+    EXPECT_NEAR(c.predicted_profiled_step_s, c.measured_step_s, 0.15 * c.measured_step_s);
+}
+
+}  // namespace
+}  // namespace lostflops::trace
