@@ -69,6 +69,7 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
     d.gpu.clear();
     d.steps.clear();
     d.memory.clear();
+    d.host_op_us = {};  // not by pid (below): not copied into every part
     const int world = d.world_size.value_or(static_cast<int>(part_of.rbegin()->first) + 1);
     for (auto& [pid, index] : part_of) {
         index = out.size();
@@ -80,7 +81,6 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
         // none): no rank of the file predicts a profiled step.
         part.host_events = 0;
         part.profiler_overhead_us = 0;
-        part.host_op_us = {};
         if (index > 0) {  // what the file as a whole had: said once, on its first rank
             part.warnings.clear();
             part.skipped = {};
