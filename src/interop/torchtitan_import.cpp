@@ -22,6 +22,7 @@
 
 #include "interop/job_draft.h"
 #include "interop/toml_subset.h"
+#include "interop/torchtitan_config.h"
 #include "interop/torchtitan_command.h"
 #include "interop/torchtitan_flavors.h"
 #include "interop/torchtitan_stages.h"
@@ -32,104 +33,8 @@
 namespace lostflops {
 
 using interop::add;
+using interop::Config;
 using interop::TomlValue;
-
-namespace {
-
-// Tables whose keys do not change the cost of a step.
-constexpr const char* kIgnoredTables[] = {"job", "metrics", "checkpoint", "profiling", "optimizer", "lr_scheduler",
-                                          "validation", "fault_tolerance", "memory_estimation", "comm"};
-// Keys of the read tables that do not change the cost.
-constexpr const char* kIgnoredKeys[] = {
-    "model.tokenizer_path", "model.hf_assets_path", "model.norm_type", "training.dataset", "training.dataset_path",
-    "training.max_norm", "training.lr", "training.warmup_steps", "training.seed", "training.deterministic",
-    "training.gc_freq", "training.use_cpu_offload_for_data", "parallelism.disable_loss_parallel",
-    "training.disable_loss_parallel", "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
-    "training.mixed_precision_reduce", "experimental.custom_model_path", "experimental.custom_import"};
-constexpr const char* kNotModelledKeys[] = {
-    "training.compile", "compile.enable", "compile.components", "training.enable_cpu_offload",
-    "parallelism.fsdp_reshard_after_forward", "training.fsdp_reshard_after_forward",
-    "parallelism.enable_compiled_autograd", "experimental.enable_compiled_autograd",
-    "float8.recipe_name", "float8.enable_fsdp_float8_all_gather", "float8.precompute_float8_dynamic_scale_for_fsdp",
-    "float8.filter_fqns", "parallelism.pipeline_parallel_split_points", "experimental.pipeline_parallel_split_points"};
-
-bool in(const char* const* list, size_t n, const std::string& s) {
-    for (size_t i = 0; i < n; ++i)
-        if (s == list[i]) return true;
-    return false;
-}
-
-class Config {
-public:
-    Config(interop::TomlTable t, std::string source) : t_(std::move(t)), source_(std::move(source)) {}
-
-    // The first of the given keys present (a key moved between torchtitan versions).
-    const TomlValue* find(std::initializer_list<const char*> keys, std::string* which = nullptr) {
-        const TomlValue* found = nullptr;
-        for (const char* k : keys) {
-            const auto it = t_.find(k);
-            if (it == t_.end()) continue;
-            if (found) throw InputError(source_, k, "the same setting as " + *which + "; give one");
-            found = &it->second;
-            if (which) *which = k;
-            used_.push_back(k);
-        }
-        return found;
-    }
-    int64_t integer(std::initializer_list<const char*> keys, int64_t fallback, int64_t min = 1) {
-        std::string key;
-        const TomlValue* v = find(keys, &key);
-        if (!v) return fallback;
-        const auto* i = std::get_if<int64_t>(&v->v);
-        if (!i) throw InputError(source_, key, "expected an integer");
-        if (*i < min || *i > INT32_MAX)
-            throw InputError(source_, key, "expected an integer from " + std::to_string(min) + " to " +
-                                               std::to_string(INT32_MAX) + " (2^31 - 1), got " + std::to_string(*i));
-        return *i;
-    }
-    std::string text(std::initializer_list<const char*> keys, const std::string& fallback) {
-        std::string key;
-        const TomlValue* v = find(keys, &key);
-        if (!v) return fallback;
-        if (const auto* s = std::get_if<std::string>(&v->v)) return *s;
-        if (const auto* i = std::get_if<int64_t>(&v->v)) return std::to_string(*i);
-        throw InputError(source_, key, "expected a string");
-    }
-    bool flag(std::initializer_list<const char*> keys) {
-        std::string key;
-        const TomlValue* v = find(keys, &key);
-        if (!v) return false;
-        const auto* b = std::get_if<bool>(&v->v);
-        if (!b) throw InputError(source_, key, "expected true or false");
-        return *b;
-    }
-    // Notes for every key not read above.
-    std::vector<ImportNote> leftovers() const {
-        std::vector<ImportNote> notes;
-        for (const auto& [key, v] : t_) {
-            if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
-            const std::string table = key.substr(0, key.find('.'));
-            if (in(kIgnoredTables, std::size(kIgnoredTables), table) || in(kIgnoredKeys, std::size(kIgnoredKeys), key))
-                notes.push_back({NoteKind::ignored, key, "does not change the cost of a step"});
-            else if (in(kNotModelledKeys, std::size(kNotModelledKeys), key) && std::get_if<bool>(&v.v) &&
-                     !std::get<bool>(v.v))
-                notes.push_back({NoteKind::ignored, key, "off"});
-            else if (in(kNotModelledKeys, std::size(kNotModelledKeys), key))
-                notes.push_back({NoteKind::not_modelled, key, "changes the cost; lostflops does not model it"});
-            else
-                notes.push_back({NoteKind::unknown, key, "not a torchtitan setting lostflops knows; not used"});
-        }
-        return notes;
-    }
-    const std::string& source() const { return source_; }
-
-private:
-    interop::TomlTable t_;
-    std::string source_;
-    std::vector<std::string> used_;
-};
-
-}  // namespace
 
 namespace {
 
