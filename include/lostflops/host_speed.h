@@ -60,7 +60,9 @@ double host_scaled_s(const Job& job, const Calibration& cal);
 // its own stalls: trace --job reads both off the trace), spread over the
 // host's operators, on a host `host_speed` times as slow as the
 // calibration's (trace --job measures it on the trace's operators that
-// launch nothing: RankReport::host_speed; <= 0: 1), as
+// launch nothing: RankReport::host_speed; <= 0: 1; framework hf only, whose
+// per-operator host costs come from the reference trace: other stacks'
+// costs are fitted on other hosts and software, 1), as
 // with_host_speed(host_speed + profiler_host_s / host_scaled_s). nullopt
 // when there is neither profiler time nor another speed, the job has under a
 // microsecond of host cost a step, or a pipeline (pp > 1: one rank's

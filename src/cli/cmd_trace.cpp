@@ -214,7 +214,8 @@ int run_trace(const TraceOptions& o) {
                                            job.plan.tp * job.plan.cp * job.plan.dp);
         // The profiler's own host time, and the host's own speed: the traced step's host ran that much slower.
         const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us);
-        const double speed = trace::trace_host_speed(ranks);
+        // The host's speed applies to framework hf only (host_speed.h estimate_as_profiled).
+        const double speed = job.training.framework == Framework::hf ? trace::trace_host_speed(ranks) : 0.0;
         if (const auto profiled = estimate_as_profiled(job, cal, host_s, speed))
             trace::add_profiled_prediction(*cmp, *profiled, host_s, speed);
         if (o.job_path != "-") {  // the levers re-load the job: not from standard input

@@ -62,7 +62,8 @@ double host_scaled_s(const Job& job, const Calibration& cal) {
 
 std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s,
                                              double host_speed) {
-    const double speed = host_speed > 0 ? host_speed : 1.0;
+    // Only where the host costs are the reference trace's own (framework hf).
+    const double speed = host_speed > 0 && job.training.framework == Framework::hf ? host_speed : 1.0;
     const double added_s = profiler_host_s > 0 ? profiler_host_s : 0.0;
     if ((added_s == 0 && speed == 1.0) || job.plan.pp > 1) return std::nullopt;
     const double host_s = host_scaled_s(job, cal);

@@ -67,6 +67,7 @@ TEST(TraceHostSpeed, MedianOfTheOperatorsRatios) {
 // A slower host alone makes a profiled step: the host's costs times the
 // speed, as with_host_speed gives them; with profiler time X on top, the
 // costs times speed + X / H (H the host time at the calibration's speed).
+// Framework hf only.
 TEST(TraceHostSpeed, ProfiledStepOnASlowerHost) {
     const Calibration& cal = default_calibration();
     const Job job = load_job(lostflops::test::source_path("tests/data/trace/job-h200-qwen05-like-s2048-b1-autocast.yaml"));
@@ -80,6 +81,13 @@ TEST(TraceHostSpeed, ProfiledStepOnASlowerHost) {
     const auto both = estimate_as_profiled(job, cal, x, 1.4);
     ASSERT_TRUE(both.has_value());
     EXPECT_DOUBLE_EQ(both->step_time_s, estimate(job, with_host_speed(cal, 1.4 + x / h)).step_time_s);
+    // Another stack's host costs are fitted on other hosts and software: the speed is not applied.
+    const Job megatron = load_job(lostflops::test::source_path("tests/data/trace/job-gpt3-125m-16xa100.yaml"));
+    ASSERT_NE(megatron.training.framework, Framework::hf);
+    EXPECT_FALSE(estimate_as_profiled(megatron, cal, 0, 1.4).has_value());
+    const auto m = estimate_as_profiled(megatron, cal, 0.01, 1.4), m1 = estimate_as_profiled(megatron, cal, 0.01);
+    ASSERT_TRUE(m && m1);
+    EXPECT_DOUBLE_EQ(m->step_time_s, m1->step_time_s);
 }
 
 // transformers' MoE block, four Qwen3-30B-A3B layers: the host synchronises
