@@ -95,6 +95,12 @@ ExportResult export_torchtitan(const Job& job) {
     else  // job_config.py's default is 10,000 steps
         s += interop::line_text({"# steps = STEPS", "the run's length (the job gives no training.train_tokens)"}) + "\n";
     s += "\n[parallelism]\n";
+    // zero 3 with nothing to shard over (dp x cp = 1): torchtitan builds no FSDP
+    // (parallel_dims.py fsdp_enabled: dp_shard > 1 or cp > 1), and zero does nothing here.
+    if (p.zero == 3 && static_cast<int64_t>(p.dp) * p.cp == 1)
+        out.notes.push_back({NoteKind::ignored, "parallel.zero",
+                             "zero 3 over dp x cp = 1 GPU shards nothing: torchtitan runs without FSDP "
+                             "(data_parallel_shard_degree 1), as zero 0, priced the same"});
     line("data_parallel_replicate_degree", std::to_string(p.zero == 3 ? 1 : p.dp));
     line("data_parallel_shard_degree", std::to_string(p.zero == 3 ? p.dp : 1));
     line("tensor_parallel_degree", std::to_string(p.tp));

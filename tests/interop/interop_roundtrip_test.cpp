@@ -3,6 +3,8 @@
 // through the torchtitan pair. The cluster is not a framework setting: it is
 // given back as the user would (--set cluster=...).
 #include "interop/interop_util.h"
+#include "lostflops/calibration.h"
+#include "lostflops/estimate.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
 
@@ -71,6 +73,26 @@ TEST(InteropRoundTrip, TorchtitanZbvComesBackAsZBVZeroBubble) {
     EXPECT_EQ(back.plan.schedule, PipelineSchedule::zbv);
     EXPECT_EQ(back.plan.vpp, 2);
     expect_same_job(back, job, "torchtitan zbv");
+}
+
+// zero 3 on a plan with one data-parallel rank shards nothing; torchtitan
+// builds no FSDP then (shard degree 1) and the import reads zero 0. The
+// export said nothing of it; it now notes it, and both price alike.
+TEST(InteropRoundTrip, TorchtitanZero3OnOneRankIsNotedAndPricedAlike) {
+    const std::string name = "torchtitan24-a100-llama3-70b-full";
+    const Job job = load_job(run_path(name), {"cluster.num_gpus=64", "parallel.tp=8", "parallel.pp=8", "parallel.dp=1",
+                                              "parallel.zero=3", "parallel.sequence_parallel=true",
+                                              "training.global_batch_size=64"});
+    const ExportResult e = export_torchtitan(job);
+    std::string said;
+    for (const auto& n : e.notes)
+        if (n.setting == "parallel.zero") said = n.message;
+    EXPECT_NE(said.find("shards nothing"), std::string::npos) << said;
+    const ImportResult r = import_torchtitan(e.text, name + " (exported)");
+    const Job back = parse_job(r.job_yaml, name + " (round trip)", {run_cluster_override(name), "cluster.num_gpus=64"});
+    EXPECT_EQ(back.plan.zero, 0);
+    const Calibration& cal = default_calibration();
+    EXPECT_DOUBLE_EQ(estimate(back, cal).step_time_s, estimate(job, cal).step_time_s);
 }
 
 TEST(InteropRoundTrip, ExportRefusesWhatTheFrameworkCannotRun) {
