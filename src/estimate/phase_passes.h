@@ -39,7 +39,9 @@ struct PhaseMode {
     // chunks gets the makespan's lower bound instead of the simulation.
     bool screen = false;
     // Interleaving with chunks of different layer counts on a rank (the
-    // default split's base and base + 1, or a layout's): the closed form is
+    // default split's base and base + 1, or a layout's), or placed passes
+    // whose chunks take different times (pipeline_phase.cpp
+    // chunk_times_differ: mixed kinds at equal counts): the closed form is
     // not exact there (its bubble 4x too small on 126 layers over pp 8 x vpp
     // 9), so the estimate simulates it and the search's screen takes the
     // makespan's lower bound (simulating every such plan of the search made

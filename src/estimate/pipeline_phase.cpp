@@ -12,6 +12,7 @@
 // The steady state is charged to the slowest rank's causes, the rest of the
 // makespan to the bubble, the transfers' share to p2p (finish_phase).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -65,6 +66,31 @@ PhaseMode phase_mode(const Job& job, const PassSetup& s, ScheduleModel schedule)
     m.uneven = m.family && rank_chunks_uneven(job, m.chunks);
     m.simulate = m.model == ScheduleModel::simulation;
     return m;
+}
+
+// Whether some rank's chunks that hold neither the embedding, the output
+// layer nor an MTP module take different forward or backward times (beyond
+// rounding): where the closed form, which takes a rank's chunks after its
+// first as alike, is not exact. `in` holds every pass (every_pass under
+// PhaseMode::simulate).
+bool chunk_times_differ(const Job& job, const PipelineInput& in) {
+    const int n = in.chunks;
+    const auto differs = [](double a, double b) { return std::abs(a - b) > 1e-9 * std::max(a, b); };
+    for (int r = 0; r < in.stages; ++r) {
+        int first = -1;
+        for (int c = 0; c < n; ++c) {
+            const VirtualStage vs = virtual_stage(job, r, c);
+            if (vs.embedding || vs.loss || vs.mtp > 0) continue;
+            const size_t at = static_cast<size_t>(r * n + c);
+            if (first < 0) {
+                first = static_cast<int>(at);
+                continue;
+            }
+            const size_t f = static_cast<size_t>(first);
+            if (differs(in.fwd_s[at], in.fwd_s[f]) || differs(in.bwd_s[at], in.bwd_s[f])) return true;
+        }
+    }
+    return false;
 }
 
 // The schedule's input sized for this phase; the simulation's per-pass
@@ -159,15 +185,24 @@ PipelinePhase pipeline_phase(const Job& job, const PassSetup& s, ScheduleModel s
     PhaseMode mode = phase_mode(job, s, schedule);
     const bool uniform = s.kind_time.empty() && default_split(p) && job.model.mtp_layers == 0 && mode.family;
     // The simulation costs O(pp x vpp x m): within kSimulatedPassesMax (a 405B
-    // plan of pp 16 x vpp 8 x m 128: 16,384) and kSimulatedChunksMax. A layout
-    // priced as the default split it spells is priced alike (every_pass fills
-    // the simulation's passes as uniform_passes does).
-    mode.uneven &= mode.chunks <= kSimulatedChunksMax &&
-                   static_cast<double>(p.pp) * mode.chunks * static_cast<double>(ph.micro_batches) <= kSimulatedPassesMax;
-    if (mode.uneven && !mode.screen) mode.simulate = true;  // the closed form is not exact here
+    // plan of pp 16 x vpp 8 x m 128: 16,384) and kSimulatedChunksMax.
+    const bool simulable = mode.chunks <= kSimulatedChunksMax &&
+                           static_cast<double>(p.pp) * mode.chunks * static_cast<double>(ph.micro_batches) <=
+                               kSimulatedPassesMax;
+    mode.uneven &= simulable;
+    // Every pass placed (mixed layer kinds, a layout, MTP): chunks of equal
+    // layer counts may still take different times (a hybrid's pattern), so
+    // the passes are written for the simulation and their times decide.
+    const bool by_times = !uniform && mode.family && mode.chunks > 1 && simulable;
+    const bool simulate_asked = mode.simulate;
+    if (by_times || (mode.uneven && !mode.screen)) mode.simulate = true;  // the closed form is not exact here
     PhaseBuffers& buf = phase::phase_buffers();
     prepare_input(job, mode, ph.micro_batches, buf);
     const PhasePasses passes = uniform ? phase::uniform_passes(job, s, mode, buf, ph) : phase::every_pass(job, s, mode, buf, ph);
+    if (by_times) {
+        mode.uneven = mode.uneven || chunk_times_differ(job, buf.in);
+        mode.simulate = simulate_asked || (mode.uneven && !mode.screen);
+    }
     finish_phase(job, s, mode, buf, passes, ph);
     return ph;
 }
