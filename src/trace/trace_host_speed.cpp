@@ -43,13 +43,25 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-void keep_host_op(const EventFields& f, double dur, TraceData& out) {
+void keep_host_op(const EventFields& f, double dur, TraceData& out, KeepState& st) {
     if (!(dur >= 0 && dur <= kMaxEventDurUs)) return;
     const auto it = std::find(kOps.begin(), kOps.end(), f.name);
     if (it == kOps.end()) return;
     const int thread = f.pid >= 0 && f.pid == f.tid ? 0 : 1;
-    std::vector<float>& v = out.host_op_us[static_cast<size_t>(thread * kHostOps + (it - kOps.begin()))];
-    if (v.size() < kHostOpSamplesMax) v.push_back(static_cast<float>(dur));
+    const auto i = static_cast<size_t>(thread * kHostOps + (it - kOps.begin()));
+    std::vector<float>& v = out.host_op_us[i];
+    uint64_t& stride = st.host_op_stride[i];
+    stride = std::max<uint64_t>(stride, 1);
+    const uint64_t call = st.host_op_seen[i]++;
+    if (call % stride != 0) return;
+    if (v.size() >= kHostOpSamplesMax) {  // keep calls 0, 2s, 4s, ...
+        size_t w = 0;
+        for (size_t r = 0; r < v.size(); r += 2) v[w++] = v[r];
+        v.resize(w);
+        stride *= 2;
+        if (call % stride != 0) return;
+    }
+    v.push_back(static_cast<float>(dur));
 }
 
 double host_speed(const TraceData& d) {

@@ -8,14 +8,16 @@
 
 #include "lostflops/trace_read.h"
 #include "trace/trace_event.h"
+#include "trace/trace_internal.h"
 
 namespace lostflops::trace::detail {
 
 // Keeps the CPU time of a complete cpu_op event (`f`, `dur` microseconds) of
 // one of the operators measured (as_strided, view, t, transpose, reshape,
 // detach) in out.host_op_us, at most kHostOpSamplesMax per operator and
-// thread.
-void keep_host_op(const EventFields& f, double dur, TraceData& out);
+// thread: past them every other one kept is dropped and the stride doubles,
+// so the samples stay spread over the whole trace (calls 0, s, 2s, ...).
+void keep_host_op(const EventFields& f, double dur, TraceData& out, KeepState& st);
 
 // The host's speed relative to the calibration trace's (> 1: slower): the
 // median of the ratios median(trace) / median(reference) over the

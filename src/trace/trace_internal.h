@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -34,6 +35,9 @@ struct LabelKeyHash {
 
 // Reader-side state while events stream by.
 struct KeepState {
+    // The host's operators (trace_host_speed.h keep_host_op): calls seen and
+    // the stride of those kept, per thread and operator (0: not yet 1).
+    std::array<uint64_t, 2 * kHostOps> host_op_seen{}, host_op_stride{};
     std::deque<std::string> names;  // stable storage for the interning map's keys
     std::unordered_map<std::string_view, uint32_t> name_ids;
     std::size_t name_bytes = 0;

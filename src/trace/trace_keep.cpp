@@ -227,7 +227,7 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     if (cpu_row && f.ph == "X") {
         if (f.cat == "cpu_op" || f.cat == "cuda_runtime" || f.cat == "cuda_driver") {
             ++out.host_events;
-            if (f.cat == "cpu_op") keep_host_op(f, dur, out);
+            if (f.cat == "cpu_op") keep_host_op(f, dur, out, st);
         } else if (f.cat == "overhead" && (f.name == "Activity Buffer Request" || f.name == "Buffer Flush") &&
                    dur >= 0 && dur <= kMaxEventDurUs) {
             // CUPTI's own buffer handling; not "Command Buffer Full", the

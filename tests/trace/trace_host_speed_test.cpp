@@ -17,6 +17,7 @@
 #include "lostflops/trace_compare.h"
 #include "lostflops/trace_read.h"
 #include "lostflops/walls.h"
+#include "trace/trace_host_speed.h"
 #include "trace/trace_test_util.h"
 
 namespace lostflops::trace {
@@ -35,23 +36,29 @@ std::string ops(const std::string& name, int n, double dur_us, int tid) {
     return s;
 }
 
+// `n` calls of `name` on thread `tid` whose median is `median_us` and whose
+// mean is not: a tenth as long below the middle, ten times as long above.
+std::string skewed(const std::string& name, int n, double median_us, int tid) {
+    return ops(name, n / 2, median_us / 10, tid) + ops(name, 1, median_us, tid) + ops(name, n / 2, 10 * median_us, tid);
+}
+
 // The Python thread (pid == tid): as_strided at 1.5x the reference's 0.711
-// us, view at 1.5x its 2.925 us, t at 2x its 5.362 us, 19 reshape calls (too
-// few: not counted), detach (no reference on that thread); the autograd
-// thread: transpose at 1.2x its 1.2985 us. Ratios 1.5, 1.5, 2.0, 1.2:
-// median 1.5.
+// us, t at 2x its 5.362 us (medians of skewed calls), 19 reshape calls at 10x
+// (too few: not counted; counted they would make the median 1.75), 31
+// detach calls (no reference on that thread: not counted, or the median
+// would be 1.75); the autograd thread: transpose at 1.2x its 1.2985 us.
+// Ratios 1.5, 2.0, 1.2: median 1.5.
 TEST(TraceHostSpeed, MedianOfTheOperatorsRatios) {
-    std::string events = ops("aten::as_strided", 21, 1.5 * 0.711, 1) + ops("aten::view", 20, 1.5 * 2.925, 1) +
-                         ops("aten::t", 25, 2 * 5.362, 1) + ops("aten::reshape", 19, 10 * 3.8015, 1) +
-                         ops("aten::detach", 30, 50, 1) + ops("aten::transpose", 22, 1.2 * 1.2985, 2) +
-                         ops("aten::mm", 40, 100, 1);
+    std::string events = skewed("aten::as_strided", 21, 1.5 * 0.711, 1) + skewed("aten::t", 25, 2 * 5.362, 1) +
+                         ops("aten::reshape", 19, 10 * 3.8015, 1) + skewed("aten::detach", 31, 50, 1) +
+                         skewed("aten::transpose", 23, 1.2 * 1.2985, 2) + ops("aten::mm", 40, 100, 1);
     events.pop_back();  // the last comma
     const std::string text = R"({"traceEvents": [)" + events +
                              R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000})" +
                              kKernel + "]}";
     const TraceData d = read_trace_bytes(text, "t.json");
     EXPECT_EQ(d.host_op_us[0].size(), 21u);             // as_strided on the Python thread
-    EXPECT_EQ(d.host_op_us[kHostOps + 3].size(), 22u);  // transpose on the autograd thread
+    EXPECT_EQ(d.host_op_us[kHostOps + 3].size(), 23u);  // transpose on the autograd thread
     const RankReport r = analyze(d);
     EXPECT_NEAR(r.host_speed, 1.5, 1e-6);
     RankReport none;
@@ -62,6 +69,26 @@ TEST(TraceHostSpeed, MedianOfTheOperatorsRatios) {
         R"({"traceEvents": [)" + ops("aten::view", 19, 3, 1) + R"({"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 1, "tid": 1, "ts": 0, "dur": 5})" + kKernel + "]}",
         "few.json");
     EXPECT_DOUBLE_EQ(analyze(few).host_speed, 0);
+}
+
+// Past kHostOpSamplesMax calls of one operator on one thread the samples
+// thin out evenly: call k's time is k here, so those kept are multiples of
+// one stride, and they reach the end of the trace.
+TEST(TraceHostSpeed, SamplesSpreadOverTheWholeTrace) {
+    TraceData d;
+    detail::KeepState st;
+    detail::EventFields f;
+    f.name = "aten::view";
+    f.pid = f.tid = 1;
+    const uint64_t calls = 5 * kHostOpSamplesMax / 2;
+    for (uint64_t k = 0; k < calls; ++k) detail::keep_host_op(f, static_cast<double>(k), d, st);
+    const std::vector<float>& v = d.host_op_us[1];
+    ASSERT_LE(v.size(), kHostOpSamplesMax);
+    ASSERT_GE(v.size(), kHostOpSamplesMax / 2);
+    const uint64_t stride = st.host_op_stride[1];
+    EXPECT_EQ(stride, 4u);
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(static_cast<uint64_t>(v[i]), i * stride);
+    EXPECT_GE(static_cast<uint64_t>(v.back()), calls - stride);
 }
 
 // A slower host alone makes a profiled step: the host's costs times the
