@@ -14,6 +14,7 @@
 #include "interop/launch_rules.h"
 #include "interop/torchtitan_flavors.h"
 #include "interop/torchtitan_stages.h"
+#include "job/recompute_modules.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/pipeline_schedules.h"
@@ -46,6 +47,18 @@ ExportResult export_torchtitan(const Job& job) {
     if (t.optimizer != Optimizer::adam)
         out.notes.push_back({NoteKind::not_modelled, "training.optimizer",
                              std::string(to_string(t.optimizer)) + ": written as AdamW (fp32 state)"});
+    if (!p.grad_fp32)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.grad_fp32",
+                             "false: not written ([training] mixed_precision_reduce is left at torchtitan's float32); "
+                             "the gradient reduction was priced in 16 bits"});
+    if (p.recompute == Recompute::selective && p.recompute_modules != kDefaultRecomputeModules)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.recompute_modules",
+                             "not written: torchtitan's selective checkpointing picks its own operators "
+                             "(selective_ac_option \"op\", read back as the default, core_attn)"});
+    if (interop::moe_fp8_dispatch_priced(job))
+        out.notes.push_back({NoteKind::not_modelled, "parallel.moe_fp8_dispatch",
+                             "true: not written (the export writes no FP8 dispatch setting); the dispatch was priced at "
+                             "1 byte an element"});
     const int layers_per_stage = job.model.layers / (p.pp * p.vpp);
     const interop::TorchrunShape shape = interop::torchrun_shape(job);
     out.launch = interop::torchrun_line(job) + " \\\n    -m torchtitan.train --job.config_file CONFIG_FILE\n";
