@@ -43,4 +43,19 @@ TEST(CliReliability5, ExportsSayTheSettingsTheyDoNotWrite) {
     EXPECT_FALSE(has(bf16.err, "moe_fp8_dispatch: true: not written")) << bf16.err;
 }
 
+// export maxtext's refusals named the job's name where every other error
+// names its file ("llama3.1-405b-16384xh100: parallel.vpp: ..."), and a
+// mesh axis as the key "parallel: tensor", which no job has.
+TEST(CliReliability5, ExportMaxTextErrorsNameTheFileAndTheKey) {
+    const std::string job = source_path("examples/llama3.1-405b-16384xh100-goodput.yaml");
+    const CliRun vpp = run_cli("--quiet export maxtext " + job);
+    EXPECT_EQ(vpp.code, 2) << vpp.all();
+    EXPECT_TRUE(has(vpp.err, "error: " + job + ": parallel.vpp: 126 layers over pp x vpp = 16 x 2")) << vpp.err;
+    const std::string amd = source_path("tests/data/amd/llama3-8b-64xmi355x.yaml");
+    const CliRun axis = run_cli("--quiet export maxtext --set cluster.gpus_per_node=6 --set cluster.num_gpus=48 "
+                                "--set parallel.tp=4 --set training.global_batch_size=48 " + amd);
+    EXPECT_EQ(axis.code, 2) << axis.all();
+    EXPECT_TRUE(has(axis.err, "error: " + amd + ": parallel.tp: tensor parallelism of 4 neither fits")) << axis.err;
+}
+
 }  // namespace
