@@ -58,4 +58,16 @@ TEST(CliReliability5, ExportMaxTextErrorsNameTheFileAndTheKey) {
     EXPECT_TRUE(has(axis.err, "error: " + amd + ": parallel.tp: tensor parallelism of 4 neither fits")) << axis.err;
 }
 
+// search --by memory listed "simpler, within 1 % of the best: #617 tp 8 cp 1
+// pp 2 ep 1 vpp 1, +35.5 % tokens/s per GPU; peak 57.7 vs 41.5 GiB": within
+// 1 % of the best's step, which ranked by memory is no reach at all (the
+// lowest-memory plan is slow); a plan that holds 39 % more is not near it.
+TEST(CliReliability5, SearchByMemorySimplerPlanIsWithinThePeak) {
+    const CliRun r =
+        run_cli("--quiet search --by memory --top 10 " + source_path("examples/llama3-70b-64xmi300x.yaml"));
+    ASSERT_EQ(r.code, 0) << r.all();
+    EXPECT_FALSE(has(r.out, "simpler, within 1 % of the best:")) << r.out;
+    EXPECT_FALSE(has(r.out, "+35.5 % tokens/s per GPU; peak 57.7 vs 41.5 GiB")) << r.out;
+}
+
 }  // namespace
