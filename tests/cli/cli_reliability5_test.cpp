@@ -6,6 +6,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
 #include "test_util.h"
@@ -13,6 +14,7 @@
 namespace {
 
 using lostflops::test::CliRun;
+using lostflops::test::CliScratch;
 using lostflops::test::run_cli;
 using lostflops::test::source_path;
 
@@ -68,6 +70,38 @@ TEST(CliReliability5, SearchByMemorySimplerPlanIsWithinThePeak) {
     ASSERT_EQ(r.code, 0) << r.all();
     EXPECT_FALSE(has(r.out, "simpler, within 1 % of the best:")) << r.out;
     EXPECT_FALSE(has(r.out, "+35.5 % tokens/s per GPU; peak 57.7 vs 41.5 GiB")) << r.out;
+}
+
+// estimate --schedule simulate estimated the step by the simulation but its
+// host-speed range by the closed form (a step of 0.26285 s given a range
+// from 0.22211 s: the closed form's step at 0.79 x). The range's slower end
+// is the step under the calibration with every scaled host cost 1.67 x.
+class CliReliability5Scratch : public CliScratch {};
+TEST_F(CliReliability5Scratch, HostSpeedRangeTakesTheSchedule) {
+    std::string cal = slurp(source_path("data/calibration/default.yaml"));
+    for (const char* key : {"host_op_us", "host_bwd_op_us", "hf_host_op_us", "hf_host_bwd_op_us",
+                            "hf_optimizer_tensor_us", "hf_zero_grad_tensor_us", "hf_expert_loop_us",
+                            "compiled_launch_us"}) {
+        const std::string head = std::string("\n") + key + ": ";
+        const size_t at = cal.find(head);
+        ASSERT_NE(at, std::string::npos) << key;
+        const size_t from = at + head.size(), to = cal.find_first_of(" \n", from);
+        cal.replace(from, to - from, std::to_string(std::stod(cal.substr(from, to - from)) * 1.67));
+    }
+    const std::string slow = write("slow.yaml", cal);
+    const std::string args = "--quiet estimate --format json --schedule simulate --set cluster.num_gpus=4 "
+                             "--set cluster.gpus_per_node=4 --set parallel.pp=4 --set parallel.vpp=3 "
+                             "--set training.global_batch_size=8 " +
+                             source_path("tests/data/trace/job-h200-qwen05-like-s2048-b1-autocast.yaml");
+    const CliRun r = run_cli(args);
+    const CliRun at_slow = run_cli(args + " --calibration " + slow);
+    ASSERT_EQ(r.code, 0) << r.all();
+    ASSERT_EQ(at_slow.code, 0) << at_slow.all();
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j.contains("host_speed_range")) << r.out.substr(0, 400);
+    const double hi = j["host_speed_range"]["step_time_s"][1];
+    EXPECT_NEAR(hi, nlohmann::json::parse(at_slow.out)["step_time_s"].get<double>(), 1e-6 * hi);
+    EXPECT_LE(j["host_speed_range"]["step_time_s"][0].get<double>(), j["step_time_s"].get<double>());
 }
 
 }  // namespace
