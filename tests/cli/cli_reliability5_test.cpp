@@ -104,4 +104,20 @@ TEST_F(CliReliability5Scratch, HostSpeedRangeTakesTheSchedule) {
     EXPECT_LE(j["host_speed_range"]["step_time_s"][0].get<double>(), j["step_time_s"].get<double>());
 }
 
+// import maxtext read any `attention` value as flash without a word
+// ("attention: dot_prodcut" priced the fused kernel; "dot_product" is the
+// unfused one): a value that is none of MaxText's kernels is said.
+TEST_F(CliReliability5Scratch, ImportMaxTextSaysAnUnknownAttentionKernel) {
+    std::string config = slurp(source_path("tests/data/interop/maxtext/v5e-16b.yml"));
+    const size_t at = config.find("\nattention: flash\n");
+    ASSERT_NE(at, std::string::npos);
+    config.replace(at, 18, "\nattention: dot_prodcut\n");
+    const CliRun r = run_cli("--quiet import maxtext --tpu v5e-16 " + write("typo.yml", config));
+    ASSERT_EQ(r.code, 0) << r.all();
+    EXPECT_TRUE(has(r.err, "not modelled: attention: 'dot_prodcut': not one of MaxText's kernels")) << r.err;
+    const CliRun known = run_cli("--quiet import maxtext --tpu v5e-16 " + source_path("tests/data/interop/maxtext/v5e-16b.yml"));
+    ASSERT_EQ(known.code, 0) << known.all();
+    EXPECT_FALSE(has(known.err, "not modelled: attention")) << known.err;
+}
+
 }  // namespace
