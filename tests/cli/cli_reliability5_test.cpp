@@ -120,4 +120,23 @@ TEST_F(CliReliability5Scratch, ImportMaxTextSaysAnUnknownAttentionKernel) {
     EXPECT_FALSE(has(known.err, "not modelled: attention")) << known.err;
 }
 
+// import torchtitan ignored the whole [optimizer] table, so `implementation
+// = "foreach"` (which export torchtitan writes for optimizer_kernel foreach)
+// was read back as fused: the foreach temporary, the size of the fp32
+// parameters, left out of the memory. An unknown kernel is refused.
+TEST_F(CliReliability5Scratch, ImportTorchtitanReadsTheOptimizerKernel) {
+    const CliRun e = run_cli("--quiet export torchtitan --set training.optimizer_kernel=foreach " +
+                             source_path("tests/data/amd/llama3-8b-64xmi355x.yaml"));
+    ASSERT_EQ(e.code, 0) << e.all();
+    ASSERT_TRUE(has(e.out, "implementation = \"foreach\"")) << e.out;
+    const CliRun i = run_cli("--quiet import torchtitan " + write("foreach.toml", e.out));
+    ASSERT_EQ(i.code, 0) << i.all();
+    EXPECT_TRUE(has(i.out, "optimizer_kernel: foreach")) << i.out;
+    std::string bad = e.out;
+    bad.replace(bad.find("\"foreach\""), 9, "\"fusd\"");
+    const CliRun b = run_cli("--quiet import torchtitan " + write("bad.toml", bad));
+    EXPECT_EQ(b.code, 2) << b.all();
+    EXPECT_TRUE(has(b.err, "optimizer.implementation: expected for-loop, foreach or fused, got 'fusd'")) << b.err;
+}
+
 }  // namespace
