@@ -139,4 +139,28 @@ TEST_F(CliReliability5Scratch, ImportTorchtitanReadsTheOptimizerKernel) {
     EXPECT_TRUE(has(b.err, "optimizer.implementation: expected for-loop, foreach or fused, got 'fusd'")) << b.err;
 }
 
+// import megatron wrote vpp 2 with pp 1 from a virtual-pipeline flag (or a
+// layout of two stages) on a launch without a pipeline: a job that estimate
+// then refused ("parallel.vpp: vpp > 1 needs pp > 1"), naming the imported
+// file instead of the flag. Megatron's interleaved schedule asserts a pipeline.
+TEST_F(CliReliability5Scratch, ImportMegatronRefusesVirtualStagesWithoutAPipeline) {
+    const std::string base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+                             "--num-attention-heads 8 --seq-length 1024 --micro-batch-size 1 --global-batch-size 8 "
+                             "--bf16 --vocab-size 32000 --tensor-model-parallel-size 2 ";
+    const CliRun v = run_cli("--quiet import megatron " +
+                             write("v.sh", base + "--num-layers-per-virtual-pipeline-stage 2\n"));
+    EXPECT_EQ(v.code, 2) << v.all();
+    EXPECT_TRUE(has(v.err, "--num-layers-per-virtual-pipeline-stage: 2 virtual stages a rank need "
+                           "--pipeline-model-parallel-size > 1")) << v.err;
+    const CliRun l = run_cli("--quiet import megatron " +
+                             write("l.sh", base + "--pipeline-model-parallel-layout 'Ett|ttL'\n"));
+    EXPECT_EQ(l.code, 2) << l.all();
+    EXPECT_TRUE(has(l.err, "--pipeline-model-parallel-layout: 2 stages on one rank need")) << l.err;
+    const CliRun ok = run_cli("--quiet import megatron " +
+                              write("ok.sh", base + "--pipeline-model-parallel-size 2 "
+                                                    "--num-layers-per-virtual-pipeline-stage 1\n"));
+    ASSERT_EQ(ok.code, 0) << ok.all();
+    EXPECT_TRUE(has(ok.out, "vpp: 2")) << ok.out;
+}
+
 }  // namespace
