@@ -163,4 +163,18 @@ TEST_F(CliReliability5Scratch, ImportMegatronRefusesVirtualStagesWithoutAPipelin
     EXPECT_TRUE(has(ok.out, "vpp: 2")) << ok.out;
 }
 
+// search --min-gpus began at one node whatever the job's own parallel keys,
+// so a job fixing tp 8 x pp 2 was refused at 8 GPUs (exit 2, "parallel:
+// tp*pp*cp = 16 is more than num_gpus 8"): five of the six examples and the
+// default job. The counts its plan cannot lay out are passed over.
+TEST(CliReliability5, MinGpusPassesOverCountsTheJobsPlanCannotLayOut) {
+    const CliRun r = run_cli("--quiet search --min-gpus " + source_path("examples/llama3-70b-64xmi300x.yaml"));
+    ASSERT_EQ(r.code, 0) << r.all();
+    EXPECT_TRUE(has(r.out, "\n     16 ")) << r.out;  // tp 8 x pp 2: the first count that holds it
+    EXPECT_TRUE(has(r.out, "tp 8, cp 1, pp 2")) << r.out;
+    const CliRun moe =
+        run_cli("--quiet search --min-gpus " + source_path("data/published/modern/runs/mbridge2509-h100-deepseek-v3-1024.json"));
+    ASSERT_EQ(moe.code, 0) << moe.all();
+}
+
 }  // namespace
