@@ -177,4 +177,18 @@ TEST(CliReliability5, MinGpusPassesOverCountsTheJobsPlanCannotLayOut) {
     ASSERT_EQ(moe.code, 0) << moe.all();
 }
 
+// A sweep (--gpus, --min-gpus) took the listing's options and did nothing
+// with them: --format csv wrote JSON, --top, --compare and --rank-plan were
+// dropped, and --min-gpus silently won over --gpus. Each is refused.
+TEST(CliReliability5, SweepRefusesTheListingsOptions) {
+    const std::string job = " " + source_path("examples/llama3-70b-64xmi300x.yaml");
+    for (const char* args : {"--gpus 32,64 --format csv", "--gpus 32,64 --top 10", "--gpus 32,64 --compare tp=8,pp=2",
+                             "--gpus 32,64 --rank-plan", "--min-gpus --format csv", "--min-gpus --gpus 32,64"}) {
+        const CliRun r = run_cli(std::string("--quiet search ") + args + job);
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.all();
+        EXPECT_TRUE(has(r.err, "not with --")) << args << "\n" << r.err;
+        EXPECT_FALSE(has(r.out, "\"sweep\"")) << args;
+    }
+}
+
 }  // namespace
