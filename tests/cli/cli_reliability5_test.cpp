@@ -191,4 +191,17 @@ TEST(CliReliability5, SweepRefusesTheListingsOptions) {
     }
 }
 
+// export's --calibration and --headroom price the --best search; without
+// --best they were taken and dropped (a calibration file that does not
+// exist, exit 0).
+TEST(CliReliability5, ExportRefusesBestOptionsWithoutBest) {
+    const std::string job = " " + source_path("examples/llama3-70b-64xmi300x.yaml");
+    for (const char* args : {"--calibration /nonexistent-calibration.yaml", "--headroom 10%"}) {
+        const CliRun r = run_cli(std::string("--quiet export megatron ") + args + job);
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.all();
+        EXPECT_TRUE(has(r.err, "prices the --best search: give --best too")) << r.err;
+    }
+    EXPECT_EQ(run_cli("--quiet export megatron --best --headroom 10%" + job).code, 0);
+}
+
 }  // namespace
