@@ -10,6 +10,8 @@
 // steps) would train without an error, so each is written.
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "interop/export_launch.h"
 #include "interop/launch_rules.h"
 #include "interop/torchtitan_flavors.h"
@@ -154,6 +156,11 @@ ExportResult export_torchtitan(const Job& job) {
         out.notes.push_back({NoteKind::not_modelled, "parallel.moe_dispatcher",
                              "allgather: not written; torchtitan dispatches by all-to-all (expert_parallel_comm_backend "
                              "\"standard\", or \"deepep\" for DeepEP)"});
+    if (p.ep > 1 && p.moe_capacity_factor > 0)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.moe_capacity_factor",
+                             fmt::format("{}: not written (the export writes no expert capacity for torchtitan); the "
+                                         "plan was priced with it",
+                                         p.moe_capacity_factor)});
     s += "\n[activation_checkpoint]\n";
     if (p.recompute == Recompute::none) {
         line("mode", q("none"));
@@ -170,6 +177,13 @@ ExportResult export_torchtitan(const Job& job) {
                                  std::to_string(layers_per_stage) + " layers per stage");
         line("mode", q("selective"));
         line("selective_ac_option", q(std::to_string(layers_per_stage / p.recompute_layers)));
+    }
+    // torch.compile of each block (lostflops/spec.h Training::compile):
+    // torchtitan's [compile] section (config/job_config.py Compile.enable;
+    // the import reads compile.enable as not modelled).
+    if (t.compile) {
+        s += "\n[compile]\n";
+        line("enable", "true");
     }
     out.text = std::move(s);
     return out;

@@ -204,4 +204,19 @@ TEST(CliReliability5, ExportRefusesBestOptionsWithoutBest) {
     EXPECT_EQ(run_cli("--quiet export megatron --best --headroom 10%" + job).code, 0);
 }
 
+// export torchtitan wrote nothing for training.compile (priced with the
+// compiled blocks' fused elementwise kernels) and nothing, without a word,
+// for an expert capacity factor.
+TEST(CliReliability5, ExportTorchtitanWritesCompileAndSaysTheCapacity) {
+    const std::string job = source_path("data/published/modern/runs/mbridge260201-b200-qwen3-30b-a3b-8.json");
+    const CliRun r = run_cli("--quiet export torchtitan --set parallel.zero=3 --set parallel.grad_fp32=true "
+                             "--set training.compile=true --set parallel.moe_capacity_factor=1.25 " + job);
+    ASSERT_EQ(r.code, 0) << r.all();
+    EXPECT_TRUE(has(r.out, "\n[compile]\nenable = true\n")) << r.out;
+    EXPECT_TRUE(has(r.err, "not modelled: parallel.moe_capacity_factor: 1.25: not written")) << r.err;
+    const CliRun plain = run_cli("--quiet export torchtitan --set parallel.zero=3 --set parallel.grad_fp32=true " + job);
+    ASSERT_EQ(plain.code, 0) << plain.all();
+    EXPECT_FALSE(has(plain.out, "[compile]")) << plain.out;
+}
+
 }  // namespace
