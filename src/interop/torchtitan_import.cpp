@@ -192,6 +192,9 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                              "expected for-loop, foreach or fused, got '" + impl + "'");
         }
     }
+    // torch.compile of each block (lostflops/spec.h Training::compile; 2024's
+    // training.compile, 2025's [compile] enable).
+    if (c.flag({"compile.enable", "training.compile"})) add(d.training, "compile", "true", "compile.enable");
 
     add(d.parallel, "tp", std::to_string(tp));
     add(d.parallel, "pp", std::to_string(pp));

@@ -219,4 +219,17 @@ TEST(CliReliability5, ExportTorchtitanWritesCompileAndSaysTheCapacity) {
     EXPECT_FALSE(has(plain.out, "[compile]")) << plain.out;
 }
 
+// import torchtitan read compile.enable (and 2024's training.compile) as
+// not modelled, so torchtitan's FSDP + compile + Float8 run, exported and
+// imported, came back uncompiled: the key the job prices is read.
+TEST_F(CliReliability5Scratch, ImportTorchtitanReadsCompile) {
+    const CliRun e =
+        run_cli("--quiet export torchtitan " + source_path("data/published/modern/runs/tt2412-h100-llama3.1-8b-fsdp-compile-fp8-8.json"));
+    ASSERT_EQ(e.code, 0) << e.all();
+    const CliRun i = run_cli("--quiet import torchtitan " + write("compiled.toml", e.out));
+    ASSERT_EQ(i.code, 0) << i.all();
+    EXPECT_TRUE(has(i.out, "compile: true")) << i.out;
+    EXPECT_FALSE(has(i.err, "compile.enable")) << i.err;
+}
+
 }  // namespace
