@@ -43,10 +43,12 @@ struct HostSpeedRange {
 };
 // The calibration with every host cost above times `factor` (> 0).
 Calibration with_host_speed(const Calibration& cal, double factor);
-// The range of a job whose step (`e`, its estimate under `cal`) moves by
+// The range of a job whose step (`e`, its estimate under `cal` and
+// `schedule`, the pipeline timing the steps at both speeds take too) moves by
 // more than kHostSpeedShownShare at the slower speed (the faster moves it
 // less: the step is convex in the host's costs); nullopt when it moves less.
-std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal);
+std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal,
+                                               ScheduleModel schedule = ScheduleModel::closed_form);
 
 // The host's time per step that with_host_speed scales, seconds: the slope
 // of the step in those costs where the host sets all of it (the costs 10^4

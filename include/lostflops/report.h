@@ -126,9 +126,11 @@ std::vector<JobWarning> estimate_warnings(const Job& job, const std::vector<Coll
 // Python module alike: the job's warnings (and one per measured nccl curve
 // taken on another GPU), the advice when the plan does not fit, the whole run
 // when training.train_tokens > 0, the 80 % interval and the curves used.
-// `advice`: how far the advice searches; nullopt: no advice.
+// `advice`: how far the advice searches; nullopt: no advice. `schedule`:
+// the pipeline timing `e` was estimated with (the host-speed range's steps
+// take it too).
 ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
-                             std::optional<AdviceSearch> advice);
+                             std::optional<AdviceSearch> advice, ScheduleModel schedule = ScheduleModel::closed_form);
 
 std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras& extras = {});
 std::string fit_advice_text(const FitAdvice& a);

@@ -66,7 +66,9 @@ std::vector<SweepPoint> sweep_sizes(const JobOnGpus& job_on, const Calibration& 
                                     const std::function<void(size_t)>& on_size = {});
 // `search --min-gpus`: node counts upward from one node (or `job`'s GPUs when
 // fewer) to 1,000,000 GPUs; the first on which a plan fits (empty: none, or
-// cancelled).
+// cancelled). A count the job's own plan keys cannot lay out, or that
+// job_on refuses, is passed over (job_on's error is thrown after 1,024
+// refused counts in a row).
 std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, const Calibration& cal,
                                        const SearchOptions& opts);
 // `export KIND --best`: the job with the search's best plan (by throughput)

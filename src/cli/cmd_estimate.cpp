@@ -65,7 +65,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
             // The advice searches plans when the plan does not fit: say so while it runs.
             std::optional<Progress> progress;
             if (!e.memory.fits) progress.emplace("estimate: the plan does not fit; searching the plans that do");
-            return estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap);
+            return estimate_extras(job, e, cal, *advice ? AdviceSearch::full : AdviceSearch::if_cheap, *schedule);
         }();
         // The model's warnings lead extras.warnings and were printed by load_job_for.
         const size_t model_notes = job.model.not_modelled ? job.model.not_modelled->size() : 0;

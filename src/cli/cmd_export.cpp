@@ -93,7 +93,13 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
     add_headroom_option(cmd, a->overrides);
     cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
     cmd->add_option("--calibration", a->calibration_path, "calibration profile for --best (default: built in)");
-    cmd->callback([a, run, target, kind = std::string(kind)] {
+    cmd->callback([a, run, target, cmd, kind = std::string(kind)] {
+        // Both shape the --best search only: without it they would do nothing.
+        if (!a->best)
+            for (const char* option : {"--calibration", "--headroom"})
+                if (cmd->count(option) > 0)
+                    throw InputError(option, "", "prices the --best search: give --best too (the job's own plan is "
+                                                 "exported as it is)");
         const ExportResult r = run(job_to_export(*a, target, kind));
         for (const auto& n : r.notes)
             std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), terminal_text(n.setting).c_str(),

@@ -80,6 +80,23 @@ JobOnGpus job_on(const SearchArgs& a) {
     };
 }
 
+// A sweep (--gpus, --min-gpus) writes the best plan of each size as a table
+// or JSON: the listing's options would be accepted and do nothing (a csv
+// asked for came out as JSON).
+void refuse_with_sweep(const SearchArgs& a) {
+    if (a.gpus.empty() && !a.min_gpus) return;
+    const std::string sweep = a.min_gpus ? "--min-gpus" : "--gpus";
+    if (!a.gpus.empty() && a.min_gpus)
+        throw InputError("--min-gpus", "", "not with --gpus: one sweep or the other");
+    const auto refuse = [&sweep](const std::string& option, const std::string& why) {
+        throw InputError(option, "", "not with " + sweep + ": " + why);
+    };
+    if (a.format == "csv") refuse("--format csv", "a sweep is written as a table or JSON (--format json)");
+    if (!a.top.empty()) refuse("--top", "a sweep gives the best plan of each size; search one size for a listing");
+    if (!a.compare.empty()) refuse("--compare", "a plan is placed in one size's ranking; search one size");
+    if (a.rank_plan) refuse("--rank-plan", "a plan is placed in one size's ranking; search one size");
+}
+
 void write_stdout(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 // A word for a POSIX shell: as it is when it holds only safe characters,
@@ -203,6 +220,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         // One price: --gpu-hour-price is the run's price too (cost per
         // billion tokens and the whole run's cost), else the job's own.
         if (a->price > 0) a->overrides.push_back(fmt::format("run.price_per_gpu_hour={}", a->price));
+        refuse_with_sweep(*a);
         std::optional<PlanFix> compare;
         SearchJob sj;
         if (a->rank_plan) {

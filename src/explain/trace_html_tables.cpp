@@ -9,6 +9,7 @@
 #include "explain/charts.h"
 #include "explain/svg.h"
 #include "lostflops/terminal_text.h"
+#include "lostflops/trace_memory.h"
 #include "trace/trace_text.h"
 
 namespace lostflops::trace_html {
@@ -201,14 +202,42 @@ std::string summed(const trace::ClusterReport& c) {
 }
 
 std::string job(const trace::JobComparison& c) {
-    std::string h = fmt::format("<p>Step: measured {:.3f} s ({}), predicted {:.3f} s; MFU measured {:.1f} %, predicted "
+    // As the text's "Measured vs predicted" (trace/trace_report_cluster.cpp
+    // job_table): the as-profiled column when the traces count the
+    // profiler's host events, no measured MFU past the peak, the memory rows.
+    const bool profiled = c.profiler_host_s > 0;
+    std::string h = fmt::format("<p>Step: measured {:.3f} s ({}), predicted {:.3f} s; MFU measured {}, predicted "
                                 "{:.1f} %.</p>",
-                                c.measured_step_s, esc(c.step_source), c.predicted_step_s, 100 * c.measured_mfu,
+                                c.measured_step_s, esc(c.step_source), c.predicted_step_s,
+                                c.measured_mfu > 1 ? std::string("n/a") : fmt::format("{:.1f} %", 100 * c.measured_mfu),
                                 100 * c.predicted_mfu);
+    if (profiled)
+        h += fmt::format("<p>As profiled (the host {:.4f} s slower a step, the profiler's own cost per host event it "
+                         "recorded and its stalls): predicted {:.3f} s, MFU {:.1f} %.</p>",
+                         c.profiler_host_s, c.predicted_profiled_step_s, 100 * c.predicted_profiled_mfu);
+    if (c.stages > 1)
+        h += fmt::format("<p>Measured walls: pipeline stage {}, the busiest of the {} in the traces.</p>",
+                         c.measured_stage, c.stages);
     for (const auto& w : c.warnings) h += "<p class=\"warn\">Warning: " + esc(w) + "</p>";
-    Table t("Seconds per step by wall (text alternative of the chart)", {"wall", "measured s", "predicted s"});
-    for (const auto& w : c.walls) t.row({esc(w.wall), fmt::format("{:.4f}", w.measured_s), fmt::format("{:.4f}", w.predicted_s)});
-    return h + t.done();
+    const char* caption = "Seconds per step by wall (text alternative of the chart)";
+    Table t = profiled ? Table(caption, {"wall", "measured s", "predicted s", "as profiled s"})
+                       : Table(caption, {"wall", "measured s", "predicted s"});
+    for (const auto& w : c.walls) {
+        if (profiled)
+            t.row({esc(w.wall), fmt::format("{:.4f}", w.measured_s), fmt::format("{:.4f}", w.predicted_s),
+                   fmt::format("{:.4f}", w.predicted_profiled_s)});
+        else
+            t.row({esc(w.wall), fmt::format("{:.4f}", w.measured_s), fmt::format("{:.4f}", w.predicted_s)});
+    }
+    h += t.done();
+    if (c.memory.empty()) return h;
+    Table m("Memory per GPU: the highest traced rank against the worst pipeline stage's predicted allocated and "
+            "reserved",
+            {"memory", "rank", "measured GiB", "predicted GiB"});
+    for (const auto& r : c.memory)
+        m.row({esc(r.memory), std::to_string(r.rank), fmt::format("{:.2f}", r.measured_bytes / trace::kBytesPerGiB),
+               fmt::format("{:.2f}", r.predicted_bytes / trace::kBytesPerGiB)});
+    return h + m.done();
 }
 
 }  // namespace lostflops::trace_html

@@ -107,4 +107,10 @@ std::string rounded_remark(const WholeCount& c, const char* unit) {
     return fmt::format("training.train_tokens is {:.2f} {}: rounded up to {}", c.exact, unit, grouped(static_cast<double>(c.count)));
 }
 
+bool moe_fp8_dispatch_priced(const Job& job) {
+    const ParallelPlan& p = job.plan;
+    return job.model.is_moe() && p.ep > 1 && p.moe_dispatcher == MoeDispatcher::deepep && p.moe_fp8_dispatch &&
+           job.training.precision == Precision::fp8;
+}
+
 }  // namespace lostflops::interop

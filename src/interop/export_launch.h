@@ -65,4 +65,10 @@ std::optional<WholeCount> whole_count(double tokens, double per_unit);
 // "training.train_tokens 1e12 is 122,070.3 steps: rounded up" for a plan line's remark; "" when whole.
 std::string rounded_remark(const WholeCount& c, const char* unit);
 
+// Whether the plan was priced with FP8 dispatch copies (ParallelPlan::
+// moe_fp8_dispatch with precision fp8, DeepEP, experts over more than one
+// rank: estimate/stage_time.cpp, cost/expert_dispatch.cpp): no exporter
+// writes that setting, so each says so.
+bool moe_fp8_dispatch_priced(const Job& job);
+
 }  // namespace lostflops::interop

@@ -46,6 +46,7 @@ std::string remat_policy_of(const ParallelPlan& p, std::vector<ImportNote>& note
 
 struct Axis {
     const char* name;  // MaxText's axis name
+    const char* key;   // the job's key of its degree
     int degree;
     int64_t ici = 1, dcn = 1;
 };
@@ -64,8 +65,11 @@ ExportResult export_maxtext(const Job& job) {
     // Both data axes are written, the one the plan does not use as 1: a
     // config that sets the other (v4-22b.yml's ici_fsdp_parallelism: 64)
     // would otherwise keep it under the export and not be a mesh.
-    Axis axes[] = {{"tensor", p.tp}, {"context", p.cp}, {fsdp ? "fsdp" : "data", p.dp}, {fsdp ? "data" : "fsdp", 1},
-                   {"pipeline", p.pp}};
+    Axis axes[] = {{"tensor", "parallel.tp", p.tp},
+                   {"context", "parallel.cp", p.cp},
+                   {fsdp ? "fsdp" : "data", "parallel.dp", p.dp},
+                   {fsdp ? "data" : "fsdp", "parallel.dp", 1},
+                   {"pipeline", "parallel.pp", p.pp}};
     int64_t left = slice;
     for (Axis& a : axes) {
         if (left % a.degree == 0) {
@@ -76,7 +80,7 @@ ExportResult export_maxtext(const Job& job) {
             a.dcn = a.degree / left;
             left = 1;
         } else {
-            throw InputError(job.name, std::string("parallel: ") + a.name,
+            throw InputError(job.source, a.key,
                              fmt::format("{} parallelism of {} neither fits in the {} chips left of a slice of {} nor spans "
                                          "whole slices: not a MaxText mesh",
                                          a.name, a.degree, left, slice));
@@ -130,7 +134,7 @@ ExportResult export_maxtext(const Job& job) {
     if (p.pp > 1) {
         // pyconfig asserts num_pipeline_microbatches % stages == 0.
         if (micro % p.pp != 0)
-            throw InputError(job.name, "training.micro_batch_size",
+            throw InputError(job.source, "training.micro_batch_size",
                              fmt::format("{} micro-batches a step on {} pipeline stages: MaxText's "
                                          "num_pipeline_microbatches must be a multiple of the stages",
                                          micro, p.pp));
@@ -140,7 +144,7 @@ ExportResult export_maxtext(const Job& job) {
         // (base.yml's default of 1 would make layers / stages repeats).
         const int64_t chunks = static_cast<int64_t>(p.pp) * p.vpp;
         if (job.model.layers % chunks != 0)
-            throw InputError(job.name, "parallel.vpp",
+            throw InputError(job.source, "parallel.vpp",
                              fmt::format("{} layers over pp x vpp = {} x {}: MaxText's stages x num_pipeline_repeats "
                                          "must divide the layers",
                                          job.model.layers, p.pp, p.vpp));

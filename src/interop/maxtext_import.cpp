@@ -210,6 +210,13 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
     if (const auto opt = c.text("opt_type"); opt && *opt != "adamw" && *opt != "adam_pax")
         notes.push_back({NoteKind::not_modelled, "opt_type", "'" + *opt + "': Adam's optimizer state is priced"});
     const std::string attention = c.text("attention").value_or("autoselected");
+    // MaxText's attention kernels (base.yml `attention`; dot_product is the
+    // unfused one): any other value was priced as flash without a word.
+    if (attention != "autoselected" && attention != "dot_product" && attention != "flash" &&
+        attention != "cudnn_flash_te" && attention != "cudnn_flash_jax")
+        notes.push_back({NoteKind::not_modelled, "attention",
+                         "'" + attention + "': not one of MaxText's kernels lostflops knows (autoselected, dot_product, "
+                         "flash, cudnn_flash_te, cudnn_flash_jax); priced as flash"});
 
     const int64_t dp = chips / (tp * cp * pp);
     // A pipeline splits each accumulation step's batch into

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "interop/export_launch.h"
 #include "interop/megatron_export_stages.h"
 #include "job/recompute_modules.h"
 
@@ -73,6 +74,11 @@ std::vector<ExportLine> megatron_parallel_flags(const Job& job, std::vector<std:
         if (p.cp_comm_type != CpCommType::p2p) l.add("--cp-comm-type", to_string(p.cp_comm_type));  // p2p: Megatron's default
     }
     if (job.model.is_moe()) expert_flags(job, l);
+    if (moe_fp8_dispatch_priced(job))
+        notes.push_back({NoteKind::not_modelled, "parallel.moe_fp8_dispatch",
+                         "true: not written; Megatron-Core's flex dispatcher hands DeepEP the 16-bit hidden states "
+                         "(megatron/core/transformer/moe/fused_a2a.py FusedDispatch), so the launch dispatches twice the bytes "
+                         "priced"});
     if (p.sequence_parallel) l.add("--sequence-parallel");
     recompute_flags(p, l);
     // ZeRO-2, and ZeRO-3 with pp or ep: Megatron-FSDP, sharding optim_grads /

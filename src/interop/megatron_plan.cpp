@@ -180,6 +180,12 @@ int virtual_stages(const MegatronArgs& f, int layers, int pp) {
         vpp = *v;
         from = flag;
     }
+    // Megatron's interleaved schedule asserts a pipeline (arguments.py:
+    // "pipeline-model-parallel size should be greater than 1 with
+    // interleaved schedule"); the job would be refused later, at its vpp.
+    if (vpp > 1 && pp == 1)
+        throw InputError(f.source(), from[0] == '-' ? std::string(from) : std::string("--") + from,
+                         std::to_string(vpp) + " virtual stages a rank need --pipeline-model-parallel-size > 1 (it is 1)");
     return vpp;
 }
 
@@ -225,6 +231,9 @@ int stage_layout(const MegatronArgs& f, int pp, int vpp, JobDraft& d) {
     if (stages % pp != 0)
         throw InputError(src, "--pipeline-model-parallel-layout",
                          std::to_string(stages) + " stages do not split over --pipeline-model-parallel-size " + std::to_string(pp));
+    if (stages > 1 && pp == 1)
+        throw InputError(src, why == "--pipeline-model-parallel-layout" ? why : "--hybrid-layer-pattern",
+                         std::to_string(stages) + " stages on one rank need --pipeline-model-parallel-size > 1 (it is 1)");
     if (f.has("virtual-pipeline-model-parallel-size") && vpp != stages / pp)
         throw InputError(src, "--virtual-pipeline-model-parallel-size",
                          std::to_string(vpp) + ", but " + why + " gives " + std::to_string(stages) + " stages over pp " +

@@ -22,7 +22,7 @@ constexpr const char* kIgnoredKeys[] = {
     "training.disable_loss_parallel", "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
     "training.mixed_precision_reduce", "experimental.custom_model_path", "experimental.custom_import"};
 constexpr const char* kNotModelledKeys[] = {
-    "training.compile", "compile.enable", "compile.components", "training.enable_cpu_offload",
+    "compile.components", "training.enable_cpu_offload",
     "parallelism.fsdp_reshard_after_forward", "training.fsdp_reshard_after_forward",
     "parallelism.enable_compiled_autograd", "experimental.enable_compiled_autograd",
     "float8.recipe_name", "float8.enable_fsdp_float8_all_gather", "float8.precompute_float8_dynamic_scale_for_fsdp",

@@ -10,10 +10,13 @@
 // steps) would train without an error, so each is written.
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "interop/export_launch.h"
 #include "interop/launch_rules.h"
 #include "interop/torchtitan_flavors.h"
 #include "interop/torchtitan_stages.h"
+#include "job/recompute_modules.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/pipeline_schedules.h"
@@ -46,6 +49,18 @@ ExportResult export_torchtitan(const Job& job) {
     if (t.optimizer != Optimizer::adam)
         out.notes.push_back({NoteKind::not_modelled, "training.optimizer",
                              std::string(to_string(t.optimizer)) + ": written as AdamW (fp32 state)"});
+    if (!p.grad_fp32)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.grad_fp32",
+                             "false: not written ([training] mixed_precision_reduce is left at torchtitan's float32); "
+                             "the gradient reduction was priced in 16 bits"});
+    if (p.recompute == Recompute::selective && p.recompute_modules != kDefaultRecomputeModules)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.recompute_modules",
+                             "not written: torchtitan's selective checkpointing picks its own operators "
+                             "(selective_ac_option \"op\", read back as the default, core_attn)"});
+    if (interop::moe_fp8_dispatch_priced(job))
+        out.notes.push_back({NoteKind::not_modelled, "parallel.moe_fp8_dispatch",
+                             "true: not written (the export writes no FP8 dispatch setting); the dispatch was priced at "
+                             "1 byte an element"});
     const int layers_per_stage = job.model.layers / (p.pp * p.vpp);
     const interop::TorchrunShape shape = interop::torchrun_shape(job);
     out.launch = interop::torchrun_line(job) + " \\\n    -m torchtitan.train --job.config_file CONFIG_FILE\n";
@@ -147,6 +162,11 @@ ExportResult export_torchtitan(const Job& job) {
         out.notes.push_back({NoteKind::not_modelled, "parallel.moe_dispatcher",
                              "allgather: not written; torchtitan dispatches by all-to-all (expert_parallel_comm_backend "
                              "\"standard\", or \"deepep\" for DeepEP)"});
+    if (p.ep > 1 && p.moe_capacity_factor > 0)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.moe_capacity_factor",
+                             fmt::format("{}: not written (the export writes no expert capacity for torchtitan); the "
+                                         "plan was priced with it",
+                                         p.moe_capacity_factor)});
     s += "\n[activation_checkpoint]\n";
     if (p.recompute == Recompute::none) {
         line("mode", q("none"));
@@ -163,6 +183,13 @@ ExportResult export_torchtitan(const Job& job) {
                                  std::to_string(layers_per_stage) + " layers per stage");
         line("mode", q("selective"));
         line("selective_ac_option", q(std::to_string(layers_per_stage / p.recompute_layers)));
+    }
+    // torch.compile of each block (lostflops/spec.h Training::compile):
+    // torchtitan's [compile] section (config/job_config.py Compile.enable;
+    // the import reads compile.enable as not modelled).
+    if (t.compile) {
+        s += "\n[compile]\n";
+        line("enable", "true");
     }
     out.text = std::move(s);
     return out;

@@ -175,6 +175,26 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     }
     add(d.training, "attention", "flash", "PyTorch SDPA (flash)");
     add(d.training, "framework", "fsdp", "torchtitan: FSDP2 on an eager model");
+    {
+        // AdamW's kernel (torchtitan config/job_config.py Optimizer.implementation:
+        // for-loop, foreach or fused, default fused): foreach holds a temporary
+        // the size of the fp32 parameters (lostflops/spec.h OptimizerKernel),
+        // so it changes the memory; the rest of [optimizer] does not.
+        const std::string impl = c.text({"optimizer.implementation"}, "fused");
+        if (impl == "foreach") {
+            add(d.training, "optimizer_kernel", "foreach", "optimizer.implementation foreach");
+        } else if (impl == "for-loop") {
+            add(d.training, "optimizer_kernel", "foreach", "optimizer.implementation for-loop");
+            notes.push_back({NoteKind::not_modelled, "optimizer.implementation",
+                             "for-loop (one tensor at a time): priced as foreach"});
+        } else if (impl != "fused") {
+            throw InputError(c.source(), "optimizer.implementation",
+                             "expected for-loop, foreach or fused, got '" + impl + "'");
+        }
+    }
+    // torch.compile of each block (lostflops/spec.h Training::compile; 2024's
+    // training.compile, 2025's [compile] enable).
+    if (c.flag({"compile.enable", "training.compile"})) add(d.training, "compile", "true", "compile.enable");
 
     add(d.parallel, "tp", std::to_string(tp));
     add(d.parallel, "pp", std::to_string(pp));

@@ -93,7 +93,7 @@ std::string memory_verdict(const Job& job, const Memory& m) {
 }
 
 ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibration& cal,
-                             std::optional<AdviceSearch> advice) {
+                             std::optional<AdviceSearch> advice, ScheduleModel schedule) {
     ReportExtras extras;
     extras.curves = collective_curves(job, cal);
     // The model reader's warnings first (cmd_estimate prints them once, with the job's).
@@ -102,7 +102,7 @@ ReportExtras estimate_extras(const Job& job, const Estimate& e, const Calibratio
     if (tight_fit(e.memory) && advice) extras.savers = memory_savers(job, cal);
     if (job.training.train_tokens > 0) extras.run = run_cost(job, e);
     extras.interval = prediction_interval(job, e, cal);
-    extras.host_speed = host_speed_range(job, e, cal);
+    extras.host_speed = host_speed_range(job, e, cal, schedule);
     return extras;
 }
 

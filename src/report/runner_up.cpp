@@ -41,10 +41,13 @@ std::tuple<int, int, int, int> complexity(const ParallelPlan& p) { return {p.pp 
 
 }  // namespace
 
-std::string simpler_line(const PlanScore& best, const std::vector<RankedScore>& candidates) {
+std::string simpler_line(const PlanScore& best, const std::vector<RankedScore>& candidates, RankBy by) {
+    const bool memory = by == RankBy::memory;
     const RankedScore* pick = nullptr;
     for (const RankedScore& c : candidates) {
-        if (c.score.step_time_s > best.step_time_s * (1 + kSimplerWithin)) continue;
+        if (memory ? c.score.peak_bytes > best.peak_bytes * (1 + kSimplerWithin)
+                   : c.score.step_time_s > best.step_time_s * (1 + kSimplerWithin))
+            continue;
         if (complexity(c.score.plan) >= complexity(best.plan)) continue;
         if (pick == nullptr || complexity(c.score.plan) < complexity(pick->score.plan) ||
             (complexity(c.score.plan) == complexity(pick->score.plan) &&
@@ -54,9 +57,9 @@ std::string simpler_line(const PlanScore& best, const std::vector<RankedScore>& 
     if (pick == nullptr) return "";
     const ParallelPlan& p = pick->score.plan;
     constexpr double kGiB = 1024.0 * 1024 * 1024;
-    return fmt::format("simpler, within {:.0f} % of the best: #{} tp {} cp {} pp {} ep {} vpp {}, {:+.1f} % tokens/s "
-                       "per GPU; peak {:.1f} vs {:.1f} GiB\n",
-                       100 * kSimplerWithin, pick->rank, p.tp, p.cp, p.pp, p.ep, p.vpp,
+    return fmt::format("simpler, within {:.0f} % of the best{}: #{} tp {} cp {} pp {} ep {} vpp {}, {:+.1f} % "
+                       "tokens/s per GPU; peak {:.1f} vs {:.1f} GiB\n",
+                       100 * kSimplerWithin, memory ? "'s peak" : "", pick->rank, p.tp, p.cp, p.pp, p.ep, p.vpp,
                        100 * (pick->score.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1),
                        pick->score.peak_bytes / kGiB, best.peak_bytes / kGiB);
 }

@@ -29,9 +29,12 @@ struct RankedScore {
 
 // "simpler, within 1 % of the best: #7 tp 2 cp 1 pp 1 ep 1 vpp 1, -0.6 %
 // tokens/s per GPU; peak 50.1 vs 61.5 GiB\n", or "" when no candidate within
-// kSimplerWithin of the best's step time is simpler. Simpler: fewer pipeline
-// chunks (pp x vpp), then smaller cp, tp and ep, compared in that order; of
-// the simplest, the fastest.
-std::string simpler_line(const PlanScore& best, const std::vector<RankedScore>& candidates);
+// kSimplerWithin of the best's step time is simpler. Ranked `by` memory, the
+// reach is kSimplerWithin of the best's peak ("within 1 % of the best's
+// peak"): a faster plan that holds far more is not one the ranking put near
+// the best. Simpler: fewer pipeline chunks (pp x vpp), then smaller cp, tp
+// and ep, compared in that order; of the simplest, the fastest.
+std::string simpler_line(const PlanScore& best, const std::vector<RankedScore>& candidates,
+                         RankBy by = RankBy::throughput);
 
 }  // namespace lostflops

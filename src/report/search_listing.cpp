@@ -81,9 +81,31 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
     // Within a node every count from the job's own up (a cluster may hold
     // part of one node), then whole nodes (a count past one node that does
     // not fill whole nodes is refused: job/validate.cpp).
+    // A count the job's own parallel keys cannot lay out holds no plan of
+    // it, so it is passed over (it was refused, exit 2: tp 8 x pp 2 at 8
+    // GPUs): one that tp x pp x cp does not divide (world = tp x pp x cp x
+    // dp), or pp x etp x ep (the expert layers fold a stage's tp x cp x dp as
+    // etp x ep x expert-dp: job/validate.cpp); and one the job's other
+    // checks refuse at that count (its data-parallel ranks not dividing the
+    // global batch), the job having loaded at its own count, up to
+    // kMaxRefusedCounts of them in a row.
+    constexpr int kMaxRefusedCounts = 1024;
+    const ParallelPlan& p = job.plan;
+    const int64_t model = static_cast<int64_t>(p.tp) * p.pp * p.cp;
+    const int64_t expert = static_cast<int64_t>(p.pp) * p.expert_tp() * p.ep;
+    int refused = 0;
     const int gpn = job.cluster.gpus_per_node;
     for (int n = std::min(gpn, job.cluster.num_gpus); n <= bounds::kMaxGpus && !cancelled(opts); n += n < gpn ? 1 : gpn) {
-        SweepPoint pt = sweep_point(job_on(n), cal, opts);
+        if (n % model != 0 || n % expert != 0) continue;
+        std::optional<Job> on;
+        try {
+            on = job_on(n);
+        } catch (const InputError&) {
+            if (++refused > kMaxRefusedCounts) throw;
+            continue;
+        }
+        refused = 0;
+        SweepPoint pt = sweep_point(*on, cal, opts);
         pt.num_gpus = n;
         if (pt.best) return {std::move(pt)};
     }

@@ -205,13 +205,17 @@ std::string search_table(const Job& job, const Calibration& cal, const SearchRes
     if (listed.size() >= 2) out += "  " + runner_up_line(job, cal, listed[0], listed[1]);
     std::vector<RankedScore> candidates;
     for (size_t i = 1; i < listed.size(); ++i) candidates.push_back({i + 1, listed[i]});
-    // The other shapes, best first, while within reach (at most kSimplerShapesMax of them).
+    // The other shapes, best first, while within reach of the best's step (at
+    // most kSimplerShapesMax of them); ranked by memory, simpler_line checks
+    // the reach in peak bytes.
     for (size_t i = 0; i < r.other_shapes.size() && i < kSimplerShapesMax && !listed.empty(); ++i) {
-        if (r.other_shapes[i].step_time_s > listed.front().step_time_s * (1 + kSimplerWithin)) break;
+        if (v.by != RankBy::memory &&
+            r.other_shapes[i].step_time_s > listed.front().step_time_s * (1 + kSimplerWithin))
+            break;
         candidates.push_back({rank_of(r, i, v.by), plan_score(job, r, r.other_shapes[i])});
     }
     if (!listed.empty())
-        if (const std::string line = simpler_line(listed.front(), candidates); !line.empty()) out += "  " + line;
+        if (const std::string line = simpler_line(listed.front(), candidates, v.by); !line.empty()) out += "  " + line;
     if (!r.other_shapes.empty() && v.other_shapes > 0) {
         out += "\nbest plan of each other shape (tp x cp x pp x ep):\n";
         out += kHeader;

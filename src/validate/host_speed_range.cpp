@@ -31,7 +31,8 @@ Calibration with_host_speed(const Calibration& cal, double factor) {
     return c;
 }
 
-std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal) {
+std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal,
+                                               ScheduleModel schedule) {
     if (!(e.step_time_s > 0)) return std::nullopt;
     HostSpeedRange r;
     // The step is a sum of maxima of affine functions of the host's factor f
@@ -40,10 +41,10 @@ std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e
     // (1 - 0.79), is at most 0.21 / 0.67 of what a slower one adds: when the
     // slower moves the step by no more than kHostSpeedShownShare, neither
     // does the faster, and it is not estimated.
-    const Estimate slow = estimate(job, with_host_speed(cal, r.factor_hi));
+    const Estimate slow = estimate(job, with_host_speed(cal, r.factor_hi), schedule);
     r.step_time_s_hi = std::max(slow.step_time_s, e.step_time_s);
     if (!(r.step_time_s_hi - e.step_time_s > kHostSpeedShownShare * e.step_time_s)) return std::nullopt;
-    const Estimate fast = estimate(job, with_host_speed(cal, r.factor_lo));
+    const Estimate fast = estimate(job, with_host_speed(cal, r.factor_lo), schedule);
     // A faster host never lengthens the step; the bounds hold the estimate.
     r.step_time_s_lo = std::min(fast.step_time_s, e.step_time_s);
     r.tokens_per_s_per_gpu_lo = std::min(slow.tokens_per_s_per_gpu, e.tokens_per_s_per_gpu);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lostflops/search.h"
 #include "report/runner_up.h"
 
 namespace lostflops {
@@ -42,6 +43,22 @@ TEST(SimplerPlan, NoneWhenNothingWithinReachIsSimpler) {
     const PlanScore best = score(2, 1, 1, 1, 10.0);
     EXPECT_EQ(simpler_line(best, {{2, score(4, 1, 1, 1, 10.0)}, {3, score(1, 1, 1, 1, 10.5)}}), "");
     EXPECT_EQ(simpler_line(best, {}), "");
+}
+
+// Ranked by memory the reach is the best's peak: a faster plan holding far
+// more is no near alternative (it read "within 1 % of the best: ..., +35.5 %
+// tokens/s per GPU; peak 57.7 vs 41.5 GiB" in search --by memory).
+TEST(SimplerPlan, RankedByMemoryTheReachIsThePeak) {
+    PlanScore best = score(8, 1, 4, 2, 10.0);  // 40 GiB
+    PlanScore faster = score(8, 1, 1, 1, 5.0);  // twice as fast; its peak set below
+    faster.peak_bytes = 1.4 * best.peak_bytes;
+    PlanScore near = score(8, 2, 1, 1, 12.0);
+    near.peak_bytes = 1.005 * best.peak_bytes;
+    EXPECT_EQ(simpler_line(best, {{2, faster}}, RankBy::memory), "");
+    const std::string line = simpler_line(best, {{2, faster}, {3, near}}, RankBy::memory);
+    EXPECT_NE(line.find("simpler, within 1 % of the best's peak: #3 tp 8 cp 2 pp 1"), std::string::npos) << line;
+    // By throughput the faster one is the line, as before.
+    EXPECT_NE(simpler_line(best, {{2, faster}}).find("#2 tp 8 cp 1 pp 1"), std::string::npos);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "lostflops/explain.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_cluster.h"
+#include "lostflops/trace_compare.h"
 #include "trace/trace_test_util.h"
 
 namespace lostflops {
@@ -50,6 +51,38 @@ TEST(TraceHtmlReport, ChartsOfRanksStragglersAndWalls) {
     EXPECT_EQ(count(walls, "predicted:"), 4u);
     EXPECT_EQ(test::run_cli("trace " + files[1] + " --report /nonexistent-dir/r.html").code, 2);
     std::filesystem::remove_all(dir);
+}
+
+// The page's "Measured against predicted" holds what the text's table does:
+// the as-profiled column (it had only measured and predicted), the memory
+// rows (absent), no measured MFU past the peak (printed as 250 %).
+TEST(TraceHtmlReport, JobSectionHasTheTextsColumnsAndRows) {
+    trace::SynthSpec spec;
+    spec.ranks = 1;
+    const trace::SynthJob synth(spec);
+    const std::vector<trace::RankReport> ranks = {trace::analyze(trace::read_trace_bytes(synth.trace(0), "r"))};
+    const auto cluster = trace::cluster_report(ranks);
+    trace::JobComparison cmp;
+    cmp.measured_step_s = 0.135;
+    cmp.predicted_step_s = 0.099;
+    cmp.measured_mfu = 2.5;
+    cmp.predicted_mfu = 0.073;
+    cmp.step_source = "ProfilerStep";
+    cmp.walls = {{"compute (GEMM, attention)", 0.013, 0.0126, 0.0127}};
+    cmp.memory = {{"peak reserved", 3 * 1073741824.0, 0, 2 * 1073741824.0}};
+    cmp.profiler_host_s = 0.033;
+    cmp.predicted_profiled_step_s = 0.132;
+    cmp.predicted_profiled_mfu = 0.055;
+    const std::string html = trace_html_report(trace::TraceReport{&ranks, &cluster, nullptr, &cmp});
+    EXPECT_NE(html.find("<th scope=\"col\">as profiled s</th>"), std::string::npos);
+    EXPECT_NE(html.find("<td>0.0126</td><td>0.0127</td>"), std::string::npos) << "the profiled wall";
+    EXPECT_NE(html.find("predicted 0.132 s, MFU 5.5 %"), std::string::npos);
+    EXPECT_NE(html.find("<td>peak reserved</td><td>0</td><td>3.00</td><td>2.00</td>"), std::string::npos);
+    EXPECT_NE(html.find("MFU measured n/a"), std::string::npos);
+    // Without the profiler's host events: no such column.
+    cmp.profiler_host_s = 0;
+    const std::string plain = trace_html_report(trace::TraceReport{&ranks, &cluster, nullptr, &cmp});
+    EXPECT_EQ(plain.find("as profiled"), std::string::npos);
 }
 
 }  // namespace
