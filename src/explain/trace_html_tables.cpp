@@ -213,8 +213,12 @@ std::string job(const trace::JobComparison& c) {
                                 100 * c.predicted_mfu);
     if (profiled)
         h += fmt::format("<p>As profiled (the host {:.4f} s slower a step, the profiler's own cost per host event it "
-                         "recorded and its stalls): predicted {:.3f} s, MFU {:.1f} %.</p>",
-                         c.profiler_host_s, c.predicted_profiled_step_s, 100 * c.predicted_profiled_mfu);
+                         "recorded and its stalls{}): predicted {:.3f} s, MFU {:.1f} %.</p>",
+                         c.profiler_host_s,
+                         c.host_speed > 0 ? fmt::format("; its operators at {:.2f}x the calibration trace's CPU time",
+                                                        c.host_speed)
+                                          : std::string(),
+                         c.predicted_profiled_step_s, 100 * c.predicted_profiled_mfu);
     if (c.stages > 1)
         h += fmt::format("<p>Measured walls: pipeline stage {}, the busiest of the {} in the traces.</p>",
                          c.measured_stage, c.stages);
