@@ -11,7 +11,9 @@
 #include "interop/maxtext_export.h"
 #include "interop/torchtitan_flavors.h"
 #include "lostflops/interop.h"
+#include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/report.h"
 #include "lostflops/search_listing.h"
 #include "lostflops/terminal_text.h"
 
@@ -92,15 +94,19 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     add_headroom_option(cmd, a->overrides);
     cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
-    cmd->add_option("--calibration", a->calibration_path, "calibration profile for --best (default: built in)");
-    cmd->callback([a, run, target, cmd, kind = std::string(kind)] {
-        // Both shape the --best search only: without it they would do nothing.
+    cmd->add_option("--calibration", a->calibration_path,
+                    "calibration profile for --best and the fit check (default: built in)");
+    cmd->callback([a, run, target, kind = std::string(kind)] {
+        const Job job = job_to_export(*a, target, kind);
+        // The job's own plan is exported as it is: one that does not fit is said
+        // (estimate's verdict, under --calibration and --headroom; --best finds one that fits).
         if (!a->best)
-            for (const char* option : {"--calibration", "--headroom"})
-                if (cmd->count(option) > 0)
-                    throw InputError(option, "", "prices the --best search: give --best too (the job's own plan is "
-                                                 "exported as it is)");
-        const ExportResult r = run(job_to_export(*a, target, kind));
+            if (const Estimate e = estimate(job, load_calibration_for(a->calibration_path)); !e.memory.fits)
+                std::fprintf(stderr,
+                             "lostflops: warning: memory: the plan exported %s (lostflops estimate gives the changes "
+                             "that would make it fit; --best exports the best plan that fits)\n",
+                             terminal_text(memory_verdict(job, e.memory)).c_str());
+        const ExportResult r = run(job);
         for (const auto& n : r.notes)
             std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), terminal_text(n.setting).c_str(),
                          terminal_text(n.message).c_str());

@@ -191,16 +191,22 @@ TEST(CliReliability5, SweepRefusesTheListingsOptions) {
     }
 }
 
-// export's --calibration and --headroom price the --best search; without
-// --best they were taken and dropped (a calibration file that does not
-// exist, exit 0).
-TEST(CliReliability5, ExportRefusesBestOptionsWithoutBest) {
+// export of the job's own plan wrote a plan that does not fit without a word
+// (exit 0), and took --calibration and --headroom only for --best. The plan
+// is still written; estimate's verdict is said, under both options.
+TEST(CliReliability5, ExportOfAPlanThatDoesNotFitSaysSo) {
+    const CliRun big = run_cli("--quiet export megatron " + source_path("examples/gpt3-175b-8xa100.yaml"));
+    EXPECT_EQ(big.code, 0) << big.all();
+    EXPECT_TRUE(has(big.err, "warning: memory: the plan exported does not fit")) << big.err;
+    EXPECT_TRUE(has(big.out, "pretrain_gpt.py")) << big.out.substr(0, 300);
     const std::string job = " " + source_path("examples/llama3-70b-64xmi300x.yaml");
-    for (const char* args : {"--calibration /nonexistent-calibration.yaml", "--headroom 10%"}) {
-        const CliRun r = run_cli(std::string("--quiet export megatron ") + args + job);
-        EXPECT_EQ(r.code, 2) << args << "\n" << r.all();
-        EXPECT_TRUE(has(r.err, "prices the --best search: give --best too")) << r.err;
-    }
+    const CliRun fits = run_cli("--quiet export megatron" + job);
+    EXPECT_EQ(fits.code, 0) << fits.all();
+    EXPECT_FALSE(has(fits.err, "does not fit")) << fits.err;
+    const CliRun tight = run_cli("--quiet export megatron --headroom 90%" + job);
+    EXPECT_EQ(tight.code, 0) << tight.all();
+    EXPECT_TRUE(has(tight.err, "warning: memory: the plan exported does not fit")) << tight.err;
+    EXPECT_EQ(run_cli("--quiet export megatron --calibration /nonexistent-calibration.yaml" + job).code, 2);
     EXPECT_EQ(run_cli("--quiet export megatron --best --headroom 10%" + job).code, 0);
 }
 
