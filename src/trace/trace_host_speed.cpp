@@ -27,18 +27,15 @@ constexpr std::array<std::string_view, kHostOps> kOps = {"aten::as_strided", "at
 constexpr double kReferenceUs[2][kHostOps] = {{0.711, 2.925, 5.362, 2.627, 3.8015, 0},
                                               {0.427, 1.234, 2.661, 1.2985, 2.083, 1.4375}};
 
-double median(std::vector<float> v) {
+// The middle value, or the mean of the two middle ones (Python's
+// statistics.median); `v` not empty.
+template <class T>
+double median(std::vector<T> v) {
     const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
     std::nth_element(v.begin(), mid, v.end());
     double m = *mid;
     if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
     return m;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
