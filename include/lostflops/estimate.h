@@ -33,10 +33,11 @@ struct Breakdown {
     double pp_p2p_s = 0;        // pipeline send/recv on the critical path
     double dp_comm_s = 0;       // gradient reduction / parameter gathers, exposed
     double optimizer_s = 0;     // optimizer step
+    double data_loader_s = 0;   // GPU waiting for the next batch (estimate/data_loader.h)
 
     double total_s() const {
         return compute_s + memory_bound_s + recompute_s + overhead_s + host_s + tp_comm_s +
-               cp_comm_s + ep_comm_s + pp_bubble_s + pp_p2p_s + dp_comm_s + optimizer_s;
+               cp_comm_s + ep_comm_s + pp_bubble_s + pp_p2p_s + dp_comm_s + optimizer_s + data_loader_s;
     }
 };
 

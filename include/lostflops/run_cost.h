@@ -46,9 +46,9 @@ struct RunInputs {
     double spare_wait_s = 0;        // expected wait for a spare node per failure (closed form)
     double checkpoint_interval_s = 0;  // work between checkpoints, a whole number of steps
     bool interval_auto = false;
-    // Data loading: tokens per second the storage and the preprocessing supply.
+    // Data loading: tokens per second the storage supplies (the loader's CPU
+    // time is the step's: Breakdown::data_loader_s).
     double storage_tokens_per_s = 0;
-    double preprocess_tokens_per_s = 0;  // 0: not modelled (pre-tokenized data)
 };
 
 // The resolved inputs of `job` for one step of `e`; checkpoint_bytes derived

@@ -174,6 +174,17 @@ struct Training {
     // Inductor fuses the eager stack's elementwise chains (RMSNorm, rotary,
     // SwiGLU, squared ReLU) into one kernel each (workload/layer_work.cpp).
     bool compile = false;
+    // The data loader (docs/data-loader.md; estimate/data_loader.h): CPU
+    // seconds one loader process takes to produce one sequence (read,
+    // tokenize, pack, collate); 0 (default) = not priced. Workers: the
+    // DataLoader's num_workers per training process; -1 until the job is
+    // read (training.data_loader_workers: auto), then the stack's default:
+    // 2 under Megatron (megatron/training/arguments.py --num-workers,
+    // default 2), 0 elsewhere (torch.utils.data.DataLoader num_workers=0,
+    // the default of a Hugging Face Trainer, torchtitan and DeepSpeed loop).
+    double data_loader_s_per_sequence = 0;
+    int data_loader_workers = -1;
+    bool data_loader_workers_auto = true;  // not given (or `auto`)
     // Derived, not a key: the cluster's accelerator runs XLA-compiled programs
     // (a TPU, lostflops/accelerator.h xla_compiled), which fuse elementwise
     // work into the matmuls (workload/layer_work.cpp; docs/tpu.md).
@@ -346,8 +357,6 @@ struct RunSpec {
     double pue = 0;                          // power usage effectiveness of the data centre
     double bytes_per_token = 0;              // training data read from storage per token
     double storage_read_GBps = 0;            // aggregate read bandwidth for training data
-    double preprocess_tokens_per_s_per_core = 0;  // online preprocessing rate; 0 = pre-tokenized (not modelled)
-    int cpu_cores_per_gpu = 0;
 };
 
 struct Job {

@@ -61,6 +61,8 @@ inline constexpr WallInfo kWalls[] = {
      TraceGroup::comm},
     {"optimizer", &Breakdown::optimizer_s, "optimizer step", "optimizer_s", "optimizer", "optimizer",
      TraceGroup::memory_bound},
+    {"data_loader", &Breakdown::data_loader_s, "data loader (GPU waits for the next batch)", "data_loader_s",
+     "data_loader", "data_loader", TraceGroup::idle},
 };
 
 // The seconds of the walls of `b` in trace group `g`.

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "estimate/data_loader.h"
 #include "estimate/dp_overlap.h"
 #include "estimate/estimate_parts.h"
 #include "estimate/inflight.h"
@@ -262,6 +263,9 @@ void finish_breakdown(const Job& job, const Calibration& cal, const PassSetup& s
                                 std::max(layer.fwd.total_s(), layer.fwd.cpu_s), bwd_layer_s, m);
     if (model.tied_embeddings && p.pp > 1) bd.dp_comm_s += s.dp.tied_embedding_s;
     bd.optimizer_s = s.dp.optimizer_s[p.zero == 0 ? 0 : 1];
+    // Last: the loader's stall depends on the rest of the step.
+    bd.data_loader_s = 0;
+    bd.data_loader_s = data_loader_stall_s(job.training, p, bd.total_s());
 }
 
 void finish_time(const Job& job, const Calibration& cal, const PassSetup& s, const PipelinePhase& ph,

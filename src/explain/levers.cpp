@@ -155,6 +155,12 @@ std::vector<Candidate> candidates(const Job& job) {
     if (eager && !t.compile && !t.xla) out.push_back({"torch.compile", {"training.compile=true"}});
     if (t.optimizer_kernel == OptimizerKernel::foreach)
         out.push_back({"fused AdamW (fused=True)", {"training.optimizer_kernel=fused"}});
+    // A priced data loader: twice its workers (two where it has none), the
+    // DataLoader's num_workers (estimate/data_loader.cpp).
+    if (t.data_loader_s_per_sequence > 0) {
+        const int w = std::max(2, 2 * t.data_loader_workers);
+        out.push_back({fmt::format("data_loader_workers {}", w), {fmt::format("training.data_loader_workers={}", w)}});
+    }
     if (p.tp > 1) {
         out.push_back({fmt::format("sequence_parallel {}", p.sequence_parallel ? "off" : "on"),
                        {fmt::format("parallel.sequence_parallel={}", !p.sequence_parallel)}});

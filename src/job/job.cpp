@@ -88,6 +88,12 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
             job.training.optimizer_kernel =
                 job.training.framework == Framework::hf ? OptimizerKernel::foreach : OptimizerKernel::fused;
     }
+    // data_loader_workers: auto, resolved with the framework (lostflops/spec.h).
+    if (job.training.data_loader_workers < 0)
+        job.training.data_loader_workers = job.training.framework == Framework::megatron_lm ||
+                                                   job.training.framework == Framework::megatron_core
+                                               ? 2
+                                               : 0;
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,
                              job.training.framework);
     job.run = read_run(top.raw("run"), source, job.cluster, job.model);

@@ -38,10 +38,6 @@ constexpr double kRestartOverheadS = 600;
 // average (Google 2023 Environmental Report, "Data centers").
 constexpr double kPue = 1.10;
 
-// CPU cores per GPU: a DGX H100 has 2 x 56-core Xeon Platinum 8480C for
-// 8 GPUs (NVIDIA DGX H100 datasheet, 2023) = 14.
-constexpr int kCoresPerGpu = 14;
-
 // Device-to-host copy per GPU for the async snapshot: the GPU's PCIe link per
 // direction, from the architecture table (lostflops/accelerator.h, sources
 // in src/job/accelerator_traits.cpp).
@@ -93,8 +89,14 @@ RunSpec read_run(YAML::Node node, const std::string& file, const Cluster& cluste
     r.pue = s.num_or("pue", kPue, 1, 10);
     r.bytes_per_token = s.num_or("bytes_per_token", token_bytes(model.vocab), 1e-3, 1e9);
     r.storage_read_GBps = s.num_or("storage_read_GBps", storage, kMinGBps, kMaxGBps);
-    r.preprocess_tokens_per_s_per_core = s.num_or("preprocess_tokens_per_s_per_core", 0, 1e-3, 1e15);
-    r.cpu_cores_per_gpu = static_cast<int>(s.int_or("cpu_cores_per_gpu", kCoresPerGpu, 1, 100'000));
+    // The loader's CPU time has one home, the step (docs/data-loader.md):
+    // the whole-run keys that priced it once per run name where it went.
+    for (const char* moved : {"preprocess_tokens_per_s_per_core", "cpu_cores_per_gpu"})
+        if (s.has(moved))
+            throw InputError(file, std::string("run.") + moved,
+                             "moved: the data loader's CPU time is priced in the step, "
+                             "training.data_loader_s_per_sequence (seq_length / tokens per second of one process) "
+                             "and training.data_loader_workers (docs/data-loader.md)");
     s.finish({"source"});
     return r;
 }

@@ -189,6 +189,15 @@ Training read_training(YAML::Node node, const std::string& file) {
     const auto kern = s.choice_opt("optimizer_kernel", {"auto", "fused", "foreach"}).value_or("auto");
     t.optimizer_kernel = kern == "foreach" ? OptimizerKernel::foreach : OptimizerKernel::fused;
     t.compile = s.bool_or("compile", false);
+    t.data_loader_s_per_sequence = s.num_or("data_loader_s_per_sequence", 0, 0, 3600);
+    // `auto` (default; null too): the framework's default, resolved with it
+    // (job/job.cpp); else worker processes per training process.
+    const YAML::Node workers = s.raw("data_loader_workers");
+    if (workers && !workers.IsNull() && !(workers.IsScalar() && workers.Scalar() == "auto"))
+    {
+        t.data_loader_workers = static_cast<int>(s.int_req("data_loader_workers", 0, 4096));
+        t.data_loader_workers_auto = false;
+    }
     if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
         throw InputError(file, "training.optimizer",
                          opt + " works on bf16 weights; fp16 training keeps fp32 master weights (use adam)");

@@ -115,7 +115,9 @@ nlohmann::json training_json(const Job& job) {
             {"optimizer", to_string(t.optimizer)},
             {"optimizer_from_auto", t.optimizer_auto},
             {"optimizer_kernel", to_string(t.optimizer_kernel)},
-            {"compile", t.compile}};
+            {"compile", t.compile},
+            {"data_loader_s_per_sequence", t.data_loader_s_per_sequence},
+            {"data_loader_workers", t.data_loader_workers}};
 }
 
 }  // namespace

@@ -93,8 +93,7 @@ std::string run_table(const RunCost& r, const std::optional<RunSimulation>& sim)
     if (in.data_stall_s > 0)
         out += fmt::format("data stall per step  {:10.4f} s   (loading supplies {:.4g} tokens/s, the step needs {:.4g})\n",
                            in.data_stall_s,
-                           in.preprocess_tokens_per_s > 0 ? std::min(in.storage_tokens_per_s, in.preprocess_tokens_per_s)
-                                                          : in.storage_tokens_per_s,
+                           in.storage_tokens_per_s,
                            in.tokens_per_step / in.step_time_s);
     out += fmt::format("GPU-hours            {:>12}   ({} GPUs{})\n", grouped(r.gpu_hours),
                        grouped(in.num_gpus + in.spare_gpus),
@@ -149,11 +148,7 @@ nlohmann::json run_spec_json(const Job& job) {
                         {"gpu_power_w", r.gpu_power_w},
                         {"pue", r.pue},
                         {"bytes_per_token", r.bytes_per_token},
-                        {"storage_read_GBps", r.storage_read_GBps},
-                        {"preprocess_tokens_per_s_per_core", r.preprocess_tokens_per_s_per_core > 0
-                                                                 ? nlohmann::json(r.preprocess_tokens_per_s_per_core)
-                                                                 : nlohmann::json(nullptr)},
-                        {"cpu_cores_per_gpu", r.cpu_cores_per_gpu}};
+                        {"storage_read_GBps", r.storage_read_GBps}};
     return j;
 }
 

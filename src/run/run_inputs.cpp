@@ -10,10 +10,10 @@
 //    (its weights and optimizer state, Estimate::memory) copied to host memory
 //    over PCIe, the storage write following in the background;
 //  - data stall per step: the step needs tokens_per_step tokens; storage
-//    supplies storage_read_GBps / bytes_per_token tokens/s and the
-//    preprocessing, when modelled, rate per core x cores per GPU x GPUs; the
-//    loader prefetches during the step, so only the excess over the step
-//    stalls it;
+//    supplies storage_read_GBps / bytes_per_token tokens/s; the loader
+//    prefetches during the step, so only the excess over the step stalls
+//    it (the loader's CPU time is already in the step: Breakdown::
+//    data_loader_s, estimate/data_loader.cpp);
 //  - the expected wait for a spare node per failure (node_repair_s > 0): the
 //    nodes in repair when a failure arrives are Poisson with mean
 //    rate x repair time (Poisson arrivals, fixed repair: M/D/infinity), their
@@ -95,11 +95,7 @@ RunInputs run_inputs(const Job& job, const Estimate& e) {
     in.recovery_s = in.restart_overhead_s + in.checkpoint_read_s + in.spare_wait_s;
 
     in.storage_tokens_per_s = r.storage_read_GBps * 1e9 / r.bytes_per_token;
-    if (r.preprocess_tokens_per_s_per_core > 0)
-        in.preprocess_tokens_per_s = r.preprocess_tokens_per_s_per_core * r.cpu_cores_per_gpu * in.num_gpus;
-    double supply = in.storage_tokens_per_s;
-    if (in.preprocess_tokens_per_s > 0) supply = std::min(supply, in.preprocess_tokens_per_s);
-    in.data_stall_s = std::max(0.0, in.tokens_per_step / supply - in.step_time_s);
+    in.data_stall_s = std::max(0.0, in.tokens_per_step / in.storage_tokens_per_s - in.step_time_s);
 
     // Checkpoints fall on step boundaries: the interval is a whole number of
     // steps, at least one, and (async) no shorter than the background write.

@@ -219,12 +219,20 @@ TEST(RunCost, DataStallWhenLoadingIsSlow) {
     EXPECT_NEAR(in.data_stall_s, e.tokens_per_step / 1000.0 - e.step_time_s, 1e-9);
     const Job fast = parse_job(test::small_job_text(), "job.yaml", {"training.train_tokens=1e9"});
     EXPECT_EQ(run_inputs(fast, estimate(fast, default_calibration())).data_stall_s, 0);
-    // Preprocessing: 10 tokens/s per core x 2 cores x 16 GPUs = 320 tokens/s.
+    // Preprocessing is the step's (training.data_loader_*): the run's old
+    // keys say where it went; the run's stall is storage's beyond that step.
+    const std::string moved = test::error_of([] {
+        (void)parse_job(test::small_job_text(), "job.yaml", {"run.preprocess_tokens_per_s_per_core=10"});
+    });
+    EXPECT_NE(moved.find("training.data_loader_s_per_sequence"), std::string::npos);
+    EXPECT_NE(test::error_of([] { (void)parse_job(test::small_job_text(), "job.yaml", {"run.cpu_cores_per_gpu=2"}); })
+                  .find("moved"),
+              std::string::npos);
     const Job pre = parse_job(test::small_job_text(), "job.yaml",
-                              {"training.train_tokens=1e9", "run.preprocess_tokens_per_s_per_core=10",
-                               "run.cpu_cores_per_gpu=2"});
+                              {"training.train_tokens=1e9", "training.data_loader_s_per_sequence=0.5"});
     const Estimate ep = estimate(pre, default_calibration());
-    EXPECT_NEAR(run_inputs(pre, ep).data_stall_s, ep.tokens_per_step / 320.0 - ep.step_time_s, 1e-9);
+    EXPECT_GT(ep.breakdown.data_loader_s, 0);
+    EXPECT_EQ(run_inputs(pre, ep).data_stall_s, 0);
 }
 
 }  // namespace
