@@ -175,7 +175,7 @@ struct Calibration {
     double hf_zero_grad_tensor_us = 2;
     double hf_sync_us = 120;
     double hf_expert_loop_us = 19;
-    // Framework hf in eager PyTorch under autocast (docs/host-time.md "The
+    // Framework hf in eager PyTorch under autocast (docs/eager-gpu.md "The
     // GPU side"): the GPU's gap between back-to-back kernels, in place of
     // kernel_overhead_us, and the achieved bandwidth, as a fraction of the
     // catalog HBM bandwidth, of PyTorch's slower elementwise paths: the

@@ -75,7 +75,7 @@ enum class OptimizerKernel { fused, foreach };
 //                          "Low-Precision Optimizer States")
 enum class Optimizer { adam, adam_param_remainders, adam_bf16, adam_bf16_moments };
 // How tokens reach their experts (Megatron-Core --moe-token-dispatcher-type;
-// docs/job-file.md "Expert parallelism"):
+// docs/job-file-parallel.md "Expert parallelism"):
 //   alltoall   each token copy sent to its expert's rank (MoEAlltoAllTokenDispatcher)
 //   allgather  every rank gathers the tokens of the expert group and keeps its
 //              experts' (MoEAllGatherTokenDispatcher)
@@ -262,7 +262,7 @@ struct ParallelPlan {
     bool moe_a2a_overlap = false;
     // Tokens of the busiest expert rank over the mean (>= 1). 1: balanced, as
     // the published Megatron-Core benchmarks force it
-    // (--moe-router-force-load-balancing; docs/job-file.md "Expert parallelism").
+    // (--moe-router-force-load-balancing; docs/job-file-parallel.md "Expert parallelism").
     double moe_imbalance = 1.0;
     // Expert capacity (tokens per expert over the balanced share), past which
     // tokens are dropped (--moe-expert-capacity-factor). 0: dropless.
@@ -301,7 +301,7 @@ struct ParallelPlan {
     bool overlap_grad_reduce = true;  // DP reduction overlapped with backward
     bool tp_comm_overlap = false;     // TP collectives overlapped with GEMMs
     bool grad_fp32 = true;            // Megatron keeps fp32 main grads
-    // ZeRO-3 / FSDP engine behaviour (docs/job-file.md "ZeRO-3 engine"). Negative = not
+    // ZeRO-3 / FSDP engine behaviour (docs/job-file-parallel.md "ZeRO-3 engine"). Negative = not
     // given: the default of training.framework (estimate/zero3_time.cpp).
     int64_t zero_bucket_params = -1;         // elements per parameter all-gather; 0 = one per layer
     int64_t zero_reduce_bucket_params = -1;  // elements per gradient reduce-scatter; 0 = one per layer

@@ -1,4 +1,5 @@
-# Typed stubs of the lostflops package (python/lostflops/__init__.py).
+# Typed stubs of the lostflops package (python/lostflops/__init__.py and the
+# submodules it re-exports: _jobs.py, _traces.py, _calibrate.py, _interop.py, _frames.py).
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 

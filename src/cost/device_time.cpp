@@ -32,7 +32,7 @@
 // copies, fp32 broadcasts, rotary's mixed-dtype and strided kernels), priced
 // at their own fractions of HBM, and the GPU's gap between queued kernels
 // replaces the fitted per-kernel overhead (calibration.h hf_kernel_gap_us;
-// the H200 traces' kernels, docs/host-time.md).
+// the H200 traces' kernels, docs/eager-gpu.md).
 #include "cost/device_time.h"
 
 #include <algorithm>

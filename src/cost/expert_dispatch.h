@@ -1,5 +1,5 @@
 // Traffic and time of an MoE layer's token dispatch and combine on the
-// topology (docs/job-file.md "Expert parallelism"). Per rank, per micro-batch.
+// topology (docs/job-file-parallel.md "Expert parallelism"). Per rank, per micro-batch.
 //
 // Placement (MoE parallel folding, Liu et al. 2025; Megatron-Core
 // parallel_state.py, expert RankGenerator tp=etp, ep, dp=edp, order

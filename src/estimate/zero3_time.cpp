@@ -23,7 +23,7 @@
 // gathered from forward to backward) is gathered at the start of forward and
 // reduced at the end of backward, exposed.
 //
-// Engine defaults (parallel.zero_*, docs/job-file.md "ZeRO-3 engine"):
+// Engine defaults (parallel.zero_*, docs/job-file-parallel.md "ZeRO-3 engine"):
 //   fsdp, megatron_lm, megatron_core (Megatron-Core custom FSDP / torch FSDP2):
 //     one unit per transformer block (torchtitan parallelize_llama.py
 //     apply_fsdp: fully_shard per block, then the root); reshard_after_forward

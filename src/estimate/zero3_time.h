@@ -9,7 +9,7 @@
 namespace lostflops {
 
 // The engine's behaviour, parallel.zero_* resolved against the framework's
-// defaults (docs/job-file.md "ZeRO-3 engine").
+// defaults (docs/job-file-parallel.md "ZeRO-3 engine").
 struct Zero3Engine {
     double bucket_params = 0;         // elements per parameter all-gather; 0 = one per layer (FSDP unit)
     double reduce_bucket_params = 0;  // elements per gradient reduce-scatter; 0 = one per layer

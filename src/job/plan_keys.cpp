@@ -107,7 +107,7 @@ constexpr std::array kKeys{
                                  : c.framework == Framework::deepspeed ? CpCommType::a2a
                                                                        : CpCommType::p2p;
             }},
-    // Expert layers (docs/job-file.md "Expert parallelism"); checked against the plan in job/validate.cpp.
+    // Expert layers (docs/job-file-parallel.md "Expert parallelism"); checked against the plan in job/validate.cpp.
     PlanKey{.name = "etp", .type = T::integer, .min = 1, .max = kMaxDegree, .field = field<&ParallelPlan::etp>(),
             .default_value = "tp", .not_given = "as tp (Megatron-Core: --expert-tensor-parallel-size None)",
             .megatron = "--expert-tensor-parallel-size", .words = "expert tensor parallelism (MoE parallel folding)",
@@ -220,7 +220,7 @@ constexpr std::array kKeys{
             }},
     PlanKey{.name = "grad_fp32", .type = T::boolean, .field = field<&ParallelPlan::grad_fp32>(), .default_value = "true",
             .megatron = "--grad-reduce-in-bf16 (false)", .words = "fp32 main gradients", .echo = kAlways},
-    // ZeRO-3 engine (docs/job-file.md "ZeRO-3 engine"); absent keys keep the framework's default.
+    // ZeRO-3 engine (docs/job-file-parallel.md "ZeRO-3 engine"); absent keys keep the framework's default.
     PlanKey{.name = "zero_bucket_params", .type = T::integer, .min = 0, .max = kMaxElems,
             .field = field<&ParallelPlan::zero_bucket_params>(), .default_value = "the framework's",
             .not_given = "training.framework's engine (estimate/zero3_time.cpp)",

@@ -24,23 +24,9 @@ public:
     bool event() {
         ws();
         if (!expect('{')) return false;
-        ws();
-        if (peek() == '}') { ++p_; return true; }
         std::string key_buf;
-        for (;;) {
-            ws();
-            std::string_view key;
-            if (!string(key, &key_buf)) return false;
-            ws();
-            if (!expect(':')) return false;
-            ws();
-            if (!top_field(key)) return false;
-            ws();
-            if (peek() == ',') { ++p_; continue; }
-            if (peek() == '}') { ++p_; break; }
-            return fail("expected ',' or '}' in event");
-        }
-        return true;
+        return items('}', true, &key_buf, "expected ',' or '}' in event",
+                     [this](std::string_view key) { return top_field(key); });
     }
 
 private:
@@ -80,52 +66,45 @@ private:
 
     bool args() {
         ++p_;
-        ws();
-        if (peek() == '}') { ++p_; return true; }
         std::string key_buf;
-        for (;;) {
-            ws();
-            std::string_view key;
-            if (!string(key, &key_buf)) return false;
-            ws();
-            if (!expect(':')) return false;
-            ws();
-            Scalar v;
-            const bool coll = key == "Collective name";
-            const bool dtype = key == "dtype";
-            std::string_view* pg = key == "Process Group Name"          ? &f_.pg_name
-                                   : key == "Process Group Description" ? &f_.pg_desc
-                                   : key == "Process Group Ranks"       ? &f_.pg_ranks
-                                                                        : nullptr;
-            std::string* pg_buf = pg == &f_.pg_name ? &f_.pg_name_buf : pg == &f_.pg_desc ? &f_.pg_desc_buf
-                                                                                          : &f_.pg_ranks_buf;
-            // NCCL message sizes (Kineto's record_param_comms arguments on the kernel).
-            const bool in_n = key == "In msg nelems", out_n = key == "Out msg nelems", group = key == "Group size";
-            double* mem = memory_arg(key);
-            const bool numeric = key == "stream" || key == "correlation" || in_n || out_n || group || mem;
-            if (!value(v, coll ? &f_.coll_buf : dtype ? &f_.dtype_buf : pg ? pg_buf : &scratch_, 2, numeric)) return false;
-            if (key == "stream") {
-                f_.has_stream = true;
-                f_.stream = to_int(v);
-            } else if (key == "correlation") {
-                f_.correlation = to_int(v);
-            } else if (coll && v.kind == Scalar::Kind::string) {
-                f_.collective = v.text;
-            } else if (dtype && v.kind == Scalar::Kind::string) {
-                f_.dtype = v.text;
-            } else if (pg != nullptr && v.kind == Scalar::Kind::string) {
-                *pg = v.text;
-            } else if (in_n || out_n || group) {
-                const double x = v.kind == Scalar::Kind::number && std::isfinite(v.number) ? v.number : -1;
-                (in_n ? f_.in_nelems : out_n ? f_.out_nelems : f_.group_size) = x;
-            } else if (mem != nullptr) {
-                *mem = v.kind == Scalar::Kind::number ? v.number : kNoNumber;
-            }
-            ws();
-            if (peek() == ',') { ++p_; continue; }
-            if (peek() == '}') { ++p_; return true; }
-            return fail("expected ',' or '}' in args");
+        return items('}', true, &key_buf, "expected ',' or '}' in args",
+                     [this](std::string_view key) { return arg_field(key); });
+    }
+
+    // One member of "args": the fields of EventFields it holds.
+    bool arg_field(std::string_view key) {
+        Scalar v;
+        const bool coll = key == "Collective name";
+        const bool dtype = key == "dtype";
+        std::string_view* pg = key == "Process Group Name"          ? &f_.pg_name
+                               : key == "Process Group Description" ? &f_.pg_desc
+                               : key == "Process Group Ranks"       ? &f_.pg_ranks
+                                                                    : nullptr;
+        std::string* pg_buf = pg == &f_.pg_name ? &f_.pg_name_buf : pg == &f_.pg_desc ? &f_.pg_desc_buf
+                                                                                      : &f_.pg_ranks_buf;
+        // NCCL message sizes (Kineto's record_param_comms arguments on the kernel).
+        const bool in_n = key == "In msg nelems", out_n = key == "Out msg nelems", group = key == "Group size";
+        double* mem = memory_arg(key);
+        const bool numeric = key == "stream" || key == "correlation" || in_n || out_n || group || mem;
+        if (!value(v, coll ? &f_.coll_buf : dtype ? &f_.dtype_buf : pg ? pg_buf : &scratch_, 2, numeric)) return false;
+        if (key == "stream") {
+            f_.has_stream = true;
+            f_.stream = to_int(v);
+        } else if (key == "correlation") {
+            f_.correlation = to_int(v);
+        } else if (coll && v.kind == Scalar::Kind::string) {
+            f_.collective = v.text;
+        } else if (dtype && v.kind == Scalar::Kind::string) {
+            f_.dtype = v.text;
+        } else if (pg != nullptr && v.kind == Scalar::Kind::string) {
+            *pg = v.text;
+        } else if (in_n || out_n || group) {
+            const double x = v.kind == Scalar::Kind::number && std::isfinite(v.number) ? v.number : -1;
+            (in_n ? f_.in_nelems : out_n ? f_.out_nelems : f_.group_size) = x;
+        } else if (mem != nullptr) {
+            *mem = v.kind == Scalar::Kind::number ? v.number : kNoNumber;
         }
+        return true;
     }
 
     // The field of a [memory] event's argument, or nullptr.

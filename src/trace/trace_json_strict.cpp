@@ -184,25 +184,11 @@ bool StrictJson::value(Scalar& out, std::string* buf, int depth, bool convert) {
 bool StrictJson::skip_container(char open, char close, bool object, int depth) {
     ++p_;
     (void)open;
-    ws();
-    if (peek() == close) { ++p_; return true; }
     std::string scratch;
-    for (;;) {
-        ws();
-        if (object) {
-            std::string_view key;
-            if (!string(key, &scratch)) return false;
-            ws();
-            if (!expect(':')) return false;
-            ws();
-        }
+    return items(close, object, &scratch, object ? "expected ',' or '}'" : "expected ',' or ']'", [&](std::string_view) {
         Scalar ignored;
-        if (!value(ignored, &scratch, depth + 1)) return false;
-        ws();
-        if (peek() == ',') { ++p_; continue; }
-        if (peek() == close) { ++p_; return true; }
-        return fail(object ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
+        return value(ignored, &scratch, depth + 1);
+    });
 }
 
 }  // namespace lostflops::trace::detail

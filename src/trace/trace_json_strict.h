@@ -60,6 +60,32 @@ protected:
     bool value(Scalar& out, std::string* buf, int depth, bool convert = false);
     bool skip_container(char open, char close, bool object, int depth);
 
+    // The items of an object or array whose opening bracket has been read, up
+    // to and past `close`: each item's key (an object member's, decoded into
+    // *key_buf when it has escapes; empty for an array's item) goes to
+    // on_item(key), which reads the value. Anything but ',' or `close` after
+    // an item fails with `separator_error`.
+    template <class OnItem>
+    bool items(char close, bool object, std::string* key_buf, const char* separator_error, OnItem&& on_item) {
+        ws();
+        if (peek() == close) { ++p_; return true; }
+        for (;;) {
+            ws();
+            std::string_view key;
+            if (object) {
+                if (!string(key, key_buf)) return false;
+                ws();
+                if (!expect(':')) return false;
+                ws();
+            }
+            if (!on_item(key)) return false;
+            ws();
+            if (peek() == ',') { ++p_; continue; }
+            if (peek() == close) { ++p_; return true; }
+            return fail(separator_error);
+        }
+    }
+
     const char* begin_;
     const char* p_;
     const char* end_;

@@ -90,7 +90,7 @@ struct LayerWork {
     // heads, that its all-to-alls move (cost/cp_attention.h).
     double cp_bytes_fwd = 0;
     double cp_qkv_bytes = 0, cp_out_bytes = 0;
-    // Expert layers (docs/job-file.md "Expert parallelism"; cost/expert_dispatch.h
+    // Expert layers (docs/job-file-parallel.md "Expert parallelism"; cost/expert_dispatch.h
     // turns them into bytes per fabric and time): the tokens this rank holds
     // and dispatches, b*s/(cp*tp) with sequence parallelism (b*s/cp without),
     // the copies of each (top-k) and the bytes of one copy (hidden x 2).
