@@ -161,7 +161,7 @@ nlohmann::json parallel_json(const Job& job) {
                                                                                       : nlohmann::json();
     if (p.recompute == Recompute::selective) j["recompute_modules"] = recompute_module_names(p.recompute_modules);
     if (moe) {
-        // Expert layers (docs/job-file.md "Expert parallelism"): etp resolved (tp when not given).
+        // Expert layers (docs/job-file-parallel.md "Expert parallelism"): etp resolved (tp when not given).
         j["etp"] = p.expert_tp();
         j["expert_dp"] = p.expert_dp();
         j["moe_capacity_factor"] = p.moe_capacity_factor > 0 ? nlohmann::json(p.moe_capacity_factor) : nlohmann::json();
