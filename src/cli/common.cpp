@@ -99,6 +99,7 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
     if (job_path == "-")
         throw InputError("-", "parallel", "searching the plan reads the job twice; give a file, not standard input");
     const SearchJob sj = job_path.empty() ? default_search_job(overrides) : load_search_job(job_path, overrides);
+    check_model_keys(sj.job);  // --strict refuses an unmodelled key before the search, not after it
     const std::string source = job_path.empty() ? "data/jobs/default.yaml (built in)" : job_path;
     std::vector<UnlaunchableFix> dropped;
     const Job won = best_launchable_plan(sj, load_calibration_for(calibration_path), std::nullopt, source, &dropped);
