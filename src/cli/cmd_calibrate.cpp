@@ -203,7 +203,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}).description(""))
         ->type_name("{all_reduce,all_gather,reduce_scatter,all_to_all,send_recv}");
     nccl->add_option("--ranks", opts->ranks, "ranks of the test, for an excerpt without its '#  Rank N' lines")
-        ->check(CLI::Range(2, 1 << 20));
+        ->check(whole_number())->check(CLI::Range(2, 1 << 20));
     nccl->callback([opts, &exit_code] { exit_code = run_nccl(*opts); });
 
     auto ropts = std::make_shared<RunsOptions>();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <limits>
 #include <optional>
 #include <cstdio>
 
@@ -214,7 +215,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--compare", a->compare, "where this plan ranks and why, e.g. \"tp=8,pp=16,zero=1\"");
     cmd->add_flag("--rank-plan", a->rank_plan,
                   "search every plan (the job's parallel section freed) and place the job's own plan, as --compare");
-    cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 256));
+    cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")
+        ->check(whole_number())
+        ->check(CLI::Range(0, 256));
     cmd->add_option("--gpu-hour-price", a->price, "money per GPU-hour, for --by cost")->check(finite_range(0, 1e6));
     cmd->callback([a, &exit_code] {
         // One price: --gpu-hour-price is the run's price too (cost per
@@ -250,14 +253,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
         if (a->top == "all") {
             req.top = 0;
         } else if (!a->top.empty()) {
-            try {
-                size_t used = 0;
-                const long n = std::stol(a->top, &used);
-                if (used != a->top.size() || n < 1) throw std::invalid_argument("top");
-                req.top = static_cast<size_t>(n);
-            } catch (const std::exception&) {
-                throw InputError("--top", "", fmt::format("'{}': expected a positive count or all", a->top));
-            }
+            const auto n = strict_count(a->top, 1, std::numeric_limits<long>::max());
+            if (!n) throw InputError("--top", "", fmt::format("'{}': expected a positive count or all", a->top));
+            req.top = static_cast<size_t>(*n);
         }
         SearchOptions opts;
         opts.fix = fix;

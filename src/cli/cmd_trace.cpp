@@ -266,10 +266,10 @@ void add_trace_command(CLI::App& app, int& exit_code) {
                     "also write a self-contained HTML report (everything the text has, as charts and tables)");
     cmd->add_option("--threads", opts->threads,
                     "trace (or merge: summary) files read in parallel, one per thread (default: all cores)")
-        ->check(CLI::Range(0u, 1024u));
+        ->check(whole_number())->check(CLI::Range(0u, 1024u));
     cmd->add_option("--gpus-per-node", opts->gpus_per_node,
                     "ranks per node, for the nodes that hold the others back (default: the traces' deviceProperties)")
-        ->check(CLI::Range(1, 1024));
+        ->check(whole_number())->check(CLI::Range(1, 1024));
     cmd->require_subcommand(0, 1);
 
     auto* merge = cmd->add_subcommand("merge", "Combine per-rank summaries written by --summary-out (thousands: "
@@ -278,7 +278,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     merge->add_option("--list", opts->summary_list, "a file listing summary files, one per line ('-': standard input)");
     merge->add_option("--report", opts->merge_report_out, "also write a self-contained HTML report");
     merge->add_option("--gpus-per-node", opts->gpus_per_node, "ranks per node (default: the summaries')")
-        ->check(CLI::Range(1, 1024));
+        ->check(whole_number())->check(CLI::Range(1, 1024));
     add_format_option(merge, opts->merge_format);
     merge->callback([opts, merge, &exit_code] {
         // `trace --format json merge ...`: the parent's --format, unless merge has its own.

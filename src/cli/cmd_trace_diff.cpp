@@ -50,7 +50,7 @@ void add_trace_diff_command(CLI::App* trace_cmd, Format& parent_format, int& exi
                     "percent change of a kernel's mean duration below which it counts as the same (default 5)")
         ->check(finite_range(0, 1e6));
     cmd->add_option("--top", o->top, "changed kernels listed in the table (default 40; JSON lists all)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+        ->check(whole_number())->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
     cmd->callback([o, cmd, &parent_format, &exit_code] {
         exit_code = run_diff(*o, parent_format, cmd->get_option("--format")->count() > 0);
     });

@@ -158,14 +158,8 @@ std::vector<int> gpu_list(const std::string& text) {
     // more than any scaling curve plots.
     constexpr size_t kMaxSweepSizes = 64;
     const auto num = [&](const std::string& s) {
-        try {
-            size_t used = 0;
-            const long v = std::stol(s, &used);
-            if (used != s.size() || v < 1 || v > 1'000'000) throw std::invalid_argument("range");
-            return static_cast<int>(v);
-        } catch (const std::exception&) {
-            throw InputError("--gpus", "", fmt::format("'{}': expected a GPU count from 1 to 1000000", s));
-        }
+        if (const auto v = strict_count(s, 1, 1'000'000)) return static_cast<int>(*v);
+        throw InputError("--gpus", "", fmt::format("'{}': expected a GPU count from 1 to 1000000", s));
     };
     std::vector<int> out;
     if (const auto dots = text.find(".."); dots != std::string::npos) {
@@ -187,6 +181,24 @@ std::vector<int> gpu_list(const std::string& text) {
         at = comma + 1;
     }
     return out;
+}
+
+std::optional<long> strict_count(const std::string& text, long lo, long hi) {
+    // std::stol would skip leading space and take a sign: " 5" and "+5" were counts.
+    long v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || text.front() == '-' || ec != std::errc() || ptr != end || v < lo || v > hi) return std::nullopt;
+    return v;
+}
+
+CLI::Validator whole_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return digits ? "" : fmt::format("'{}': expected a whole number (digits only)", text);
+        },
+        "");
 }
 
 CLI::Validator finite_range(double lo, double hi) {

@@ -15,6 +15,26 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// Counts were read by std::stol (search --top, --gpus) or CLI11's strtoll
+// (--threads, --simulate, ...): " 5", "+5" and 0x5 were 5, where every
+// real-valued option (--gpu-hour-price) refuses them. Now digits only.
+TEST(CliReliability6, CountsAreDigitsOnly) {
+    const std::string job = source_path("examples/gpt3-175b-8xa100.yaml");
+    for (const std::string bad : {"' 5'", "+5", "0x5"}) {
+        const CliRun top = run_cli("--quiet search --top " + bad + " " + job);
+        EXPECT_EQ(top.code, 2) << bad << ": " << top.all();
+        EXPECT_TRUE(has(top.err, "--top")) << top.err;
+        const CliRun threads = run_cli("--quiet search --top 1 --threads " + bad + " " + job);
+        EXPECT_EQ(threads.code, 2) << bad << ": " << threads.all();
+        EXPECT_TRUE(has(threads.err, "expected a whole number")) << threads.err;
+        const CliRun gpus = run_cli("--quiet search --gpus 8," + bad + " " + job);
+        EXPECT_EQ(gpus.code, 2) << bad << ": " << gpus.all();
+        EXPECT_TRUE(has(gpus.err, "expected a GPU count")) << gpus.err;
+    }
+    // The plain count still reads (exit 1: no plan of GPT-3 175B fits on 8 A100s).
+    EXPECT_EQ(run_cli("--quiet search --top 5 --threads 1 " + job).code, 1);
+}
+
 // --strict estimate --best (and explain, report) searched every plan, said
 // the search's best, and only then refused the model key the search had
 // priced: the refusal now comes first, without the search's note.
