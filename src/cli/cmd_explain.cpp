@@ -16,6 +16,7 @@
 #include "lostflops/explain.h"
 #include "lostflops/job.h"
 #include "lostflops/terminal_text.h"
+#include "lostflops/trace_compare.h"
 
 namespace lostflops::cli {
 
@@ -116,7 +117,13 @@ void add_report_command(CLI::App& app, int& exit_code) {
         std::optional<Progress> progress;
         if (!gpus.empty()) progress.emplace(fmt::format("report: searching every plan on {} cluster sizes", gpus.size()));
         const JobSource src = source_of(*o);
-        check_model_keys(load_job_source(src));  // said (or refused, --strict) here; the HTML lists every warning
+        const Job job = check_model_keys(load_job_source(src));  // said (or refused, --strict) here; the HTML lists every warning
+        const Estimate est = estimate(job, cal);
+        // As `trace --job`: a trace whose GEMM and attention time is far from
+        // the job's is of another run (model, batch, plan, GPU), said here.
+        if (!traces.empty())
+            for (const auto& w : trace::compare_with_job(traces, job, est, job.source).warnings)
+                std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(w).c_str());
         const std::string html = html_report(
             src, cal, gpus,
             [&progress](double share) {
@@ -131,7 +138,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
         if (!out) throw InputError(o->output_path, "-o", "write failed");
         std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", terminal_text(o->output_path).c_str(), html.size());
         // As estimate: exit 1 when the plan does not fit (the report says so in a banner).
-        const bool fits = estimate(load_job_source(source_of(*o)), cal).memory.fits;
+        const bool fits = est.memory.fits;
         if (!fits) std::fprintf(stderr, "lostflops: the plan does not fit in GPU memory (the report's banner says by how much)\n");
         exit_code = static_cast<int>(fits ? ExitCode::ok : ExitCode::does_not_fit);
     });

@@ -209,9 +209,7 @@ int run_trace(const TraceOptions& o) {
         const Calibration cal =
             o.calibration_path.empty() ? default_calibration() : load_calibration(o.calibration_path);
         const Estimate est = estimate(job, cal);
-        const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
-        cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path,
-                                           job.plan.tp * job.plan.cp * job.plan.dp);
+        cmp = trace::compare_with_job(ranks, job, est, o.job_path);
         // The profiler's own host time, and the host's own speed: the traced step's host ran that much slower.
         const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us);
         // The host's speed applies to framework hf only (host_speed.h estimate_as_profiled).

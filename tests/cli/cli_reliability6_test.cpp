@@ -15,6 +15,18 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// report --trace drew a trace's memory over the job's prediction without the
+// check `trace --job` makes: a trace of another model (here two GEMMs of
+// 90 us a step against GPT-3 175B's 9.8 s) gave no job-mismatch warning.
+class CliReliability6Scratch : public CliScratch {};
+TEST_F(CliReliability6Scratch, ReportSaysATraceOfAnotherJob) {
+    const std::string trace = source_path("tests/data/trace/memory-small.json");
+    const std::string job = source_path("examples/gpt3-175b-8xa100.yaml");
+    const CliRun other = run_cli("--quiet report " + job + " --trace " + trace + " -o " + (dir_ / "a.html").string());
+    EXPECT_EQ(other.code, 1) << other.all();  // the plan does not fit; the report is written
+    EXPECT_TRUE(has(other.err, "warning: job-mismatch: " + job + ": predicted compute")) << other.err;
+}
+
 // Counts were read by std::stol (search --top, --gpus) or CLI11's strtoll
 // (--threads, --simulate, ...): " 5", "+5" and 0x5 were 5, where every
 // real-valued option (--gpu-hour-price) refuses them. Now digits only.
