@@ -47,6 +47,20 @@ TEST(CliReliability6, CountsAreDigitsOnly) {
     EXPECT_EQ(run_cli("--quiet search --top 5 --threads 1 " + job).code, 1);
 }
 
+// goodput's table counted a TPU slice's chips as "256 GPUs" and
+// "GPU-hours"; estimate's whole-run section too.
+TEST(CliReliability6, GoodputCountsTpuChips) {
+    const std::string tpu = source_path("tests/data/tpu/llama2-7b-v5e-256.yaml");
+    const CliRun g = run_cli("--quiet goodput --set training.train_tokens=1e12 " + tpu);
+    ASSERT_EQ(g.code, 0) << g.all();
+    EXPECT_TRUE(has(g.out, "256 chips")) << g.out;
+    EXPECT_TRUE(has(g.out, "chip-hours")) << g.out;
+    EXPECT_FALSE(has(g.out, "GPU-hours")) << g.out;
+    const CliRun gpu = run_cli("--quiet goodput " + source_path("examples/deepseek-v3-2048xh800-goodput.yaml"));
+    EXPECT_TRUE(has(gpu.out, "GPU-hours")) << gpu.all();
+    EXPECT_TRUE(has(gpu.out, "2048 GPUs")) << gpu.out;
+}
+
 // --strict estimate --best (and explain, report) searched every plan, said
 // the search's best, and only then refused the model key the search had
 // priced: the refusal now comes first, without the search's note.
