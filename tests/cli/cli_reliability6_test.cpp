@@ -61,6 +61,28 @@ TEST(CliReliability6, GoodputCountsTpuChips) {
     EXPECT_TRUE(has(gpu.out, "2048 GPUs")) << gpu.out;
 }
 
+// import torchtitan took any [optimizer] name (torchtitan itself builds Adam
+// or AdamW and raises on the rest): "Adamw" and "SGD" were priced as AdamW.
+class CliReliability6Torchtitan : public CliScratch {};
+TEST_F(CliReliability6Torchtitan, UnknownOptimizerIsRefused) {
+    const std::string toml =
+        slurp(source_path("tests/data/interop/torchtitan/torchtitan24-a100-llama3-8b-selective.toml"));
+    const std::string named = "name = \"AdamW\"";
+    const size_t at = toml.find(named);
+    ASSERT_NE(at, std::string::npos);
+    const auto with = [&](const std::string& name) {
+        std::string t = toml;
+        t.replace(at, named.size(), "name = \"" + name + "\"");
+        return write(name + ".toml", t);
+    };
+    const CliRun typo = run_cli("import torchtitan --num-gpus 8 " + with("Adamw"));
+    EXPECT_EQ(typo.code, 2) << typo.all();
+    EXPECT_TRUE(has(typo.err, "optimizer.name: expected Adam or AdamW")) << typo.err;
+    EXPECT_TRUE(has(typo.err, "did you mean `AdamW`?")) << typo.err;
+    EXPECT_EQ(run_cli("import torchtitan --num-gpus 8 " + with("SGD")).code, 2);
+    EXPECT_EQ(run_cli("import torchtitan --num-gpus 8 " + with("Adam")).code, 0);
+}
+
 // --strict estimate --best (and explain, report) searched every plan, said
 // the search's best, and only then refused the model key the search had
 // priced: the refusal now comes first, without the search's note.
