@@ -66,7 +66,8 @@ YAML::Node apply_preset(YAML::Node node, const std::string& file) {
     if (!yaml) {
         std::string all;
         for (const auto& n : model_names()) all += (all.empty() ? "" : ", ") + n;
-        throw InputError(file, "model.preset", "unknown model '" + name + "'; known: " + all);
+        throw InputError(file, "model.preset",
+                         "unknown model '" + name + "'; known: " + all + did_you_mean(name, model_names()));
     }
     const YAML::Node base = YAML::Load(*yaml);
     node = flatten_model_node(node, file, /*keep_nulls=*/true);

@@ -96,5 +96,15 @@ TEST(CliReliability6, StrictRefusesBeforeTheSearch) {
     }
 }
 
+// An unknown model.preset listed every preset but named none, where an
+// unknown cluster.preset (and every unknown key) says "did you mean".
+TEST(CliReliability6, UnknownModelPresetSaysDidYouMean) {
+    const CliRun r = run_cli("--quiet estimate --set model.preset=llama3-70 " +
+                             source_path("examples/llama3-70b-64xmi300x.yaml"));
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_TRUE(has(r.err, "unknown model 'llama3-70'; known: ")) << r.err;
+    EXPECT_TRUE(has(r.err, "did you mean `llama3-70b`?")) << r.err;
+}
+
 }  // namespace
 }  // namespace lostflops::test
