@@ -106,5 +106,20 @@ TEST(CliReliability6, UnknownModelPresetSaysDidYouMean) {
     EXPECT_TRUE(has(r.err, "did you mean `llama3-70b`?")) << r.err;
 }
 
+// KEY=null is the key's default, and model.preset's is none: yet
+// `--set model.preset=null --set model.hf_config=PATH` on a job with a preset
+// was refused as "given together with model.hf_config", and `preset: null`
+// alone as "unknown model ''".
+TEST(CliReliability6, NullPresetIsNoPreset) {
+    const std::string job = source_path("examples/llama3-70b-64xmi300x.yaml");
+    const CliRun swap = run_cli("--quiet estimate --format json --set model.preset=null --set model.hf_config=" +
+                                source_path("tests/data/job/tiny-llama/config.json") + " " + job);
+    EXPECT_NE(swap.code, 2) << swap.all();
+    EXPECT_TRUE(has(swap.out, "\"name\": \"tiny-llama\"")) << swap.out.substr(0, 400);
+    const CliRun none = run_cli("--quiet estimate --set model.preset=null " + job);
+    EXPECT_EQ(none.code, 2) << none.all();
+    EXPECT_TRUE(has(none.err, "model.num_hidden_layers: missing")) << none.err;
+}
+
 }  // namespace
 }  // namespace lostflops::test
