@@ -121,5 +121,17 @@ TEST(CliReliability6, NullPresetIsNoPreset) {
     EXPECT_TRUE(has(none.err, "model.num_hidden_layers: missing")) << none.err;
 }
 
+// A trace cut before its first kernel was refused for having no kernels,
+// without the cause: the cut, which a trace cut later warns of.
+TEST_F(CliReliability6Scratch, TraceCutBeforeItsKernelsSaysSo) {
+    const std::string text = slurp(source_path("tests/data/trace/memory-small.json"));
+    const size_t kernel = text.find("{\"ph\": \"X\", \"cat\": \"kernel\"");
+    ASSERT_NE(kernel, std::string::npos);
+    const CliRun r = run_cli("--quiet trace " + write("cut.json", text.substr(0, kernel)));
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_TRUE(has(r.err, "no GPU kernels to analyse")) << r.err;
+    EXPECT_TRUE(has(r.err, "; truncated: the file ends at byte")) << r.err;
+}
+
 }  // namespace
 }  // namespace lostflops::test
