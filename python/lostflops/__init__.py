@@ -58,6 +58,7 @@ Job = Union[None, str, "os.PathLike[str]", Dict[str, Any]]
 
 _MAX_GPUS = 1_000_000      # the job file's num_gpus range (src/job/hardware_bounds.h kMaxGpus)
 _MAX_SWEEP_SIZES = 64      # the command line's --gpus list (src/cli/common.cpp gpu_list)
+_MAX_SLICES = 65536        # the command line's --slices range (src/cli/cmd_import.cpp)
 _MAX_SIMULATE = 10_000_000  # the command line's --simulate range (src/cli/cmd_goodput.cpp)
 
 
@@ -76,6 +77,14 @@ def _count(name: str, value: Any, lo: int, hi: int) -> int:
         error.file, error.key, error.message = name, "", "%d: expected an integer from %d to %d" % (value, lo, hi)
         raise error
     return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A yes/no argument: True or False (numpy's bool too), else TypeError;
+    bool() made best="no" a True, the command line's flag given."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise TypeError("%s: expected True or False, got %s" % (name, type(value).__name__))
+    return bool(value)
 
 
 def _sizes(gpus: Optional[Sequence[int]]) -> List[int]:
@@ -162,7 +171,8 @@ def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[S
         raise ValueError("gpus and min_gpus: give one (the command line's --gpus and --min-gpus exclude each other)")
     text, is_text = _job_arg(job)
     return json.loads(_lostflops.search(text, is_text, _strings("set", set), _strings("fix", fix), by, top,
-                                        calibration or "", sizes, bool(min_gpus), float(gpu_hour_price or 0)))
+                                        calibration or "", sizes, _flag("min_gpus", min_gpus),
+                                        float(gpu_hour_price or 0)))
 
 
 def _job_file(job: Job) -> Optional[str]:
@@ -216,7 +226,7 @@ def trace(path: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[
     """Measured breakdown of PyTorch profiler (Kineto) traces, one file per rank:
     the dict of ``lostflops trace --format json FILE...``."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    return json.loads(_lostflops.trace([os.fspath(p) for p in paths], bool(hta_compatible)))
+    return json.loads(_lostflops.trace([os.fspath(p) for p in paths], _flag("hta_compatible", hta_compatible)))
 
 
 def _summary_of(path: str, hta_compatible: bool) -> str:
@@ -250,7 +260,7 @@ def trace_summaries(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "o
     one, on local threads (the C++ reader releases the GIL). Pass the result
     to :func:`merge_summaries`."""
     files = _trace_files(paths)
-    hta = bool(hta_compatible)
+    hta = _flag("hta_compatible", hta_compatible)
     if client is not None:
         futures = client.map(_summary_of, files, [hta] * len(files), pure=False)
         texts = client.gather(futures)
@@ -281,7 +291,8 @@ def trace_merge(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.Pa
 def trace_diff(a: Union[str, "os.PathLike[str]"], b: Union[str, "os.PathLike[str]"], hta_compatible: bool = False,
                threshold_pct: float = 5.0) -> Dict[str, Any]:
     """Two traces compared kernel by kernel: ``lostflops trace diff A B --format json``."""
-    return json.loads(_lostflops.trace_diff(os.fspath(a), os.fspath(b), bool(hta_compatible), float(threshold_pct)))
+    return json.loads(_lostflops.trace_diff(os.fspath(a), os.fspath(b), _flag("hta_compatible", hta_compatible),
+                                            float(threshold_pct)))
 
 
 def trace_synth(directory: Union[str, "os.PathLike[str]"], ranks: int = 8, gpus_per_node: int = 8, tp: int = 1,
@@ -381,12 +392,14 @@ def import_maxtext(text_or_path: Union[str, "os.PathLike[str]"], tpu: str, slice
     -> (job YAML, notes): ``lostflops import maxtext FILE --tpu T [--slices N]
     [--set KEY=VALUE]...``; see import_megatron."""
     text, is_path = _import_arg(text_or_path)
-    return _lostflops.import_("maxtext", text, is_path, 0, tpu, _num_gpus(slices), _strings("set", set))
+    return _lostflops.import_("maxtext", text, is_path, 0, tpu, _count("slices", slices, 0, _MAX_SLICES),
+                              _strings("set", set))
 
 
 def _export(framework: str, job: Job, set: Optional[Sequence[str]], best: bool, calibration: Optional[str]) -> str:
     text, is_text = _job_arg(job)
-    out, notes = _lostflops.export(framework, text, is_text, _strings("set", set), bool(best), calibration or "")
+    out, notes = _lostflops.export(framework, text, is_text, _strings("set", set), _flag("best", best),
+                                   calibration or "")
     # What the command line writes to stderr (what is not modelled, the
     # framework --best priced the plan under) arrives as warnings.
     for n in notes:
