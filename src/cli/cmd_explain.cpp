@@ -37,10 +37,12 @@ struct ExplainOptions {
 
 void add_source_options(CLI::App* cmd, ExplainOptions& o) {
     cmd->add_option("job", o.job_path,
-                    "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent");
+                    "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent")
+        ->check(file_name());
     cmd->add_option("--set", o.overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     add_headroom_option(cmd, o.overrides);
-    cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     add_best_flag(cmd, o.best);
 }
 
@@ -99,7 +101,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("report", "write a self-contained HTML report (waterfall, roofline, pipeline "
                                              "timeline, memory per rank)");
     add_source_options(cmd, *o);
-    cmd->add_option("-o,--output", o->output_path, "HTML file to write")->required();
+    cmd->add_option("-o,--output", o->output_path, "HTML file to write")->check(file_name())->required();
     cmd->add_option("--gpus", o->gpus,
                     "add the scaling curve: the best plan of the search at 512..16384 (doubling) or 512,1024,4096 GPUs");
     cmd->add_option("--trace", o->trace_path,

@@ -198,10 +198,11 @@ void add_search_command(CLI::App& app, int& exit_code) {
                                              "(exit 1 when none fits)");
     cmd->add_option("job", a->job_path,
                     "job file; keys under parallel: are fixed, the rest searched (default: the built-in job's "
-                    "model, cluster and training)");
+                    "model, cluster and training)")->check(file_name());
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     add_headroom_option(cmd, a->overrides);
-    cmd->add_option("--calibration", a->calibration_path, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--calibration", a->calibration_path, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     cmd->add_option("--format", a->format, "output format (default: table)")
         ->check(CLI::IsMember({"table", "json", "csv"}).description(""))
         ->type_name("{table,json,csv}");

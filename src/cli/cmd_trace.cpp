@@ -253,15 +253,18 @@ void add_trace_command(CLI::App& app, int& exit_code) {
                   "use Holistic Trace Analysis' conventions (rounding, last step and "
                   "uncorrelated kernels dropped)");
     auto* job = cmd->add_option("--job", opts->job_path,
-                                "job file of the traced run: measured MFU and measured vs predicted");
+                                "job file of the traced run: measured MFU and measured vs predicted")
+        ->check(file_name());
     // Without --job there is no estimate for these to change: an error, not a silent no-op.
     cmd->add_option("--set", opts->overrides, "override a job key: section.key=value (with --job; repeatable)")
         ->allow_extra_args(false)
         ->needs(job);
-    cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")->needs(job);
-    cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
+    cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")
+        ->check(file_name())->needs(job);
+    cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)")->check(file_name());
     cmd->add_option("--report", opts->report_out,
-                    "also write a self-contained HTML report (everything the text has, as charts and tables)");
+                    "also write a self-contained HTML report (everything the text has, as charts and tables)")
+        ->check(file_name());
     cmd->add_option("--threads", opts->threads,
                     "trace (or merge: summary) files read in parallel, one per thread (default: all cores)")
         ->check(whole_number())->check(CLI::Range(0u, 1024u));
@@ -274,7 +277,8 @@ void add_trace_command(CLI::App& app, int& exit_code) {
                                                "one at a time, in bounded memory)");
     merge->add_option("summaries", opts->summaries, "summary files or directories of them ('-' for standard input)");
     merge->add_option("--list", opts->summary_list, "a file listing summary files, one per line ('-': standard input)");
-    merge->add_option("--report", opts->merge_report_out, "also write a self-contained HTML report");
+    merge->add_option("--report", opts->merge_report_out, "also write a self-contained HTML report")
+        ->check(file_name());
     merge->add_option("--gpus-per-node", opts->gpus_per_node, "ranks per node (default: the summaries')")
         ->check(whole_number())->check(CLI::Range(1, 1024));
     add_format_option(merge, opts->merge_format);

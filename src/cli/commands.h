@@ -79,6 +79,10 @@ CLI::Validator finite_range(double lo, double hi);
 // CLI11's reading, skips leading space and takes a sign or 0x: " 5", "+5" and
 // "0x5" were 5, where every real-valued option refuses them).
 CLI::Validator whole_number();
+// A check for a file option or argument: not empty. "" was read as not
+// given: the built-in job or calibration, no --job comparison, no
+// --summary-out, where the readers of tables and traces say "empty file name".
+CLI::Validator file_name();
 
 // InputError(flag) when `output` is the same file as one of `inputs` (same
 // device and inode, so a link or another spelling of the path counts): the

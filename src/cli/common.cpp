@@ -54,11 +54,12 @@ Format requested_format(const CLI::App& app) {
 void add_job_options(CLI::App* cmd, JobOptions& opts) {
     cmd->add_option("job", opts.job_path,
                     "job file (YAML or JSON; - for standard input); the built-in default job "
-                    "(data/jobs/default.yaml) when absent");
+                    "(data/jobs/default.yaml) when absent")->check(file_name());
     // One value per --set, so `--set k=v JOB` leaves JOB to the positional.
     cmd->add_option("--set", opts.overrides, "override a key: section.key=value (repeatable)")
         ->allow_extra_args(false);
-    cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     add_format_option(cmd, opts.format);
     add_best_flag(cmd, opts.best);
     add_headroom_option(cmd, opts.overrides);
@@ -199,6 +200,10 @@ CLI::Validator whole_number() {
             return digits ? "" : fmt::format("'{}': expected a whole number (digits only)", text);
         },
         "");
+}
+
+CLI::Validator file_name() {
+    return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "empty file name" : ""; }, "");
 }
 
 CLI::Validator finite_range(double lo, double hi) {

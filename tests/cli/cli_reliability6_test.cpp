@@ -4,6 +4,7 @@
 // GPUs for TPU chips, any torchtitan optimizer name, and --strict refusing a
 // key only after the whole search.
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -131,6 +132,21 @@ TEST_F(CliReliability6Scratch, TraceCutBeforeItsKernelsSaysSo) {
     EXPECT_EQ(r.code, 2) << r.all();
     EXPECT_TRUE(has(r.err, "no GPU kernels to analyse")) << r.err;
     EXPECT_TRUE(has(r.err, "; truncated: the file ends at byte")) << r.err;
+}
+
+// An empty file name was read as an option not given: `estimate ""` the
+// built-in job, `--calibration ""` the built-in profile, `trace --job ""` no
+// comparison and `--summary-out ""` no summary, each exit 0 without a word
+// (validate "" and trace "" said "empty file name").
+TEST(CliReliability6, EmptyFileNamesAreRefused) {
+    const std::string trace = source_path("tests/data/trace/memory-small.json");
+    for (const std::string& args : std::vector<std::string>{
+             "estimate ''", "explain ''", "export megatron ''", "search --top 1 ''", "estimate --calibration ''",
+             "trace --job '' " + trace, "trace --summary-out '' " + trace, "report -o ''"}) {
+        const CliRun r = run_cli("--quiet " + args);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.all();
+        EXPECT_TRUE(has(r.err, "empty file name")) << args << ": " << r.err;
+    }
 }
 
 }  // namespace
