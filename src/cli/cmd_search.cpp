@@ -242,7 +242,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
             sj = load_for(*a);
         }
         PlanFix fix = plan_fix_from(sj);
-        for (const std::string& f : a->fixes) add_plan_fix(fix, f, "--fix " + f);
+        std::map<std::string, std::string> fixed;  // over every --fix: a setting given twice is refused
+        for (const std::string& f : a->fixes) add_plan_fix(fix, f, "--fix " + f, &fixed);
         if (sj.micro_batch_given && !fix.micro_batch && !a->job_path.empty())
             std::fprintf(stderr, "lostflops: note: training.micro_batch_size is searched; "
                                  "--fix micro_batch_size=N keeps it\n");

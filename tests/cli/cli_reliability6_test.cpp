@@ -149,5 +149,18 @@ TEST(CliReliability6, EmptyFileNamesAreRefused) {
     }
 }
 
+// search --fix tp=8,tp=4 (or --fix tp=8 --fix tp=4) searched tp 4 without a
+// word: the last value of a setting given twice won.
+TEST(CliReliability6, FixGivenTwiceIsRefused) {
+    const std::string job = source_path("examples/gpt3-175b-8xa100.yaml");
+    for (const std::string fix : {"--fix tp=8,tp=4", "--fix tp=8 --fix tp=4", "--fix mbs=1,micro_batch_size=2"}) {
+        const CliRun r = run_cli("--quiet search --top 1 " + fix + " " + job);
+        EXPECT_EQ(r.code, 2) << fix << ": " << r.all();
+        EXPECT_TRUE(has(r.err, "; give one value")) << fix << ": " << r.err;
+    }
+    // The same value twice is one setting (exit 1: nothing fits on 8 A100s).
+    EXPECT_EQ(run_cli("--quiet search --top 1 --fix tp=8 --fix tp=8 " + job).code, 1);
+}
+
 }  // namespace
 }  // namespace lostflops::test
