@@ -162,5 +162,17 @@ TEST(CliReliability6, FixGivenTwiceIsRefused) {
     EXPECT_EQ(run_cli("--quiet search --top 1 --fix tp=8 --fix tp=8 " + job).code, 1);
 }
 
+// --strict or --quiet after the command got CLI11's "The following argument
+// was not expected: --strict", as a typo does: now where it goes.
+TEST(CliReliability6, GlobalFlagAfterTheCommandSaysWhereItGoes) {
+    const CliRun r = run_cli("estimate --strict " + source_path("examples/gpt3-175b-8xa100.yaml"));
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_TRUE(has(r.err, "--strict is an option of lostflops itself: give it before the command "
+                           "(lostflops --strict estimate ...)"))
+        << r.err;
+    // A word no command takes is still CLI11's.
+    EXPECT_TRUE(has(run_cli("estimate --bogus").err, "not expected: --bogus"));
+}
+
 }  // namespace
 }  // namespace lostflops::test
