@@ -174,5 +174,20 @@ TEST(CliReliability6, GlobalFlagAfterTheCommandSaysWhereItGoes) {
     EXPECT_TRUE(has(run_cli("estimate --bogus").err, "not expected: --bogus"));
 }
 
+// A mistyped torchtitan table ([traning]) dropped its keys, batch and
+// sequence among them, with "not a torchtitan setting lostflops knows" and no
+// hint, where a mistyped job key or Megatron flag gets "did you mean".
+TEST_F(CliReliability6Torchtitan, UnknownKeySaysDidYouMean) {
+    std::string toml =
+        slurp(source_path("tests/data/interop/torchtitan/torchtitan24-a100-llama3-8b-selective.toml"));
+    const size_t at = toml.find("\n[training]\n");
+    ASSERT_NE(at, std::string::npos);
+    toml.replace(at, 12, "\n[traning]\n");
+    const CliRun r = run_cli("import torchtitan --num-gpus 64 " + write("typo.toml", toml));
+    EXPECT_TRUE(has(r.err, "unknown: traning.seq_len: not a torchtitan setting lostflops knows; not used; "
+                           "did you mean `training.seq_len`?"))
+        << r.all();
+}
+
 }  // namespace
 }  // namespace lostflops::test
