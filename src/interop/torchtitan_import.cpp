@@ -76,7 +76,8 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     if (!known)
         throw InputError(source, "model.flavor",
                          "no lostflops preset for torchtitan's " + name + " '" + flavor + "' (known: " +
-                             interop::known_flavors() + "); write the model section yourself");
+                             interop::known_flavors() + "); write the model section yourself" +
+                             interop::flavor_did_you_mean(name, flavor));
     add(d.model, "preset", known->preset, "torchtitan " + name + " " + flavor);
     for (const auto& o : known->overrides) add(d.model, o.key, o.value, o.why);
     const int64_t layers = interop::flavor_shape(*known).layers;

@@ -189,5 +189,20 @@ TEST_F(CliReliability6Torchtitan, UnknownKeySaysDidYouMean) {
         << r.all();
 }
 
+// A torchtitan model named in another case (flavor = "8b", name = "Llama3")
+// listed every flavour lostflops knows but named none.
+TEST_F(CliReliability6Torchtitan, UnknownFlavorSaysDidYouMean) {
+    std::string toml =
+        slurp(source_path("tests/data/interop/torchtitan/torchtitan24-a100-llama3-8b-selective.toml"));
+    const std::string given = "flavor = \"8B\"";
+    const size_t at = toml.find(given);
+    ASSERT_NE(at, std::string::npos);
+    toml.replace(at, given.size(), "flavor = \"8b\"");
+    const CliRun r = run_cli("import torchtitan --num-gpus 64 " + write("flavor.toml", toml));
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_TRUE(has(r.err, "no lostflops preset for torchtitan's llama3 '8b'")) << r.err;
+    EXPECT_TRUE(has(r.err, "did you mean `llama3 8B`?")) << r.err;
+}
+
 }  // namespace
 }  // namespace lostflops::test
