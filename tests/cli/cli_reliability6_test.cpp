@@ -16,6 +16,13 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// The command exits 2 and its standard error holds every part.
+void expect_refused(const std::string& args, const std::vector<std::string>& parts) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.all();
+    for (const std::string& part : parts) EXPECT_TRUE(has(r.err, part)) << args << ": " << r.err;
+}
+
 // report --trace drew a trace's memory over the job's prediction without the
 // check `trace --job` makes: a trace of another model (here two GEMMs of
 // 90 us a step against GPT-3 175B's 9.8 s) gave no job-mismatch warning.
@@ -100,11 +107,8 @@ TEST(CliReliability6, StrictRefusesBeforeTheSearch) {
 // An unknown model.preset listed every preset but named none, where an
 // unknown cluster.preset (and every unknown key) says "did you mean".
 TEST(CliReliability6, UnknownModelPresetSaysDidYouMean) {
-    const CliRun r = run_cli("--quiet estimate --set model.preset=llama3-70 " +
-                             source_path("examples/llama3-70b-64xmi300x.yaml"));
-    EXPECT_EQ(r.code, 2) << r.all();
-    EXPECT_TRUE(has(r.err, "unknown model 'llama3-70'; known: ")) << r.err;
-    EXPECT_TRUE(has(r.err, "did you mean `llama3-70b`?")) << r.err;
+    expect_refused("--quiet estimate --set model.preset=llama3-70 " + source_path("examples/llama3-70b-64xmi300x.yaml"),
+                   {"unknown model 'llama3-70'; known: ", "did you mean `llama3-70b`?"});
 }
 
 // KEY=null is the key's default, and model.preset's is none: yet
@@ -202,6 +206,14 @@ TEST_F(CliReliability6Torchtitan, UnknownFlavorSaysDidYouMean) {
     EXPECT_EQ(r.code, 2) << r.all();
     EXPECT_TRUE(has(r.err, "no lostflops preset for torchtitan's llama3 '8b'")) << r.err;
     EXPECT_TRUE(has(r.err, "did you mean `llama3 8B`?")) << r.err;
+}
+
+// import maxtext's unknown remat_policy ("Full") listed the policies and
+// named none.
+TEST(CliReliability6, MaxTextRematPolicySaysDidYouMean) {
+    expect_refused("import maxtext --tpu v5p-128 --set remat_policy=Full " +
+                       source_path("tests/data/interop/maxtext/llama2-70b-v5p-128.yml"),
+                   {"remat_policy: 'Full'; expected full, none", "did you mean `full`?"});
 }
 
 }  // namespace
