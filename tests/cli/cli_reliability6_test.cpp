@@ -1,12 +1,15 @@
 // Reliability, sixth pass, through the executable (the fourth hunt): each
-// input here was answered wrongly before its fix. A report drawn over the
-// trace of another model without a word, counts read from " 5" and "+5",
-// GPUs for TPU chips, any torchtitan optimizer name, and --strict refusing a
-// key only after the whole search.
+// input here was answered wrongly before its fix (the comment above each test
+// says how): silent defaults (an empty file name, a null preset, a setting
+// given twice), words without "did you mean", a report drawn over the trace of
+// another model, counts read from " 5", GPUs for TPU chips, summary times
+// past their span, and --strict refusing a key only after the whole search.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
 #include "test_util.h"
@@ -214,6 +217,25 @@ TEST(CliReliability6, MaxTextRematPolicySaysDidYouMean) {
     expect_refused("import maxtext --tpu v5p-128 --set remat_policy=Full " +
                        source_path("tests/data/interop/maxtext/llama2-70b-v5p-128.yml"),
                    {"remat_policy: 'Full'; expected full, none", "did you mean `full`?"});
+}
+
+// trace merge took a summary whose idle_us is -1e308 (printed "-inf%" as the
+// rank's idle share) or whose comm_us is 1e308: only compute, idle and the
+// exposed times were held to the kernel span, and none from below.
+TEST_F(CliReliability6Scratch, MergeRefusesSummaryTimesPastTheSpan) {
+    const std::string summary = (dir_ / "s.json").string();
+    ASSERT_EQ(run_cli("--quiet trace --summary-out " + summary + " " +
+                      source_path("tests/data/trace/memory-small.json")).code, 0);
+    const nlohmann::json good = nlohmann::json::parse(slurp(summary));
+    EXPECT_EQ(run_cli("--quiet trace merge " + summary).code, 0);
+    for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{{"idle_us", -1e308}, {"comm_us", 1e308},
+                                                                                {"matmul_us", -5}}) {
+        nlohmann::json bad = good;
+        bad["ranks"][0][key] = value;
+        const CliRun r = run_cli("--quiet trace merge " + write("bad.json", bad.dump()));
+        EXPECT_EQ(r.code, 2) << key << ": " << r.all();
+        EXPECT_TRUE(has(r.err, key)) << r.err;
+    }
 }
 
 }  // namespace
