@@ -69,6 +69,9 @@ struct TraceFile {
 // anything else goes through check_input_path.
 std::vector<TraceFile> expand_inputs(const std::vector<std::string>& inputs) {
     std::vector<TraceFile> files;
+    // Standard input is read once: a second '-' read it empty ("empty file").
+    if (std::count(inputs.begin(), inputs.end(), "-") > 1)
+        throw InputError("-", "", "standard input given twice: it is read once; give files for the others");
     for (const auto& in : inputs) {
         std::error_code ec;
         if (in != "-" && fs::is_directory(in, ec)) {

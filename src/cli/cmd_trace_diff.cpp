@@ -22,6 +22,9 @@ struct DiffArgs {
 };
 
 int run_diff(const DiffArgs& o, Format parent_format, bool own_format) {
+    // Standard input is read once: as B it read empty ("empty file").
+    if (o.a == "-" && o.b == "-")
+        throw InputError("-", "", "standard input given as A and as B: it is read once; give a file for one");
     const auto a = trace::read_trace(o.a);
     const auto b = trace::read_trace(o.b);
     for (const auto* d : {&a, &b}) {

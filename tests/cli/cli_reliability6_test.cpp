@@ -238,5 +238,16 @@ TEST_F(CliReliability6Scratch, MergeRefusesSummaryTimesPastTheSpan) {
     }
 }
 
+// `trace - -` and `trace diff - -` read standard input twice: the second
+// read found it empty and said "empty file" of an input that was given.
+TEST(CliReliability6, StandardInputTwiceIsRefused) {
+    const std::string trace = source_path("tests/data/trace/memory-small.json");
+    for (const std::string cmd : {"trace - -", "trace diff - -"}) {
+        const CliRun r = run_cli("--quiet " + cmd + " < " + trace);
+        EXPECT_EQ(r.code, 2) << cmd << ": " << r.all();
+        EXPECT_TRUE(has(r.err, "it is read once")) << cmd << ": " << r.err;
+    }
+}
+
 }  // namespace
 }  // namespace lostflops::test
