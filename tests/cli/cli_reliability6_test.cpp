@@ -238,11 +238,12 @@ TEST_F(CliReliability6Scratch, MergeRefusesSummaryTimesPastTheSpan) {
     }
 }
 
-// `trace - -` and `trace diff - -` read standard input twice: the second
-// read found it empty and said "empty file" of an input that was given.
+// `trace - -`, `trace diff - -` and `trace merge - -` read standard input
+// twice: the second read found it empty and said "empty file" (or "not valid
+// JSON") of an input that was given.
 TEST(CliReliability6, StandardInputTwiceIsRefused) {
     const std::string trace = source_path("tests/data/trace/memory-small.json");
-    for (const std::string cmd : {"trace - -", "trace diff - -"}) {
+    for (const std::string cmd : {"trace - -", "trace diff - -", "trace merge - -"}) {
         const CliRun r = run_cli("--quiet " + cmd + " < " + trace);
         EXPECT_EQ(r.code, 2) << cmd << ": " << r.all();
         EXPECT_TRUE(has(r.err, "it is read once")) << cmd << ": " << r.err;
