@@ -59,6 +59,9 @@ std::vector<std::string> accelerator_archs();
 // whole by XLA (fused elementwise work, static buffer assignment; docs/tpu.md).
 // A prefix test first, so GPU architectures never scan the table.
 bool xla_compiled(std::string_view arch);
+// What one device of `arch` is called in a table: "chip" for a TPU
+// (xla_compiled; Google Cloud's TPU pages count chips), "GPU" otherwise.
+const char* device_noun(std::string_view arch);
 const char* to_string(Vendor v);
 const char* to_string(ComputeModel m);
 

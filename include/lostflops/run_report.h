@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>  // declarations only: a .cpp that builds or reads JSON includes json.hpp
 
@@ -23,7 +24,10 @@ namespace lostflops {
 // seed, mean_wall_time_s, p10/p50/p90_wall_time_s, mean_goodput,
 // p10/p50/p90_goodput, mean_failures, closed_form_error_pct}.
 nlohmann::json run_json(const RunCost& run, const std::optional<RunSimulation>& sim = std::nullopt);
-std::string run_table(const RunCost& run, const std::optional<RunSimulation>& sim = std::nullopt);
+// `device`: what one device is called (lostflops/accelerator.h device_noun):
+// "GPU-hours (N GPUs)", or "chip-hours (N chips)" for a TPU job.
+std::string run_table(const RunCost& run, const std::optional<RunSimulation>& sim = std::nullopt,
+                      std::string_view device = "GPU");
 
 // The job's `run:` section as resolved (every default decided, checkpoint
 // size derived), for the resolved-job JSON (job_json).

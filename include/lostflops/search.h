@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -259,8 +260,11 @@ PlanFix plan_fix_all(const Job& job);
 // Adds the settings of "key=value,key=value" (--fix, --compare) to `fix`;
 // keys: tp cp pp dp vpp ep zero micro_batch_size recompute recompute_layers
 // sequence_parallel tp_comm_overlap overlap_grad_reduce. Throws InputError
-// (file `source`, the key, what was expected).
-void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& source);
+// (file `source`, the key, what was expected), also for a setting given
+// twice with two values; `given` (key -> value) carries the settings of
+// earlier texts (each --fix of one command line), null: this text alone.
+void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& source,
+                  std::map<std::string, std::string>* given = nullptr);
 // Whether `score` agrees with every setting of `fix`.
 bool plan_matches(const PlanFix& fix, const PlanScore& score);
 // Throws InputError when a fixed pipeline schedule or ZeRO stage breaks a rule

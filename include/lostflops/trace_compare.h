@@ -77,6 +77,11 @@ inline constexpr double kJobMismatchRatio = 2.0;
 JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const Estimate& est,
                                     int num_gpus, double peak_flops_per_gpu,
                                     const std::string& job_source, int ranks_per_stage = 0);
+// The same for `job` and its estimate: its GPUs, its dense peak at its
+// precision, its tp * cp * dp ranks per stage (what `trace --job` and
+// `report --trace` compare).
+JobComparison compare_with_job(const std::vector<RankReport>& ranks, const Job& job, const Estimate& est,
+                               const std::string& job_source);
 
 // The profiler's host time per step the traces show, seconds: over the
 // ranks that count host events, the mean of each one's host events per step

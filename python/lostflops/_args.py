@@ -14,6 +14,7 @@ Job = Union[None, str, "os.PathLike[str]", Dict[str, Any]]
 
 _MAX_GPUS = 1_000_000      # the job file's num_gpus range (src/job/hardware_bounds.h kMaxGpus)
 _MAX_SWEEP_SIZES = 64      # the command line's --gpus list (src/cli/common.cpp gpu_list)
+_MAX_SLICES = 65536        # the command line's --slices range (src/cli/cmd_import.cpp)
 _MAX_SIMULATE = 10_000_000  # the command line's --simulate range (src/cli/cmd_goodput.cpp)
 
 
@@ -32,6 +33,14 @@ def _count(name: str, value: Any, lo: int, hi: int) -> int:
         error.file, error.key, error.message = name, "", "%d: expected an integer from %d to %d" % (value, lo, hi)
         raise error
     return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A yes/no argument: True or False (numpy's bool too), else TypeError;
+    bool() made best="no" a True, the command line's flag given."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise TypeError("%s: expected True or False, got %s" % (name, type(value).__name__))
+    return bool(value)
 
 
 def _sizes(gpus: Optional[Sequence[int]]) -> List[int]:

@@ -7,7 +7,7 @@ import warnings
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _lostflops
-from ._args import _MAX_GPUS, Job, _count, _job_arg, _strings
+from ._args import _MAX_GPUS, _MAX_SLICES, Job, _count, _flag, _job_arg, _strings
 
 def _import_arg(text_or_path: Union[str, "os.PathLike[str]"]) -> Tuple[str, bool]:
     """(text or path, is_path). A path-like object is a path; a string is the
@@ -54,12 +54,14 @@ def import_maxtext(text_or_path: Union[str, "os.PathLike[str]"], tpu: str, slice
     -> (job YAML, notes): ``lostflops import maxtext FILE --tpu T [--slices N]
     [--set KEY=VALUE]...``; see import_megatron."""
     text, is_path = _import_arg(text_or_path)
-    return _lostflops.import_("maxtext", text, is_path, 0, tpu, _num_gpus(slices), _strings("set", set))
+    return _lostflops.import_("maxtext", text, is_path, 0, tpu, _count("slices", slices, 0, _MAX_SLICES),
+                              _strings("set", set))
 
 
 def _export(framework: str, job: Job, set: Optional[Sequence[str]], best: bool, calibration: Optional[str]) -> str:
     text, is_text = _job_arg(job)
-    out, notes = _lostflops.export(framework, text, is_text, _strings("set", set), bool(best), calibration or "")
+    out, notes = _lostflops.export(framework, text, is_text, _strings("set", set), _flag("best", best),
+                                   calibration or "")
     # What the command line writes to stderr (what is not modelled, the
     # framework --best priced the plan under) arrives as warnings.
     for n in notes:

@@ -8,7 +8,7 @@ import os
 from typing import Any, Dict, Optional, Sequence, Union
 
 from . import _lostflops
-from ._args import _MAX_SIMULATE, Job, _count, _job_arg, _job_file, _sizes, _strings
+from ._args import _MAX_SIMULATE, Job, _count, _flag, _job_arg, _job_file, _sizes, _strings
 
 def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
              schedule: str = "closed", advice: Union[bool, str] = "if_cheap") -> Dict[str, Any]:
@@ -59,7 +59,8 @@ def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[S
         raise ValueError("gpus and min_gpus: give one (the command line's --gpus and --min-gpus exclude each other)")
     text, is_text = _job_arg(job)
     return json.loads(_lostflops.search(text, is_text, _strings("set", set), _strings("fix", fix), by, top,
-                                        calibration or "", sizes, bool(min_gpus), float(gpu_hour_price or 0)))
+                                        calibration or "", sizes, _flag("min_gpus", min_gpus),
+                                        float(gpu_hour_price or 0)))
 
 
 def explain(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None) -> Dict[str, Any]:

@@ -8,7 +8,7 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _lostflops
-from ._args import _count
+from ._args import _count, _flag
 from ._lostflops import LostflopsError
 
 def trace(path: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
@@ -16,7 +16,7 @@ def trace(path: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[
     """Measured breakdown of PyTorch profiler (Kineto) traces, one file per rank:
     the dict of ``lostflops trace --format json FILE...``."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    return json.loads(_lostflops.trace([os.fspath(p) for p in paths], bool(hta_compatible)))
+    return json.loads(_lostflops.trace([os.fspath(p) for p in paths], _flag("hta_compatible", hta_compatible)))
 
 
 def _summary_of(path: str, hta_compatible: bool) -> str:
@@ -50,7 +50,7 @@ def trace_summaries(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "o
     one, on local threads (the C++ reader releases the GIL). Pass the result
     to :func:`merge_summaries`."""
     files = _trace_files(paths)
-    hta = bool(hta_compatible)
+    hta = _flag("hta_compatible", hta_compatible)
     if client is not None:
         futures = client.map(_summary_of, files, [hta] * len(files), pure=False)
         texts = client.gather(futures)
@@ -81,7 +81,8 @@ def trace_merge(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.Pa
 def trace_diff(a: Union[str, "os.PathLike[str]"], b: Union[str, "os.PathLike[str]"], hta_compatible: bool = False,
                threshold_pct: float = 5.0) -> Dict[str, Any]:
     """Two traces compared kernel by kernel: ``lostflops trace diff A B --format json``."""
-    return json.loads(_lostflops.trace_diff(os.fspath(a), os.fspath(b), bool(hta_compatible), float(threshold_pct)))
+    return json.loads(_lostflops.trace_diff(os.fspath(a), os.fspath(b), _flag("hta_compatible", hta_compatible),
+                                            float(threshold_pct)))
 
 
 def trace_synth(directory: Union[str, "os.PathLike[str]"], ranks: int = 8, gpus_per_node: int = 8, tp: int = 1,

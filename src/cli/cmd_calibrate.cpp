@@ -194,7 +194,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
     auto* nccl = cmd->add_subcommand("nccl", "bus-bandwidth curves from nccl-tests outputs "
                                              "(all_reduce_perf, all_gather_perf, ...)");
     nccl->add_option("files", opts->files, "nccl-tests text outputs")->required();
-    nccl->add_option("-o,--output", opts->output, "profile to write (default: stdout)");
+    nccl->add_option("-o,--output", opts->output, "profile to write (default: stdout)")->check(file_name());
     nccl->add_option("--base", opts->base, "profile to start from (default: built-in defaults)");
     nccl->add_option("--scope", opts->scope, "links measured, if not from the hosts in the output")
         ->check(CLI::IsMember({"intra_node", "inter_node"}).description(""))
@@ -203,14 +203,14 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}).description(""))
         ->type_name("{all_reduce,all_gather,reduce_scatter,all_to_all,send_recv}");
     nccl->add_option("--ranks", opts->ranks, "ranks of the test, for an excerpt without its '#  Rank N' lines")
-        ->check(CLI::Range(2, 1 << 20));
+        ->check(whole_number())->check(CLI::Range(2, 1 << 20));
     nccl->callback([opts, &exit_code] { exit_code = run_nccl(*opts); });
 
     auto ropts = std::make_shared<RunsOptions>();
     auto* runs = cmd->add_subcommand("runs", "fit the fitted factors of the profile to measured runs "
                                              "(CSV as for validate, job files in runs/ beside it)");
     runs->add_option("table", ropts->table, "CSV with columns name and tokens_per_s_per_gpu")->required();
-    runs->add_option("-o,--output", ropts->output, "profile to write (default: stdout)");
+    runs->add_option("-o,--output", ropts->output, "profile to write (default: stdout)")->check(file_name());
     runs->add_option("--base", ropts->base, "profile to start from (default: built-in defaults)");
     auto* folds = runs->add_option("--folds", ropts->folds,
                                    "cross-validation folds, 2 to the number of runs (default: 5, or the number of runs if fewer)");

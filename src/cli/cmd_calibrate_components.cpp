@@ -85,7 +85,7 @@ void add_calibrate_components_command(CLI::App* calibrate, int& exit_code) {
     cmd->add_option("--measured", o->measured,
                     "folder written by scripts/measure/gpu_components.py (data/measured/GPU); repeatable");
     cmd->add_option("--gpu", o->gpus, "catalog GPU of each --measured folder (default: the folder's name)");
-    cmd->add_option("-o,--output", o->output, "profile to write (default: stdout)");
+    cmd->add_option("-o,--output", o->output, "profile to write (default: stdout)")->check(file_name());
     cmd->add_option("--base", o->base, "profile to start from (default: built-in defaults)");
     cmd->callback([o, &exit_code] { exit_code = run_components(*o); });
 }

@@ -52,8 +52,9 @@ void add_calibrate_residuals_command(CLI::App* calibrate, int& exit_code) {
     auto* cmd = calibrate->add_subcommand(
         "residuals", "out-of-sample (leave-one-source-out) residuals of run tables, for the prediction intervals");
     cmd->add_option("tables", o->tables, "run tables (CSV as for validate)")->required();
-    cmd->add_option("-o,--output", o->output, "CSV to write (default: stdout)");
-    cmd->add_option("--calibration", o->calibration, "calibration profile (YAML; default: built in)");
+    cmd->add_option("-o,--output", o->output, "CSV to write (default: stdout)")->check(file_name());
+    cmd->add_option("--calibration", o->calibration, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     cmd->add_option("--fit-on", o->fit_on,
                     "run table the profile's fitted factors were fitted on (repeatable; default: its fitted_on)");
     cmd->callback([o, &exit_code] { exit_code = run_residuals(*o); });

@@ -16,6 +16,7 @@
 #include "lostflops/explain.h"
 #include "lostflops/job.h"
 #include "lostflops/terminal_text.h"
+#include "lostflops/trace_compare.h"
 
 namespace lostflops::cli {
 
@@ -36,10 +37,12 @@ struct ExplainOptions {
 
 void add_source_options(CLI::App* cmd, ExplainOptions& o) {
     cmd->add_option("job", o.job_path,
-                    "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent");
+                    "job file (YAML or JSON); the built-in default job (data/jobs/default.yaml) when absent")
+        ->check(file_name());
     cmd->add_option("--set", o.overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     add_headroom_option(cmd, o.overrides);
-    cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--calibration", o.calibration_path, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     add_best_flag(cmd, o.best);
 }
 
@@ -98,7 +101,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("report", "write a self-contained HTML report (waterfall, roofline, pipeline "
                                              "timeline, memory per rank)");
     add_source_options(cmd, *o);
-    cmd->add_option("-o,--output", o->output_path, "HTML file to write")->required();
+    cmd->add_option("-o,--output", o->output_path, "HTML file to write")->check(file_name())->required();
     cmd->add_option("--gpus", o->gpus,
                     "add the scaling curve: the best plan of the search at 512..16384 (doubling) or 512,1024,4096 GPUs");
     cmd->add_option("--trace", o->trace_path,
@@ -116,7 +119,13 @@ void add_report_command(CLI::App& app, int& exit_code) {
         std::optional<Progress> progress;
         if (!gpus.empty()) progress.emplace(fmt::format("report: searching every plan on {} cluster sizes", gpus.size()));
         const JobSource src = source_of(*o);
-        check_model_keys(load_job_source(src));  // said (or refused, --strict) here; the HTML lists every warning
+        const Job job = check_model_keys(load_job_source(src));  // said (or refused, --strict) here; the HTML lists every warning
+        const Estimate est = estimate(job, cal);
+        // As `trace --job`: a trace whose GEMM and attention time is far from
+        // the job's is of another run (model, batch, plan, GPU), said here.
+        if (!traces.empty())
+            for (const auto& w : trace::compare_with_job(traces, job, est, job.source).warnings)
+                std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(w).c_str());
         const std::string html = html_report(
             src, cal, gpus,
             [&progress](double share) {
@@ -131,7 +140,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
         if (!out) throw InputError(o->output_path, "-o", "write failed");
         std::fprintf(stderr, "lostflops: wrote %s (%zu bytes)\n", terminal_text(o->output_path).c_str(), html.size());
         // As estimate: exit 1 when the plan does not fit (the report says so in a banner).
-        const bool fits = estimate(load_job_source(source_of(*o)), cal).memory.fits;
+        const bool fits = est.memory.fits;
         if (!fits) std::fprintf(stderr, "lostflops: the plan does not fit in GPU memory (the report's banner says by how much)\n");
         exit_code = static_cast<int>(fits ? ExitCode::ok : ExitCode::does_not_fit);
     });

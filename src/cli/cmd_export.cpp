@@ -90,12 +90,13 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
                      std::optional<LaunchStack> target) {
     auto a = std::make_shared<ExportArgs>();
     auto* cmd = parent->add_subcommand(kind, what);
-    cmd->add_option("job", a->job_path, "job file (- for standard input); the built-in default job when absent");
+    cmd->add_option("job", a->job_path, "job file (- for standard input); the built-in default job when absent")
+        ->check(file_name());
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     add_headroom_option(cmd, a->overrides);
     cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
     cmd->add_option("--calibration", a->calibration_path,
-                    "calibration profile for --best and the fit check (default: built in)");
+                    "calibration profile for --best and the fit check (default: built in)")->check(file_name());
     cmd->callback([a, run, target, kind = std::string(kind)] {
         const Job job = job_to_export(*a, target, kind);
         // The job's own plan is exported as it is: one that does not fit is said

@@ -36,7 +36,7 @@ void add_goodput_command(CLI::App& app, int& exit_code) {
                                               "time to train, GPU-hours, cost and energy (needs training.train_tokens)");
     add_job_options(cmd, a->job);
     cmd->add_option("--simulate", a->samples, "Monte Carlo runs of the whole run (0: closed form only)")
-        ->check(CLI::Range(0, 10'000'000));
+        ->check(whole_number())->check(CLI::Range(0, 10'000'000));
     // Parsed here: CLI11 saturates an unsigned 64-bit value (2^64 read as 2^64 - 1).
     auto* seed = cmd->add_option_function<std::string>(
                         "--seed",

@@ -48,9 +48,9 @@ void add_import_kind(CLI::App* parent, const char* kind, const char* what, const
     cmd->add_option("file", a->path, file_help)->required();
     // The job file's ranges (job/job_sections.cpp): 1 to 1,000,000 GPUs, 1 to 1,024 a node.
     cmd->add_option("--num-gpus", a->options.num_gpus, "GPUs of the run, when the input does not say")
-        ->check(CLI::Range(1, static_cast<int>(bounds::kMaxGpus)));
+        ->check(whole_number())->check(CLI::Range(1, static_cast<int>(bounds::kMaxGpus)));
     cmd->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node, when the input does not say")
-        ->check(CLI::Range(1, 1024));
+        ->check(whole_number())->check(CLI::Range(1, 1024));
     cmd->add_option("--env", a->env, "NAME=VALUE in the script's environment (its own assignments win; repeatable)")
         ->allow_extra_args(false);
     cmd->add_option("--var", a->vars, "NAME=VALUE fixed: the script's own assignments to NAME are skipped (repeatable)")
@@ -78,7 +78,7 @@ void add_maxtext_kind(CLI::App* parent) {
     cmd->add_option("file", a->path, "MaxText .yml config (- for standard input)")->required();
     cmd->add_option("--tpu", a->options.tpu, "the slice type: v4-N, v5p-N (TensorCores), v5e-N, v6e-N (chips)")->required();
     cmd->add_option("--slices", a->options.slices, "slices joined by the data-centre network (default: num_slices, else 1)")
-        ->check(CLI::Range(1, 65536));
+        ->check(whole_number())->check(CLI::Range(1, 65536));
     cmd->add_option("--set", a->options.overrides, "KEY=VALUE over the config, as train.py takes them (repeatable)")
         ->allow_extra_args(false);
     cmd->add_flag("--strict", a->options.strict, "a setting lostflops does not model is an error");

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <limits>
 #include <optional>
 #include <cstdio>
 
@@ -197,10 +198,11 @@ void add_search_command(CLI::App& app, int& exit_code) {
                                              "(exit 1 when none fits)");
     cmd->add_option("job", a->job_path,
                     "job file; keys under parallel: are fixed, the rest searched (default: the built-in job's "
-                    "model, cluster and training)");
+                    "model, cluster and training)")->check(file_name());
     cmd->add_option("--set", a->overrides, "override a key: section.key=value (repeatable)")->allow_extra_args(false);
     add_headroom_option(cmd, a->overrides);
-    cmd->add_option("--calibration", a->calibration_path, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--calibration", a->calibration_path, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     cmd->add_option("--format", a->format, "output format (default: table)")
         ->check(CLI::IsMember({"table", "json", "csv"}).description(""))
         ->type_name("{table,json,csv}");
@@ -214,7 +216,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--compare", a->compare, "where this plan ranks and why, e.g. \"tp=8,pp=16,zero=1\"");
     cmd->add_flag("--rank-plan", a->rank_plan,
                   "search every plan (the job's parallel section freed) and place the job's own plan, as --compare");
-    cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 256));
+    cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")
+        ->check(whole_number())
+        ->check(CLI::Range(0, 256));
     cmd->add_option("--gpu-hour-price", a->price, "money per GPU-hour, for --by cost")->check(finite_range(0, 1e6));
     cmd->callback([a, &exit_code] {
         // One price: --gpu-hour-price is the run's price too (cost per
@@ -238,7 +242,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
             sj = load_for(*a);
         }
         PlanFix fix = plan_fix_from(sj);
-        for (const std::string& f : a->fixes) add_plan_fix(fix, f, "--fix " + f);
+        std::map<std::string, std::string> fixed;  // over every --fix: a setting given twice is refused
+        for (const std::string& f : a->fixes) add_plan_fix(fix, f, "--fix " + f, &fixed);
         if (sj.micro_batch_given && !fix.micro_batch && !a->job_path.empty())
             std::fprintf(stderr, "lostflops: note: training.micro_batch_size is searched; "
                                  "--fix micro_batch_size=N keeps it\n");
@@ -250,14 +255,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
         if (a->top == "all") {
             req.top = 0;
         } else if (!a->top.empty()) {
-            try {
-                size_t used = 0;
-                const long n = std::stol(a->top, &used);
-                if (used != a->top.size() || n < 1) throw std::invalid_argument("top");
-                req.top = static_cast<size_t>(n);
-            } catch (const std::exception&) {
-                throw InputError("--top", "", fmt::format("'{}': expected a positive count or all", a->top));
-            }
+            const auto n = strict_count(a->top, 1, std::numeric_limits<long>::max());
+            if (!n) throw InputError("--top", "", fmt::format("'{}': expected a positive count or all", a->top));
+            req.top = static_cast<size_t>(*n);
         }
         SearchOptions opts;
         opts.fix = fix;

@@ -69,6 +69,9 @@ struct TraceFile {
 // anything else goes through check_input_path.
 std::vector<TraceFile> expand_inputs(const std::vector<std::string>& inputs) {
     std::vector<TraceFile> files;
+    // Standard input is read once: a second '-' read it empty ("empty file").
+    if (std::count(inputs.begin(), inputs.end(), "-") > 1)
+        throw InputError("-", "", "standard input given twice: it is read once; give files for the others");
     for (const auto& in : inputs) {
         std::error_code ec;
         if (in != "-" && fs::is_directory(in, ec)) {
@@ -209,9 +212,7 @@ int run_trace(const TraceOptions& o) {
         const Calibration cal =
             o.calibration_path.empty() ? default_calibration() : load_calibration(o.calibration_path);
         const Estimate est = estimate(job, cal);
-        const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
-        cmp = trace::compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, o.job_path,
-                                           job.plan.tp * job.plan.cp * job.plan.dp);
+        cmp = trace::compare_with_job(ranks, job, est, o.job_path);
         // The profiler's own host time, and the host's own speed: the traced step's host ran that much slower.
         const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us);
         // The host's speed applies to framework hf only (host_speed.h estimate_as_profiled).
@@ -255,30 +256,34 @@ void add_trace_command(CLI::App& app, int& exit_code) {
                   "use Holistic Trace Analysis' conventions (rounding, last step and "
                   "uncorrelated kernels dropped)");
     auto* job = cmd->add_option("--job", opts->job_path,
-                                "job file of the traced run: measured MFU and measured vs predicted");
+                                "job file of the traced run: measured MFU and measured vs predicted")
+        ->check(file_name());
     // Without --job there is no estimate for these to change: an error, not a silent no-op.
     cmd->add_option("--set", opts->overrides, "override a job key: section.key=value (with --job; repeatable)")
         ->allow_extra_args(false)
         ->needs(job);
-    cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")->needs(job);
-    cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)");
+    cmd->add_option("--calibration", opts->calibration_path, "calibration profile (YAML; with --job)")
+        ->check(file_name())->needs(job);
+    cmd->add_option("--summary-out", opts->summary_out, "write a compact per-rank summary (JSON)")->check(file_name());
     cmd->add_option("--report", opts->report_out,
-                    "also write a self-contained HTML report (everything the text has, as charts and tables)");
+                    "also write a self-contained HTML report (everything the text has, as charts and tables)")
+        ->check(file_name());
     cmd->add_option("--threads", opts->threads,
                     "trace (or merge: summary) files read in parallel, one per thread (default: all cores)")
-        ->check(CLI::Range(0u, 1024u));
+        ->check(whole_number())->check(CLI::Range(0u, 1024u));
     cmd->add_option("--gpus-per-node", opts->gpus_per_node,
                     "ranks per node, for the nodes that hold the others back (default: the traces' deviceProperties)")
-        ->check(CLI::Range(1, 1024));
+        ->check(whole_number())->check(CLI::Range(1, 1024));
     cmd->require_subcommand(0, 1);
 
     auto* merge = cmd->add_subcommand("merge", "Combine per-rank summaries written by --summary-out (thousands: "
                                                "one at a time, in bounded memory)");
     merge->add_option("summaries", opts->summaries, "summary files or directories of them ('-' for standard input)");
     merge->add_option("--list", opts->summary_list, "a file listing summary files, one per line ('-': standard input)");
-    merge->add_option("--report", opts->merge_report_out, "also write a self-contained HTML report");
+    merge->add_option("--report", opts->merge_report_out, "also write a self-contained HTML report")
+        ->check(file_name());
     merge->add_option("--gpus-per-node", opts->gpus_per_node, "ranks per node (default: the summaries')")
-        ->check(CLI::Range(1, 1024));
+        ->check(whole_number())->check(CLI::Range(1, 1024));
     add_format_option(merge, opts->merge_format);
     merge->callback([opts, merge, &exit_code] {
         // `trace --format json merge ...`: the parent's --format, unless merge has its own.

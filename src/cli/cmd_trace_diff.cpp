@@ -22,6 +22,9 @@ struct DiffArgs {
 };
 
 int run_diff(const DiffArgs& o, Format parent_format, bool own_format) {
+    // Standard input is read once: as B it read empty ("empty file").
+    if (o.a == "-" && o.b == "-")
+        throw InputError("-", "", "standard input given as A and as B: it is read once; give a file for one");
     const auto a = trace::read_trace(o.a);
     const auto b = trace::read_trace(o.b);
     for (const auto* d : {&a, &b}) {
@@ -50,7 +53,7 @@ void add_trace_diff_command(CLI::App* trace_cmd, Format& parent_format, int& exi
                     "percent change of a kernel's mean duration below which it counts as the same (default 5)")
         ->check(finite_range(0, 1e6));
     cmd->add_option("--top", o->top, "changed kernels listed in the table (default 40; JSON lists all)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+        ->check(whole_number())->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
     cmd->callback([o, cmd, &parent_format, &exit_code] {
         exit_code = run_diff(*o, parent_format, cmd->get_option("--format")->count() > 0);
     });

@@ -28,7 +28,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("validate", "predict published runs and report the error (MAPE), in sample "
                                                "and leave-one-source-out");
     cmd->add_option("table", opts->table, "CSV of published runs; job files in runs/ beside it")->required();
-    cmd->add_option("--calibration", opts->calibration, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--calibration", opts->calibration, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     cmd->add_option("--fit-on", opts->fit_on,
                     "run table the profile's fitted factors were fitted on (repeatable; default: the profile's "
                     "fitted_on)");

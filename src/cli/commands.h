@@ -68,10 +68,21 @@ Calibration load_calibration_for(const std::string& path);
 // fit_set_runs: lostflops/command_reports.h.
 // --gpus: "512..16384" (doubling) or "512,1024,4096"; InputError("--gpus", ...) otherwise.
 std::vector<int> gpu_list(const std::string& text);
+// A whole count written as digits only, from lo to hi (no sign, no space, no
+// fraction, as CLI11 reads the integer options); nullopt otherwise.
+std::optional<long> strict_count(const std::string& text, long lo, long hi);
 
 // A check for a real-valued option: a finite number in [lo, hi]. CLI::Range
 // lets NaN through (every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
+// A check for a count option, before its CLI::Range: digits only (strtoll,
+// CLI11's reading, skips leading space and takes a sign or 0x: " 5", "+5" and
+// "0x5" were 5, where every real-valued option refuses them).
+CLI::Validator whole_number();
+// A check for a file option or argument: not empty. "" was read as not
+// given: the built-in job or calibration, no --job comparison, no
+// --summary-out, where the readers of tables and traces say "empty file name".
+CLI::Validator file_name();
 
 // InputError(flag) when `output` is the same file as one of `inputs` (same
 // device and inode, so a link or another spelling of the path counts): the

@@ -54,11 +54,12 @@ Format requested_format(const CLI::App& app) {
 void add_job_options(CLI::App* cmd, JobOptions& opts) {
     cmd->add_option("job", opts.job_path,
                     "job file (YAML or JSON; - for standard input); the built-in default job "
-                    "(data/jobs/default.yaml) when absent");
+                    "(data/jobs/default.yaml) when absent")->check(file_name());
     // One value per --set, so `--set k=v JOB` leaves JOB to the positional.
     cmd->add_option("--set", opts.overrides, "override a key: section.key=value (repeatable)")
         ->allow_extra_args(false);
-    cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)");
+    cmd->add_option("--calibration", opts.calibration_path, "calibration profile (YAML; default: built in)")
+        ->check(file_name());
     add_format_option(cmd, opts.format);
     add_best_flag(cmd, opts.best);
     add_headroom_option(cmd, opts.overrides);
@@ -99,6 +100,7 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
     if (job_path == "-")
         throw InputError("-", "parallel", "searching the plan reads the job twice; give a file, not standard input");
     const SearchJob sj = job_path.empty() ? default_search_job(overrides) : load_search_job(job_path, overrides);
+    check_model_keys(sj.job);  // --strict refuses an unmodelled key before the search, not after it
     const std::string source = job_path.empty() ? "data/jobs/default.yaml (built in)" : job_path;
     std::vector<UnlaunchableFix> dropped;
     const Job won = best_launchable_plan(sj, load_calibration_for(calibration_path), std::nullopt, source, &dropped);
@@ -157,14 +159,8 @@ std::vector<int> gpu_list(const std::string& text) {
     // more than any scaling curve plots.
     constexpr size_t kMaxSweepSizes = 64;
     const auto num = [&](const std::string& s) {
-        try {
-            size_t used = 0;
-            const long v = std::stol(s, &used);
-            if (used != s.size() || v < 1 || v > 1'000'000) throw std::invalid_argument("range");
-            return static_cast<int>(v);
-        } catch (const std::exception&) {
-            throw InputError("--gpus", "", fmt::format("'{}': expected a GPU count from 1 to 1000000", s));
-        }
+        if (const auto v = strict_count(s, 1, 1'000'000)) return static_cast<int>(*v);
+        throw InputError("--gpus", "", fmt::format("'{}': expected a GPU count from 1 to 1000000", s));
     };
     std::vector<int> out;
     if (const auto dots = text.find(".."); dots != std::string::npos) {
@@ -186,6 +182,28 @@ std::vector<int> gpu_list(const std::string& text) {
         at = comma + 1;
     }
     return out;
+}
+
+std::optional<long> strict_count(const std::string& text, long lo, long hi) {
+    // std::stol would skip leading space and take a sign: " 5" and "+5" were counts.
+    long v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || text.front() == '-' || ec != std::errc() || ptr != end || v < lo || v > hi) return std::nullopt;
+    return v;
+}
+
+CLI::Validator whole_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return digits ? "" : fmt::format("'{}': expected a whole number (digits only)", text);
+        },
+        "");
+}
+
+CLI::Validator file_name() {
+    return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "empty file name" : ""; }, "");
 }
 
 CLI::Validator finite_range(double lo, double hi) {

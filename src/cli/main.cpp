@@ -55,6 +55,21 @@ std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
     return "";
 }
 
+// A global flag given after the command ("lostflops estimate --strict"),
+// which CLI11 answers "The following argument was not expected: --strict":
+// where it goes. Empty when the command line has none there.
+std::string misplaced_global_flag(int argc, char** argv) {
+    std::string command;  // the first word that is not an option: the command
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (command.empty() && !word.empty() && word[0] != '-') command = word;
+        if (!command.empty() && (word == "--strict" || word == "--quiet"))
+            return word + " is an option of lostflops itself: give it before the command (lostflops " + word + " " +
+                   command + " ...)";
+    }
+    return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,6 +114,11 @@ int main(int argc, char** argv) {
         if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
             failure.message = unknown;
             failure.line = "lostflops: error: " + lostflops::terminal_text(unknown);
+            std::fprintf(stderr, "%s\n", failure.line.c_str());
+        } else if (const std::string global = misplaced_global_flag(argc, argv);
+                   !global.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+            failure.message = global;
+            failure.line = "lostflops: error: " + lostflops::terminal_text(global);
             std::fprintf(stderr, "%s\n", failure.line.c_str());
         } else {
             app.exit(e);  // the message and "Run with --help" on stderr

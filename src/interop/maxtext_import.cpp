@@ -200,7 +200,9 @@ ImportResult import_maxtext(const std::string& text, const std::string& source, 
         notes.push_back({NoteKind::assumed, "remat_policy", "'" + remat + "' priced as selective recompute"});
     else
         throw InputError(c.where("remat_policy"), "remat_policy",
-                         "'" + remat + "'; expected full, none, minimal, save_*, *_offloaded, minimal_flash or custom");
+                         "'" + remat + "'; expected full, none, minimal, save_*, *_offloaded, minimal_flash or custom" +
+                             did_you_mean(remat, {"full", "none", "minimal", "minimal_offloaded", "qkv_proj_offloaded",
+                                                  "minimal_flash", "custom", "save_dot_except_mlpwi"}));
     const std::string dtype = c.text("dtype").value_or("bfloat16");
     if (dtype != "bfloat16") notes.push_back({NoteKind::not_modelled, "dtype", "'" + dtype + "' priced as bf16"});
     const std::string quant = c.text("quantization").value_or("");

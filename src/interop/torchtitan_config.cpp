@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "job/did_you_mean.h"
+
 namespace lostflops::interop {
 
 namespace {
@@ -38,6 +40,9 @@ bool in(const char* const* list, size_t n, const std::string& s) {
 
 std::vector<ImportNote> Config::leftovers() const {
     std::vector<ImportNote> notes;
+    std::vector<std::string> known = asked_;
+    known.insert(known.end(), std::begin(kIgnoredKeys), std::end(kIgnoredKeys));
+    known.insert(known.end(), std::begin(kNotModelledKeys), std::end(kNotModelledKeys));
     for (const auto& [key, v] : t_) {
         if (std::find(used_.begin(), used_.end(), key) != used_.end()) continue;
         const std::string table = key.substr(0, key.find('.'));
@@ -49,7 +54,8 @@ std::vector<ImportNote> Config::leftovers() const {
         else if (in(kNotModelledKeys, std::size(kNotModelledKeys), key))
             notes.push_back({NoteKind::not_modelled, key, "changes the cost; lostflops does not model it"});
         else
-            notes.push_back({NoteKind::unknown, key, "not a torchtitan setting lostflops knows; not used"});
+            notes.push_back({NoteKind::unknown, key,
+                             "not a torchtitan setting lostflops knows; not used" + did_you_mean(key, known)});
     }
     return notes;
 }

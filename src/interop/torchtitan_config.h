@@ -1,7 +1,8 @@
 // A torchtitan job config read key by key (torchtitan_import.cpp): the first
 // of a setting's names present (a key moved between torchtitan versions),
 // typed and bounded, each key read remembered; the keys left over become
-// notes (ignored, not modelled, unknown). Internal to src/interop.
+// notes (ignored, not modelled, unknown, with the nearest key looked for or
+// known: "did you mean"). Internal to src/interop.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@ public:
     const TomlValue* find(std::initializer_list<const char*> keys, std::string* which = nullptr) {
         const TomlValue* found = nullptr;
         for (const char* k : keys) {
+            asked_.emplace_back(k);
             const auto it = t_.find(k);
             if (it == t_.end()) continue;
             if (found) throw InputError(source_, k, "the same setting as " + *which + "; give one");
@@ -68,6 +70,7 @@ private:
     TomlTable t_;
     std::string source_;
     std::vector<std::string> used_;
+    std::vector<std::string> asked_;  // every key looked for: an unknown key's "did you mean"
 };
 
 

@@ -24,6 +24,7 @@
 // flavour and its preset cannot drift apart.
 #include "interop/torchtitan_flavors.h"
 
+#include "job/did_you_mean.h"
 #include "job/job_sections.h"
 
 #include <stdexcept>
@@ -125,6 +126,12 @@ std::string known_flavors() {
         out += first ? (i == 0 ? "" : ", ") + f.name + " " + f.flavor : "/" + f.flavor;
     }
     return out;
+}
+
+std::string flavor_did_you_mean(const std::string& name, const std::string& flavor) {
+    std::vector<std::string> rows;
+    for (const auto& f : flavors()) rows.push_back(f.name + " " + f.flavor);
+    return did_you_mean(name + " " + flavor, rows);
 }
 
 }  // namespace lostflops::interop

@@ -36,6 +36,9 @@ std::optional<TorchtitanFlavor> flavor_of(const Model& m);
 Model flavor_shape(const TorchtitanFlavor& f);
 // "llama3 8B/70B/405B, llama2 7B/13B/70B, ..."
 std::string known_flavors();
+// "; did you mean `llama3 8B`?" for a name and flavour no row has, naming the
+// nearest "name flavour" of the table (job/did_you_mean.h), or "".
+std::string flavor_did_you_mean(const std::string& name, const std::string& flavor);
 // A model that is a flavour's preset but for the flavour's overrides (the
 // DeepSeek-V3 example's one MTP module): "the preset deepseek-v3 is
 // torchtitan's deepseek_v3 671B but for: <why> (model.KEY: VALUE)"; none

@@ -26,6 +26,7 @@
 #include "interop/torchtitan_command.h"
 #include "interop/torchtitan_flavors.h"
 #include "interop/torchtitan_stages.h"
+#include "job/did_you_mean.h"
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/pipeline_schedules.h"
@@ -75,7 +76,8 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     if (!known)
         throw InputError(source, "model.flavor",
                          "no lostflops preset for torchtitan's " + name + " '" + flavor + "' (known: " +
-                             interop::known_flavors() + "); write the model section yourself");
+                             interop::known_flavors() + "); write the model section yourself" +
+                             interop::flavor_did_you_mean(name, flavor));
     add(d.model, "preset", known->preset, "torchtitan " + name + " " + flavor);
     for (const auto& o : known->overrides) add(d.model, o.key, o.value, o.why);
     const int64_t layers = interop::flavor_shape(*known).layers;
@@ -180,6 +182,15 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
         // for-loop, foreach or fused, default fused): foreach holds a temporary
         // the size of the fp32 parameters (lostflops/spec.h OptimizerKernel),
         // so it changes the memory; the rest of [optimizer] does not.
+        // optimizer.name: torchtitan builds "Adam" or "AdamW" and raises
+        // NotImplementedError on any other name (components/optimizer.py
+        // build_optimizers, optimizer_classes; case-sensitive); both keep
+        // Adam's state, which is what lostflops prices.
+        const std::string optimizer = c.text({"optimizer.name"}, "AdamW");
+        if (optimizer != "Adam" && optimizer != "AdamW")
+            throw InputError(c.source(), "optimizer.name",
+                             "expected Adam or AdamW (torchtitan's optimizers), got '" + optimizer + "'" +
+                                 did_you_mean(optimizer, {"Adam", "AdamW"}));
         const std::string impl = c.text({"optimizer.implementation"}, "fused");
         if (impl == "foreach") {
             add(d.training, "optimizer_kernel", "foreach", "optimizer.implementation foreach");

@@ -83,6 +83,8 @@ bool xla_compiled(std::string_view arch) {
     return t && t->compute == ComputeModel::systolic;
 }
 
+const char* device_noun(std::string_view arch) { return xla_compiled(arch) ? "chip" : "GPU"; }
+
 const char* to_string(Vendor v) {
     switch (v) {
         case Vendor::nvidia: return "nvidia";

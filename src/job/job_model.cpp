@@ -66,7 +66,8 @@ YAML::Node apply_preset(YAML::Node node, const std::string& file) {
     if (!yaml) {
         std::string all;
         for (const auto& n : model_names()) all += (all.empty() ? "" : ", ") + n;
-        throw InputError(file, "model.preset", "unknown model '" + name + "'; known: " + all);
+        throw InputError(file, "model.preset",
+                         "unknown model '" + name + "'; known: " + all + did_you_mean(name, model_names()));
     }
     const YAML::Node base = YAML::Load(*yaml);
     node = flatten_model_node(node, file, /*keep_nulls=*/true);
@@ -123,6 +124,13 @@ ResolvedModel apply_hf_config(YAML::Node node, const std::string& file) {
 ResolvedModel resolve_model_node(YAML::Node node, const std::string& file) {
     if (!node || node.IsNull()) throw InputError(file, "model", "missing section");
     if (!node.IsMap()) throw InputError(file, "model", "expected a mapping");
+    // A null preset or hf_config is its default, none (`--set model.preset=null
+    // --set model.hf_config=PATH` swaps a job's preset for a config.json).
+    if ((node["preset"] && node["preset"].IsNull()) || (node["hf_config"] && node["hf_config"].IsNull())) {
+        node = YAML::Clone(node);
+        for (const char* k : {"preset", "hf_config"})
+            if (node[k] && node[k].IsNull()) node.remove(k);
+    }
     if (node["preset"] && node["hf_config"])
         throw InputError(file, "model.preset",
                          "given together with model.hf_config; give one of them (and your own keys on top)");

@@ -16,6 +16,7 @@
 #include "estimate/inflight.h"
 #include "job/human_format.h"
 
+#include "lostflops/accelerator.h"
 #include "lostflops/framework_rules.h"
 #include "lostflops/report.h"
 #include "lostflops/run_cost.h"
@@ -223,7 +224,7 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
     }
     if (extras.run) {
         out += fmt::format("\nwhole run: {:.4g} tokens (run: section)\n", job.training.train_tokens);
-        std::string text = run_table(*extras.run);
+        std::string text = run_table(*extras.run, std::nullopt, device_noun(job.cluster.gpu.arch));
         for (std::size_t at = 0; at < text.size();) {
             const std::size_t end = text.find('\n', at);
             out += (end == at ? "" : "  ") + text.substr(at, end - at + 1);

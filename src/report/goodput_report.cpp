@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lostflops/accelerator.h"
 #include "lostflops/command_reports.h"
 #include "lostflops/error.h"
 #include "lostflops/job.h"
@@ -47,9 +48,10 @@ std::string goodput_json(const Job& job, const Goodput& g) {
 
 std::string goodput_table(const Job& job, const Goodput& g) {
     return fmt::format("job        {}  ({})\n", terminal_text(job.name), terminal_text(job.source)) +
-           fmt::format("step       {:.4f} s, MFU {:.1f} %, {} GPUs, {:.4g} tokens\n\n", g.estimate.step_time_s,
-                       100 * g.estimate.mfu, job.cluster.num_gpus, job.training.train_tokens) +
-           run_table(g.run, g.simulation);
+           fmt::format("step       {:.4f} s, MFU {:.1f} %, {} {}s, {:.4g} tokens\n\n", g.estimate.step_time_s,
+                       100 * g.estimate.mfu, job.cluster.num_gpus, device_noun(job.cluster.gpu.arch),
+                       job.training.train_tokens) +
+           run_table(g.run, g.simulation, device_noun(job.cluster.gpu.arch));
 }
 
 }  // namespace lostflops

@@ -73,7 +73,7 @@ nlohmann::json run_json(const RunCost& r, const std::optional<RunSimulation>& si
     return j;
 }
 
-std::string run_table(const RunCost& r, const std::optional<RunSimulation>& sim) {
+std::string run_table(const RunCost& r, const std::optional<RunSimulation>& sim, std::string_view device) {
     const RunInputs& in = r.inputs;
     std::string out;
     out += fmt::format("time to train        {:>12}   ({} steps, {} s of wall time)\n", duration(r.wall_time_s),
@@ -95,15 +95,15 @@ std::string run_table(const RunCost& r, const std::optional<RunSimulation>& sim)
                            in.data_stall_s,
                            in.storage_tokens_per_s,
                            in.tokens_per_step / in.step_time_s);
-    out += fmt::format("GPU-hours            {:>12}   ({} GPUs{})\n", grouped(r.gpu_hours),
-                       grouped(in.num_gpus + in.spare_gpus),
+    out += fmt::format("{:<21}{:>12}   ({} {}s{})\n", fmt::format("{}-hours", device), grouped(r.gpu_hours),
+                       grouped(in.num_gpus + in.spare_gpus), device,
                        in.spare_gpus > 0 ? fmt::format(", {} of them spare", in.spare_gpus) : std::string());
     if (r.cost_given)
-        out += fmt::format("cost                 {:>12}   ({} per GPU-hour)\n", money(r.cost),
+        out += fmt::format("cost                 {:>12}   ({} per {}-hour)\n", money(r.cost), device,
                            money(r.gpu_hours > 0 ? r.cost / r.gpu_hours : 0));
     else
         out += "cost                            -   (give run.price_per_gpu_hour)\n";
-    out += fmt::format("energy               {:>12}   (GPUs, with PUE)\n", grouped(r.energy_kwh / 1000, 1) + " MWh");
+    out += fmt::format("energy               {:>12}   ({}s, with PUE)\n", grouped(r.energy_kwh / 1000, 1) + " MWh", device);
     out += "\nwhere the wall time goes\n";
     const std::pair<const char*, double> rows[] = {{"useful", r.useful_s},
                                                    {"checkpoint overhead", r.checkpoint_overhead_s},

@@ -162,7 +162,10 @@ PlanFix plan_fix_all(const Job& job) {
     return f;
 }
 
-void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& source) {
+void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& source,
+                  std::map<std::string, std::string>* given) {
+    std::map<std::string, std::string> local;
+    std::map<std::string, std::string>& seen = given != nullptr ? *given : local;
     size_t at = 0;
     while (at <= text.size()) {
         const size_t comma = text.find(',', at);
@@ -175,6 +178,12 @@ void add_plan_fix(PlanFix& fix, const std::string& text, const std::string& sour
         const std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
         if (value.empty()) throw InputError(source, key, "empty value");
         set_key(fix, key, value, source);
+        // One value a setting: tp=8,tp=4 kept the last without a word.
+        const PlanKey* k = searched_key(key);
+        const std::string name = k != nullptr ? k->name : "micro_batch_size";
+        const auto [it, added] = seen.emplace(name, value);
+        if (!added && it->second != value)
+            throw InputError(source, key, fmt::format("given as {} and as {}; give one value", it->second, value));
     }
     if (fix.recompute && *fix.recompute == Recompute::full && !fix.recompute_layers) fix.recompute_layers = -1;
 }

@@ -231,12 +231,17 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
     }
     auto ks = detail::pick_kernels(d, opts.hta_compatible, r.warnings);
     if (ks.empty()) {
+        // A file cut before its first kernel says so: the cut is the cause.
+        std::string cut;
+        for (const auto& w : d.warnings)
+            if (w.rfind("truncated", 0) == 0) cut = "; " + w;
         throw InputError(d.source, "traceEvents",
                          "no GPU kernels to analyse (expected events of cat kernel, gpu_memcpy "
                          "or gpu_memset with args.stream)" +
                              (d.skipped.total() > 0 ? "; skipped " + std::to_string(d.skipped.total()) +
                                                           " implausible events: " + d.skipped.describe()
-                                                    : std::string()));
+                                                    : std::string()) +
+                             cut);
     }
     r.kernels = static_cast<int64_t>(ks.size());
     // A kernel's kind comes from its name: without one ("name": null, "" or

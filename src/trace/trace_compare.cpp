@@ -136,6 +136,13 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
     return c;
 }
 
+JobComparison compare_with_job(const std::vector<RankReport>& ranks, const Job& job, const Estimate& est,
+                               const std::string& job_source) {
+    const double peak = job.cluster.gpu.peak_tflops(job.training.precision) * 1e12;
+    return compare_with_estimate(ranks, est, job.cluster.num_gpus, peak, job_source,
+                                 job.plan.tp * job.plan.cp * job.plan.dp);
+}
+
 double profiler_host_s(const std::vector<RankReport>& ranks, double event_us) {
     double sum_us = 0;
     int n = 0;

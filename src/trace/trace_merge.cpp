@@ -76,6 +76,9 @@ std::vector<std::string> summary_paths(const std::vector<std::string>& inputs, c
         }
     }
     if (out.empty()) throw InputError(list_file.empty() ? "trace merge" : input_name(list_file), "", "no summary files given");
+    // Standard input is read once: a second '-' read it empty ("not valid JSON").
+    if (std::count(out.begin(), out.end(), "-") + (list_file == "-" ? 1 : 0) > 1)
+        throw InputError("-", "", "standard input given twice: it is read once; give files for the others");
     return out;
 }
 

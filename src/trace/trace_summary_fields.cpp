@@ -184,16 +184,23 @@ void check_breakdown(const Ctx& c, const char* span_key, double span,
         c.fail(span_key, fmt::format("{:g} us: more than a trace can span ({:g} us: two days and an hour)", span,
                                      kMaxSpanUs));
     const double room = span * 1.001 + 1;
-    for (const auto& [key, v] : parts)
+    for (const auto& [key, v] : parts) {
         if (v > room)
             c.fail(key, fmt::format("{:g} us is more than {} ({:g} us): the figures contradict each other", v,
                                     span_key, span));
+        // A difference of totals may round below zero, by less than 1 us:
+        // idle_us -1e308 printed "-inf%" as the rank's idle share in `trace merge`.
+        if (v < -1)
+            c.fail(key, fmt::format("{:g} us: a negative time (past 1 us of rounding)", v));
+    }
 }
 
 void check_consistent(const RankReport& r, const Ctx& c) {
     check_breakdown(c, "kernel_span_us", r.kernel_span_us,
                     {{"compute_us", r.compute_us}, {"idle_us", r.idle_us}, {"compute_us + idle_us", r.compute_us + r.idle_us},
-                     {"exposed_comm_us", r.exposed_comm_us}, {"exposed_memory_us", r.exposed_memory_us}});
+                     {"non_compute_us", r.non_compute_us}, {"comm_us", r.comm_us}, {"memory_us", r.memory_us},
+                     {"matmul_us", r.matmul_us}, {"exposed_comm_us", r.exposed_comm_us},
+                     {"exposed_memory_us", r.exposed_memory_us}});
     if (r.comm_comp_overlap_pct && (*r.comm_comp_overlap_pct < 0 || *r.comm_comp_overlap_pct > 100))
         c.fail("comm_comp_overlap_pct", fmt::format("{:g}: expected a percentage from 0 to 100", *r.comm_comp_overlap_pct));
     if (r.mean_step_us > kMaxEventDurUs)

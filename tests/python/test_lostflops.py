@@ -266,6 +266,19 @@ class Hostile(unittest.TestCase):
             self.assertEqual(ctx.exception.file, name)
             self.assertIn(bound, str(ctx.exception))
 
+    def test_flags_are_true_or_false_and_slices_say_their_name(self):
+        # The fourth hunt: bool() made best="no" the --best search; import_maxtext's
+        # slices=-1 was refused as "num_gpus: -1".
+        for call in (lambda: lostflops.export_megatron(best="no"), lambda: lostflops.search(min_gpus="no"),
+                     lambda: lostflops.trace([], hta_compatible="no")):
+            with self.assertRaises(TypeError) as ctx:
+                call()
+            self.assertIn("expected True or False, got str", str(ctx.exception))
+        with self.assertRaises(lostflops.LostflopsError) as ctx:
+            lostflops.import_maxtext("model_name: llama2-7b", "v5e-256", slices=-1)
+        self.assertEqual(ctx.exception.file, "slices")
+        self.assertIn("from 0 to 65536", str(ctx.exception))
+
     def test_text_and_dict_jobs_are_bounded(self):
         job = json.loads(open(src("data/published/runs/megatron24-h100-gpt-70b.json")).read())
         job["run"] = {"x": list(range(2_000_000))}
