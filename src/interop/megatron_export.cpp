@@ -65,6 +65,8 @@ void training_flags(const Job& job, Group& g) {
         g.add("--bf16");
         if (t.precision == Precision::fp8) g.add("--fp8-format", "hybrid");
     }
+    // The data loader's workers when the job gives them (auto is Megatron's own default, 2).
+    if (!t.data_loader_workers_auto) g.add("--num-workers", t.data_loader_workers);
     if (t.framework == Framework::megatron_core) {
         g.add("--use-mcore-models");
         g.add("--transformer-impl", "transformer_engine");

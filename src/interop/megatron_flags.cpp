@@ -57,6 +57,7 @@ const MegatronFlag kFlags[] = {
     {"grad-reduce-in-bf16", A::none, R::read, ""},
     {"accumulate-allreduce-grads-in-fp32", A::none, R::read, ""},
     {"optimizer", A::one, R::read, ""},
+    {"num-workers", A::one, R::read, ""},
     // Read: the parallel plan.
     {"tensor-model-parallel-size", A::one, R::read, ""},
     {"pipeline-model-parallel-size", A::one, R::read, ""},

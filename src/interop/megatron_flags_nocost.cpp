@@ -126,7 +126,6 @@ const MegatronFlag kNoCost[] = {
     {"data-impl", A::one, I, kData},
     {"split", A::one, I, kData},
     {"mock-data", A::none, I, kData},
-    {"num-workers", A::one, I, kData},
     {"dataloader-type", A::one, I, kData},
     {"no-mmap-bin-files", A::none, I, kData},
     {"no-create-attention-mask-in-dataloader", A::none, I, kData},

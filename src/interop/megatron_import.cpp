@@ -153,6 +153,11 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     }
     add(d.training, "attention", attention, attention_why);
     add(d.training, "framework", to_string(fw), framework_why);
+    // The data loader's workers (docs/data-loader.md); its CPU time is not in a script.
+    if (f.has("num-workers")) {
+        const int w = f.str("num-workers") == "0" ? 0 : *f.num("num-workers");  // 0: loads in the training process
+        add(d.training, "data_loader_workers", std::to_string(w), "--num-workers");
+    }
     if (f.has("optimizer") && f.choice("optimizer", {"adam", "sgd", "muon", "dist_muon", "lion", "soap", "adaptive_muon"}) != "adam")
         notes.push_back({NoteKind::not_modelled, "--optimizer", *f.str("optimizer") + ": its state and step are costed as Adam's"});
 

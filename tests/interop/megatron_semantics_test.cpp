@@ -39,6 +39,20 @@ TEST(MegatronSemantics, TheLastValueOfARepeatedFlagCounts) {
     EXPECT_FALSE(note(notes, "mlp"));
 }
 
+// --num-workers is the data loader's workers (docs/data-loader.md), 0 too;
+// without it the job keeps Megatron's own default, 2.
+TEST(MegatronSemantics, NumWorkersAreTheDataLoaders) {
+    EXPECT_EQ(job_of("--num-workers 0").training.data_loader_workers, 0);
+    EXPECT_FALSE(job_of("--num-workers 0").training.data_loader_workers_auto);
+    EXPECT_EQ(job_of("--num-workers 8").training.data_loader_workers, 8);
+    EXPECT_EQ(job_of("").training.data_loader_workers, 2);
+    EXPECT_TRUE(job_of("").training.data_loader_workers_auto);
+    EXPECT_THROW(job_of("--num-workers -1"), InputError);
+    // export writes them back when the job gives them, else leaves Megatron's default.
+    EXPECT_NE(export_megatron(job_of("--num-workers 0")).text.find("--num-workers 0"), std::string::npos);
+    EXPECT_EQ(export_megatron(job_of("")).text.find("--num-workers"), std::string::npos);
+}
+
 TEST(MegatronSemantics, RecomputeByEra) {
     // Since Aug 2021 (Megatron-LM c1e0689d) the method alone turns on full recompute.
     const Job uniform = job_of("--activations-checkpoint-method uniform");
