@@ -28,8 +28,9 @@ namespace lostflops {
 // Everything the closed form and the simulation need, with every default of
 // the job decided (run/run_inputs.cpp).
 struct RunInputs {
-    double step_time_s = 0;         // Estimate::step_time_s
-    double data_stall_s = 0;        // per step: loading slower than the step (0 when it keeps up)
+    double step_time_s = 0;         // Estimate::step_time_s less the data loader's wait
+    double data_stall_s = 0;        // per step: the data loader's wait and storage slower than the step (0 when both keep up)
+    double loader_stall_s = 0;      // of data_stall_s, the data loader's (Breakdown::data_loader_s)
     double tokens_per_step = 0;
     int64_t steps = 0;              // ceil(train_tokens / tokens_per_step)
     int num_gpus = 0;               // GPUs running the job

@@ -68,7 +68,13 @@ StepTimeline step_timeline(const Job& job, const Calibration& cal, const Estimat
             st.segments.push_back(
                 Segment{r, SegmentKind::optimizer, st.pipeline_s + dp, st.pipeline_s + dp + opt, -1, -1});
     }
-    st.step_s = st.pipeline_s + dp + opt;
+    // The data loader's wait (Breakdown::data_loader_s) ends the step: the
+    // GPU waits for the host, drawn as host wait.
+    const double loader = e.breakdown.data_loader_s;
+    for (int r = 0; r < st.stages && loader > 0; ++r)
+        st.segments.push_back(Segment{r, SegmentKind::host_wait, st.pipeline_s + dp + opt,
+                                      st.pipeline_s + dp + opt + loader, -1, -1});
+    st.step_s = st.pipeline_s + dp + opt + loader;
     return st;
 }
 

@@ -154,9 +154,20 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     add(d.training, "attention", attention, attention_why);
     add(d.training, "framework", to_string(fw), framework_why);
     // The data loader's workers (docs/data-loader.md); its CPU time is not in a script.
+    // A value the script does not state keeps auto: it prices nothing
+    // without the loader's time, which no script gives.
     if (f.has("num-workers")) {
-        const int w = f.str("num-workers") == "0" ? 0 : *f.num("num-workers");  // 0: loads in the training process
-        add(d.training, "data_loader_workers", std::to_string(w), "--num-workers");
+        const auto v = f.known_str("num-workers");
+        if (!v) {
+            notes.push_back({NoteKind::assumed, "--num-workers",
+                             "its value is not in the script: training.data_loader_workers stays auto (2)"});
+        } else {
+            const bool digits = !v->empty() && v->size() <= 4 &&
+                                v->find_first_not_of("0123456789") == std::string::npos;
+            if (!digits || std::stoi(*v) > 4096)  // the job's range (job/job_sections.cpp)
+                throw InputError(source, "--num-workers", "'" + *v + "': expected a whole number of workers, 0 to 4096");
+            add(d.training, "data_loader_workers", std::to_string(std::stoi(*v)), "--num-workers");
+        }
     }
     if (f.has("optimizer") && f.choice("optimizer", {"adam", "sgd", "muon", "dist_muon", "lion", "soap", "adaptive_muon"}) != "adam")
         notes.push_back({NoteKind::not_modelled, "--optimizer", *f.str("optimizer") + ": its state and step are costed as Adam's"});

@@ -93,10 +93,6 @@ std::vector<JobWarning> job_warnings(const Job& job) {
         (job.training.framework == Framework::megatron_core || job.training.framework == Framework::megatron_lm))
         warn("training.attention", "flash with precision fp32: flash and fused attention kernels take only "
                                    "bf16/fp16 inputs; Megatron runs fp32 attention unfused (attention: auto)");
-    // The loader's workers matter only once its time is given (estimate/data_loader.cpp).
-    if (!t.data_loader_workers_auto && !(t.data_loader_s_per_sequence > 0))
-        warn("training.data_loader_workers", "does nothing without training.data_loader_s_per_sequence: the data "
-                                             "loader is not priced (docs/data-loader.md)");
     // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
     if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
         warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");

@@ -91,10 +91,11 @@ std::string run_table(const RunCost& r, const std::optional<RunSimulation>& sim,
                        duration(in.restart_overhead_s),
                        in.spare_wait_s > 0 ? ", wait for a spare node " + duration(in.spare_wait_s) : std::string());
     if (in.data_stall_s > 0)
-        out += fmt::format("data stall per step  {:10.4f} s   (loading supplies {:.4g} tokens/s, the step needs {:.4g})\n",
+        out += fmt::format("data stall per step  {:10.4f} s   ({}storage supplies {:.4g} tokens/s, the step needs {:.4g})\n",
                            in.data_stall_s,
-                           in.storage_tokens_per_s,
-                           in.tokens_per_step / in.step_time_s);
+                           in.loader_stall_s > 0 ? fmt::format("the data loader {:.4f} s; ", in.loader_stall_s)
+                                                 : std::string(),
+                           in.storage_tokens_per_s, in.tokens_per_step / (in.step_time_s + in.loader_stall_s));
     out += fmt::format("{:<21}{:>12}   ({} {}s{})\n", fmt::format("{}-hours", device), grouped(r.gpu_hours),
                        grouped(in.num_gpus + in.spare_gpus), device,
                        in.spare_gpus > 0 ? fmt::format(", {} of them spare", in.spare_gpus) : std::string());

@@ -32,9 +32,10 @@
 //   single-GPU efficiency model FLOPs per GPU per step / (dense peak x the
 //                         step's single-GPU time: compute, memory-bound,
 //                         recompute, kernel overhead, host-bound, optimizer)
-//   parallel scaling      that single-GPU time / step time (the rest is
-//                         communication and pipeline bubbles); the two
-//                         multiply to the MFU
+//   parallel scaling      that single-GPU time / step time less the data
+//                         loader's wait (the rest is communication and
+//                         pipeline bubbles); the two multiply to the MFU
+//                         (the loader's wait is data stall: goodput's)
 //   effective training    goodput (useful time / wall time)
 //   resource utilisation  GPUs running the job / GPUs held (with spares)
 #include <cmath>
@@ -144,7 +145,7 @@ RunCost run_cost(const Job& job, const Estimate& e) {
          single},
         {"parallel scaling efficiency",
          "that single-GPU time / step time (the rest: exposed communication and pipeline bubbles)",
-         single_s / e.step_time_s},
+         single_s / in.step_time_s},
         {"effective training time", "goodput: useful time / wall time", out.goodput},
         {"resource utilisation", "GPUs running the job / GPUs held (spares included)",
          static_cast<double>(in.num_gpus) / (in.num_gpus + in.spare_gpus)},

@@ -12,8 +12,8 @@
 //  - data stall per step: the step needs tokens_per_step tokens; storage
 //    supplies storage_read_GBps / bytes_per_token tokens/s; the loader
 //    prefetches during the step, so only the excess over the step stalls
-//    it (the loader's CPU time is already in the step: Breakdown::
-//    data_loader_s, estimate/data_loader.cpp);
+//    it; the data loader's own wait (Breakdown::data_loader_s,
+//    estimate/data_loader.cpp) is data stall too, taken out of the step;
 //  - the expected wait for a spare node per failure (node_repair_s > 0): the
 //    nodes in repair when a failure arrives are Poisson with mean
 //    rate x repair time (Poisson arrivals, fixed repair: M/D/infinity), their
@@ -72,7 +72,10 @@ double young_daly_interval_s(double block_s, double mtbf_s) {
 RunInputs run_inputs(const Job& job, const Estimate& e) {
     const RunSpec& r = job.run;
     RunInputs in;
-    in.step_time_s = e.step_time_s;
+    // The step without its data wait: the loader's (Breakdown::data_loader_s)
+    // is data stall, below, not useful time.
+    in.loader_stall_s = e.breakdown.data_loader_s;
+    in.step_time_s = e.step_time_s - in.loader_stall_s;
     in.tokens_per_step = e.tokens_per_step;
     in.steps = static_cast<int64_t>(std::ceil(job.training.train_tokens / e.tokens_per_step));
     in.num_gpus = job.cluster.num_gpus;
@@ -95,7 +98,9 @@ RunInputs run_inputs(const Job& job, const Estimate& e) {
     in.recovery_s = in.restart_overhead_s + in.checkpoint_read_s + in.spare_wait_s;
 
     in.storage_tokens_per_s = r.storage_read_GBps * 1e9 / r.bytes_per_token;
-    in.data_stall_s = std::max(0.0, in.tokens_per_step / in.storage_tokens_per_s - in.step_time_s);
+    // Storage is read ahead as the loader is: it stalls only what its supply
+    // takes beyond the step with the loader's wait.
+    in.data_stall_s = in.loader_stall_s + std::max(0.0, in.tokens_per_step / in.storage_tokens_per_s - e.step_time_s);
 
     // Checkpoints fall on step boundaries: the interval is a whole number of
     // steps, at least one, and (async) no shorter than the background write.

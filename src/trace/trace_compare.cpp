@@ -91,8 +91,12 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
         c.measured_mfu = est.model_flops_per_step /
                          (c.measured_step_s * static_cast<double>(num_gpus) * peak_flops_per_gpu);
     }
-    // Shares of the kernel span, averaged over the ranks of each pipeline
-    // stage; the busiest stage's (least idle) are the measured walls.
+    // Shares of a step, averaged over the ranks of each pipeline stage; the
+    // busiest stage's (least idle) are the measured walls. With ProfilerSteps
+    // a rank's kernel span covers its n steps but not the GPU's wait before
+    // the first kernel of a step or after the last (a data loader's, a host's
+    // start): span / n short of the mean step, idle too. Without them the
+    // span is the step.
     struct Shares {
         double matmul = 0, other = 0, comm = 0, idle = 0;
         int n = 0;
@@ -100,12 +104,15 @@ JobComparison compare_with_estimate(const std::vector<RankReport>& ranks, const 
     std::map<int, Shares> stages;
     for (const auto& r : ranks) {
         if (!(r.kernel_span_us > 0)) continue;
-        const double span = r.kernel_span_us;
+        const bool by_step = c.step_source == "ProfilerStep" && r.steps_total > 0;
+        const double n = by_step ? static_cast<double>(r.steps_total) : 1.0;
+        const double per_step = r.kernel_span_us / n;
+        const double step = by_step ? std::max(r.mean_step_us, per_step) : per_step;
         Shares& s = stages[ranks_per_stage > 0 ? r.rank / ranks_per_stage : 0];
-        s.matmul += r.matmul_us / span;
-        s.other += (r.compute_us - r.matmul_us + r.exposed_memory_us) / span;
-        s.comm += r.exposed_comm_us / span;
-        s.idle += r.idle_us / span;
+        s.matmul += r.matmul_us / n / step;
+        s.other += (r.compute_us - r.matmul_us + r.exposed_memory_us) / n / step;
+        s.comm += r.exposed_comm_us / n / step;
+        s.idle += (r.idle_us / n + step - per_step) / step;
         ++s.n;
     }
     double matmul = 0, other = 0, comm = 0, idle = 0;

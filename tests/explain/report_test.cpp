@@ -1,6 +1,7 @@
 // The HTML report: self-contained (no script, no external resource), each
 // chart an accessible SVG with non-empty shapes, and the CLI's explain and
 // report commands against estimate.
+#include <cmath>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -98,6 +99,22 @@ TEST(HtmlReport, TimelineNamesItsScheduleAndTheEstimatesPipelineWalls) {
         default_calibration());
     EXPECT_NE(v.find("simulation of the DualPipeV schedule"), std::string::npos);
     EXPECT_EQ(v.find("Narayanan et al."), std::string::npos);
+}
+
+// The report's step timeline ends with the data loader's wait, drawn as
+// host wait on every rank, so that its step is the estimate's.
+TEST(HtmlReport, TimelineStepHoldsTheDataLoadersWait) {
+    const Job job = default_job({"training.data_loader_s_per_sequence=1"});
+    const Estimate e = estimate(job, default_calibration());
+    ASSERT_GT(e.breakdown.data_loader_s, 0);
+    const StepTimeline tl = step_timeline(job, default_calibration(), e);
+    EXPECT_NEAR(tl.step_s, e.step_time_s, 1e-3 * e.step_time_s);
+    int waits = 0;
+    for (const Segment& s : tl.segments)
+        if (s.kind == SegmentKind::host_wait && s.end_s == tl.step_s &&
+            std::abs(s.end_s - s.start_s - e.breakdown.data_loader_s) < 1e-9)
+            ++waits;
+    EXPECT_EQ(waits, tl.stages);
 }
 
 TEST(HtmlReport, ScalingCurveIsTheSearchsBestPlan) {

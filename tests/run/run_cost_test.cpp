@@ -232,7 +232,12 @@ TEST(RunCost, DataStallWhenLoadingIsSlow) {
                               {"training.train_tokens=1e9", "training.data_loader_s_per_sequence=0.5"});
     const Estimate ep = estimate(pre, default_calibration());
     EXPECT_GT(ep.breakdown.data_loader_s, 0);
-    EXPECT_EQ(run_inputs(pre, ep).data_stall_s, 0);
+    // The loader's wait is data stall, not useful time: out of the step, into the stall.
+    const RunInputs pin = run_inputs(pre, ep);
+    EXPECT_DOUBLE_EQ(pin.data_stall_s, ep.breakdown.data_loader_s);
+    EXPECT_DOUBLE_EQ(pin.step_time_s + pin.data_stall_s, ep.step_time_s);
+    const RunCost pc = run_cost(pre, ep);
+    EXPECT_NEAR(pc.data_stall_s, pin.steps * ep.breakdown.data_loader_s, 1e-6 * pc.data_stall_s);
 }
 
 }  // namespace

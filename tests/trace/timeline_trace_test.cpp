@@ -67,6 +67,9 @@ TEST(TimelineTrace, OtherPlansReadBackAsTheEstimate) {
     // back as such, not as GEMMs (Estimate::recompute_memory_bound_s).
     expect_reads_back(default_job({"parallel.pp=1", "parallel.vpp=1", "parallel.dp=128", "parallel.recompute=full"}),
                       "full recompute, no pipeline");
+    // The data loader's wait (Breakdown::data_loader_s): a gap at the step's
+    // end, read back as idle, so that the step is the estimate's.
+    expect_reads_back(default_job({"training.data_loader_s_per_sequence=1"}), "data loader's wait");
 }
 
 // The walls of the trace reader's own breakdown, rank by rank: the
