@@ -27,6 +27,14 @@
 //
 //     stall = max(0, load_s / W - step_s)
 //
+// Under the Hugging Face Trainer (framework hf), which takes all m
+// micro-batches of a step before its first forward (get_batch_samples,
+// above), only the 2W batches the workers keep ready are there at once; the
+// other m - 2W are made while the GPU waits, W at a time, each a batch's
+// load b = micro_batch_size * s_per_sequence:
+//
+//     stall = max(0, load_s / W - step_s, (m - 2W) * b / W)
+//
 // Not priced: the main process's cost of receiving a batch (unpickling from
 // shared memory, pin_memory), the first step's fill, and CPU cores shared
 // by W x (GPUs per node) worker processes (the per-sequence time is the
@@ -37,12 +45,25 @@
 
 namespace lostflops {
 
+namespace {
+// Batches each worker keeps ready (torch.utils.data.DataLoader
+// prefetch_factor, default 2 when num_workers > 0).
+constexpr double kPrefetchFactor = 2;
+}  // namespace
+
 double data_loader_stall_s(const Training& t, const ParallelPlan& p, double step_s) {
     if (!(t.data_loader_s_per_sequence > 0)) return 0.0;
     const double sequences = static_cast<double>(t.global_batch) / std::max(1, p.dp);
     const double load_s = sequences * t.data_loader_s_per_sequence;
     if (t.data_loader_workers <= 0) return load_s;
-    return std::max(0.0, load_s / t.data_loader_workers - step_s);
+    const double w = t.data_loader_workers;
+    double stall = std::max(0.0, load_s / w - step_s);
+    if (t.framework == Framework::hf) {
+        const double batches = sequences / static_cast<double>(std::max<int64_t>(1, t.micro_batch));
+        const double batch_s = static_cast<double>(t.micro_batch) * t.data_loader_s_per_sequence;
+        stall = std::max(stall, (batches - kPrefetchFactor * w) * batch_s / w);
+    }
+    return stall;
 }
 
 }  // namespace lostflops

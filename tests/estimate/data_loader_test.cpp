@@ -67,17 +67,32 @@ TEST(DataLoader, WithoutWorkersTheWholeLoadWaits) {
 // Workers load in parallel with the step: a loader faster than the step
 // costs nothing; a slower one sets the step, n x s / W.
 TEST(DataLoader, WorkersWaitOnlyForWhatExceedsTheStep) {
-    const Estimate base = run(kOneGpu);
+    // Megatron (a micro-batch fetched as its forward starts): the pure rule.
+    const std::vector<std::string> mc = plus(kOneGpu, {"training.framework=megatron-core"});
+    const Estimate base = run(mc);
     const double fast = base.step_time_s / 4 * 0.9;  // 4 sequences on one worker: 0.9 of the step
-    const Estimate hidden = run(plus(kOneGpu, {"training.data_loader_workers=1",
+    const Estimate hidden = run(plus(mc, {"training.data_loader_workers=1",
                                                fmt::format("training.data_loader_s_per_sequence={:.17g}", fast)}));
     EXPECT_EQ(hidden.breakdown.data_loader_s, 0);
     EXPECT_DOUBLE_EQ(hidden.step_time_s, base.step_time_s);
     const double slow = base.step_time_s;  // 4 sequences on 2 workers: twice the step
-    const Estimate e = run(plus(kOneGpu, {"training.data_loader_workers=2",
+    const Estimate e = run(plus(mc, {"training.data_loader_workers=2",
                                           fmt::format("training.data_loader_s_per_sequence={:.17g}", slow)}));
     EXPECT_NEAR(e.step_time_s, 4 * slow / 2, 1e-12);
     EXPECT_NEAR(e.breakdown.data_loader_s, 2 * slow - base.step_time_s, 1e-12);
+}
+
+// The Trainer (framework hf) takes a step's 8 micro-batches up front: 2 x 1
+// worker's are ready, the other 6 wait 0.01 s each on the one worker, though
+// the worker keeps up with the step.
+TEST(DataLoader, TheTrainerWaitsForWhatThePrefetchDoesNotHold) {
+    const std::vector<std::string> eight = plus(kOneGpu, {"training.global_batch_size=8", "training.data_loader_workers=1",
+                                                          "training.data_loader_s_per_sequence=0.01"});
+    const Estimate e = run(eight);
+    ASSERT_GT(e.step_time_s, 8 * 0.01);  // the worker keeps up: load / W < step
+    EXPECT_NEAR(e.breakdown.data_loader_s, 6 * 0.01, 1e-12);
+    // Megatron fetches each micro-batch when its forward starts: no such wait.
+    EXPECT_EQ(run(plus(eight, {"training.framework=megatron-core"})).breakdown.data_loader_s, 0);
 }
 
 // Each data-parallel replica loads global / dp sequences: 64 / 4 = 16 on
