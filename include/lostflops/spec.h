@@ -154,6 +154,11 @@ struct Cluster {
     }
 };
 
+// The most data loader workers a job may give (training.data_loader_workers;
+// also what import megatron accepts of --num-workers): a bound on input, not a
+// machine's.
+inline constexpr int kMaxDataLoaderWorkers = 4096;
+
 struct Training {
     int64_t seq_length = 0;
     int64_t global_batch = 0;  // sequences per optimizer step
@@ -183,7 +188,7 @@ struct Training {
     // default 2), 0 elsewhere (torch.utils.data.DataLoader num_workers=0,
     // the default of a Hugging Face Trainer, torchtitan and DeepSpeed loop).
     double data_loader_s_per_sequence = 0;
-    int data_loader_workers = -1;
+    int data_loader_workers = -1;  // at most kMaxDataLoaderWorkers
     bool data_loader_workers_auto = true;  // not given (or `auto`)
     // Derived, not a key: the cluster's accelerator runs XLA-compiled programs
     // (a TPU, lostflops/accelerator.h xla_compiled), which fuse elementwise

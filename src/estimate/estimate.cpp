@@ -263,8 +263,7 @@ void finish_breakdown(const Job& job, const Calibration& cal, const PassSetup& s
                                 std::max(layer.fwd.total_s(), layer.fwd.cpu_s), bwd_layer_s, m);
     if (model.tied_embeddings && p.pp > 1) bd.dp_comm_s += s.dp.tied_embedding_s;
     bd.optimizer_s = s.dp.optimizer_s[p.zero == 0 ? 0 : 1];
-    // Last: the loader's stall depends on the rest of the step.
-    bd.data_loader_s = 0;
+    // Last: the loader's stall depends on the rest of the step (the phase's is 0).
     bd.data_loader_s = data_loader_stall_s(job.training, p, bd.total_s());
 }
 

@@ -21,6 +21,7 @@
 #include "interop/megatron_model.h"
 #include "interop/megatron_plan.h"
 #include "lostflops/error.h"
+#include "lostflops/spec.h"
 #include "lostflops/interop.h"
 
 namespace lostflops {
@@ -164,8 +165,10 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
         } else {
             const bool digits = !v->empty() && v->size() <= 4 &&
                                 v->find_first_not_of("0123456789") == std::string::npos;
-            if (!digits || std::stoi(*v) > 4096)  // the job's range (job/job_sections.cpp)
-                throw InputError(source, "--num-workers", "'" + *v + "': expected a whole number of workers, 0 to 4096");
+            if (!digits || std::stoi(*v) > kMaxDataLoaderWorkers)
+                throw InputError(source, "--num-workers",
+                                 "'" + *v + "': expected a whole number of workers, 0 to " +
+                                     std::to_string(kMaxDataLoaderWorkers));
             add(d.training, "data_loader_workers", std::to_string(std::stoi(*v)), "--num-workers");
         }
     }

@@ -193,9 +193,8 @@ Training read_training(YAML::Node node, const std::string& file) {
     // `auto` (default; null too): the framework's default, resolved with it
     // (job/job.cpp); else worker processes per training process.
     const YAML::Node workers = s.raw("data_loader_workers");
-    if (workers && !workers.IsNull() && !(workers.IsScalar() && workers.Scalar() == "auto"))
-    {
-        t.data_loader_workers = static_cast<int>(s.int_req("data_loader_workers", 0, 4096));
+    if (workers && !workers.IsNull() && !(workers.IsScalar() && workers.Scalar() == "auto")) {
+        t.data_loader_workers = static_cast<int>(s.int_req("data_loader_workers", 0, kMaxDataLoaderWorkers));
         t.data_loader_workers_auto = false;
     }
     if (t.optimizer != Optimizer::adam && t.precision == Precision::fp16)
