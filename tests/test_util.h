@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "lostflops/error.h"
 #include "lostflops/job.h"
@@ -95,6 +96,21 @@ inline size_t count_of(const std::string& s, const std::string& what) {
     size_t n = 0;
     for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
     return n;
+}
+
+// Llama-3.2-1B's shape (the H200 table's rows, shared/reference/h200) on one
+// H200: 2 x `seq` tokens in one micro-batch, framework hf (fp32 weights under
+// bf16 autocast), fused AdamW, no parallelism; then `sets`.
+inline Job h200_llama1b(int seq, std::vector<std::string> sets = {}) {
+    std::vector<std::string> all = {
+        "model.num_hidden_layers=16", "model.hidden_size=2048", "model.intermediate_size=8192",
+        "model.num_attention_heads=32", "model.num_key_value_heads=8", "model.vocab_size=128256",
+        "model.hidden_act=silu", "model.tie_word_embeddings=true", "cluster.gpu=h200-sxm", "cluster.num_gpus=1",
+        "cluster.gpus_per_node=1", "training.seq_length=" + std::to_string(seq), "training.global_batch_size=2",
+        "training.micro_batch_size=2", "training.framework=hf", "training.optimizer_kernel=fused", "parallel.tp=1",
+        "parallel.pp=1", "parallel.zero=0", "parallel.recompute=none"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    return parse_job(small_job_text(), "llama1b.yaml", all);
 }
 
 }  // namespace lostflops::test

@@ -185,8 +185,21 @@ struct Calibration {
     double hf_upcast_hbm_fraction = 0.411;
     double hf_broadcast_hbm_fraction = 0.492;
     double hf_strided_hbm_fraction = 0.238;
+    // Framework hf: the GEMM rate of the back-to-back components (power-bound)
+    // over the same GEMM's inside a step whose other kernels let the board
+    // clock up (data/measured/h200-steps); the GEMMs are priced at
+    // gemm_max / this.
+    double hf_power_bound_gemm_fraction = 0.864;
+    // Framework hf under torch.compile: SDPA with transformers' boolean causal
+    // mask (spec.h masked_square_attention) runs the whole square at this
+    // fraction of the unmasked kernel's rate, forward and backward.
+    double hf_masked_attention_fwd_fraction = 0.51;
+    double hf_masked_attention_bwd_fraction = 0.58;
     // Framework hf under torch.compile: CPU per kernel Inductor's wrapper launches.
     double compiled_launch_us = 13.2;
+    // CUDA graphs (training.cuda_graphs): the host's cudaGraphLaunch per
+    // kernel in the replayed graph.
+    double cuda_graph_node_us = 2.9;
     // The PyTorch profiler's own host time per host event it records
     // (trace --job's prediction of the profiled step, lostflops/host_speed.h).
     double profiler_event_us = 1.44;

@@ -179,6 +179,10 @@ struct Training {
     // Inductor fuses the eager stack's elementwise chains (RMSNorm, rotary,
     // SwiGLU, squared ReLU) into one kernel each (workload/layer_work.cpp).
     bool compile = false;
+    // CUDA graphs: torch.compile(mode="reduce-overhead") of a transformers
+    // model (framework hf, compile, zero below 3): one graph launch where each
+    // kernel was launched (docs/host-time.md "CUDA graphs").
+    bool cuda_graphs = false;
     // The data loader (docs/data-loader.md; estimate/data_loader.h): CPU
     // seconds one loader process takes to produce one sequence (read,
     // tokenize, pack, collate); 0 (default) = not priced. Workers: the
@@ -195,6 +199,13 @@ struct Training {
     // work into the matmuls (workload/layer_work.cpp; docs/tpu.md).
     bool xla = false;
 };
+
+// transformers under torch.compile (framework hf) attends over the whole
+// square with a boolean mask: masking_utils._ignore_causal_mask_sdpa is False
+// while dynamo traces (docs/eager-gpu.md; data/measured/h200-steps).
+inline bool masked_square_attention(const Training& t) {
+    return t.framework == Framework::hf && t.compile && !t.xla;
+}
 
 // An explicit placement of layers on the virtual pipeline stages (Megatron-LM
 // --pipeline-model-parallel-layout, megatron/core/transformer/

@@ -29,6 +29,8 @@ This script logs the SM clock and board power every ~10 ms from a separate proce
   sdpa_mask   causal SDPA as is_causal, as an explicit boolean mask (transformers under
            torch.compile) and unmasked, by sequence and head dim (sdpa_mask.csv)
   steps_compiled_s512   the 512 x 2 step under torch.compile (default mode)
+  steps_more   out-of-sample steps: the Qwen2.5-0.5B shape at 2048 x 1 eager, compiled and
+           with CUDA graphs; Llama-3.2-3B at 4096 x 2 compiled
 
 Usage: python3 scripts/measure/gpu_step_clocks.py OUT_DIR [--budget-s 420] [--sections a,b]
 Writes OUT_DIR/{clocks.csv, components.csv, results.json, trace-*.json.gz}; the log is stdout.
@@ -158,11 +160,11 @@ def section(name, need_s, fn):
         RESULTS["sections"][name] = fn() or {}
     except Budget:
         log(f"{name}: stopped at the budget")
-        RESULTS["sections"][name] = {"stopped": "budget"}
+        RESULTS["sections"].setdefault(name, {})["stopped"] = "budget"
     except Exception as e:  # noqa: BLE001
         import traceback
         log(f"{name} failed: {e!r}\n{traceback.format_exc()}")
-        RESULTS["sections"][name] = {"error": repr(e)}
+        RESULTS["sections"].setdefault(name, {})["error"] = repr(e)
     finally:
         signal.alarm(0)
     RESULTS["sections"][name]["wall_s"] = round(time.time() - t, 2)
@@ -298,12 +300,22 @@ def shapes():
 MODEL = {}
 
 
-def build_model():
+SHAPES = {  # LlamaConfig keys: the H200 table's shapes (../shared/reference/h200/runs)
+    "1b": dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+               num_attention_heads=32, num_key_value_heads=8, head_dim=64, rope_theta=500000.0),
+    "3b": dict(vocab_size=128256, hidden_size=3072, intermediate_size=8192, num_hidden_layers=28,
+               num_attention_heads=24, num_key_value_heads=8, head_dim=128, rope_theta=500000.0),
+    "qwen05": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                   num_attention_heads=14, num_key_value_heads=2, head_dim=64, rope_theta=1000000.0),
+}
+
+
+def build_model(shape="1b"):
     from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
-                      num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
-                      head_dim=64, max_position_embeddings=131072, rms_norm_eps=1e-5,
-                      rope_theta=500000.0, tie_word_embeddings=True, hidden_act="silu")
+    MODEL.clear()
+    torch.cuda.empty_cache()
+    cfg = LlamaConfig(max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                      hidden_act="silu", **SHAPES[shape])
     try:
         cfg._attn_implementation = "sdpa"
     except Exception as e:  # noqa: BLE001
@@ -454,6 +466,31 @@ def steps_compiled_s512():
     return run_steps("1b-s512-b2-autocast-compiled", cm, 512, 2, 3, 30, 3)
 
 
+def steps_more():
+    """Out-of-sample checks: the Qwen2.5-0.5B shape at 2048 x 1 eager, compiled and with CUDA
+    graphs; Llama-3.2-3B at 4096 x 2 compiled."""
+    r = {}
+    build_model("qwen05")
+    r["qwen_eager"] = run_steps("qwen05-s2048-b1-autocast", MODEL["model"], 2048, 1, 3, 20, 0)
+    torch._dynamo.reset()
+    r["qwen_compiled"] = run_steps("qwen05-s2048-b1-autocast-compiled", torch.compile(MODEL["model"]),
+                                   2048, 1, 3, 20, 2)
+    save_partial("steps_more", r)
+    torch._dynamo.reset()
+    r["qwen_cudagraphs"] = run_steps("qwen05-s2048-b1-autocast-cudagraphs",
+                                     torch.compile(MODEL["model"], mode="reduce-overhead"), 2048, 1, 4, 20, 2)
+    save_partial("steps_more", r)
+    build_model("3b")
+    torch._dynamo.reset()
+    r["3b_compiled"] = run_steps("3b-s4096-b2-autocast-compiled", torch.compile(MODEL["model"]), 4096, 2, 3, 6, 2)
+    return r
+
+
+def save_partial(name, r):
+    RESULTS["sections"][name] = dict(r)
+    save()
+
+
 def meta():
     m = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0),
          "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
@@ -485,6 +522,7 @@ if __name__ == "__main__":
     section("steps_fsdp2", 30, steps_fsdp2)
     section("sdpa_mask", 20, sdpa_mask)
     section("steps_compiled_s512", 80, steps_compiled_s512)
+    section("steps_more", 100, steps_more)
     if COMPONENT_ROWS:
         keys = ["what", "shape", "copies", "gemms", "gemm_ms_median", "gemm_tflops", "gemm_share",
                 "loop_ms", "samples", "sm_mhz_median", "sm_mhz_min", "sm_mhz_max", "power_w_median",

@@ -83,7 +83,7 @@ inline const char* framework_key(Framework f) {
 // optimizer state up to 64 bytes per parameter (Adam with fp32 master, two
 // moments and gradients is 16, ZeRO paper Rajbhandari et al. 2020, sec. 3.1);
 // reserved memory up to 1e12 bytes (more than any GPU of the catalog has).
-inline constexpr std::array<ScalarField, 31> kScalarFields{{
+inline constexpr std::array<ScalarField, 35> kScalarFields{{
     {"gemm_k_half", &Calibration::gemm_k_half, Range::non_negative, 65536},
     {"sustained_compute", &Calibration::sustained_compute, Range::fraction},
     {"kernel_overhead_us", &Calibration::kernel_overhead_us, Range::non_negative, 10000},
@@ -101,8 +101,12 @@ inline constexpr std::array<ScalarField, 31> kScalarFields{{
     {"hf_upcast_hbm_fraction", &Calibration::hf_upcast_hbm_fraction, Range::fraction},
     {"hf_broadcast_hbm_fraction", &Calibration::hf_broadcast_hbm_fraction, Range::fraction},
     {"hf_strided_hbm_fraction", &Calibration::hf_strided_hbm_fraction, Range::fraction},
+    {"hf_power_bound_gemm_fraction", &Calibration::hf_power_bound_gemm_fraction, Range::fraction},
+    {"hf_masked_attention_fwd_fraction", &Calibration::hf_masked_attention_fwd_fraction, Range::fraction},
+    {"hf_masked_attention_bwd_fraction", &Calibration::hf_masked_attention_bwd_fraction, Range::fraction},
     {"fp32_gemm_efficiency", &Calibration::fp32_gemm_efficiency, Range::fraction},
     {"compiled_launch_us", &Calibration::compiled_launch_us, Range::non_negative, 10000},
+    {"cuda_graph_node_us", &Calibration::cuda_graph_node_us, Range::non_negative, 10000},
     {"profiler_event_us", &Calibration::profiler_event_us, Range::non_negative, 10000},
     {"bus_eff_intra", &Calibration::bus_eff_intra, Range::fraction},
     {"bus_eff_inter", &Calibration::bus_eff_inter, Range::fraction},

@@ -32,7 +32,13 @@
 // copies, fp32 broadcasts, rotary's mixed-dtype and strided kernels), priced
 // at their own fractions of HBM, and the GPU's gap between queued kernels
 // replaces the fitted per-kernel overhead (calibration.h hf_kernel_gap_us;
-// the H200 traces' kernels, docs/eager-gpu.md).
+// the H200 traces' kernels, docs/eager-gpu.md). A transformers model under
+// torch.compile runs attention over the whole square with a boolean mask
+// (spec.h masked_square_attention): the unmasked curves at a measured
+// fraction of their rate (calibration.h hf_masked_attention_*_fraction).
+// Under framework hf the GEMMs run at the step's clock: the power-capped
+// board clocks up while the step's memory-bound kernels draw less than a
+// GEMM (calibration.h hf_power_bound_gemm_fraction).
 #include "cost/device_time.h"
 
 #include <algorithm>
@@ -78,6 +84,9 @@ DeviceUse device_use(const Job& job) {
             break;
         }
     u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
+    u.masked_square = masked_square_attention(job.training);
+    u.cuda_graphs = job.training.cuda_graphs;
+    if (u.masked_square) u.causal = false;
     u.eager_autocast = job.training.framework == Framework::hf && job.plan.zero < 3 &&
                        job.training.precision != Precision::fp32 && !job.training.compile;
     return u;
@@ -174,10 +183,18 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.bytes_per_element = operand_bytes(p);
     d.out_bytes_per_element = tensor_bytes(p);
     d.gemm_max = gmax * d.power_factor;
+    // A transformers step's GEMMs run at the clock the power cap leaves them
+    // beside the step's other kernels, above the back-to-back components'
+    // (calibration.h hf_power_bound_gemm_fraction).
+    if (use.framework == Framework::hf) d.gemm_max = std::min(1.0, d.gemm_max / cal.hf_power_bound_gemm_fraction);
     d.attention_kernel = f.attention_kernel[static_cast<int>(use.framework)];
     const AttentionEfficiency a = attention_at(f, d.attention_kernel, use);
     d.attention_fwd = a.fwd * d.power_factor;
     d.attention_bwd = a.bwd * d.power_factor;
+    if (use.masked_square) {  // calibration.h: cuDNN with a boolean mask, measured on the H200
+        d.attention_fwd *= cal.hf_masked_attention_fwd_fraction;
+        d.attention_bwd *= cal.hf_masked_attention_bwd_fraction;
+    }
     if (!(d.attention_fwd > 0) || !(d.attention_bwd > 0))
         throw InputError(cal.source, "devices." + f.name + ".attention",
                          std::string("no ") + to_string(d.attention_kernel) + " attention curve on the " + f.name +
@@ -185,6 +202,7 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.memory_bound = f.memory_bound;
     d.gemm_k_half = gemm_k_half(cal.gemm_k_half, d.peak_flops, d.sms);
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
+    if (use.cuda_graphs) d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;  // replayed back to back
     if (use.eager_autocast) {  // calibration.h: measured on the H200 traces' kernels
         d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;
         d.upcast_Bps = d.hbm_Bps * cal.hf_upcast_hbm_fraction;

@@ -29,6 +29,13 @@ struct DeviceUse {
     // weights (framework hf, zero below 3, not compiled): its kernels get
     // the calibration's hf_kernel_gap_us and eager class rates.
     bool eager_autocast = false;
+    // Attention over the whole square with an explicit boolean mask (spec.h
+    // masked_square_attention): the unmasked curves (causal false) at the
+    // calibration's hf_masked_attention_{fwd,bwd}_fraction of their rate.
+    bool masked_square = false;
+    // Kernels replayed from CUDA graphs (training.cuda_graphs): the GPU's gap
+    // between queued kernels (hf_kernel_gap_us) in place of kernel_overhead_us.
+    bool cuda_graphs = false;
 };
 // The use of a job: its framework, sequence over context parallelism, head
 // dimension, the causal mask (decoder LLMs) and fp8 format.

@@ -139,6 +139,9 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     double op_us = hf ? cal.hf_host_op_us : cal.host_op_us;
     double bwd_op_us = hf ? cal.hf_host_bwd_op_us : cal.host_bwd_op_us;
     if (hf && job.training.compile) op_us = bwd_op_us = cal.compiled_launch_us;
+    // CUDA graphs: one graph launch where each kernel was launched, its cost
+    // per kernel in the graph (calibration.h cuda_graph_node_us).
+    if (hf && job.training.cuda_graphs) op_us = bwd_op_us = cal.cuda_graph_node_us;
     ctx.host_op_s = compiled ? 0.0 : op_us * 1e-6;
     ctx.host_bwd_op_s = compiled ? 0.0 : bwd_op_us * 1e-6;
     // torch.optim's Python over the parameter tensors, then zero_grad's.

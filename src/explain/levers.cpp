@@ -153,6 +153,10 @@ std::vector<Candidate> candidates(const Job& job) {
     // The eager PyTorch stacks' host and element-wise levers.
     const bool eager = t.framework == Framework::hf || t.framework == Framework::fsdp;
     if (eager && !t.compile && !t.xla) out.push_back({"torch.compile", {"training.compile=true"}});
+    // CUDA graphs as a transformers user gets them (spec.h Training::cuda_graphs).
+    if (t.framework == Framework::hf && !t.cuda_graphs && !t.xla && p.zero < 3)
+        out.push_back({"CUDA graphs (torch.compile mode=\"reduce-overhead\")",
+                       {"training.compile=true", "training.cuda_graphs=true"}});
     if (t.optimizer_kernel == OptimizerKernel::foreach)
         out.push_back({"fused AdamW (fused=True)", {"training.optimizer_kernel=fused"}});
     // A priced data loader: twice its workers (two where it has none), the

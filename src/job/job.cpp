@@ -97,6 +97,27 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     job.plan = read_parallel(top.raw("parallel"), source, job.cluster.num_gpus, job.cluster.gpu.arch,
                              job.training.framework);
     job.run = read_run(top.raw("run"), source, job.cluster, job.model);
+    // CUDA graphs are modelled as torch.compile(mode="reduce-overhead")
+    // captures them: a transformers model (framework hf), compiled, without
+    // FSDP2's hooks (its all-gathers and reduce-scatters per layer run
+    // outside any graph: torch._inductor's cudagraph trees skip graphs with
+    // such side effects). Megatron's and torchtitan's own graph options are
+    // not modelled.
+    if (job.training.cuda_graphs) {
+        const Training& t = job.training;
+        if (t.framework != Framework::hf)
+            throw InputError(source, "training.cuda_graphs",
+                             "modelled for framework hf (torch.compile(mode=\"reduce-overhead\") of a transformers "
+                             "model) only; this job's framework is " +
+                                 std::string(to_string(t.framework)));
+        if (!t.compile)
+            throw InputError(source, "training.cuda_graphs",
+                             "needs training.compile: true (torch.compile(mode=\"reduce-overhead\") captures the "
+                             "compiled graphs)");
+        if (job.plan.zero >= 3)
+            throw InputError(source, "training.cuda_graphs",
+                             "not modelled with parallel.zero 3 (FSDP2's per-layer collectives run outside the graphs)");
+    }
     top.finish();
     validate_job(job, checks);
     return job;

@@ -26,7 +26,8 @@ Calibration with_host_speed(const Calibration& cal, double factor) {
     for (double Calibration::*f :
          {&Calibration::host_op_us, &Calibration::host_bwd_op_us, &Calibration::hf_host_op_us,
           &Calibration::hf_host_bwd_op_us, &Calibration::hf_optimizer_tensor_us, &Calibration::hf_zero_grad_tensor_us,
-          &Calibration::hf_expert_loop_us, &Calibration::compiled_launch_us})
+          &Calibration::hf_expert_loop_us, &Calibration::compiled_launch_us,
+          &Calibration::cuda_graph_node_us})
         c.*f *= factor;
     return c;
 }

@@ -96,7 +96,11 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         if (at.window == 0 && at.chunk == 0 && d == dv) {
             // Queries of this rank (s/c) against all s keys.
             const double core = 4.0 * b * heads_local * (s / c) * s * d;
-            w.attention_flops_fwd = w.unfused ? core : core * 0.5;  // flash: causal, masked blocks skipped
+            // Flash kernels under is_causal skip the masked blocks; unfused
+            // softmax and transformers' compiled-mode boolean mask (spec.h
+            // masked_square_attention) compute the whole square.
+            const bool square = w.unfused || masked_square_attention(tr);
+            w.attention_flops_fwd = square ? core : core * 0.5;
         } else {
             const double keys = attention_keys(tr.seq_length, at.window, at.chunk, !w.unfused);
             w.attention_flops_fwd = 2.0 * b * heads_local * (s / c) * (d + dv) * (w.unfused ? s : keys);

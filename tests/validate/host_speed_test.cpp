@@ -27,11 +27,12 @@ namespace {
 TEST(HostSpeed, ScalesEveryHostCostAndNothingElse) {
     const std::set<std::string> scaled = {"host_op_us",        "host_bwd_op_us",        "hf_host_op_us",
                                           "hf_host_bwd_op_us", "hf_optimizer_tensor_us", "hf_zero_grad_tensor_us",
-                                          "hf_expert_loop_us", "compiled_launch_us"};
+                                          "hf_expert_loop_us", "compiled_launch_us", "cuda_graph_node_us"};
     const std::set<std::string> left = {
         "gemm_k_half",          "sustained_compute",         "kernel_overhead_us",      "collective_launch_us",
         "hf_backward_call_us",  "hf_sync_us",                "hf_kernel_gap_us",        "hf_upcast_hbm_fraction",
-        "hf_broadcast_hbm_fraction", "hf_strided_hbm_fraction", "fp32_gemm_efficiency", "bus_eff_intra",
+        "hf_broadcast_hbm_fraction", "hf_strided_hbm_fraction", "hf_masked_attention_fwd_fraction", "hf_power_bound_gemm_fraction",
+        "hf_masked_attention_bwd_fraction", "fp32_gemm_efficiency", "bus_eff_intra",
         "bus_eff_inter",        "p2p_eff",                   "dp_overlap",              "tp_overlap",
         "overlap_slowdown",     "optimizer_bytes_per_param", "memory_usable_fraction",  "memory_reserved_bytes",
         "cuda_context_bytes",   "workspace_bytes",           "profiler_event_us"};

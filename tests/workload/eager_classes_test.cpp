@@ -2,6 +2,9 @@
 // autocast): the bytes workload/eager_traffic.cpp and head_work.cpp put in
 // each class for a Llama-3.2-1B layer and head, and the time
 // cost/device_time.cpp charges for them on an H200, against hand counts.
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "cost/device_time.h"
@@ -14,19 +17,8 @@
 namespace lostflops {
 namespace {
 
-// Llama-3.2-1B's shape (shared/reference/h200 runs): h 2048, 32 heads of 64,
-// 8 kv heads, ffn 8192, vocab 128256, tied; 2 x 4096 tokens on one H200.
-Job llama1b(std::vector<std::string> sets = {}) {
-    std::vector<std::string> all = {
-        "model.num_hidden_layers=16", "model.hidden_size=2048", "model.intermediate_size=8192",
-        "model.num_attention_heads=32", "model.num_key_value_heads=8", "model.vocab_size=128256",
-        "model.hidden_act=silu", "model.tie_word_embeddings=true", "cluster.gpu=h200-sxm", "cluster.num_gpus=1",
-        "cluster.gpus_per_node=1", "training.seq_length=4096", "training.global_batch_size=2",
-        "training.micro_batch_size=2", "training.framework=hf", "training.optimizer_kernel=fused", "parallel.tp=1",
-        "parallel.pp=1", "parallel.zero=0", "parallel.recompute=none"};
-    all.insert(all.end(), sets.begin(), sets.end());
-    return parse_job(test::small_job_text(), "llama1b.yaml", all);
-}
+// Llama-3.2-1B's shape (shared/reference/h200 runs) at 2 x 4096 tokens.
+Job llama1b(std::vector<std::string> sets = {}) { return test::h200_llama1b(4096, std::move(sets)); }
 
 TEST(EagerClasses, LlamaLayerBytesByHand) {
     const Job job = llama1b();
