@@ -188,6 +188,15 @@ def median(xs):
     return xs[len(xs) // 2] if xs else float("nan")
 
 
+def timed_gemm(a, b):
+    """a @ b between two timing events; the pair, for ev_ms."""
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    torch.matmul(a, b)
+    e1.record()
+    return e0, e1
+
+
 def timed_mix(a, b, copies, dst, src, seconds):
     """GEMM a @ b then `copies` device copies, for `seconds`; the GEMMs' event times (ms)
     of the last 80 % and the whole loop's GPU time."""
@@ -198,11 +207,7 @@ def timed_mix(a, b, copies, dst, src, seconds):
     loop0.record()
     while time.time() < t_end:
         for _ in range(20):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            torch.matmul(a, b)
-            e1.record()
-            pairs.append((e0, e1))
+            pairs.append(timed_gemm(a, b))
             for _ in range(copies):
                 dst.copy_(src)
             n += 1
@@ -240,13 +245,7 @@ def duty():
     torch.cuda.synchronize()
     time.sleep(2.0)
     w0 = time.time()
-    pairs = []
-    for _ in range(60):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        torch.matmul(a, b)
-        e1.record()
-        pairs.append((e0, e1))
+    pairs = [timed_gemm(a, b) for _ in range(60)]
     ms = ev_ms(pairs)
     w1 = time.time()
     warm = {"gemm_ms": [round(x, 4) for x in ms], "clock": clock_window(w0 - 0.5, w1 + 0.2)}

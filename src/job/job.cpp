@@ -98,10 +98,9 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
                              job.training.framework);
     job.run = read_run(top.raw("run"), source, job.cluster, job.model);
     // CUDA graphs are modelled as torch.compile(mode="reduce-overhead")
-    // captures them: a transformers model (framework hf), compiled, without
-    // FSDP2's hooks (its all-gathers and reduce-scatters per layer run
-    // outside any graph: torch._inductor's cudagraph trees skip graphs with
-    // such side effects). Megatron's and torchtitan's own graph options are
+    // captures them: a transformers model (framework hf), compiled, not
+    // under FSDP2 (zero 3: its per-layer all-gathers and hooks inside graphs
+    // were not measured). Megatron's and torchtitan's own graph options are
     // not modelled.
     if (job.training.cuda_graphs) {
         const Training& t = job.training;
@@ -116,7 +115,7 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
                              "compiled graphs)");
         if (job.plan.zero >= 3)
             throw InputError(source, "training.cuda_graphs",
-                             "not modelled with parallel.zero 3 (FSDP2's per-layer collectives run outside the graphs)");
+                             "not modelled with parallel.zero 3 (FSDP2's per-layer collectives inside graphs were not measured)");
     }
     top.finish();
     validate_job(job, checks);
