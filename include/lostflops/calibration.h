@@ -175,8 +175,8 @@ struct Calibration {
     double hf_zero_grad_tensor_us = 2;
     double hf_sync_us = 120;
     double hf_expert_loop_us = 19;
-    // Framework hf in eager PyTorch under autocast (docs/eager-gpu.md "The
-    // GPU side"): the GPU's gap between back-to-back kernels, in place of
+    // Framework hf in eager PyTorch in 16-bit, autocast or FSDP2's bf16
+    // parameters (docs/eager-gpu.md "The GPU side"): the GPU's gap between back-to-back kernels, in place of
     // kernel_overhead_us, and the achieved bandwidth, as a fraction of the
     // catalog HBM bandwidth, of PyTorch's slower elementwise paths: the
     // unvectorised bf16-to-fp32 copy, the fp32 multiply with a broadcast

@@ -87,8 +87,8 @@ DeviceUse device_use(const Job& job) {
     u.masked_square = masked_square_attention(job.training);
     u.cuda_graphs = job.training.cuda_graphs;
     if (u.masked_square) u.causal = false;
-    u.eager_autocast = job.training.framework == Framework::hf && job.plan.zero < 3 &&
-                       job.training.precision != Precision::fp32 && !job.training.compile;
+    u.eager_hf = job.training.framework == Framework::hf && job.training.precision != Precision::fp32 &&
+                 !job.training.compile && !job.training.xla;
     return u;
 }
 
@@ -203,7 +203,7 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.gemm_k_half = gemm_k_half(cal.gemm_k_half, d.peak_flops, d.sms);
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
     if (use.cuda_graphs) d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;  // replayed back to back
-    if (use.eager_autocast) {  // calibration.h: measured on the H200 traces' kernels
+    if (use.eager_hf) {  // calibration.h: measured on the H200 traces' kernels
         d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;
         d.upcast_Bps = d.hbm_Bps * cal.hf_upcast_hbm_fraction;
         d.broadcast_Bps = d.hbm_Bps * cal.hf_broadcast_hbm_fraction;

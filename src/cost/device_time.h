@@ -25,10 +25,10 @@ struct DeviceUse {
     int head_dim = 128;
     bool causal = true;
     GemmDtype fp8 = GemmDtype::fp8_tensor;  // the GEMM format of precision fp8
-    // A Hugging Face model in eager PyTorch under bf16 autocast over fp32
-    // weights (framework hf, zero below 3, not compiled): its kernels get
-    // the calibration's hf_kernel_gap_us and eager class rates.
-    bool eager_autocast = false;
+    // A Hugging Face model in eager PyTorch in 16-bit (framework hf, not
+    // compiled: bf16 autocast over fp32 weights, or FSDP2's bf16 parameters):
+    // its kernels get the calibration's hf_kernel_gap_us and eager class rates.
+    bool eager_hf = false;
     // Attention over the whole square with an explicit boolean mask (spec.h
     // masked_square_attention): the unmasked curves (causal false) at the
     // calibration's hf_masked_attention_{fwd,bwd}_fraction of their rate.
@@ -54,7 +54,7 @@ struct DeviceModel {
     double memory_bound = 0.7;
     double gemm_k_half = 64;       // in k, for this GPU and precision (gemm_k_half() above)
     double kernel_overhead_s = 4e-6;
-    // The eager stack's slower elementwise paths (DeviceUse::eager_autocast;
+    // The eager stack's slower elementwise paths (DeviceUse::eager_hf;
     // 0 elsewhere: their bytes are priced at memory_bound like the rest):
     // bf16-to-fp32 copies, fp32 broadcasts, rotary's mixed and strided ones.
     double upcast_Bps = 0, broadcast_Bps = 0, strided_Bps = 0;

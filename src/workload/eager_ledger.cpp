@@ -60,6 +60,10 @@ bool eager_autocast(const Training& t, const ParallelPlan& p) {
     return t.framework == Framework::hf && p.zero < 3 && t.precision != Precision::fp32;
 }
 
+bool eager_fsdp2_bf16(const Training& t, const ParallelPlan& p) {
+    return t.framework == Framework::hf && p.zero >= 3 && t.precision != Precision::fp32 && !t.compile && !t.xla;
+}
+
 namespace {
 
 // What a norm saves and what its consumers' GEMM inputs add, per token.

@@ -54,5 +54,8 @@ EagerHeadLedger eager_head_ledger(const Model& m, const Training& t, const Paral
 // The fp32 weights under bf16 autocast (framework hf, zero below 3): the
 // residual stream and the norms run in fp32.
 bool eager_autocast(const Training& t, const ParallelPlan& p);
+// FSDP2 with bf16 parameters (framework hf, zero 3, not fp32, not compiled):
+// the model runs in bf16 but its norms' fp32 upcasts.
+bool eager_fsdp2_bf16(const Training& t, const ParallelPlan& p);
 
 }  // namespace lostflops

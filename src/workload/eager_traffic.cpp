@@ -164,21 +164,77 @@ void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, 
     w.kernels_bwd += w.dense_tensors;
 }
 
+// A Hugging Face model under FSDP2 with bf16 parameters (framework hf, zero
+// 3, MixedPrecisionPolicy(param_dtype=bf16), not compiled): everything runs
+// in bf16 but the norms' fp32 upcasts, over the eager stack's counts in
+// layer_work.cpp (RMSNorm 36, residual add 6, rotary 20, SwiGLU 10 bytes per
+// element forward, twice that backward). Read off transformers 5.17's
+// LlamaRMSNorm, apply_rotary_pos_emb and LlamaDecoderLayer, and checked
+// kernel by kernel on shared/traces/h200/h200-llama3.2-1b-s4096-b2-fsdp2.json.gz
+// (per step: 33 norms, 16 layers; elements from each kernel's launch grid):
+//   - forward is the stack's count; its classes: the norm's
+//     hidden_states.to(float32) an upcast (6 bytes), x * rsqrt(var) an fp32
+//     broadcast (8), weight * x a bf16 broadcast (elementwise_kernel<128, 4>,
+//     4); all of rotary runs on that path, q and k being transposed views:
+//     q * cos and rotate_half(q) * sin (4 each), neg on the strided half (2),
+//     cat (4), add (6): 20 (the trace: 1,142-1,700 GB/s, against 3,900-4,300
+//     for the vectorised kernels);
+//   - backward of a norm is 92 bytes per element, not 72: grad * weight (4,
+//     bf16 broadcast), grad * x and its sum over tokens (6 + 2), the cast's
+//     ToCopyBackward0 upcast (6), grad * rsqrt (8, broadcast), grad * x and
+//     its sum over h (12 + 4), MeanBackward1's expanded divide (4,
+//     broadcast), PowBackward0's pow(x, 1) copy, * 2 and * grad (8 + 8 +
+//     12), the accumulate of the two paths (12), the upcast's
+//     ToCopyBackward0 (6);
+//   - backward of rotary is 34, not 40: grad * cos and grad * sin (4 each),
+//     NegBackward0 (2), SliceBackward0's zero fills (4, vectorised) and
+//     copies into the halves (4), their accumulate (6, vectorised), the
+//     accumulate of the two paths (6) and ViewBackward0's copy of the
+//     transposed gradient (4): 24 on the strided path;
+//   - backward of SwiGLU is 18 (two products 6 each, silu_backward 6), not
+//     20, and of a residual add the accumulate of the norm branch's
+//     gradient into the stream (6), not 12;
+//   - the gradients of an input read by several linears are summed: q, k
+//     and v (two adds), gate and up (one), 6 bytes per element each (the
+//     trace: 48 such adds a step).
+// Kernels per norm: 8 forward, 16 backward (the stack counts 5 and 10);
+// rotary 10 and 20 a layer (it counts 5 and 10).
+void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork& w) {
+    const double th = s.tokens * s.h, rope = s.tokens * s.rope_elems;
+    const double rms = s.rms_norm ? k.norms : 0.0;
+    double shared_inputs = 0;  // extra linears reading one input
+    if (k.has_attention() && !k.attention.fused_qkv) shared_inputs += 2;
+    if (k.mlp.kind == MlpKind::gated && !k.mlp.fused_gate_up) shared_inputs += 1;
+    w.mem_bytes_bwd += th * (rms * (92.0 - 72.0) + s.blocks * (6.0 - 12.0) + shared_inputs * 6.0) +
+                       rope * (34.0 - 40.0) + s.tokens * s.ffn_local * (18.0 - 20.0);
+    w.kernels_fwd += rms * 3 + (rope > 0 ? 5 : 0);
+    w.kernels_bwd += rms * 6 + (rope > 0 ? 10 : 0) + shared_inputs;
+    w.eager_fwd.upcast += th * rms * 6.0;
+    w.eager_fwd.broadcast += th * rms * 8.0;
+    w.eager_fwd.strided += th * rms * 4.0 + rope * 20.0;
+    w.eager_bwd.upcast += th * rms * 6.0;
+    w.eager_bwd.broadcast += th * rms * 12.0;
+    w.eager_bwd.strided += th * rms * 4.0 + rope * 24.0;
+}
+
 // FSDP2's unshard and reduce around every layer on one rank
-// (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, torch 2.11):
-// forward, all_gather_copy_in casts the fp32 shard into the bf16 all-gather
-// buffer (read 4, write 2 bytes per parameter), the all-gather of one rank
-// copies it (2, 2) and foreach_all_gather_copy_out splits it into the
-// parameters (2, 2): 14 bytes; backward unshards again (reshard after
-// forward, the default below the root: 14) and foreach_reduce casts the bf16
-// gradients into the fp32 reduce-scatter input (2, 4) that the reduce-scatter
-// of one rank copies (4, 4): 28 bytes.
+// (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, torch 2.11), as
+// the same trace runs them: forward, FSDP::pre_forward casts each fp32 shard
+// to bf16 (one kernel a tensor, read 4, write 2 bytes per parameter) and
+// copies it into the parameter (a DtoD copy, 2 + 2): 10 bytes; backward
+// unshards again (reshard after forward, the default below the root: 10),
+// and foreach_reduce's chunk_cat writes the bf16 gradients into the fp32
+// reduce-scatter input (read 2, write 4: chunk_cat_cuda_kernel<float,
+// BFloat16>, 1,990 GB/s on the trace, an upcast) that the reduce-scatter of
+// one rank copies (4 + 4): 24 bytes.
 void add_fsdp2_traffic(LayerWork& w) {
     const double params = w.params + w.expert_params;
-    w.mem_bytes_fwd += 14.0 * params;
-    w.mem_bytes_bwd += 28.0 * params;
-    w.kernels_fwd += 3;
-    w.kernels_bwd += 5;
+    const double tensors = w.dense_tensors + (w.expert_params > 0 ? 2.0 : 0.0);  // transformers' stacked experts
+    w.mem_bytes_fwd += 10.0 * params;
+    w.mem_bytes_bwd += 24.0 * params;
+    w.eager_bwd.upcast += 6.0 * params;
+    w.kernels_fwd += 2 * tensors;
+    w.kernels_bwd += 2 * tensors + 2;
 }
 
 }  // namespace lostflops

@@ -87,6 +87,18 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
 // The same under torch.compile (training.compile): the fp32 residual
 // stream through the fused kernels and the weight casts (eager_traffic.cpp).
 void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, double blocks, LayerWork& w);
+// Framework hf under FSDP2 with bf16 parameters (eager_ledger.h
+// eager_fsdp2_bf16): the bf16 model's norms, rotary and gradient sums over
+// the eager stack's counts, with their slower paths (eager_traffic.cpp).
+// Only for the gated stacks those counts are made for (layer_work.cpp).
+struct Fsdp2Shapes {
+    double tokens = 0, h = 0;
+    double rope_elems = 0;  // rotary elements of q and k per token
+    double blocks = 0;      // residual blocks of the layer
+    double ffn_local = 0;   // the gated MLP's width on this GPU
+    bool rms_norm = true;
+};
+void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork& w);
 // Framework hf under FSDP2 (zero 3): the copies of each layer's unshard and
 // gradient reduce on one rank (eager_traffic.cpp). After layer_params.
 void add_fsdp2_traffic(LayerWork& w);
