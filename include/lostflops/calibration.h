@@ -196,7 +196,7 @@ struct Calibration {
     double hf_masked_attention_fwd_fraction = 0.51;
     double hf_masked_attention_bwd_fraction = 0.58;
     // Framework hf under torch.compile: CPU per kernel Inductor's wrapper launches.
-    double compiled_launch_us = 13.2;
+    double compiled_launch_us = 19.1;
     // CUDA graphs (training.cuda_graphs): the host's cudaGraphLaunch per
     // kernel in the replayed graph.
     double cuda_graph_node_us = 2.9;

@@ -36,6 +36,11 @@ struct DeviceUse {
     // Kernels replayed from CUDA graphs (training.cuda_graphs): the GPU's gap
     // between queued kernels (hf_kernel_gap_us) in place of kernel_overhead_us.
     bool cuda_graphs = false;
+    // A transformers model under torch.compile (framework hf): Inductor's
+    // kernels and cuBLAS's, queued from its wrapper, with the GPU's gap
+    // between them (hf_kernel_gap_us) in place of kernel_overhead_us: 1.4-1.8
+    // us on the compiled traces of data/measured/h200-steps.
+    bool compiled_hf = false;
 };
 // The use of a job: its framework, sequence over context parallelism, head
 // dimension, the causal mask (decoder LLMs) and fp8 format.

@@ -67,12 +67,22 @@ namespace {
 // torch.compile (training.compile): Inductor's wrapper launches each fused
 // kernel and each extern kernel (cuBLAS GEMMs, SDPA) itself; the host's
 // work per layer is those launches (the compiled_launch_us cost each).
-// Forward: the GEMMs, the attention kernel, and one fused kernel per
-// pointwise chain between them (each norm with its casts and the residual
-// add before it, the rotary embedding of q and k, the activation);
-// backward: two GEMMs per GEMM, the attention backward and its
-// preprocessing, and one fused kernel per chain again, twice as many.
-HostOps hf_compiled_host_ops(const LayerKind& k) {
+// Counted on the compiled traces of data/measured/h200-steps (kernels a
+// step by the host region that launched them: the compiled forward, or
+// CompiledFunctionBackward), per Llama layer of the Qwen2.5-0.5B and
+// Llama-3.2-1B shapes:
+//   forward: the GEMMs (7.1), the attention kernel (1), and 15.3 / 15.4
+//   Triton kernels: under autocast one cast of each GEMM's fp32 weight to
+//   bf16 (cuBLAS takes a bf16 operand; 7), and two kernels per pointwise
+//   chain between GEMMs (each norm with the residual add before it, the
+//   rotary embedding, the activation: 4 chains, 8 kernels: a reduction and
+//   its pointwise tail);
+//   backward: two GEMMs per GEMM (14.1), cuDNN's attention backward and
+//   its two preprocessing kernels (3), the weights' gradient casts back to
+//   fp32 (7) and three kernels per chain (18.2 / 16.2 Triton and 2.0 / 4.1
+//   ATen kernels, 11 / 13 with the casts out, against 12).
+// cuBLAS's own memsets (1 to 11 a layer, by shape) are not counted.
+HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast) {
     double gemms = 0, chains = k.norms;
     if (k.has_attention()) {
         gemms += k.attention.fused_qkv ? 2 : 4;
@@ -88,11 +98,12 @@ HostOps hf_compiled_host_ops(const LayerKind& k) {
         chains += 4;  // softmax / top-k, sort, scatter, activation
     }
     const double attention = k.has_attention() ? 1 : 0;
+    const double casts = autocast ? gemms : 0.0;  // one weight per GEMM
     HostOps h;
-    h.layer_fwd = gemms + attention + chains;
-    h.layer_bwd = 2 * gemms + 2 * attention + 2 * chains;
-    h.head_fwd = 3;  // final norm, lm_head, the fused loss
-    h.head_bwd = 4;
+    h.layer_fwd = gemms + attention + 2 * chains + casts;
+    h.layer_bwd = 2 * gemms + 3 * attention + 3 * chains + casts;
+    h.head_fwd = 3 + (autocast ? 1 : 0);  // final norm, lm_head (and its weight's cast), the fused loss
+    h.head_bwd = 4 + (autocast ? 1 : 0);
     h.embed_fwd = 2;
     h.embed_bwd = 2;
     return h;
@@ -101,7 +112,7 @@ HostOps hf_compiled_host_ops(const LayerKind& k) {
 }  // namespace
 
 HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, const ParallelPlan& p) {
-    if (t.compile) return hf_compiled_host_ops(k);
+    if (t.compile) return hf_compiled_host_ops(k, eager_autocast(t, p));
     HostOps h;
     double fwd = k.norms * norm_ops(model.norm) + 2;  // and the two residual adds
     if (k.has_attention()) {

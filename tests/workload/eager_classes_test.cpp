@@ -77,11 +77,16 @@ TEST(EagerClasses, H200RatesAndGapByHand) {
     EXPECT_NEAR(eager_class_extra_s(d, 0, 1e9, 0), 1e9 / 2361.6e9 - 1e9 / 3691.2e9, 1e-12);  // 152.54 us
     EXPECT_NEAR(eager_class_extra_s(d, 0, 0, 1e9), 1e9 / 1142.4e9 - 1e9 / 3691.2e9, 1e-12);  // 604.46 us
     EXPECT_DOUBLE_EQ(d.kernel_overhead_s, 2e-6);
-    // Compiled, or another framework: the fitted per-kernel overhead, no class rates.
+    // Compiled: the queued gap (Inductor's kernels), no class rates; another
+    // framework: the fitted per-kernel overhead.
     const Job compiled = llama1b({"training.compile=true"});
     const DeviceModel c = make_device_model(gpu, Precision::bf16, cal, device_use(compiled));
-    EXPECT_DOUBLE_EQ(c.kernel_overhead_s, cal.kernel_overhead_us * 1e-6);
+    EXPECT_DOUBLE_EQ(c.kernel_overhead_s, 2e-6);
     EXPECT_DOUBLE_EQ(eager_class_extra_s(c, 1e9, 1e9, 1e9), 0);
+    const Job titan = llama1b({"training.framework=fsdp"});
+    const DeviceModel t = make_device_model(gpu, Precision::bf16, cal, device_use(titan));
+    EXPECT_DOUBLE_EQ(t.kernel_overhead_s, cal.kernel_overhead_us * 1e-6);
+    EXPECT_DOUBLE_EQ(eager_class_extra_s(t, 1e9, 1e9, 1e9), 0);
 }
 
 // A Qwen3-MoE-like layer (hidden 256, 8 experts of width 128) under autocast:
