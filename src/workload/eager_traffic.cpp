@@ -54,6 +54,8 @@
 //     backward NegBackward0's neg: 14 and 2 bytes per rotary element.
 #include "workload/layer_work_parts.h"
 
+#include <algorithm>
+
 namespace lostflops {
 
 namespace {
@@ -132,7 +134,7 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
         chain_kernels = k.mlp.act == Activation::gelu_tanh ? 8 : k.mlp.act == Activation::quick_gelu ? 2 : 4;
     }
     const double weights = 6.0 * w.params;
-    const double weight_kernels = w.dense_tensors;
+    const double weight_kernels = hf_linears(k);  // one cast a linear's weight
     w.mem_bytes_fwd += act + weights;
     w.mem_bytes_bwd += 2 * act + weights;
     const double q_k_casts = rope_elems > 0 ? 2 : 0;
@@ -162,6 +164,38 @@ void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, 
     w.mem_bytes_bwd += 2 * act + weights;
     w.kernels_fwd += w.dense_tensors;
     w.kernels_bwd += w.dense_tensors;
+}
+
+// The linear modules of a transformers layer, each its own GEMM: q, k, v and
+// o (a fused qkv and o), gate, up and down (a fused gate_up and down; a
+// dense MLP's two), an MoE block's router and its two stacked expert
+// weights (and a shared expert's three).
+double hf_linears(const LayerKind& k) {
+    double n = 0;
+    if (k.has_attention()) n += k.attention.fused_qkv ? 2 : 4;
+    if (k.mlp.kind == MlpKind::gated) n += k.mlp.fused_gate_up ? 2 : 3;
+    else if (k.mlp.kind != MlpKind::none) n += 2;
+    if (k.is_moe()) n += 3 + (k.moe.shared_ffn > 0 ? 3 : 0);
+    return n;
+}
+
+// Kernels of an eager transformers layer the stack's counts (layer_work.cpp)
+// do not have, counted kernel by kernel on the H200 traces by the thread
+// that launched them (per Llama layer, forward / backward; the 1B autocast,
+// the Qwen2.5-0.5B autocast, the 1B FSDP2 trace):
+//   - one GEMM a linear module (7.1 / 14.1 a layer on every trace), where
+//     the counts have one GEMM shape for q, k, v and one for gate, up;
+//   - cuDNN's SDPA backward is five kernels (its flash bprop, two
+//     fmha_reduce_head, compute_dot_do_o, convert_dq_to_16bits: 5.0 a
+//     layer), where the counts have two;
+//   - rotary is 10 kernels forward (q * cos, k * cos, rotate_half's neg and
+//     cat for each, two * sin, two adds) and 20 backward, where the counts
+//     have 5 and 10.
+// cuBLAS's own memsets (1 to 14 a layer, by shape) are not counted.
+void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w) {
+    const double gemms = std::max(0.0, hf_linears(k) - w.gemm_count);
+    w.kernels_fwd += gemms + (rope_elems > 0 ? 5 : 0);
+    w.kernels_bwd += 2 * gemms + (rope_elems > 0 ? 10 : 0) + (k.has_attention() ? 3 : 0);
 }
 
 // A Hugging Face model under FSDP2 with bf16 parameters (framework hf, zero
@@ -197,8 +231,7 @@ void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, 
 //   - the gradients of an input read by several linears are summed: q, k
 //     and v (two adds), gate and up (one), 6 bytes per element each (the
 //     trace: 48 such adds a step).
-// Kernels per norm: 8 forward, 16 backward (the stack counts 5 and 10);
-// rotary 10 and 20 a layer (it counts 5 and 10).
+// Kernels per norm: 8 forward, 16 backward (the stack counts 5 and 10).
 void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork& w) {
     const double th = s.tokens * s.h, rope = s.tokens * s.rope_elems;
     const double rms = s.rms_norm ? k.norms : 0.0;
@@ -207,8 +240,8 @@ void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork&
     if (k.mlp.kind == MlpKind::gated && !k.mlp.fused_gate_up) shared_inputs += 1;
     w.mem_bytes_bwd += th * (rms * (92.0 - 72.0) + s.blocks * (6.0 - 12.0) + shared_inputs * 6.0) +
                        rope * (34.0 - 40.0) + s.tokens * s.ffn_local * (18.0 - 20.0);
-    w.kernels_fwd += rms * 3 + (rope > 0 ? 5 : 0);
-    w.kernels_bwd += rms * 6 + (rope > 0 ? 10 : 0) + shared_inputs;
+    w.kernels_fwd += rms * 3;
+    w.kernels_bwd += rms * 6 + shared_inputs;
     w.eager_fwd.upcast += th * rms * 6.0;
     w.eager_fwd.broadcast += th * rms * 8.0;
     w.eager_fwd.strided += th * rms * 4.0 + rope * 20.0;
@@ -227,9 +260,9 @@ void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork&
 // reduce-scatter input (read 2, write 4: chunk_cat_cuda_kernel<float,
 // BFloat16>, 1,990 GB/s on the trace, an upcast) that the reduce-scatter of
 // one rank copies (4 + 4): 24 bytes.
-void add_fsdp2_traffic(LayerWork& w) {
+void add_fsdp2_traffic(const LayerKind& k, LayerWork& w) {
     const double params = w.params + w.expert_params;
-    const double tensors = w.dense_tensors + (w.expert_params > 0 ? 2.0 : 0.0);  // transformers' stacked experts
+    const double tensors = hf_linears(k) + k.norms;  // a cast and a copy each
     w.mem_bytes_fwd += 10.0 * params;
     w.mem_bytes_bwd += 24.0 * params;
     w.eager_bwd.upcast += 6.0 * params;

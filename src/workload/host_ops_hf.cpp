@@ -34,6 +34,7 @@
 #include "workload/host_ops.h"
 
 #include "workload/eager_ledger.h"
+#include "workload/layer_work_parts.h"
 
 namespace lostflops {
 
@@ -83,20 +84,11 @@ namespace {
 //   ATen kernels, 11 / 13 with the casts out, against 12).
 // cuBLAS's own memsets (1 to 11 a layer, by shape) are not counted.
 HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast) {
-    double gemms = 0, chains = k.norms;
-    if (k.has_attention()) {
-        gemms += k.attention.fused_qkv ? 2 : 4;
-        chains += 1;  // rotary
-    }
-    const auto mlp = [](const Mlp& m) { return m.kind == MlpKind::none ? 0.0 : m.kind == MlpKind::gated ? 3.0 : 2.0; };
-    if (k.mlp.kind != MlpKind::none) {
-        gemms += mlp(k.mlp);
-        chains += 1;
-    }
-    if (k.is_moe()) {
-        gemms += 3;   // router, the two grouped expert GEMMs
-        chains += 4;  // softmax / top-k, sort, scatter, activation
-    }
+    const double gemms = hf_linears(k);  // one a linear module
+    double chains = k.norms;
+    if (k.has_attention()) chains += 1;    // rotary
+    if (k.mlp.kind != MlpKind::none) chains += 1;
+    if (k.is_moe()) chains += 4;  // softmax / top-k, sort, scatter, activation
     const double attention = k.has_attention() ? 1 : 0;
     const double casts = autocast ? gemms : 0.0;  // one weight per GEMM
     HostOps h;

@@ -318,7 +318,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         add_fsdp2_bf16_traffic(k, Fsdp2Shapes{.tokens = tokens, .h = h, .rope_elems = rope_elems, .blocks = blocks,
                                               .ffn_local = ffn_local, .rms_norm = m.norm == NormKind::rms},
                                w);
-    if (tr.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1) add_fsdp2_traffic(w);
+    if (tr.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1) add_fsdp2_traffic(k, w);
+    if (tr.framework == Framework::hf && !tr.compile && !xla) add_hf_eager_kernels(k, gated ? rope_elems : 0.0, w);
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,
                          .gated = gated};

@@ -101,6 +101,11 @@ struct Fsdp2Shapes {
 void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork& w);
 // Framework hf under FSDP2 (zero 3): the copies of each layer's unshard and
 // gradient reduce on one rank (eager_traffic.cpp). After layer_params.
-void add_fsdp2_traffic(LayerWork& w);
+void add_fsdp2_traffic(const LayerKind& k, LayerWork& w);
+// The linear modules of a transformers layer (eager_traffic.cpp), each its own GEMM.
+double hf_linears(const LayerKind& k);
+// Framework hf in eager PyTorch (not compiled): the kernels the stack's
+// counts do not have (eager_traffic.cpp). After the GEMMs are set.
+void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w);
 
 }  // namespace lostflops

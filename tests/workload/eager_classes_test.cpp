@@ -89,6 +89,32 @@ TEST(EagerClasses, H200RatesAndGapByHand) {
     EXPECT_DOUBLE_EQ(eager_class_extra_s(t, 1e9, 1e9, 1e9), 0);
 }
 
+// A Llama layer's kernels as the H200 traces run them (eager_traffic.cpp
+// add_hf_eager_kernels; per layer, by the launching thread: 49.4 forward and
+// 96.1 backward on the Qwen2.5-0.5B autocast trace, 58.7 and 103.1 on the 1B
+// FSDP2 trace, cuBLAS's memsets out). The stack's counts: norms 2, residual
+// adds 2, activation 1, rotary 1, their eager chains 2 x 5 + 4 + 1 = 21, the
+// 4 GEMM shapes and the attention kernel: 26 forward, 52 backward.
+TEST(EagerClasses, LlamaLayerKernelsAsTheTraces) {
+    const Job autocast = llama1b();
+    const LayerWork a = layer_work(autocast.model, autocast.training, autocast.plan);
+    // Autocast: 5 input casts, SDPA's 2, 7 weight casts; then a GEMM a linear
+    // (7 against 4 shapes: 3), rotary's 5 more: 26 + 14 + 8 = 48. Backward:
+    // 52 + 2 x 7 + 7, then 6 GEMMs, rotary's 10, cuDNN's 3: 92.
+    EXPECT_DOUBLE_EQ(a.kernels_fwd, 48);
+    EXPECT_DOUBLE_EQ(a.kernels_bwd, 92);
+    // FSDP2: the bf16 norms' 3 more each, a cast and a copy of 9 tensors (7
+    // linears, 2 norms): 26 + 6 + 18 + 8 = 58; backward 52 + 12 + 3 gradient
+    // sums + 20 + 19 = 106.
+    const Job fsdp2 = llama1b({"parallel.zero=3", "training.optimizer_kernel=foreach"});
+    const LayerWork f = layer_work(fsdp2.model, fsdp2.training, fsdp2.plan);
+    EXPECT_DOUBLE_EQ(f.kernels_fwd, 58);
+    EXPECT_DOUBLE_EQ(f.kernels_bwd, 106);
+    // Within 5 % of the traces' layers.
+    EXPECT_NEAR(a.kernels_fwd + a.kernels_bwd, 49.4 + 96.1, 0.05 * (49.4 + 96.1));
+    EXPECT_NEAR(f.kernels_fwd + f.kernels_bwd, 58.7 + 103.1, 0.05 * (58.7 + 103.1));
+}
+
 // A Qwen3-MoE-like layer (hidden 256, 8 experts of width 128) under autocast:
 // each routed copy costs transformers 5.17's grouped_mm experts block in
 // fp32, 52 bytes per copy element of h and 52 per element of f forward
