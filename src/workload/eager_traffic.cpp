@@ -32,7 +32,14 @@
 //     same: an over-count); QuickGELU x * sigmoid(1.702 x) in bf16: 14;
 //     GELUActivation's Python erf form (divide, erf, add, two multiplies, bf16): 20.
 // Backward activation traffic is twice the forward's, as for every layer
-// (layer_work.cpp; the trace's layer: 2.63 ms against 1.28 ms forward).
+// (layer_work.cpp; the trace's layer: 2.63 ms against 1.28 ms forward),
+// but rotary's: 60 bytes per q and k element, not 72, read kernel by kernel
+// on the 1B trace: the SDPA cast's ToCopyBackward0 (6, an upcast), grad *
+// cos and grad * sin in fp32 (8 each, fp32 broadcasts), each cast back to
+// bf16 for q and rotate_half(q) (6 each), NegBackward0 (2), SliceBackward0's
+// zero fills (4) and copies into the halves (4), their accumulate (6), the
+// accumulate of the two paths (6) and ViewBackward0's copy of the transposed
+// gradient (4).
 //
 // Of those bytes, three classes run on PyTorch's slower elementwise paths
 // (LayerWork::eager_fwd / eager_bwd; their rates: calibration.h
@@ -50,8 +57,11 @@
 //     norm element (the trace: 66 and 131 kernels a step for 33 norms);
 //   - strided, rotary (elementwise_kernel<128, 4>): q * cos and
 //     rotate_half(q) * sin, bf16 times fp32 broadcast over heads (read 2,
-//     write 4 each), neg on rotate_half's strided half (2 per q element);
-//     backward NegBackward0's neg: 14 and 2 bytes per rotary element.
+//     write 4 each), neg on rotate_half's strided half (2 per q element),
+//     the cat (4; CatArrayBatchedCopy, 920 GB/s); backward the neg, the
+//     slices' copies, the two paths' accumulate and the transposed copy
+//     (2 + 4 + 6 + 4): 18 and 16 bytes per rotary element; and backward
+//     grad * cos and grad * sin are fp32 broadcasts (16).
 #include "workload/layer_work_parts.h"
 
 #include <algorithm>
@@ -114,8 +124,9 @@ void add_autocast_moe_traffic(const LayerKind& k, double tokens, double h, Layer
 
 }  // namespace
 
-void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks,
-                          bool rms_norm, LayerWork& w) {
+void add_autocast_traffic(const LayerKind& k, const EagerShapes& s, LayerWork& w) {
+    const double tokens = s.tokens, h = s.h, rope_elems = s.rope_elems, blocks = s.blocks;
+    const bool rms_norm = s.rms_norm;
     double casts = 0;  // linears fed an fp32 activation
     if (k.has_attention()) casts += k.attention.fused_qkv ? 1 : 3;
     const auto mlp_casts = [](const Mlp& m) {
@@ -123,8 +134,14 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
     };
     casts += mlp_casts(k.mlp);
     if (k.is_moe()) casts += 1 + (k.moe.shared_ffn > 0 ? 2 : 0);  // router, shared expert
-    double act = tokens * h * (k.norms * (28.0 - 36.0) + casts * 6.0 + blocks * (10.0 - 6.0)) +
-                 tokens * rope_elems * (36.0 - 20.0);
+    // Over the stack's counts (layer_work.cpp: a gated stack's RMSNorm 36 and
+    // rotary 20 bytes per element, else one norm kernel's 4 and no rotary):
+    // RMSNorm 28, an fp32 LayerNorm (on autocast's fp32 list) read and
+    // written in fp32, 8; rotary 36.
+    const double norm_bytes = rms_norm ? 28.0 : 8.0;
+    const double stack_norm = s.gated ? 36.0 : 4.0, stack_rope = s.gated ? 20.0 : 0.0;
+    double act = tokens * h * (k.norms * (norm_bytes - stack_norm) + casts * 6.0 + blocks * (10.0 - 6.0)) +
+                 tokens * rope_elems * (36.0 - stack_rope);
     double chain_kernels = 0;
     if (k.mlp.kind != MlpKind::none && k.mlp.act_composite) {
         const double bytes = k.mlp.act == Activation::gelu_tanh    ? 68.0
@@ -136,16 +153,27 @@ void add_autocast_traffic(const LayerKind& k, double tokens, double h, double ro
     const double weights = 6.0 * w.params;
     const double weight_kernels = hf_linears(k);  // one cast a linear's weight
     w.mem_bytes_fwd += act + weights;
-    w.mem_bytes_bwd += 2 * act + weights;
+    w.mem_bytes_bwd += 2 * act + weights + tokens * rope_elems * (60.0 - 72.0);
+    // transformers' blocks drop out their output as a kernel of its own
+    // (GPT2Block: attn.resid_dropout and mlp.dropout on the bf16 c_proj
+    // outputs; fused_dropout reads 2, writes 2 and its mask 1; backward
+    // reads the gradient and the mask and writes 2): 5 bytes an element each
+    // way, where the stack fuses it into the residual add.
+    if (s.dropout) {
+        w.mem_bytes_fwd += tokens * h * blocks * 5.0;
+        w.mem_bytes_bwd += tokens * h * blocks * 5.0;
+        w.kernels_fwd += blocks;
+        w.kernels_bwd += blocks;
+    }
     const double q_k_casts = rope_elems > 0 ? 2 : 0;
     w.kernels_fwd += casts + q_k_casts + chain_kernels + weight_kernels;
     w.kernels_bwd += 2 * (casts + q_k_casts + chain_kernels) + weight_kernels;
     const double rms = rms_norm ? k.norms : 0.0;  // LayerNorm is one kernel
     w.eager_fwd.broadcast += tokens * h * rms * 16.0;
-    w.eager_fwd.strided += tokens * rope_elems * 14.0;
+    w.eager_fwd.strided += tokens * rope_elems * 18.0;
     w.eager_bwd.upcast += weights + tokens * h * casts * 6.0 + tokens * rope_elems * 6.0;
-    w.eager_bwd.broadcast += tokens * h * rms * 28.0;
-    w.eager_bwd.strided += tokens * rope_elems * 2.0;
+    w.eager_bwd.broadcast += tokens * h * rms * 28.0 + tokens * rope_elems * 16.0;
+    w.eager_bwd.strided += tokens * rope_elems * 16.0;
     if (k.is_moe()) add_autocast_moe_traffic(k, tokens, h, w);
 }
 
@@ -232,7 +260,7 @@ void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w) {
 //     and v (two adds), gate and up (one), 6 bytes per element each (the
 //     trace: 48 such adds a step).
 // Kernels per norm: 8 forward, 16 backward (the stack counts 5 and 10).
-void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork& w) {
+void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork& w) {
     const double th = s.tokens * s.h, rope = s.tokens * s.rope_elems;
     const double rms = s.rms_norm ? k.norms : 0.0;
     double shared_inputs = 0;  // extra linears reading one input

@@ -308,18 +308,20 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
 
     layer_params(m, k, p, traits, mix.params, w);
+    // Rotary runs on q and k where the model has no learned absolute
+    // positions (GPT-2's wpe, OPT's: none); dropout as the memory count has it.
+    const EagerShapes es{.tokens = tokens, .h = h, .rope_elems = m.positions > 0 ? 0.0 : rope_elems,
+                         .blocks = blocks, .ffn_local = ffn_local, .rms_norm = m.norm == NormKind::rms,
+                         .gated = gated, .dropout = dropout};
     if (eager_autocast(tr, p) && !xla) {
         if (tr.compile)
             add_compiled_autocast_traffic(k, tokens, h, blocks, w);
         else
-            add_autocast_traffic(k, tokens, h, rope_elems, blocks, m.norm == NormKind::rms, w);
+            add_autocast_traffic(k, es, w);
     }
-    if (eager_fsdp2_bf16(tr, p) && gated && !xla)
-        add_fsdp2_bf16_traffic(k, Fsdp2Shapes{.tokens = tokens, .h = h, .rope_elems = rope_elems, .blocks = blocks,
-                                              .ffn_local = ffn_local, .rms_norm = m.norm == NormKind::rms},
-                               w);
+    if (eager_fsdp2_bf16(tr, p) && gated && !xla) add_fsdp2_bf16_traffic(k, es, w);
     if (tr.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1) add_fsdp2_traffic(k, w);
-    if (tr.framework == Framework::hf && !tr.compile && !xla) add_hf_eager_kernels(k, gated ? rope_elems : 0.0, w);
+    if (tr.framework == Framework::hf && !tr.compile && !xla) add_hf_eager_kernels(k, gated ? es.rope_elems : 0.0, w);
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,
                          .gated = gated};

@@ -78,12 +78,22 @@ struct StackShapes {
 void apply_stack_memory(const Model& m, const LayerKind& k, const Training& tr, const ParallelPlan& p,
                         const StackShapes& s, LayerWork& w);
 
+// A layer's shapes as the eager transformers passes below read them.
+struct EagerShapes {
+    double tokens = 0, h = 0;
+    double rope_elems = 0;  // rotary elements of q and k per token (0: no rotary)
+    double blocks = 0;      // residual blocks of the layer
+    double ffn_local = 0;   // the MLP's width on this GPU
+    bool rms_norm = true;   // RMSNorm (else LayerNorm)
+    bool gated = true;      // a gated MLP: the stack's eager counts of norms and rotary apply
+    bool dropout = false;   // dropout after each block (GPT-2-era models, in training)
+};
+
 // Framework hf under bf16 autocast over fp32 weights (eager_ledger.h
 // eager_autocast, not compiled): its casts, fp32 residual stream, norms and
 // rotary over the eager stack's counts, and the per-step weight casts
 // (eager_traffic.cpp). After layer_params (needs w.params).
-void add_autocast_traffic(const LayerKind& k, double tokens, double h, double rope_elems, double blocks, bool rms_norm,
-                          LayerWork& w);
+void add_autocast_traffic(const LayerKind& k, const EagerShapes& s, LayerWork& w);
 // The same under torch.compile (training.compile): the fp32 residual
 // stream through the fused kernels and the weight casts (eager_traffic.cpp).
 void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, double blocks, LayerWork& w);
@@ -91,14 +101,7 @@ void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, 
 // eager_fsdp2_bf16): the bf16 model's norms, rotary and gradient sums over
 // the eager stack's counts, with their slower paths (eager_traffic.cpp).
 // Only for the gated stacks those counts are made for (layer_work.cpp).
-struct Fsdp2Shapes {
-    double tokens = 0, h = 0;
-    double rope_elems = 0;  // rotary elements of q and k per token
-    double blocks = 0;      // residual blocks of the layer
-    double ffn_local = 0;   // the gated MLP's width on this GPU
-    bool rms_norm = true;
-};
-void add_fsdp2_bf16_traffic(const LayerKind& k, const Fsdp2Shapes& s, LayerWork& w);
+void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork& w);
 // Framework hf under FSDP2 (zero 3): the copies of each layer's unshard and
 // gradient reduce on one rank (eager_traffic.cpp). After layer_params.
 void add_fsdp2_traffic(const LayerKind& k, LayerWork& w);

@@ -27,12 +27,13 @@ TEST(EagerClasses, LlamaLayerBytesByHand) {
     // (32 + 8) x 64 = 2,560 per token = 20,971,520.
     const double th = 8192.0 * 2048, rope = 8192.0 * 2560;
     // Two RMSNorms: 16 bytes per element forward (x * rsqrt, weight * x),
-    // 28 backward.
-    EXPECT_DOUBLE_EQ(w.eager_fwd.broadcast, 2 * 16 * th);  // 536,870,912
-    EXPECT_DOUBLE_EQ(w.eager_bwd.broadcast, 2 * 28 * th);  // 939,524,096
-    // Rotary: 6 + 2 + 6 bytes per element forward, 2 backward.
-    EXPECT_DOUBLE_EQ(w.eager_fwd.strided, 14 * rope);  // 293,601,280
-    EXPECT_DOUBLE_EQ(w.eager_bwd.strided, 2 * rope);   // 41,943,040
+    // 28 backward; rotary's grad * cos and grad * sin in fp32, 16 backward.
+    EXPECT_DOUBLE_EQ(w.eager_fwd.broadcast, 2 * 16 * th);              // 536,870,912
+    EXPECT_DOUBLE_EQ(w.eager_bwd.broadcast, 2 * 28 * th + 16 * rope);  // 1,275,068,416
+    // Rotary: 6 + 2 + 6 + 4 (the cat) bytes per element forward; backward
+    // the neg 2, the slices' copies 4, the accumulate 6, the transposed copy 4.
+    EXPECT_DOUBLE_EQ(w.eager_fwd.strided, 18 * rope);  // 377,487,360
+    EXPECT_DOUBLE_EQ(w.eager_bwd.strided, 16 * rope);  // 335,544,320
     EXPECT_DOUBLE_EQ(w.eager_fwd.upcast, 0);
     // Backward upcasts: the weights' gradients (q 4,194,304 + k, v 1,048,576
     // each + o 4,194,304 + gate, up, down 16,777,216 each = 60,817,408; the
@@ -113,6 +114,33 @@ TEST(EagerClasses, LlamaLayerKernelsAsTheTraces) {
     // Within 5 % of the traces' layers.
     EXPECT_NEAR(a.kernels_fwd + a.kernels_bwd, 49.4 + 96.1, 0.05 * (49.4 + 96.1));
     EXPECT_NEAR(f.kernels_fwd + f.kernels_bwd, 58.7 + 103.1, 0.05 * (58.7 + 103.1));
+}
+
+// A GPT-2 layer under autocast (learned positions, LayerNorm, gelu_new,
+// dropout 0.1 by GPT2Config's default): against the fsdp stack's counts
+// (one LayerNorm kernel of 4 bytes per element, no rotary), the fp32
+// LayerNorm reads and writes 8, the two casts (c_attn's and c_fc's input) 6
+// each, the residual adds 10 for 6, each block's dropout a kernel of 5 bytes
+// each way, gelu_new's chain 68 for 4 per FFN element, the weight casts 6
+// per parameter; no rotary.
+TEST(EagerClasses, GptLayerHasNoRotary) {
+    const auto job_of = [](const std::string& framework) {
+        return parse_job("model: {model_type: gpt2, n_layer: 2, n_embd: 256, n_head: 4, vocab_size: 1000,\n"
+                         "  n_positions: 1024, activation_function: gelu_new}\n"
+                         "cluster: {gpu: h200-sxm, num_gpus: 1}\n"
+                         "training: {seq_length: 512, global_batch_size: 1, micro_batch_size: 1, framework: " +
+                             framework + "}\n"
+                             "parallel: {zero: 0, recompute: none}\n",
+                         "gpt2.yaml");
+    };
+    const Job hf = job_of("hf"), titan = job_of("fsdp");
+    const LayerWork a = layer_work(hf.model, hf.training, hf.plan);
+    const LayerWork b = layer_work(titan.model, titan.training, titan.plan);
+    const double th = 512.0 * 256, tf = 512.0 * 1024;
+    const double act = th * (2 * (8 - 4) + 2 * 6 + 2 * (10 - 6)) + tf * (68 - 4);
+    EXPECT_NEAR(a.mem_bytes_fwd - b.mem_bytes_fwd, act + th * 2 * 5 + 6 * a.params, 1);
+    EXPECT_NEAR(a.mem_bytes_bwd - b.mem_bytes_bwd, 2 * act + th * 2 * 5 + 6 * a.params, 1);
+    EXPECT_DOUBLE_EQ(a.eager_fwd.strided + a.eager_bwd.strided + a.eager_fwd.broadcast, 0);
 }
 
 // A Qwen3-MoE-like layer (hidden 256, 8 experts of width 128) under autocast:
