@@ -85,7 +85,6 @@ DeviceUse device_use(const Job& job) {
         }
     u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
     u.masked_square = masked_square_attention(job.training);
-    u.cuda_graphs = job.training.cuda_graphs;
     if (u.masked_square) u.causal = false;
     u.compiled_hf = job.training.framework == Framework::hf && job.training.compile && !job.training.xla;
     u.eager_hf = job.training.framework == Framework::hf && job.training.precision != Precision::fp32 &&
@@ -203,8 +202,7 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     d.memory_bound = f.memory_bound;
     d.gemm_k_half = gemm_k_half(cal.gemm_k_half, d.peak_flops, d.sms);
     d.kernel_overhead_s = cal.kernel_overhead_us * 1e-6;
-    if (use.cuda_graphs) d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;  // replayed back to back
-    if (use.compiled_hf) d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;  // Inductor's kernels, queued
+    if (use.compiled_hf) d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;  // Inductor's kernels, queued or replayed
     if (use.eager_hf) {  // calibration.h: measured on the H200 traces' kernels
         d.kernel_overhead_s = cal.hf_kernel_gap_us * 1e-6;
         d.upcast_Bps = d.hbm_Bps * cal.hf_upcast_hbm_fraction;

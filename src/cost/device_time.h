@@ -33,13 +33,11 @@ struct DeviceUse {
     // masked_square_attention): the unmasked curves (causal false) at the
     // calibration's hf_masked_attention_{fwd,bwd}_fraction of their rate.
     bool masked_square = false;
-    // Kernels replayed from CUDA graphs (training.cuda_graphs): the GPU's gap
-    // between queued kernels (hf_kernel_gap_us) in place of kernel_overhead_us.
-    bool cuda_graphs = false;
-    // A transformers model under torch.compile (framework hf): Inductor's
-    // kernels and cuBLAS's, queued from its wrapper, with the GPU's gap
-    // between them (hf_kernel_gap_us) in place of kernel_overhead_us: 1.4-1.8
-    // us on the compiled traces of data/measured/h200-steps.
+    // A transformers model under torch.compile (framework hf), CUDA graphs
+    // (training.cuda_graphs) or not: Inductor's kernels and cuBLAS's, queued
+    // from its wrapper or replayed, with the GPU's gap between them
+    // (hf_kernel_gap_us) in place of kernel_overhead_us: 1.4-1.8 us on the
+    // compiled traces of data/measured/h200-steps.
     bool compiled_hf = false;
 };
 // The use of a job: its framework, sequence over context parallelism, head

@@ -239,7 +239,7 @@ void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w) {
 //     broadcast (8), weight * x a bf16 broadcast (elementwise_kernel<128, 4>,
 //     4); all of rotary runs on that path, q and k being transposed views:
 //     q * cos and rotate_half(q) * sin (4 each), neg on the strided half (2),
-//     cat (4), add (6): 20 (the trace: 1,142-1,700 GB/s, against 3,900-4,300
+//     cat (4), add (6): 20 (the trace: 920-1,700 GB/s, against 3,900-4,300
 //     for the vectorised kernels);
 //   - backward of a norm is 92 bytes per element, not 72: grad * weight (4,
 //     bf16 broadcast), grad * x and its sum over tokens (6 + 2), the cast's

@@ -81,7 +81,7 @@ namespace {
 //   backward: two GEMMs per GEMM (14.1), cuDNN's attention backward and
 //   its two preprocessing kernels (3), the weights' gradient casts back to
 //   fp32 (7) and three kernels per chain (18.2 / 16.2 Triton and 2.0 / 4.1
-//   ATen kernels, 11 / 13 with the casts out, against 12).
+//   ATen kernels: 13.3 with the casts out, against 12).
 // cuBLAS's own memsets (1 to 11 a layer, by shape) are not counted.
 HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast) {
     const double gemms = hf_linears(k);  // one a linear module
