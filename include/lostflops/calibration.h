@@ -177,7 +177,9 @@ struct Calibration {
     double hf_expert_loop_us = 19;
     // Framework hf in eager PyTorch in 16-bit, autocast or FSDP2's bf16
     // parameters (docs/eager-gpu.md "The GPU side"): the GPU's gap between back-to-back kernels, in place of
-    // kernel_overhead_us, and the achieved bandwidth, as a fraction of the
+    // kernel_overhead_us (also a compiled transformers step's, Inductor's
+    // kernels queued or replayed: DeviceUse::compiled_hf, 1.37-1.84 us on
+    // the compiled traces of data/measured/h200-steps), and the achieved bandwidth, as a fraction of the
     // catalog HBM bandwidth, of PyTorch's slower elementwise paths: the
     // unvectorised bf16-to-fp32 copy, the fp32 multiply with a broadcast
     // operand, and mixed-dtype broadcasts and strided halves (rotary).

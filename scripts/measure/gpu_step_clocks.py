@@ -311,10 +311,15 @@ SHAPES = {  # LlamaConfig keys: the H200 table's shapes (../shared/reference/h20
 
 def build_model(shape="1b"):
     from transformers import LlamaConfig, LlamaForCausalLM
-    MODEL.clear()
-    torch.cuda.empty_cache()
     cfg = LlamaConfig(max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=True,
                       hidden_act="silu", **SHAPES[shape])
+    place_model(LlamaForCausalLM, cfg)
+
+
+def place_model(cls, cfg):
+    """A transformers model of class `cls` from `cfg` on the GPU (random weights, SDPA, fused AdamW) in MODEL."""
+    MODEL.clear()
+    torch.cuda.empty_cache()
     try:
         cfg._attn_implementation = "sdpa"
     except Exception as e:  # noqa: BLE001
@@ -322,7 +327,7 @@ def build_model(shape="1b"):
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
     with torch.device("cuda"):
-        model = LlamaForCausalLM(cfg)
+        model = cls(cfg)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     MODEL.update(model=model, opt=opt, base=base, vocab=cfg.vocab_size)
