@@ -187,6 +187,13 @@ struct Model {
     // Learned absolute position embeddings, positions x hidden parameters
     // looked up and added to the input (GPT-2's wpe, OPT's embed_positions). 0: none.
     int64_t positions = 0;
+    // Dropout after each block in training, in models whose blocks have it
+    // (a two-matrix MLP: GPT-2-era code; workload/layer_work.cpp): 1 on, 0 off
+    // (a config.json's resid_pdrop, hidden_dropout, residual_dropout or
+    // dropout of 0, or its family's default), -1 not said (a hand-written
+    // model: on, as Megatron's hidden_dropout 0.1).
+    int8_t block_dropout = -1;
+    bool dropout_on() const { return block_dropout != 0; }
     std::shared_ptr<const LayerStack> stack;  // `layers` layers; set by every reader
     // What the reader says about the keys it was given. not_modelled: the key
     // changes the cost and is not modelled ("not modelled: KEY (why)";

@@ -103,8 +103,12 @@ void bind_expert_loops(LayerTime& t, const PlanContext& ctx, const HostOps& h, c
 void set_layer_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h, const ParallelPlan& p) {
     t.fwd.cpu_s = h.layer_fwd * ctx.host_op_s;
     t.bwd.cpu_s = h.layer_bwd * ctx.host_bwd_op_s + h.layer_bwd_py * ctx.host_op_s;
-    // The forward's operators are issued again, inside the checkpoint's own.
-    if (p.recompute == Recompute::full) t.bwd.cpu_s += t.fwd.cpu_s + h.checkpoint_py * ctx.host_op_s;
+    // The forward's operators are issued again, inside the checkpoint's own,
+    // but FSDP2's hooks (HostOps::fsdp_fwd_ops).
+    if (p.recompute == Recompute::full) {
+        t.bwd.cpu_s += t.fwd.cpu_s + h.checkpoint_py * ctx.host_op_s;
+        if (h.fsdp_fwd_ops > 0) t.bwd.cpu_s -= h.fsdp_fwd_ops * ctx.host_op_s;
+    }
     t.fwd.sync_s = t.bwd.sync_s = 0;
     if (h.expert_loop_calls_fwd > 0) bind_expert_loops(t, ctx, h, p);
 }

@@ -308,14 +308,16 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
                 if (w.recompute_dispatch) t.bwd.ep_comm_s += t.fwd.ep_comm_s;
             }
             break;
-        case Recompute::full:
-            t.bwd.recompute_s = t.fwd.compute_s + t.fwd.memory_bound_s + t.fwd.overhead_s;
-            t.bwd.recompute_memory_bound_s = t.fwd.memory_bound_s;
-            t.bwd.recompute_overhead_s = t.fwd.overhead_s;
+        case Recompute::full: {
+            // The forward again, less FSDP2's unshard (LayerWork::fsdp_unshard_bytes_fwd).
+            t.bwd.recompute_memory_bound_s = t.fwd.memory_bound_s - memory_time_s(d, w.fsdp_unshard_bytes_fwd);
+            t.bwd.recompute_overhead_s = t.fwd.overhead_s - w.fsdp_unshard_kernels_fwd * d.kernel_overhead_s;
+            t.bwd.recompute_s = t.fwd.compute_s + t.bwd.recompute_memory_bound_s + t.bwd.recompute_overhead_s;
             t.bwd.tp_comm_s += t.fwd.tp_comm_s;
             t.bwd.ep_comm_s += t.fwd.ep_comm_s;
             t.bwd.cp_comm_s += t.fwd.cp_comm_s;
             break;
+        }
     }
     t.expert_loop_s = loop_s;
     set_layer_host_time(t, ctx, h, p);

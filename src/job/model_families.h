@@ -52,6 +52,12 @@ enum class SsmRule : uint8_t {
 struct ModelFamily {
     const char* model_type;
     bool tied = true;               // tie_word_embeddings when absent
+    // The configuration class's default residual dropout is above 0
+    // (GPT2Config resid_pdrop 0.1, GPTBigCodeConfig resid_pdrop 0.1,
+    // OPTConfig dropout 0.1); the other families default to 0.0
+    // (GPTJConfig resid_pdrop, GPTNeoXConfig / BloomConfig / FalconConfig
+    // hidden_dropout, PhiConfig resid_pdrop, Starcoder2Config residual_dropout).
+    bool dropout = false;
     NormKind norm = NormKind::rms;
     int norms = 2;                  // norms per layer
     MlpRule mlp = MlpRule::by_activation;
@@ -131,12 +137,12 @@ inline constexpr ModelFamily kFamilies[] = {
      .bias = BiasRule::all_always, .fused_qkv = true},
     // GPT-2 (modeling_gpt2.py): Conv1D c_attn makes q, k and v; LayerNorm with
     // bias; every projection biased; dense GELU MLP; tied output layer.
-    {.model_type = "gpt2", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
+    {.model_type = "gpt2", .tied = true, .dropout = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::all_always, .fused_qkv = true, .act_key = "activation_function", .default_act = "gelu_new",
      .positions = PositionRule::n_positions},
     // GPT-BigCode (modeling_gpt_bigcode.py): GPT-2's layer with multi_query
     // (c_attn makes the queries and one key/value head); wpe of n_positions.
-    {.model_type = "gpt_bigcode", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
+    {.model_type = "gpt_bigcode", .tied = true, .dropout = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::all_always, .fused_qkv = true, .act_key = "activation_function",
      .default_act = "gelu_pytorch_tanh", .positions = PositionRule::n_positions},
     // GPT-J (modeling_gptj.py): q/k/v/out_proj without bias, fc_in/fc_out with
@@ -153,7 +159,7 @@ inline constexpr ModelFamily kFamilies[] = {
     // OPT (modeling_opt.py): every projection biased (enable_bias default
     // true), ReLU MLP of ffn_dim, learned positions with an offset of 2,
     // embeddings of word_embed_proj_dim with project_in/project_out.
-    {.model_type = "opt", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
+    {.model_type = "opt", .tied = true, .dropout = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::all_always, .act_key = "activation_function", .default_act = "relu",
      .positions = PositionRule::opt},
     // Phi-1/2 (modeling_phi.py): q/k/v/dense and fc1/fc2 biased, attention

@@ -27,7 +27,8 @@ inline constexpr const char* kInference = "inference only (cache, generation, se
 inline constexpr const char* kPosition = "positions (rotary tables, scaling, context length): negligible work";
 inline constexpr const char* kInit = "initialisation or numerics (epsilon, scale, clamp): negligible work";
 inline constexpr const char* kRouting = "routing arithmetic or its loss: negligible next to the experts";
-inline constexpr const char* kDropout = "dropout: kept for two-matrix (GPT-style) MLPs and none for gated ones";
+inline constexpr const char* kDropout =
+    "dropout of attention probabilities, embeddings or activations: not priced apart from the blocks' (resid_pdrop)";
 inline constexpr const char* kFormat = "the checkpoint's storage format; training precision is training.precision";
 }  // namespace model_key_notes
 
@@ -276,16 +277,16 @@ inline constexpr ModelKeyRow kModelKeys[] = {
     {"ep_size", KeyUse::ignored, "the checkpoint's expert sharding; expert parallelism is parallel.ep"},
     {"shared_moe_mode", KeyUse::ignored, model_key_notes::kRouting},
     {"attention_dropout", KeyUse::ignored, model_key_notes::kDropout},
-    {"hidden_dropout", KeyUse::ignored, model_key_notes::kDropout},
-    {"resid_pdrop", KeyUse::ignored, model_key_notes::kDropout},
+    {"hidden_dropout", KeyUse::read, "= resid_pdrop"},
+    {"resid_pdrop", KeyUse::read, "dropout after each block (Model::block_dropout): 0 none, else on"},
     {"embd_pdrop", KeyUse::ignored, model_key_notes::kDropout},
     {"emb_pdrop", KeyUse::ignored, model_key_notes::kDropout},
     {"attn_pdrop", KeyUse::ignored, model_key_notes::kDropout},
-    {"dropout", KeyUse::ignored, model_key_notes::kDropout},
+    {"dropout", KeyUse::read, "= resid_pdrop (OPT's)"},
     {"activation_dropout", KeyUse::ignored, model_key_notes::kDropout},
     {"embed_dropout", KeyUse::ignored, model_key_notes::kDropout},
     {"embedding_dropout", KeyUse::ignored, model_key_notes::kDropout},
-    {"residual_dropout", KeyUse::ignored, model_key_notes::kDropout},
+    {"residual_dropout", KeyUse::read, "= resid_pdrop"},
     {"expert_dropout", KeyUse::ignored, model_key_notes::kDropout},
     {"classifier_dropout", KeyUse::ignored, "a classification head's, not the language model's"},
     {"summary_type", KeyUse::ignored, "a classification head's, not the language model's"},

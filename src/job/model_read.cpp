@@ -322,6 +322,17 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     if (fam.positions == PositionRule::opt) m.positions = max_positions.value_or(2048) + 2;    // OPTConfig default
     if (const auto e = s.int_opt("word_embed_proj_dim", 1, 1'000'000); e && *e != h) m.embed_dim = *e;
 
+    // Dropout after each block (Model::block_dropout): the config's own
+    // probability where it gives one, else its family's default; a model
+    // without model_type that gives none says nothing (-1).
+    std::optional<double> p_drop;
+    for (const char* key : {"resid_pdrop", "hidden_dropout", "residual_dropout", "dropout"})
+        if (const auto v = s.num_opt(key, 0, 1)) p_drop = std::max(p_drop.value_or(0.0), *v);
+    if (p_drop)
+        m.block_dropout = *p_drop > 0 ? 1 : 0;
+    else if (!model_type.empty())
+        m.block_dropout = fam.dropout ? 1 : 0;
+
     // Keys known to change the cost that are not modelled: read, and noted.
     for (const auto& row : kModelKeys)
         if (row.use == KeyUse::not_modelled && s.has(row.key)) {

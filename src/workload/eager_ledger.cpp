@@ -103,14 +103,14 @@ namespace {
 // key, value, output and log-sum-exp, and the MLP's up (and gate) outputs;
 // a GPT-style layer's dropout masks (random ops are not recomputed). The
 // casts of the weights are recomputed too: no cached bf16 copies.
-void compiled_layer(EagerLayerLedger& l, const LayerKind& k, double h, double residual, double el) {
+void compiled_layer(EagerLayerLedger& l, const Model& m, const LayerKind& k, double h, double residual, double el) {
     const Attention& at = k.attention;
     const Mlp& mlp = k.mlp;
     const double q = static_cast<double>(at.heads) * static_cast<double>(at.head_dim);
     const double kv = static_cast<double>(at.kv_heads) * static_cast<double>(at.head_dim);
     const double o = static_cast<double>(at.heads) * static_cast<double>(at.v_head_dim);
     const double f = static_cast<double>(mlp.ffn);
-    const bool dropout = mlp.kind == MlpKind::dense && mlp.act != Activation::relu2;
+    const bool dropout = mlp.kind == MlpKind::dense && mlp.act != Activation::relu2 && m.dropout_on();
     l.add("the layer's input (the residual) and the output projection's output", residual * h + el * h);
     l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
     l.add(mlp.kind == MlpKind::gated ? "gate and up outputs" : "up output", (mlp.kind == MlpKind::gated ? 2 : 1) * el * f);
@@ -127,7 +127,7 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
     const double h = static_cast<double>(m.hidden);
     if (t.compile && k.mixer == MixerKind::attention && !k.is_moe() && k.mlp.kind != MlpKind::none) {
         l.input_bytes_per_token = (autocast || fp32 ? 4.0 : 2.0) * h;
-        compiled_layer(l, k, h, l.input_bytes_per_token / h, el);
+        compiled_layer(l, m, k, h, l.input_bytes_per_token / h, el);
         return l;
     }
     const NormSave norm = norm_save(m.norm, h, autocast, fp32);
@@ -135,7 +135,7 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
     const Attention& at = k.attention;
     const Mlp& mlp = k.is_moe() ? k.moe.expert : k.mlp;
     const bool gated = mlp.kind == MlpKind::gated;
-    const bool dropout = mlp.kind == MlpKind::dense && mlp.act != Activation::relu2 && !k.is_moe();
+    const bool dropout = mlp.kind == MlpKind::dense && mlp.act != Activation::relu2 && !k.is_moe() && m.dropout_on();
     if (k.mixer == MixerKind::attention) {
         const double q = static_cast<double>(at.heads) * static_cast<double>(at.head_dim);
         const double kv = static_cast<double>(at.kv_heads) * static_cast<double>(at.head_dim);

@@ -287,7 +287,12 @@ void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork&
 // and foreach_reduce's chunk_cat writes the bf16 gradients into the fp32
 // reduce-scatter input (read 2, write 4: chunk_cat_cuda_kernel<float,
 // BFloat16>, 1,990 GB/s on the trace, an upcast) that the reduce-scatter of
-// one rank copies (4 + 4): 24 bytes.
+// one rank copies (4 + 4): 24 bytes. Full recompute (gradient
+// checkpointing) does not unshard again: FSDPState._pre_forward returns at
+// once in the PRE_BACKWARD state ("the pre-backward hook is responsible for
+// the unshard", _fsdp_state.py), and the 3B FSDP2 trace's host runs
+// FSDP::pre_forward 29 times a step, all in the forward
+// (h200-llama3.2-3b-s8192-b2-fsdp2-memory: recompute full).
 void add_fsdp2_traffic(const LayerKind& k, LayerWork& w) {
     const double params = w.params + w.expert_params;
     const double tensors = hf_linears(k) + k.norms;  // a cast and a copy each
@@ -295,6 +300,8 @@ void add_fsdp2_traffic(const LayerKind& k, LayerWork& w) {
     w.mem_bytes_bwd += 24.0 * params;
     w.eager_bwd.upcast += 6.0 * params;
     w.kernels_fwd += 2 * tensors;
+    w.fsdp_unshard_bytes_fwd = 10.0 * params;
+    w.fsdp_unshard_kernels_fwd = 2 * tensors;
     w.kernels_bwd += 2 * tensors + 2;
 }
 

@@ -25,6 +25,10 @@ struct HostOps {
     // recomputed layer (saving and restoring RNG states, the inner backward
     // call), host_op_us each; charged only to the layers recomputed.
     double checkpoint_py = 0;
+    // Of layer_fwd: FSDP2's hook operators around a layer (framework hf,
+    // zero 3), which full recompute does not issue again (its pre- and
+    // post-forward hooks return at once in the pre-backward state).
+    double fsdp_fwd_ops = 0;
     // Output layer + loss, and the input embedding.
     double head_fwd = 0, head_bwd = 0;
     double embed_fwd = 0, embed_bwd = 0;

@@ -144,6 +144,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     if (p.zero >= 3) {
         h.layer_fwd += kFsdp2HookOps;
         h.layer_bwd += kFsdp2BwdNodes;
+        h.fsdp_fwd_ops = kFsdp2HookOps;
     }
     // torch.utils.checkpoint (gradient_checkpointing_enable, non-reentrant):
     // the forward runs again inside the backward; its own bookkeeping

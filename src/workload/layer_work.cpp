@@ -239,7 +239,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
 
     // Activation memory (Korthikanti et al. 2022), bytes, per GPU.
     const double sbh = tokens * h;  // elements
-    const bool dropout = has_mlp && !gated && mlp.act != Activation::relu2;
+    const bool dropout = has_mlp && !gated && mlp.act != Activation::relu2 && m.dropout_on();
     const double masks = dropout ? blocks * sbh : 0;  // block output masks (1 byte)
     const double inputs = 2 * sbh * blocks;           // norm inputs; block inputs
     double replicated = inputs + inputs + masks;

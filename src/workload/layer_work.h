@@ -67,6 +67,10 @@ struct LayerWork {
     double mem_bytes_fwd = 0, mem_bytes_bwd = 0;
     double kernels_fwd = 0, kernels_bwd = 0;
     EagerClassBytes eager_fwd{}, eager_bwd{};  // of mem_bytes_fwd, mem_bytes_bwd
+    // Of mem_bytes_fwd and kernels_fwd: FSDP2's unshard of the layer on one
+    // rank (add_fsdp2_traffic), which full recompute does not redo (its
+    // pre-forward hook returns at once in the pre-backward state).
+    double fsdp_unshard_bytes_fwd = 0, fsdp_unshard_kernels_fwd = 0;
     // Part of the forward memory-bound traffic redone by selective recompute.
     double mem_bytes_attention_fwd = 0;
     // Selective recompute's other modules (parallel.recompute_modules,

@@ -13,6 +13,7 @@
 #include "lostflops/job.h"
 #include "test_util.h"
 #include "workload/flops.h"
+#include "workload/layer_work.h"
 
 namespace lostflops {
 namespace {
@@ -275,6 +276,34 @@ TEST(ModelFamilies, ParallelBlocksHaveOneNorm) {
     EXPECT_TRUE(stablelm.model.layer(0).attention.qkv_bias);
     EXPECT_FALSE(stablelm.model.layer(0).attention.out_bias);
     EXPECT_EQ(stablelm.model.norm, NormKind::layer_bias);
+}
+
+TEST(ModelFamilies, BlockDropoutIsTheConfigsOrItsFamilysDefault) {
+    // GPT2Config's resid_pdrop default is 0.1, GPTNeoXConfig's hidden_dropout 0.0.
+    const std::string gpt2 = R"({"model_type": "gpt2", "n_embd": 256, "n_layer": 2, "n_head": 4, "vocab_size": 1000)";
+    const std::string neox = R"({"model_type": "gpt_neox", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "intermediate_size": 1024, "vocab_size": 1000)";
+    EXPECT_EQ(from_config(gpt2 + "}", "drop_gpt2").model.block_dropout, 1);
+    EXPECT_EQ(from_config(gpt2 + R"(, "resid_pdrop": 0.0})", "drop_gpt2_off").model.block_dropout, 0);
+    EXPECT_EQ(from_config(neox + "}", "drop_neox").model.block_dropout, 0);
+    EXPECT_EQ(from_config(neox + R"(, "hidden_dropout": 0.1})", "drop_neox_on").model.block_dropout, 1);
+    // A hand-written model says nothing: dropout on, as Megatron's default.
+    const Job plain = test::h200_llama1b(1024, {"model.hidden_act=gelu"});
+    EXPECT_EQ(plain.model.block_dropout, -1);
+    EXPECT_TRUE(plain.model.dropout_on());
+    // What it changes, on GPT-2's two blocks of 1,024 tokens x 256 (flash
+    // attention: no score masks): the masks, 1 byte an element a block, and
+    // under the eager transformers stack the dropout kernels, 5 bytes each way.
+    const Job on = from_config(gpt2 + "}", "drop_gpt2"), off = from_config(gpt2 + R"(, "resid_pdrop": 0.0})", "drop_gpt2_off");
+    Training t = on.training;
+    t.attention = AttentionKernel::flash;
+    const double masks = 2.0 * 1024 * 256;
+    EXPECT_DOUBLE_EQ(layer_work(on.model, t, on.plan).activation_bytes - layer_work(off.model, t, off.plan).activation_bytes,
+                     masks);
+    t.framework = Framework::hf;
+    const LayerWork hf_on = layer_work(on.model, t, on.plan), hf_off = layer_work(off.model, t, off.plan);
+    EXPECT_DOUBLE_EQ(hf_on.mem_bytes_fwd - hf_off.mem_bytes_fwd, 5 * masks);
+    EXPECT_DOUBLE_EQ(hf_on.kernels_bwd - hf_off.kernels_bwd, 2);
 }
 
 }  // namespace

@@ -10,11 +10,13 @@
 #include <gtest/gtest.h>
 
 #include "cost/device_time.h"
+#include "estimate/stage_time.h"
 #include "lostflops/calibration.h"
 #include "lostflops/catalog.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "test_util.h"
+#include "workload/host_ops.h"
 #include "workload/layer_work.h"
 
 namespace lostflops {
@@ -57,10 +59,45 @@ TEST(Fsdp2Bf16, LayerBytesByHand) {
     EXPECT_DOUBLE_EQ(w.eager_bwd.upcast, 2 * 6 * kTh + 6 * kParams);  // 566,255,616
     EXPECT_DOUBLE_EQ(w.eager_bwd.broadcast, 2 * 12 * kTh);
     EXPECT_DOUBLE_EQ(w.eager_bwd.strided, 2 * 4 * kTh + 24 * kRope);  // 637,534,208
-    // torch.compile fuses the chains: the stack's fused counts, no classes.
+    // torch.compile fuses the chains: the stack's fused counts, no norm or
+    // rotary classes; FSDP2's reduce still runs its chunk_cat (6 per parameter).
     const Job compiled = fsdp2_1b({"training.compile=true"});
     const LayerWork c = layer_work(compiled.model, compiled.training, compiled.plan);
-    EXPECT_DOUBLE_EQ(c.eager_fwd.strided + c.eager_bwd.strided + c.eager_fwd.upcast, 0);
+    EXPECT_DOUBLE_EQ(c.eager_fwd.upcast + c.eager_fwd.broadcast + c.eager_fwd.strided, 0);
+    EXPECT_DOUBLE_EQ(c.eager_bwd.broadcast + c.eager_bwd.strided, 0);
+    EXPECT_DOUBLE_EQ(c.eager_bwd.upcast, 6 * kParams);
+}
+
+TEST(Fsdp2Bf16, FullRecomputeDoesNotUnshardAgain) {
+    // Gradient checkpointing redoes the layer's forward inside its backward,
+    // but not FSDP2's unshard (FSDPState._pre_forward returns at once in the
+    // pre-backward state): the recompute is the forward less 10 bytes per
+    // parameter, two kernels per tensor (7 linears and 2 norms: 18) and the
+    // 19 hook operators on the host.
+    const Job job = fsdp2_1b({"parallel.recompute=full"});
+    const Calibration cal = default_calibration();
+    const LayerWork w = layer_work(job.model, job.training, job.plan);
+    EXPECT_DOUBLE_EQ(w.fsdp_unshard_bytes_fwd, 10 * kParams);
+    EXPECT_DOUBLE_EQ(w.fsdp_unshard_kernels_fwd, 18);
+    const PlanContext ctx = make_plan_context(job, cal);
+    const HostOps h = host_ops(job.model, job.training, job.plan);
+    EXPECT_DOUBLE_EQ(h.fsdp_fwd_ops, 19);
+    const LayerTime t = layer_time(ctx, w, h, job.plan);
+    const double gap_s = cal.hf_kernel_gap_us * 1e-6;
+    EXPECT_NEAR(t.bwd.recompute_memory_bound_s, t.fwd.memory_bound_s - memory_time_s(ctx.dev, 10 * kParams), 1e-12);
+    EXPECT_NEAR(t.bwd.recompute_overhead_s, t.fwd.overhead_s - 18 * gap_s, 1e-12);
+    EXPECT_NEAR(t.bwd.recompute_s, t.fwd.compute_s + t.bwd.recompute_memory_bound_s + t.bwd.recompute_overhead_s, 1e-12);
+    // Host: the backward's own operators, then the forward's again but the hooks'.
+    const double own_bwd = h.layer_bwd * ctx.host_bwd_op_s + h.layer_bwd_py * ctx.host_op_s;
+    EXPECT_NEAR(t.bwd.cpu_s, own_bwd + (h.layer_fwd - 19 + h.checkpoint_py) * ctx.host_op_s, 1e-12);
+    // Without FSDP2 (autocast, zero 0) the recompute is the whole forward.
+    const Job autocast = test::h200_llama1b(4096, {"parallel.recompute=full"});
+    const LayerWork a = layer_work(autocast.model, autocast.training, autocast.plan);
+    EXPECT_EQ(a.fsdp_unshard_bytes_fwd, 0);
+    const PlanContext actx = make_plan_context(autocast, cal);
+    const LayerTime at = layer_time(actx, a, host_ops(autocast.model, autocast.training, autocast.plan), autocast.plan);
+    EXPECT_DOUBLE_EQ(at.bwd.recompute_memory_bound_s, at.fwd.memory_bound_s);
+    EXPECT_DOUBLE_EQ(at.bwd.recompute_overhead_s, at.fwd.overhead_s);
 }
 
 TEST(Fsdp2Bf16, HeadBytesByHand) {
