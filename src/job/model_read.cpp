@@ -324,13 +324,15 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
 
     // Dropout after each block (Model::block_dropout): the config's own
     // probability where it gives one, else its family's default; a model
-    // without model_type that gives none says nothing (-1).
+    // without model_type, or of a model_type not in the table (older
+    // GPT-style classes default to 0.1: OpenAI-GPT, CTRL, XGLM), that gives
+    // none says nothing (-1: on for a two-matrix MLP, as before).
     std::optional<double> p_drop;
     for (const char* key : {"resid_pdrop", "hidden_dropout", "residual_dropout", "dropout"})
         if (const auto v = s.num_opt(key, 0, 1)) p_drop = std::max(p_drop.value_or(0.0), *v);
     if (p_drop)
         m.block_dropout = *p_drop > 0 ? 1 : 0;
-    else if (!model_type.empty())
+    else if (found != nullptr)
         m.block_dropout = fam.dropout ? 1 : 0;
 
     // Keys known to change the cost that are not modelled: read, and noted.

@@ -287,10 +287,16 @@ TEST(ModelFamilies, BlockDropoutIsTheConfigsOrItsFamilysDefault) {
     EXPECT_EQ(from_config(gpt2 + R"(, "resid_pdrop": 0.0})", "drop_gpt2_off").model.block_dropout, 0);
     EXPECT_EQ(from_config(neox + "}", "drop_neox").model.block_dropout, 0);
     EXPECT_EQ(from_config(neox + R"(, "hidden_dropout": 0.1})", "drop_neox_on").model.block_dropout, 1);
-    // A hand-written model says nothing: dropout on, as Megatron's default.
+    // A hand-written model says nothing: dropout on, as Megatron's default;
+    // so does a model_type the table does not know; OPT's key is `dropout`.
     const Job plain = test::h200_llama1b(1024, {"model.hidden_act=gelu"});
     EXPECT_EQ(plain.model.block_dropout, -1);
     EXPECT_TRUE(plain.model.dropout_on());
+    EXPECT_EQ(from_config(R"({"model_type": "somebody_gpt", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "intermediate_size": 1024, "vocab_size": 1000, "hidden_act": "gelu"})",
+                          "drop_unknown").model.block_dropout, -1);
+    EXPECT_EQ(from_config(R"({"model_type": "opt", "hidden_size": 256, "num_hidden_layers": 2, "ffn_dim": 1024,
+        "num_attention_heads": 4, "vocab_size": 1000, "dropout": 0.0})", "drop_opt").model.block_dropout, 0);
     // What it changes, on GPT-2's two blocks of 1,024 tokens x 256 (flash
     // attention: no score masks): the masks, 1 byte an element a block, and
     // under the eager transformers stack the dropout kernels, 5 bytes each way.
