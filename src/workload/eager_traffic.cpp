@@ -296,12 +296,12 @@ void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork&
 void add_fsdp2_traffic(const LayerKind& k, LayerWork& w) {
     const double params = w.params + w.expert_params;
     const double tensors = hf_linears(k) + k.norms;  // a cast and a copy each
-    w.mem_bytes_fwd += 10.0 * params;
-    w.mem_bytes_bwd += 24.0 * params;
-    w.eager_bwd.upcast += 6.0 * params;
-    w.kernels_fwd += 2 * tensors;
     w.fsdp_unshard_bytes_fwd = 10.0 * params;
     w.fsdp_unshard_kernels_fwd = 2 * tensors;
+    w.mem_bytes_fwd += w.fsdp_unshard_bytes_fwd;
+    w.mem_bytes_bwd += 24.0 * params;
+    w.eager_bwd.upcast += 6.0 * params;
+    w.kernels_fwd += w.fsdp_unshard_kernels_fwd;
     w.kernels_bwd += 2 * tensors + 2;
 }
 
