@@ -61,6 +61,15 @@ int64_t positive_int64(const std::string& text, const std::string& source, const
     return v;
 }
 
+double number_in(const std::string& text, const std::string& source, const std::string& key, double lo, double hi) {
+    double v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec != std::errc() || ptr != end || !(v >= lo && v <= hi))
+        throw InputError(source, key, fmt::format("expected a number from {} to {}, got '{}'", lo, hi, text));
+    return v;
+}
+
 int64_t gpu_count(std::initializer_list<int64_t> factors, const std::string& source, const std::string& key,
                   const std::string& what) {
     int64_t n = 1;

@@ -45,6 +45,10 @@ int positive_int(const std::string& text, const std::string& source, const std::
 // A whole-string integer in [1, max] (a run's length in steps or sequences,
 // past 2^31 in a long run): as positive_int, with max in the message.
 int64_t positive_int64(const std::string& text, const std::string& source, const std::string& key, int64_t max);
+// A number from lo to hi written whole (no sign, space or suffix after it),
+// for a flag's value the draft writes into the job file: a value that is
+// not one is an InputError naming the key, never text in the YAML.
+double number_in(const std::string& text, const std::string& source, const std::string& key, double lo, double hi);
 // The product of positive `factors` (nodes x GPUs per node, parallel
 // degrees) as a GPU count, checked against the job file's range (1 to
 // bounds::kMaxGpus) without overflowing; InputError(source, key, ...) naming

@@ -2,7 +2,8 @@
 // megatron_model.cpp and megatron_layers.cpp: the attention of the first
 // attention layer (--kv-channels when its head dim is not hidden / heads;
 // multi-latent attention's ranks and head dims), the dense MLP and the
-// experts of the first layers that have them, and per layer what differs:
+// experts of the first layers that have them, --hidden-dropout 0 where the
+// price has no block dropout, and per layer what differs:
 // the MoE layers (--moe-layer-freq as a 0/1 list), sliding windows
 // (--window-size W-1,0 and --window-attn-skip-freq, 1 where windowed),
 // Gated DeltaNet layers (--linear-attention-freq, 1 where linear), or a
@@ -109,6 +110,16 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
     // arguments.py: --swiglu, --quick-geglu, --squared-relu, else GELU; no plain ReLU.
     if (mlp.kind == MlpKind::dense && mlp.act == Activation::relu)
         note("plain ReLU has no Megatron flag (only --squared-relu, --swiglu, --quick-geglu or GELU): written as GELU");
+    // Megatron's --hidden-dropout defaults to 0.1. The price has no block
+    // dropout where the model's is off or no layer has a two-matrix MLP
+    // (workload/layer_work.cpp: gated and squared-ReLU MLPs come from code
+    // without it): the launch is told 0, or it would save masks and run
+    // dropout kernels the price does not have.
+    const bool dropout_priced = m.dropout_on() && first_layer(m, [](const LayerKind& k) {
+                                                      const Mlp& x = k.is_moe() ? k.moe.expert : k.mlp;
+                                                      return x.kind == MlpKind::dense && x.act != Activation::relu2;
+                                                  }).has_value();
+    if (!dropout_priced) l.add("--hidden-dropout", "0");
     if (!m.tied_embeddings) l.add("--untie-embeddings-and-output-weights");
     if (moe) {
         const Moe& e = m.layer(*moe).moe;

@@ -41,6 +41,8 @@ const MegatronFlag kFlags[] = {
     {"num-experts", A::one, R::read, ""},
     {"moe-router-topk", A::one, R::read, ""},
     {"moe-ffn-hidden-size", A::one, R::read, ""},
+    // Dropout after each block: its masks and kernels (Model::block_dropout).
+    {"hidden-dropout", A::one, R::read, ""},
     // Read: training.
     {"micro-batch-size", A::one, R::read, ""},
     {"global-batch-size", A::one, R::read, ""},

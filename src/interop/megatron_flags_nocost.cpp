@@ -62,7 +62,6 @@ const MegatronFlag kNoCost[] = {
     {"activation-func-clamp-value", A::one, I, kNumerics},
     {"glu-linear-offset", A::one, I, kNumerics},
     {"calculate-per-token-loss", A::none, I, kNumerics},
-    {"hidden-dropout", A::one, I, "regularisation"},
     {"attention-dropout", A::one, I, "regularisation"},
     {"init-method-std", A::one, I, "initialisation"},
     {"init-model-with-meta-device", A::none, I, "initialisation"},

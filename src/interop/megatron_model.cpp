@@ -12,6 +12,8 @@
 #include "interop/megatron_model.h"
 #include "lostflops/error.h"
 
+#include <fmt/format.h>
+
 namespace lostflops::interop {
 
 namespace {
@@ -140,6 +142,13 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
     else if (f.has("swiglu")) add(d.model, "hidden_act", "silu", "--swiglu: gated MLP");
     else if (f.has("squared-relu")) add(d.model, "hidden_act", "relu2", "--squared-relu: two-matrix MLP");
     else add(d.model, "hidden_act", "gelu", "no --swiglu: GELU MLP");
+    // Megatron's hidden dropout (default 0.1) is the block dropout a
+    // two-matrix MLP's masks and kernels follow (Model::block_dropout); the
+    // model reader checks the value (0 to 1).
+    if (const auto drop = f.str("hidden-dropout")) {
+        const double p = number_in(*drop, f.source(), "--hidden-dropout", 0, 1);
+        add(d.model, "hidden_dropout", fmt::format("{}", p), "--hidden-dropout");
+    }
     if (f.has("qk-layernorm")) add(d.model, "qk_layernorm", "true", "--qk-layernorm");
     add(d.model, "tie_word_embeddings", f.has("untie-embeddings-and-output-weights") ? "false" : "true");
     if (const auto experts = f.num("num-experts")) {

@@ -41,6 +41,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "interop/megatron_model.h"
 #include "lostflops/error.h"
 #include "job/pipeline_layout.h"
@@ -283,7 +285,10 @@ void megatron_parallel(const MegatronArgs& f, int layers, bool bf16, JobDraft& d
             "--moe-token-dispatcher-type " + t);
     }
     if (f.has("overlap-moe-expert-parallel-comm")) add(d.parallel, "moe_a2a_overlap", "true");
-    if (const auto cf = f.str("moe-expert-capacity-factor")) add(d.parallel, "moe_capacity_factor", *cf);
+    // Checked here and written as a number: the value is the script's text.
+    if (const auto cf = f.str("moe-expert-capacity-factor"))
+        add(d.parallel, "moe_capacity_factor",
+            fmt::format("{}", number_in(*cf, f.source(), "--moe-expert-capacity-factor", 0, 1000)));  // plan_keys.cpp range
     if (f.has("moe-pad-expert-input-to-capacity")) add(d.parallel, "moe_pad_to_capacity", "true");
     std::string zero_why;
     const int zero = zero_stage(f, zero_why);

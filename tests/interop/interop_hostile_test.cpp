@@ -108,6 +108,27 @@ TEST(InteropHostile, ImportedGpuCountsStayInTheJobRange) {
     EXPECT_THROW(import_torchtitan(toml, "big.toml", {}), InputError);
 }
 
+// A flag's value the importer writes into the job file: the script's
+// quoted text, with a line break and a section of its own, was written raw
+// (--moe-expert-capacity-factor) and read back as the job's model.
+TEST(InteropHostile, ImportedNumbersAreNumbersNotYaml) {
+    const std::string base = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --hidden-size 64 "
+                             "--num-attention-heads 4 --seq-length 128 --micro-batch-size 1 --global-batch-size 8 "
+                             "--vocab-size 1024 --num-experts 8 ";
+    for (const char* flag : {"--moe-expert-capacity-factor", "--hidden-dropout"}) {
+        try {
+            import_megatron(base + flag + " '0.5\nmodel:\n  hidden_size: 2'\n", "run.sh", {});
+            ADD_FAILURE() << flag << ": imported";
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.key(), flag);
+            EXPECT_NE(std::string(e.message()).find("expected a number"), std::string::npos) << e.what();
+        }
+    }
+    const ImportResult r = import_megatron(base + "--moe-expert-capacity-factor 1.25 --hidden-dropout 0.0", "run.sh", {});
+    EXPECT_NE(r.job_yaml.find("moe_capacity_factor: 1.25\n"), std::string::npos) << r.job_yaml;
+    EXPECT_NE(r.job_yaml.find("hidden_dropout: 0  #"), std::string::npos) << r.job_yaml;
+}
+
 // A run's length: torchtitan's training.steps x global batch x seq_len
 // overflowed 64 bits into a negative train_tokens (exit 0); steps = 0 was
 // dropped without a word; Megatron's --train-samples past 2^31 (DeepSeek-V3's

@@ -8,6 +8,7 @@
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
+#include "workload/layer_work.h"
 
 namespace lostflops::test {
 namespace {
@@ -143,6 +144,40 @@ TEST(MegatronSemantics, EveryFlagIsReadDocumentedOrReported) {
     strict.strict = true;
     EXPECT_THROW(import_megatron(kLaunch + "--fp8-param-gather", "t.sh", strict), InputError);
     EXPECT_NO_THROW(import_megatron(kLaunch + "--lr 1e-4", "t.sh", strict));
+}
+
+TEST(MegatronSemantics, HiddenDropoutIsTheBlockDropout) {
+    // --hidden-dropout (Megatron's default 0.1) is the dropout after each
+    // block: at 0 the GELU layer of kLaunch saves no masks, 1 byte per
+    // element of each of its two blocks' outputs: 2 x 2,048 tokens x 1,024.
+    std::vector<ImportNote> notes;
+    const Job off = job_of("--hidden-dropout 0.0", &notes);
+    EXPECT_FALSE(note(notes, "--hidden-dropout"));  // read, not an ignored flag
+    const Job on = job_of("--hidden-dropout 0.1");
+    EXPECT_EQ(off.model.block_dropout, 0);
+    EXPECT_EQ(on.model.block_dropout, 1);
+    EXPECT_EQ(job_of("").model.block_dropout, -1);  // unsaid: on, as Megatron's default
+    const double saved_on = layer_work(on.model, on.training, on.plan).activation_bytes;
+    const double saved_off = layer_work(off.model, off.training, off.plan).activation_bytes;
+    EXPECT_DOUBLE_EQ(saved_on - saved_off, 2.0 * 2048 * 1024);
+    for (const char* bad : {"1.5", "-0.1", "x", "nan", "0.1x"})
+        EXPECT_THROW(job_of(std::string("--hidden-dropout ") + bad), InputError) << bad;
+}
+
+TEST(MegatronSemantics, ExportTellsMegatronNoHiddenDropoutWhereThePriceHasNone) {
+    const auto exported = [](const Job& j) { return export_megatron(j).text; };
+    const auto back = [](const std::string& text) {
+        return parse_job(import_megatron(text, "exported.sh").job_yaml, "back", {"cluster.preset=dgx-h100"});
+    };
+    // A GELU MLP at Megatron's default dropout is priced with its masks: the default stays.
+    EXPECT_EQ(exported(job_of("")).find("--hidden-dropout"), std::string::npos);
+    // A gated MLP is priced without block dropout; Megatron would run 0.1 unless told.
+    const std::string swiglu = exported(job_of("--swiglu"));
+    EXPECT_NE(swiglu.find("--hidden-dropout 0"), std::string::npos);
+    // The dropout said off comes back off.
+    const std::string off = exported(job_of("--hidden-dropout 0"));
+    EXPECT_NE(off.find("--hidden-dropout 0"), std::string::npos);
+    EXPECT_EQ(back(off).model.block_dropout, 0);
 }
 
 TEST(MegatronSemantics, CiModelConfig) {
