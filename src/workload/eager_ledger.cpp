@@ -60,6 +60,10 @@ bool eager_autocast(const Training& t, const ParallelPlan& p) {
     return t.framework == Framework::hf && p.zero < 3 && t.precision != Precision::fp32;
 }
 
+bool fsdp2_one_rank(const Training& t, const ParallelPlan& p) {
+    return t.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1 && !t.xla;
+}
+
 bool eager_fsdp2_bf16(const Training& t, const ParallelPlan& p) {
     return t.framework == Framework::hf && p.zero >= 3 && t.precision != Precision::fp32 && !t.compile && !t.xla;
 }

@@ -190,8 +190,6 @@ void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, 
     const double weights = 6.0 * w.params;
     w.mem_bytes_fwd += act + weights;
     w.mem_bytes_bwd += 2 * act + weights;
-    w.kernels_fwd += w.dense_tensors;
-    w.kernels_bwd += w.dense_tensors;
 }
 
 // The linear modules of a transformers layer, each its own GEMM: q, k, v and
@@ -293,9 +291,8 @@ void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork&
 // the unshard", _fsdp_state.py), and the 3B FSDP2 trace's host runs
 // FSDP::pre_forward 29 times a step, all in the forward
 // (h200-llama3.2-3b-s8192-b2-fsdp2-memory: recompute full).
-void add_fsdp2_traffic(const LayerKind& k, LayerWork& w) {
+void add_fsdp2_traffic(double tensors, LayerWork& w) {
     const double params = w.params + w.expert_params;
-    const double tensors = hf_linears(k) + k.norms;  // a cast and a copy each
     w.fsdp_unshard_bytes_fwd = 10.0 * params;
     w.fsdp_unshard_kernels_fwd = 2 * tensors;
     w.mem_bytes_fwd += w.fsdp_unshard_bytes_fwd;

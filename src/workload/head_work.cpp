@@ -49,26 +49,35 @@ void add_autocast_head_traffic(const Model& m, double tokens, double v_local, He
 //     upcasts 6 and 6, broadcasts 8 and 12, bf16 broadcasts 4 and 4;
 //   - logits.float() is an upcast (its 6 bytes per logit are in the loss's
 //     count);
-//   - the root's parameters (the embedding, the final norm, an untied output
-//     layer) are cast and copied once forward (10 bytes per parameter: two
-//     kernels, 605 us) and kept for backward, then reduced (chunk_cat 6, an
-//     upcast, and the copy 8: 497 us for the copy);
 //   - the embedding's backward zero-fills a bf16 gradient (2 bytes per
 //     weight, 155 us) and, tied, autograd adds it to the output layer's
 //     (2 + 2 + 2: 355 us).
-void add_fsdp2_head_traffic(const Model& m, double tokens, double v_local, double root_params, HeadWork& w) {
+void add_fsdp2_head_traffic(const Model& m, double tokens, double v_local, HeadWork& w) {
     const double th = tokens * static_cast<double>(m.hidden);
     const double out_weights = v_local * static_cast<double>(m.embed_width());
     const bool rms = m.norm == NormKind::rms;
-    w.loss_bytes_fwd += (rms ? 36.0 * th : 0.0) + 10.0 * root_params;
-    w.loss_bytes_bwd += (rms ? 92.0 * th : 0.0) + 14.0 * root_params;
+    w.loss_bytes_fwd += rms ? 36.0 * th : 0.0;
+    w.loss_bytes_bwd += rms ? 92.0 * th : 0.0;
     w.loss_eager_fwd.upcast = 6 * tokens * v_local + (rms ? 6 * th : 0.0);
     w.loss_eager_fwd.broadcast = rms ? 8 * th : 0.0;
     w.loss_eager_fwd.strided = rms ? 4 * th : 0.0;
-    w.loss_eager_bwd.upcast = 6 * root_params + (rms ? 6 * th : 0.0);
+    w.loss_eager_bwd.upcast = rms ? 6 * th : 0.0;
     w.loss_eager_bwd.broadcast = rms ? 12 * th : 0.0;
     w.loss_eager_bwd.strided = rms ? 4 * th : 0.0;
     w.embed_bytes_bwd += out_weights * (2 + (m.tied_embeddings ? 6 : 0));
+}
+
+// FSDP2's root on one rank (eager_ledger.h fsdp2_one_rank, eager or
+// compiled, as the layers' unshards in eager_traffic.cpp): the root's
+// parameters (the embedding, the final norm, an untied output layer) are
+// cast and copied once forward (10 bytes per parameter: two kernels, 605 us
+// on the 1B FSDP2 trace) and kept for backward (the root does not reshard
+// after forward), then reduced (chunk_cat 6, an upcast, and the copy 8: 497
+// us for the copy).
+void add_fsdp2_root_traffic(double root_params, HeadWork& w) {
+    w.loss_bytes_fwd += 10.0 * root_params;
+    w.loss_bytes_bwd += 14.0 * root_params;
+    w.loss_eager_bwd.upcast += 6 * root_params;
 }
 
 }  // namespace
@@ -144,12 +153,10 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
     if (p.tp > 1) w.tp_bytes = tokens * h * el;
     w.embedding_params = (static_cast<double>(m.vocab) * e + static_cast<double>(m.positions) * h +
                           (m.embed_width() != m.hidden ? e * h : 0.0)) / t;
-    if (eager_fsdp2_bf16(tr, p) && !tr.xla) {
-        // One rank's root (layer_work.cpp prices the layers' unshards the same way).
-        const bool one_rank = static_cast<int64_t>(p.dp) * p.cp == 1;
-        const double root = one_rank ? w.embedding_params + h + (m.tied_embeddings ? 0.0 : v_local * e) : 0.0;
-        add_fsdp2_head_traffic(m, tokens, v_local, root, w);
-    }
+    if (eager_fsdp2_bf16(tr, p) && !tr.xla) add_fsdp2_head_traffic(m, tokens, v_local, w);
+    // One rank's root (layer_work.cpp prices the layers' unshards under the same condition).
+    if (fsdp2_one_rank(tr, p))
+        add_fsdp2_root_traffic(w.embedding_params + h + (m.tied_embeddings ? 0.0 : v_local * e), w);
     return w;
 }
 

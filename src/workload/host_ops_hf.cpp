@@ -43,7 +43,12 @@ namespace {
 constexpr double kRmsNormOps = 8;     // LlamaRMSNorm.forward
 constexpr double kLayerNormOps = 1;   // nn.LayerNorm: one aten::layer_norm
 constexpr double kBwdNodesPerOp = 90.0 / 52.0;
-constexpr double kFsdp2HookOps = 71 - 52;   // per layer, forward
+// FSDP::pre_forward of one layer on one rank: an aten::to (the bf16 cast)
+// and an aten::copy_ (into the unsharded parameter) per parameter tensor,
+// and one RegisterPostBackwardFunction: 9 + 9 + 1 = 19 = 71 - 52 for a
+// Llama layer's 9 tensors (FSDP::pre_forward (model.layers.3) on the 1B
+// FSDP2 trace).
+constexpr double kFsdp2FwdOpsPerTensor = 2, kFsdp2FwdOps = 1;
 constexpr double kFsdp2BwdNodes = 81 - 90;  // per layer, backward (no autocast casts)
 
 double norm_ops(NormKind n) { return n == NormKind::rms ? kRmsNormOps : kLayerNormOps; }
@@ -62,8 +67,6 @@ double mlp_ops(const Mlp& m) {
 }
 
 }  // namespace
-
-namespace {
 
 // torch.compile (training.compile): Inductor's wrapper launches each fused
 // kernel and each extern kernel (cuBLAS GEMMs, SDPA) itself; the host's
@@ -101,7 +104,6 @@ HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast) {
     return h;
 }
 
-}  // namespace
 
 HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, const ParallelPlan& p) {
     if (t.compile) return hf_compiled_host_ops(k, eager_autocast(t, p));
@@ -142,9 +144,10 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         h.expert_loop_groups = static_cast<double>(k.moe.experts) / p.ep;
     }
     if (p.zero >= 3) {
-        h.layer_fwd += kFsdp2HookOps;
+        const double hooks = kFsdp2FwdOpsPerTensor * hf_layer_param_tensors(model, k) + kFsdp2FwdOps;
+        h.layer_fwd += hooks;
         h.layer_bwd += kFsdp2BwdNodes;
-        h.fsdp_fwd_ops = kFsdp2HookOps;
+        h.fsdp_fwd_ops = hooks;
     }
     // torch.utils.checkpoint (gradient_checkpointing_enable, non-reentrant):
     // the forward runs again inside the backward; its own bookkeeping
@@ -165,29 +168,31 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     return h;
 }
 
+double hf_layer_param_tensors(const Model& model, const LayerKind& k) {
+    const double per_norm = model.norm == NormKind::layer_bias ? 2 : model.norm == NormKind::none ? 0 : 1;
+    double t = k.norms * per_norm;
+    if (k.has_attention()) {
+        const Attention& a = k.attention;
+        t += (a.fused_qkv ? 1 : 3) * (a.qkv_bias ? 2 : 1) + (a.out_bias ? 2 : 1);
+        if (a.qk_norm) t += 2;
+    }
+    const auto mlp = [](const Mlp& m) {
+        if (m.kind == MlpKind::none) return 0.0;
+        const double mats = m.kind == MlpKind::gated ? (m.fused_gate_up ? 2 : 3) : 2;
+        return mats * (m.bias ? 2 : 1);
+    };
+    t += mlp(k.mlp);
+    // transformers 5 keeps the routed experts as two stacked tensors
+    // (gate_up_proj, down_proj) and a router weight.
+    if (k.is_moe()) t += 3 + (k.moe.shared_ffn > 0 ? 3 : 0) + (k.moe.shared_gate ? 1 : 0);
+    return t;
+}
+
 double hf_param_tensors(const Model& model) {
     double n = 3;  // embedding, final norm, lm_head (tied: one fewer, the embedding's)
     if (model.tied_embeddings) n -= 1;
-    const double per_norm = model.norm == NormKind::layer_bias ? 2 : model.norm == NormKind::none ? 0 : 1;
-    for (int i = 0; i < static_cast<int>(model.kinds().size()); ++i) {
-        const LayerKind& k = model.kinds()[i];
-        double t = k.norms * per_norm;
-        if (k.has_attention()) {
-            const Attention& a = k.attention;
-            t += (a.fused_qkv ? 1 : 3) * (a.qkv_bias ? 2 : 1) + (a.out_bias ? 2 : 1);
-            if (a.qk_norm) t += 2;
-        }
-        const auto mlp = [](const Mlp& m) {
-            if (m.kind == MlpKind::none) return 0.0;
-            const double mats = m.kind == MlpKind::gated ? (m.fused_gate_up ? 2 : 3) : 2;
-            return mats * (m.bias ? 2 : 1);
-        };
-        t += mlp(k.mlp);
-        // transformers 5 keeps the routed experts as two stacked tensors
-        // (gate_up_proj, down_proj) and a router weight.
-        if (k.is_moe()) t += 3 + (k.moe.shared_ffn > 0 ? 3 : 0) + (k.moe.shared_gate ? 1 : 0);
-        n += t * model.kind_count(i);
-    }
+    for (int i = 0; i < static_cast<int>(model.kinds().size()); ++i)
+        n += hf_layer_param_tensors(model, model.kinds()[i]) * model.kind_count(i);
     return n;
 }
 

@@ -42,6 +42,7 @@
 
 #include "workload/eager_ledger.h"
 #include "workload/flops.h"
+#include "workload/host_ops.h"
 #include "workload/op_checkpoint.h"
 
 namespace lostflops {
@@ -319,8 +320,18 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         else
             add_autocast_traffic(k, es, w);
     }
+    if (tr.framework == Framework::hf && tr.compile && !xla && attention && !w.unfused) {
+        // The kernels a compiled attention layer launches, as counted on the
+        // compiled traces (host_ops_hf.cpp): one GEMM a linear module, each
+        // fp32 weight's cast under autocast, two kernels a fused chain
+        // forward, three backward, cuDNN's attention backward three. (Other
+        // mixers keep the counts above: no compiled trace of them.)
+        const HostOps c = hf_compiled_host_ops(k, eager_autocast(tr, p));
+        w.kernels_fwd = c.layer_fwd;
+        w.kernels_bwd = c.layer_bwd;
+    }
     if (eager_fsdp2_bf16(tr, p) && gated && !xla) add_fsdp2_bf16_traffic(k, es, w);
-    if (tr.framework == Framework::hf && p.zero >= 3 && static_cast<int64_t>(p.dp) * p.cp == 1) add_fsdp2_traffic(k, w);
+    if (fsdp2_one_rank(tr, p)) add_fsdp2_traffic(hf_layer_param_tensors(m, k), w);
     if (tr.framework == Framework::hf && !tr.compile && !xla) add_hf_eager_kernels(k, gated ? es.rope_elems : 0.0, w);
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,

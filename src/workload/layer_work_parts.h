@@ -102,9 +102,11 @@ void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, 
 // the eager stack's counts, with their slower paths (eager_traffic.cpp).
 // Only for the gated stacks those counts are made for (layer_work.cpp).
 void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork& w);
-// Framework hf under FSDP2 (zero 3): the copies of each layer's unshard and
-// gradient reduce on one rank (eager_traffic.cpp). After layer_params.
-void add_fsdp2_traffic(const LayerKind& k, LayerWork& w);
+// Framework hf under FSDP2 on one rank (eager_ledger.h fsdp2_one_rank): the
+// copies of each layer's unshard and gradient reduce (eager_traffic.cpp), a
+// cast and a copy for each of its `tensors` parameter tensors
+// (host_ops.h hf_layer_param_tensors). After layer_params.
+void add_fsdp2_traffic(double tensors, LayerWork& w);
 // The linear modules of a transformers layer (eager_traffic.cpp), each its own GEMM.
 double hf_linears(const LayerKind& k);
 // Framework hf in eager PyTorch (not compiled): the kernels the stack's

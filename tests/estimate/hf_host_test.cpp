@@ -101,6 +101,17 @@ TEST(HfHostOps, CompiledLayerIsInductorsLaunches) {
     const HostOps f = host_ops(fsdp2.model, fsdp2.training, fsdp2.plan);
     EXPECT_DOUBLE_EQ(f.layer_fwd, 16);
     EXPECT_DOUBLE_EQ(f.layer_bwd, 29);
+    // Each launch is a kernel on the GPU: the layer's kernel counts are the
+    // same 23 and 36 (before, 15 and 26: one GEMM and one cast a fused GEMM
+    // shape, one kernel a chain, cuDNN's backward two); FSDP2 on one rank
+    // adds its unshard's cast and copy per tensor (9 tensors: 18) and, backward,
+    // again and the reduce's two.
+    const LayerWork w = layer_work(job.model, job.training, job.plan);
+    EXPECT_DOUBLE_EQ(w.kernels_fwd, 23);
+    EXPECT_DOUBLE_EQ(w.kernels_bwd, 36);
+    const LayerWork fw = layer_work(fsdp2.model, fsdp2.training, fsdp2.plan);
+    EXPECT_DOUBLE_EQ(fw.kernels_fwd, 16 + 18);
+    EXPECT_DOUBLE_EQ(fw.kernels_bwd, 29 + 18 + 2);
     // Those launches at compiled_launch_us (19.1 us) are the layer's host
     // time; the eager per-operator costs play no part.
     Calibration cal = default_calibration();

@@ -118,6 +118,38 @@ TEST(Fsdp2Bf16, HeadBytesByHand) {
     EXPECT_DOUBLE_EQ(t.loss_eager_bwd.upcast, 6 * kTh);
 }
 
+TEST(Fsdp2Bf16, UnshardsEveryParameterTensor) {
+    // FSDP::pre_forward casts and copies each FSDPParam: an aten::to and an
+    // aten::copy_ per parameter tensor and one RegisterPostBackwardFunction
+    // (the 1B FSDP2 trace's model.layers.3: 9 + 9 + 1), so a layer's kernels
+    // and hook operators follow its tensors, biases included. Llama: 2 norms,
+    // q, k, v, o, gate, up, down = 9 tensors: 18 kernels, 19 operators. With
+    // attention_bias (q, k, v and o biases) 13: 26 and 27.
+    for (const auto& [sets, tensors] : std::vector<std::pair<std::vector<std::string>, double>>{
+             {{}, 9}, {{"model.attention_bias=true"}, 13}}) {
+        const Job job = fsdp2_1b(sets);
+        const LayerWork w = layer_work(job.model, job.training, job.plan);
+        EXPECT_DOUBLE_EQ(hf_layer_param_tensors(job.model, job.model.kind(0)), tensors);
+        EXPECT_DOUBLE_EQ(w.fsdp_unshard_kernels_fwd, 2 * tensors);
+        EXPECT_DOUBLE_EQ(host_ops(job.model, job.training, job.plan).fsdp_fwd_ops, 2 * tensors + 1);
+    }
+}
+
+TEST(Fsdp2Bf16, CompiledRootUnshardsAsItsLayers) {
+    // torch.compile changes the kernels, not FSDP2's hooks: the root's
+    // parameters (tied embedding and final norm: 128,256 x 2,048 + 2,048)
+    // are cast and copied forward (10 bytes each) and reduced backward (14),
+    // as the layers' are under the same condition.
+    const double root = 128256.0 * 2048 + 2048;
+    const Job fsdp = fsdp2_1b({"training.compile=true"});
+    const Job plain = test::h200_llama1b(4096, {"training.compile=true"});
+    const HeadWork w = head_work(fsdp.model, fsdp.training, fsdp.plan);
+    const HeadWork a = head_work(plain.model, plain.training, plain.plan);
+    EXPECT_DOUBLE_EQ(w.loss_bytes_fwd - a.loss_bytes_fwd, 10 * root);
+    EXPECT_DOUBLE_EQ(w.loss_bytes_bwd - a.loss_bytes_bwd, 14 * root);
+    EXPECT_GT(layer_work(fsdp.model, fsdp.training, fsdp.plan).fsdp_unshard_bytes_fwd, 0);
+}
+
 TEST(Fsdp2Bf16, GetsTheEagerRatesAndGap) {
     const Calibration cal = default_calibration();
     const Gpu gpu = *find_gpu("h200-sxm");
