@@ -143,8 +143,8 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
     else if (f.has("squared-relu")) add(d.model, "hidden_act", "relu2", "--squared-relu: two-matrix MLP");
     else add(d.model, "hidden_act", "gelu", "no --swiglu: GELU MLP");
     // Megatron's hidden dropout (default 0.1) is the block dropout a
-    // two-matrix MLP's masks and kernels follow (Model::block_dropout); the
-    // model reader checks the value (0 to 1).
+    // two-matrix MLP's masks and kernels follow (Model::block_dropout);
+    // checked here (0 to 1) and written as a number.
     if (const auto drop = f.str("hidden-dropout")) {
         const double p = number_in(*drop, f.source(), "--hidden-dropout", 0, 1);
         add(d.model, "hidden_dropout", fmt::format("{}", p), "--hidden-dropout");

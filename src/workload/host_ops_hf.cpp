@@ -104,7 +104,6 @@ HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast) {
     return h;
 }
 
-
 HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, const ParallelPlan& p) {
     if (t.compile) return hf_compiled_host_ops(k, eager_autocast(t, p));
     HostOps h;
