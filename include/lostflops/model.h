@@ -187,6 +187,12 @@ struct Model {
     // Learned absolute position embeddings, positions x hidden parameters
     // looked up and added to the input (GPT-2's wpe, OPT's embed_positions). 0: none.
     int64_t positions = 0;
+    // Share of each attention head's query and key dimensions the rotary
+    // embedding rotates: 1 (Llama), 0.25 (GPT-NeoX's rotary_pct default), 0
+    // for none (learned positions, ALiBi); -1 not said (a hand-written
+    // model): all of them in a layer with a gated MLP (Llama-like), none in
+    // a two-matrix one (GPT-3-like): rotary_in says which.
+    double rotary_share = -1;
     // Dropout after each block in training, in models whose blocks have it
     // (a two-matrix MLP: GPT-2-era code; workload/layer_work.cpp): 1 on, 0 off
     // (a config.json's resid_pdrop, hidden_dropout, residual_dropout or
@@ -220,7 +226,11 @@ struct Model {
     int max_experts() const;       // the most routed experts of any layer (0: dense)
     int experts_gcd() const;       // gcd of the routed experts of every MoE kind (0: dense): what ep must divide
     // Equal shapes (every field but name).
-    bool same_shape(const Model& o) const;
+    bool same_shape(const Model& o) const;  // rotary compared as rotary_in: a share not said equals the one it stands for
+    // The share of q and k that layer kind k rotates: rotary_share, or where
+    // that is not said all of them in a layer whose MLP (an MoE layer's
+    // experts') is gated and none otherwise; none with learned positions.
+    double rotary_in(const LayerKind& k) const;
 };
 
 // Short names, as printed and as written in tables ("attention", "mla",

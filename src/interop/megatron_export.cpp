@@ -130,7 +130,7 @@ std::string render(const Job& job, const std::vector<Group>& groups, const std::
                                               shape.nodes > 1 ? "data, tokenizer, learning rate, checkpoints, the rendezvous host"
                                                               : "data, tokenizer, learning rate, checkpoints",
                                               "Left to Megatron-LM's defaults, yours to set as your model and run need: the "
-                                              "model's numerics (--normalization, --position-embedding-type, "
+                                              "model's numerics (--normalization, --position-embedding-type where the model does not rotate, "
                                               "--disable-bias-linear, --init-method-std), Adam's betas, weight decay, "
                                               "gradient clipping, logging and evaluation.",
                                               {where}) +

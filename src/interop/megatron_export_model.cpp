@@ -3,7 +3,8 @@
 // attention layer (--kv-channels when its head dim is not hidden / heads;
 // multi-latent attention's ranks and head dims), the dense MLP and the
 // experts of the first layers that have them, --hidden-dropout 0 where the
-// price has no block dropout, and per layer what differs:
+// price has no block dropout, rotary (--position-embedding-type rope,
+// --rotary-percent) where the model rotates, and per layer what differs:
 // the MoE layers (--moe-layer-freq as a 0/1 list), sliding windows
 // (--window-size W-1,0 and --window-attn-skip-freq, 1 where windowed),
 // Gated DeltaNet layers (--linear-attention-freq, 1 where linear), or a
@@ -14,6 +15,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "interop/megatron_export_model.h"
 #include "job/layer_kinds.h"
@@ -97,6 +100,12 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
                 l.add("--num-query-groups", a.kv_heads);
             }
             if (a.head_dim * a.heads != m.hidden) l.add("--kv-channels", a.head_dim);
+        }
+        // Rotary where the model rotates (Megatron's default is learned
+        // absolute positions): its share of each head as --rotary-percent.
+        if (const double rotary = m.rotary_in(m.layer(*attn)); rotary > 0 && !hybrid) {
+            l.add("--position-embedding-type", "rope");
+            if (rotary < 1) l.add("--rotary-percent", fmt::format("{}", rotary));
         }
         if (a.qk_norm) l.add("--qk-layernorm");
         if (a.output_gate) l.add("--attention-output-gate");

@@ -43,6 +43,10 @@ const MegatronFlag kFlags[] = {
     {"moe-ffn-hidden-size", A::one, R::read, ""},
     // Dropout after each block: its masks and kernels (Model::block_dropout).
     {"hidden-dropout", A::one, R::read, ""},
+    // Rotary's share of each head (Model::rotary_share).
+    {"position-embedding-type", A::one, R::read, ""},
+    {"use-rotary-position-embeddings", A::none, R::read, ""},
+    {"rotary-percent", A::one, R::read, ""},
     // Read: training.
     {"micro-batch-size", A::one, R::read, ""},
     {"global-batch-size", A::one, R::read, ""},

@@ -34,10 +34,7 @@ constexpr const char* kInfer = "inference and generation settings";
 
 const MegatronFlag kNoCost[] = {
     {"max-position-embeddings", A::one, I, "position table size (the cost follows --seq-length)"},
-    {"position-embedding-type", A::one, I, kPositions},
-    {"use-rotary-position-embeddings", A::none, I, kPositions},
     {"no-position-embedding", A::none, I, kPositions},
-    {"rotary-percent", A::one, I, kPositions},
     {"rotary-base", A::one, I, kPositions},
     {"rotary-interleaved", A::none, I, kPositions},
     {"rotary-scaling-factor", A::one, I, kPositions},

@@ -4,10 +4,13 @@
 // x 64 with --swiglu), its kind, the vocabulary as Megatron pads it
 // (megatron/core/tokenizers/utils/build_tokenizer.py vocab_size_with_padding:
 // a multiple of --make-vocab-size-divisible-by x tp; --padded-vocab-size as
-// given), experts with --moe-router-topk defaulting to 2. Megatron-LM
-// d98e8a64 megatron/training/arguments.py.
+// given), experts with --moe-router-topk defaulting to 2, rotary's share of
+// each head. Megatron-LM d98e8a64 megatron/training/arguments.py.
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "interop/megatron_model.h"
 #include "lostflops/error.h"
@@ -148,6 +151,26 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
     if (const auto drop = f.str("hidden-dropout")) {
         const double p = number_in(*drop, f.source(), "--hidden-dropout", 0, 1);
         add(d.model, "hidden_dropout", fmt::format("{}", p), "--hidden-dropout");
+    }
+    // Rotary (Model::rotary_share): --position-embedding-type rope (mrope,
+    // yarn; the older --use-rotary-position-embeddings) rotates
+    // --rotary-percent of each head (default 1.0, arguments.py), written
+    // where it is a part; none rotates nothing. All of it, and
+    // learned_absolute (Megatron's default), are left to the reading of a
+    // model without model_type (all in a gated layer, none in a two-matrix
+    // one): the published Megatron GPT runs (data/published) launch GELU
+    // models with rope, and their fused rotary kernel is inside the
+    // per-kernel overhead fitted on them (calibration kernel_overhead_us).
+    const std::string positions = f.str("position-embedding-type").value_or(f.has("use-rotary-position-embeddings") ? "rope" : "");
+    constexpr std::array kPositionTypes = {"", "learned_absolute", "rope", "mrope", "yarn", "relative", "none"};
+    if (std::find(kPositionTypes.begin(), kPositionTypes.end(), positions) == kPositionTypes.end())
+        throw InputError(f.source(), "--position-embedding-type",
+                         "'" + positions + "': expected learned_absolute, rope, mrope, yarn, relative or none");
+    if (positions == "rope" || positions == "mrope" || positions == "yarn") {
+        const double share = f.str("rotary-percent") ? number_in(*f.str("rotary-percent"), f.source(), "--rotary-percent", 0, 1) : 1.0;
+        if (share < 1) add(d.model, "partial_rotary_factor", fmt::format("{}", share), "--rotary-percent");
+    } else if (positions == "none") {
+        add(d.model, "partial_rotary_factor", "0", "--position-embedding-type none");
     }
     if (f.has("qk-layernorm")) add(d.model, "qk_layernorm", "true", "--qk-layernorm");
     add(d.model, "tie_word_embeddings", f.has("untie-embeddings-and-output-weights") ? "false" : "true");

@@ -83,7 +83,14 @@ bool Model::same_shape(const Model& o) const {
     return layers == o.layers && hidden == o.hidden && vocab == o.vocab && tied_embeddings == o.tied_embeddings &&
            norm == o.norm && mtp_layers == o.mtp_layers && embed_dim == o.embed_dim &&
            positions == o.positions && stack->kinds == o.stack->kinds &&
-           stack->kind_of == o.stack->kind_of;
+           stack->kind_of == o.stack->kind_of &&
+           std::all_of(kinds().begin(), kinds().end(), [&](const LayerKind& k) { return rotary_in(k) == o.rotary_in(k); });
+}
+
+double Model::rotary_in(const LayerKind& k) const {
+    if (positions > 0) return 0;
+    if (rotary_share >= 0) return rotary_share;
+    return (k.is_moe() ? k.moe.expert : k.mlp).kind == MlpKind::gated ? 1.0 : 0.0;
 }
 
 const char* to_string(MixerKind k) { return mixer_row(k).name; }

@@ -30,7 +30,9 @@ enum class BiasRule : uint8_t {
 };
 // Learned absolute position embeddings (Model::positions).
 enum class PositionRule : uint8_t {
-    none,           // rotary, ALiBi or none: no parameters
+    none,           // rotary (the family's share, Model::rotary_share) or none: no parameters
+    alibi,          // ALiBi: a bias on the scores, no rotary (BLOOM; Falcon's alibi key)
+    nope,           // no position signal in attention (JambaAttention; NemotronHAttention copies it)
     n_positions,    // n_positions x hidden (GPT-2 wpe; GPT2Config default 1024)
     opt,            // (max_position_embeddings + 2) x hidden (OPTLearnedPositionalEmbedding's offset of 2)
 };
@@ -84,6 +86,11 @@ struct ModelFamily {
     SsmRule ssm = SsmRule::none;
     // Not modelled at all: the config is refused with this reason.
     const char* refused = nullptr;
+    // The share of each head's q and k dims rotary rotates when the config
+    // says none (partial_rotary_factor, rotary_pct, rotary_dim): the
+    // family's configuration class default (Model::rotary_share).
+    double rotary = 1;
+    int rotary_dim = 0;  // the same in dims of a head (GPTJConfig rotary_dim 64); 0: `rotary` applies
 };
 
 // A job without `model_type` (a hand-written model): Hugging Face
@@ -132,9 +139,10 @@ inline constexpr ModelFamily kFamilies[] = {
     {.model_type = "minimax_m1", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true},
     {.model_type = "minimax", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true},
     {.model_type = "nemotron_h", .tied = false, .norms = 1, .mlp = MlpRule::dense, .bias = BiasRule::by_use_bias,
-     .act_key = "mlp_hidden_act"},
+     .act_key = "mlp_hidden_act", .positions = PositionRule::nope},
+    // GPTNeoXConfig rotary_pct default 0.25.
     {.model_type = "gpt_neox", .tied = false, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
-     .bias = BiasRule::all_always, .fused_qkv = true},
+     .bias = BiasRule::all_always, .fused_qkv = true, .rotary = 0.25},
     // GPT-2 (modeling_gpt2.py): Conv1D c_attn makes q, k and v; LayerNorm with
     // bias; every projection biased; dense GELU MLP; tied output layer.
     {.model_type = "gpt2", .tied = true, .dropout = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
@@ -150,12 +158,12 @@ inline constexpr ModelFamily kFamilies[] = {
     // (GPTJConfig tie_word_embeddings false). Its lm_head bias (vocab_size
     // parameters, 0.001 % of GPT-J 6B) is not counted.
     {.model_type = "gptj", .tied = false, .norm = NormKind::layer_bias, .norms = 1, .mlp = MlpRule::dense,
-     .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new"},
+     .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new", .rotary_dim = 64},
     // BLOOM (modeling_bloom.py): fused query_key_value, every linear layer
     // biased, dense_h_to_4h fixed at 4 x hidden, tanh-approximated GELU
     // (bloom_gelu_forward), ALiBi; the word_embeddings_layernorm (2 x hidden) is not counted.
     {.model_type = "bloom", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
-     .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new"},
+     .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new", .positions = PositionRule::alibi},
     // OPT (modeling_opt.py): every projection biased (enable_bias default
     // true), ReLU MLP of ffn_dim, learned positions with an offset of 2,
     // embeddings of word_embed_proj_dim with project_in/project_out.
@@ -163,17 +171,19 @@ inline constexpr ModelFamily kFamilies[] = {
      .bias = BiasRule::all_always, .act_key = "activation_function", .default_act = "relu",
      .positions = PositionRule::opt},
     // Phi-1/2 (modeling_phi.py): q/k/v/dense and fc1/fc2 biased, attention
-    // and MLP side by side after one input_layernorm; lm_head bias (vocab_size) not counted.
+    // and MLP side by side after one input_layernorm; lm_head bias (vocab_size)
+    // not counted; PhiConfig partial_rotary_factor default 0.5.
     {.model_type = "phi", .tied = false, .norm = NormKind::layer_bias, .norms = 1, .mlp = MlpRule::dense,
-     .bias = BiasRule::all_always, .default_act = "gelu_new"},
+     .bias = BiasRule::all_always, .default_act = "gelu_new", .rotary = 0.5},
     // PhiMoE (modeling_phimoe.py): LayerNorms with bias, Mixtral-style
     // experts of intermediate_size; lm_head_bias (vocab_size) not counted.
     {.model_type = "phimoe", .tied = false, .norm = NormKind::layer_bias, .mlp = MlpRule::gated,
      .experts_use_ffn = true},
     // StableLM (modeling_stablelm.py): LayerNorms with bias, q/k/v biased by
-    // use_qkv_bias, gated MLP, one norm with use_parallel_residual.
+    // use_qkv_bias, gated MLP, one norm with use_parallel_residual;
+    // StableLmConfig partial_rotary_factor default 0.25.
     {.model_type = "stablelm", .tied = false, .norm = NormKind::layer_bias, .mlp = MlpRule::gated,
-     .one_norm_if_parallel = true},
+     .one_norm_if_parallel = true, .rotary = 0.25},
     // StarCoder2 (modeling_starcoder2.py): LayerNorms with bias, use_bias on
     // every projection, c_fc/c_proj MLP of hidden_act (activation_function
     // is not read), tied (Starcoder2Config default).
@@ -185,8 +195,9 @@ inline constexpr ModelFamily kFamilies[] = {
     {.model_type = "cohere", .tied = true, .norms = 1, .mlp = MlpRule::gated},
     // ChatGLM2/3 (THUDM remote modeling_chatglm.py): fused query_key_value
     // biased by add_qkv_bias, add_bias_linear on dense and the MLP, SwiGLU
-    // (dense_h_to_4h is 2 x ffn_hidden_size), untied output_layer.
-    {.model_type = "chatglm", .tied = false, .mlp = MlpRule::gated, .fused_qkv = true},
+    // (dense_h_to_4h is 2 x ffn_hidden_size), untied output_layer; rotary on
+    // half of each head (RotaryEmbedding(rotary_dim // 2)).
+    {.model_type = "chatglm", .tied = false, .mlp = MlpRule::gated, .fused_qkv = true, .rotary = 0.5},
     // Llama-shaped remote-code families, each from its modeling_*.py:
     // Baichuan (W_pack: one q/k/v projection), InternLM2 (wqkv, `bias` on
     // wqkv and wo only), EXAONE 3 (activation_function), MiniCPM (tied;
@@ -209,7 +220,8 @@ inline constexpr ModelFamily kFamilies[] = {
     // weighted dt/B/C RMSNorms, JambaConfig tie_word_embeddings default false).
     {.model_type = "mamba", .tied = true, .norms = 1, .ssm = SsmRule::mamba1},
     {.model_type = "falcon_mamba", .tied = true, .norms = 1, .ssm = SsmRule::mamba1},
-    {.model_type = "jamba", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true, .ssm = SsmRule::jamba},
+    {.model_type = "jamba", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true,
+     .positions = PositionRule::nope, .ssm = SsmRule::jamba},
     {.model_type = "falcon", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::by_bias_key, .fused_qkv = true},
     {.model_type = "RefinedWeb", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,

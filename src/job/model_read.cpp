@@ -322,6 +322,22 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     if (fam.positions == PositionRule::opt) m.positions = max_positions.value_or(2048) + 2;    // OPTConfig default
     if (const auto e = s.int_opt("word_embed_proj_dim", 1, 1'000'000); e && *e != h) m.embed_dim = *e;
 
+    // Rotary (Model::rotary_share): partial_rotary_factor (Phi, StableLM,
+    // Phi-3; transformers 5's name for all), rotary_pct (GPT-NeoX) or
+    // rotary_dim (GPT-J, dims of a head), the first given, else the family's
+    // configuration default; none with learned positions or ALiBi (BLOOM,
+    // Falcon's alibi). A hand-written model that gives none keeps -1.
+    std::optional<double> rotary = s.num_opt("partial_rotary_factor", 0, 1);
+    if (const auto pct = s.num_opt("rotary_pct", 0, 1); !rotary) rotary = pct;
+    const auto rotary_dim = s.int_opt("rotary_dim", 0, kMaxSize);
+    if (rotary_dim && head_dim && *rotary_dim > *head_dim)
+        r.fail("rotary_dim", fmt::format("{} exceeds the head's {} dims", *rotary_dim, *head_dim));
+    if (!rotary && rotary_dim && head_dim) rotary = static_cast<double>(*rotary_dim) / static_cast<double>(*head_dim);
+    if (!rotary && !model_type.empty())
+        rotary = fam.rotary_dim > 0 && head_dim ? std::min(1.0, fam.rotary_dim / static_cast<double>(*head_dim)) : fam.rotary;
+    if (fam.positions != PositionRule::none || s.bool_or("alibi", false)) rotary = 0.0;
+    if (rotary) m.rotary_share = *rotary;
+
     // Dropout after each block (Model::block_dropout): the config's own
     // probability where it gives one, else its family's default; a model
     // without model_type, or of a model_type not in the table (older

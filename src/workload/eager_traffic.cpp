@@ -134,12 +134,12 @@ void add_autocast_traffic(const LayerKind& k, const EagerShapes& s, LayerWork& w
     };
     casts += mlp_casts(k.mlp);
     if (k.is_moe()) casts += 1 + (k.moe.shared_ffn > 0 ? 2 : 0);  // router, shared expert
-    // Over the stack's counts (layer_work.cpp: a gated stack's RMSNorm 36 and
-    // rotary 20 bytes per element, else one norm kernel's 4 and no rotary):
+    // Over the stack's counts (layer_work.cpp: an RMSNorm 36 bytes per
+    // element, a LayerNorm one kernel's 4; rotary 20 where it rotates):
     // RMSNorm 28, an fp32 LayerNorm (on autocast's fp32 list) read and
     // written in fp32, 8; rotary 36.
     const double norm_bytes = rms_norm ? 28.0 : 8.0;
-    const double stack_norm = s.gated ? 36.0 : 4.0, stack_rope = s.gated ? 20.0 : 0.0;
+    const double stack_norm = rms_norm ? 36.0 : 4.0, stack_rope = 20.0;
     double act = tokens * h * (k.norms * (norm_bytes - stack_norm) + casts * 6.0 + blocks * (10.0 - 6.0)) +
                  tokens * rope_elems * (36.0 - stack_rope);
     double chain_kernels = 0;
@@ -224,6 +224,21 @@ void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w) {
     w.kernels_bwd += 2 * gemms + (rope_elems > 0 ? 10 : 0) + (k.has_attention() ? 3 : 0);
 }
 
+// Partial rotary in transformers (modeling_gpt_neox.py, modeling_phi.py,
+// modeling_stablelm.py apply_rotary_pos_emb: q[..., :rotary_dim] and
+// q[..., rotary_dim:], the rotated part, then torch.cat of the two, for q
+// and k) over the rotary counted on the rotated share: forward the cat of
+// each, read 2 and write 2 bytes per element of the whole q or k (2
+// kernels); backward each of the two slices' SliceBackward0 fills a
+// zero gradient of the whole tensor (2) and copies its part in (2 over the
+// two), and the engine adds the two (6): 14 bytes, 5 kernels each.
+void add_hf_partial_rotary(double tokens, double qk_elems, LayerWork& w) {
+    w.mem_bytes_fwd += tokens * qk_elems * 4.0;
+    w.mem_bytes_bwd += tokens * qk_elems * 14.0;
+    w.kernels_fwd += 2;
+    w.kernels_bwd += 10;
+}
+
 // A Hugging Face model under FSDP2 with bf16 parameters (framework hf, zero
 // 3, MixedPrecisionPolicy(param_dtype=bf16), not compiled): everything runs
 // in bf16 but the norms' fp32 upcasts, over the eager stack's counts in
@@ -265,7 +280,7 @@ void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork&
     if (k.has_attention() && !k.attention.fused_qkv) shared_inputs += 2;
     if (k.mlp.kind == MlpKind::gated && !k.mlp.fused_gate_up) shared_inputs += 1;
     w.mem_bytes_bwd += th * (rms * (92.0 - 72.0) + s.blocks * (6.0 - 12.0) + shared_inputs * 6.0) +
-                       rope * (34.0 - 40.0) + s.tokens * s.ffn_local * (18.0 - 20.0);
+                       rope * (34.0 - 40.0) + (s.gated ? s.tokens * s.ffn_local * (18.0 - 20.0) : 0.0);
     w.kernels_fwd += rms * 3;
     w.kernels_bwd += rms * 6 + shared_inputs;
     w.eager_fwd.upcast += th * rms * 6.0;

@@ -17,7 +17,8 @@ namespace {
 // 5.17's LlamaForCausalLM and checked on
 // shared/traces/h200/h200-llama3.2-1b-s4096-b2-autocast.json.gz (per step):
 //   - the final RMSNorm runs in fp32 like a layer's (28 bytes per element
-//     forward, 56 backward: workload/eager_traffic.cpp), and lm_head casts
+//     forward, 56 backward: workload/eager_traffic.cpp; a final LayerNorm,
+//     on autocast's fp32 list, reads and writes fp32: 8 and 16), and lm_head casts
 //     its fp32 output to bf16 (read 4, write 2) and, backward, the gradient
 //     back (ToCopyBackward0, 6);
 //   - autocast casts the fp32 output weight to bf16 every forward
@@ -33,8 +34,8 @@ void add_autocast_head_traffic(const Model& m, double tokens, double v_local, He
     const double h = static_cast<double>(m.hidden);
     const double out_weights = v_local * static_cast<double>(m.embed_width());
     const bool rms = m.norm == NormKind::rms;
-    w.loss_bytes_fwd += 6 * out_weights + tokens * h * ((rms ? 28.0 : 0.0) + 6);
-    w.loss_bytes_bwd += 6 * out_weights + tokens * h * ((rms ? 56.0 : 0.0) + 6);
+    w.loss_bytes_fwd += 6 * out_weights + tokens * h * ((rms ? 28.0 : 8.0) + 6);
+    w.loss_bytes_bwd += 6 * out_weights + tokens * h * ((rms ? 56.0 : 16.0) + 6);
     w.loss_eager_fwd.upcast = 6 * tokens * v_local;
     w.loss_eager_fwd.broadcast = rms ? 16 * tokens * h : 0.0;
     w.loss_eager_bwd.upcast = 6 * out_weights + 6 * tokens * h;
@@ -46,7 +47,9 @@ void add_autocast_head_traffic(const Model& m, double tokens, double v_local, He
 // shared/traces/h200/h200-llama3.2-1b-s4096-b2-fsdp2.json.gz (per step):
 //   - the final RMSNorm runs as a layer's in bf16 (workload/eager_traffic.cpp
 //     add_fsdp2_bf16_traffic): 36 bytes per element forward, 92 backward,
-//     upcasts 6 and 6, broadcasts 8 and 12, bf16 broadcasts 4 and 4;
+//     upcasts 6 and 6, broadcasts 8 and 12, bf16 broadcasts 4 and 4; a
+//     final LayerNorm is one kernel in bf16 (read 2, write 2) and twice
+//     that backward, as a layer's (layer_work.cpp);
 //   - logits.float() is an upcast (its 6 bytes per logit are in the loss's
 //     count);
 //   - the embedding's backward zero-fills a bf16 gradient (2 bytes per
@@ -56,8 +59,8 @@ void add_fsdp2_head_traffic(const Model& m, double tokens, double v_local, HeadW
     const double th = tokens * static_cast<double>(m.hidden);
     const double out_weights = v_local * static_cast<double>(m.embed_width());
     const bool rms = m.norm == NormKind::rms;
-    w.loss_bytes_fwd += rms ? 36.0 * th : 0.0;
-    w.loss_bytes_bwd += rms ? 92.0 * th : 0.0;
+    w.loss_bytes_fwd += (rms ? 36.0 : 4.0) * th;
+    w.loss_bytes_bwd += (rms ? 92.0 : 8.0) * th;
     w.loss_eager_fwd.upcast = 6 * tokens * v_local + (rms ? 6 * th : 0.0);
     w.loss_eager_fwd.broadcast = rms ? 8 * th : 0.0;
     w.loss_eager_fwd.strided = rms ? 4 * th : 0.0;

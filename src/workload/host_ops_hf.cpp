@@ -112,7 +112,11 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         const Attention& a = k.attention;
         fwd += a.fused_qkv ? 1 + 1 + 6 : 9;  // one linear and a split, or three; view + transpose each
         if (a.qk_norm) fwd += 2 * kRmsNormOps;
-        if (model.positions == 0) fwd += 16;  // rotary on q and k
+        // Rotary on q and k; a partial one (0 < share < 1) also slices each
+        // in two and concatenates them back (eager_traffic.cpp add_hf_partial_rotary).
+        const double rotary = model.rotary_in(k);
+        if (rotary > 0) fwd += 16;
+        if (rotary > 0 && rotary < 1) fwd += 6;
         fwd += 4;                             // SDPA, transpose, reshape, o_proj
         if (a.output_gate) fwd += 3;          // gate projection, sigmoid, mul
     }

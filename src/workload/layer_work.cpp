@@ -155,8 +155,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         fwd += 2 * ffn_act;  // 4 B of relu + 4 of pow per element
         kernels += 1;        // and so backward twice that: 16 B, 4 kernels
     }
-    const double rope_elems = mix.rope_elems;
-    if (gated && rope_elems > 0 && !xla) {  // rotary embedding on Q and K
+    const double rope_elems = mix.rope_elems * m.rotary_in(k);  // the rotated share
+    if (rope_elems > 0 && !xla) {  // rotary embedding on Q and K
         fwd += 2 * tokens * rope_elems * el;
         kernels += 1;
     }
@@ -171,7 +171,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // weight (r2 w2) = 36 bytes per element against 4 fused; rotary = float,
     // complex multiply, cast = ~20 bytes per Q/K element against 4; SwiGLU =
     // silu (r2 w2) + multiply (r4 w2) = 10 bytes per FFN element against 6.
-    // GeLU models use PyTorch's fused LayerNorm and GeLU kernels: no extra.
+    // LayerNorm and GeLU are PyTorch's fused kernels: no extra. Each applies
+    // where the layer has it: RMSNorm, rotary (its rotated share), SwiGLU.
     // torch.compile of each block (training.compile; torchtitan
     // parallelize_llama.py apply_compile) lets Inductor fuse each chain of
     // pointwise ops and reductions into one kernel that reads its inputs and
@@ -179,11 +180,17 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // priced as the fused counts above, with their kernel counts.
     const bool eager = (tr.framework == Framework::fsdp || tr.framework == Framework::deepspeed ||
                         tr.framework == Framework::hf) && !tr.compile && !xla;
-    if (eager && gated) {
+    if (eager && m.norm == NormKind::rms) {
         fwd += k.norms * (36.0 - 4.0) / el * act;
+        kernels += k.norms * 5;
+    }
+    if (eager && rope_elems > 0) {
         fwd += (20.0 - 4.0) * tokens * rope_elems;
+        kernels += 2 * 2;
+    }
+    if (eager && gated) {
         fwd += (10.0 - 6.0) / el * ffn_act;
-        kernels += k.norms * 5 + 2 * 2 + 1;
+        kernels += 1;
     }
     double attn_mem = 0;
     double held_moe_bytes = 0;  // router and permutation bytes (moe recompute redoes them)
@@ -309,9 +316,9 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
 
     layer_params(m, k, p, traits, mix.params, w);
-    // Rotary runs on q and k where the model has no learned absolute
-    // positions (GPT-2's wpe, OPT's: none); dropout as the memory count has it.
-    const EagerShapes es{.tokens = tokens, .h = h, .rope_elems = m.positions > 0 ? 0.0 : rope_elems,
+    // Rotary as above (Model::rotary_in: none with learned positions); dropout as
+    // the memory count has it.
+    const EagerShapes es{.tokens = tokens, .h = h, .rope_elems = rope_elems,
                          .blocks = blocks, .ffn_local = ffn_local, .rms_norm = m.norm == NormKind::rms,
                          .gated = gated, .dropout = dropout};
     if (eager_autocast(tr, p) && !xla) {
@@ -330,9 +337,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         w.kernels_fwd = c.layer_fwd;
         w.kernels_bwd = c.layer_bwd;
     }
-    if (eager_fsdp2_bf16(tr, p) && gated && !xla) add_fsdp2_bf16_traffic(k, es, w);
+    if (eager_fsdp2_bf16(tr, p) && !xla) add_fsdp2_bf16_traffic(k, es, w);
     if (fsdp2_one_rank(tr, p)) add_fsdp2_traffic(hf_layer_param_tensors(m, k), w);
-    if (tr.framework == Framework::hf && !tr.compile && !xla) add_hf_eager_kernels(k, gated ? es.rope_elems : 0.0, w);
+    if (tr.framework == Framework::hf && !tr.compile && !xla) {
+        add_hf_eager_kernels(k, es.rope_elems, w);
+        if (rope_elems > 0 && rope_elems < mix.rope_elems) add_hf_partial_rotary(tokens, mix.rope_elems, w);
+    }
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,
                          .gated = gated};

@@ -112,7 +112,7 @@ void apply_recompute_modules(const LayerKind& k, const Training& tr, const Paral
     if (r.up_proj_module && p.recomputes(RecomputeModule::mla_up_proj)) {
         w.recompute_gemms |= r.up_proj_gemms;
         w.activation_bytes -= r.up_proj_bytes;
-        if (gated && rope_elems > 0) w.recompute_mem_bytes += 2 * tokens * rope_elems * el, w.recompute_kernels += 1;
+        if (rope_elems > 0) w.recompute_mem_bytes += 2 * tokens * rope_elems * el, w.recompute_kernels += 1;
     }
     const double routed = moe ? tokens * static_cast<double>(k.moe.expert.ffn) * k.moe.top_k : 0;
     const double shared = moe ? tokens * static_cast<double>(k.moe.shared_ffn) : 0;

@@ -85,7 +85,7 @@ struct EagerShapes {
     double blocks = 0;      // residual blocks of the layer
     double ffn_local = 0;   // the MLP's width on this GPU
     bool rms_norm = true;   // RMSNorm (else LayerNorm)
-    bool gated = true;      // a gated MLP: the stack's eager counts of norms and rotary apply
+    bool gated = true;      // a gated MLP (SwiGLU's eager products)
     bool dropout = false;   // dropout after each block (GPT-2-era models, in training)
 };
 
@@ -100,7 +100,6 @@ void add_compiled_autocast_traffic(const LayerKind& k, double tokens, double h, 
 // Framework hf under FSDP2 with bf16 parameters (eager_ledger.h
 // eager_fsdp2_bf16): the bf16 model's norms, rotary and gradient sums over
 // the eager stack's counts, with their slower paths (eager_traffic.cpp).
-// Only for the gated stacks those counts are made for (layer_work.cpp).
 void add_fsdp2_bf16_traffic(const LayerKind& k, const EagerShapes& s, LayerWork& w);
 // Framework hf under FSDP2 on one rank (eager_ledger.h fsdp2_one_rank): the
 // copies of each layer's unshard and gradient reduce (eager_traffic.cpp), a
@@ -112,5 +111,9 @@ double hf_linears(const LayerKind& k);
 // Framework hf in eager PyTorch (not compiled): the kernels the stack's
 // counts do not have (eager_traffic.cpp). After the GEMMs are set.
 void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w);
+// Framework hf in eager PyTorch with partial rotary (0 < Model::rotary_share
+// < 1): the split and concatenation of q and k, qk_elems their elements per
+// token (eager_traffic.cpp).
+void add_hf_partial_rotary(double tokens, double qk_elems, LayerWork& w);
 
 }  // namespace lostflops

@@ -180,6 +180,50 @@ TEST(MegatronSemantics, ExportTellsMegatronNoHiddenDropoutWhereThePriceHasNone) 
     EXPECT_EQ(back(off).model.block_dropout, 0);
 }
 
+TEST(MegatronSemantics, RotaryIsThePositionEmbeddingTypesShare) {
+    // --position-embedding-type rope rotates --rotary-percent of each head
+    // where that is a part; none nothing; all of it and learned_absolute
+    // (Megatron's default) leave a model without model_type to its reading
+    // (-1: the GELU layer of kLaunch none, a --swiglu one all; the published
+    // GELU runs with rope are priced so, megatron_model.cpp).
+    std::vector<ImportNote> notes;
+    EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope --rotary-percent 0.5", &notes).model.rotary_share, 0.5);
+    EXPECT_FALSE(note(notes, "--rotary-percent"));  // read, not an ignored flag
+    EXPECT_DOUBLE_EQ(job_of("--use-rotary-position-embeddings --rotary-percent 0.25").model.rotary_share, 0.25);
+    EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope").model.rotary_share, -1.0);
+    EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope --rotary-percent 1.0").model.rotary_share, -1.0);
+    EXPECT_DOUBLE_EQ(job_of("--position-embedding-type learned_absolute --rotary-percent 0.5").model.rotary_share, -1.0);
+    EXPECT_DOUBLE_EQ(job_of("--position-embedding-type none --swiglu").model.rotary_share, 0.0);
+    EXPECT_DOUBLE_EQ(job_of("").model.rotary_share, -1.0);
+    for (const char* bad : {"--position-embedding-type rope --rotary-percent 1.5",
+                            "--position-embedding-type rope --rotary-percent x", "--position-embedding-type rotary"})
+        EXPECT_THROW(job_of(bad), InputError) << bad;
+    // The share of the GELU layer's 16 + 16 heads of 64 over 2,048 tokens:
+    // the fused rotary kernel reads and writes 2 + 2 bytes per element.
+    const Job half = job_of("--position-embedding-type rope --rotary-percent 0.5");
+    const Job none = job_of("");
+    const double rope = 2048.0 * 32 * 64 * 0.5;
+    EXPECT_NEAR(layer_work(half.model, half.training, half.plan).mem_bytes_fwd -
+                    layer_work(none.model, none.training, none.plan).mem_bytes_fwd,
+                4 * rope, 1);
+}
+
+TEST(MegatronSemantics, ExportTellsMegatronWhereTheModelRotates) {
+    const auto exported = [](const Job& j) { return export_megatron(j).text; };
+    const auto back = [](const std::string& text) {
+        return parse_job(import_megatron(text, "exported.sh").job_yaml, "back", {"cluster.preset=dgx-h100"});
+    };
+    // Megatron's default is learned absolute positions: a rotating model is
+    // told rope, and its share; one that does not is left to the default.
+    const std::string swiglu = exported(job_of("--swiglu"));
+    EXPECT_NE(swiglu.find("--position-embedding-type rope"), std::string::npos);
+    EXPECT_EQ(swiglu.find("--rotary-percent"), std::string::npos);
+    const std::string part = exported(job_of("--position-embedding-type rope --rotary-percent 0.25"));
+    EXPECT_NE(part.find("--rotary-percent 0.25"), std::string::npos);
+    EXPECT_DOUBLE_EQ(back(part).model.rotary_share, 0.25);
+    EXPECT_EQ(exported(job_of("")).find("--position-embedding-type rope"), std::string::npos);
+}
+
 TEST(MegatronSemantics, CiModelConfig) {
     // The format of Megatron's tests/functional_tests/test_cases/*/*/model_config.yaml.
     const std::string yaml =

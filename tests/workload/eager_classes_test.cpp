@@ -141,6 +141,24 @@ TEST(EagerClasses, GptLayerHasNoRotary) {
     EXPECT_NEAR(a.mem_bytes_fwd - b.mem_bytes_fwd, act + th * 2 * 5 + 6 * a.params, 1);
     EXPECT_NEAR(a.mem_bytes_bwd - b.mem_bytes_bwd, 2 * act + th * 2 * 5 + 6 * a.params, 1);
     EXPECT_DOUBLE_EQ(a.eager_fwd.strided + a.eager_bwd.strided + a.eager_fwd.broadcast, 0);
+    // The final LayerNorm: in fp32 under autocast (8 bytes per element
+    // forward, 16 backward), in bf16 under FSDP2 (4, 8); an RMSNorm 28 and
+    // 56, 36 and 92 (the rest of the head does not depend on the norm).
+    const auto head_of = [&](const std::string& norm, int zero) {
+        const Job j = parse_job("model: {model_type: " + norm + ", num_hidden_layers: 2, hidden_size: 256,\n"
+                                "  num_attention_heads: 4, intermediate_size: 1024, vocab_size: 1000}\n"
+                                "cluster: {gpu: h200-sxm, num_gpus: 1}\n"
+                                "training: {seq_length: 512, global_batch_size: 1, micro_batch_size: 1, framework: hf}\n"
+                                "parallel: {zero: " + std::to_string(zero) + ", recompute: none}\n",
+                                "head.yaml");
+        return head_work(j.model, j.training, j.plan);
+    };
+    const HeadWork ln = head_of("gpt_neox", 0), rms = head_of("llama", 0);
+    EXPECT_NEAR(ln.loss_bytes_fwd - rms.loss_bytes_fwd, th * (8 - 28), 1);
+    EXPECT_NEAR(ln.loss_bytes_bwd - rms.loss_bytes_bwd, th * (16 - 56), 1);
+    const HeadWork ln3 = head_of("gpt_neox", 3), rms3 = head_of("llama", 3);
+    EXPECT_NEAR(ln3.loss_bytes_fwd - rms3.loss_bytes_fwd, th * (4 - 36), 1);
+    EXPECT_NEAR(ln3.loss_bytes_bwd - rms3.loss_bytes_bwd, th * (8 - 92), 1);
 }
 
 // A Qwen3-MoE-like layer (hidden 256, 8 experts of width 128) under autocast:
