@@ -193,6 +193,10 @@ struct Model {
     // model): all of them in a layer with a gated MLP (Llama-like), none in
     // a two-matrix one (GPT-3-like): rotary_in says which.
     double rotary_share = -1;
+    // transformers computes this model's attention with its scores in memory
+    // and no SDPA path (BLOOM's BloomAttention: baddbmm with the ALiBi bias,
+    // fp32 softmax, bmm): framework hf prices it unfused (workload/layer_work.cpp).
+    bool hf_eager_scores = false;
     // Dropout after each block in training, in models whose blocks have it
     // (a two-matrix MLP: GPT-2-era code; workload/layer_work.cpp): 1 on, 0 off
     // (a config.json's resid_pdrop, hidden_dropout, residual_dropout or

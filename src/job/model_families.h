@@ -91,6 +91,7 @@ struct ModelFamily {
     // family's configuration class default (Model::rotary_share).
     double rotary = 1;
     int rotary_dim = 0;  // the same in dims of a head (GPTJConfig rotary_dim 64); 0: `rotary` applies
+    bool eager_scores = false;  // transformers' attention keeps its scores in memory (Model::hf_eager_scores)
 };
 
 // A job without `model_type` (a hand-written model): Hugging Face
@@ -161,9 +162,11 @@ inline constexpr ModelFamily kFamilies[] = {
      .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new", .rotary_dim = 64},
     // BLOOM (modeling_bloom.py): fused query_key_value, every linear layer
     // biased, dense_h_to_4h fixed at 4 x hidden, tanh-approximated GELU
-    // (bloom_gelu_forward), ALiBi; the word_embeddings_layernorm (2 x hidden) is not counted.
+    // (bloom_gelu_forward), ALiBi; the word_embeddings_layernorm (2 x hidden) is not counted;
+    // BloomAttention computes its scores with baddbmm (no SDPA path).
     {.model_type = "bloom", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
-     .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new", .positions = PositionRule::alibi},
+     .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new", .positions = PositionRule::alibi,
+     .eager_scores = true},
     // OPT (modeling_opt.py): every projection biased (enable_bias default
     // true), ReLU MLP of ffn_dim, learned positions with an offset of 2,
     // embeddings of word_embed_proj_dim with project_in/project_out.

@@ -337,6 +337,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
         rotary = fam.rotary_dim > 0 && head_dim ? std::min(1.0, fam.rotary_dim / static_cast<double>(*head_dim)) : fam.rotary;
     if (fam.positions != PositionRule::none || s.bool_or("alibi", false)) rotary = 0.0;
     if (rotary) m.rotary_share = *rotary;
+    m.hf_eager_scores = fam.eager_scores;
 
     // Dropout after each block (Model::block_dropout): the config's own
     // probability where it gives one, else its family's default; a model

@@ -118,6 +118,12 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         if (rotary > 0) fwd += 16;
         if (rotary > 0 && rotary < 1) fwd += 6;
         fwd += 4;                             // SDPA, transpose, reshape, o_proj
+        // BloomAttention.forward (Model::hf_eager_scores): alibi.to, the
+        // fused linear, reshape, split, transpose/permute and reshape of q,
+        // k and v (6), baddbmm, view, float, mul, masked_fill, softmax, to,
+        // dropout, view, bmm, view, permute, reshape, dense: 24 against the
+        // 12 above.
+        if (model.hf_eager_scores) fwd += 12;
         if (a.output_gate) fwd += 3;          // gate projection, sigmoid, mul
     }
     fwd += mlp_ops(k.mlp);

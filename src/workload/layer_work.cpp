@@ -91,7 +91,11 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double ffn_width = mg.ffn_width;  // MLP width a token passes through (experts: top-k and shared)
 
     // Mixer core, forward FLOPs executed on this GPU.
-    w.unfused = softmax && tr.attention == AttentionKernel::unfused;
+    // transformers' attention with its scores in memory (Model::hf_eager_scores)
+    // is unfused under framework hf, compiled or not (Inductor fuses the
+    // chain between the two GEMMs but keeps the scores).
+    const bool hf_scores = softmax && tr.framework == Framework::hf && m.hf_eager_scores && !tr.xla;
+    w.unfused = softmax && (tr.attention == AttentionKernel::unfused || hf_scores);
     w.selective_core = softmax;
     if (softmax) {
         if (at.window == 0 && at.chunk == 0 && d == dv) {
@@ -198,6 +202,17 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     if (w.unfused) {
         attn_mem = score_elems * (2 + 2 + 2 + 2 + 1);  // scale-mask-softmax, dropout + mask
         kernels += 2;
+    }
+    if (hf_scores && !tr.compile) {
+        // BloomAttention.forward (transformers modeling_bloom.py) between
+        // baddbmm and bmm, bytes per score element: the scores written in
+        // bf16 and read back by .float() (2 + 2, writes 4), * layer_number
+        // (4 + 4), masked_fill (4 + 4), softmax in fp32 (4 + 4), .to(bf16)
+        // (4 + 2), the probabilities read by bmm (2): 40 against the fused
+        // kernel's 9 above; five kernels against two. attention_dropout is
+        // BloomConfig's 0.0: none.
+        attn_mem = score_elems * (2 + 2 + 4 + 8 + 8 + 8 + 6 + 2);
+        kernels += 3;
     }
     if (moe) {
         // Router scores (fp32 logits written, read by the softmax or sigmoid

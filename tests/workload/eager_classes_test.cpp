@@ -12,6 +12,7 @@
 #include "lostflops/catalog.h"
 #include "lostflops/job.h"
 #include "test_util.h"
+#include "workload/host_ops.h"
 #include "workload/layer_work.h"
 
 namespace lostflops {
@@ -159,6 +160,35 @@ TEST(EagerClasses, GptLayerHasNoRotary) {
     const HeadWork ln3 = head_of("gpt_neox", 3), rms3 = head_of("llama", 3);
     EXPECT_NEAR(ln3.loss_bytes_fwd - rms3.loss_bytes_fwd, th * (4 - 36), 1);
     EXPECT_NEAR(ln3.loss_bytes_bwd - rms3.loss_bytes_bwd, th * (8 - 92), 1);
+}
+
+TEST(EagerClasses, BloomAttentionKeepsItsScores) {
+    // transformers' BloomAttention has no SDPA path (baddbmm with the ALiBi
+    // bias, fp32 softmax, bmm): under framework hf the whole square of scores
+    // is computed and kept, 40 bytes per score element forward (layer_work.cpp);
+    // other stacks run BLOOM's shape as they run any attention.
+    const auto job_of = [](const std::string& framework, const std::string& sets) {
+        return parse_job("model: {model_type: bloom, n_layer: 2, hidden_size: 256, n_head: 4, vocab_size: 1000}\n"
+                         "cluster: {gpu: h200-sxm, num_gpus: 1}\n"
+                         "training: {seq_length: 512, global_batch_size: 1, micro_batch_size: 1, framework: " +
+                             framework + sets + "}\n"
+                             "parallel: {zero: 0, recompute: none}\n",
+                         "bloom.yaml");
+    };
+    const Job hf = job_of("hf", ""), titan = job_of("fsdp", ""), compiled = job_of("hf", ", compile: true");
+    const LayerWork a = layer_work(hf.model, hf.training, hf.plan);
+    const double scores = 4.0 * 512 * 512;  // heads x s x s
+    EXPECT_TRUE(a.unfused);
+    EXPECT_DOUBLE_EQ(a.attention_flops_fwd, 4.0 * scores * 64);  // the whole square, head dim 64
+    EXPECT_DOUBLE_EQ(a.mem_bytes_attention_fwd, 40 * scores);
+    EXPECT_FALSE(layer_work(titan.model, titan.training, titan.plan).unfused);
+    // Compiled, Inductor fuses the chain between the GEMMs: the fused count.
+    const LayerWork c = layer_work(compiled.model, compiled.training, compiled.plan);
+    EXPECT_TRUE(c.unfused);
+    EXPECT_DOUBLE_EQ(c.mem_bytes_attention_fwd, 9 * scores);
+    // The host: LayerNorm 1 x 2, residual adds 2, BloomAttention's 24
+    // operators, the MLP's linear, bloom_gelu_forward's composite 8, linear.
+    EXPECT_DOUBLE_EQ(host_ops(hf.model, hf.training, hf.plan).layer_fwd, 2 + 2 + 24 + 10);
 }
 
 // A Qwen3-MoE-like layer (hidden 256, 8 experts of width 128) under autocast:
