@@ -102,10 +102,14 @@ void megatron_model_flags(const Model& m, std::vector<std::string>& out, std::ve
             if (a.head_dim * a.heads != m.hidden) l.add("--kv-channels", a.head_dim);
         }
         // Rotary where the model rotates (Megatron's default is learned
-        // absolute positions): its share of each head as --rotary-percent.
+        // absolute positions): its share of each head as --rotary-percent;
+        // none where the model says it rotates nothing (a gated layer read
+        // back without it would rotate all).
         if (const double rotary = m.rotary_in(m.layer(*attn)); rotary > 0 && !hybrid) {
             l.add("--position-embedding-type", "rope");
             if (rotary < 1) l.add("--rotary-percent", fmt::format("{}", rotary));
+        } else if (m.rotary_share == 0 && m.positions == 0 && !hybrid) {
+            l.add("--position-embedding-type", "none");
         }
         if (a.qk_norm) l.add("--qk-layernorm");
         if (a.output_gate) l.add("--attention-output-gate");

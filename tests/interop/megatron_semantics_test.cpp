@@ -222,6 +222,10 @@ TEST(MegatronSemantics, ExportTellsMegatronWhereTheModelRotates) {
     EXPECT_NE(part.find("--rotary-percent 0.25"), std::string::npos);
     EXPECT_DOUBLE_EQ(back(part).model.rotary_share, 0.25);
     EXPECT_EQ(exported(job_of("")).find("--position-embedding-type rope"), std::string::npos);
+    // A gated model said not to rotate is told none, and comes back so.
+    const std::string nope = exported(job_of("--position-embedding-type none --swiglu"));
+    EXPECT_NE(nope.find("--position-embedding-type none"), std::string::npos);
+    EXPECT_DOUBLE_EQ(back(nope).model.rotary_share, 0.0);
 }
 
 TEST(MegatronSemantics, CiModelConfig) {
