@@ -215,6 +215,7 @@ inline constexpr ModelKeyRow kModelKeys[] = {
     // Positions.
     {"rope_theta", KeyUse::ignored, model_key_notes::kPosition},
     {"rope_scaling", KeyUse::ignored, model_key_notes::kPosition},
+    {"rope_parameters", KeyUse::ignored, "positions (rotary base, scaling): negligible work; its partial_rotary_factor is read"},
     {"rotary_emb_base", KeyUse::ignored, model_key_notes::kPosition},
     {"rotary_pct", KeyUse::read, "share of each head's q and k dims rotary rotates (GPT-NeoX)"},
     {"rotary_dim", KeyUse::read, "dims of each head rotary rotates (GPT-J)"},

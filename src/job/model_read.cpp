@@ -80,6 +80,14 @@ YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, b
             out[k] = kv.second;
         }
     }
+    // transformers 5 saves a config's rotary settings in rope_parameters
+    // (GPTNeoXConfig, PhiConfig: partial_rotary_factor moved there): its
+    // factor is the model's where the config does not give one outside.
+    const YAML::Node rope = node["rope_parameters"];
+    if (rope && rope.IsMap() && !out["partial_rotary_factor"]) {
+        const YAML::Node factor = rope["partial_rotary_factor"];
+        if (factor && !factor.IsNull()) out["partial_rotary_factor"] = factor;
+    }
     // A multimodal config's text model: its keys where the outer config has
     // none, and its model_type (gemma3_text, llama4_text) as the family.
     const YAML::Node text = node["text_config"];

@@ -51,6 +51,9 @@ TEST(RotaryShare, ReadFromTheConfigOrItsFamily) {
     EXPECT_DOUBLE_EQ(share_of({"model.model_type=falcon"}), 1.0);
     EXPECT_DOUBLE_EQ(share_of({"model.model_type=gpt2"}), 0.0);                          // learned positions
     EXPECT_DOUBLE_EQ(share_of({"model.model_type=null"}), -1.0);                         // hand-written: not said
+    // transformers 5's saved configs nest it in rope_parameters.
+    EXPECT_DOUBLE_EQ(share_of({"model.rope_parameters={rope_type: default, partial_rotary_factor: 0.4}"}), 0.4);
+    EXPECT_DOUBLE_EQ(share_of({"model.rope_parameters={partial_rotary_factor: 0.4}", "model.rotary_pct=0.5"}), 0.4);
     EXPECT_NE(test::error_of([] { neox({"model.rotary_dim=256"}); }).find("rotary_dim: 256 exceeds the head's 128"),
               std::string::npos);
     EXPECT_NE(test::error_of([] { neox({"model.rotary_pct=1.5"}); }).find("rotary_pct"), std::string::npos);
