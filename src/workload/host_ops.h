@@ -52,11 +52,11 @@ struct HostOps {
 // the parameter tensors torch.optim's Python walks once per optimizer step.
 HostOps hf_host_ops(const Model& m, const LayerKind& k, const Training& t, const ParallelPlan& p);
 double hf_param_tensors(const Model& m);
-// A layer of kind k under torch.compile (autocast: over fp32 weights): the
+// A layer of kind k of model m under torch.compile (autocast: over fp32 weights): the
 // kernels Inductor's wrapper launches, one host launch each, forward
 // (layer_fwd) and backward (layer_bwd); layer_work.cpp takes them as the
 // layer's GPU kernel counts.
-HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast);
+HostOps hf_compiled_host_ops(const Model& m, const LayerKind& k, bool autocast);
 // The parameter tensors of one layer of kind k as transformers builds it:
 // norm weights (and biases), each linear's weight and bias, qk-norm weights,
 // an MoE block's router and stacked experts. FSDP2 casts and copies each

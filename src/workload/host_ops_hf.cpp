@@ -86,10 +86,10 @@ double mlp_ops(const Mlp& m) {
 //   fp32 (7) and three kernels per chain (18.2 / 16.2 Triton and 2.0 / 4.1
 //   ATen kernels: 13.3 with the casts out, against 12).
 // cuBLAS's own memsets (1 to 11 a layer, by shape) are not counted.
-HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast) {
+HostOps hf_compiled_host_ops(const Model& m, const LayerKind& k, bool autocast) {
     const double gemms = hf_linears(k);  // one a linear module
     double chains = k.norms;
-    if (k.has_attention()) chains += 1;    // rotary
+    if (k.has_attention() && m.rotary_in(k) > 0) chains += 1;  // rotary, where the model rotates
     if (k.mlp.kind != MlpKind::none) chains += 1;
     if (k.is_moe()) chains += 4;  // softmax / top-k, sort, scatter, activation
     const double attention = k.has_attention() ? 1 : 0;
@@ -105,7 +105,7 @@ HostOps hf_compiled_host_ops(const LayerKind& k, bool autocast) {
 }
 
 HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, const ParallelPlan& p) {
-    if (t.compile) return hf_compiled_host_ops(k, eager_autocast(t, p));
+    if (t.compile) return hf_compiled_host_ops(model, k, eager_autocast(t, p));
     HostOps h;
     double fwd = k.norms * norm_ops(model.norm) + 2;  // and the two residual adds
     if (k.has_attention()) {

@@ -348,7 +348,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         // fp32 weight's cast under autocast, two kernels a fused chain
         // forward, three backward, cuDNN's attention backward three. (Other
         // mixers keep the counts above: no compiled trace of them.)
-        const HostOps c = hf_compiled_host_ops(k, eager_autocast(tr, p));
+        const HostOps c = hf_compiled_host_ops(m, k, eager_autocast(tr, p));
         w.kernels_fwd = c.layer_fwd;
         w.kernels_bwd = c.layer_bwd;
     }

@@ -84,6 +84,13 @@ TEST(RotaryShare, EagerStackPricesTheRotatedShare) {
     const HostOps hp = host_ops(part.model, part.training, part.plan);
     EXPECT_DOUBLE_EQ(hf.layer_fwd - hn.layer_fwd, 16);
     EXPECT_DOUBLE_EQ(hp.layer_fwd - hf.layer_fwd, 6);
+    // Compiled, rotary is one pointwise chain: two kernels forward, three
+    // backward, where the model rotates.
+    const Job cf = neox({"model.rotary_pct=1", "training.compile=true"});
+    const Job cn = neox({"model.rotary_pct=0", "training.compile=true"});
+    const HostOps hcf = host_ops(cf.model, cf.training, cf.plan), hcn = host_ops(cn.model, cn.training, cn.plan);
+    EXPECT_DOUBLE_EQ(hcf.layer_fwd - hcn.layer_fwd, 2);
+    EXPECT_DOUBLE_EQ(hcf.layer_bwd - hcn.layer_bwd, 3);
 }
 
 TEST(RotaryShare, HandWrittenModelsKeepTheirPrice) {
