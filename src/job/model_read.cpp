@@ -331,7 +331,8 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
     if (const auto e = s.int_opt("word_embed_proj_dim", 1, 1'000'000); e && *e != h) m.embed_dim = *e;
 
     // Rotary (Model::rotary_share): partial_rotary_factor (Phi, StableLM,
-    // Phi-3; transformers 5's name for all), rotary_pct (GPT-NeoX) or
+    // Phi-3; from transformers 5's rope_parameters too, flatten_model_node
+    // above), rotary_pct (GPT-NeoX) or
     // rotary_dim (GPT-J, dims of a head), the first given, else the family's
     // configuration default; none with learned positions or ALiBi (BLOOM,
     // Falcon's alibi). A hand-written model that gives none keeps -1.

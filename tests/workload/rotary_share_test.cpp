@@ -93,7 +93,7 @@ TEST(RotaryShare, EagerStackPricesTheRotatedShare) {
     EXPECT_DOUBLE_EQ(hcf.layer_bwd - hcn.layer_bwd, 3);
 }
 
-TEST(RotaryShare, HandWrittenModelsKeepTheirPrice) {
+TEST(RotaryShare, UnsaidShareIsTheGatedReading) {
     // Without model_type: a gated (Llama-like) layer rotates all of q and k,
     // a two-matrix (GPT-3-like) one nothing, as before the share existed; the
     // share said outright is taken.
