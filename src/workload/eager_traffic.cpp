@@ -232,11 +232,29 @@ void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w) {
 // kernels); backward each of the two slices' SliceBackward0 fills a
 // zero gradient of the whole tensor (2) and copies its part in (2 over the
 // two), and the engine adds the two (6): 14 bytes, 5 kernels each.
-void add_hf_partial_rotary(double tokens, double qk_elems, LayerWork& w) {
-    w.mem_bytes_fwd += tokens * qk_elems * 4.0;
-    w.mem_bytes_bwd += tokens * qk_elems * 14.0;
+// Under autocast (fp32 weights) the rotated part comes out fp32 (bf16 q
+// times the fp32 cos and sin: the rotary embedding casts them to the fp32
+// hidden states' dtype) and torch.cat promotes: it reads the rotated share
+// r in fp32 and the rest in bf16 and writes all of q in fp32 (4r + 2(1 - r)
+// + 4, off the transposed views: the strided class), and SDPA's autocast
+// cast to bf16 now covers the unrotated part too (6 bytes on 1 - r; the
+// rotated share's cast is in the 36 of add_autocast_traffic): 12 - 4r
+// bytes where bf16 has 4. Backward that cast's ToCopyBackward0 upcasts the
+// unrotated part's gradient (6 on 1 - r) and the engine casts the fp32
+// gradient CatBackward0 hands q_pass back to its bf16 (6 on 1 - r; torch
+// autograd engine.cpp validate_outputs): 12 (1 - r) bytes and two kernels
+// more.
+void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool autocast, LayerWork& w) {
+    const double elems = tokens * qk_elems;
+    w.mem_bytes_fwd += elems * 4.0;
+    w.mem_bytes_bwd += elems * 14.0;
     w.kernels_fwd += 2;
     w.kernels_bwd += 10;
+    if (!autocast) return;
+    w.mem_bytes_fwd += elems * (8.0 - 4.0 * share);
+    w.eager_fwd.strided += elems * (6.0 + 2.0 * share);
+    w.mem_bytes_bwd += elems * 12.0 * (1.0 - share);
+    w.kernels_bwd += 2;
 }
 
 // A Hugging Face model under FSDP2 with bf16 parameters (framework hf, zero

@@ -113,7 +113,8 @@ double hf_linears(const LayerKind& k);
 void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w);
 // Framework hf in eager PyTorch with partial rotary (0 < Model::rotary_share
 // < 1): the split and concatenation of q and k, qk_elems their elements per
-// token (eager_traffic.cpp).
-void add_hf_partial_rotary(double tokens, double qk_elems, LayerWork& w);
+// token, share the rotated part (eager_traffic.cpp); autocast: fp32 weights
+// under bf16 autocast, where the concatenation promotes q and k to fp32.
+void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool autocast, LayerWork& w);
 
 }  // namespace lostflops

@@ -73,6 +73,9 @@ TEST(ModelFamilies, UnknownModelTypeIsReadLlamaLikeAndSaid) {
     EXPECT_NE(n->why.find("'somebody_new' is not known: read as Llama-like"), std::string::npos) << n->why;
     EXPECT_EQ(j.model.layer(0).mlp.kind, MlpKind::gated);  // hidden_act absent: Llama's silu
     EXPECT_FALSE(j.model.tied_embeddings);
+    // Rotary on all of q and k, whatever the activation, and the warning says so.
+    EXPECT_DOUBLE_EQ(j.model.rotary_share, 1.0);
+    EXPECT_NE(n->why.find("rotary on all of q and k"), std::string::npos) << n->why;
     // It reaches the warnings (and so estimate's JSON `warnings`).
     bool warned = false;
     for (const auto& w : model_warnings(j.model)) warned |= w.key == "model.model_type";

@@ -72,11 +72,28 @@ TEST(RotaryShare, EagerStackPricesTheRotatedShare) {
     EXPECT_NEAR(f.mem_bytes_fwd - n.mem_bytes_fwd, 36 * kQk, 1);
     EXPECT_DOUBLE_EQ(f.kernels_fwd - n.kernels_fwd, 12);
     // A quarter: 36 bytes on a quarter of the elements, and the cat of the
-    // two parts of q and k (4 bytes on all of them, 2 kernels); backward the
-    // two slices' gradients and their sum, 14 bytes on all and 10 kernels.
-    EXPECT_NEAR(p.mem_bytes_fwd - n.mem_bytes_fwd, 36 * 0.25 * kQk + 4 * kQk, 1);
+    // two parts of q and k: under autocast it reads the fp32 quarter and the
+    // bf16 rest and writes all in fp32 (4 x 0.25 + 2 x 0.75 + 4 = 6.5 bytes
+    // on all), and SDPA's cast to bf16 takes the unrotated rest too (6 x
+    // 0.75 = 4.5): 11 bytes, 2 kernels; backward the two slices' gradients
+    // and their sum (14 bytes, 10 kernels), the cast's upcast of the rest's
+    // gradient and the engine's cast of it back to bf16 (12 x 0.75 = 9
+    // bytes, 2 kernels).
+    EXPECT_NEAR(p.mem_bytes_fwd - n.mem_bytes_fwd, 36 * 0.25 * kQk + 11 * kQk, 1);
+    EXPECT_NEAR(p.eager_fwd.strided - n.eager_fwd.strided, 18 * 0.25 * kQk + 6.5 * kQk, 1);
+    EXPECT_NEAR((p.mem_bytes_bwd - n.mem_bytes_bwd) - 0.25 * (f.mem_bytes_bwd - n.mem_bytes_bwd), 23 * kQk, 1);
     EXPECT_DOUBLE_EQ(p.kernels_fwd - f.kernels_fwd, 2);
-    EXPECT_DOUBLE_EQ(p.kernels_bwd - f.kernels_bwd, 10);
+    EXPECT_DOUBLE_EQ(p.kernels_bwd - f.kernels_bwd, 12);
+    // FSDP2's bf16 parameters (no autocast): the cat reads and writes bf16,
+    // 4 bytes on all forward, 14 backward.
+    const Job full16 = neox({"model.rotary_pct=1", "parallel.zero=3"}), none16 = neox({"model.rotary_pct=0", "parallel.zero=3"});
+    const Job part16 = neox({"parallel.zero=3"});
+    const LayerWork f16 = layer_work(full16.model, full16.training, full16.plan);
+    const LayerWork n16 = layer_work(none16.model, none16.training, none16.plan);
+    const LayerWork p16 = layer_work(part16.model, part16.training, part16.plan);
+    EXPECT_NEAR((p16.mem_bytes_fwd - n16.mem_bytes_fwd) - 0.25 * (f16.mem_bytes_fwd - n16.mem_bytes_fwd), 4 * kQk, 1);
+    EXPECT_NEAR((p16.mem_bytes_bwd - n16.mem_bytes_bwd) - 0.25 * (f16.mem_bytes_bwd - n16.mem_bytes_bwd), 14 * kQk, 1);
+    EXPECT_DOUBLE_EQ(p16.kernels_bwd - f16.kernels_bwd, 10);
     // The host: apply_rotary_pos_emb's 16 operators, and the partial one's
     // four slices and two cats.
     const HostOps hf = host_ops(full.model, full.training, full.plan);

@@ -1,0 +1,57 @@
+// Where a model's tokens get their positions, and what else of its
+// attention and blocks a family fixes: learned position embeddings (GPT-2's
+// wpe, OPT's offset table) and OPT's narrower embeddings; rotary's share of
+// each head's q and k (Model::rotary_share); whether transformers keeps the
+// attention scores in memory (Model::hf_eager_scores); and dropout after
+// each block (Model::block_dropout). Sources: each family's
+// configuration_<family>.py defaults, cited in model_families.h.
+#include <algorithm>
+#include <optional>
+
+#include "job/model_layers.h"
+
+namespace lostflops {
+
+void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool family_known, bool typed,
+                    std::optional<int64_t> head_dim, Model& m) {
+    // Learned positions and OPT's narrower embeddings (Model::positions, embed_dim).
+    const auto n_positions = s.int_opt("n_positions", 1, 100'000'000);
+    const auto max_positions = s.int_opt("max_position_embeddings", 1, 100'000'000);
+    if (fam.positions == PositionRule::n_positions) m.positions = n_positions.value_or(1024);  // GPT2Config default
+    if (fam.positions == PositionRule::opt) m.positions = max_positions.value_or(2048) + 2;    // OPTConfig default
+    if (const auto e = s.int_opt("word_embed_proj_dim", 1, 1'000'000); e && *e != m.hidden) m.embed_dim = *e;
+
+    // Rotary (Model::rotary_share): partial_rotary_factor (Phi, StableLM,
+    // Phi-3; from transformers 5's rope_parameters too, model_read.cpp
+    // flatten_model_node), rotary_pct (GPT-NeoX) or rotary_dim (GPT-J, dims
+    // of a head), the first given, else the family's configuration default
+    // (an unknown model_type: Llama's, all of q and k); none with learned
+    // positions or ALiBi (BLOOM, Falcon's alibi). A hand-written model that
+    // gives none keeps -1.
+    std::optional<double> rotary = s.num_opt("partial_rotary_factor", 0, 1);
+    if (const auto pct = s.num_opt("rotary_pct", 0, 1); !rotary) rotary = pct;
+    const auto rotary_dim = s.int_opt("rotary_dim", 0, kMaxSize);
+    if (rotary_dim && head_dim && *rotary_dim > *head_dim)
+        r.fail("rotary_dim", fmt::format("{} exceeds the head's {} dims", *rotary_dim, *head_dim));
+    if (!rotary && rotary_dim && head_dim) rotary = static_cast<double>(*rotary_dim) / static_cast<double>(*head_dim);
+    if (!rotary && typed)
+        rotary = fam.rotary_dim > 0 && head_dim ? std::min(1.0, fam.rotary_dim / static_cast<double>(*head_dim)) : fam.rotary;
+    if (fam.positions != PositionRule::none || s.bool_or("alibi", false)) rotary = 0.0;
+    if (rotary) m.rotary_share = *rotary;
+    m.hf_eager_scores = fam.eager_scores;
+
+    // Dropout after each block (Model::block_dropout): the config's own
+    // probability where it gives one, else its family's default; a model
+    // without model_type, or of a model_type not in the table (older
+    // GPT-style classes default to 0.1: OpenAI-GPT, CTRL, XGLM), that gives
+    // none says nothing (-1: on for a two-matrix MLP, as before).
+    std::optional<double> p_drop;
+    for (const char* key : {"resid_pdrop", "hidden_dropout", "residual_dropout", "dropout"})
+        if (const auto v = s.num_opt(key, 0, 1)) p_drop = std::max(p_drop.value_or(0.0), *v);
+    if (p_drop)
+        m.block_dropout = *p_drop > 0 ? 1 : 0;
+    else if (family_known)
+        m.block_dropout = fam.dropout ? 1 : 0;
+}
+
+}  // namespace lostflops
