@@ -140,6 +140,9 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     }
     h.layer_fwd = fwd;
     h.layer_bwd = fwd * kBwdNodesPerOp;
+    // Under autocast each bias's cast has its ToCopyBackward0 node, which
+    // the Llama layer the ratio was read on has none of (bias_grads.cpp).
+    if (eager_autocast(t, p)) h.layer_bwd += eager_biases(k, p.tp).linears;
     if (k.is_moe() && eager_autocast(t, p)) {
         // _grouped_mm's fp32 fallback (layer_work.h GemmShape::fp32_loop;
         // PyTorch aten/src/ATen/native/GroupedMMUtils.h _grouped_mm_fallback)

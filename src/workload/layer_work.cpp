@@ -354,6 +354,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     }
     if (eager_fsdp2_bf16(tr, p) && !xla) add_fsdp2_bf16_traffic(k, es, w);
     if (fsdp2_one_rank(tr, p)) add_fsdp2_traffic(hf_layer_param_tensors(m, k), w);
+    if (eager) add_eager_bias_grads(k, tokens, h, t, el, eager_autocast(tr, p), w);
     if (tr.framework == Framework::hf && !tr.compile && !xla) {
         add_hf_eager_kernels(k, es.rope_elems, w);
         if (rope_elems > 0 && rope_elems < mix.rope_elems)

@@ -111,6 +111,20 @@ double hf_linears(const LayerKind& k);
 // Framework hf in eager PyTorch (not compiled): the kernels the stack's
 // counts do not have (eager_traffic.cpp). After the GEMMs are set.
 void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w);
+// The biased linear modules of layer kind k in eager PyTorch, over tp `t`
+// (bias_grads.cpp): how many, and the widths of their outputs per token
+// (out_width, split over tp) and how many write the hidden size.
+struct EagerBiases {
+    double linears = 0;
+    double out_width = 0;
+    double hidden_outputs = 0;
+};
+EagerBiases eager_biases(const LayerKind& k, double t);
+// Eager PyTorch (fsdp, deepspeed, hf; not compiled): each biased linear's
+// gradient reduction backward (el bytes an output element, one kernel), and
+// under autocast its bias's cast each way (bias_grads.cpp).
+void add_eager_bias_grads(const LayerKind& k, double tokens, double h, double t, double el, bool autocast,
+                          LayerWork& w);
 // Framework hf in eager PyTorch with partial rotary (0 < Model::rotary_share
 // < 1): the split and concatenation of q and k, qk_elems their elements per
 // token, share the rotated part (eager_traffic.cpp); autocast: fp32 weights
