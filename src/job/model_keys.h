@@ -220,6 +220,7 @@ inline constexpr ModelKeyRow kModelKeys[] = {
     {"rotary_pct", KeyUse::read, "share of each head's q and k dims rotary rotates (GPT-NeoX)"},
     {"rotary_dim", KeyUse::read, "dims of each head rotary rotates (GPT-J)"},
     {"partial_rotary_factor", KeyUse::read, "share of each head's q and k dims rotary rotates"},
+    {"rope_parameters.partial_rotary_factor", KeyUse::read, "= partial_rotary_factor (transformers 5 keeps it in rope_parameters)"},
     {"use_mrope", KeyUse::ignored, model_key_notes::kPosition},
     {"alibi", KeyUse::read, "Falcon: ALiBi instead of rotary (no rotary kernels)"},
     {"offset_alibi", KeyUse::ignored, model_key_notes::kPosition},

@@ -22,13 +22,14 @@ void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool fami
     if (const auto e = s.int_opt("word_embed_proj_dim", 1, 1'000'000); e && *e != m.hidden) m.embed_dim = *e;
 
     // Rotary (Model::rotary_share): partial_rotary_factor (Phi, StableLM,
-    // Phi-3; from transformers 5's rope_parameters too, model_read.cpp
-    // flatten_model_node), rotary_pct (GPT-NeoX) or rotary_dim (GPT-J, dims
+    // Phi-3; transformers 5 nests it in rope_parameters, model_read.cpp
+    // flatten_model_node: the outer one first), rotary_pct (GPT-NeoX) or rotary_dim (GPT-J, dims
     // of a head), the first given, else the family's configuration default
     // (an unknown model_type: Llama's, all of q and k); none with learned
     // positions or ALiBi (BLOOM, Falcon's alibi). A hand-written model that
     // gives none keeps -1.
     std::optional<double> rotary = s.num_opt("partial_rotary_factor", 0, 1);
+    if (const auto nested = s.num_opt("rope_parameters.partial_rotary_factor", 0, 1); !rotary) rotary = nested;
     if (const auto pct = s.num_opt("rotary_pct", 0, 1); !rotary) rotary = pct;
     const auto rotary_dim = s.int_opt("rotary_dim", 0, kMaxSize);
     if (rotary_dim && head_dim && *rotary_dim > *head_dim)

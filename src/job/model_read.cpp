@@ -83,11 +83,13 @@ YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, b
     }
     // transformers 5 saves a config's rotary settings in rope_parameters
     // (GPTNeoXConfig, PhiConfig: partial_rotary_factor moved there): its
-    // factor is the model's where the config does not give one outside.
+    // factor, as the dotted key rope_parameters.partial_rotary_factor, is
+    // the model's where the config does not give one outside
+    // (model_positions.cpp), and an error names it where it stands.
     const YAML::Node rope = node["rope_parameters"];
-    if (rope && rope.IsMap() && !out["partial_rotary_factor"]) {
+    if (rope && rope.IsMap()) {
         const YAML::Node factor = rope["partial_rotary_factor"];
-        if (factor && !factor.IsNull()) out["partial_rotary_factor"] = factor;
+        if (factor && (!factor.IsNull() || keep_nulls)) out["rope_parameters.partial_rotary_factor"] = factor;
     }
     // A multimodal config's text model: its keys where the outer config has
     // none, and its model_type (gemma3_text, llama4_text) as the family.

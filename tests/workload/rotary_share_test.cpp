@@ -57,6 +57,10 @@ TEST(RotaryShare, ReadFromTheConfigOrItsFamily) {
     EXPECT_NE(test::error_of([] { neox({"model.rotary_dim=256"}); }).find("rotary_dim: 256 exceeds the head's 128"),
               std::string::npos);
     EXPECT_NE(test::error_of([] { neox({"model.rotary_pct=1.5"}); }).find("rotary_pct"), std::string::npos);
+    // An error names the key where the config has it.
+    EXPECT_NE(test::error_of([] { neox({"model.rope_parameters={partial_rotary_factor: 2}"}); })
+                  .find("model.rope_parameters.partial_rotary_factor: 2 is out of range"),
+              std::string::npos);
 }
 
 TEST(RotaryShare, EagerStackPricesTheRotatedShare) {
