@@ -107,7 +107,7 @@ inline constexpr const char* kUnknownFamilyReading =
     "read as Llama-like: RMSNorm, two norms per layer, a gated MLP (gate, up, down) for silu/swiglu/geglu or "
     "hidden_act absent (Llama's default silu), two matrices for other activations, biases only where "
     "attention_bias/mlp_bias say, rotary on all of q and k unless partial_rotary_factor, rotary_pct or "
-    "rotary_dim say a share, output layer untied unless tie_word_embeddings";
+    "rotary_dim say a share (none with alibi), output layer untied unless tie_word_embeddings";
 
 // Sources: transformers modeling_<family>.py / configuration_<family>.py at
 // 4.57; Nemotron-H, MiniMax-M1, DBRX, Baichuan, ChatGLM, InternLM2, EXAONE,

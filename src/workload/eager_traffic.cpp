@@ -227,33 +227,48 @@ void add_hf_eager_kernels(const LayerKind& k, double rope_elems, LayerWork& w) {
 // Partial rotary in transformers (modeling_gpt_neox.py, modeling_phi.py,
 // modeling_stablelm.py apply_rotary_pos_emb: q[..., :rotary_dim] and
 // q[..., rotary_dim:], the rotated part, then torch.cat of the two, for q
-// and k) over the rotary counted on the rotated share: forward the cat of
-// each, read 2 and write 2 bytes per element of the whole q or k (2
-// kernels); backward each of the two slices' SliceBackward0 fills a
-// zero gradient of the whole tensor (2) and copies its part in (2 over the
-// two), and the engine adds the two (6): 14 bytes, 5 kernels each.
+// and k) over the rotary counted on the rotated share, in bytes per element
+// of the whole q or k at 16 bits (`el` / 2 times that in fp32):
+//   - forward the cat of each reads 2 and writes 2 off the transposed views
+//     (the strided class), one kernel a cat;
+//   - backward each of the two slices' SliceBackward0 fills a zero gradient
+//     of the whole tensor (2 + 2) and copies its part into it (2 + 2 over
+//     the two parts, into strided slices), and the engine adds the two (6):
+//     14, five kernels a tensor.
 // Under autocast (fp32 weights) the rotated part comes out fp32 (bf16 q
 // times the fp32 cos and sin: the rotary embedding casts them to the fp32
 // hidden states' dtype) and torch.cat promotes: it reads the rotated share
 // r in fp32 and the rest in bf16 and writes all of q in fp32 (4r + 2(1 - r)
-// + 4, off the transposed views: the strided class), and SDPA's autocast
-// cast to bf16 now covers the unrotated part too (6 bytes on 1 - r; the
+// + 4), and with inputs of two dtypes CUDA's cat copies each input into its
+// slice of the output, a kernel each (aten/src/ATen/native/cuda/Shape.cu
+// cat_out_cuda: the batched copy needs one dtype): two kernels a cat. SDPA's
+// autocast cast to bf16 now covers the unrotated part too (6 on 1 - r; the
 // rotated share's cast is in the 36 of add_autocast_traffic): 12 - 4r
-// bytes where bf16 has 4. Backward that cast's ToCopyBackward0 upcasts the
-// unrotated part's gradient (6 on 1 - r) and the engine casts the fp32
-// gradient CatBackward0 hands q_pass back to its bf16 (6 on 1 - r; torch
-// autograd engine.cpp validate_outputs): 12 (1 - r) bytes and two kernels
-// more.
-void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool autocast, LayerWork& w) {
+// where bf16 has 4. Backward that cast's ToCopyBackward0 upcasts the
+// unrotated part's gradient (6 on 1 - r, the upcast class) and the engine
+// casts the fp32 gradient CatBackward0 hands q_pass back to its bf16 (6 on
+// 1 - r, off a strided slice; torch/csrc/autograd/engine.cpp
+// validate_outputs): 12 (1 - r) and a kernel a tensor more.
+// A qk-norm (qk_layernorm) hands rotary an fp32 q under autocast; priced as
+// the bf16 q above, as the full rotary's counts are.
+void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool autocast, double el, LayerWork& w) {
     const double elems = tokens * qk_elems;
-    w.mem_bytes_fwd += elems * 4.0;
-    w.mem_bytes_bwd += elems * 14.0;
+    const double wide = el / 2.0;
+    w.mem_bytes_fwd += elems * 4.0 * wide;
+    w.mem_bytes_bwd += elems * 14.0 * wide;
+    w.eager_bwd.strided += elems * 4.0 * wide;
     w.kernels_fwd += 2;
     w.kernels_bwd += 10;
-    if (!autocast) return;
+    if (!autocast) {
+        w.eager_fwd.strided += elems * 4.0 * wide;
+        return;
+    }
     w.mem_bytes_fwd += elems * (8.0 - 4.0 * share);
     w.eager_fwd.strided += elems * (6.0 + 2.0 * share);
     w.mem_bytes_bwd += elems * 12.0 * (1.0 - share);
+    w.eager_bwd.upcast += elems * 6.0 * (1.0 - share);
+    w.eager_bwd.strided += elems * 6.0 * (1.0 - share);
+    w.kernels_fwd += 2;
     w.kernels_bwd += 2;
 }
 

@@ -140,9 +140,11 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     }
     h.layer_fwd = fwd;
     h.layer_bwd = fwd * kBwdNodesPerOp;
-    // Under autocast each bias's cast has its ToCopyBackward0 node, which
-    // the Llama layer the ratio was read on has none of (bias_grads.cpp).
-    if (eager_autocast(t, p)) h.layer_bwd += eager_biases(k, p.tp).linears;
+    // Each bias tensor has its AccumulateGrad node, and under autocast its
+    // cast a ToCopyBackward0 node: the Llama layer the ratio was read on has
+    // no biases and they add no forward operator (bias_grads.cpp).
+    const double biases = eager_biases(k, p.tp).linears;
+    h.layer_bwd += biases * (eager_autocast(t, p) ? 2 : 1);
     if (k.is_moe() && eager_autocast(t, p)) {
         // _grouped_mm's fp32 fallback (layer_work.h GemmShape::fp32_loop;
         // PyTorch aten/src/ATen/native/GroupedMMUtils.h _grouped_mm_fallback)

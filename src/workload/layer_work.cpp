@@ -358,7 +358,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     if (tr.framework == Framework::hf && !tr.compile && !xla) {
         add_hf_eager_kernels(k, es.rope_elems, w);
         if (rope_elems > 0 && rope_elems < mix.rope_elems)
-            add_hf_partial_rotary(tokens, mix.rope_elems, rope_elems / mix.rope_elems, eager_autocast(tr, p), w);
+            add_hf_partial_rotary(tokens, mix.rope_elems, rope_elems / mix.rope_elems, eager_autocast(tr, p), el, w);
     }
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,

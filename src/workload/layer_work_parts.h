@@ -128,7 +128,8 @@ void add_eager_bias_grads(const LayerKind& k, double tokens, double h, double t,
 // Framework hf in eager PyTorch with partial rotary (0 < Model::rotary_share
 // < 1): the split and concatenation of q and k, qk_elems their elements per
 // token, share the rotated part (eager_traffic.cpp); autocast: fp32 weights
-// under bf16 autocast, where the concatenation promotes q and k to fp32.
-void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool autocast, LayerWork& w);
+// under bf16 autocast, where the concatenation promotes q and k to fp32; el
+// the bytes of an activation (4 in fp32 training).
+void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool autocast, double el, LayerWork& w);
 
 }  // namespace lostflops

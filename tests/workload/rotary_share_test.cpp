@@ -79,15 +79,23 @@ TEST(RotaryShare, EagerStackPricesTheRotatedShare) {
     // two parts of q and k: under autocast it reads the fp32 quarter and the
     // bf16 rest and writes all in fp32 (4 x 0.25 + 2 x 0.75 + 4 = 6.5 bytes
     // on all), and SDPA's cast to bf16 takes the unrotated rest too (6 x
-    // 0.75 = 4.5): 11 bytes, 2 kernels; backward the two slices' gradients
+    // 0.75 = 4.5): 11 bytes; CUDA's cat copies its two inputs of two dtypes
+    // a kernel each: 4 kernels for q and k; backward the two slices' gradients
     // and their sum (14 bytes, 10 kernels), the cast's upcast of the rest's
     // gradient and the engine's cast of it back to bf16 (12 x 0.75 = 9
     // bytes, 2 kernels).
     EXPECT_NEAR(p.mem_bytes_fwd - n.mem_bytes_fwd, 36 * 0.25 * kQk + 11 * kQk, 1);
     EXPECT_NEAR(p.eager_fwd.strided - n.eager_fwd.strided, 18 * 0.25 * kQk + 6.5 * kQk, 1);
     EXPECT_NEAR((p.mem_bytes_bwd - n.mem_bytes_bwd) - 0.25 * (f.mem_bytes_bwd - n.mem_bytes_bwd), 23 * kQk, 1);
-    EXPECT_DOUBLE_EQ(p.kernels_fwd - f.kernels_fwd, 2);
+    EXPECT_DOUBLE_EQ(p.kernels_fwd - f.kernels_fwd, 4);
     EXPECT_DOUBLE_EQ(p.kernels_bwd - f.kernels_bwd, 12);
+    // Backward classes: the cast's upcast of the rest (6 x 0.75) over a
+    // quarter of the full rotary's; the slices' copies (4) and the engine's
+    // cast off the strided slice (6 x 0.75) over a quarter of its strided.
+    EXPECT_NEAR(p.eager_bwd.upcast - n.eager_bwd.upcast - 0.25 * (f.eager_bwd.upcast - n.eager_bwd.upcast),
+                4.5 * kQk, 1);
+    EXPECT_NEAR(p.eager_bwd.strided - n.eager_bwd.strided - 0.25 * (f.eager_bwd.strided - n.eager_bwd.strided),
+                8.5 * kQk, 1);
     // FSDP2's bf16 parameters (no autocast): the cat reads and writes bf16,
     // 4 bytes on all forward, 14 backward.
     const Job full16 = neox({"model.rotary_pct=1", "parallel.zero=3"}), none16 = neox({"model.rotary_pct=0", "parallel.zero=3"});
@@ -97,7 +105,17 @@ TEST(RotaryShare, EagerStackPricesTheRotatedShare) {
     const LayerWork p16 = layer_work(part16.model, part16.training, part16.plan);
     EXPECT_NEAR((p16.mem_bytes_fwd - n16.mem_bytes_fwd) - 0.25 * (f16.mem_bytes_fwd - n16.mem_bytes_fwd), 4 * kQk, 1);
     EXPECT_NEAR((p16.mem_bytes_bwd - n16.mem_bytes_bwd) - 0.25 * (f16.mem_bytes_bwd - n16.mem_bytes_bwd), 14 * kQk, 1);
+    EXPECT_DOUBLE_EQ(p16.kernels_fwd - f16.kernels_fwd, 2);
     EXPECT_DOUBLE_EQ(p16.kernels_bwd - f16.kernels_bwd, 10);
+    // fp32 training: the same tensors at 4 bytes an element, 8 and 28.
+    const Job full32 = neox({"model.rotary_pct=1", "training.precision=fp32"});
+    const Job none32 = neox({"model.rotary_pct=0", "training.precision=fp32"});
+    const Job part32 = neox({"training.precision=fp32"});
+    const LayerWork f32 = layer_work(full32.model, full32.training, full32.plan);
+    const LayerWork n32 = layer_work(none32.model, none32.training, none32.plan);
+    const LayerWork p32 = layer_work(part32.model, part32.training, part32.plan);
+    EXPECT_NEAR((p32.mem_bytes_fwd - n32.mem_bytes_fwd) - 0.25 * (f32.mem_bytes_fwd - n32.mem_bytes_fwd), 8 * kQk, 1);
+    EXPECT_NEAR((p32.mem_bytes_bwd - n32.mem_bytes_bwd) - 0.25 * (f32.mem_bytes_bwd - n32.mem_bytes_bwd), 28 * kQk, 1);
     // The host: apply_rotary_pos_emb's 16 operators, and the partial one's
     // four slices and two cats.
     const HostOps hf = host_ops(full.model, full.training, full.plan);
