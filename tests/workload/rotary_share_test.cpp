@@ -38,6 +38,22 @@ constexpr double kQk = 1024.0 * 4096;
 
 double share_of(std::vector<std::string> sets) { return neox(std::move(sets)).model.rotary_share; }
 
+// What GPT-NeoX's quarter share costs with `set` beyond a quarter of the
+// full rotary's cost: bytes a layer forward and backward, and kernels beyond
+// the full rotary's.
+struct PartialExtra {
+    double fwd_bytes, bwd_bytes, fwd_kernels, bwd_kernels;
+};
+PartialExtra partial_extra(const std::string& set) {
+    const Job full = neox({"model.rotary_pct=1", set}), none = neox({"model.rotary_pct=0", set}), part = neox({set});
+    const LayerWork f = layer_work(full.model, full.training, full.plan);
+    const LayerWork n = layer_work(none.model, none.training, none.plan);
+    const LayerWork p = layer_work(part.model, part.training, part.plan);
+    return {(p.mem_bytes_fwd - n.mem_bytes_fwd) - 0.25 * (f.mem_bytes_fwd - n.mem_bytes_fwd),
+            (p.mem_bytes_bwd - n.mem_bytes_bwd) - 0.25 * (f.mem_bytes_bwd - n.mem_bytes_bwd),
+            p.kernels_fwd - f.kernels_fwd, p.kernels_bwd - f.kernels_bwd};
+}
+
 TEST(RotaryShare, ReadFromTheConfigOrItsFamily) {
     EXPECT_DOUBLE_EQ(share_of({}), 0.25);  // GPTNeoXConfig rotary_pct default
     EXPECT_DOUBLE_EQ(share_of({"model.rotary_pct=1.0"}), 1.0);
@@ -97,25 +113,15 @@ TEST(RotaryShare, EagerStackPricesTheRotatedShare) {
     EXPECT_NEAR(p.eager_bwd.strided - n.eager_bwd.strided - 0.25 * (f.eager_bwd.strided - n.eager_bwd.strided),
                 8.5 * kQk, 1);
     // FSDP2's bf16 parameters (no autocast): the cat reads and writes bf16,
-    // 4 bytes on all forward, 14 backward.
-    const Job full16 = neox({"model.rotary_pct=1", "parallel.zero=3"}), none16 = neox({"model.rotary_pct=0", "parallel.zero=3"});
-    const Job part16 = neox({"parallel.zero=3"});
-    const LayerWork f16 = layer_work(full16.model, full16.training, full16.plan);
-    const LayerWork n16 = layer_work(none16.model, none16.training, none16.plan);
-    const LayerWork p16 = layer_work(part16.model, part16.training, part16.plan);
-    EXPECT_NEAR((p16.mem_bytes_fwd - n16.mem_bytes_fwd) - 0.25 * (f16.mem_bytes_fwd - n16.mem_bytes_fwd), 4 * kQk, 1);
-    EXPECT_NEAR((p16.mem_bytes_bwd - n16.mem_bytes_bwd) - 0.25 * (f16.mem_bytes_bwd - n16.mem_bytes_bwd), 14 * kQk, 1);
-    EXPECT_DOUBLE_EQ(p16.kernels_fwd - f16.kernels_fwd, 2);
-    EXPECT_DOUBLE_EQ(p16.kernels_bwd - f16.kernels_bwd, 10);
-    // fp32 training: the same tensors at 4 bytes an element, 8 and 28.
-    const Job full32 = neox({"model.rotary_pct=1", "training.precision=fp32"});
-    const Job none32 = neox({"model.rotary_pct=0", "training.precision=fp32"});
-    const Job part32 = neox({"training.precision=fp32"});
-    const LayerWork f32 = layer_work(full32.model, full32.training, full32.plan);
-    const LayerWork n32 = layer_work(none32.model, none32.training, none32.plan);
-    const LayerWork p32 = layer_work(part32.model, part32.training, part32.plan);
-    EXPECT_NEAR((p32.mem_bytes_fwd - n32.mem_bytes_fwd) - 0.25 * (f32.mem_bytes_fwd - n32.mem_bytes_fwd), 8 * kQk, 1);
-    EXPECT_NEAR((p32.mem_bytes_bwd - n32.mem_bytes_bwd) - 0.25 * (f32.mem_bytes_bwd - n32.mem_bytes_bwd), 28 * kQk, 1);
+    // 4 bytes on all forward, 14 backward, 2 and 10 kernels; fp32 training:
+    // the same tensors at 4 bytes an element, 8 and 28.
+    const PartialExtra bf16 = partial_extra("parallel.zero=3"), fp32 = partial_extra("training.precision=fp32");
+    EXPECT_NEAR(bf16.fwd_bytes, 4 * kQk, 1);
+    EXPECT_NEAR(bf16.bwd_bytes, 14 * kQk, 1);
+    EXPECT_DOUBLE_EQ(bf16.fwd_kernels, 2);
+    EXPECT_DOUBLE_EQ(bf16.bwd_kernels, 10);
+    EXPECT_NEAR(fp32.fwd_bytes, 8 * kQk, 1);
+    EXPECT_NEAR(fp32.bwd_bytes, 28 * kQk, 1);
     // The host: apply_rotary_pos_emb's 16 operators, and the partial one's
     // four slices and two cats.
     const HostOps hf = host_ops(full.model, full.training, full.plan);
