@@ -7,12 +7,13 @@
 // given), experts with --moe-router-topk defaulting to 2, rotary's share of
 // each head. Megatron-LM d98e8a64 megatron/training/arguments.py.
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "interop/megatron_model.h"
+#include "job/did_you_mean.h"
 #include "lostflops/error.h"
 
 #include <fmt/format.h>
@@ -162,16 +163,24 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
     // models with rope, and their fused rotary kernel is inside the
     // per-kernel overhead fitted on them (calibration kernel_overhead_us).
     const std::string positions = f.str("position-embedding-type").value_or(f.has("use-rotary-position-embeddings") ? "rope" : "");
-    constexpr std::array kPositionTypes = {"", "learned_absolute", "rope", "mrope", "yarn", "relative", "none"};
-    if (std::find(kPositionTypes.begin(), kPositionTypes.end(), positions) == kPositionTypes.end())
+    const std::vector<std::string> position_types = {"learned_absolute", "rope", "mrope", "yarn", "relative", "none"};
+    if (!positions.empty() && std::find(position_types.begin(), position_types.end(), positions) == position_types.end())
         throw InputError(f.source(), "--position-embedding-type",
-                         "'" + positions + "': expected learned_absolute, rope, mrope, yarn, relative or none");
-    if (positions == "rope" || positions == "mrope" || positions == "yarn") {
+                         "'" + positions + "': expected learned_absolute, rope, mrope, yarn, relative or none" +
+                             did_you_mean(positions, position_types));
+    const bool rotates = positions == "rope" || positions == "mrope" || positions == "yarn";
+    if (rotates) {
         const double share = f.str("rotary-percent") ? number_in(*f.str("rotary-percent"), f.source(), "--rotary-percent", 0, 1) : 1.0;
         if (share < 1) add(d.model, "partial_rotary_factor", fmt::format("{}", share), "--rotary-percent");
     } else if (positions == "none") {
         add(d.model, "partial_rotary_factor", "0", "--position-embedding-type none");
     }
+    // Megatron reads --rotary-percent only for rotary position types
+    // (GPTModel's RotaryEmbedding is built for rope, mrope and yarn).
+    if (!rotates && f.str("rotary-percent"))
+        notes.push_back({NoteKind::ignored, "--rotary-percent",
+                         "Megatron uses it only with --position-embedding-type rope, mrope or yarn (here " +
+                             (positions.empty() ? std::string("learned_absolute, the default") : positions) + ")"});
     if (f.has("qk-layernorm")) add(d.model, "qk_layernorm", "true", "--qk-layernorm");
     add(d.model, "tie_word_embeddings", f.has("untie-embeddings-and-output-weights") ? "false" : "true");
     if (const auto experts = f.num("num-experts")) {

@@ -8,6 +8,7 @@
 #include "lostflops/error.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
+#include "test_util.h"
 #include "workload/layer_work.h"
 
 namespace lostflops::test {
@@ -198,6 +199,17 @@ TEST(MegatronSemantics, RotaryIsThePositionEmbeddingTypesShare) {
     for (const char* bad : {"--position-embedding-type rope --rotary-percent 1.5",
                             "--position-embedding-type rope --rotary-percent x", "--position-embedding-type rotary"})
         EXPECT_THROW(job_of(bad), InputError) << bad;
+    EXPECT_NE(test::error_of([] { job_of("--position-embedding-type ropee"); }).find("did you mean `rope`"),
+              std::string::npos);
+    // --rotary-percent without a rotary type does nothing in Megatron: said.
+    for (const char* unused : {"--rotary-percent 0.5", "--position-embedding-type learned_absolute --rotary-percent 0.5",
+                               "--position-embedding-type none --rotary-percent 0.5"}) {
+        std::vector<ImportNote> said;
+        job_of(unused, &said);
+        const ImportNote* n = note(said, "--rotary-percent");
+        ASSERT_NE(n, nullptr) << unused;
+        EXPECT_EQ(n->kind, NoteKind::ignored) << unused;
+    }
     // The share of the GELU layer's 16 + 16 heads of 64 over 2,048 tokens:
     // the fused rotary kernel reads and writes 2 + 2 bytes per element.
     const Job half = job_of("--position-embedding-type rope --rotary-percent 0.5");
