@@ -159,8 +159,11 @@ inline constexpr ModelFamily kFamilies[] = {
     // bias, attention and MLP side by side after one ln_1; untied
     // (GPTJConfig tie_word_embeddings false). Its lm_head bias (vocab_size
     // parameters, 0.001 % of GPT-J 6B) is not counted.
+    // GPTJAttention has no SDPA path (eager, or flash_attention_2 when asked):
+    // its _attn keeps the scores in memory.
     {.model_type = "gptj", .tied = false, .norm = NormKind::layer_bias, .norms = 1, .mlp = MlpRule::dense,
-     .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new", .rotary_dim = 64},
+     .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new", .rotary_dim = 64,
+     .eager_scores = true},
     // BLOOM (modeling_bloom.py): fused query_key_value, every linear layer
     // biased, dense_h_to_4h fixed at 4 x hidden, tanh-approximated GELU
     // (bloom_gelu_forward), ALiBi; the word_embeddings_layernorm (2 x hidden) is not counted;

@@ -24,7 +24,10 @@
 //   flash) saves query, key and value as it was given them in bf16
 //   (autocast casts the fp32 rotary outputs), its output and the fp32
 //   log-sum-exp: 2q + 4kv + 2o + 4 heads; the output projection's input is
-//   that output (a view: the kernels write [b, s, heads, d]).
+//   that output (a view: the kernels write [b, s, heads, d]). Attention with
+//   its scores in memory (BLOOM, GPT-J: Model::hf_eager_scores) also keeps,
+//   per score element (each query against every key of its head), softmax's
+//   fp32 output and the bf16 probabilities: 6 bytes (4 in fp32 training).
 // MLP: gated: gate 2f (SiLU's input), SiLU's output 2f, up 2f, product 2f
 //   (down_proj's input) = 8f; two-matrix: up 2f, activation 2f = 4f, or 10f
 //   for a composite GELU in bf16 (NewGELUActivation saves its input, tanh's
@@ -97,6 +100,14 @@ double gemm_inputs(const NormSave& n, int gemms) { return n.once + n.per_gemm * 
 
 namespace {
 
+// transformers' attention with its scores in memory (Model::hf_eager_scores:
+// BloomAttention, GPTJAttention._attn) computes the whole square, each
+// query against all seq_length keys of each head on this rank: score
+// elements per token.
+double score_elems(const Attention& at, const Training& t, const ParallelPlan& p) {
+    return static_cast<double>(at.heads) / p.tp * static_cast<double>(t.seq_length) / p.cp;
+}
+
 // torch.compile (training.compile) of a dense decoder layer: AOTAutograd's
 // min-cut partitioner (torch/_functorch/partitioners.py
 // min_cut_rematerialization_partition) saves the fewest bytes from which the
@@ -107,7 +118,8 @@ namespace {
 // key, value, output and log-sum-exp, and the MLP's up (and gate) outputs;
 // a GPT-style layer's dropout masks (random ops are not recomputed). The
 // casts of the weights are recomputed too: no cached bf16 copies.
-void compiled_layer(EagerLayerLedger& l, const Model& m, const LayerKind& k, double h, double residual, double el) {
+void compiled_layer(EagerLayerLedger& l, const Model& m, const LayerKind& k, double h, double residual, double el,
+                    double scores) {
     const Attention& at = k.attention;
     const Mlp& mlp = k.mlp;
     const double q = static_cast<double>(at.heads) * static_cast<double>(at.head_dim);
@@ -117,6 +129,10 @@ void compiled_layer(EagerLayerLedger& l, const Model& m, const LayerKind& k, dou
     const bool dropout = mlp.kind == MlpKind::dense && mlp.act != Activation::relu2 && m.dropout_on();
     l.add("the layer's input (the residual) and the output projection's output", residual * h + el * h);
     l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
+    // Attention with its scores in memory: the partitioner keeps one of the
+    // square tensors between the two matmuls (the bf16 probabilities the
+    // second one takes, from which softmax's backward runs).
+    if (m.hf_eager_scores) l.add("attention probabilities", el * scores);
     l.add(mlp.kind == MlpKind::gated ? "gate and up outputs" : "up output", (mlp.kind == MlpKind::gated ? 2 : 1) * el * f);
     if (dropout) l.add("dropout masks", 2 * h);
 }
@@ -131,7 +147,7 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
     const double h = static_cast<double>(m.hidden);
     if (t.compile && k.mixer == MixerKind::attention && !k.is_moe() && k.mlp.kind != MlpKind::none) {
         l.input_bytes_per_token = (autocast || fp32 ? 4.0 : 2.0) * h;
-        compiled_layer(l, m, k, h, l.input_bytes_per_token / h, el);
+        compiled_layer(l, m, k, h, l.input_bytes_per_token / h, el, score_elems(k.attention, t, p));
         return l;
     }
     const NormSave norm = norm_save(m.norm, h, autocast, fp32);
@@ -149,6 +165,12 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
         l.add("attention projections' inputs", gemm_inputs(norm, proj));
         if (at.qk_norm) l.add("qk-norm: fp32 upcasts and normalised copies", (el == 4 ? 8.0 : 6.0) * (q + kv));
         l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
+        // Scores in memory: softmax's fp32 output (SoftmaxBackward0 keeps
+        // its result) and the bf16 probabilities the second matmul keeps (one
+        // tensor in fp32 training).
+        if (m.hf_eager_scores)
+            l.add("attention scores: fp32 softmax output, bf16 probabilities",
+                  (fp32 ? 4.0 : 6.0) * score_elems(at, t, p));
         if (at.output_gate) l.add("output gate: sigmoid output, gated output", el * (q + o));
         if (dropout) l.add("attention output dropout mask", h);
     } else if (k.mixer != MixerKind::none) {

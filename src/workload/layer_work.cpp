@@ -210,7 +210,12 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         // (4 + 4), masked_fill (4 + 4), softmax in fp32 (4 + 4), .to(bf16)
         // (4 + 2), the probabilities read by bmm (2): 40 against the fused
         // kernel's 9 above; five kernels against two. attention_dropout is
-        // BloomConfig's 0.0: none.
+        // BloomConfig's 0.0: none. GPT-J's GPTJAttention._attn (modeling_gptj.py)
+        // is priced the same: q and k cast to fp32 (the matmul's autocast
+        // casts them back), the matmul writes bf16 scores (2), divided by the
+        // scale (2 + 2), plus the fp32 causal mask (2 + 4, writes 4), softmax
+        // (4 + 4), .to(bf16) (4 + 2), read by the second matmul (2): 32, an
+        // over-count of 8; attn_pdrop is GPTJConfig's 0.0.
         attn_mem = score_elems * (2 + 2 + 4 + 8 + 8 + 8 + 6 + 2);
         kernels += 3;
     }

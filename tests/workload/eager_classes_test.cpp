@@ -2,6 +2,7 @@
 // autocast): the bytes workload/eager_traffic.cpp and head_work.cpp put in
 // each class for a Llama-3.2-1B layer and head, and the time
 // cost/device_time.cpp charges for them on an H200, against hand counts.
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "lostflops/catalog.h"
 #include "lostflops/job.h"
 #include "test_util.h"
+#include "workload/eager_ledger.h"
 #include "workload/host_ops.h"
 #include "workload/layer_work.h"
 
@@ -189,6 +191,29 @@ TEST(EagerClasses, BloomAttentionKeepsItsScores) {
     // The host: LayerNorm 1 x 2, residual adds 2, BloomAttention's 24
     // operators, the MLP's linear, bloom_gelu_forward's composite 8, linear.
     EXPECT_DOUBLE_EQ(host_ops(hf.model, hf.training, hf.plan).layer_fwd, 2 + 2 + 24 + 10);
+    // Memory: each score element keeps softmax's fp32 output and the bf16
+    // probabilities, 6 bytes, 4 x 512 of them a token (the whole square);
+    // compiled, the bf16 probabilities (2); 4 in fp32 training.
+    const auto saved_scores = [](const Job& j) {
+        const EagerLayerLedger l = eager_layer_ledger(j.model, j.model.layer(0), j.training, j.plan);
+        for (int i = 0; i < l.count; ++i)
+            if (const std::string what = l.entries[static_cast<size_t>(i)].what;
+                what.find("attention scores") == 0 || what.find("attention probabilities") == 0)
+                return l.entries[static_cast<size_t>(i)].bytes_per_token;
+        return 0.0;
+    };
+    EXPECT_DOUBLE_EQ(saved_scores(hf), 6.0 * 4 * 512);
+    EXPECT_DOUBLE_EQ(saved_scores(compiled), 2.0 * 4 * 512);
+    const Job fp32 = job_of("hf", ", precision: fp32");
+    EXPECT_DOUBLE_EQ(saved_scores(fp32), 4.0 * 4 * 512);
+    // GPT-J's attention has no SDPA path either (GPTJAttention._attn).
+    const Job gptj = parse_job("model: {model_type: gptj, n_layer: 2, n_embd: 256, n_head: 4, vocab_size: 1000}\n"
+                               "cluster: {gpu: h200-sxm, num_gpus: 1}\n"
+                               "training: {seq_length: 512, global_batch_size: 1, micro_batch_size: 1, framework: hf}\n"
+                               "parallel: {zero: 0, recompute: none}\n",
+                               "gptj.yaml");
+    EXPECT_TRUE(layer_work(gptj.model, gptj.training, gptj.plan).unfused);
+    EXPECT_DOUBLE_EQ(saved_scores(gptj), 6.0 * 4 * 512);
 }
 
 // A Qwen3-MoE-like layer (hidden 256, 8 experts of width 128) under autocast:
