@@ -133,11 +133,12 @@ struct NasBlock {
 // block_configs, one entry per layer (model_blocks.cpp); nullopt when absent.
 std::optional<std::vector<NasBlock>> read_block_configs(YamlSection& s, int L, int64_t hidden, int heads);
 
-// Positions, rotary's share, eager scores and block dropout into `m`, whose
+// Positions, rotary's share, eager scores (a config asking for eager
+// attention is said in `notes`) and block dropout into `m`, whose
 // hidden size is set (model_positions.cpp). family_known: `fam` is a row of
 // kFamilies; typed: the config gives a model_type (known or not);
 // head_dim: the attention's, when it has one.
 void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool family_known, bool typed,
-                    std::optional<int64_t> head_dim, Model& m);
+                    std::optional<int64_t> head_dim, Model& m, std::vector<Model::NotModelled>& notes);
 
 }  // namespace lostflops

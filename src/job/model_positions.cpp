@@ -2,18 +2,21 @@
 // attention and blocks a family fixes: learned position embeddings (GPT-2's
 // wpe, OPT's offset table) and OPT's narrower embeddings; rotary's share of
 // each head's q and k (Model::rotary_share); whether transformers keeps the
-// attention scores in memory (Model::hf_eager_scores); and dropout after
+// attention scores in memory (Model::hf_eager_scores: the family's, or the
+// config's attn_implementation); and dropout after
 // each block (Model::block_dropout). Sources: each family's
 // configuration_<family>.py defaults, cited in model_families.h.
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "job/model_layers.h"
 
 namespace lostflops {
 
 void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool family_known, bool typed,
-                    std::optional<int64_t> head_dim, Model& m) {
+                    std::optional<int64_t> head_dim, Model& m, std::vector<Model::NotModelled>& notes) {
     // Learned positions and OPT's narrower embeddings (Model::positions, embed_dim).
     const auto n_positions = s.int_opt("n_positions", 1, 100'000'000);
     const auto max_positions = s.int_opt("max_position_embeddings", 1, 100'000'000);
@@ -40,6 +43,23 @@ void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool fami
     if (fam.positions != PositionRule::none || s.bool_or("alibi", false)) rotary = 0.0;
     if (rotary) m.rotary_share = *rotary;
     m.hf_eager_scores = fam.eager_scores;
+    // The attention a saved config asks transformers for: attn_implementation
+    // (and the older _attn_implementation), read by PretrainedConfig into
+    // _attn_implementation_internal and honoured by from_pretrained unless
+    // it is given another (configuration_utils.py); InternLM2's remote code
+    // picks its attention class by it. "eager" is the modelling file's own
+    // attention with its scores in memory, priced as the families that have
+    // no other (BLOOM's chain; layer_work.cpp); the others are fused kernels.
+    for (const char* key : {"attn_implementation", "_attn_implementation"}) {
+        const auto impl = s.str_opt(key);
+        if (!impl || *impl != "eager" || m.hf_eager_scores) continue;
+        m.hf_eager_scores = true;
+        notes.push_back({key,
+                         "'eager': transformers runs this model's own attention with its scores in memory (framework "
+                         "hf prices it so); set model." + std::string(key) + ": sdpa for SDPA, as from_pretrained(..., "
+                         "attn_implementation=\"sdpa\") does",
+                         Model::NotModelled::Kind::assumed});
+    }
 
     // Dropout after each block (Model::block_dropout): the config's own
     // probability where it gives one, else its family's default; a model

@@ -327,7 +327,7 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
                                                   "layer is costed", drop)});
 
     // Positions, rotary's share, attention's scores and block dropout (model_positions.cpp).
-    read_positions(s, r, fam, found != nullptr, !model_type.empty(), head_dim, m);
+    read_positions(s, r, fam, found != nullptr, !model_type.empty(), head_dim, m, notes);
 
     // Keys known to change the cost that are not modelled: read, and noted.
     for (const auto& row : kModelKeys)

@@ -64,6 +64,26 @@ TEST(ModelFamilies, NullMeansAbsent) {
     for (int i = 0; i < full.model.layers; ++i) EXPECT_EQ(full.model.layer(i).attention.chunk, 0) << i;
 }
 
+TEST(ModelFamilies, ConfigAskingForEagerAttentionKeepsItsScores) {
+    // A saved config's attn_implementation (or the older _attn_implementation,
+    // as SmolLM's config.json has it) is honoured by transformers'
+    // from_pretrained: "eager" keeps the scores in memory, and is said.
+    const std::string shape = R"("model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688)";
+    const Job eager = from_config("{" + shape + R"(, "_attn_implementation": "eager"})", "eager");
+    EXPECT_TRUE(eager.model.hf_eager_scores);
+    const auto* n = note(eager.model, "_attn_implementation");
+    ASSERT_NE(n, nullptr);
+    EXPECT_NE(n->why.find("model._attn_implementation: sdpa"), std::string::npos) << n->why;
+    EXPECT_TRUE(from_config("{" + shape + R"(, "attn_implementation": "eager"})", "eager2").model.hf_eager_scores);
+    for (const char* fused : {"sdpa", "flash_attention_2"}) {
+        const Job j = from_config("{" + shape + R"(, "attn_implementation": ")" + fused + R"("})", fused);
+        EXPECT_FALSE(j.model.hf_eager_scores) << fused;
+        EXPECT_EQ(note(j.model, "attn_implementation"), nullptr) << fused;
+    }
+    EXPECT_FALSE(from_config("{" + shape + "}", "plain").model.hf_eager_scores);
+}
+
 TEST(ModelFamilies, UnknownModelTypeIsReadLlamaLikeAndSaid) {
     const Job j = from_config(R"({"model_type": "somebody_new", "hidden_size": 256, "num_hidden_layers": 2,
         "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688})", "unknown");
