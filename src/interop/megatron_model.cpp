@@ -162,7 +162,10 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
     // one): the published Megatron GPT runs (data/published) launch GELU
     // models with rope, and their fused rotary kernel is inside the
     // per-kernel overhead fitted on them (calibration kernel_overhead_us).
-    const std::string positions = f.str("position-embedding-type").value_or(f.has("use-rotary-position-embeddings") ? "rope" : "");
+    // Megatron's validate_args sets rope wherever the legacy flag is given,
+    // whatever --position-embedding-type says ("Legacy RoPE arguments").
+    const std::string positions =
+        f.has("use-rotary-position-embeddings") ? "rope" : f.str("position-embedding-type").value_or("");
     const std::vector<std::string> position_types = {"learned_absolute", "rope", "mrope", "yarn", "relative", "none"};
     if (!positions.empty() && std::find(position_types.begin(), position_types.end(), positions) == position_types.end())
         throw InputError(f.source(), "--position-embedding-type",

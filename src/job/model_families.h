@@ -51,6 +51,14 @@ enum class SsmRule : uint8_t {
              // i % expert_layer_period == expert_layer_offset, a gated MLP elsewhere (modeling_jamba.py)
 };
 
+// The attention transformers runs for the family (Model::hf_eager_scores;
+// a config's attn_implementation changes it, model_positions.cpp).
+enum class ScoresRule : uint8_t {
+    sdpa,           // SDPA by default (the attention-interface families)
+    eager_default,  // its own eager attention, or flash_attention_2 when asked (GPT-J; InternLM2's remote code)
+    eager_only,     // its own eager attention, no other path (BLOOM)
+};
+
 struct ModelFamily {
     const char* model_type;
     bool tied = true;               // tie_word_embeddings when absent
@@ -91,7 +99,7 @@ struct ModelFamily {
     // family's configuration class default (Model::rotary_share).
     double rotary = 1;
     int rotary_dim = 0;  // the same in dims of a head (GPTJConfig rotary_dim 64); 0: `rotary` applies
-    bool eager_scores = false;  // transformers' attention keeps its scores in memory (Model::hf_eager_scores)
+    ScoresRule scores = ScoresRule::sdpa;  // where transformers' attention keeps its scores (Model::hf_eager_scores)
 };
 
 // A job without `model_type` (a hand-written model): Hugging Face
@@ -163,14 +171,14 @@ inline constexpr ModelFamily kFamilies[] = {
     // its _attn keeps the scores in memory.
     {.model_type = "gptj", .tied = false, .norm = NormKind::layer_bias, .norms = 1, .mlp = MlpRule::dense,
      .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new", .rotary_dim = 64,
-     .eager_scores = true},
+     .scores = ScoresRule::eager_default},
     // BLOOM (modeling_bloom.py): fused query_key_value, every linear layer
     // biased, dense_h_to_4h fixed at 4 x hidden, tanh-approximated GELU
     // (bloom_gelu_forward), ALiBi; the word_embeddings_layernorm (2 x hidden) is not counted;
     // BloomAttention computes its scores with baddbmm (no SDPA path).
     {.model_type = "bloom", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new", .positions = PositionRule::alibi,
-     .eager_scores = true},
+     .scores = ScoresRule::eager_only},
     // OPT (modeling_opt.py): every projection biased (enable_bias default
     // true), ReLU MLP of ffn_dim, learned positions with an offset of 2,
     // embeddings of word_embed_proj_dim with project_in/project_out.
@@ -211,8 +219,10 @@ inline constexpr ModelFamily kFamilies[] = {
     // experts of intermediate_size), DeepSeek-MoE (DeepseekMoE), DeciLM /
     // Nemotron-NAS (per-layer block_configs: job/model_blocks.cpp).
     {.model_type = "baichuan", .tied = false, .mlp = MlpRule::gated, .fused_qkv = true},
+    // InternLM2's remote InternLM2Config falls back to attn_implementation
+    // "eager" (its classes: eager and flash_attention_2, no SDPA).
     {.model_type = "internlm2", .tied = false, .mlp = MlpRule::gated, .bias = BiasRule::attn_by_bias_key,
-     .fused_qkv = true},
+     .fused_qkv = true, .scores = ScoresRule::eager_default},
     {.model_type = "exaone", .tied = false, .mlp = MlpRule::gated, .act_key = "activation_function"},
     {.model_type = "minicpm", .tied = true, .mlp = MlpRule::gated, .experts_use_ffn = true},
     {.model_type = "deepseek", .tied = false, .mlp = MlpRule::gated},

@@ -42,23 +42,33 @@ void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool fami
         rotary = fam.rotary_dim > 0 && head_dim ? std::min(1.0, fam.rotary_dim / static_cast<double>(*head_dim)) : fam.rotary;
     if (fam.positions != PositionRule::none || s.bool_or("alibi", false)) rotary = 0.0;
     if (rotary) m.rotary_share = *rotary;
-    m.hf_eager_scores = fam.eager_scores;
-    // The attention a saved config asks transformers for: attn_implementation
-    // (and the older _attn_implementation), read by PretrainedConfig into
-    // _attn_implementation_internal and honoured by from_pretrained unless
-    // it is given another (configuration_utils.py); InternLM2's remote code
-    // picks its attention class by it. "eager" is the modelling file's own
-    // attention with its scores in memory, priced as the families that have
-    // no other (BLOOM's chain; layer_work.cpp); the others are fused kernels.
+    // The attention transformers runs (Model::hf_eager_scores): the
+    // family's, unless the config asks for another by attn_implementation
+    // (or _attn_implementation, PretrainedConfig's property: a hand-made
+    // config may give it). PretrainedConfig reads either into
+    // _attn_implementation_internal and from_pretrained honours it unless
+    // given another (configuration_utils.py; transformers 4.36 to 4.57's
+    // from_dict dropped a saved attn_implementation, 5.x keeps it); InternLM2's
+    // remote code picks its attention class by it. "eager" is the modelling
+    // file's own attention with its scores in memory, priced as BLOOM's
+    // (layer_work.cpp); another name is a fused kernel, but for a family with
+    // no other path (BLOOM). A mapping (5.x: one per sub-config) is left to
+    // the family. Said only as read: it matters under framework hf alone.
+    m.hf_eager_scores = fam.scores != ScoresRule::sdpa;
     for (const char* key : {"attn_implementation", "_attn_implementation"}) {
-        const auto impl = s.str_opt(key);
-        if (!impl || *impl != "eager" || m.hf_eager_scores) continue;
-        m.hf_eager_scores = true;
-        notes.push_back({key,
-                         "'eager': transformers runs this model's own attention with its scores in memory (framework "
-                         "hf prices it so); set model." + std::string(key) + ": sdpa for SDPA, as from_pretrained(..., "
-                         "attn_implementation=\"sdpa\") does",
-                         Model::NotModelled::Kind::assumed});
+        if (!s.has(key)) continue;
+        const YAML::Node v = s.raw(key);
+        if (!v.IsScalar()) continue;
+        const bool eager = v.Scalar() == "eager";
+        if (eager == m.hf_eager_scores || fam.scores == ScoresRule::eager_only) continue;
+        m.hf_eager_scores = eager;
+        notes.push_back(
+            {key,
+             eager ? "'eager': transformers runs this model's own attention, its scores in memory; framework hf "
+                     "prices it so (set model." + std::string(key) + ": sdpa to price SDPA)"
+                   : "'" + v.Scalar() + "': transformers runs a fused attention kernel in place of this family's "
+                     "eager attention; framework hf prices it so",
+             Model::NotModelled::Kind::ignored});
     }
 
     // Dropout after each block (Model::block_dropout): the config's own

@@ -101,11 +101,11 @@ double gemm_inputs(const NormSave& n, int gemms) { return n.once + n.per_gemm * 
 namespace {
 
 // transformers' attention with its scores in memory (Model::hf_eager_scores:
-// BloomAttention, GPTJAttention._attn) computes the whole square, each
-// query against all seq_length keys of each head on this rank: score
-// elements per token.
+// BloomAttention, GPTJAttention._attn, eager_attention_forward) computes
+// the whole square, each query against all seq_length keys of each head on
+// this rank: score elements per token.
 double score_elems(const Attention& at, const Training& t, const ParallelPlan& p) {
-    return static_cast<double>(at.heads) / p.tp * static_cast<double>(t.seq_length) / p.cp;
+    return static_cast<double>(at.heads) / p.tp * static_cast<double>(t.seq_length);
 }
 
 // torch.compile (training.compile) of a dense decoder layer: AOTAutograd's
@@ -129,10 +129,10 @@ void compiled_layer(EagerLayerLedger& l, const Model& m, const LayerKind& k, dou
     const bool dropout = mlp.kind == MlpKind::dense && mlp.act != Activation::relu2 && m.dropout_on();
     l.add("the layer's input (the residual) and the output projection's output", residual * h + el * h);
     l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
-    // Attention with its scores in memory: the partitioner keeps one of the
-    // square tensors between the two matmuls (the bf16 probabilities the
-    // second one takes, from which softmax's backward runs).
-    if (m.hf_eager_scores) l.add("attention probabilities", el * scores);
+    // Attention with its scores in memory: the partitioner never recomputes
+    // a matmul, so it keeps the first one's bf16 scores (and per-row max and
+    // sum, negligible) and recomputes softmax and the probabilities.
+    if (m.hf_eager_scores) l.add("attention scores (the first matmul's output)", el * scores);
     l.add(mlp.kind == MlpKind::gated ? "gate and up outputs" : "up output", (mlp.kind == MlpKind::gated ? 2 : 1) * el * f);
     if (dropout) l.add("dropout masks", 2 * h);
 }
@@ -164,13 +164,19 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
         l.add("attention norm: input and normalised copy", norm.saved);
         l.add("attention projections' inputs", gemm_inputs(norm, proj));
         if (at.qk_norm) l.add("qk-norm: fp32 upcasts and normalised copies", (el == 4 ? 8.0 : 6.0) * (q + kv));
-        l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
-        // Scores in memory: softmax's fp32 output (SoftmaxBackward0 keeps
-        // its result) and the bf16 probabilities the second matmul keeps (one
-        // tensor in fp32 training).
-        if (m.hf_eager_scores)
+        if (m.hf_eager_scores && !t.xla) {
+            // Eager attention: the matmuls keep their operands, key and value
+            // repeated to every head (repeat_kv's copies under GQA): query,
+            // key and value at q, q and o wide, and the output the output
+            // projection takes; no log-sum-exp. Per score element softmax's
+            // fp32 output (SoftmaxBackward0 keeps its result) and the bf16
+            // probabilities the second matmul keeps (one tensor in fp32).
+            l.add("eager attention: query, repeated key and value, output", el * (2 * q + 2 * o));
             l.add("attention scores: fp32 softmax output, bf16 probabilities",
                   (fp32 ? 4.0 : 6.0) * score_elems(at, t, p));
+        } else {
+            l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
+        }
         if (at.output_gate) l.add("output gate: sigmoid output, gated output", el * (q + o));
         if (dropout) l.add("attention output dropout mask", h);
     } else if (k.mixer != MixerKind::none) {

@@ -124,7 +124,9 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         // dropout, view, bmm, view, permute, reshape, dense: 24 against the
         // 12 above. GPT-J's _attn and _merge_heads (to, to, matmul,
         // transpose, div, slice, add, softmax, to, dropout, matmul, permute,
-        // contiguous, view: 14 where SDPA's path has 3) are counted the same.
+        // contiguous, view: 14, where the count above has SDPA, transpose and
+        // reshape: 3) are counted the same, as is an eager attention a config
+        // asks for (attn_implementation).
         if (model.hf_eager_scores) fwd += 12;
         if (a.output_gate) fwd += 3;          // gate projection, sigmoid, mul
     }

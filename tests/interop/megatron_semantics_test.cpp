@@ -191,6 +191,11 @@ TEST(MegatronSemantics, RotaryIsThePositionEmbeddingTypesShare) {
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope --rotary-percent 0.5", &notes).model.rotary_share, 0.5);
     EXPECT_FALSE(note(notes, "--rotary-percent"));  // read, not an ignored flag
     EXPECT_DOUBLE_EQ(job_of("--use-rotary-position-embeddings --rotary-percent 0.25").model.rotary_share, 0.25);
+    // The legacy flag wins over the type, as Megatron's validate_args sets it.
+    std::vector<ImportNote> legacy;
+    EXPECT_DOUBLE_EQ(job_of("--position-embedding-type learned_absolute --use-rotary-position-embeddings "
+                            "--rotary-percent 0.5", &legacy).model.rotary_share, 0.5);
+    EXPECT_FALSE(note(legacy, "--rotary-percent"));
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope").model.rotary_share, -1.0);
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope --rotary-percent 1.0").model.rotary_share, -1.0);
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type learned_absolute --rotary-percent 0.5").model.rotary_share, -1.0);

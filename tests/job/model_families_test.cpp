@@ -65,15 +65,17 @@ TEST(ModelFamilies, NullMeansAbsent) {
 }
 
 TEST(ModelFamilies, ConfigAskingForEagerAttentionKeepsItsScores) {
-    // A saved config's attn_implementation (or the older _attn_implementation,
-    // as SmolLM's config.json has it) is honoured by transformers'
-    // from_pretrained: "eager" keeps the scores in memory, and is said.
+    // A config's attn_implementation (or PretrainedConfig's property
+    // _attn_implementation, as a hand-made config may give it) is what
+    // transformers runs: "eager" keeps the scores in memory, and is said (as
+    // read, not as a guess: --strict lets it through).
     const std::string shape = R"("model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
         "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688)";
     const Job eager = from_config("{" + shape + R"(, "_attn_implementation": "eager"})", "eager");
     EXPECT_TRUE(eager.model.hf_eager_scores);
     const auto* n = note(eager.model, "_attn_implementation");
     ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->kind, Model::NotModelled::Kind::ignored);
     EXPECT_NE(n->why.find("model._attn_implementation: sdpa"), std::string::npos) << n->why;
     EXPECT_TRUE(from_config("{" + shape + R"(, "attn_implementation": "eager"})", "eager2").model.hf_eager_scores);
     for (const char* fused : {"sdpa", "flash_attention_2"}) {
@@ -82,6 +84,23 @@ TEST(ModelFamilies, ConfigAskingForEagerAttentionKeepsItsScores) {
         EXPECT_EQ(note(j.model, "attn_implementation"), nullptr) << fused;
     }
     EXPECT_FALSE(from_config("{" + shape + "}", "plain").model.hf_eager_scores);
+    // transformers 5's mapping (one per sub-config) is left to the family.
+    EXPECT_FALSE(from_config("{" + shape + R"(, "attn_implementation": {"text_config": "eager"}})", "map")
+                     .model.hf_eager_scores);
+    // Families whose own attention keeps its scores: InternLM2's remote code
+    // (eager unless flash_attention_2 is asked for), GPT-J; BLOOM has no
+    // other path, whatever the config says.
+    const std::string internlm = R"("model_type": "internlm2", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000, "intermediate_size": 688)";
+    EXPECT_TRUE(from_config("{" + internlm + "}", "internlm").model.hf_eager_scores);
+    const Job flash = from_config("{" + internlm + R"(, "attn_implementation": "flash_attention_2"})", "internlm_fa");
+    EXPECT_FALSE(flash.model.hf_eager_scores);
+    ASSERT_NE(note(flash.model, "attn_implementation"), nullptr);
+    const std::string bloom = R"("model_type": "bloom", "hidden_size": 256, "n_layer": 2, "n_head": 4,
+        "vocab_size": 1000)";
+    const Job bloom_sdpa = from_config("{" + bloom + R"(, "attn_implementation": "sdpa"})", "bloom_sdpa");
+    EXPECT_TRUE(bloom_sdpa.model.hf_eager_scores);
+    EXPECT_EQ(note(bloom_sdpa.model, "attn_implementation"), nullptr);
 }
 
 TEST(ModelFamilies, UnknownModelTypeIsReadLlamaLikeAndSaid) {
