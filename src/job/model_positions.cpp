@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "job/did_you_mean.h"
 #include "job/model_layers.h"
 
 namespace lostflops {
@@ -60,6 +61,18 @@ void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool fami
         const YAML::Node v = s.raw(key);
         if (!v.IsScalar()) continue;
         const bool eager = v.Scalar() == "eager";
+        // transformers' names (modeling_utils.py; 5.x also takes a hub
+        // kernel repository, "org/name", and "paged|" variants); another
+        // value is read as a fused kernel, and said.
+        const std::vector<std::string> known = {"eager", "sdpa", "flash_attention_2", "flash_attention_3",
+                                                "flex_attention"};
+        const std::string base = v.Scalar().rfind("paged|", 0) == 0 ? v.Scalar().substr(6) : v.Scalar();
+        if (std::find(known.begin(), known.end(), base) == known.end() && base.find('/') == std::string::npos)
+            notes.push_back({key,
+                             "'" + v.Scalar() + "' is not an attention transformers names (eager, sdpa, "
+                             "flash_attention_2, flash_attention_3, flex_attention, or a kernel repository "
+                             "'org/name'); read as a fused kernel" + did_you_mean(v.Scalar(), known),
+                             Model::NotModelled::Kind::assumed});
         if (eager == m.hf_eager_scores || fam.scores == ScoresRule::eager_only) continue;
         m.hf_eager_scores = eager;
         notes.push_back(

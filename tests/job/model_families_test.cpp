@@ -84,6 +84,15 @@ TEST(ModelFamilies, ConfigAskingForEagerAttentionKeepsItsScores) {
         EXPECT_EQ(note(j.model, "attn_implementation"), nullptr) << fused;
     }
     EXPECT_FALSE(from_config("{" + shape + "}", "plain").model.hf_eager_scores);
+    // A name transformers does not know is read as a fused kernel and said,
+    // with the nearest name; a kernel repository is a fused kernel.
+    const Job typo = from_config("{" + shape + R"(, "attn_implementation": "EAGER"})", "typo");
+    EXPECT_FALSE(typo.model.hf_eager_scores);
+    ASSERT_NE(note(typo.model, "attn_implementation"), nullptr);
+    EXPECT_NE(note(typo.model, "attn_implementation")->why.find("did you mean `eager`"), std::string::npos);
+    const Job hub = from_config("{" + shape + R"(, "attn_implementation": "kernels-community/flash-attn3"})", "hub");
+    EXPECT_FALSE(hub.model.hf_eager_scores);
+    EXPECT_EQ(note(hub.model, "attn_implementation"), nullptr);
     // transformers 5's mapping (one per sub-config) is left to the family.
     EXPECT_FALSE(from_config("{" + shape + R"(, "attn_implementation": {"text_config": "eager"}})", "map")
                      .model.hf_eager_scores);
