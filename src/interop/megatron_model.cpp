@@ -162,15 +162,16 @@ int megatron_model(const MegatronArgs& f, JobDraft& d, std::vector<ImportNote>& 
     // one): the published Megatron GPT runs (data/published) launch GELU
     // models with rope, and their fused rotary kernel is inside the
     // per-kernel overhead fitted on them (calibration kernel_overhead_us).
-    // Megatron's validate_args sets rope wherever the legacy flag is given,
-    // whatever --position-embedding-type says ("Legacy RoPE arguments").
-    const std::string positions =
-        f.has("use-rotary-position-embeddings") ? "rope" : f.str("position-embedding-type").value_or("");
+    // The type is checked as argparse's choices check it; then Megatron's
+    // validate_args sets rope wherever the legacy flag is given, whatever
+    // the type says ("Legacy RoPE arguments").
+    const std::string given_type = f.str("position-embedding-type").value_or("");
     const std::vector<std::string> position_types = {"learned_absolute", "rope", "mrope", "yarn", "relative", "none"};
-    if (!positions.empty() && std::find(position_types.begin(), position_types.end(), positions) == position_types.end())
+    if (!given_type.empty() && std::find(position_types.begin(), position_types.end(), given_type) == position_types.end())
         throw InputError(f.source(), "--position-embedding-type",
-                         "'" + positions + "': expected learned_absolute, rope, mrope, yarn, relative or none" +
-                             did_you_mean(positions, position_types));
+                         "'" + given_type + "': expected learned_absolute, rope, mrope, yarn, relative or none" +
+                             did_you_mean(given_type, position_types));
+    const std::string positions = f.has("use-rotary-position-embeddings") ? "rope" : given_type;
     const bool rotates = positions == "rope" || positions == "mrope" || positions == "yarn";
     if (rotates) {
         const double share = f.str("rotary-percent") ? number_in(*f.str("rotary-percent"), f.source(), "--rotary-percent", 0, 1) : 1.0;

@@ -55,7 +55,7 @@ enum class SsmRule : uint8_t {
 // a config's attn_implementation changes it, model_positions.cpp).
 enum class ScoresRule : uint8_t {
     sdpa,           // SDPA by default (the attention-interface families)
-    eager_default,  // its own eager attention, or flash_attention_2 when asked (GPT-J; InternLM2's remote code)
+    eager_default,  // its own eager attention, or flash_attention_2 when named (GPT-J; InternLM2's remote code)
     eager_only,     // its own eager attention, no other path (BLOOM)
 };
 

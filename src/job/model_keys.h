@@ -181,7 +181,7 @@ inline constexpr ModelKeyRow kModelKeys[] = {
     {"pretraining_tp", KeyUse::ignored, "the slicing of a checkpoint's linear layers, not the model's shape"},
     {"_from_model_config", KeyUse::ignored, model_key_notes::kMeta},
     {"_attn_implementation", KeyUse::read, "= attn_implementation (PretrainedConfig's property; hand-made configs give it)"},
-    {"attn_implementation", KeyUse::read, "the attention transformers runs: eager keeps the scores in memory (framework hf); others are fused kernels"},
+    {"attn_implementation", KeyUse::read, "the attention transformers runs: eager keeps the scores in memory (framework hf); another name is a fused kernel where the family has it"},
     {"dtype", KeyUse::ignored, model_key_notes::kFormat},
     {"tokenizer_class", KeyUse::ignored, model_key_notes::kMeta},
     {"unk_token_id", KeyUse::ignored, model_key_notes::kMeta},

@@ -16,6 +16,73 @@
 
 namespace lostflops {
 
+namespace {
+
+// The attention transformers runs (Model::hf_eager_scores): the family's,
+// unless the config names another. PretrainedConfig pops attn_implementation
+// into _attn_implementation_internal, then sets the rest of the keys, so a
+// _attn_implementation (its property; transformers never saves it, a
+// hand-made config may give it) wins; from_pretrained honours the result
+// unless given another (configuration_utils.py; 4.36 to 4.57's from_dict
+// dropped a saved attn_implementation, 5.x keeps it). Names
+// (modeling_utils.py): eager, sdpa, flash_attention_2/3/4, flex_attention, a
+// kernel repository "org/name", "paged|" variants and 4.5x's *_paged ones.
+// "eager" is the modelling file's own attention, its scores in memory,
+// priced as BLOOM's (layer_work.cpp); a fused name where the family has it
+// (SDPA families: any; GPT-J and InternLM2's remote code: flash_attention_2;
+// BLOOM: none), else the family's own, as transformers refuses the name. A
+// mapping (5.x: one per sub-config) is left to the family. Said as read,
+// one warning: it changes the price under framework hf alone.
+void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model& m,
+                                   std::vector<Model::NotModelled>& notes) {
+    m.hf_eager_scores = fam.scores != ScoresRule::sdpa;
+    std::optional<std::string> name;
+    const char* key = nullptr;
+    for (const char* k : {"attn_implementation", "_attn_implementation"}) {
+        if (!s.has(k)) continue;
+        const YAML::Node v = s.raw(k);
+        if (!v.IsScalar()) continue;
+        if (name && *name != v.Scalar())
+            notes.push_back({"attn_implementation",
+                             "'" + *name + "' is overridden by _attn_implementation '" + v.Scalar() +
+                                 "', as PretrainedConfig sets it after",
+                             Model::NotModelled::Kind::ignored});
+        name = v.Scalar();
+        key = k;
+    }
+    if (!name) return;
+    const std::string base = name->rfind("paged|", 0) == 0 ? name->substr(6) : *name;
+    const bool eager = base == "eager" || base == "eager_paged";
+    const std::vector<std::string> known = {"eager", "sdpa", "flash_attention_2", "flash_attention_3",
+                                            "flash_attention_4", "flex_attention", "sdpa_paged", "eager_paged",
+                                            "paged_attention"};
+    const bool named = std::find(known.begin(), known.end(), base) != known.end() || base.find('/') != std::string::npos;
+    const bool fused_here = fam.scores == ScoresRule::sdpa ||
+                            (fam.scores == ScoresRule::eager_default && base == "flash_attention_2");
+    std::string why;
+    if (!named)
+        why = "'" + *name + "' is not an attention transformers names (eager, sdpa, flash_attention_2/3/4, "
+              "flex_attention, a kernel repository 'org/name'); read as " +
+              (fused_here ? std::string("a fused kernel") : "this family's own attention") + did_you_mean(*name, known);
+    if (eager && !m.hf_eager_scores) {
+        m.hf_eager_scores = true;
+        why = "'" + *name + "': transformers runs this model's own attention, its scores in memory; framework hf "
+              "prices it so (set model." + key + ": sdpa to price SDPA)";
+    } else if (!eager && m.hf_eager_scores) {
+        if (fused_here && named) {
+            m.hf_eager_scores = false;
+            why = "'" + *name + "': transformers runs a fused attention kernel in place of this family's eager "
+                  "attention; framework hf prices it so";
+        } else if (named) {
+            why = "'" + *name + "': transformers has no such attention for this family (it refuses the name); "
+                  "priced as the family's own eager attention";
+        }
+    }
+    if (!why.empty()) notes.push_back({key, why, Model::NotModelled::Kind::ignored});
+}
+
+}  // namespace
+
 void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool family_known, bool typed,
                     std::optional<int64_t> head_dim, Model& m, std::vector<Model::NotModelled>& notes) {
     // Learned positions and OPT's narrower embeddings (Model::positions, embed_dim).
@@ -43,46 +110,7 @@ void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool fami
         rotary = fam.rotary_dim > 0 && head_dim ? std::min(1.0, fam.rotary_dim / static_cast<double>(*head_dim)) : fam.rotary;
     if (fam.positions != PositionRule::none || s.bool_or("alibi", false)) rotary = 0.0;
     if (rotary) m.rotary_share = *rotary;
-    // The attention transformers runs (Model::hf_eager_scores): the
-    // family's, unless the config asks for another by attn_implementation
-    // (or _attn_implementation, PretrainedConfig's property: a hand-made
-    // config may give it). PretrainedConfig reads either into
-    // _attn_implementation_internal and from_pretrained honours it unless
-    // given another (configuration_utils.py; transformers 4.36 to 4.57's
-    // from_dict dropped a saved attn_implementation, 5.x keeps it); InternLM2's
-    // remote code picks its attention class by it. "eager" is the modelling
-    // file's own attention with its scores in memory, priced as BLOOM's
-    // (layer_work.cpp); another name is a fused kernel, but for a family with
-    // no other path (BLOOM). A mapping (5.x: one per sub-config) is left to
-    // the family. Said only as read: it matters under framework hf alone.
-    m.hf_eager_scores = fam.scores != ScoresRule::sdpa;
-    for (const char* key : {"attn_implementation", "_attn_implementation"}) {
-        if (!s.has(key)) continue;
-        const YAML::Node v = s.raw(key);
-        if (!v.IsScalar()) continue;
-        const bool eager = v.Scalar() == "eager";
-        // transformers' names (modeling_utils.py; 5.x also takes a hub
-        // kernel repository, "org/name", and "paged|" variants); another
-        // value is read as a fused kernel, and said.
-        const std::vector<std::string> known = {"eager", "sdpa", "flash_attention_2", "flash_attention_3",
-                                                "flex_attention"};
-        const std::string base = v.Scalar().rfind("paged|", 0) == 0 ? v.Scalar().substr(6) : v.Scalar();
-        if (std::find(known.begin(), known.end(), base) == known.end() && base.find('/') == std::string::npos)
-            notes.push_back({key,
-                             "'" + v.Scalar() + "' is not an attention transformers names (eager, sdpa, "
-                             "flash_attention_2, flash_attention_3, flex_attention, or a kernel repository "
-                             "'org/name'); read as a fused kernel" + did_you_mean(v.Scalar(), known),
-                             Model::NotModelled::Kind::assumed});
-        if (eager == m.hf_eager_scores || fam.scores == ScoresRule::eager_only) continue;
-        m.hf_eager_scores = eager;
-        notes.push_back(
-            {key,
-             eager ? "'eager': transformers runs this model's own attention, its scores in memory; framework hf "
-                     "prices it so (set model." + std::string(key) + ": sdpa to price SDPA)"
-                   : "'" + v.Scalar() + "': transformers runs a fused attention kernel in place of this family's "
-                     "eager attention; framework hf prices it so",
-             Model::NotModelled::Kind::ignored});
-    }
+    read_attention_implementation(s, fam, m, notes);
 
     // Dropout after each block (Model::block_dropout): the config's own
     // probability where it gives one, else its family's default; a model

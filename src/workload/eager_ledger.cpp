@@ -25,9 +25,12 @@
 //   (autocast casts the fp32 rotary outputs), its output and the fp32
 //   log-sum-exp: 2q + 4kv + 2o + 4 heads; the output projection's input is
 //   that output (a view: the kernels write [b, s, heads, d]). Attention with
-//   its scores in memory (BLOOM, GPT-J: Model::hf_eager_scores) also keeps,
-//   per score element (each query against every key of its head), softmax's
-//   fp32 output and the bf16 probabilities: 6 bytes (4 in fp32 training).
+//   its scores in memory (Model::hf_eager_scores: BLOOM, GPT-J, InternLM2, a
+//   config's eager) keeps in place of SDPA's tensors its matmuls' operands,
+//   key and value repeated to every head under GQA (2q + 2o), no
+//   log-sum-exp, and per score element (each query against every key of its
+//   head) softmax's fp32 output and the bf16 probabilities: 6 bytes (4 in
+//   fp32 training).
 // MLP: gated: gate 2f (SiLU's input), SiLU's output 2f, up 2f, product 2f
 //   (down_proj's input) = 8f; two-matrix: up 2f, activation 2f = 4f, or 10f
 //   for a composite GELU in bf16 (NewGELUActivation saves its input, tanh's

@@ -196,6 +196,7 @@ TEST(MegatronSemantics, RotaryIsThePositionEmbeddingTypesShare) {
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type learned_absolute --use-rotary-position-embeddings "
                             "--rotary-percent 0.5", &legacy).model.rotary_share, 0.5);
     EXPECT_FALSE(note(legacy, "--rotary-percent"));
+    EXPECT_THROW(job_of("--position-embedding-type learnedd --use-rotary-position-embeddings"), InputError);
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope").model.rotary_share, -1.0);
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type rope --rotary-percent 1.0").model.rotary_share, -1.0);
     EXPECT_DOUBLE_EQ(job_of("--position-embedding-type learned_absolute --rotary-percent 0.5").model.rotary_share, -1.0);

@@ -109,7 +109,36 @@ TEST(ModelFamilies, ConfigAskingForEagerAttentionKeepsItsScores) {
         "vocab_size": 1000)";
     const Job bloom_sdpa = from_config("{" + bloom + R"(, "attn_implementation": "sdpa"})", "bloom_sdpa");
     EXPECT_TRUE(bloom_sdpa.model.hf_eager_scores);
-    EXPECT_EQ(note(bloom_sdpa.model, "attn_implementation"), nullptr);
+    ASSERT_NE(note(bloom_sdpa.model, "attn_implementation"), nullptr);
+    EXPECT_NE(note(bloom_sdpa.model, "attn_implementation")->why.find("refuses the name"), std::string::npos);
+    const Job bloom_typo = from_config("{" + bloom + R"(, "attn_implementation": "EAGER"})", "bloom_typo");
+    EXPECT_TRUE(bloom_typo.model.hf_eager_scores);
+    EXPECT_NE(note(bloom_typo.model, "attn_implementation")->why.find("this family's own attention"),
+              std::string::npos);
+    // GPT-J has eager and flash_attention_2 only: sdpa keeps its eager
+    // attention (transformers refuses the name), flash_attention_2 clears it.
+    const std::string gptj = R"("model_type": "gptj", "n_embd": 256, "n_layer": 2, "n_head": 4, "vocab_size": 1000)";
+    EXPECT_TRUE(from_config("{" + gptj + R"(, "attn_implementation": "sdpa"})", "gptj_sdpa").model.hf_eager_scores);
+    EXPECT_FALSE(from_config("{" + gptj + R"(, "attn_implementation": "flash_attention_2"})", "gptj_fa")
+                     .model.hf_eager_scores);
+    // Both keys, disagreeing: _attn_implementation wins (PretrainedConfig
+    // sets it after popping attn_implementation), and the other is said.
+    const Job both = from_config("{" + shape + R"(, "attn_implementation": "eager", "_attn_implementation": "sdpa"})",
+                                 "both");
+    EXPECT_FALSE(both.model.hf_eager_scores);
+    ASSERT_NE(note(both.model, "attn_implementation"), nullptr);
+    EXPECT_NE(note(both.model, "attn_implementation")->why.find("overridden"), std::string::npos);
+    EXPECT_EQ(note(both.model, "_attn_implementation"), nullptr);
+    // paged| variants: their base name.
+    EXPECT_TRUE(from_config("{" + shape + R"(, "attn_implementation": "paged|eager"})", "paged").model.hf_eager_scores);
+    // Every note is a warning as read, never refused by --strict: it changes
+    // the price under framework hf alone.
+    for (const Job* j : {&eager, &typo, &flash, &bloom_sdpa, &both})
+        for (const auto& x : *j->model.not_modelled) {
+            if (x.key.find("attn_implementation") != std::string::npos) {
+                EXPECT_EQ(x.kind, Model::NotModelled::Kind::ignored) << x.key;
+            }
+        }
 }
 
 TEST(ModelFamilies, UnknownModelTypeIsReadLlamaLikeAndSaid) {

@@ -206,6 +206,23 @@ TEST(EagerClasses, BloomAttentionKeepsItsScores) {
     EXPECT_DOUBLE_EQ(saved_scores(compiled), 2.0 * 4 * 512);
     const Job fp32 = job_of("hf", ", precision: fp32");
     EXPECT_DOUBLE_EQ(saved_scores(fp32), 4.0 * 4 * 512);
+    // Llama-3.2-1B's layer (32 heads and 8 key/value heads of 64) asking for
+    // eager attention: its matmuls keep query and key and value repeated to
+    // all 32 heads, and the output projection its input, 2 x (2 x 2,048 +
+    // 2 x 2,048) bytes a token where SDPA's keeps 2 x (2,048 + 2 x 512 +
+    // 2,048) + 4 x 32; and 6 x 32 x 1,024 of scores.
+    const auto entry = [](const Job& j, const std::string& prefix) {
+        const EagerLayerLedger l = eager_layer_ledger(j.model, j.model.layer(0), j.training, j.plan);
+        for (int i = 0; i < l.count; ++i)
+            if (std::string(l.entries[static_cast<size_t>(i)].what).find(prefix) == 0)
+                return l.entries[static_cast<size_t>(i)].bytes_per_token;
+        return 0.0;
+    };
+    const Job sdpa = test::h200_llama1b(1024), llama_eager = test::h200_llama1b(1024, {"model.attn_implementation=eager"});
+    EXPECT_DOUBLE_EQ(entry(llama_eager, "eager attention"), 2.0 * (2 * 2048 + 2 * 2048));
+    EXPECT_DOUBLE_EQ(entry(llama_eager, "SDPA"), 0.0);
+    EXPECT_DOUBLE_EQ(entry(sdpa, "SDPA"), 2.0 * (2048 + 2 * 512 + 2048) + 4 * 32);
+    EXPECT_DOUBLE_EQ(saved_scores(llama_eager), 6.0 * 32 * 1024);
     // GPT-J's attention has no SDPA path either (GPTJAttention._attn).
     const Job gptj = parse_job("model: {model_type: gptj, n_layer: 2, n_embd: 256, n_head: 4, vocab_size: 1000}\n"
                                "cluster: {gpu: h200-sxm, num_gpus: 1}\n"
