@@ -1,6 +1,7 @@
 // The model reader's internals shared by its files (model_read.cpp: the
 // shapes; model_layers.cpp: which kind each layer is; model_blocks.cpp:
-// Nemotron-NAS blocks; model_positions.cpp: positions, rotary, dropout).
+// Nemotron-NAS blocks; model_positions.cpp: positions, rotary, the attention
+// transformers runs, dropout).
 // Internal to src/job.
 #pragma once
 

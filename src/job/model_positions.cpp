@@ -31,8 +31,8 @@ namespace {
 // priced as BLOOM's (layer_work.cpp); a fused name where the family has it
 // (SDPA families: any; GPT-J and InternLM2's remote code: flash_attention_2;
 // BLOOM: none), else the family's own, as transformers refuses the name. A
-// mapping (5.x: one per sub-config) is left to the family. Said as read,
-// one warning: it changes the price under framework hf alone.
+// mapping (5.x: one per sub-config) is left to the family, and said. Said
+// as read, one warning: it changes the price under framework hf alone.
 void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model& m,
                                    std::vector<Model::NotModelled>& notes) {
     m.hf_eager_scores = fam.scores != ScoresRule::sdpa;
@@ -41,7 +41,12 @@ void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model
     for (const char* k : {"attn_implementation", "_attn_implementation"}) {
         if (!s.has(k)) continue;
         const YAML::Node v = s.raw(k);
-        if (!v.IsScalar()) continue;
+        if (!v.IsScalar()) {
+            notes.push_back({k, "not a name (transformers 5 takes one per sub-config): not read; the family's "
+                                "attention is priced",
+                             Model::NotModelled::Kind::ignored});
+            continue;
+        }
         if (name && *name != v.Scalar())
             notes.push_back({"attn_implementation",
                              "'" + *name + "' is overridden by _attn_implementation '" + v.Scalar() +

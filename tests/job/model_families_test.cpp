@@ -93,9 +93,10 @@ TEST(ModelFamilies, ConfigAskingForEagerAttentionKeepsItsScores) {
     const Job hub = from_config("{" + shape + R"(, "attn_implementation": "kernels-community/flash-attn3"})", "hub");
     EXPECT_FALSE(hub.model.hf_eager_scores);
     EXPECT_EQ(note(hub.model, "attn_implementation"), nullptr);
-    // transformers 5's mapping (one per sub-config) is left to the family.
-    EXPECT_FALSE(from_config("{" + shape + R"(, "attn_implementation": {"text_config": "eager"}})", "map")
-                     .model.hf_eager_scores);
+    // transformers 5's mapping (one per sub-config) is left to the family, and said.
+    const Job map = from_config("{" + shape + R"(, "attn_implementation": {"text_config": "eager"}})", "map");
+    EXPECT_FALSE(map.model.hf_eager_scores);
+    EXPECT_NE(note(map.model, "attn_implementation"), nullptr);
     // Families whose own attention keeps its scores: InternLM2's remote code
     // (eager unless flash_attention_2 is asked for), GPT-J; BLOOM has no
     // other path, whatever the config says.
