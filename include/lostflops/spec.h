@@ -170,6 +170,11 @@ struct Training {
     bool causal_flops = false;  // count attention FLOPs halved (causal convention)
     Framework framework = Framework::megatron_core;
     bool framework_auto = false;  // `framework: auto` (default): chosen from the job's source
+    // framework auto, the job's source naming no stack, on a model read from
+    // a Hugging Face config (model.hf_config, or a config's model_type or
+    // architectures inline): the Megatron default was taken for a model that
+    // is as often trained in eager PyTorch (job_warnings says so).
+    bool framework_guessed_for_hf_model = false;
     Optimizer optimizer = Optimizer::adam;
     bool optimizer_auto = false;  // `optimizer: auto` (default): adam for every framework
     // `optimizer_kernel: auto` (default): foreach on the PyTorch stacks (fsdp,

@@ -73,7 +73,14 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     if (job.training.attention_auto)
         job.training.attention = job.training.precision == Precision::fp32 && !sdpa ? AttentionKernel::unfused
                                                                                    : default_attention(cited);
-    if (job.training.framework_auto) job.training.framework = default_framework(cited, job.training.attention);
+    if (job.training.framework_auto) {
+        job.training.framework = default_framework(cited, job.training.attention);
+        // A model read from a Hugging Face config: const lookups, which never insert.
+        const YAML::Node model = top.raw("model");
+        const bool hf_model =
+            model.IsMap() && (model["hf_config"] || model["model_type"] || model["architectures"]);
+        job.training.framework_guessed_for_hf_model = hf_model && !framework_in_source(cited);
+    }
     // optimizer_kernel: auto, resolved with the framework: torch.optim's AdamW
     // runs foreach by default on CUDA tensors (torch/optim/optimizer.py
     // _default_to_fused_or_foreach; fused is opt-in), which a Hugging Face
@@ -163,7 +170,7 @@ AttentionKernel default_attention(const std::string& cited_source) {
     return AttentionKernel::flash;
 }
 
-Framework default_framework(const std::string& cited_source, AttentionKernel attention) {
+std::optional<Framework> framework_in_source(const std::string& cited_source) {
     std::string low;
     for (char ch : cited_source) low += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     const auto has = [&low](const char* w) { return low.find(w) != std::string::npos; };
@@ -171,6 +178,11 @@ Framework default_framework(const std::string& cited_source, AttentionKernel att
     if (has("megatron-deepspeed") || has("megatron deepspeed")) return Framework::megatron_lm;
     if (has("deepspeed")) return Framework::deepspeed;
     if (has("megatron-core") || has("mcore")) return Framework::megatron_core;
+    return std::nullopt;
+}
+
+Framework default_framework(const std::string& cited_source, AttentionKernel attention) {
+    if (const auto named = framework_in_source(cited_source)) return *named;
     if (attention == AttentionKernel::unfused) return Framework::megatron_lm;
     return Framework::megatron_core;
 }

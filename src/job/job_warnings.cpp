@@ -213,6 +213,21 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           "and 1 only; the real run would refuse this plan",
                                           p.zero, p.pp));
 
+    // The stack is the largest choice an estimate makes for a one-node job,
+    // and `auto` could not read it off the job: a Hugging Face model is as
+    // often trained in eager PyTorch (Trainer, accelerate, a plain loop) as
+    // under Megatron; the stacks' kernels and host operators: docs/job-file.md
+    // "Frameworks".
+    if (t.framework_guessed_for_hf_model && !nodes)
+        warn("training.framework",
+             fmt::format("not given: priced as {} (Megatron's fused kernels), the default when the job's source "
+                         "names no stack. A transformers model trained in eager PyTorch (Trainer, accelerate or a "
+                         "plain loop) is framework hf: eager norms, rotary and casts through fp32 and half again as "
+                         "many host operators, often much slower on one {} (--set training.framework=hf prices it so). "
+                         "Say which stack runs it: training.framework hf, fsdp, deepspeed, megatron-core or "
+                         "megatron-lm",
+                         to_string(t.framework), node));
+
     return out;
 }
 

@@ -136,5 +136,47 @@ TEST(JobWarnings, TrainTokensAreUsedByTheRunModel) {
     EXPECT_TRUE(job_warnings(default_job()).empty());  // the default job sets nothing in vain
 }
 
+// A Llama-3.2-1B config.json inline (its model_type, as the Hub file has it)
+// on one H200, its stack not said.
+std::string hf_model_job(const std::string& extra_top = "") {
+    return extra_top + R"(model:
+  model_type: llama
+  hidden_size: 2048
+  intermediate_size: 8192
+  num_hidden_layers: 16
+  num_attention_heads: 32
+  num_key_value_heads: 8
+  vocab_size: 128256
+  hidden_act: silu
+  tie_word_embeddings: true
+cluster: {gpu: h200-sxm, num_gpus: 1}
+training: {seq_length: 2048, global_batch_size: 8, micro_batch_size: 8}
+parallel: {}
+)";
+}
+
+TEST(JobWarnings, StackGuessedForAHuggingFaceModelOnOneNode) {
+    const auto with = [](const std::string& text, const std::vector<std::string>& sets = {}) {
+        const Job job = parse_job(text, "hf.yaml", sets);
+        return std::make_pair(job.training.framework, warning(job_warnings(job), "training.framework"));
+    };
+    // Not said: Megatron-Core is taken, and the warning names it and hf.
+    const auto [fw, m] = with(hf_model_job());
+    EXPECT_EQ(fw, Framework::megatron_core);
+    EXPECT_TRUE(has(m, "not given") && has(m, "megatron-core") && has(m, "framework=hf") && has(m, "one node")) << m;
+    // Said, or named by the job's source: no warning.
+    EXPECT_EQ(with(hf_model_job(), {"training.framework=hf"}).second, "");
+    EXPECT_EQ(with(hf_model_job(), {"training.framework=megatron-core"}).second, "");
+    EXPECT_EQ(with(hf_model_job("source: torchtitan Llama 3 recipe\n")).second, "");
+    // Over two nodes (a Megatron-Bridge or torchtitan run more likely): none.
+    EXPECT_EQ(with(hf_model_job(), {"cluster.num_gpus=16", "cluster.gpus_per_node=8",
+                                    "cluster.inter_node={bandwidth_GBps: 50, latency_us: 5}",
+                                    "training.global_batch_size=128"})
+                  .second,
+              "");
+    // A model not read from a Hugging Face config (the small job's hand-written keys): none.
+    EXPECT_EQ(warning(warnings_of({"cluster.num_gpus=8", "parallel.pp=1"}), "training.framework"), "");
+}
+
 }  // namespace
 }  // namespace lostflops
