@@ -193,10 +193,16 @@ struct Model {
     // model): all of them in a layer with a gated MLP (Llama-like), none in
     // a two-matrix one (GPT-3-like): rotary_in says which.
     double rotary_share = -1;
-    // transformers computes this model's attention with its scores in memory
-    // and no SDPA path (BLOOM's BloomAttention: baddbmm with the ALiBi bias,
-    // fp32 softmax, bmm): framework hf prices it unfused (workload/layer_work.cpp).
+    // transformers computes this model's attention with its scores in memory:
+    // its family's own attention (BLOOM's baddbmm with the ALiBi bias, fp32
+    // softmax, bmm; GPT-J's and InternLM2's eager default), or its config's
+    // attn_implementation "eager" (job/model_positions.cpp); framework hf
+    // prices it unfused, its scores in the ledger (spec.h
+    // hf_attention_keeps_scores, where training.attention may override it).
     bool hf_eager_scores = false;
+    // transformers has no fused attention for this model (BLOOM: no SDPA or
+    // flash path), so that training.attention: flash cannot clear the above.
+    bool hf_eager_only = false;
     // Dropout after each block in training, in models whose blocks have it
     // (a two-matrix MLP: GPT-2-era code; workload/layer_work.cpp): 1 on, 0 off
     // (a config.json's resid_pdrop, hidden_dropout, residual_dropout or
@@ -210,8 +216,9 @@ struct Model {
     // --strict: an error). assumed: the reader had to guess (a model_type it
     // does not know, read as a named family; --strict: an error). ignored: the
     // key disagrees with another that the family's reference code reads
-    // instead, and is left out as that code leaves it out (a warning, never an
-    // error: the model is what the reference builds).
+    // instead, and is left out as that code leaves it out, or it changes the
+    // price under framework hf alone (attn_implementation) and is said as
+    // read (a warning, never an error: the model is what the reference builds).
     struct NotModelled {
         enum class Kind : uint8_t { not_modelled, assumed, ignored };
         std::string key;  // as given: "vision_config", "attn_logit_softcapping"

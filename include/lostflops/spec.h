@@ -212,6 +212,22 @@ inline bool masked_square_attention(const Training& t) {
     return t.framework == Framework::hf && t.compile && !t.xla;
 }
 
+// Whether transformers computes the attention with its scores in memory
+// under framework hf (eager PyTorch or compiled, not XLA): the model's own
+// (Model::hf_eager_scores: its family, or its config's attn_implementation),
+// unless training.attention says otherwise: `unfused` is
+// attn_implementation="eager"; `flash` a fused kernel (sdpa, or
+// flash_attention_2 for GPT-J and InternLM2's remote code), where transformers
+// has one for the model (not BLOOM: Model::hf_eager_only; job_warnings says
+// so). from_pretrained's attn_implementation argument wins over the config's
+// likewise (transformers modeling_utils.py). False under other frameworks.
+inline bool hf_attention_keeps_scores(const Model& m, const Training& t) {
+    if (t.framework != Framework::hf || t.xla) return false;
+    if (!t.attention_auto && t.attention == AttentionKernel::unfused) return true;
+    if (!t.attention_auto && t.attention == AttentionKernel::flash && !m.hf_eager_only) return false;
+    return m.hf_eager_scores;
+}
+
 // An explicit placement of layers on the virtual pipeline stages (Megatron-LM
 // --pipeline-model-parallel-layout, megatron/core/transformer/
 // pipeline_parallel_layer_layout.py): stages in model order (virtual stage

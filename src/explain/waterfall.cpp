@@ -48,8 +48,10 @@ std::vector<WaterfallStep> mfu_waterfall(const Job& job, const Calibration& cal,
         steps.push_back(WaterfallStep{key, name, 100.0 * s / step, s});
     };
     add("gemm", "GEMM efficiency (kernels, tile/wave quantisation, stage imbalance)", gemm_s - ideal_gemm);
-    add("attention", job.training.attention == AttentionKernel::unfused ? "attention kernels (unfused softmax path)"
-                                                                          : "attention kernel efficiency",
+    add("attention",
+        job.training.attention == AttentionKernel::unfused || hf_attention_keeps_scores(job.model, job.training)
+            ? "attention kernels (unfused softmax path)"
+            : "attention kernel efficiency",
         attn_s - ideal_attn);
     for (const WallInfo& w : kWalls)
         if (w.seconds != &Breakdown::compute_s) add(w.waterfall_key, w.words, bd.*w.seconds);

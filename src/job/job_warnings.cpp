@@ -213,6 +213,19 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           "and 1 only; the real run would refuse this plan",
                                           p.zero, p.pp));
 
+    // training.attention said under framework hf is from_pretrained's
+    // attn_implementation (spec.h hf_attention_keeps_scores): said where it
+    // changes the model's own attention, or cannot.
+    if (t.framework == Framework::hf && !t.attention_auto && t.attention == AttentionKernel::flash &&
+        m.hf_eager_scores && !t.xla)
+        warn("training.attention",
+             m.hf_eager_only
+                 ? std::string("flash: transformers has no fused attention for this model (it refuses sdpa and "
+                               "flash_attention_2); priced as its own eager attention, scores in memory")
+                 : std::string("flash: priced as a fused kernel (from_pretrained's attn_implementation sdpa or "
+                               "flash_attention_2) in place of the model's own eager attention, which keeps its "
+                               "scores in memory (its family's default or its config's attn_implementation)"));
+
     // The stack is the largest choice an estimate makes for a one-node job,
     // and `auto` could not read it off the job: a Hugging Face model is as
     // often trained in eager PyTorch (Trainer, accelerate, a plain loop) as

@@ -36,6 +36,7 @@ namespace {
 void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model& m,
                                    std::vector<Model::NotModelled>& notes) {
     m.hf_eager_scores = fam.scores != ScoresRule::sdpa;
+    m.hf_eager_only = fam.scores == ScoresRule::eager_only;
     std::optional<std::string> name;
     const char* key = nullptr;
     for (const char* k : {"attn_implementation", "_attn_implementation"}) {

@@ -103,8 +103,8 @@ double gemm_inputs(const NormSave& n, int gemms) { return n.once + n.per_gemm * 
 
 namespace {
 
-// transformers' attention with its scores in memory (Model::hf_eager_scores:
-// BloomAttention, GPTJAttention._attn, eager_attention_forward) computes
+// transformers' attention with its scores in memory (spec.h
+// hf_attention_keeps_scores: BloomAttention, GPTJAttention._attn, eager_attention_forward) computes
 // the whole square, each query against all seq_length keys of each head on
 // this rank: score elements per token.
 double score_elems(const Attention& at, const Training& t, const ParallelPlan& p) {
@@ -120,7 +120,8 @@ double score_elems(const Attention& at, const Training& t, const ParallelPlan& p
 // middle of the layer is recomputed from the two), the attention's query,
 // key, value, output and log-sum-exp, and the MLP's up (and gate) outputs;
 // a GPT-style layer's dropout masks (random ops are not recomputed). The
-// casts of the weights are recomputed too: no cached bf16 copies.
+// casts of the weights are recomputed too: no cached bf16 copies. `scores`:
+// the attention's score elements per token where it keeps them, else 0.
 void compiled_layer(EagerLayerLedger& l, const Model& m, const LayerKind& k, double h, double residual, double el,
                     double scores) {
     const Attention& at = k.attention;
@@ -135,7 +136,7 @@ void compiled_layer(EagerLayerLedger& l, const Model& m, const LayerKind& k, dou
     // Attention with its scores in memory: the partitioner never recomputes
     // a matmul, so it keeps the first one's bf16 scores (and per-row max and
     // sum, negligible) and recomputes softmax and the probabilities.
-    if (m.hf_eager_scores) l.add("attention scores (the first matmul's output)", el * scores);
+    if (scores > 0) l.add("attention scores (the first matmul's output)", el * scores);
     l.add(mlp.kind == MlpKind::gated ? "gate and up outputs" : "up output", (mlp.kind == MlpKind::gated ? 2 : 1) * el * f);
     if (dropout) l.add("dropout masks", 2 * h);
 }
@@ -150,7 +151,8 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
     const double h = static_cast<double>(m.hidden);
     if (t.compile && k.mixer == MixerKind::attention && !k.is_moe() && k.mlp.kind != MlpKind::none) {
         l.input_bytes_per_token = (autocast || fp32 ? 4.0 : 2.0) * h;
-        compiled_layer(l, m, k, h, l.input_bytes_per_token / h, el, score_elems(k.attention, t, p));
+        compiled_layer(l, m, k, h, l.input_bytes_per_token / h, el,
+                       hf_attention_keeps_scores(m, t) ? score_elems(k.attention, t, p) : 0.0);
         return l;
     }
     const NormSave norm = norm_save(m.norm, h, autocast, fp32);
@@ -167,7 +169,7 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
         l.add("attention norm: input and normalised copy", norm.saved);
         l.add("attention projections' inputs", gemm_inputs(norm, proj));
         if (at.qk_norm) l.add("qk-norm: fp32 upcasts and normalised copies", (el == 4 ? 8.0 : 6.0) * (q + kv));
-        if (m.hf_eager_scores && !t.xla) {
+        if (hf_attention_keeps_scores(m, t)) {
             // Eager attention: the matmuls keep their operands, key and value
             // repeated to every head (repeat_kv's copies under GQA): query,
             // key and value at q, q and o wide, and the output the output

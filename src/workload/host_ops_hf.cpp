@@ -118,7 +118,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         if (rotary > 0) fwd += 16;
         if (rotary > 0 && rotary < 1) fwd += 6;
         fwd += 4;                             // SDPA, transpose, reshape, o_proj
-        // BloomAttention.forward (Model::hf_eager_scores): alibi.to, the
+        // BloomAttention.forward (spec.h hf_attention_keeps_scores): alibi.to, the
         // fused linear, reshape, split, transpose/permute and reshape of q,
         // k and v (6), baddbmm, view, float, mul, masked_fill, softmax, to,
         // dropout, view, bmm, view, permute, reshape, dense: 24 against the
@@ -127,7 +127,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         // contiguous, view: 14, where the count above has SDPA, transpose and
         // reshape: 3) are counted the same, as is an eager attention a config
         // asks for (attn_implementation).
-        if (model.hf_eager_scores) fwd += 12;
+        if (hf_attention_keeps_scores(model, t)) fwd += 12;
         if (a.output_gate) fwd += 3;          // gate projection, sigmoid, mul
     }
     fwd += mlp_ops(k.mlp);

@@ -91,10 +91,10 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double ffn_width = mg.ffn_width;  // MLP width a token passes through (experts: top-k and shared)
 
     // Mixer core, forward FLOPs executed on this GPU.
-    // transformers' attention with its scores in memory (Model::hf_eager_scores)
+    // transformers' attention with its scores in memory (spec.h hf_attention_keeps_scores)
     // is unfused under framework hf, compiled or not (Inductor fuses the
     // chain between the two GEMMs but keeps the scores).
-    const bool hf_scores = softmax && tr.framework == Framework::hf && m.hf_eager_scores && !tr.xla;
+    const bool hf_scores = softmax && hf_attention_keeps_scores(m, tr);
     w.unfused = softmax && (tr.attention == AttentionKernel::unfused || hf_scores);
     w.selective_core = softmax;
     if (softmax) {
