@@ -106,7 +106,12 @@ void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool fami
     // positions or ALiBi (BLOOM, Falcon's alibi). A hand-written model that
     // gives none keeps -1.
     std::optional<double> rotary = s.num_opt("partial_rotary_factor", 0, 1);
-    if (const auto nested = s.num_opt("rope_parameters.partial_rotary_factor", 0, 1); !rotary) rotary = nested;
+    if (const auto nested = s.num_opt("rope_parameters.partial_rotary_factor", 0, 1); !rotary)
+        rotary = nested;
+    else if (nested && *nested != *rotary)  // two values: the one left out is said, not passed over
+        notes.push_back({"rope_parameters.partial_rotary_factor",
+                         fmt::format("{:g} disagrees with partial_rotary_factor {:g}, which is read", *nested, *rotary),
+                         Model::NotModelled::Kind::ignored});
     if (const auto pct = s.num_opt("rotary_pct", 0, 1); !rotary) rotary = pct;
     const auto rotary_dim = s.int_opt("rotary_dim", 0, kMaxSize);
     if (rotary_dim && head_dim && *rotary_dim > *head_dim)

@@ -80,7 +80,8 @@ TEST(HfAttention, FlashClearsAFamilysEagerAttentionWhereItHasAFusedOne) {
     // BLOOM has none: flash is said and its eager attention kept.
     const Job bloom = hf_job(kBloom, "bloom_flash", "flash");
     EXPECT_TRUE(hf_attention_keeps_scores(bloom.model, bloom.training));
-    EXPECT_TRUE(has(warning(bloom, "training.attention"), "no fused attention")) << warning(bloom, "training.attention");
+    const std::string said = warning(bloom, "training.attention");
+    EXPECT_TRUE(has(said, "no fused attention")) << said;
     EXPECT_DOUBLE_EQ(estimate(bloom, cal).step_time_s, estimate(hf_job(kBloom, "bloom_auto", "auto"), cal).step_time_s);
 }
 

@@ -70,6 +70,18 @@ TEST(RotaryShare, ReadFromTheConfigOrItsFamily) {
     // transformers 5's saved configs nest it in rope_parameters.
     EXPECT_DOUBLE_EQ(share_of({"model.rope_parameters={rope_type: default, partial_rotary_factor: 0.4}"}), 0.4);
     EXPECT_DOUBLE_EQ(share_of({"model.rope_parameters={partial_rotary_factor: 0.4}", "model.rotary_pct=0.5"}), 0.4);
+    // Both given: the outer is read, and a nested one that disagrees is said.
+    const auto nested_note = [](const Job& j) {
+        for (const auto& w : model_warnings(j.model))
+            if (w.key == "model.rope_parameters.partial_rotary_factor") return w.message;
+        return std::string();
+    };
+    const Job both = neox({"model.partial_rotary_factor=0.5", "model.rope_parameters={partial_rotary_factor: 0.4}"});
+    EXPECT_DOUBLE_EQ(both.model.rotary_share, 0.5);
+    EXPECT_NE(nested_note(both).find("0.4 disagrees with partial_rotary_factor 0.5"), std::string::npos)
+        << nested_note(both);
+    const Job agree = neox({"model.partial_rotary_factor=0.4", "model.rope_parameters={partial_rotary_factor: 0.4}"});
+    EXPECT_EQ(nested_note(agree), "");
     EXPECT_NE(test::error_of([] { neox({"model.rotary_dim=256"}); }).find("rotary_dim: 256 exceeds the head's 128"),
               std::string::npos);
     EXPECT_NE(test::error_of([] { neox({"model.rotary_pct=1.5"}); }).find("rotary_pct"), std::string::npos);
