@@ -200,9 +200,22 @@ struct Model {
     // prices it unfused, its scores in the ledger (spec.h
     // hf_attention_keeps_scores, where training.attention may override it).
     bool hf_eager_scores = false;
-    // transformers has no fused attention for this model (BLOOM: no SDPA or
-    // flash path), so that training.attention: flash cannot clear the above.
-    bool hf_eager_only = false;
+    // The fused attention transformers has for this model besides its eager
+    // one, which training.attention: flash asks for (spec.h
+    // hf_attention_keeps_scores): SDPA (the attention-interface families:
+    // any precision), flash_attention_2 alone (GPT-J, InternLM2's remote
+    // code: 16-bit inputs only), none (BLOOM).
+    enum class HfFused : uint8_t { sdpa, flash_attention_2, none };
+    HfFused hf_fused = HfFused::sdpa;
+    // That eager attention between its two matmuls, where it keeps its
+    // scores (job/model_families.h eager_score_bytes): bytes per score element
+    // forward under 16-bit autocast, and kernels beyond a fused softmax's two.
+    struct EagerChain {
+        uint8_t bytes = 32;
+        uint8_t kernels = 2;
+        bool operator==(const EagerChain&) const = default;
+    };
+    EagerChain hf_eager_chain;
     // Dropout after each block in training, in models whose blocks have it
     // (a two-matrix MLP: GPT-2-era code; workload/layer_work.cpp): 1 on, 0 off
     // (a config.json's resid_pdrop, hidden_dropout, residual_dropout or

@@ -216,15 +216,19 @@ inline bool masked_square_attention(const Training& t) {
 // under framework hf (eager PyTorch or compiled, not XLA): the model's own
 // (Model::hf_eager_scores: its family, or its config's attn_implementation),
 // unless training.attention says otherwise: `unfused` is
-// attn_implementation="eager"; `flash` a fused kernel (sdpa, or
-// flash_attention_2 for GPT-J and InternLM2's remote code), where transformers
-// has one for the model (not BLOOM: Model::hf_eager_only; job_warnings says
-// so). from_pretrained's attn_implementation argument wins over the config's
+// attn_implementation="eager"; `flash` a fused kernel where transformers has
+// one the job can run (Model::hf_fused: SDPA; flash_attention_2 with 16-bit
+// inputs; BLOOM none; job_warnings says when it cannot).
+// from_pretrained's attn_implementation argument wins over the config's
 // likewise (transformers modeling_utils.py). False under other frameworks.
+inline bool hf_fused_attention_runs(const Model& m, const Training& t) {
+    return m.hf_fused == Model::HfFused::sdpa ||
+           (m.hf_fused == Model::HfFused::flash_attention_2 && t.precision != Precision::fp32);
+}
 inline bool hf_attention_keeps_scores(const Model& m, const Training& t) {
     if (t.framework != Framework::hf || t.xla) return false;
     if (!t.attention_auto && t.attention == AttentionKernel::unfused) return true;
-    if (!t.attention_auto && t.attention == AttentionKernel::flash && !m.hf_eager_only) return false;
+    if (!t.attention_auto && t.attention == AttentionKernel::flash && hf_fused_attention_runs(m, t)) return false;
     return m.hf_eager_scores;
 }
 

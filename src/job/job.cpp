@@ -70,9 +70,13 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     const bool sdpa = !job.training.framework_auto && (job.training.framework == Framework::fsdp ||
                                                        job.training.framework == Framework::deepspeed ||
                                                        job.training.framework == Framework::hf);
+    // Under framework hf the model decides (spec.h hf_attention_keeps_scores:
+    // SDPA or its own eager attention), whatever the source's date.
+    const bool hf = !job.training.framework_auto && job.training.framework == Framework::hf;
     if (job.training.attention_auto)
-        job.training.attention = job.training.precision == Precision::fp32 && !sdpa ? AttentionKernel::unfused
-                                                                                   : default_attention(cited);
+        job.training.attention = hf                                                    ? AttentionKernel::flash
+                                 : job.training.precision == Precision::fp32 && !sdpa ? AttentionKernel::unfused
+                                                                                      : default_attention(cited);
     if (job.training.framework_auto) {
         job.training.framework = default_framework(cited, job.training.attention);
         // A model read from a Hugging Face config: const lookups, which never insert.

@@ -213,33 +213,49 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           "and 1 only; the real run would refuse this plan",
                                           p.zero, p.pp));
 
-    // training.attention said under framework hf is from_pretrained's
+    // training.attention: flash said under framework hf is from_pretrained's
     // attn_implementation (spec.h hf_attention_keeps_scores): said where it
-    // changes the model's own attention, or cannot.
+    // replaces the model's own eager attention, or cannot (`unfused`, eager,
+    // exists for every model and needs no word).
     if (t.framework == Framework::hf && !t.attention_auto && t.attention == AttentionKernel::flash &&
-        m.hf_eager_scores && !t.xla)
-        warn("training.attention",
-             m.hf_eager_only
-                 ? std::string("flash: transformers has no fused attention for this model (it refuses sdpa and "
-                               "flash_attention_2); priced as its own eager attention, scores in memory")
-                 : std::string("flash: priced as a fused kernel (from_pretrained's attn_implementation sdpa or "
-                               "flash_attention_2) in place of the model's own eager attention, which keeps its "
-                               "scores in memory (its family's default or its config's attn_implementation)"));
+        m.hf_eager_scores && !t.xla) {
+        if (hf_fused_attention_runs(m, t))
+            warn("training.attention", "flash: priced as a fused kernel (from_pretrained's attn_implementation sdpa "
+                                       "or flash_attention_2) in place of the model's own eager attention, which "
+                                       "keeps its scores in memory (its family's default or its config's "
+                                       "attn_implementation)");
+        else if (m.hf_fused == Model::HfFused::none)
+            warn("training.attention", "flash: transformers has no fused attention for this model (it refuses sdpa "
+                                       "and flash_attention_2); priced as its own eager attention, scores in memory");
+        else
+            warn("training.attention", "flash with precision fp32: this model's one fused attention is "
+                                       "flash_attention_2, which takes only bf16/fp16 inputs; priced as its own "
+                                       "eager attention, scores in memory");
+    }
 
     // The stack is the largest choice an estimate makes for a one-node job,
     // and `auto` could not read it off the job: a Hugging Face model is as
     // often trained in eager PyTorch (Trainer, accelerate, a plain loop) as
     // under Megatron; the stacks' kernels and host operators: docs/job-file.md
-    // "Frameworks".
-    if (t.framework_guessed_for_hf_model && !nodes)
+    // "Frameworks". Only where hf could price the job (job/validate.cpp
+    // hf_rules: torch's AdamW, no fp8, softmax attention; data parallelism,
+    // recompute none or full) and not on XLA.
+    bool hf_could = t.optimizer == Optimizer::adam && t.precision != Precision::fp8 && !t.xla && p.tp == 1 &&
+                    p.pp == 1 && p.cp == 1 && p.ep == 1 && p.recompute != Recompute::selective;
+    for (const LayerKind& k : m.kinds()) hf_could = hf_could && mixer_row(k.mixer).not_in_eager_ledger == nullptr;
+    if (t.framework_guessed_for_hf_model && !nodes && hf_could)
         warn("training.framework",
-             fmt::format("not given: priced as {} (Megatron's fused kernels), the default when the job's source "
-                         "names no stack. A transformers model trained in eager PyTorch (Trainer, accelerate or a "
-                         "plain loop) is framework hf: eager norms, rotary and casts through fp32 and half again as "
-                         "many host operators, often much slower on one {} (--set training.framework=hf prices it so). "
+             fmt::format("not given: priced as {} ({}), the default when the job's source names no stack this "
+                         "reader knows. A transformers model trained in eager PyTorch (Trainer, accelerate or a "
+                         "plain loop) is framework hf: eager norms, rotary and casts through fp32 and more host "
+                         "operators a layer, often much slower on one {} (--set training.framework=hf prices it so). "
                          "Say which stack runs it: training.framework hf, fsdp, deepspeed, megatron-core or "
                          "megatron-lm",
-                         to_string(t.framework), node));
+                         to_string(t.framework),
+                         t.framework == Framework::megatron_lm ? "Megatron-LM's legacy stack: its unfused softmax "
+                                                                 "attention, fused norms"
+                                                               : "Megatron-Core's fused kernels",
+                         node));
 
     return out;
 }

@@ -100,6 +100,16 @@ struct ModelFamily {
     double rotary = 1;
     int rotary_dim = 0;  // the same in dims of a head (GPTJConfig rotary_dim 64); 0: `rotary` applies
     ScoresRule scores = ScoresRule::sdpa;  // where transformers' attention keeps its scores (Model::hf_eager_scores)
+    // Its eager attention between the two matmuls (Model::hf_eager_chain,
+    // priced in workload/layer_work.cpp): bytes per score element forward
+    // under 16-bit autocast, and kernels beyond a fused softmax's two. 32 and
+    // 2: transformers' eager_attention_forward (matmul, * scaling, + the fp32
+    // causal mask, softmax in fp32, .to(bf16), matmul: 2 + 4 + 10 + 8 + 6 + 2)
+    // and GPT-J's _attn (/ scale_attn in place of * scaling), dropout p 0
+    // launching nothing (ATen Dropout.cpp _dropout_impl); BLOOM's 40 and 3
+    // on its row.
+    uint8_t eager_score_bytes = 32;
+    uint8_t eager_score_kernels = 2;
 };
 
 // A job without `model_type` (a hand-written model): Hugging Face
@@ -178,7 +188,7 @@ inline constexpr ModelFamily kFamilies[] = {
     // BloomAttention computes its scores with baddbmm (no SDPA path).
     {.model_type = "bloom", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new", .positions = PositionRule::alibi,
-     .scores = ScoresRule::eager_only},
+     .scores = ScoresRule::eager_only, .eager_score_bytes = 40, .eager_score_kernels = 3},
     // OPT (modeling_opt.py): every projection biased (enable_bias default
     // true), ReLU MLP of ffn_dim, learned positions with an offset of 2,
     // embeddings of word_embed_proj_dim with project_in/project_out.

@@ -36,7 +36,10 @@ namespace {
 void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model& m,
                                    std::vector<Model::NotModelled>& notes) {
     m.hf_eager_scores = fam.scores != ScoresRule::sdpa;
-    m.hf_eager_only = fam.scores == ScoresRule::eager_only;
+    m.hf_fused = fam.scores == ScoresRule::sdpa            ? Model::HfFused::sdpa
+                 : fam.scores == ScoresRule::eager_default ? Model::HfFused::flash_attention_2
+                                                           : Model::HfFused::none;
+    m.hf_eager_chain = {fam.eager_score_bytes, fam.eager_score_kernels};
     std::optional<std::string> name;
     const char* key = nullptr;
     for (const char* k : {"attn_implementation", "_attn_implementation"}) {
@@ -73,7 +76,7 @@ void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model
     if (eager && !m.hf_eager_scores) {
         m.hf_eager_scores = true;
         why = "'" + *name + "': transformers runs this model's own attention, its scores in memory; framework hf "
-              "prices it so (set model." + key + ": sdpa to price SDPA)";
+              "prices it so unless training.attention says flash (set model." + key + ": sdpa to price SDPA)";
     } else if (!eager && m.hf_eager_scores) {
         if (fused_here && named) {
             m.hf_eager_scores = false;
@@ -110,7 +113,9 @@ void read_positions(YamlSection& s, Reader& r, const ModelFamily& fam, bool fami
         rotary = nested;
     else if (nested && *nested != *rotary)  // two values: the one left out is said, not passed over
         notes.push_back({"rope_parameters.partial_rotary_factor",
-                         fmt::format("{:g} disagrees with partial_rotary_factor {:g}, which is read", *nested, *rotary),
+                         fmt::format("{:g} disagrees with partial_rotary_factor {:g}, which is read here (transformers' "
+                                     "own precedence varies by family and version)",
+                                     *nested, *rotary),
                          Model::NotModelled::Kind::ignored});
     if (const auto pct = s.num_opt("rotary_pct", 0, 1); !rotary) rotary = pct;
     const auto rotary_dim = s.int_opt("rotary_dim", 0, kMaxSize);

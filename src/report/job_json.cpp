@@ -109,6 +109,8 @@ nlohmann::json training_json(const Job& job) {
             {"train_tokens", t.train_tokens},
             {"attention", to_string(t.attention)},
             {"attention_from_auto", t.attention_auto},
+            // transformers' own attention, its scores in memory (framework hf; spec.h hf_attention_keeps_scores).
+            {"attention_scores_in_memory", hf_attention_keeps_scores(job.model, t)},
             {"causal_flops", t.causal_flops},
             {"framework", to_string(t.framework)},
             {"framework_from_auto", t.framework_auto},

@@ -204,20 +204,22 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         kernels += 2;
     }
     if (hf_scores && !tr.compile) {
-        // BloomAttention.forward (transformers modeling_bloom.py) between
-        // baddbmm and bmm, bytes per score element: the scores written in
-        // bf16 and read back by .float() (2 + 2, writes 4), * layer_number
-        // (4 + 4), masked_fill (4 + 4), softmax in fp32 (4 + 4), .to(bf16)
-        // (4 + 2), the probabilities read by bmm (2): 40 against the fused
-        // kernel's 9 above; five kernels against two. attention_dropout is
-        // BloomConfig's 0.0: none. GPT-J's GPTJAttention._attn (modeling_gptj.py)
-        // is priced the same: q and k cast to fp32 (the matmul's autocast
-        // casts them back), the matmul writes bf16 scores (2), divided by the
-        // scale (2 + 2), plus the fp32 causal mask (2 + 4, writes 4), softmax
-        // (4 + 4), .to(bf16) (4 + 2), read by the second matmul (2): 32, an
-        // over-count of 8; attn_pdrop is GPTJConfig's 0.0.
-        attn_mem = score_elems * (2 + 2 + 4 + 8 + 8 + 8 + 6 + 2);
-        kernels += 3;
+        // transformers' eager attention between its two matmuls, bytes per
+        // score element against the fused kernel's 9 above (Model::hf_eager_chain).
+        // BloomAttention.forward (modeling_bloom.py) between baddbmm and bmm:
+        // the scores written in bf16 and read back by .float() (2 + 2, writes
+        // 4), * layer_number (4 + 4), masked_fill (4 + 4), softmax in fp32
+        // (4 + 4), .to(bf16) (4 + 2), the probabilities read by bmm (2): 40,
+        // five kernels against two; attention_dropout is BloomConfig's 0.0.
+        // eager_attention_forward (Llama and the attention-interface
+        // families) and GPT-J's GPTJAttention._attn (modeling_gptj.py; its
+        // fp32 q and k go back to bf16 in the matmul's autocast): the matmul
+        // writes bf16 scores (2), scaled (2 + 2), plus the fp32 causal mask
+        // (2 + 4, writes 4), softmax in fp32 (4 + 4), .to(bf16) (4 + 2), read
+        // by the second matmul (2): 32, four kernels; dropout of p 0 launches
+        // none (ATen Dropout.cpp _dropout_impl returns its input).
+        attn_mem = score_elems * m.hf_eager_chain.bytes;
+        kernels += m.hf_eager_chain.kernels;
     }
     if (moe) {
         // Router scores (fp32 logits written, read by the softmax or sigmoid

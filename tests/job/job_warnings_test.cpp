@@ -174,6 +174,12 @@ TEST(JobWarnings, StackGuessedForAHuggingFaceModelOnOneNode) {
                                     "training.global_batch_size=128"})
                   .second,
               "");
+    // Where hf would refuse the job (fp8; an SSM or MLA model; tensor parallelism), none.
+    EXPECT_EQ(with(hf_model_job(), {"training.precision=fp8"}).second, "");
+    // An unfused fallback (a source dated 2021: Megatron-LM's legacy stack) is named as such.
+    const auto [legacy_fw, legacy] = with(hf_model_job("source: a 2021 paper\n"));
+    EXPECT_EQ(legacy_fw, Framework::megatron_lm);
+    EXPECT_TRUE(has(legacy, "megatron-lm") && has(legacy, "unfused")) << legacy;
     // A model not read from a Hugging Face config (the small job's hand-written keys): none.
     EXPECT_EQ(warning(warnings_of({"cluster.num_gpus=8", "parallel.pp=1"}), "training.framework"), "");
 }
