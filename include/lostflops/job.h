@@ -83,8 +83,8 @@ AttentionKernel default_attention(const std::string& cited_source);
 // deepspeed; Megatron-Core -> megatron-core); otherwise Megatron-LM's legacy
 // stack when the attention is the unfused softmax path (which `attention:
 // auto` picks for sources dated before 2023), Megatron-Core otherwise.
+Framework default_framework(const std::string& cited_source, AttentionKernel attention);
 // The stack the cited source names, as above; nullopt when it names none.
 std::optional<Framework> framework_in_source(const std::string& cited_source);
-Framework default_framework(const std::string& cited_source, AttentionKernel attention);
 
 }  // namespace lostflops

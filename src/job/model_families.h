@@ -51,14 +51,6 @@ enum class SsmRule : uint8_t {
              // i % expert_layer_period == expert_layer_offset, a gated MLP elsewhere (modeling_jamba.py)
 };
 
-// The attention transformers runs for the family (Model::hf_eager_scores;
-// a config's attn_implementation changes it, model_positions.cpp).
-enum class ScoresRule : uint8_t {
-    sdpa,           // SDPA by default (the attention-interface families)
-    eager_default,  // its own eager attention, or flash_attention_2 when named (GPT-J; InternLM2's remote code)
-    eager_only,     // its own eager attention, no other path (BLOOM)
-};
-
 struct ModelFamily {
     const char* model_type;
     bool tied = true;               // tie_word_embeddings when absent
@@ -99,7 +91,13 @@ struct ModelFamily {
     // family's configuration class default (Model::rotary_share).
     double rotary = 1;
     int rotary_dim = 0;  // the same in dims of a head (GPTJConfig rotary_dim 64); 0: `rotary` applies
-    ScoresRule scores = ScoresRule::sdpa;  // where transformers' attention keeps its scores (Model::hf_eager_scores)
+    // The fused attention transformers has for the family (Model::hf_fused):
+    // SDPA, its default (the attention-interface families); otherwise the
+    // family's own eager attention, scores in memory, is its default
+    // (Model::hf_eager_scores; a config's attn_implementation changes it,
+    // model_positions.cpp) and flash_attention_2 (GPT-J; InternLM2's remote
+    // code) or nothing (BLOOM) the other path.
+    Model::HfFused scores = Model::HfFused::sdpa;
     // Its eager attention between the two matmuls (Model::hf_eager_chain,
     // priced in workload/layer_work.cpp): bytes per score element forward
     // under 16-bit autocast, and kernels beyond a fused softmax's two. 32 and
@@ -181,14 +179,14 @@ inline constexpr ModelFamily kFamilies[] = {
     // its _attn keeps the scores in memory.
     {.model_type = "gptj", .tied = false, .norm = NormKind::layer_bias, .norms = 1, .mlp = MlpRule::dense,
      .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new", .rotary_dim = 64,
-     .scores = ScoresRule::eager_default},
+     .scores = Model::HfFused::flash_attention_2},
     // BLOOM (modeling_bloom.py): fused query_key_value, every linear layer
     // biased, dense_h_to_4h fixed at 4 x hidden, tanh-approximated GELU
     // (bloom_gelu_forward), ALiBi; the word_embeddings_layernorm (2 x hidden) is not counted;
     // BloomAttention computes its scores with baddbmm (no SDPA path).
     {.model_type = "bloom", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new", .positions = PositionRule::alibi,
-     .scores = ScoresRule::eager_only, .eager_score_bytes = 40, .eager_score_kernels = 3},
+     .scores = Model::HfFused::none, .eager_score_bytes = 40, .eager_score_kernels = 3},
     // OPT (modeling_opt.py): every projection biased (enable_bias default
     // true), ReLU MLP of ffn_dim, learned positions with an offset of 2,
     // embeddings of word_embed_proj_dim with project_in/project_out.
@@ -232,7 +230,7 @@ inline constexpr ModelFamily kFamilies[] = {
     // InternLM2's remote InternLM2Config falls back to attn_implementation
     // "eager" (its classes: eager and flash_attention_2, no SDPA).
     {.model_type = "internlm2", .tied = false, .mlp = MlpRule::gated, .bias = BiasRule::attn_by_bias_key,
-     .fused_qkv = true, .scores = ScoresRule::eager_default},
+     .fused_qkv = true, .scores = Model::HfFused::flash_attention_2},
     {.model_type = "exaone", .tied = false, .mlp = MlpRule::gated, .act_key = "activation_function"},
     {.model_type = "minicpm", .tied = true, .mlp = MlpRule::gated, .experts_use_ffn = true},
     {.model_type = "deepseek", .tied = false, .mlp = MlpRule::gated},

@@ -35,10 +35,8 @@ namespace {
 // as read, one warning: it changes the price under framework hf alone.
 void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model& m,
                                    std::vector<Model::NotModelled>& notes) {
-    m.hf_eager_scores = fam.scores != ScoresRule::sdpa;
-    m.hf_fused = fam.scores == ScoresRule::sdpa            ? Model::HfFused::sdpa
-                 : fam.scores == ScoresRule::eager_default ? Model::HfFused::flash_attention_2
-                                                           : Model::HfFused::none;
+    m.hf_fused = fam.scores;
+    m.hf_eager_scores = fam.scores != Model::HfFused::sdpa;
     m.hf_eager_chain = {fam.eager_score_bytes, fam.eager_score_kernels};
     std::optional<std::string> name;
     const char* key = nullptr;
@@ -66,8 +64,8 @@ void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model
                                             "flash_attention_4", "flex_attention", "sdpa_paged", "eager_paged",
                                             "paged_attention"};
     const bool named = std::find(known.begin(), known.end(), base) != known.end() || base.find('/') != std::string::npos;
-    const bool fused_here = fam.scores == ScoresRule::sdpa ||
-                            (fam.scores == ScoresRule::eager_default && base == "flash_attention_2");
+    const bool fused_here = fam.scores == Model::HfFused::sdpa ||
+                            (fam.scores == Model::HfFused::flash_attention_2 && base == "flash_attention_2");
     std::string why;
     if (!named)
         why = "'" + *name + "' is not an attention transformers names (eager, sdpa, flash_attention_2/3/4, "
