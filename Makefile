@@ -2,11 +2,11 @@
 #   make          release build in build/ (build/lostflops)
 #   make run      build the executable only and estimate the built-in default job
 #   make test     build and run every unit test
-#   make sanitize the same under AddressSanitizer + UBSan in build-asan/
+#   make sanitize the unit tests under AddressSanitizer + UBSan (clang, build-asan/)
 #   make check    test + sanitize + fuzz-ci (what CI runs), with -Werror
 #                 (WERROR=ON: any compiler warning of the gcc builds fails it)
 #   make bench    Google Benchmark programs
-#   make fuzz     libFuzzer targets with clang in build-fuzz/ (FUZZ_SECONDS each, default 60)
+#   make fuzz     libFuzzer targets in the same build-asan/ (FUZZ_SECONDS each, default 60)
 #   make fuzz-ci  the same, 30 s each from libFuzzer seed 1 (CI: every target, 11 today, about 7 minutes)
 #   make tidy     clang-tidy (.clang-tidy: the cognitive-complexity ceiling) over src/ and python/,
 #                 from build-tidy/compile_commands.json; not in `make check` (docs/code-health.md)
@@ -35,8 +35,9 @@ run:
 test: build
 	cd build && ctest --output-on-failure -j $(JOBS)
 
+# One sanitized build for the unit tests and the fuzz targets (scripts/configure-asan.sh).
 sanitize:
-	cmake -S . -B build-asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DLOSTFLOPS_SANITIZE=ON -DLOSTFLOPS_BENCH=OFF $(werror)
+	WERROR=$(WERROR) ./scripts/configure-asan.sh
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
@@ -66,4 +67,4 @@ tidy:
 	$(RUN_CLANG_TIDY) -clang-tidy-binary $(CLANG_TIDY) -p build-tidy -quiet -j $(JOBS) '$(CURDIR)/(src|python)/'
 
 clean:
-	rm -rf build build-asan build-fuzz build-tidy
+	rm -rf build build-asan build-tidy

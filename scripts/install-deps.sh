@@ -8,7 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libdeflate-dev  # only the gzip comparison of bench_trace
           chromium  # the test that renders `lostflops report` headless (tests/explain)
           pybind11-dev python3-dev  # the Python module (docs/python.md)
-          clang libclang-rt-14-dev)  # libFuzzer targets (make fuzz, fuzz-ci in make check): clang 14 and its runtimes
+          clang libclang-rt-14-dev)  # the sanitized build (make sanitize, make fuzz; both in make check): clang 14 and its runtimes
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -296,14 +296,13 @@ void add_trace_command(CLI::App& app, int& exit_code) {
     add_trace_synth_command(cmd, exit_code);
     auto* synth = cmd->get_subcommand("synth");
 
-    cmd->callback([opts, cmd, merge, diff, synth, &exit_code] {
+    cmd->callback([opts, merge, diff, synth, &exit_code] {
         if (merge->parsed() || diff->parsed() || synth->parsed()) return;
         if (opts->inputs.empty()) {
             throw CLI::RequiredError("files (or the merge subcommand)");
         }
         exit_code = run_trace(*opts);
     });
-    (void)cmd;
 }
 
 }  // namespace lostflops::cli

@@ -58,7 +58,6 @@ std::string needs_zero3(const ParallelPlan& p, const PlanKeyContext&) {
     return "applies to zero: 3 (ZeRO-3 / FSDP parameter gathers); zero is " + std::to_string(p.zero);
 }
 
-constexpr auto kZero3 = PlanKeyEcho::zero3;
 constexpr auto kAlways = PlanKeyEcho::always;
 using T = PlanKeyType;
 

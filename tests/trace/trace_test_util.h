@@ -58,10 +58,10 @@ using ::lostflops::test::error_of;  // test_util.h
 // status. Throws std::runtime_error when it cannot be run.
 long child_peak_rss_kib(const std::string& shell_command, int& code);
 // Whether a peak measured that way means anything: not under the sanitizers
-// (their shadow memory alone is about 230 MB; GCC and clang define
-// __SANITIZE_ADDRESS__ under -fsanitize=address).
+// (their shadow memory alone is about 230 MB; tests/CMakeLists.txt defines
+// LOSTFLOPS_SANITIZED in the sanitized build).
 constexpr bool rss_is_meaningful() {
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LOSTFLOPS_SANITIZED
     return false;
 #else
     return true;
