@@ -207,6 +207,12 @@ struct Model {
     // code: 16-bit inputs only), none (BLOOM).
     enum class HfFused : uint8_t { sdpa, flash_attention_2, none };
     HfFused hf_fused = HfFused::sdpa;
+    // The fused kernel a config's attn_implementation names takes a sliding
+    // window or a chunk itself and skips the blocks outside it
+    // (flash_attention_2/3/4, flex_attention, a kernel repository "org/name";
+    // job/model_positions.cpp). SDPA, the attention-interface families'
+    // default, is handed an explicit mask instead (spec.h hf_sdpa_attention).
+    bool hf_kernel_windows = false;
     // That eager attention between its two matmuls, where it keeps its
     // scores (job/model_families.h eager_score_bytes): bytes per score element
     // forward under 16-bit autocast, and kernels beyond a fused softmax's two.

@@ -232,6 +232,29 @@ inline bool hf_attention_keeps_scores(const Model& m, const Training& t) {
     return m.hf_eager_scores;
 }
 
+// Whether transformers' attention is PyTorch's SDPA (framework hf, not XLA,
+// the scores not kept, the family's default kernel and no other named by
+// the config): it is handed an explicit (b, 1, s, s) boolean mask wherever a
+// sliding window or a chunk is no longer than the sequence
+// (masking_utils.py _ignore_causal_mask_sdpa returns False unless
+// kv_length < local_attention_size, and sdpa_mask builds the mask), and
+// SDPA runs the whole square with it (workload/layer_work.cpp).
+inline bool hf_sdpa_attention(const Model& m, const Training& t) {
+    return t.framework == Framework::hf && !t.xla && !hf_attention_keeps_scores(m, t) &&
+           m.hf_fused == Model::HfFused::sdpa && !m.hf_kernel_windows;
+}
+// Whether a layer kind's window or chunk is such a mask in an eager step
+// (compiled, every layer's is: masked_square_attention).
+inline bool hf_sdpa_masks_window(const Model& m, const LayerKind& k, const Training& t) {
+    const bool local = (k.attention.window > 0 && k.attention.window <= t.seq_length) ||
+                       (k.attention.chunk > 0 && k.attention.chunk <= t.seq_length);
+    return local && k.has_attention() && !masked_square_attention(t) && hf_sdpa_attention(m, t);
+}
+inline bool hf_sdpa_masks_windows(const Model& m, const Training& t) {
+    return std::any_of(m.kinds().begin(), m.kinds().end(),
+                       [&](const LayerKind& k) { return hf_sdpa_masks_window(m, k, t); });
+}
+
 // An explicit placement of layers on the virtual pipeline stages (Megatron-LM
 // --pipeline-model-parallel-layout, megatron/core/transformer/
 // pipeline_parallel_layer_layout.py): stages in model order (virtual stage

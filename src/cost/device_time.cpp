@@ -194,6 +194,18 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     if (use.masked_square) {  // calibration.h: cuDNN with a boolean mask, measured on the H200
         d.attention_fwd *= cal.hf_masked_attention_fwd_fraction;
         d.attention_bwd *= cal.hf_masked_attention_bwd_fraction;
+        d.attention_masked_fwd = d.attention_fwd;
+        d.attention_masked_bwd = d.attention_bwd;
+    } else if (use.framework == Framework::hf) {
+        // Eager transformers: the layers whose window or chunk SDPA gets as
+        // an explicit mask (LayerWork::attention_masked_flops_fwd).
+        DeviceUse square = use;
+        square.causal = false;
+        // A family without a non-causal curve (none measured, no pair to
+        // scale from) keeps its causal rates under the fractions.
+        const AttentionEfficiency m = attention_at(f, d.attention_kernel, square);
+        d.attention_masked_fwd = (m.fwd > 0 ? m.fwd : a.fwd) * d.power_factor * cal.hf_masked_attention_fwd_fraction;
+        d.attention_masked_bwd = (m.bwd > 0 ? m.bwd : a.bwd) * d.power_factor * cal.hf_masked_attention_bwd_fraction;
     }
     if (!(d.attention_fwd > 0) || !(d.attention_bwd > 0))
         throw InputError(cal.source, "devices." + f.name + ".attention",
@@ -273,14 +285,18 @@ double gemm_time_s(const DeviceModel& d, double m, double n, double k) {
     return std::max(compute_s, memory_s);
 }
 
-double flash_attention_fwd_s(const DeviceModel& d, double flops) {
+double flash_attention_fwd_s(const DeviceModel& d, double flops, double masked) {
     if (flops <= 0) return 0;
-    return flops / (d.attention_peak_flops * d.attention_fwd);
+    if (masked <= 0) return flops / (d.attention_peak_flops * d.attention_fwd);
+    return (flops - masked) / (d.attention_peak_flops * d.attention_fwd) +
+           masked / (d.attention_peak_flops * d.attention_masked_fwd);
 }
 
-double flash_attention_bwd_s(const DeviceModel& d, double flops) {
+double flash_attention_bwd_s(const DeviceModel& d, double flops, double masked) {
     if (flops <= 0) return 0;
-    return 2.5 * flops / (d.attention_peak_flops * d.attention_bwd);
+    if (masked <= 0) return 2.5 * flops / (d.attention_peak_flops * d.attention_bwd);
+    return 2.5 * (flops - masked) / (d.attention_peak_flops * d.attention_bwd) +
+           2.5 * masked / (d.attention_peak_flops * d.attention_masked_bwd);
 }
 
 double memory_time_s(const DeviceModel& d, double bytes) {

@@ -54,6 +54,13 @@ struct DeviceModel {
     double gemm_max = 0.8;         // the family's large-GEMM efficiency of the format, with power
     double attention_fwd = 0.35;   // of attention_peak_flops, at the use's shape, with power
     double attention_bwd = 0.3;
+    // A Hugging Face job's SDPA over the whole square with an explicit
+    // boolean mask (LayerWork::attention_masked_flops_fwd): the unmasked
+    // curves (causal false) at the calibration's
+    // hf_masked_attention_{fwd,bwd}_fraction, with power; under torch.compile
+    // the rates above already are these. 0 outside framework hf.
+    double attention_masked_fwd = 0;
+    double attention_masked_bwd = 0;
     double memory_bound = 0.7;
     double gemm_k_half = 64;       // in k, for this GPU and precision (gemm_k_half() above)
     double kernel_overhead_s = 4e-6;
@@ -124,9 +131,10 @@ double gemm_tile_efficiency(const DeviceModel& d, double m, double n);
 
 // Flash attention over `flops` of score+value work (already halved for the
 // causal mask when the kernel skips masked blocks). Backward does 2.5x the
-// forward FLOPs (FlashAttention-2: five matmuls against two).
-double flash_attention_fwd_s(const DeviceModel& d, double flops);
-double flash_attention_bwd_s(const DeviceModel& d, double flops);
+// forward FLOPs (FlashAttention-2: five matmuls against two). `masked`, of
+// `flops`, runs at the masked rates (DeviceModel::attention_masked_fwd).
+double flash_attention_fwd_s(const DeviceModel& d, double flops, double masked = 0);
+double flash_attention_bwd_s(const DeviceModel& d, double flops, double masked = 0);
 
 // Fraction of x padded up to a multiple of `unit` that x fills; 1 for x <= 0.
 double padded_fraction(double x, double unit);

@@ -224,8 +224,8 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
                    gemm_time_s(d, w.values.m, w.values.n, w.values.k);
         attn_bwd = 2 * attn_fwd;
     } else {
-        attn_fwd = flash_attention_fwd_s(d, w.attention_flops_fwd);
-        attn_bwd = flash_attention_bwd_s(d, w.attention_flops_fwd);
+        attn_fwd = flash_attention_fwd_s(d, w.attention_flops_fwd, w.attention_masked_flops_fwd);
+        attn_bwd = flash_attention_bwd_s(d, w.attention_flops_fwd, w.attention_masked_flops_fwd);
     }
     const double exposed = ctx.tp_exposed;
     LayerTime t;

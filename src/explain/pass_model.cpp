@@ -18,7 +18,8 @@ double attention_layer_s(const PassSetup& s) {
                            gemm_time_s(d, w.values.m, w.values.n, w.values.k);
         return 3 * fwd;  // backward = 2x forward (stage_time.cpp)
     }
-    return flash_attention_fwd_s(d, w.attention_flops_fwd) + flash_attention_bwd_s(d, w.attention_flops_fwd);
+    return flash_attention_fwd_s(d, w.attention_flops_fwd, w.attention_masked_flops_fwd) +
+           flash_attention_bwd_s(d, w.attention_flops_fwd, w.attention_masked_flops_fwd);
 }
 
 JobPasses job_passes(const Job& job, const Calibration& cal) {

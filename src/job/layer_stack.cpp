@@ -83,7 +83,7 @@ bool Model::same_shape(const Model& o) const {
     return layers == o.layers && hidden == o.hidden && vocab == o.vocab && tied_embeddings == o.tied_embeddings &&
            norm == o.norm && mtp_layers == o.mtp_layers && embed_dim == o.embed_dim &&
            positions == o.positions && hf_eager_scores == o.hf_eager_scores &&
-           hf_fused == o.hf_fused && hf_eager_chain == o.hf_eager_chain && stack->kinds == o.stack->kinds &&
+           hf_fused == o.hf_fused && hf_kernel_windows == o.hf_kernel_windows && hf_eager_chain == o.hf_eager_chain && stack->kinds == o.stack->kinds &&
            stack->kind_of == o.stack->kind_of &&
            std::all_of(kinds().begin(), kinds().end(), [&](const LayerKind& k) { return rotary_in(k) == o.rotary_in(k); });
 }

@@ -66,6 +66,12 @@ void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model
     const bool named = std::find(known.begin(), known.end(), base) != known.end() || base.find('/') != std::string::npos;
     const bool fused_here = fam.scores == Model::HfFused::sdpa ||
                             (fam.scores == Model::HfFused::flash_attention_2 && base == "flash_attention_2");
+    // flash_attention_* take window_size, flex_attention a block mask, the
+    // hub's kernels (kernels-community/...) the flash kernels' arguments:
+    // each skips what a window or chunk leaves out (modeling_flash_attention_utils.py,
+    // masking_utils.py flash_attention_mask / flex_attention_mask).
+    m.hf_kernel_windows = fused_here && (base.rfind("flash_attention_", 0) == 0 || base == "flex_attention" ||
+                                         base.find('/') != std::string::npos);
     std::string why;
     if (!named)
         why = "'" + *name + "' is not an attention transformers names (eager, sdpa, flash_attention_2/3/4, "

@@ -135,11 +135,15 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
                        job.training.seq_length);
     if (p.recompute == Recompute::full && p.recompute_layers >= 0)
         out += fmt::format("           recompute only {} layers of each virtual stage\n", p.recompute_layers);
-    // transformers' own attention, its scores in memory, is the unfused path whatever the key says.
-    out += fmt::format("kernels    {}, {} attention, TP overlap {}, DP overlap {}, {} main gradients\n",
-                       to_string(job.training.framework),
-                       hf_attention_keeps_scores(job.model, job.training) ? "eager (scores in memory)"
-                                                                          : to_string(job.training.attention),
+    // transformers' own attention, its scores in memory, is the unfused path
+    // whatever the key says; its SDPA runs a sliding window as a masked square.
+    const std::string attention =
+        hf_attention_keeps_scores(job.model, job.training) ? "eager (scores in memory) attention"
+        : hf_sdpa_masks_windows(job.model, job.training)
+            ? std::string(to_string(job.training.attention)) + " attention (SDPA: sliding windows as a masked square)"
+            : std::string(to_string(job.training.attention)) + " attention";
+    out += fmt::format("kernels    {}, {}, TP overlap {}, DP overlap {}, {} main gradients\n",
+                       to_string(job.training.framework), attention,
                        p.tp_comm_overlap ? "on" : "off",
                        p.overlap_grad_reduce ? "on" : "off", p.grad_fp32 ? "fp32" : "16-bit");
     out += "\n";

@@ -111,6 +111,8 @@ nlohmann::json training_json(const Job& job) {
             {"attention_from_auto", t.attention_auto},
             // transformers' own attention, its scores in memory (framework hf; spec.h hf_attention_keeps_scores).
             {"attention_scores_in_memory", hf_attention_keeps_scores(job.model, t)},
+            // transformers' SDPA given a sliding window or chunk as an explicit mask (spec.h hf_sdpa_masks_window).
+            {"attention_windows_masked", hf_sdpa_masks_windows(job.model, t)},
             {"causal_flops", t.causal_flops},
             {"framework", to_string(t.framework)},
             {"framework_from_auto", t.framework_auto},

@@ -56,6 +56,13 @@ struct LayerWork {
     // small matrix products like the attention kernel (Mamba-2's SSD, Dao &
     // Gu 2024 sec. 6; the chunked delta rule, Yang et al. 2024 sec. 3.3).
     double attention_flops_fwd = 0;
+    // Of attention_flops_fwd, the whole square run under an explicit mask in
+    // an eager step: transformers' SDPA over a sliding window or a chunk no
+    // longer than the sequence (spec.h hf_sdpa_attention), priced at
+    // DeviceModel::attention_masked_fwd/bwd. (Under torch.compile every
+    // layer's mask is explicit and the device model's rates are the masked
+    // ones: masked_square_attention.)
+    double attention_masked_flops_fwd = 0;
     // Selective recompute redoes the core: true for softmax attention (and
     // MLA), whose scores it drops; a scan's state is not recomputed.
     bool selective_core = true;

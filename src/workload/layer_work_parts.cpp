@@ -213,7 +213,8 @@ LayerWork mean_layer_work(const Model& m, std::span<const LayerWork> works) {
     if (works.size() == 1) return works[0];
     // The fields the ZeRO-3 engine, memory and the roofline read, which add over layers.
     static constexpr double LayerWork::*kAdditive[] = {
-        &LayerWork::attention_flops_fwd, &LayerWork::mem_bytes_fwd,   &LayerWork::mem_bytes_bwd,
+        &LayerWork::attention_flops_fwd, &LayerWork::attention_masked_flops_fwd,
+        &LayerWork::mem_bytes_fwd,    &LayerWork::mem_bytes_bwd,
         &LayerWork::mem_bytes_attention_fwd, &LayerWork::kernels_fwd, &LayerWork::kernels_bwd,
         &LayerWork::activation_bytes, &LayerWork::activation_bytes_full, &LayerWork::checkpoint_bytes,
         &LayerWork::params,           &LayerWork::expert_params,     &LayerWork::dense_tensors,

@@ -2,7 +2,11 @@
 // its GEMMs at the step's clock (calibration hf_power_bound_gemm_fraction)
 // and, under torch.compile, attention over the whole square with the boolean
 // mask transformers materialises while dynamo traces (spec.h
-// masked_square_attention; hf_masked_attention_{fwd,bwd}_fraction), by hand.
+// masked_square_attention; hf_masked_attention_{fwd,bwd}_fraction), and in an
+// eager step wherever a sliding window hands SDPA a mask (spec.h
+// hf_sdpa_attention), by hand.
+#include <filesystem>
+#include <fstream>
 #include <utility>
 #include <vector>
 
@@ -11,7 +15,9 @@
 #include "cost/device_time.h"
 #include "lostflops/calibration.h"
 #include "lostflops/catalog.h"
+#include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/report.h"
 #include "test_util.h"
 #include "workload/layer_work.h"
 
@@ -73,6 +79,72 @@ TEST(HfStepRates, MaskedAttentionRunsAtItsFractionOfTheUnmaskedCurve) {
     const double full = 4.0 * 2 * 32 * 4096.0 * 4096 * 64;
     const double layer_s = flash_attention_fwd_s(d, full) + flash_attention_bwd_s(d, full);
     EXPECT_NEAR(layer_s, (17.29e-3 + 47.59e-3) / 16, 0.15 * (17.29e-3 + 47.59e-3) / 16);
+}
+
+// A Mistral-shaped config.json (4 heads of 64, window `window`, `extra` keys)
+// on one H200 under `framework`: 2 x 4,096 tokens, `training` keys besides.
+Job windowed(const std::string& name, int window, const std::string& extra = "", const std::string& training = "",
+             const std::string& framework = "hf") {
+    const std::filesystem::path p = std::filesystem::temp_directory_path() / ("lostflops_hf_window_" + name + ".json");
+    std::ofstream(p) << R"({"model_type": "mistral", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000, "intermediate_size": 688,
+        "sliding_window": )" << window << extra << "}";
+    return parse_job("model: {hf_config: " + p.string() +
+                         "}\ncluster: {gpu: h200-sxm, num_gpus: 1}\n"
+                         "training: {seq_length: 4096, micro_batch_size: 2, global_batch_size: 2, framework: " +
+                         framework + training + "}\nparallel: {}\n",
+                     name + ".yaml");
+}
+
+// transformers builds a (b, 1, s, s) boolean mask for a sliding window no
+// longer than the sequence (masking_utils.py _ignore_causal_mask_sdpa), and
+// SDPA runs the whole square with it; flash_attention_2 takes the window
+// itself, and a window longer than the sequence builds no mask.
+TEST(HfStepRates, EagerSdpaRunsASlidingWindowOverTheWholeSquare) {
+    const double full = 4.0 * 2 * 4 * 4096.0 * 4096 * 64;      // the square: 17,179,869,184 FLOPs a layer
+    const double band = 2.0 * 2 * 4 * 4096 * 128 * 896.0;      // (4096 x 1024 - 1024^2 / 2) / 4096 = 896 keys
+    const auto work = [](const Job& j) { return layer_work(j.model, j.training, j.plan); };
+    const Job sdpa_job = windowed("sdpa", 1024);
+    const LayerWork sdpa = work(sdpa_job);
+    EXPECT_TRUE(hf_sdpa_masks_windows(sdpa_job.model, sdpa_job.training));
+    const std::string table = estimate_table(sdpa_job, estimate(sdpa_job, default_calibration()));
+    EXPECT_NE(table.find("flash attention (SDPA: sliding windows as a masked square)"), std::string::npos) << table;
+    EXPECT_DOUBLE_EQ(sdpa.attention_flops_fwd, full);
+    EXPECT_DOUBLE_EQ(sdpa.attention_masked_flops_fwd, full);
+    const LayerWork fa2 = work(windowed("fa2", 1024, R"(, "attn_implementation": "flash_attention_2")"));
+    EXPECT_DOUBLE_EQ(fa2.attention_flops_fwd, band);
+    EXPECT_DOUBLE_EQ(fa2.attention_masked_flops_fwd, 0);
+    const LayerWork equal = work(windowed("equal", 4096));  // kv_length 4,096 is not below the window
+    EXPECT_DOUBLE_EQ(equal.attention_masked_flops_fwd, full);
+    const Job longer_job = windowed("longer", 4097);
+    EXPECT_FALSE(hf_sdpa_masks_windows(longer_job.model, longer_job.training));
+    const LayerWork longer = work(longer_job);
+    EXPECT_DOUBLE_EQ(longer.attention_flops_fwd, full / 2);
+    EXPECT_DOUBLE_EQ(longer.attention_masked_flops_fwd, 0);
+    // Another stack's SDPA takes the window (torchtitan, Megatron: a flash kernel).
+    const LayerWork fsdp = work(windowed("fsdp", 1024, "", "", "fsdp"));
+    EXPECT_DOUBLE_EQ(fsdp.attention_flops_fwd, band);
+    // Compiled: every layer's rates are the masked ones; the windowed square
+    // is not masked twice.
+    const LayerWork compiled = work(windowed("compiled", 1024, "", ", compile: true"));
+    EXPECT_DOUBLE_EQ(compiled.attention_flops_fwd, full);
+    EXPECT_DOUBLE_EQ(compiled.attention_masked_flops_fwd, 0);
+
+    // The masked square's rates: the non-causal cuDNN curve at head dim 64,
+    // 4,096 keys, times 0.51 forward and 0.58 backward and the power factor.
+    const Job eager = windowed("rates", 1024);
+    const DeviceModel d = device(eager);
+    const DeviceFamily& f = default_calibration().device(eager.cluster.gpu.arch);
+    const double fwd = attention_efficiency(f, AttentionImpl::cudnn, false, false, 64, 4096);
+    const double bwd = attention_efficiency(f, AttentionImpl::cudnn, true, false, 64, 4096);
+    EXPECT_DOUBLE_EQ(d.attention_masked_fwd, fwd * d.power_factor * 0.51);
+    EXPECT_DOUBLE_EQ(d.attention_masked_bwd, bwd * d.power_factor * 0.58);
+    const double peak = d.attention_peak_flops;
+    EXPECT_DOUBLE_EQ(flash_attention_fwd_s(d, full, full), full / (peak * d.attention_masked_fwd));
+    EXPECT_DOUBLE_EQ(flash_attention_bwd_s(d, full, full), 2.5 * full / (peak * d.attention_masked_bwd));
+    // Half masked: each half at its own rate.
+    EXPECT_DOUBLE_EQ(flash_attention_fwd_s(d, full, full / 2),
+                     full / 2 / (peak * d.attention_fwd) + full / 2 / (peak * d.attention_masked_fwd));
 }
 
 }  // namespace
