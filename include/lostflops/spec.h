@@ -205,13 +205,6 @@ struct Training {
     bool xla = false;
 };
 
-// transformers under torch.compile (framework hf) attends over the whole
-// square with a boolean mask: masking_utils._ignore_causal_mask_sdpa is False
-// while dynamo traces (docs/eager-gpu.md; data/measured/h200-steps).
-inline bool masked_square_attention(const Training& t) {
-    return t.framework == Framework::hf && t.compile && !t.xla;
-}
-
 // Whether transformers computes the attention with its scores in memory
 // under framework hf (eager PyTorch or compiled, not XLA): the model's own
 // (Model::hf_eager_scores: its family, or its config's attn_implementation),
@@ -239,16 +232,27 @@ inline bool hf_attention_keeps_scores(const Model& m, const Training& t) {
 // (masking_utils.py _ignore_causal_mask_sdpa returns False unless
 // kv_length < local_attention_size, and sdpa_mask builds the mask), and
 // SDPA runs the whole square with it (workload/layer_work.cpp).
+// Models with attention sinks (gpt-oss) have no SDPA path in transformers
+// (_supports_sdpa False): not SDPA here either.
 inline bool hf_sdpa_attention(const Model& m, const Training& t) {
     return t.framework == Framework::hf && !t.xla && !hf_attention_keeps_scores(m, t) &&
-           m.hf_fused == Model::HfFused::sdpa && !m.hf_kernel_windows;
+           m.hf_fused == Model::HfFused::sdpa && !m.hf_kernel_windows &&
+           std::none_of(m.kinds().begin(), m.kinds().end(), [](const LayerKind& k) { return k.attention.sinks; });
+}
+// transformers' SDPA under torch.compile (framework hf) attends over the
+// whole square with a boolean mask on every layer:
+// masking_utils._ignore_causal_mask_sdpa is False while dynamo traces
+// (docs/eager-gpu.md; data/measured/h200-steps). A kernel that takes the
+// window itself gets no square mask (masking_utils.py flash_attention_mask).
+inline bool masked_square_attention(const Model& m, const Training& t) {
+    return t.compile && hf_sdpa_attention(m, t);
 }
 // Whether a layer kind's window or chunk is such a mask in an eager step
 // (compiled, every layer's is: masked_square_attention).
 inline bool hf_sdpa_masks_window(const Model& m, const LayerKind& k, const Training& t) {
     const bool local = (k.attention.window > 0 && k.attention.window <= t.seq_length) ||
                        (k.attention.chunk > 0 && k.attention.chunk <= t.seq_length);
-    return local && k.has_attention() && !masked_square_attention(t) && hf_sdpa_attention(m, t);
+    return local && k.has_attention() && !masked_square_attention(m, t) && hf_sdpa_attention(m, t);
 }
 inline bool hf_sdpa_masks_windows(const Model& m, const Training& t) {
     return std::any_of(m.kinds().begin(), m.kinds().end(),

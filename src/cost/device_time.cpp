@@ -84,7 +84,7 @@ DeviceUse device_use(const Job& job) {
             break;
         }
     u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
-    u.masked_square = masked_square_attention(job.training);
+    u.masked_square = masked_square_attention(job.model, job.training);
     if (u.masked_square) u.causal = false;
     u.compiled_hf = job.training.framework == Framework::hf && job.training.compile && !job.training.xla;
     u.eager_hf = job.training.framework == Framework::hf && job.training.precision != Precision::fp32 &&

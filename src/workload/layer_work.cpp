@@ -104,14 +104,14 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
             // Flash kernels under is_causal skip the masked blocks; unfused
             // softmax and transformers' compiled-mode boolean mask (spec.h
             // masked_square_attention) compute the whole square.
-            const bool square = w.unfused || masked_square_attention(tr);
+            const bool square = w.unfused || masked_square_attention(m, tr);
             w.attention_flops_fwd = square ? core : core * 0.5;
         } else {
             // A window or a chunk no longer than the sequence is an explicit
             // mask on transformers' SDPA path (spec.h hf_sdpa_masks_window),
             // and every mask is under torch.compile: the whole square either way.
             const bool eager_mask = hf_sdpa_masks_window(m, k, tr);
-            const bool square = w.unfused || masked_square_attention(tr) || eager_mask;
+            const bool square = w.unfused || masked_square_attention(m, tr) || eager_mask;
             const double keys = attention_keys(tr.seq_length, at.window, at.chunk, !w.unfused);
             w.attention_flops_fwd = 2.0 * b * heads_local * (s / c) * (d + dv) * (square ? s : keys);
             if (eager_mask) w.attention_masked_flops_fwd = w.attention_flops_fwd;

@@ -55,9 +55,9 @@ TEST(HfStepRates, CompiledTransformersAttendOverTheWholeSquare) {
     EXPECT_DOUBLE_EQ(layer_work(compiled.model, compiled.training, compiled.plan).attention_flops_fwd, full);
     EXPECT_DOUBLE_EQ(layer_work(eager.model, eager.training, eager.plan).attention_flops_fwd, full / 2);
     EXPECT_DOUBLE_EQ(layer_work(titan.model, titan.training, titan.plan).attention_flops_fwd, full / 2);
-    EXPECT_TRUE(masked_square_attention(compiled.training));
-    EXPECT_FALSE(masked_square_attention(eager.training));
-    EXPECT_FALSE(masked_square_attention(titan.training));
+    EXPECT_TRUE(masked_square_attention(compiled.model, compiled.training));
+    EXPECT_FALSE(masked_square_attention(eager.model, eager.training));
+    EXPECT_FALSE(masked_square_attention(titan.model, titan.training));
 }
 
 TEST(HfStepRates, MaskedAttentionRunsAtItsFractionOfTheUnmaskedCurve) {
@@ -101,7 +101,7 @@ Job windowed(const std::string& name, int window, const std::string& extra = "",
 // SDPA runs the whole square with it; flash_attention_2 takes the window
 // itself, and a window longer than the sequence builds no mask.
 TEST(HfStepRates, EagerSdpaRunsASlidingWindowOverTheWholeSquare) {
-    const double full = 4.0 * 2 * 4 * 4096.0 * 4096 * 64;      // the square: 17,179,869,184 FLOPs a layer
+    const double full = 4.0 * 2 * 4 * 4096.0 * 4096 * 64;      // the square: 34,359,738,368 FLOPs a layer
     const double band = 2.0 * 2 * 4 * 4096 * 128 * 896.0;      // (4096 x 1024 - 1024^2 / 2) / 4096 = 896 keys
     const auto work = [](const Job& j) { return layer_work(j.model, j.training, j.plan); };
     const Job sdpa_job = windowed("sdpa", 1024);
@@ -129,6 +129,25 @@ TEST(HfStepRates, EagerSdpaRunsASlidingWindowOverTheWholeSquare) {
     const LayerWork compiled = work(windowed("compiled", 1024, "", ", compile: true"));
     EXPECT_DOUBLE_EQ(compiled.attention_flops_fwd, full);
     EXPECT_DOUBLE_EQ(compiled.attention_masked_flops_fwd, 0);
+    // Compiled with flash_attention_2 named: no square mask (flash_attention_mask), the band.
+    const Job fa2_compiled = windowed("fa2c", 1024, R"(, "attn_implementation": "flash_attention_2")", ", compile: true");
+    EXPECT_FALSE(masked_square_attention(fa2_compiled.model, fa2_compiled.training));
+    EXPECT_DOUBLE_EQ(work(fa2_compiled).attention_flops_fwd, band);
+    // Gemma 3's pattern: the windowed layer is masked, the full one keeps is_causal.
+    const std::filesystem::path g = std::filesystem::temp_directory_path() / "lostflops_hf_window_gemma3.json";
+    std::ofstream(g) << R"({"model_type": "gemma3_text", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 64, "vocab_size": 1000,
+        "intermediate_size": 688, "sliding_window": 1024, "sliding_window_pattern": 2})";
+    const Job gemma = parse_job("model: {hf_config: " + g.string() +
+                                    "}\ncluster: {gpu: h200-sxm, num_gpus: 1}\ntraining: {seq_length: 4096, "
+                                    "micro_batch_size: 2, global_batch_size: 2, framework: hf}\nparallel: {}\n",
+                                "gemma3.yaml");
+    ASSERT_EQ(gemma.model.kinds().size(), 2u);
+    for (const LayerKind& k : gemma.model.kinds()) {
+        const LayerWork lw = layer_work(gemma.model, k, gemma.training, gemma.plan);
+        EXPECT_DOUBLE_EQ(lw.attention_masked_flops_fwd, k.attention.window > 0 ? full : 0.0);
+        EXPECT_DOUBLE_EQ(lw.attention_flops_fwd, k.attention.window > 0 ? full : full / 2);
+    }
 
     // The masked square's rates: the non-causal cuDNN curve at head dim 64,
     // 4,096 keys, times 0.51 forward and 0.58 backward and the power factor.
