@@ -153,7 +153,8 @@ TEST(HfStepRates, EagerSdpaRunsASlidingWindowOverTheWholeSquare) {
     // 4,096 keys, times 0.51 forward and 0.58 backward and the power factor.
     const Job eager = windowed("rates", 1024);
     const DeviceModel d = device(eager);
-    const DeviceFamily& f = default_calibration().device(eager.cluster.gpu.arch);
+    const Calibration cal = default_calibration();  // by value: the family below refers into it
+    const DeviceFamily& f = cal.device(eager.cluster.gpu.arch);
     const double fwd = attention_efficiency(f, AttentionImpl::cudnn, false, false, 64, 4096);
     const double bwd = attention_efficiency(f, AttentionImpl::cudnn, true, false, 64, 4096);
     EXPECT_DOUBLE_EQ(d.attention_masked_fwd, fwd * d.power_factor * 0.51);
