@@ -193,7 +193,8 @@ AttentionEfficiency attention_at(const DeviceFamily& f, AttentionImpl kernel, co
     static thread_local Entry memo[8];
     const uint64_t id = (use.seq >= 0 && use.seq < 1e15) ? f.attention.id() : 0;  // 0: not memoised
     const auto h = static_cast<size_t>((id * 0x9E3779B97F4A7C15ull ^ (id ? static_cast<uint64_t>(use.seq) : 0) * 31 ^
-                                        static_cast<uint64_t>(use.head_dim) * 7 ^ static_cast<uint64_t>(kernel)) % 8);
+                                        static_cast<uint64_t>(use.head_dim) * 7 ^ static_cast<uint64_t>(kernel) ^
+                                        (use.causal ? 4u : 0u)) % 8);  // an hf job looks up both masks
     Entry& e = memo[h];
     if (id != 0 && e.id == id && e.kernel == kernel && e.head_dim == use.head_dim && e.causal == use.causal &&
         e.seq == use.seq)
