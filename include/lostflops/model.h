@@ -204,8 +204,12 @@ struct Model {
     // one, which training.attention: flash asks for (spec.h
     // hf_attention_keeps_scores): SDPA (the attention-interface families:
     // any precision), flash_attention_2 alone (GPT-J, InternLM2's remote
-    // code: 16-bit inputs only), none (BLOOM).
-    enum class HfFused : uint8_t { sdpa, flash_attention_2, none };
+    // code: 16-bit inputs only), none (BLOOM), or a flash kernel that takes
+    // attention sinks but no SDPA (gpt-oss: _supports_sdpa False, a
+    // flash_attention_* name corrected to its _compatible_flash_implementations
+    // kernels-community/vllm-flash-attn3, or flex_attention; 16-bit inputs
+    // only).
+    enum class HfFused : uint8_t { sdpa, flash_attention_2, none, sink_kernels };
     HfFused hf_fused = HfFused::sdpa;
     // The fused kernel a config's attn_implementation names takes a sliding
     // window or a chunk itself and skips the blocks outside it

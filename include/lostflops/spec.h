@@ -210,13 +210,15 @@ struct Training {
 // (Model::hf_eager_scores: its family, or its config's attn_implementation),
 // unless training.attention says otherwise: `unfused` is
 // attn_implementation="eager"; `flash` a fused kernel where transformers has
-// one the job can run (Model::hf_fused: SDPA; flash_attention_2 with 16-bit
-// inputs; BLOOM none; job_warnings says when it cannot).
+// one the job can run (Model::hf_fused: SDPA; flash_attention_2, or
+// gpt-oss's sink-taking flash kernel, with 16-bit inputs; BLOOM none;
+// job_warnings says when it cannot).
 // from_pretrained's attn_implementation argument wins over the config's
 // likewise (transformers modeling_utils.py). False under other frameworks.
 inline bool hf_fused_attention_runs(const Model& m, const Training& t) {
     return m.hf_fused == Model::HfFused::sdpa ||
-           (m.hf_fused == Model::HfFused::flash_attention_2 && t.precision != Precision::fp32);
+           ((m.hf_fused == Model::HfFused::flash_attention_2 || m.hf_fused == Model::HfFused::sink_kernels) &&
+            t.precision != Precision::fp32);
 }
 inline bool hf_attention_keeps_scores(const Model& m, const Training& t) {
     if (t.framework != Framework::hf || t.xla) return false;

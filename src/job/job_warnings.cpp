@@ -227,6 +227,10 @@ std::vector<JobWarning> job_warnings(const Job& job) {
         else if (m.hf_fused == Model::HfFused::none)
             warn("training.attention", "flash: transformers has no fused attention for this model (it refuses sdpa "
                                        "and flash_attention_2); priced as its own eager attention, scores in memory");
+        else if (m.hf_fused == Model::HfFused::sink_kernels)
+            warn("training.attention", "flash with precision fp32: this model's attention sinks run fused only in "
+                                       "a flash kernel (kernels-community/vllm-flash-attn3), which takes only "
+                                       "bf16/fp16 inputs; priced as its own eager attention, scores in memory");
         else
             warn("training.attention", "flash with precision fp32: this model's one fused attention is "
                                        "flash_attention_2, which takes only bf16/fp16 inputs; priced as its own "

@@ -149,8 +149,18 @@ inline constexpr ModelFamily kFamilies[] = {
     {.model_type = "deepseek_v3", .tied = false, .mlp = MlpRule::gated},
     {.model_type = "kimi_k2", .tied = false, .mlp = MlpRule::gated},
     {.model_type = "glm4_moe", .tied = false, .mlp = MlpRule::gated, .bias = BiasRule::qkv_by_key, .score_bias = true},
+    // gpt-oss (modeling_gpt_oss.py): no SDPA path (_supports_sdpa False: SDPA
+    // has no sinks), so transformers runs its eager_attention_forward unless
+    // told a flash kernel (corrected to kernels-community/vllm-flash-attn3)
+    // or flex_attention. Its chain under 16-bit autocast, per score element
+    // forward: the matmul writes bf16 scores (2), * scaling (2 + 2), + the
+    // fp32 mask (2 + 4, writes 4), torch.cat with the sinks (4 + 4),
+    // .max(-1) (4), the subtraction (4 + 4), softmax in fp32 (4 + 4), the
+    // second matmul's bf16 cast of the sliced probabilities (4 + 2) and its
+    // read (2): 52 bytes, seven kernels against a fused softmax's two.
     {.model_type = "gpt_oss", .tied = false, .mlp = MlpRule::gated, .sinks = true, .router_bias = true,
-     .expert_bias = true, .experts_use_ffn = true},
+     .expert_bias = true, .experts_use_ffn = true, .scores = Model::HfFused::sink_kernels, .eager_score_bytes = 52,
+     .eager_score_kernels = 5},
     {.model_type = "llama4_text", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true, .shared_is_ffn = true},
     {.model_type = "llama4", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true, .shared_is_ffn = true},
     {.model_type = "dbrx", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true},

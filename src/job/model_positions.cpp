@@ -30,7 +30,8 @@ namespace {
 // "eager" is the modelling file's own attention, its scores in memory,
 // priced as BLOOM's (layer_work.cpp); a fused name where the family has it
 // (SDPA families: any; GPT-J and InternLM2's remote code: flash_attention_2;
-// BLOOM: none), else the family's own, as transformers refuses the name. A
+// gpt-oss: flash_attention_*, flex_attention or a kernel repository, not
+// sdpa; BLOOM: none), else the family's own, as transformers refuses the name. A
 // mapping (5.x: one per sub-config) is left to the family, and said. Said
 // as read, one warning: it changes the price under framework hf alone.
 void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model& m,
@@ -64,14 +65,16 @@ void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model
                                             "flash_attention_4", "flex_attention", "sdpa_paged", "eager_paged",
                                             "paged_attention"};
     const bool named = std::find(known.begin(), known.end(), base) != known.end() || base.find('/') != std::string::npos;
+    const bool flash_name = base.rfind("flash_attention_", 0) == 0 || base == "flex_attention" ||
+                            base.find('/') != std::string::npos;
     const bool fused_here = fam.scores == Model::HfFused::sdpa ||
-                            (fam.scores == Model::HfFused::flash_attention_2 && base == "flash_attention_2");
+                            (fam.scores == Model::HfFused::flash_attention_2 && base == "flash_attention_2") ||
+                            (fam.scores == Model::HfFused::sink_kernels && flash_name);
     // flash_attention_* take window_size, flex_attention a block mask, the
     // hub's kernels (kernels-community/...) the flash kernels' arguments:
     // each skips what a window or chunk leaves out (modeling_flash_attention_utils.py,
     // masking_utils.py flash_attention_mask / flex_attention_mask).
-    m.hf_kernel_windows = fused_here && (base.rfind("flash_attention_", 0) == 0 || base == "flex_attention" ||
-                                         base.find('/') != std::string::npos);
+    m.hf_kernel_windows = fused_here && flash_name;
     std::string why;
     if (!named)
         why = "'" + *name + "' is not an attention transformers names (eager, sdpa, flash_attention_2/3/4, "

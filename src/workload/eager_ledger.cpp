@@ -24,7 +24,9 @@
 //   flash) saves query, key and value as it was given them in bf16
 //   (autocast casts the fp32 rotary outputs), its output and the fp32
 //   log-sum-exp: 2q + 4kv + 2o + 4 heads; the output projection's input is
-//   that output (a view: the kernels write [b, s, heads, d]). Attention with
+//   that output (a view: the kernels write [b, s, heads, d]); a sliding
+//   window SDPA is handed as a boolean band adds its additive mask, s
+//   elements per token of the query's dtype (below). Attention with
 //   its scores in memory (Model::hf_eager_scores: BLOOM, GPT-J, InternLM2, a
 //   config's eager) keeps in place of SDPA's tensors its matmuls' operands,
 //   key and value repeated to every head under GQA (2q + 2o), no
@@ -177,10 +179,24 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
             // fp32 output (SoftmaxBackward0 keeps its result) and the bf16
             // probabilities the second matmul keeps (one tensor in fp32).
             l.add("eager attention: query, repeated key and value, output", el * (2 * q + 2 * o));
-            l.add("attention scores: fp32 softmax output, bf16 probabilities",
-                  (fp32 ? 4.0 : 6.0) * score_elems(at, t, p));
+            // gpt-oss's softmax keeps its logits' dtype (softmax(...,
+            // dtype=combined_logits.dtype)): fp32 under autocast (the fp32
+            // mask and sinks promote the sum), and then cast; in a bf16
+            // model bf16, its slice the second matmul's operand: 2 bytes.
+            const double per_score = fp32 ? 4.0 : (at.sinks && !autocast ? 2.0 : 6.0);
+            l.add("attention scores: fp32 softmax output, bf16 probabilities", per_score * score_elems(at, t, p));
         } else {
             l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
+            // A window or chunk handed to SDPA as a boolean (b, 1, s, s) band
+            // (spec.h hf_sdpa_masks_window): SDPA turns it into an additive
+            // mask of the query's dtype on every call (aten attention.cpp
+            // convert_boolean_attn_mask / _cudnn: at::where(mask.logical_not(),
+            // -inf or -65504, 0)), and the cuDNN or memory-efficient kernel's
+            // backward takes that bias (derivatives.yaml
+            // _scaled_dot_product_cudnn_attention / _efficient_attention:
+            // attn_bias): one per windowed layer, s elements per token.
+            if (hf_sdpa_masks_window(m, k, t))
+                l.add("SDPA's additive window mask (b, 1, s, s)", el * static_cast<double>(t.seq_length));
         }
         if (at.output_gate) l.add("output gate: sigmoid output, gated output", el * (q + o));
         if (dropout) l.add("attention output dropout mask", h);

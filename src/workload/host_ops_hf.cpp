@@ -128,6 +128,10 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         // reshape: 3) are counted the same, as is an eager attention a config
         // asks for (attn_implementation).
         if (hf_attention_keeps_scores(model, t)) fwd += 12;
+        // gpt-oss's sinks (modeling_gpt_oss.py eager_attention_forward):
+        // sinks.reshape, expand, cat, max, the subtraction and the slice
+        // that drops the sink column.
+        if (a.sinks && hf_attention_keeps_scores(model, t)) fwd += 6;
         if (a.output_gate) fwd += 3;          // gate projection, sigmoid, mul
     }
     fwd += mlp_ops(k.mlp);

@@ -223,7 +223,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         // writes bf16 scores (2), scaled (2 + 2), plus the fp32 causal mask
         // (2 + 4, writes 4), softmax in fp32 (4 + 4), .to(bf16) (4 + 2), read
         // by the second matmul (2): 32, four kernels; dropout of p 0 launches
-        // none (ATen Dropout.cpp _dropout_impl returns its input).
+        // none (ATen Dropout.cpp _dropout_impl returns its input). gpt-oss
+        // adds its sinks (cat, max, subtract): 52, seven (model_families.h).
         attn_mem = score_elems * m.hf_eager_chain.bytes;
         kernels += m.hf_eager_chain.kernels;
     }

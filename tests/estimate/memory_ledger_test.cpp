@@ -82,6 +82,39 @@ TEST(EagerLedger, CompiledLayerKeepsWhatTheMinCutSaves) {
     EXPECT_DOUBLE_EQ(head_work(j.model, j.training, j.plan).head_weight_copy_bytes, 0);
 }
 
+// A window SDPA is handed as a boolean (b, 1, s, s) band: SDPA makes an
+// additive mask of the query's dtype from it on every call, and the
+// kernel's backward keeps it: s elements per token on each windowed layer.
+TEST(EagerLedger, SdpaKeepsTheAdditiveMaskOfAWindowBand) {
+    const auto ledger = [](int window, const std::string& training, const std::string& config = "") {
+        const Job j = parse_job(
+            "model: {model_type: mistral, num_hidden_layers: 2, hidden_size: 256, intermediate_size: 688, "
+            "num_attention_heads: 4, num_key_value_heads: 4, vocab_size: 1000, sliding_window: " +
+                std::to_string(window) + config +
+                "}\ncluster: {gpu: h200-sxm, num_gpus: 1}\ntraining: {seq_length: 4096, micro_batch_size: 2, "
+                "global_batch_size: 2, framework: hf" + training + "}\nparallel: {}\n",
+            "window.yaml");
+        return eager_layer_ledger(j.model, j.model.kind(0), j.training, j.plan);
+    };
+    const auto named = [](const EagerLayerLedger& l, const std::string& what) {
+        for (int i = 0; i < l.count; ++i)
+            if (what == l.entries[static_cast<size_t>(i)].what) return l.entries[static_cast<size_t>(i)].bytes_per_token;
+        return 0.0;
+    };
+    const std::string mask = "SDPA's additive window mask (b, 1, s, s)";
+    // Window 1,024 of 4,096 tokens: a band, a bf16 bias (autocast casts the query) of 4,096 keys a token.
+    const EagerLayerLedger band = ledger(1024, "");
+    const EagerLayerLedger none = ledger(8192, "");  // longer than the sequence: is_causal, no mask
+    EXPECT_DOUBLE_EQ(named(band, mask), 2 * 4096.0);
+    EXPECT_DOUBLE_EQ(band.total() - none.total(), 2 * 4096.0);
+    EXPECT_DOUBLE_EQ(named(none, mask), 0);
+    // fp32 training: the query, and so the bias, are fp32.
+    EXPECT_DOUBLE_EQ(named(ledger(1024, ", precision: fp32"), mask), 4 * 4096.0);
+    // flash_attention_2 takes the window itself; compiled, the min-cut's ledger has no such entry.
+    EXPECT_DOUBLE_EQ(named(ledger(1024, "", ", attn_implementation: flash_attention_2"), mask), 0);
+    EXPECT_DOUBLE_EQ(named(ledger(1024, ", compile: true"), mask), 0);
+}
+
 TEST(EagerLedger, TheLossBackwardHoldsThreeFp32Logits) {
     const Job j = llama1b("0", "none");
     const HeadWork hw = head_work(j.model, j.training, j.plan);

@@ -16,6 +16,7 @@
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
+#include "workload/eager_ledger.h"
 #include "workload/layer_work.h"
 
 namespace lostflops {
@@ -49,6 +50,10 @@ const char* kLlama = R"("model_type": "llama", "hidden_size": 256, "num_hidden_l
     "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000, "intermediate_size": 688)";
 const char* kGptj = R"("model_type": "gptj", "n_embd": 256, "n_layer": 2, "n_head": 4, "vocab_size": 1000)";
 const char* kBloom = R"("model_type": "bloom", "hidden_size": 256, "n_layer": 2, "n_head": 4, "vocab_size": 1000)";
+const char* kGptOss = R"("model_type": "gpt_oss", "hidden_size": 256, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 64, "vocab_size": 1000,
+    "intermediate_size": 256, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 128,
+    "layer_types": ["sliding_attention", "full_attention"])";
 
 TEST(HfAttention, UnfusedIsEagerOnAnSdpaModel) {
     const Calibration cal = default_calibration();
@@ -138,6 +143,54 @@ TEST(HfAttention, OtherFrameworksKeepNoScores) {
     Job j = hf_job(kGptj, "gptj_fsdp", "auto");
     j.training.framework = Framework::fsdp;
     EXPECT_FALSE(hf_attention_keeps_scores(j.model, j.training));
+}
+
+// gpt-oss has no SDPA path (transformers: _supports_sdpa False, SDPA takes
+// no sinks): its own eager attention with the sinks runs unless a flash
+// kernel (corrected to kernels-community/vllm-flash-attn3) or flex is named.
+TEST(HfAttention, GptOssRunsItsEagerAttentionWithSinksUnlessToldAFlashKernel) {
+    const Job own = hf_job(kGptOss, "oss_auto", "auto");
+    EXPECT_TRUE(hf_attention_keeps_scores(own.model, own.training));
+    EXPECT_FALSE(hf_sdpa_attention(own.model, own.training));
+    // Between the matmuls: 52 bytes a score element (model_families.h), and
+    // five kernels beyond a fused softmax's two (scale, mask, cat, max, subtract).
+    const double elems = 4.0 * 1024 * 1024;
+    EXPECT_DOUBLE_EQ(layer_work(own.model, own.training, own.plan).mem_bytes_attention_fwd, 52 * elems);
+    EXPECT_EQ(own.model.hf_eager_chain.kernels, 5);
+    // Saved per score element: the fp32 softmax output and its bf16 cast
+    // under autocast (6 bytes); in a bf16 model (FSDP2) the bf16 softmax
+    // output alone (2): 4 heads x 1,024 keys a token.
+    const auto scores = [](const Job& j) {
+        const EagerLayerLedger l = eager_layer_ledger(j.model, j.model.kind(0), j.training, j.plan);
+        for (int i = 0; i < l.count; ++i)
+            if (std::string(l.entries[static_cast<size_t>(i)].what).rfind("attention scores", 0) == 0)
+                return l.entries[static_cast<size_t>(i)].bytes_per_token;
+        return 0.0;
+    };
+    EXPECT_DOUBLE_EQ(scores(own), 6.0 * 4 * 1024);
+    Job fsdp2 = hf_job(kGptOss, "oss_fsdp2", "auto");
+    fsdp2.plan.zero = 3;
+    EXPECT_DOUBLE_EQ(scores(fsdp2), 2.0 * 4 * 1024);
+    // sdpa is refused by transformers: said, the eager attention priced.
+    const Job sdpa = hf_job(std::string(kGptOss) + R"(, "attn_implementation": "sdpa")", "oss_sdpa", "auto");
+    EXPECT_TRUE(hf_attention_keeps_scores(sdpa.model, sdpa.training));
+    bool said = false;
+    for (const auto& n : *sdpa.model.not_modelled) said = said || has(n.why, "no such attention");
+    EXPECT_TRUE(said);
+    // A flash kernel named in the config, or training.attention: flash, is
+    // fused; the kernel takes the window itself.
+    for (const char* name : {"flash_attention_2", "kernels-community/vllm-flash-attn3", "flex_attention"}) {
+        const Job k = hf_job(std::string(kGptOss) + R"(, "attn_implementation": ")" + name + "\"", "oss_k", "auto");
+        EXPECT_FALSE(hf_attention_keeps_scores(k.model, k.training)) << name;
+        EXPECT_TRUE(k.model.hf_kernel_windows) << name;
+    }
+    const Job flash = hf_job(kGptOss, "oss_flash", "flash");
+    EXPECT_FALSE(hf_attention_keeps_scores(flash.model, flash.training));
+    EXPECT_TRUE(has(warning(flash, "training.attention"), "fused kernel"));
+    // In fp32 the flash kernel cannot run: the eager attention stays, and is said.
+    const Job fp32 = hf_job(kGptOss, "oss_fp32", "flash", ", precision: fp32");
+    EXPECT_TRUE(hf_attention_keeps_scores(fp32.model, fp32.training));
+    EXPECT_TRUE(has(warning(fp32, "training.attention"), "vllm-flash-attn3")) << warning(fp32, "training.attention");
 }
 
 }  // namespace
