@@ -219,10 +219,14 @@ struct Model {
     bool hf_kernel_windows = false;
     // That eager attention between its two matmuls, where it keeps its
     // scores (job/model_families.h eager_score_bytes): bytes per score element
-    // forward under 16-bit autocast, and kernels beyond a fused softmax's two.
+    // forward under 16-bit autocast, and kernels beyond a fused softmax's two;
+    // the same in a bf16 model (FSDP2's bf16 parameters: the mask and the
+    // sinks bf16 too, workload/eager_ledger.h eager_fsdp2_bf16).
     struct EagerChain {
         uint8_t bytes = 32;
         uint8_t kernels = 2;
+        uint8_t bf16_bytes = 26;
+        uint8_t bf16_kernels = 2;
         bool operator==(const EagerChain&) const = default;
     };
     EagerChain hf_eager_chain;

@@ -219,7 +219,13 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // exists for every model and needs no word).
     if (t.framework == Framework::hf && !t.attention_auto && t.attention == AttentionKernel::flash &&
         m.hf_eager_scores && !t.xla) {
-        if (hf_fused_attention_runs(m, t))
+        if (hf_fused_attention_runs(m, t) && m.hf_fused == Model::HfFused::sink_kernels)
+            warn("training.attention", "flash: priced as a fused kernel that takes the attention sinks "
+                                       "(from_pretrained's attn_implementation flash_attention_*, which transformers "
+                                       "corrects to kernels-community/vllm-flash-attn3, or flex_attention; it has no "
+                                       "sdpa for this model) in place of the model's own eager attention, which keeps "
+                                       "its scores in memory");
+        else if (hf_fused_attention_runs(m, t))
             warn("training.attention", "flash: priced as a fused kernel (from_pretrained's attn_implementation sdpa "
                                        "or flash_attention_2) in place of the model's own eager attention, which "
                                        "keeps its scores in memory (its family's default or its config's "

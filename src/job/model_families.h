@@ -105,9 +105,16 @@ struct ModelFamily {
     // causal mask, softmax in fp32, .to(bf16), matmul: 2 + 4 + 10 + 8 + 6 + 2)
     // and GPT-J's _attn (/ scale_attn in place of * scaling), dropout p 0
     // launching nothing (ATen Dropout.cpp _dropout_impl); BLOOM's 40 and 3
-    // on its row.
+    // on its row. In a bf16 model (FSDP2) the mask is bf16: 2 + 4 + 6
+    // (2 + 2, writes 2) + 6 (softmax reads bf16, writes fp32) + 6 + 2 = 26,
+    // kernels as many. GPT-J's _attn casts query and key .to(float32): under
+    // autocast the matmul still runs in bf16 (32, as above), in a bf16 model
+    // it writes fp32 scores: 4 + 8 + 10 + 8 + 6 + 2 = 38 (the fp32 matmul's
+    // own speed is not priced). BLOOM's baddbmm and fp32 softmax keep 40.
     uint8_t eager_score_bytes = 32;
     uint8_t eager_score_kernels = 2;
+    uint8_t eager_score_bf16_bytes = 26;
+    uint8_t eager_score_bf16_kernels = 2;
 };
 
 // A job without `model_type` (a hand-written model): Hugging Face
@@ -157,10 +164,12 @@ inline constexpr ModelFamily kFamilies[] = {
     // fp32 mask (2 + 4, writes 4), torch.cat with the sinks (4 + 4),
     // .max(-1) (4), the subtraction (4 + 4), softmax in fp32 (4 + 4), the
     // second matmul's bf16 cast of the sliced probabilities (4 + 2) and its
-    // read (2): 52 bytes, seven kernels against a fused softmax's two.
+    // read (2): 52 bytes, seven kernels against a fused softmax's two. In a
+    // bf16 model everything is bf16 and the softmax keeps it (no cast):
+    // 2 + 4 + 6 + 4 + 2 + 4 + 4 + 2 = 28, six kernels.
     {.model_type = "gpt_oss", .tied = false, .mlp = MlpRule::gated, .sinks = true, .router_bias = true,
      .expert_bias = true, .experts_use_ffn = true, .scores = Model::HfFused::sink_kernels, .eager_score_bytes = 52,
-     .eager_score_kernels = 5},
+     .eager_score_kernels = 5, .eager_score_bf16_bytes = 28, .eager_score_bf16_kernels = 4},
     {.model_type = "llama4_text", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true, .shared_is_ffn = true},
     {.model_type = "llama4", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true, .shared_is_ffn = true},
     {.model_type = "dbrx", .tied = false, .mlp = MlpRule::gated, .experts_use_ffn = true},
@@ -189,14 +198,15 @@ inline constexpr ModelFamily kFamilies[] = {
     // its _attn keeps the scores in memory.
     {.model_type = "gptj", .tied = false, .norm = NormKind::layer_bias, .norms = 1, .mlp = MlpRule::dense,
      .bias = BiasRule::mlp_always, .act_key = "activation_function", .default_act = "gelu_new", .rotary_dim = 64,
-     .scores = Model::HfFused::flash_attention_2},
+     .scores = Model::HfFused::flash_attention_2, .eager_score_bf16_bytes = 38},
     // BLOOM (modeling_bloom.py): fused query_key_value, every linear layer
     // biased, dense_h_to_4h fixed at 4 x hidden, tanh-approximated GELU
     // (bloom_gelu_forward), ALiBi; the word_embeddings_layernorm (2 x hidden) is not counted;
     // BloomAttention computes its scores with baddbmm (no SDPA path).
     {.model_type = "bloom", .tied = true, .norm = NormKind::layer_bias, .mlp = MlpRule::dense,
      .bias = BiasRule::all_always, .fused_qkv = true, .default_act = "gelu_new", .positions = PositionRule::alibi,
-     .scores = Model::HfFused::none, .eager_score_bytes = 40, .eager_score_kernels = 3},
+     .scores = Model::HfFused::none, .eager_score_bytes = 40, .eager_score_kernels = 3, .eager_score_bf16_bytes = 40,
+     .eager_score_bf16_kernels = 3},
     // OPT (modeling_opt.py): every projection biased (enable_bias default
     // true), ReLU MLP of ffn_dim, learned positions with an offset of 2,
     // embeddings of word_embed_proj_dim with project_in/project_out.

@@ -38,7 +38,8 @@ void read_attention_implementation(YamlSection& s, const ModelFamily& fam, Model
                                    std::vector<Model::NotModelled>& notes) {
     m.hf_fused = fam.scores;
     m.hf_eager_scores = fam.scores != Model::HfFused::sdpa;
-    m.hf_eager_chain = {fam.eager_score_bytes, fam.eager_score_kernels};
+    m.hf_eager_chain = {fam.eager_score_bytes, fam.eager_score_kernels, fam.eager_score_bf16_bytes,
+                        fam.eager_score_bf16_kernels};
     std::optional<std::string> name;
     const char* key = nullptr;
     for (const char* k : {"attn_implementation", "_attn_implementation"}) {

@@ -183,8 +183,11 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
             // dtype=combined_logits.dtype)): fp32 under autocast (the fp32
             // mask and sinks promote the sum), and then cast; in a bf16
             // model bf16, its slice the second matmul's operand: 2 bytes.
-            const double per_score = fp32 ? 4.0 : (at.sinks && !autocast ? 2.0 : 6.0);
-            l.add("attention scores: fp32 softmax output, bf16 probabilities", per_score * score_elems(at, t, p));
+            const bool bf16_softmax = !fp32 && at.sinks && !autocast;
+            const double per_score = fp32 ? 4.0 : (bf16_softmax ? 2.0 : 6.0);
+            l.add(bf16_softmax ? "attention scores: bf16 softmax output (the probabilities)"
+                               : "attention scores: fp32 softmax output, bf16 probabilities",
+                  per_score * score_elems(at, t, p));
         } else {
             l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
             // A window or chunk handed to SDPA as a boolean (b, 1, s, s) band

@@ -225,8 +225,10 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         // by the second matmul (2): 32, four kernels; dropout of p 0 launches
         // none (ATen Dropout.cpp _dropout_impl returns its input). gpt-oss
         // adds its sinks (cat, max, subtract): 52, seven (model_families.h).
-        attn_mem = score_elems * m.hf_eager_chain.bytes;
-        kernels += m.hf_eager_chain.kernels;
+        // In a bf16 model (FSDP2) the chain's own bf16 figures.
+        const bool bf16_model = eager_fsdp2_bf16(tr, p);
+        attn_mem = score_elems * (bf16_model ? m.hf_eager_chain.bf16_bytes : m.hf_eager_chain.bytes);
+        kernels += bf16_model ? m.hf_eager_chain.bf16_kernels : m.hf_eager_chain.kernels;
     }
     if (moe) {
         // Router scores (fp32 logits written, read by the softmax or sigmoid

@@ -107,6 +107,12 @@ TEST(HfAttention, EagerChainBytesAreTheFamilys) {
     // beyond a fused softmax's; BLOOM five, three beyond.
     EXPECT_EQ(hf_job(kGptj, "gptj_k", "auto").model.hf_eager_chain.kernels, 2);
     EXPECT_EQ(hf_job(kBloom, "bloom_k", "auto").model.hf_eager_chain.kernels, 3);
+    // In a bf16 model (FSDP2) GPT-J's .to(float32) makes the first matmul
+    // write fp32 scores: 4, / scale_attn 4 + 4, + the bf16 mask 4 + 2 + 4,
+    // softmax 4 + 4, .to 4 + 2, the second matmul's read 2: 38.
+    Job gptj_fsdp2 = hf_job(kGptj, "gptj_fsdp2", "auto");
+    gptj_fsdp2.plan.zero = 3;
+    EXPECT_DOUBLE_EQ(chain(gptj_fsdp2), (4 + 8 + 10 + 8 + 6 + 2) * elems);
 }
 
 TEST(HfAttention, AutoIsTheModelsWhateverTheSourcesDate) {
@@ -171,6 +177,17 @@ TEST(HfAttention, GptOssRunsItsEagerAttentionWithSinksUnlessToldAFlashKernel) {
     Job fsdp2 = hf_job(kGptOss, "oss_fsdp2", "auto");
     fsdp2.plan.zero = 3;
     EXPECT_DOUBLE_EQ(scores(fsdp2), 2.0 * 4 * 1024);
+    // The chain in that bf16 model: the matmul's scores (2), * scaling
+    // (2 + 2), + the bf16 mask (2 + 2 + 2), cat (2 + 2), max (2), subtract
+    // (2 + 2), softmax in bf16 (2 + 2), the second matmul's read (2): 28.
+    EXPECT_DOUBLE_EQ(layer_work(fsdp2.model, fsdp2.training, fsdp2.plan).mem_bytes_attention_fwd,
+                     (2 + 4 + 6 + 4 + 2 + 4 + 4 + 2) * elems);
+    // eager_attention_forward's in a bf16 model: 2 + 4 + 6 + softmax reading
+    // bf16 and writing fp32 (2 + 4) + .to (4 + 2) + 2 = 26.
+    Job llama_fsdp2 = hf_job(kLlama, "llama_fsdp2_unfused", "unfused");
+    llama_fsdp2.plan.zero = 3;
+    EXPECT_DOUBLE_EQ(layer_work(llama_fsdp2.model, llama_fsdp2.training, llama_fsdp2.plan).mem_bytes_attention_fwd,
+                     (2 + 4 + 6 + 6 + 6 + 2) * elems);
     // sdpa is refused by transformers: said, the eager attention priced.
     const Job sdpa = hf_job(std::string(kGptOss) + R"(, "attn_implementation": "sdpa")", "oss_sdpa", "auto");
     EXPECT_TRUE(hf_attention_keeps_scores(sdpa.model, sdpa.training));
@@ -186,7 +203,7 @@ TEST(HfAttention, GptOssRunsItsEagerAttentionWithSinksUnlessToldAFlashKernel) {
     }
     const Job flash = hf_job(kGptOss, "oss_flash", "flash");
     EXPECT_FALSE(hf_attention_keeps_scores(flash.model, flash.training));
-    EXPECT_TRUE(has(warning(flash, "training.attention"), "fused kernel"));
+    EXPECT_TRUE(has(warning(flash, "training.attention"), "vllm-flash-attn3")) << warning(flash, "training.attention");
     // In fp32 the flash kernel cannot run: the eager attention stays, and is said.
     const Job fp32 = hf_job(kGptOss, "oss_fp32", "flash", ", precision: fp32");
     EXPECT_TRUE(hf_attention_keeps_scores(fp32.model, fp32.training));
