@@ -49,13 +49,8 @@ struct BusBwCurve {
     std::string gpu;                  // device name nccl-tests printed ("" = not recorded)
 };
 
-// GEMM operand formats a device profile prices separately
-// (data/calibration/gemm.csv): bf16 (and fp16), fp8 with one scale per tensor
-// (Transformer Engine delayed / current scaling, torchao tensorwise), per row
-// and column (torchao rowwise), per 128x128 weight block and 1x128 activation
-// tile (DeepSeek-V3, DeepGEMM), and OCP MXFP8 (32-element blocks, Blackwell).
-enum class GemmDtype { bf16, fp8_tensor, fp8_row, fp8_block, mxfp8 };
-inline constexpr int kGemmDtypeCount = 5;
+// GemmDtype, the GEMM operand formats a device profile prices separately
+// (data/calibration/gemm.csv), is spec.h's: a job's fp8 recipe names one.
 
 // Attention kernels with published curves (data/calibration/attention.csv):
 // FlashAttention-2 (also PyTorch SDPA's flash backend), FlashAttention-3, and

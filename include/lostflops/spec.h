@@ -23,6 +23,29 @@ namespace lostflops {
 // copy; its GEMMs run at the TF32 tensor-core peak (Gpu::peak_tf32_tflops,
 // the reason in src/job/gpu_parse.cpp).
 enum class Precision { fp16, bf16, fp8, fp32 };
+// GEMM operand formats a device profile prices separately
+// (data/calibration/gemm.csv): bf16 (and fp16), fp8 with one scale per tensor
+// (Transformer Engine delayed / current scaling, torchao tensorwise), per row
+// and column (torchao rowwise), per 128x128 weight block and 1x128 activation
+// tile (DeepSeek-V3, DeepGEMM), and OCP MXFP8 (32-element blocks, Blackwell).
+enum class GemmDtype { bf16, fp8_tensor, fp8_row, fp8_block, mxfp8 };
+inline constexpr int kGemmDtypeCount = 5;
+
+// How fp8 training scales its GEMM operands (training.fp8_recipe; Megatron-Core
+// --fp8-recipe, torchtitan float8.recipe_name): the GEMM format it runs
+// (cost/device_time.cpp) and the casts before each GEMM
+// (workload/layer_gemms.cpp add_fp8_casts).
+//   delayed     one scale per tensor from the amax history (Transformer
+//               Engine's DelayedScaling, Megatron-Core's default): one cast
+//               pass; a norm writes its fp8 output itself
+//   tensorwise  one scale per tensor from this tensor's amax (TE
+//               Float8CurrentScaling, torchao's tensorwise dynamic scaling):
+//               an amax pass before each cast; the norm writes 16-bit
+//   rowwise     one scale per row (torchao rowwise): as tensorwise, per row
+//   blockwise   1x128 activation tiles and 128x128 weight blocks (TE
+//               Float8BlockScaling, DeepSeek-V3): one pass; the norm writes 16-bit
+//   mxfp8       OCP MXFP8, 32-element blocks (Blackwell): one pass; the norm writes 16-bit
+enum class Fp8Recipe { delayed, tensorwise, rowwise, blockwise, mxfp8 };
 // Bytes of one element of the tensors a job keeps in its training precision:
 // weights, activations, pipeline and tensor-parallel traffic (fp8 training
 // keeps these 16-bit: only GEMM operands are fp8).
@@ -164,6 +187,12 @@ struct Training {
     int64_t global_batch = 0;  // sequences per optimizer step
     int64_t micro_batch = 0;   // sequences per micro-batch per DP rank
     Precision precision = Precision::bf16;
+    // Read with precision fp8 alone. `auto` (default): the stack's own,
+    // resolved with the framework (job/job.cpp): torchao's tensorwise dynamic
+    // scaling under fsdp (torchtitan), Transformer Engine's delayed scaling
+    // (Megatron-Core's --fp8-recipe default) elsewhere.
+    Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+    bool fp8_recipe_auto = true;
     double train_tokens = 0;   // 0 = not given
     AttentionKernel attention = AttentionKernel::flash;
     bool attention_auto = false;  // `attention: auto` (default): chosen from the job's source date
@@ -440,6 +469,7 @@ struct Job {
 };
 
 const char* to_string(Precision p);
+const char* to_string(Fp8Recipe r);
 const char* to_string(Recompute r);
 const char* to_string(RematPolicy r);
 const char* to_string(RecomputeModule m);

@@ -50,6 +50,7 @@
 #include "cost/attention_lookup.h"
 #include "lostflops/accelerator.h"
 #include "lostflops/error.h"
+#include "lostflops/fp8_recipe.h"
 
 namespace lostflops {
 
@@ -83,6 +84,7 @@ DeviceUse device_use(const Job& job) {
             u.head_dim = static_cast<int>(k.attention.head_dim);
             break;
         }
+    u.fp8 = fp8_recipe_row(job.training.fp8_recipe).gemm;
     u.causal = true;  // decoder LLMs (layer_work.cpp counts causal attention FLOPs)
     u.masked_square = masked_square_attention(job.model, job.training);
     if (u.masked_square) u.causal = false;
@@ -164,7 +166,8 @@ DeviceModel make_device_model(const Gpu& gpu, Precision p, const Calibration& ca
     if (!(gmax > 0))
         throw InputError(cal.source, "devices." + f.name + ".gemm_max." + to_string(dtype),
                          std::string("no measurement of ") + to_string(dtype) + " GEMMs on the " + f.name +
-                             " family (data/calibration/gemm.csv); add one or choose another precision");
+                             " family (data/calibration/gemm.csv); add one or choose another precision" +
+                             (p == Precision::fp8 ? std::string(" or training.fp8_recipe") : std::string()));
     // (Only TPUs have an arch name starting "tpu": the traits table is read
     // for them alone, keeping GPU estimates off the table's string scan.)
     if (gpu.arch.rfind("tpu", 0) == 0) {

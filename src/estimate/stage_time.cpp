@@ -25,6 +25,8 @@
 
 #include "cost/grouped_gemm.h"
 #include "estimate/inflight.h"
+#include "lostflops/error.h"
+#include "lostflops/fp8_recipe.h"
 #include "lostflops/pipeline_schedules.h"
 
 #include <algorithm>
@@ -59,6 +61,29 @@ void set_cp_context(PlanContext& ctx, const Job& job, const Calibration& cal) {
     r.off_bwd = d.attention_peak_flops * eff[1];
 }
 
+// An fp8 recipe whose GEMM format the device family has no measurement of
+// is the job's error (training.fp8_recipe), not the profile's; the recipes
+// the family can price are named.
+void require_fp8_measured(const Job& job, const Calibration& cal, const DeviceUse& use) {
+    if (job.training.precision != Precision::fp8) return;
+    const DeviceFamily& fam = cal.device(job.cluster.gpu.arch);
+    if (fam.gemm_max[static_cast<int>(use.fp8)] > 0) return;
+    std::string others;
+    for (const Fp8RecipeRow& r : kFp8Recipes)
+        if (fam.gemm_max[static_cast<int>(r.gemm)] > 0) others += std::string(others.empty() ? "" : ", ") + r.name;
+    const std::string profile = cal.source == "<builtin>" ? std::string("the default profile") : cal.source;
+    if (others.empty())
+        throw InputError(job.source, "training.precision",
+                         "fp8: no measurement of fp8 GEMMs in any format on the " + fam.name + " family (" +
+                             profile + "'s devices." + fam.name +
+                             ".gemm_max, data/calibration/gemm.csv); choose another precision");
+    throw InputError(job.source, "training.fp8_recipe",
+                     std::string(to_string(job.training.fp8_recipe)) + ": no measurement of " +
+                         to_string(use.fp8) + " GEMMs on the " + fam.name + " family (" + profile +
+                         "'s devices." + fam.name + ".gemm_max." + to_string(use.fp8) +
+                         ", data/calibration/gemm.csv); choose a recipe it prices (" + others + ")");
+}
+
 }  // namespace
 
 PlanContext make_plan_context(const Job& job, const Calibration& cal) {
@@ -74,7 +99,9 @@ void set_plan_context(const Job& job, const Calibration& cal, PlanContext& ctx) 
     const Topology topo = topology_of(job.cluster);
     // The attention curves are read at the job's own shape: its sequence over
     // context parallelism, its head dimension, its framework's kernel.
-    ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal, device_use(job));
+    const DeviceUse use = device_use(job);
+    require_fp8_measured(job, cal, use);
+    ctx.dev = make_device_model(job.cluster.gpu, job.training.precision, cal, use);
     // fp8 training keeps the output layer in bf16: Megatron-Core builds it as
     // tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so
     // fp8_autocast leaves it alone (NVIDIA/Megatron-LM

@@ -51,7 +51,7 @@ void vocab_flags(const Job& job, Group& g, std::vector<ImportNote>& notes) {
         g.add("--make-vocab-size-divisible-by", std::gcd(vocab / tp, int64_t{128}));
 }
 
-void training_flags(const Job& job, Group& g) {
+void training_flags(const Job& job, Group& g, std::vector<ImportNote>& notes) {
     const Training& t = job.training;
     g.add("--micro-batch-size", t.micro_batch);
     g.add("--global-batch-size", t.global_batch);
@@ -63,7 +63,16 @@ void training_flags(const Job& job, Group& g) {
         g.add("--fp16");
     } else if (t.precision != Precision::fp32) {  // fp32: no flag, Megatron trains in fp32 without --bf16 / --fp16
         g.add("--bf16");
-        if (t.precision == Precision::fp8) g.add("--fp8-format", "hybrid");
+        if (t.precision == Precision::fp8) {
+            g.add("--fp8-format", "hybrid");
+            // --fp8-recipe (delayed is Megatron's default); torchao's rowwise has no Megatron recipe.
+            if (t.fp8_recipe == Fp8Recipe::rowwise)
+                notes.push_back({NoteKind::not_modelled, "training.fp8_recipe",
+                                 "rowwise is torchao's; Megatron has no per-row recipe: written with its default, "
+                                 "delayed (priced differently)"});
+            else if (t.fp8_recipe != Fp8Recipe::delayed)
+                g.add("--fp8-recipe", to_string(t.fp8_recipe));
+        }
     }
     // The data loader's workers when the job gives them (auto is Megatron's own default, 2).
     if (!t.data_loader_workers_auto) g.add("--num-workers", t.data_loader_workers);
@@ -169,7 +178,7 @@ ExportResult export_megatron(const Job& job) {
     model.add("--max-position-embeddings", t.seq_length);
     vocab_flags(job, model, out.notes);
     Group training{"TRAINING_ARGS", {}};
-    training_flags(job, training);
+    training_flags(job, training, out.notes);
     groups.push_back(std::move(model));
     groups.push_back(std::move(training));
     groups.push_back({"PARALLEL_ARGS", parallel});

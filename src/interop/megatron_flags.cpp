@@ -136,7 +136,7 @@ const MegatronFlag kFlags[] = {
     {"align-param-gather", A::none, R::not_modelled, "launches the parameter all-gathers of all pipeline chunks together"},
     {"overlap-param-gather-with-optimizer-step", A::none, R::not_modelled, "overlaps the parameter all-gather with the optimizer step"},
     {"fp8-param-gather", A::none, R::not_modelled, "fp8 parameter copies gathered by the distributed optimizer (half the bytes of bf16); costed as bf16"},
-    {"fp8-recipe", A::one, R::not_modelled, "the fp8 scaling recipe (delayed, tensorwise, blockwise, mxfp8): costed as one fp8 GEMM rate"},
+    {"fp8-recipe", A::one, R::read, ""},
     {"first-last-layers-bf16", A::none, R::not_modelled, "first and last layers in bf16 under fp8"},
     {"num-layers-at-start-in-bf16", A::one, R::not_modelled, "first layers in bf16 under fp8"},
     {"num-layers-at-end-in-bf16", A::one, R::not_modelled, "last layers in bf16 under fp8"},

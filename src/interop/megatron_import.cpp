@@ -116,6 +116,18 @@ ImportResult import_megatron(const std::string& text, const std::string& source,
     if (prec == "fp8") add(d.training, "precision", "fp8", "--fp8-format " + f.choice("fp8-format", {"e4m3", "hybrid"}));
     else if (prec == "fp32") add(d.training, "precision", "fp32", "neither --bf16 nor --fp16: Megatron trains in fp32");
     else add(d.training, "precision", prec);
+    // --fp8-recipe (megatron/training/arguments.py: delayed by default;
+    // tensorwise, blockwise, mxfp8; custom, a user's recipe class).
+    if (f.has("fp8-recipe")) {
+        const std::string recipe = f.choice("fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8", "custom"});
+        if (prec != "fp8")
+            notes.push_back({NoteKind::ignored, "--fp8-recipe", recipe + ": fp8 is off (no --fp8-format)"});
+        else if (recipe == "custom")
+            notes.push_back({NoteKind::not_modelled, "--fp8-recipe",
+                             "custom: a user's recipe class; priced as delayed scaling"});
+        else
+            add(d.training, "fp8_recipe", recipe, "--fp8-recipe " + recipe);
+    }
     // A run's length passes 2^31 sequences (14.8 T tokens of 4,096 is 3.6 G):
     // read as 64-bit, the tokens checked against training.train_tokens' range.
     const auto run_tokens = [&](const char* flag, int64_t count, int64_t per_count, const char* why) {

@@ -61,6 +61,13 @@ ExportResult export_torchtitan(const Job& job) {
         out.notes.push_back({NoteKind::not_modelled, "parallel.moe_fp8_dispatch",
                              "true: not written (the export writes no FP8 dispatch setting); the dispatch was priced at "
                              "1 byte an element"});
+    // torchao's float8 converter scales tensorwise (its default) or rowwise.
+    const bool torchao_recipe = t.fp8_recipe == Fp8Recipe::tensorwise || t.fp8_recipe == Fp8Recipe::rowwise;
+    if (t.precision == Precision::fp8 && !torchao_recipe)
+        out.notes.push_back({NoteKind::not_modelled, "training.fp8_recipe",
+                             std::string(to_string(t.fp8_recipe)) +
+                                 ": torchtitan's float8 converter scales tensorwise or rowwise; written as tensorwise "
+                                 "(priced differently)"});
     const int layers_per_stage = job.model.layers / (p.pp * p.vpp);
     const interop::TorchrunShape shape = interop::torchrun_shape(job);
     out.launch = interop::torchrun_line(job) + " \\\n    -m torchtitan.train --job.config_file CONFIG_FILE\n";
@@ -90,6 +97,10 @@ ExportResult export_torchtitan(const Job& job) {
     line("flavor", q(flavor->flavor));
     line("hf_assets_path", q("TOKENIZER"), "the folder of the model's tokenizer (scripts/download_hf_assets.py)");
     if (t.precision == Precision::fp8) line("converters", "[\"float8\"]");
+    if (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::rowwise) {
+        s += "\n[float8]\n";
+        line("recipe_name", q("rowwise"));
+    }
     s += "\n[optimizer]\n";
     line("name", q("AdamW"));  // Adam's state is what the memory estimate holds
     line("implementation", q(t.optimizer_kernel == OptimizerKernel::fused ? "fused" : "foreach"));

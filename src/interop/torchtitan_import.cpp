@@ -164,6 +164,23 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     } else {
         add(d.training, "precision", fp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
     }
+    // float8.recipe_name (torchtitan config: None is torchao's tensorwise
+    // dynamic scaling; rowwise; rowwise_with_gw_hp keeps the weight gradient's
+    // GEMM in 16-bit).
+    const std::string recipe = c.text({"float8.recipe_name"}, "tensorwise");
+    if (recipe != "tensorwise" && recipe != "rowwise" && recipe != "rowwise_with_gw_hp")
+        throw InputError(source, "float8.recipe_name",
+                         "expected tensorwise, rowwise or rowwise_with_gw_hp, got '" + recipe + "'");
+    if (fp8) {
+        const bool gw_hp = recipe == "rowwise_with_gw_hp";
+        add(d.training, "fp8_recipe", gw_hp ? "rowwise" : recipe,
+            c.find({"float8.recipe_name"}) ? "float8.recipe_name " + recipe : "torchao's default, tensorwise dynamic scaling");
+        if (gw_hp)
+            notes.push_back({NoteKind::not_modelled, "float8.recipe_name",
+                             "rowwise_with_gw_hp: the weight gradient's GEMM in 16-bit; priced as rowwise"});
+    } else if (c.find({"float8.recipe_name"})) {
+        notes.push_back({NoteKind::ignored, "float8.recipe_name", recipe + ": float8 is off"});
+    }
     // steps (below 2^31) x global x seq can pass int64: checked in
     // double against training.train_tokens' range (1e18) first.
     if (const int64_t steps = c.integer({"training.steps"}, 0, 0); steps > 0) {

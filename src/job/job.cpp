@@ -14,6 +14,7 @@
 #include "lostflops/accelerator.h"
 #include "lostflops/embedded.h"
 #include "lostflops/error.h"
+#include "lostflops/fp8_recipe.h"
 #include "lostflops/job.h"
 #include "job/job_overrides.h"
 #include "job/job_sections.h"
@@ -99,6 +100,15 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
             job.training.optimizer_kernel =
                 job.training.framework == Framework::hf ? OptimizerKernel::foreach : OptimizerKernel::fused;
     }
+    // fp8_recipe: auto, resolved with the framework: torchtitan's float8
+    // converter is torchao's Float8Linear, whose default recipe is tensorwise
+    // dynamic scaling (torchao/float8/config.py Float8LinearRecipeName.TENSORWISE;
+    // torchtitan's float8.recipe_name None), as is an eager hf job's (torchao,
+    // fp8_casts_by_torchao); Transformer Engine's default is DelayedScaling
+    // (Megatron-Core --fp8-recipe delayed, DeepSpeed's TE path).
+    if (job.training.fp8_recipe_auto)
+        job.training.fp8_recipe =
+            fp8_casts_by_torchao(job.training.framework) ? Fp8Recipe::tensorwise : Fp8Recipe::delayed;
     // data_loader_workers: auto, resolved with the framework (lostflops/spec.h).
     if (job.training.data_loader_workers < 0)
         job.training.data_loader_workers = job.training.framework == Framework::megatron_lm ||

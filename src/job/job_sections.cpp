@@ -14,6 +14,7 @@
 #include "lostflops/accelerator.h"
 #include "lostflops/catalog.h"
 #include "lostflops/error.h"
+#include "lostflops/fp8_recipe.h"
 #include "lostflops/plan_keys.h"
 #include "job/gpu_parse.h"
 #include "job/hardware_bounds.h"
@@ -163,6 +164,19 @@ Training read_training(YAML::Node node, const std::string& file) {
                   : prec == "fp8"  ? Precision::fp8
                   : prec == "fp32" ? Precision::fp32
                                    : Precision::bf16;
+    // The fp8 recipe (lostflops/fp8_recipe.h); auto: resolved with the
+    // framework (job/job.cpp).
+    std::vector<std::string> recipes = {"auto"};
+    for (const Fp8RecipeRow& row : kFp8Recipes) recipes.emplace_back(row.name);
+    if (const auto recipe = s.choice_opt("fp8_recipe", recipes); recipe && *recipe != "auto") {
+        if (t.precision != Precision::fp8)
+            throw InputError(file, "training.fp8_recipe",
+                             *recipe + ": read with precision fp8 alone; this job's precision is " + prec +
+                                 " (to run it in " + prec + ", set training.fp8_recipe: auto as well)");
+        for (const Fp8RecipeRow& row : kFp8Recipes)
+            if (*recipe == row.name) t.fp8_recipe = row.recipe;
+        t.fp8_recipe_auto = false;
+    }
     t.train_tokens = s.num_or("train_tokens", 0, 0, 1e18);
     const auto attn = s.choice_opt("attention", {"auto", "flash", "unfused"}).value_or("auto");
     t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;

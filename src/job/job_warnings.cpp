@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lostflops/accelerator.h"
+#include "lostflops/fp8_recipe.h"
 #include "lostflops/job.h"
 #include "lostflops/pipeline_schedules.h"
 #include "job/layer_kinds.h"
@@ -96,6 +97,19 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
     if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
         warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");
+    // A recipe its stack does not run (lostflops/fp8_recipe.h) is priced as
+    // asked, and said so.
+    if (job.training.precision == Precision::fp8 && !job.training.fp8_recipe_auto) {
+        const bool torchao = fp8_casts_by_torchao(job.training.framework);
+        if (torchao && job.training.fp8_recipe == Fp8Recipe::delayed)
+            warn("training.fp8_recipe",
+                 "delayed: torchao's Float8Linear scales dynamically only since v0.10 (pytorch/ao#1753, "
+                 "torchtitan#812); priced as delayed scaling behind a norm that writes 16-bit");
+        if (!torchao && job.training.fp8_recipe == Fp8Recipe::rowwise)
+            warn("training.fp8_recipe",
+                 "rowwise: Transformer Engine has no per-row recipe (Megatron-Core --fp8-recipe: delayed, "
+                 "tensorwise, mxfp8, blockwise); priced as per-row GEMMs behind Transformer Engine's casts");
+    }
     // A TPU job runs under MaxText (`export maxtext`), whose pipeline is its own
     // (AI-Hypercomputer/maxtext src/maxtext/layers/pipeline.py: circular
     // pipelining over num_pipeline_repeats, no named schedules): a schedule

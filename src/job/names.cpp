@@ -1,4 +1,5 @@
 // Printable names of the spec enums (the same words the job file uses).
+#include "lostflops/fp8_recipe.h"
 #include "lostflops/spec.h"
 
 namespace lostflops {
@@ -12,6 +13,8 @@ const char* to_string(Precision p) {
     }
     return "?";
 }
+
+const char* to_string(Fp8Recipe r) { return fp8_recipe_row(r).name; }
 
 const char* to_string(Recompute r) {
     switch (r) {

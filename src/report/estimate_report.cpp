@@ -142,8 +142,12 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
         : hf_sdpa_masks_windows(job.model, job.training)
             ? std::string(to_string(job.training.attention)) + " attention (SDPA: sliding windows as a masked square)"
             : std::string(to_string(job.training.attention)) + " attention";
-    out += fmt::format("kernels    {}, {}, TP overlap {}, DP overlap {}, {} main gradients\n",
-                       to_string(job.training.framework), attention,
+    // fp8: the recipe (lostflops/fp8_recipe.h), which sets the GEMM format and the casts.
+    const std::string fp8 = job.training.precision == Precision::fp8
+                                ? fmt::format("fp8 {} scaling, ", to_string(job.training.fp8_recipe))
+                                : std::string();
+    out += fmt::format("kernels    {}, {}{}, TP overlap {}, DP overlap {}, {} main gradients\n",
+                       to_string(job.training.framework), fp8, attention,
                        p.tp_comm_overlap ? "on" : "off",
                        p.overlap_grad_reduce ? "on" : "off", p.grad_fp32 ? "fp32" : "16-bit");
     out += "\n";

@@ -106,6 +106,10 @@ nlohmann::json training_json(const Job& job) {
             {"global_batch_size", t.global_batch},
             {"micro_batch_size", t.micro_batch},
             {"precision", to_string(t.precision)},
+            // The fp8 scaling recipe (lostflops/fp8_recipe.h); null unless precision fp8.
+            {"fp8_recipe", t.precision == Precision::fp8 ? nlohmann::json(to_string(t.fp8_recipe)) : nlohmann::json()},
+            {"fp8_recipe_from_auto",
+             t.precision == Precision::fp8 ? nlohmann::json(t.fp8_recipe_auto) : nlohmann::json()},
             {"train_tokens", t.train_tokens},
             {"attention", to_string(t.attention)},
             {"attention_from_auto", t.attention_auto},

@@ -7,6 +7,7 @@
 // TP. The casts: Transformer Engine's cast-transpose (below).
 #include "workload/layer_work_parts.h"
 
+#include "lostflops/fp8_recipe.h"
 #include "workload/eager_ledger.h"
 
 namespace lostflops {
@@ -64,22 +65,55 @@ MlpGemms add_mlp_gemms(const LayerKind& k, const LayerTraits& l, const Training&
 // transformer_engine/common/transpose/cast_transpose.cu; Blackwell's MXFP8
 // likewise keeps row-wise and column-wise copies with their own block scales).
 // torchao's Float8Linear (torchtitan) casts the same tensors. Forward: the
-// input of every GEMM, except those whose input a norm writes directly in fp8
-// (TE's LayerNormLinear: QKV / the mixer's input projection, fc1 of a dense
-// MLP) and the router (kept in 16/32-bit). Backward: the output gradient of
-// every GEMM but the router. Weights are cast once per step (Megatron's
-// is_first_microbatch caching) and left out. One kernel per cast.
-void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int router) {
+// input of every GEMM but the router (kept in 16/32-bit). Backward: the
+// output gradient of every GEMM but the router. Weights are cast once per
+// step (Megatron's is_first_microbatch caching) and left out. One kernel per
+// cast. By recipe (lostflops/fp8_recipe.h) and stack (Transformer Engine
+// under Megatron and DeepSpeed; torchao under fsdp and hf):
+// - Under delayed scaling TE's norm writes its consumers' fp8 operand itself
+//   (LayerNormLinear: QKV / the mixer's input projection, fc1 of a dense
+//   MLP), no cast; under the other recipes, and under torchao always (a
+//   norm is a module of its own there), the norm writes 16-bit and a cast
+//   follows.
+// - Under current scaling (tensorwise, rowwise) an amax kernel reads each
+//   operand (2 bytes an element) before its cast, except that TE's norm
+//   computes its output's amax as it writes it (the cast remains), and that
+//   under torch.compile with torchao Inductor computes the amax (torchao's
+//   tensor_to_amax, a reduction) in the kernel that writes the operand,
+//   leaving the cast; Inductor cannot reach into TE's kernels, so a compiled
+//   TE job keeps its amax passes.
+// The scale kernel between amax and cast (TE's compute_scale_from_amax_kernel)
+// is one thread, a few microseconds against the kernel_overhead_us every
+// counted kernel is charged: left out.
+void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int router, const Training& tr,
+                   double sp_div) {
     constexpr double kCastBytes = 2.0 + 1.0 + 1.0;  // read bf16, write fp8 and its transpose
+    constexpr double kAmaxBytes = 2.0;              // the amax pass reads the 16-bit operand
+    const Fp8RecipeRow& r = fp8_recipe_row(tr.fp8_recipe);
+    const bool torchao = fp8_casts_by_torchao(tr.framework);
+    const bool amax_pass = r.amax_pass && !(tr.compile && torchao);
+    const bool norm_writes_fp8 = r.norm_writes_fp8 && !torchao;
+    const double amax_bytes = amax_pass ? kAmaxBytes : 0.0;
+    const int amax_kernels = amax_pass ? 1 : 0;
     for (int i = 0; i < w.gemm_count; ++i) {
         if (i == router) continue;
         const GemmShape& g = w.gemms[static_cast<size_t>(i)];
+        const double in = g.count * g.m * g.k;
         if (i != norm_fed_mixer && i != norm_fed_fc1) {
-            w.mem_bytes_fwd += kCastBytes * g.count * g.m * g.k;
-            w.kernels_fwd += 1;
+            w.mem_bytes_fwd += (kCastBytes + amax_bytes) * in;
+            w.kernels_fwd += 1 + amax_kernels;
+        } else if (!norm_writes_fp8) {
+            // The norm writes 16-bit and the quantizer casts it where the
+            // norm ran, on the rank's share of the tokens under sequence
+            // parallelism (TE quantizes before the all-gather, reducing the
+            // amax over the TP group: layernorm_linear.py
+            // set_quantizer_amax_reduction_group); TE's norm has computed the amax.
+            const bool amax_in_norm = !torchao && amax_pass;
+            w.mem_bytes_fwd += (kCastBytes + (amax_in_norm ? 0.0 : amax_bytes)) * in / sp_div;
+            w.kernels_fwd += 1 + (amax_in_norm ? 0 : amax_kernels);
         }
-        w.mem_bytes_bwd += kCastBytes * g.count * g.m * g.n;
-        w.kernels_bwd += 1;
+        w.mem_bytes_bwd += (kCastBytes + amax_bytes) * g.count * g.m * g.n;
+        w.kernels_bwd += 1 + amax_kernels;
     }
 }
 

@@ -251,7 +251,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double core_kernels = mix.core_kernels;
     w.kernels_fwd = kernels + w.gemm_count + (w.unfused ? 2 : core_kernels);
     w.kernels_bwd = 2 * kernels + 2 * w.gemm_count + (w.unfused ? 4 : 2 * core_kernels);
-    if (tr.precision == Precision::fp8) add_fp8_casts(w, mixer_gemms > 0 ? 0 : -1, fc1_gemm, router_gemm);
+    if (tr.precision == Precision::fp8)
+        add_fp8_casts(w, mixer_gemms > 0 ? 0 : -1, fc1_gemm, router_gemm, tr, sp_div);
 
     // Tensor parallel traffic: each block's collectives move one full
     // activation. With sequence parallelism an MoE block gathers over TP only

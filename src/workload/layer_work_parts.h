@@ -30,10 +30,13 @@ struct MlpGemms {
 };
 MlpGemms add_mlp_gemms(const LayerKind& k, const LayerTraits& l, const Training& tr, const ParallelPlan& p,
                        double tokens, double h, double sp_div, LayerWork& w);
-// fp8 training's casts of every GEMM operand, bytes and kernels, but the
-// GEMMs whose input a norm writes in fp8 and the router (-1: none)
-// (workload/layer_gemms.cpp).
-void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int router);
+// fp8 training's casts of every GEMM operand but the router (-1: none),
+// bytes and kernels, by the job's recipe (tr.fp8_recipe,
+// lostflops/fp8_recipe.h) and stack; a norm feeds norm_fed_mixer's and
+// norm_fed_fc1's inputs, which it writes in fp8 itself under delayed
+// scaling, on its 1/sp_div share of the tokens (workload/layer_gemms.cpp).
+void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int router, const Training& tr,
+                   double sp_div);
 
 // Parameters per GPU of one layer of kind k laid out over TP, ETP and EP:
 // sets w.params, w.expert_params, w.dense_tensors and w.expert_tensors

@@ -12,6 +12,7 @@
 #include "workload/layer_work.h"
 #include "lostflops/calibration.h"
 #include "lostflops/catalog.h"
+#include "lostflops/error.h"
 #include "lostflops/job.h"
 
 namespace lostflops {
@@ -117,6 +118,34 @@ TEST(DeviceUse, NewCurvesInTheSameFamilyAreReadAnew) {
     hopper->attention = points;
     EXPECT_NE(hopper->attention.id(), id);
     EXPECT_NEAR(make_plan_context(job, cal).dev.attention_fwd, before / 2, 1e-15);
+}
+
+// The fp8 recipe picks the GEMM format the family prices (lostflops/fp8_recipe.h):
+// delayed and tensorwise one scale per tensor, rowwise per row, blockwise
+// 128-blocks, mxfp8 OCP MXFP8; a format the family has no measurement of is
+// refused (exit 2), naming the job's file and key.
+TEST(DeviceUse, Fp8RecipePicksTheGemmFormat) {
+    const Calibration cal = default_calibration();
+    const DeviceFamily& hopper = cal.device("hopper");
+    const double s = cal.sustained_compute;
+    const auto gemm_max = [&](const std::string& recipe) {
+        return make_plan_context(default_job({"training.precision=fp8", "training.fp8_recipe=" + recipe}), cal)
+            .dev.gemm_max;
+    };
+    EXPECT_DOUBLE_EQ(gemm_max("delayed"), hopper.gemm_max[static_cast<int>(GemmDtype::fp8_tensor)] * s);
+    EXPECT_DOUBLE_EQ(gemm_max("tensorwise"), hopper.gemm_max[static_cast<int>(GemmDtype::fp8_tensor)] * s);
+    EXPECT_DOUBLE_EQ(gemm_max("rowwise"), hopper.gemm_max[static_cast<int>(GemmDtype::fp8_row)] * s);
+    EXPECT_DOUBLE_EQ(gemm_max("blockwise"), hopper.gemm_max[static_cast<int>(GemmDtype::fp8_block)] * s);
+    ASSERT_EQ(hopper.gemm_max[static_cast<int>(GemmDtype::mxfp8)], 0);  // Hopper has no MXFP8 tensor cores
+    try {
+        gemm_max("mxfp8");
+        ADD_FAILURE() << "mxfp8 on an H100 was priced";
+    } catch (const InputError& e) {
+        // The job's key, with the job's file; the format and family named.
+        EXPECT_EQ(e.key(), "training.fp8_recipe") << e.what();
+        EXPECT_EQ(e.file(), "data/jobs/default.yaml (built in)") << e.what();
+        EXPECT_NE(e.message().find("mxfp8 GEMMs on the hopper family"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace

@@ -122,6 +122,25 @@ TEST(InteropReaders, TorchtitanConvertersMayBeACommaSeparatedString) {
     EXPECT_EQ(key_of_toml_error(model + "converters = [8]\n"), "model.converters");
 }
 
+// float8.recipe_name: torchao's tensorwise dynamic scaling when absent;
+// rowwise_with_gw_hp is rowwise, said; a recipe with float8 off is said.
+TEST(InteropReaders, TorchtitanFloat8RecipeIsRead) {
+    const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"float8\"]\n";
+    ImportOptions o;
+    o.num_gpus = 8;
+    const auto recipe = [&](const std::string& extra) {
+        const ImportResult r = import_torchtitan(model + extra, "t.toml", o);
+        return parse_job(r.job_yaml, "t.yaml", {"cluster.gpu=h100-sxm"}).training.fp8_recipe;
+    };
+    EXPECT_EQ(recipe(""), Fp8Recipe::tensorwise);
+    EXPECT_EQ(recipe("[float8]\nrecipe_name = \"rowwise\"\n"), Fp8Recipe::rowwise);
+    const ImportResult gw = import_torchtitan(model + "[float8]\nrecipe_name = \"rowwise_with_gw_hp\"\n", "t.toml", o);
+    bool said = false;
+    for (const auto& n : gw.notes) said |= n.setting == "float8.recipe_name" && n.kind == NoteKind::not_modelled;
+    EXPECT_TRUE(said);
+    EXPECT_EQ(key_of_toml_error(model + "[float8]\nrecipe_name = \"blockwise\"\n"), "float8.recipe_name");
+}
+
 // Seeded random mutation of real inputs (as job/job_fuzz_test does for job
 // files): every result is a job file that loads, or an InputError; nothing
 // else escapes, and with `make sanitize` nothing reads out of bounds.

@@ -147,6 +147,27 @@ TEST(MegatronSemantics, EveryFlagIsReadDocumentedOrReported) {
     EXPECT_NO_THROW(import_megatron(kLaunch + "--lr 1e-4", "t.sh", strict));
 }
 
+// --fp8-recipe is training.fp8_recipe (Megatron's default delayed when
+// absent); custom is said and priced as delayed; without --fp8-format fp8 is
+// off and the recipe is said to be ignored. The export writes it back.
+TEST(MegatronSemantics, Fp8RecipeIsRead) {
+    std::vector<ImportNote> notes;
+    const std::string fp8 = "--fp8-format hybrid ";
+    EXPECT_EQ(job_of(fp8).training.fp8_recipe, Fp8Recipe::delayed);
+    const Job t = job_of(fp8 + "--fp8-recipe tensorwise", &notes);
+    EXPECT_EQ(t.training.fp8_recipe, Fp8Recipe::tensorwise);
+    EXPECT_EQ(job_of(fp8 + "--fp8-recipe mxfp8").training.fp8_recipe, Fp8Recipe::mxfp8);
+    EXPECT_EQ(job_of(fp8 + "--fp8-recipe custom", &notes).training.fp8_recipe, Fp8Recipe::delayed);
+    ASSERT_TRUE(note(notes, "--fp8-recipe"));
+    EXPECT_EQ(note(notes, "--fp8-recipe")->kind, NoteKind::not_modelled);
+    EXPECT_EQ(job_of("--fp8-recipe blockwise", &notes).training.precision, Precision::bf16);
+    ASSERT_TRUE(note(notes, "--fp8-recipe"));
+    EXPECT_EQ(note(notes, "--fp8-recipe")->kind, NoteKind::ignored);
+    EXPECT_THROW(import_megatron(kLaunch + fp8 + "--fp8-recipe rowwize", "t.sh"), InputError);
+    const ExportResult back = export_megatron(t);
+    EXPECT_NE(back.text.find("--fp8-recipe tensorwise"), std::string::npos) << back.text;
+}
+
 TEST(MegatronSemantics, HiddenDropoutIsTheBlockDropout) {
     // --hidden-dropout (Megatron's default 0.1) is the dropout after each
     // block: at 0 the GELU layer of kLaunch saves no masks, 1 byte per

@@ -100,6 +100,17 @@ TEST(JobKeys, ValuesSuggest) {
     }
 }
 
+// training.fp8_recipe: read with precision fp8 alone; a misspelt recipe gets
+// the nearest one.
+TEST(JobKeys, Fp8RecipeNeedsFp8) {
+    const InputError bf16 = error_of(small_job_text(), {"training.fp8_recipe=tensorwise"});
+    EXPECT_EQ(bf16.key(), "training.fp8_recipe") << bf16.what();
+    EXPECT_TRUE(has(bf16.message(), "precision fp8")) << bf16.what();
+    const InputError typo = error_of(small_job_text(), {"training.precision=fp8", "training.fp8_recipe=tensorwize"});
+    EXPECT_EQ(typo.key(), "training.fp8_recipe") << typo.what();
+    EXPECT_TRUE(has(typo.message(), "did you mean `tensorwise`")) << typo.what();
+}
+
 TEST(JobKeys, InlineGpuSuggests) {
     const std::string gpu = "  gpu: {arch: hopper, peak_tflop: {fp16: 989, bf16: 989}, memory_GB: 80, hbm_GBps: 3350, "
                             "nvlink_GBps: 450, sm_count: 132, tdp_w: 700}";

@@ -184,5 +184,18 @@ TEST(JobWarnings, StackGuessedForAHuggingFaceModelOnOneNode) {
     EXPECT_EQ(warning(warnings_of({"cluster.num_gpus=8", "parallel.pp=1"}), "training.framework"), "");
 }
 
+TEST(JobWarnings, Fp8RecipeItsStackDoesNotRun) {
+    // torchao removed delayed scaling (v0.10); Transformer Engine has no
+    // per-row recipe. Each priced as asked, and said.
+    const auto ao = warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.framework=fsdp", "training.fp8_recipe=delayed"});
+    EXPECT_TRUE(has(warning(ao, "training.fp8_recipe"), "torchao")) << warning(ao, "training.fp8_recipe");
+    const auto te = warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=rowwise"});
+    EXPECT_TRUE(has(warning(te, "training.fp8_recipe"), "no per-row recipe")) << warning(te, "training.fp8_recipe");
+    // Each stack's own recipes, and auto, say nothing.
+    EXPECT_EQ(warning(warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=tensorwise"}), "training.fp8_recipe"),
+              "");
+    EXPECT_EQ(warning(warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.framework=fsdp"}), "training.fp8_recipe"), "");
+}
+
 }  // namespace
 }  // namespace lostflops
