@@ -47,6 +47,15 @@ inline constexpr Fp8RecipeRow kFp8Recipes[] = {
 // Engine's modules under Megatron and DeepSpeed.
 inline bool fp8_casts_by_torchao(Framework f) { return f == Framework::fsdp || f == Framework::hf; }
 
+// Whether an fp8 job saves its GEMM inputs for backward in fp8 (1 byte an
+// element): Transformer Engine saves its quantized inputs under every
+// recipe; torchao's per-row recipe keeps the 16-bit input and casts it again
+// along the other axis in backward (torchao/float8/float8_linear.py
+// manual_float8_matmul_with_args_in_hp: ctx.save_for_backward(input_hp, ...)).
+inline bool fp8_saves_fp8_inputs(const Training& t) {
+    return t.precision == Precision::fp8 && !(fp8_casts_by_torchao(t.framework) && t.fp8_recipe == Fp8Recipe::rowwise);
+}
+
 inline const Fp8RecipeRow& fp8_recipe_row(Fp8Recipe r) {
     for (const Fp8RecipeRow& row : kFp8Recipes)
         if (row.recipe == r) return row;

@@ -61,12 +61,14 @@ ExportResult export_torchtitan(const Job& job) {
         out.notes.push_back({NoteKind::not_modelled, "parallel.moe_fp8_dispatch",
                              "true: not written (the export writes no FP8 dispatch setting); the dispatch was priced at "
                              "1 byte an element"});
-    // torchao's float8 converter scales tensorwise (its default) or rowwise.
-    const bool torchao_recipe = t.fp8_recipe == Fp8Recipe::tensorwise || t.fp8_recipe == Fp8Recipe::rowwise;
+    // torchao's float8 converter scales tensorwise (its default) or rowwise;
+    // its mx converter runs MXFP8 (mxfp8_cublas: torchtitan docs/mxfp8.md).
+    const bool mx = t.fp8_recipe == Fp8Recipe::mxfp8;
+    const bool torchao_recipe = t.fp8_recipe == Fp8Recipe::tensorwise || t.fp8_recipe == Fp8Recipe::rowwise || mx;
     if (t.precision == Precision::fp8 && !torchao_recipe)
         out.notes.push_back({NoteKind::not_modelled, "training.fp8_recipe",
                              std::string(to_string(t.fp8_recipe)) +
-                                 ": torchtitan's float8 converter scales tensorwise or rowwise; written as tensorwise "
+                                 ": torchtitan's converters scale tensorwise, rowwise or MXFP8; written as tensorwise "
                                  "(priced differently)"});
     const int layers_per_stage = job.model.layers / (p.pp * p.vpp);
     const interop::TorchrunShape shape = interop::torchrun_shape(job);
@@ -96,7 +98,11 @@ ExportResult export_torchtitan(const Job& job) {
     line("name", q(flavor->name));
     line("flavor", q(flavor->flavor));
     line("hf_assets_path", q("TOKENIZER"), "the folder of the model's tokenizer (scripts/download_hf_assets.py)");
-    if (t.precision == Precision::fp8) line("converters", "[\"float8\"]");
+    if (t.precision == Precision::fp8) line("converters", mx ? "[\"mx\"]" : "[\"float8\"]");
+    if (t.precision == Precision::fp8 && mx) {
+        s += "\n[mx]\n";
+        line("recipe_name", q("mxfp8_cublas"));
+    }
     if (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::rowwise) {
         s += "\n[float8]\n";
         line("recipe_name", q("rowwise"));

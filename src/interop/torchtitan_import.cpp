@@ -39,6 +39,20 @@ using interop::TomlValue;
 
 namespace {
 
+// torchtitan's mx converter (components/quantization/mx.py MXConverter,
+// registered "mx"): torchao's MXLinear with [mx] recipe_name
+// (MXLinearConfig.from_recipe_name; docs/mxfp8.md recommends mxfp8_cublas on
+// B200). An mxfp8 recipe on the hardware's MX tensor cores is
+// training.fp8_recipe mxfp8; an emulated one runs 16-bit GEMMs and the fp4
+// recipes are not modelled: noted, the job stays 16-bit.
+bool read_mx_recipe(interop::Config& c, std::vector<ImportNote>& notes) {
+    const std::string recipe = c.text({"mx.recipe_name"}, "mxfp8");
+    if (recipe.rfind("mxfp8", 0) == 0 && recipe.find("emulated") == std::string::npos) return true;
+    notes.push_back({NoteKind::not_modelled, "mx.recipe_name",
+                     recipe + ": only MXFP8 on MX tensor cores is priced; the linear layers priced in 16-bit"});
+    return false;
+}
+
 // The job of a torchtitan configuration (TOML, or a command line's base and
 // overrides); `gpus_from` says where options.num_gpus came from, `base` what
 // a command line's base configuration was.
@@ -142,14 +156,20 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
         pp > 1 ? "parallelism.pipeline_parallel_microbatch_size" : "local batch");
     const std::string param = c.text({"training.mixed_precision_param"}, "bfloat16");
     bool fp8 = c.flag({"float8.enable_float8_linear"});
+    bool mxfp8 = false;  // torchtitan's mx converter (MXLinear) with an mxfp8 recipe
     std::string converters_key;
     if (const TomlValue* conv = c.find({"model.converters"}, &converters_key)) {
         const auto names = toml_string_list(*conv);
         if (!names) throw InputError(source, converters_key, "expected an array of strings or a comma-separated string");
         for (const std::string& name : *names) {
             if (name == "float8") fp8 = true;
+            else if (name == "mx") mxfp8 = read_mx_recipe(c, notes);
             else notes.push_back({NoteKind::not_modelled, converters_key, "converter " + name});
         }
+    }
+    if (fp8 && mxfp8) {
+        notes.push_back({NoteKind::not_modelled, converters_key, "float8 and mx together: priced as mx (MXFP8)"});
+        fp8 = false;
     }
     if (param != "bfloat16" && param != "float16" && param != "float32")
         throw InputError(source, "training.mixed_precision_param", "expected bfloat16, float16 or float32, got '" + param + "'");
@@ -162,8 +182,9 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
                          "float32 GEMMs priced at the TF32 peak: needs TF32 allowed "
                          "(torch.backends.cuda.matmul.allow_tf32, or NVIDIA's PyTorch containers)"});
     } else {
-        add(d.training, "precision", fp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
+        add(d.training, "precision", fp8 || mxfp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
     }
+    if (mxfp8) add(d.training, "fp8_recipe", "mxfp8", "converter mx, mx.recipe_name " + c.text({"mx.recipe_name"}, "mxfp8"));
     // float8.recipe_name (torchtitan config: None is torchao's tensorwise
     // dynamic scaling; rowwise; rowwise_with_gw_hp keeps the weight gradient's
     // GEMM in 16-bit).

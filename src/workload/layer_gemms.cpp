@@ -87,20 +87,27 @@ MlpGemms add_mlp_gemms(const LayerKind& k, const LayerTraits& l, const Training&
 // counted kernel is charged: left out.
 void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int router, const Training& tr,
                    double sp_div) {
-    constexpr double kCastBytes = 2.0 + 1.0 + 1.0;  // read bf16, write fp8 and its transpose
-    constexpr double kAmaxBytes = 2.0;              // the amax pass reads the 16-bit operand
+    constexpr double kAmaxBytes = 2.0;  // the amax pass reads the 16-bit operand
     const Fp8RecipeRow& r = fp8_recipe_row(tr.fp8_recipe);
     const bool torchao = fp8_casts_by_torchao(tr.framework);
     const bool amax_pass = r.amax_pass && !(tr.compile && torchao);
     const bool norm_writes_fp8 = r.norm_writes_fp8 && !torchao;
     const double amax_bytes = amax_pass ? kAmaxBytes : 0.0;
     const int amax_kernels = amax_pass ? 1 : 0;
+    // torchao's per-row (axiswise) scales cast each tensor along one axis at
+    // a time: read 16-bit, write fp8 once (3 bytes); backward casts the
+    // output gradient along both axes and the saved 16-bit input again
+    // along the other (lostflops/fp8_recipe.h fp8_saves_fp8_inputs). The
+    // others: read 16-bit, write fp8 and its transpose (4 bytes), once each.
+    const bool axiswise = torchao && tr.fp8_recipe == Fp8Recipe::rowwise;
+    const double cast_bytes = axiswise ? 2.0 + 1.0 : 2.0 + 1.0 + 1.0;
+    const int grad_casts = axiswise ? 2 : 1;
     for (int i = 0; i < w.gemm_count; ++i) {
         if (i == router) continue;
         const GemmShape& g = w.gemms[static_cast<size_t>(i)];
         const double in = g.count * g.m * g.k;
         if (i != norm_fed_mixer && i != norm_fed_fc1) {
-            w.mem_bytes_fwd += (kCastBytes + amax_bytes) * in;
+            w.mem_bytes_fwd += (cast_bytes + amax_bytes) * in;
             w.kernels_fwd += 1 + amax_kernels;
         } else if (!norm_writes_fp8) {
             // The norm writes 16-bit and the quantizer casts it where the
@@ -109,11 +116,15 @@ void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int route
             // amax over the TP group: layernorm_linear.py
             // set_quantizer_amax_reduction_group); TE's norm has computed the amax.
             const bool amax_in_norm = !torchao && amax_pass;
-            w.mem_bytes_fwd += (kCastBytes + (amax_in_norm ? 0.0 : amax_bytes)) * in / sp_div;
+            w.mem_bytes_fwd += (cast_bytes + (amax_in_norm ? 0.0 : amax_bytes)) * in / sp_div;
             w.kernels_fwd += 1 + (amax_in_norm ? 0 : amax_kernels);
         }
-        w.mem_bytes_bwd += (kCastBytes + amax_bytes) * g.count * g.m * g.n;
-        w.kernels_bwd += 1 + amax_kernels;
+        w.mem_bytes_bwd += grad_casts * (cast_bytes + amax_bytes) * g.count * g.m * g.n;
+        w.kernels_bwd += grad_casts * (1 + amax_kernels);
+        if (axiswise) {
+            w.mem_bytes_bwd += (cast_bytes + amax_bytes) * in;
+            w.kernels_bwd += 1 + amax_kernels;
+        }
     }
 }
 

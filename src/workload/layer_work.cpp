@@ -40,6 +40,7 @@
 
 #include <algorithm>
 
+#include "lostflops/fp8_recipe.h"
 #include "workload/eager_ledger.h"
 #include "workload/flops.h"
 #include "workload/host_ops.h"
@@ -292,7 +293,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // fp8 training keeps the inputs of its fp8 GEMMs for the weight gradient
     // as the fp8 (transposed) copy the forward cast made, 1 byte, not the bf16
     // tensor (Transformer Engine's Linear / LayerNormLinear save inputmat_t /
-    // ln_out in fp8; torchao's Float8Linear saves its float8 inputs): the
+    // ln_out in fp8; torchao's Float8Linear saves its float8 inputs but under
+    // its per-row recipe, lostflops/fp8_recipe.h fp8_saves_fp8_inputs): the
     // block inputs (QKV and fc1 inputs), the output projection's input and
     // fc2's input each lose a byte per element.
     // fp32 training: every 16-bit tensor above is saved in fp32 (the dropout
@@ -302,7 +304,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         split *= wide;
         if (!mix.state_fp32) kv_stored *= wide;
     }
-    if (tr.precision == Precision::fp8) {
+    if (fp8_saves_fp8_inputs(tr)) {
         replicated -= sbh * blocks;
         if (mix.fp8_split_less > 0) split -= mix.fp8_split_less;
         if (has_mlp) split -= ffn_elems;
@@ -318,7 +320,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // activation instead (megatron/core/transformer/moe/experts.py
     // activation_func_with_probs: act(fc1) * probs before fc2, the
     // activation saving its own input), so unpermute keeps nothing.
-    const double fc1_copy_bytes = tr.precision == Precision::fp8 ? 1.0 : el;
+    const double fc1_copy_bytes = fp8_saves_fp8_inputs(tr) ? 1.0 : el;
     const bool probs_in_activation = tr.framework == Framework::megatron_core;
     const double permuted = moe ? ((probs_in_activation ? 0.0 : el) + fc1_copy_bytes) * tokens * k.moe.top_k * h : 0;
     const double scores = w.unfused ? b * a * (s / c) * s * (el + (dropout ? 1 + el : 0)) : 0;  // softmax out, mask, dropout out

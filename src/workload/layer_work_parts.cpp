@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "lostflops/fp8_recipe.h"
 #include "workload/flops.h"
 
 namespace lostflops {
@@ -91,7 +92,7 @@ void apply_recompute_modules(const LayerKind& k, const Training& tr, const Paral
     // moe_act) keep their inputs, which the layer saves anyway; the
     // checkpointed ones (mlp, moe, shared_experts) keep their input, the
     // block's norm output, and drop what they saved inside.
-    const double in_el = tr.precision == Precision::fp8 ? 1.0 : el;  // a saved GEMM input (fp8: its fp8 copy)
+    const double in_el = fp8_saves_fp8_inputs(tr) ? 1.0 : el;  // a saved GEMM input (fp8: its fp8 copy)
     const double redo_norm = 2 * act;                                 // one norm, read + write
     auto redo_gemm = [&w](int i) { if (i >= 0) w.recompute_gemms |= 1u << i; };
     const double moe_blocks_tp = blocks - (moe && sp && k.moe.shared_ffn == 0 ? 1.0 : 0.0);
@@ -116,7 +117,7 @@ void apply_recompute_modules(const LayerKind& k, const Training& tr, const Paral
     }
     const double routed = moe ? tokens * static_cast<double>(k.moe.expert.ffn) * k.moe.top_k : 0;
     const double shared = moe ? tokens * static_cast<double>(k.moe.shared_ffn) : 0;
-    const double ffn_saved = (gated ? 6.0 : 4.0) * wide - (tr.precision == Precision::fp8 ? 1.0 : 0.0);  // per element, /t
+    const double ffn_saved = (gated ? 6.0 : 4.0) * wide - (fp8_saves_fp8_inputs(tr) ? 1.0 : 0.0);  // per element, /t
     const double act_fn = (gated ? 3.0 : 2.0) * el;  // the activation's bytes per element
     if (moe && p.recomputes(RecomputeModule::moe)) {
         // The whole MoE block: router, permutation, dispatch and combine,

@@ -116,7 +116,8 @@ TEST(InteropReaders, TorchtitanConvertersMayBeACommaSeparatedString) {
     }
     const ImportResult two = import_torchtitan(model + "converters = \"float8,mx\"\n", "t.toml", o);
     bool mx = false;
-    for (const auto& n : two.notes) mx |= n.setting == "model.converters" && n.message == "converter mx";
+    for (const auto& n : two.notes)
+        mx |= n.setting == "model.converters" && n.message.find("float8 and mx") != std::string::npos;
     EXPECT_TRUE(mx);
     EXPECT_EQ(key_of_toml_error(model + "converters = 8\n"), "model.converters");
     EXPECT_EQ(key_of_toml_error(model + "converters = [8]\n"), "model.converters");
@@ -139,6 +140,36 @@ TEST(InteropReaders, TorchtitanFloat8RecipeIsRead) {
     for (const auto& n : gw.notes) said |= n.setting == "float8.recipe_name" && n.kind == NoteKind::not_modelled;
     EXPECT_TRUE(said);
     EXPECT_EQ(key_of_toml_error(model + "[float8]\nrecipe_name = \"blockwise\"\n"), "float8.recipe_name");
+}
+
+// torchtitan's mx converter (MXLinear): an mxfp8 recipe is fp8_recipe mxfp8,
+// read back from the export; an emulated or fp4 recipe is noted and the
+// job stays 16-bit.
+TEST(InteropReaders, TorchtitanMxConverterIsMxfp8) {
+    const std::string model = "[activation_checkpoint]\nmode = \"none\"\n"
+                              "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"mx\"]\n";
+    ImportOptions o;
+    o.num_gpus = 8;
+    const auto job = [&](const std::string& extra) {
+        return parse_job(import_torchtitan(model + extra, "t.toml", o).job_yaml, "t.yaml", {"cluster.gpu=b200"});
+    };
+    for (const char* extra : {"", "[mx]\nrecipe_name = \"mxfp8_cublas\"\n"}) {
+        const Job j = job(extra);
+        EXPECT_EQ(j.training.precision, Precision::fp8) << extra;
+        EXPECT_EQ(j.training.fp8_recipe, Fp8Recipe::mxfp8) << extra;
+    }
+    const ImportResult fp4 = import_torchtitan(model + "[mx]\nrecipe_name = \"mxfp4_cutlass\"\n", "t.toml", o);
+    bool said = false;
+    for (const auto& n : fp4.notes) said |= n.setting == "mx.recipe_name" && n.kind == NoteKind::not_modelled;
+    EXPECT_TRUE(said);
+    EXPECT_EQ(job("[mx]\nrecipe_name = \"mxfp8_emulated\"\n").training.precision, Precision::bf16);
+    // The export writes the mx converter back, and it reads as it was.
+    const Job mx = job("");
+    const std::string exported = export_torchtitan(mx).text;
+    EXPECT_NE(exported.find("converters = [\"mx\"]"), std::string::npos) << exported;
+    EXPECT_EQ(parse_job(import_torchtitan(exported, "e.toml", o).job_yaml, "e.yaml", {"cluster.gpu=b200"})
+                  .training.fp8_recipe,
+              Fp8Recipe::mxfp8);
 }
 
 // Seeded random mutation of real inputs (as job/job_fuzz_test does for job

@@ -98,7 +98,7 @@ TEST(Fp8Casts, RecipesAgainstDelayedScaling) {
     EXPECT_DOUBLE_EQ(ao[3], 4 * 2);
     // torch.compile computes the amax where the operand is written: the
     // casts alone remain, the norm's output's among them.
-    const auto compiled = casts(gpt_layer(Precision::fp8, 1, Fp8Recipe::rowwise, Framework::fsdp, true), true);
+    const auto compiled = casts(gpt_layer(Precision::fp8, 1, Fp8Recipe::tensorwise, Framework::fsdp, true), true);
     EXPECT_DOUBLE_EQ(compiled[0], T * 4 * (others + norm_fed));
     EXPECT_DOUBLE_EQ(compiled[1], T * 4 * grads);
     EXPECT_DOUBLE_EQ(compiled[2], 4);
@@ -106,6 +106,20 @@ TEST(Fp8Casts, RecipesAgainstDelayedScaling) {
     // Delayed scaling under torchao (removed there, priced with a warning):
     // the same casts, no amax pass, and no norm writing fp8.
     EXPECT_EQ(casts(gpt_layer(Precision::fp8, 1, Fp8Recipe::delayed, Framework::fsdp), false), compiled);
+    // torchao's per-row scales cast along one axis at a time (read 2, write
+    // 1: 3 bytes), each after an amax pass (2) in eager: forward every input
+    // once; backward each output gradient along both axes and the saved
+    // 16-bit input again along the other.
+    const auto rows = casts(gpt_layer(Precision::fp8, 1, Fp8Recipe::rowwise, Framework::fsdp), false);
+    EXPECT_DOUBLE_EQ(rows[0], T * 5 * (others + norm_fed));
+    EXPECT_DOUBLE_EQ(rows[1], T * (2 * 5 * grads + 5 * (others + norm_fed)));
+    EXPECT_DOUBLE_EQ(rows[2], 4 * 2);
+    EXPECT_DOUBLE_EQ(rows[3], 4 * 2 * 2 + 4 * 2);
+    const auto rows_compiled = casts(gpt_layer(Precision::fp8, 1, Fp8Recipe::rowwise, Framework::fsdp, true), true);
+    EXPECT_DOUBLE_EQ(rows_compiled[0], T * 3 * (others + norm_fed));
+    EXPECT_DOUBLE_EQ(rows_compiled[1], T * (2 * 3 * grads + 3 * (others + norm_fed)));
+    EXPECT_DOUBLE_EQ(rows_compiled[2], 4);
+    EXPECT_DOUBLE_EQ(rows_compiled[3], 4 * 2 + 4);
     // Block scales (blockwise, MXFP8): one pass, the norm's output cast.
     for (const Fp8Recipe r : {Fp8Recipe::blockwise, Fp8Recipe::mxfp8}) {
         const auto b = d(gpt_layer(Precision::fp8, 1, r));
@@ -128,6 +142,13 @@ TEST(Fp8Activations, GemmInputsKeptInFp8) {
     const double s = 2048, h = 1024;
     EXPECT_DOUBLE_EQ(gpt_layer(Precision::bf16, 1).activation_bytes, 34 * s * h);
     EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1).activation_bytes, 27 * s * h);
+    // torchao's per-row recipe saves the 16-bit inputs (float8_linear.py
+    // manual_float8_matmul_with_args_in_hp): no byte saved; its tensorwise
+    // recipe saves the same 7 sbh as Transformer Engine.
+    const double fsdp_bf16 = gpt_layer(Precision::bf16, 1, Fp8Recipe::delayed, Framework::fsdp).activation_bytes;
+    EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1, Fp8Recipe::rowwise, Framework::fsdp).activation_bytes, fsdp_bf16);
+    EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1, Fp8Recipe::tensorwise, Framework::fsdp).activation_bytes,
+                     fsdp_bf16 - 7 * s * h);
 }
 
 }  // namespace
