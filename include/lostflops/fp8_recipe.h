@@ -47,13 +47,23 @@ inline constexpr Fp8RecipeRow kFp8Recipes[] = {
 // Engine's modules under Megatron and DeepSpeed.
 inline bool fp8_casts_by_torchao(Framework f) { return f == Framework::fsdp || f == Framework::hf; }
 
+// torchao's axiswise casts: its per-row recipe and its MXFP8 (MXLinear)
+// keep the 16-bit GEMM input for backward and cast one axis at a time,
+// casting the input again along the other in backward (torchao/float8/
+// float8_linear.py manual_float8_matmul_with_args_in_hp and
+// torchao/prototype/mx_formats/mx_linear.py mx_mm: ctx.save_for_backward(
+// input_hp, ...)).
+inline bool fp8_torchao_axiswise(const Training& t) {
+    return t.precision == Precision::fp8 && fp8_casts_by_torchao(t.framework) &&
+           (t.fp8_recipe == Fp8Recipe::rowwise || t.fp8_recipe == Fp8Recipe::mxfp8);
+}
 // Whether an fp8 job saves its GEMM inputs for backward in fp8 (1 byte an
 // element): Transformer Engine saves its quantized inputs under every
-// recipe; torchao's per-row recipe keeps the 16-bit input and casts it again
-// along the other axis in backward (torchao/float8/float8_linear.py
-// manual_float8_matmul_with_args_in_hp: ctx.save_for_backward(input_hp, ...)).
+// recipe, torchao its tensorwise casts (the torchao of late 2024; its
+// current matmul_with_hp_or_float8_args keeps the 16-bit input under every
+// recipe, not priced), not its axiswise ones.
 inline bool fp8_saves_fp8_inputs(const Training& t) {
-    return t.precision == Precision::fp8 && !(fp8_casts_by_torchao(t.framework) && t.fp8_recipe == Fp8Recipe::rowwise);
+    return t.precision == Precision::fp8 && !fp8_torchao_axiswise(t);
 }
 
 inline const Fp8RecipeRow& fp8_recipe_row(Fp8Recipe r) {

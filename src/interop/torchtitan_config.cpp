@@ -28,7 +28,7 @@ constexpr const char* kNotModelledKeys[] = {
     "parallelism.fsdp_reshard_after_forward", "training.fsdp_reshard_after_forward",
     "parallelism.enable_compiled_autograd", "experimental.enable_compiled_autograd",
     "float8.enable_fsdp_float8_all_gather", "float8.precompute_float8_dynamic_scale_for_fsdp",
-    "float8.filter_fqns", "mx.filter_fqns", "mx.mxfp8_dim1_cast_kernel_choice",
+    "float8.filter_fqns", "mx.filter_fqns", "mx.mxfp8_dim1_cast_kernel_choice", "mx.moe_fqns_prototype",
     "parallelism.pipeline_parallel_split_points", "experimental.pipeline_parallel_split_points"};
 
 bool in(const char* const* list, size_t n, const std::string& s) {

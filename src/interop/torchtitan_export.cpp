@@ -70,6 +70,13 @@ ExportResult export_torchtitan(const Job& job) {
                              std::string(to_string(t.fp8_recipe)) +
                                  ": torchtitan's converters scale tensorwise, rowwise or MXFP8; written as tensorwise "
                                  "(priced differently)"});
+    // torchtitan's mx converter asserts "TP not yet supported with
+    // torch.compile for mxfp8" (components/quantization/mx.py MXConverter).
+    if (t.precision == Precision::fp8 && mx && t.compile && p.tp > 1)
+        out.notes.push_back({NoteKind::not_modelled, "training.fp8_recipe",
+                             "mxfp8 with tp " + std::to_string(p.tp) +
+                                 " and compile: torchtitan's mx converter refuses tensor parallelism under "
+                                 "torch.compile; written as priced"});
     const int layers_per_stage = job.model.layers / (p.pp * p.vpp);
     const interop::TorchrunShape shape = interop::torchrun_shape(job);
     out.launch = interop::torchrun_line(job) + " \\\n    -m torchtitan.train --job.config_file CONFIG_FILE\n";

@@ -45,8 +45,13 @@ namespace {
 // B200). An mxfp8 recipe on the hardware's MX tensor cores is
 // training.fp8_recipe mxfp8; an emulated one runs 16-bit GEMMs and the fp4
 // recipes are not modelled: noted, the job stays 16-bit.
-bool read_mx_recipe(interop::Config& c, std::vector<ImportNote>& notes) {
-    const std::string recipe = c.text({"mx.recipe_name"}, "mxfp8");
+bool read_mx_recipe(interop::Config& c, const std::string& source, std::vector<ImportNote>& notes) {
+    const std::string recipe = c.text({"mx.recipe_name"}, "mxfp8_cublas");
+    const bool known = recipe.rfind("mxfp8", 0) == 0 || recipe.rfind("mxfp4", 0) == 0 || recipe.rfind("nvfp4", 0) == 0;
+    if (!known)
+        throw InputError(source, "mx.recipe_name",
+                         "expected one of torchao's MX recipes (mxfp8_cublas, mxfp8_cutlass, mxfp8_emulated, "
+                         "mxfp4_*, nvfp4_*), got '" + recipe + "'");
     if (recipe.rfind("mxfp8", 0) == 0 && recipe.find("emulated") == std::string::npos) return true;
     notes.push_back({NoteKind::not_modelled, "mx.recipe_name",
                      recipe + ": only MXFP8 on MX tensor cores is priced; the linear layers priced in 16-bit"});
@@ -156,18 +161,28 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
         pp > 1 ? "parallelism.pipeline_parallel_microbatch_size" : "local batch");
     const std::string param = c.text({"training.mixed_precision_param"}, "bfloat16");
     bool fp8 = c.flag({"float8.enable_float8_linear"});
-    bool mxfp8 = false;  // torchtitan's mx converter (MXLinear) with an mxfp8 recipe
+    bool mx_converter = false;  // torchtitan's mx converter (MXLinear)
+    bool mxfp8 = false;         // ... with an mxfp8 recipe
     std::string converters_key;
     if (const TomlValue* conv = c.find({"model.converters"}, &converters_key)) {
         const auto names = toml_string_list(*conv);
         if (!names) throw InputError(source, converters_key, "expected an array of strings or a comma-separated string");
         for (const std::string& name : *names) {
-            if (name == "float8") fp8 = true;
-            else if (name == "mx") mxfp8 = read_mx_recipe(c, notes);
-            else notes.push_back({NoteKind::not_modelled, converters_key, "converter " + name});
+            if (name == "float8") {
+                fp8 = true;
+            } else if (name == "mx") {
+                mx_converter = true;
+                mxfp8 = read_mx_recipe(c, source, notes);
+            } else {
+                notes.push_back({NoteKind::not_modelled, converters_key, "converter " + name});
+            }
         }
     }
-    if (fp8 && mxfp8) {
+    if (!mx_converter && c.find({"mx.recipe_name"}))
+        notes.push_back({NoteKind::ignored, "mx.recipe_name", "mx is not in model.converters"});
+    // Both converters: each would swap the same linear layers; priced as mx.
+    const bool float8_and_mx = fp8 && mxfp8;
+    if (float8_and_mx) {
         notes.push_back({NoteKind::not_modelled, converters_key, "float8 and mx together: priced as mx (MXFP8)"});
         fp8 = false;
     }
@@ -184,7 +199,7 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
     } else {
         add(d.training, "precision", fp8 || mxfp8 ? "fp8" : param == "float16" ? "fp16" : "bf16");
     }
-    if (mxfp8) add(d.training, "fp8_recipe", "mxfp8", "converter mx, mx.recipe_name " + c.text({"mx.recipe_name"}, "mxfp8"));
+    if (mxfp8) add(d.training, "fp8_recipe", "mxfp8", "converter mx, mx.recipe_name " + c.text({"mx.recipe_name"}, "mxfp8_cublas"));
     // float8.recipe_name (torchtitan config: None is torchao's tensorwise
     // dynamic scaling; rowwise; rowwise_with_gw_hp keeps the weight gradient's
     // GEMM in 16-bit).
@@ -200,7 +215,8 @@ ImportResult import_table(interop::TomlTable table, const std::string& source, c
             notes.push_back({NoteKind::not_modelled, "float8.recipe_name",
                              "rowwise_with_gw_hp: the weight gradient's GEMM in 16-bit; priced as rowwise"});
     } else if (c.find({"float8.recipe_name"})) {
-        notes.push_back({NoteKind::ignored, "float8.recipe_name", recipe + ": float8 is off"});
+        notes.push_back({NoteKind::ignored, "float8.recipe_name",
+                         recipe + (float8_and_mx ? ": priced as mx" : ": float8 is off")});
     }
     // steps (below 2^31) x global x seq can pass int64: checked in
     // double against training.train_tokens' range (1e18) first.

@@ -94,12 +94,16 @@ void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int route
     const bool norm_writes_fp8 = r.norm_writes_fp8 && !torchao;
     const double amax_bytes = amax_pass ? kAmaxBytes : 0.0;
     const int amax_kernels = amax_pass ? 1 : 0;
-    // torchao's per-row (axiswise) scales cast each tensor along one axis at
-    // a time: read 16-bit, write fp8 once (3 bytes); backward casts the
-    // output gradient along both axes and the saved 16-bit input again
-    // along the other (lostflops/fp8_recipe.h fp8_saves_fp8_inputs). The
-    // others: read 16-bit, write fp8 and its transpose (4 bytes), once each.
-    const bool axiswise = torchao && tr.fp8_recipe == Fp8Recipe::rowwise;
+    // torchao's axiswise casts (per-row scales, MXFP8: lostflops/fp8_recipe.h
+    // fp8_torchao_axiswise) write one layout at a time: read 16-bit, write
+    // fp8 once (3 bytes; MXFP8's E8M0 scales, a 32nd of a byte, left out).
+    // Backward casts each output gradient along both axes and the saved
+    // 16-bit input again along the other. Per-row scales of that input run
+    // across the tokens: an amax pass over the saved tensor precedes its
+    // cast even under torch.compile (no producer to fuse it into); MXFP8's
+    // 32-element blocks are scaled inside the cast. The others: read
+    // 16-bit, write fp8 and its transpose (4 bytes), once each.
+    const bool axiswise = fp8_torchao_axiswise(tr);
     const double cast_bytes = axiswise ? 2.0 + 1.0 : 2.0 + 1.0 + 1.0;
     const int grad_casts = axiswise ? 2 : 1;
     for (int i = 0; i < w.gemm_count; ++i) {
@@ -122,8 +126,8 @@ void add_fp8_casts(LayerWork& w, int norm_fed_mixer, int norm_fed_fc1, int route
         w.mem_bytes_bwd += grad_casts * (cast_bytes + amax_bytes) * g.count * g.m * g.n;
         w.kernels_bwd += grad_casts * (1 + amax_kernels);
         if (axiswise) {
-            w.mem_bytes_bwd += (cast_bytes + amax_bytes) * in;
-            w.kernels_bwd += 1 + amax_kernels;
+            w.mem_bytes_bwd += (cast_bytes + (r.amax_pass ? kAmaxBytes : 0.0)) * in;
+            w.kernels_bwd += r.amax_pass ? 2 : 1;
         }
     }
 }

@@ -293,8 +293,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // fp8 training keeps the inputs of its fp8 GEMMs for the weight gradient
     // as the fp8 (transposed) copy the forward cast made, 1 byte, not the bf16
     // tensor (Transformer Engine's Linear / LayerNormLinear save inputmat_t /
-    // ln_out in fp8; torchao's Float8Linear saves its float8 inputs but under
-    // its per-row recipe, lostflops/fp8_recipe.h fp8_saves_fp8_inputs): the
+    // ln_out in fp8; torchao's Float8Linear saves its tensorwise casts, not
+    // its axiswise ones, lostflops/fp8_recipe.h fp8_saves_fp8_inputs): the
     // block inputs (QKV and fc1 inputs), the output projection's input and
     // fc2's input each lose a byte per element.
     // fp32 training: every 16-bit tensor above is saved in fp32 (the dropout
@@ -320,7 +320,10 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     // activation instead (megatron/core/transformer/moe/experts.py
     // activation_func_with_probs: act(fc1) * probs before fc2, the
     // activation saving its own input), so unpermute keeps nothing.
-    const double fc1_copy_bytes = fp8_saves_fp8_inputs(tr) ? 1.0 : el;
+    // torchao's grouped GEMM keeps its 16-bit input (moe_training
+    // fp8_grouped_mm.py: ctx.save_for_backward(A, B_t, offs)).
+    const double fc1_copy_bytes =
+        fp8_saves_fp8_inputs(tr) && !fp8_casts_by_torchao(tr.framework) ? 1.0 : el;
     const bool probs_in_activation = tr.framework == Framework::megatron_core;
     const double permuted = moe ? ((probs_in_activation ? 0.0 : el) + fc1_copy_bytes) * tokens * k.moe.top_k * h : 0;
     const double scores = w.unfused ? b * a * (s / c) * s * (el + (dropout ? 1 + el : 0)) : 0;  // softmax out, mask, dropout out

@@ -163,6 +163,15 @@ TEST(InteropReaders, TorchtitanMxConverterIsMxfp8) {
     for (const auto& n : fp4.notes) said |= n.setting == "mx.recipe_name" && n.kind == NoteKind::not_modelled;
     EXPECT_TRUE(said);
     EXPECT_EQ(job("[mx]\nrecipe_name = \"mxfp8_emulated\"\n").training.precision, Precision::bf16);
+    // A name torchao does not know is refused, naming the key; [mx] without
+    // the converter is said to do nothing.
+    EXPECT_EQ(key_of_toml_error(model + "[mx]\nrecipe_name = \"fp8_fast\"\n"), "mx.recipe_name");
+    const std::string no_mx = "[activation_checkpoint]\nmode = \"none\"\n[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                              "[mx]\nrecipe_name = \"mxfp8_cublas\"\n";
+    bool ignored = false;
+    for (const auto& n : import_torchtitan(no_mx, "t.toml", o).notes)
+        ignored |= n.setting == "mx.recipe_name" && n.kind == NoteKind::ignored;
+    EXPECT_TRUE(ignored);
     // The export writes the mx converter back, and it reads as it was.
     const Job mx = job("");
     const std::string exported = export_torchtitan(mx).text;

@@ -115,11 +115,20 @@ TEST(Fp8Casts, RecipesAgainstDelayedScaling) {
     EXPECT_DOUBLE_EQ(rows[1], T * (2 * 5 * grads + 5 * (others + norm_fed)));
     EXPECT_DOUBLE_EQ(rows[2], 4 * 2);
     EXPECT_DOUBLE_EQ(rows[3], 4 * 2 * 2 + 4 * 2);
+    // Compiled, the amax is fused where a producer writes the operand; the
+    // saved input's per-column scales still need their own pass (2 + 3).
     const auto rows_compiled = casts(gpt_layer(Precision::fp8, 1, Fp8Recipe::rowwise, Framework::fsdp, true), true);
     EXPECT_DOUBLE_EQ(rows_compiled[0], T * 3 * (others + norm_fed));
-    EXPECT_DOUBLE_EQ(rows_compiled[1], T * (2 * 3 * grads + 3 * (others + norm_fed)));
+    EXPECT_DOUBLE_EQ(rows_compiled[1], T * (2 * 3 * grads + 5 * (others + norm_fed)));
     EXPECT_DOUBLE_EQ(rows_compiled[2], 4);
-    EXPECT_DOUBLE_EQ(rows_compiled[3], 4 * 2 + 4);
+    EXPECT_DOUBLE_EQ(rows_compiled[3], 4 * 2 + 4 * 2);
+    // torchao's MXFP8 casts the same way, its 32-element block scales found
+    // inside each cast: no amax pass, eager or compiled.
+    const auto mx = casts(gpt_layer(Precision::fp8, 1, Fp8Recipe::mxfp8, Framework::fsdp), false);
+    EXPECT_DOUBLE_EQ(mx[0], T * 3 * (others + norm_fed));
+    EXPECT_DOUBLE_EQ(mx[1], T * (2 * 3 * grads + 3 * (others + norm_fed)));
+    EXPECT_DOUBLE_EQ(mx[2], 4);
+    EXPECT_DOUBLE_EQ(mx[3], 4 * 2 + 4);
     // Block scales (blockwise, MXFP8): one pass, the norm's output cast.
     for (const Fp8Recipe r : {Fp8Recipe::blockwise, Fp8Recipe::mxfp8}) {
         const auto b = d(gpt_layer(Precision::fp8, 1, r));
@@ -142,11 +151,12 @@ TEST(Fp8Activations, GemmInputsKeptInFp8) {
     const double s = 2048, h = 1024;
     EXPECT_DOUBLE_EQ(gpt_layer(Precision::bf16, 1).activation_bytes, 34 * s * h);
     EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1).activation_bytes, 27 * s * h);
-    // torchao's per-row recipe saves the 16-bit inputs (float8_linear.py
-    // manual_float8_matmul_with_args_in_hp): no byte saved; its tensorwise
+    // torchao's per-row recipe and its MXFP8 save the 16-bit inputs
+    // (fp8_torchao_axiswise): no byte saved; its tensorwise
     // recipe saves the same 7 sbh as Transformer Engine.
     const double fsdp_bf16 = gpt_layer(Precision::bf16, 1, Fp8Recipe::delayed, Framework::fsdp).activation_bytes;
     EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1, Fp8Recipe::rowwise, Framework::fsdp).activation_bytes, fsdp_bf16);
+    EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1, Fp8Recipe::mxfp8, Framework::fsdp).activation_bytes, fsdp_bf16);
     EXPECT_DOUBLE_EQ(gpt_layer(Precision::fp8, 1, Fp8Recipe::tensorwise, Framework::fsdp).activation_bytes,
                      fsdp_bf16 - 7 * s * h);
 }
