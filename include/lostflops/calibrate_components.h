@@ -62,7 +62,7 @@ struct FamilyComponentFit {
     std::string family;
     std::array<double, kGemmDtypeCount> gemm_max{};
     std::array<int, kGemmDtypeCount> gemm_rows{};  // rows behind each value (0: kept from the base)
-    std::array<double, kGemmDtypeCount> gemm_ceiling{};  // bound from best-of-sweep rows (1: none)
+    std::array<double, kGemmDtypeCount> gemm_ceiling{};  // bound from best-of-sweep rows (1: none; fp8_row: fp8_tensor's)
     double memory_bound = 0;
     int memory_rows = 0;
     double reference_w_per_tflop = 0;

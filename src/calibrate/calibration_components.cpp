@@ -97,7 +97,8 @@ using GroupKey = std::pair<int, int>;  // (family index, GemmDtype)
 // best of that GPU's such rows; a family shares one gemm_max, so it takes the
 // lowest of its GPUs' bounds. The model's fastest GEMM runs at gemm_max
 // (tile, wave and k factors are <= 1), so no shape is then priced above a
-// measured maximum. Groups without such a row have no ceiling (1).
+// measured maximum. Groups without such a row have no ceiling (1), but
+// per-row fp8, which takes its family's per-tensor fp8 ceiling (below).
 std::map<GroupKey, double> gemm_ceilings(const std::vector<PricedRow>& rows) {
     std::map<std::pair<GroupKey, std::string>, double> per_gpu;
     for (const auto& p : rows) {
@@ -116,6 +117,13 @@ std::map<GroupKey, double> gemm_ceilings(const std::vector<PricedRow>& rows) {
         auto [it, fresh] = out.emplace(key.first, eff);
         if (!fresh) it->second = std::min(it->second, eff);
     }
+    // Per-row fp8 runs the per-tensor GEMM's tensor-core instructions and
+    // applies its row and column scales in the epilogue (CUTLASS's and
+    // FBGEMM's rowwise kernels: the scales multiply the accumulator), so
+    // without a sweep of its own it is bounded by the per-tensor ceiling.
+    const int tensor = static_cast<int>(GemmDtype::fp8_tensor), row = static_cast<int>(GemmDtype::fp8_row);
+    for (const auto& [key, eff] : std::map<GroupKey, double>(out))
+        if (key.second == tensor) out.emplace(GroupKey{key.first, row}, eff);
     return out;
 }
 

@@ -50,6 +50,25 @@ TEST(CalibrateComponents, DefaultProfileIsTheFitOfTheTables) {
         }
 }
 
+// Per-row fp8 runs the per-tensor GEMM's instructions, its scales in the
+// epilogue: without a sweep of its own it takes the family's per-tensor
+// bound (hopper: the H100 fp8 sweep's 1,402.6 of 1,978.9 TFLOP/s), and the
+// fit keeps it there though its 500 W rows alone would say more.
+TEST(CalibrateComponents, PerRowFp8TakesThePerTensorBound) {
+    const ComponentFit fit = fit_components(calib::builtin_component_tables(), default_calibration());
+    const int tensor = static_cast<int>(GemmDtype::fp8_tensor), row = static_cast<int>(GemmDtype::fp8_row);
+    bool seen = false;
+    for (const auto& f : fit.families) {
+        if (f.family != "hopper") continue;
+        seen = true;
+        ASSERT_GT(f.gemm_rows[row], 0);
+        EXPECT_NEAR(f.gemm_ceiling[tensor], 1402.6 / 1978.9, 1e-3);
+        EXPECT_DOUBLE_EQ(f.gemm_ceiling[row], f.gemm_ceiling[tensor]);
+        EXPECT_LE(f.gemm_max[row], f.gemm_ceiling[tensor]);
+    }
+    EXPECT_TRUE(seen);
+}
+
 TEST(CalibrateComponents, RecoversTheFamilyThatGeneratedTheRows) {
     Calibration truth = default_calibration();
     DeviceFamily& h = *truth.find_family("hopper");
@@ -246,7 +265,7 @@ TEST(DeviceModel, BlackwellHasItsOwnProfileAndPowerCapsSlowCompute) {
     const DeviceFamily& hf = c.device("hopper");
     const double pf = std::pow(500 / 989.4 / hf.reference_w_per_tflop, hf.power_exponent);
     EXPECT_NEAR(power_factor(capped, hf), pf, 1e-12);
-    EXPECT_LT(pf, 0.75);
+    EXPECT_LT(pf, 0.8);  // (500 / 700)^0.83 = 0.756
     EXPECT_EQ(power_factor(*find_gpu("h100-sxm"), hf), 1.0);
     EXPECT_EQ(power_factor(*find_gpu("gb200"), c.device("blackwell")), 1.0);  // more W per TFLOP/s than B200
     const DeviceModel hc = make_device_model(capped, Precision::bf16, c);
