@@ -32,14 +32,23 @@ struct Fp8RecipeRow {
     GemmDtype gemm;         // the GEMM format priced
     bool amax_pass;         // an amax kernel reads each operand, and a scale kernel runs, before its cast
     bool norm_writes_fp8;   // a norm writes its consumer GEMM's fp8 operand itself: no cast
+    // The stacks that run it. Transformer Engine: DelayedScaling,
+    // Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling
+    // (transformer_engine/common/recipe; Megatron-Core's --fp8-recipe
+    // choices). torchao through torchtitan's converters: float8's tensorwise
+    // and rowwise (torchao/float8/config.py Float8LinearRecipeName), mx's
+    // MXFP8 (components/quantization/mx.py); delayed scaling was removed from
+    // torchao in v0.10 (pytorch/ao#1753, torchtitan#812).
+    bool te_runs;
+    bool torchao_runs;
 };
 
 inline constexpr Fp8RecipeRow kFp8Recipes[] = {
-    {Fp8Recipe::delayed, "delayed", GemmDtype::fp8_tensor, false, true},
-    {Fp8Recipe::tensorwise, "tensorwise", GemmDtype::fp8_tensor, true, false},
-    {Fp8Recipe::rowwise, "rowwise", GemmDtype::fp8_row, true, false},
-    {Fp8Recipe::blockwise, "blockwise", GemmDtype::fp8_block, false, false},
-    {Fp8Recipe::mxfp8, "mxfp8", GemmDtype::mxfp8, false, false},
+    {Fp8Recipe::delayed, "delayed", GemmDtype::fp8_tensor, false, true, true, false},
+    {Fp8Recipe::tensorwise, "tensorwise", GemmDtype::fp8_tensor, true, false, true, true},
+    {Fp8Recipe::rowwise, "rowwise", GemmDtype::fp8_row, true, false, false, true},
+    {Fp8Recipe::blockwise, "blockwise", GemmDtype::fp8_block, false, false, true, false},
+    {Fp8Recipe::mxfp8, "mxfp8", GemmDtype::mxfp8, false, false, true, true},
 };
 
 // Who casts a job's fp8 operands: torchao's Float8Linear under fsdp

@@ -21,6 +21,7 @@
 #include "interop/megatron_export_model.h"
 #include "interop/megatron_export_parallel.h"
 #include "lostflops/error.h"
+#include "lostflops/fp8_recipe.h"
 #include "lostflops/interop.h"
 #include "job/human_format.h"
 
@@ -65,11 +66,13 @@ void training_flags(const Job& job, Group& g, std::vector<ImportNote>& notes) {
         g.add("--bf16");
         if (t.precision == Precision::fp8) {
             g.add("--fp8-format", "hybrid");
-            // --fp8-recipe (delayed is Megatron's default); torchao's rowwise has no Megatron recipe.
-            if (t.fp8_recipe == Fp8Recipe::rowwise)
+            // --fp8-recipe (delayed is Megatron's default); a recipe Transformer
+            // Engine does not run (lostflops/fp8_recipe.h te_runs) is not written.
+            if (!fp8_recipe_row(t.fp8_recipe).te_runs)
                 notes.push_back({NoteKind::not_modelled, "training.fp8_recipe",
-                                 "rowwise is torchao's; Megatron has no per-row recipe: written with its default, "
-                                 "delayed (priced differently)"});
+                                 std::string(to_string(t.fp8_recipe)) +
+                                     " is torchao's; Megatron has no such recipe: written with its default, "
+                                     "delayed (priced differently)"});
             else if (t.fp8_recipe != Fp8Recipe::delayed)
                 g.add("--fp8-recipe", to_string(t.fp8_recipe));
         }

@@ -18,6 +18,7 @@
 #include "interop/torchtitan_stages.h"
 #include "job/recompute_modules.h"
 #include "lostflops/error.h"
+#include "lostflops/fp8_recipe.h"
 #include "lostflops/interop.h"
 #include "lostflops/pipeline_schedules.h"
 
@@ -62,10 +63,10 @@ ExportResult export_torchtitan(const Job& job) {
                              "true: not written (the export writes no FP8 dispatch setting); the dispatch was priced at "
                              "1 byte an element"});
     // torchao's float8 converter scales tensorwise (its default) or rowwise;
-    // its mx converter runs MXFP8 (mxfp8_cublas: torchtitan docs/mxfp8.md).
+    // its mx converter runs MXFP8 (mxfp8_cublas: torchtitan docs/mxfp8.md);
+    // the others are not torchtitan's (lostflops/fp8_recipe.h torchao_runs).
     const bool mx = t.fp8_recipe == Fp8Recipe::mxfp8;
-    const bool torchao_recipe = t.fp8_recipe == Fp8Recipe::tensorwise || t.fp8_recipe == Fp8Recipe::rowwise || mx;
-    if (t.precision == Precision::fp8 && !torchao_recipe)
+    if (t.precision == Precision::fp8 && !fp8_recipe_row(t.fp8_recipe).torchao_runs)
         out.notes.push_back({NoteKind::not_modelled, "training.fp8_recipe",
                              std::string(to_string(t.fp8_recipe)) +
                                  ": torchtitan's converters scale tensorwise, rowwise or MXFP8; written as tensorwise "

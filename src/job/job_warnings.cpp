@@ -97,18 +97,23 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // FP8 copies exist only in fp8 training (ParallelPlan::moe_fp8_dispatch).
     if (p.moe_fp8_dispatch && job.training.precision != Precision::fp8)
         warn("parallel.moe_fp8_dispatch", "does nothing without precision fp8: the dispatch carries 16-bit tokens");
-    // A recipe its stack does not run (lostflops/fp8_recipe.h) is priced as
-    // asked, and said so.
+    // A recipe its stack does not run (lostflops/fp8_recipe.h te_runs,
+    // torchao_runs) is priced as asked, and said so with the ones it runs.
     if (job.training.precision == Precision::fp8 && !job.training.fp8_recipe_auto) {
         const bool torchao = fp8_casts_by_torchao(job.training.framework);
-        if (torchao && job.training.fp8_recipe == Fp8Recipe::delayed)
+        const Fp8RecipeRow& r = fp8_recipe_row(job.training.fp8_recipe);
+        if (!(torchao ? r.torchao_runs : r.te_runs)) {
+            std::string runs;
+            for (const Fp8RecipeRow& row : kFp8Recipes)
+                if (torchao ? row.torchao_runs : row.te_runs) runs += std::string(runs.empty() ? "" : ", ") + row.name;
             warn("training.fp8_recipe",
-                 "delayed: torchao's Float8Linear scales dynamically only since v0.10 (pytorch/ao#1753, "
-                 "torchtitan#812); priced as delayed scaling behind a norm that writes 16-bit");
-        if (!torchao && job.training.fp8_recipe == Fp8Recipe::rowwise)
-            warn("training.fp8_recipe",
-                 "rowwise: Transformer Engine has no per-row recipe (Megatron-Core --fp8-recipe: delayed, "
-                 "tensorwise, mxfp8, blockwise); priced as per-row GEMMs behind Transformer Engine's casts");
+                 torchao ? fmt::format("{}: not a recipe of torchao's converters ({}; delayed scaling was removed in "
+                                       "v0.10, pytorch/ao#1753); priced as asked behind a norm that writes 16-bit",
+                                       r.name, runs)
+                         : fmt::format("{}: Transformer Engine has no {} recipe (Megatron-Core --fp8-recipe: {}); "
+                                       "priced as asked behind Transformer Engine's casts",
+                                       r.name, r.name, runs));
+        }
     }
     // A TPU job runs under MaxText (`export maxtext`), whose pipeline is its own
     // (AI-Hypercomputer/maxtext src/maxtext/layers/pipeline.py: circular

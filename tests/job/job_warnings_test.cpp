@@ -190,7 +190,12 @@ TEST(JobWarnings, Fp8RecipeItsStackDoesNotRun) {
     const auto ao = warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.framework=fsdp", "training.fp8_recipe=delayed"});
     EXPECT_TRUE(has(warning(ao, "training.fp8_recipe"), "torchao")) << warning(ao, "training.fp8_recipe");
     const auto te = warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=rowwise"});
-    EXPECT_TRUE(has(warning(te, "training.fp8_recipe"), "no per-row recipe")) << warning(te, "training.fp8_recipe");
+    EXPECT_TRUE(has(warning(te, "training.fp8_recipe"), "no rowwise recipe")) << warning(te, "training.fp8_recipe");
+    // blockwise is no recipe of torchtitan's converters.
+    const auto block = warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.framework=fsdp",
+                                    "training.fp8_recipe=blockwise"});
+    EXPECT_TRUE(has(warning(block, "training.fp8_recipe"), "tensorwise, rowwise, mxfp8"))
+        << warning(block, "training.fp8_recipe");
     // Each stack's own recipes, and auto, say nothing.
     EXPECT_EQ(warning(warnings_of({"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=tensorwise"}), "training.fp8_recipe"),
               "");
