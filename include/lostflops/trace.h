@@ -153,6 +153,8 @@ struct RankReport {
     // launch and allocate nothing of their median CPU time's ratio, thread by
     // thread (src/trace/trace_host_speed.cpp).
     double host_speed = 0;
+    // Events of each StackMarker (TraceData::stack_markers; 0 in summaries).
+    std::array<uint64_t, kStackMarkers> stack_markers{};
     int64_t kernels = 0;            // GPU events analysed
     double kernel_span_us = 0;      // first kernel start to last kernel end
     double compute_us = 0;          // union of compute kernels

@@ -68,6 +68,12 @@ struct JobComparison {
     double host_speed = 0;  // the traces' host speed (trace_host_speed), 0: not measured
     double predicted_profiled_step_s = 0;
     double predicted_profiled_mfu = 0;  // fraction
+    // The settings the profiled column prices beyond the job's, where the
+    // traces show another stack than the job says (lostflops/trace_stack.h
+    // traced_settings): "training.framework=hf", ...
+    std::vector<std::string> profiled_settings;
+    // Whether the profiled column is filled (add_profiled_prediction).
+    bool has_profiled() const { return profiler_host_s > 0 || !profiled_settings.empty(); }
 };
 inline constexpr double kJobMismatchRatio = 2.0;
 
@@ -96,8 +102,12 @@ double trace_host_speed(const std::vector<RankReport>& ranks);
 
 // Fills the comparison's profiled column from `profiled`, the job's estimate
 // with `host_s` more host time per step on a host `host_speed` times as slow
-// (lostflops/host_speed.h estimate_as_profiled): each wall's
-// predicted_profiled_s and the step's.
-void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed = 0);
+// (lostflops/host_speed.h estimate_as_profiled), under the stack the traces
+// show (`settings`, as load_job overrides; empty: the job's own): each
+// wall's predicted_profiled_s and the step's. With settings, a job-mismatch
+// warning goes when the profiled compute is within kJobMismatchRatio of the
+// measured: the job's stack differed, not its run.
+void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed = 0,
+                             const std::vector<std::string>& settings = {});
 
 }  // namespace lostflops::trace

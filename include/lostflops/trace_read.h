@@ -164,6 +164,17 @@ inline constexpr double kMaxEventDurUs = 3600e6;        // one hour
 inline constexpr int kHostOps = 6;
 inline constexpr size_t kHostOpSamplesMin = 20;
 inline constexpr size_t kHostOpSamplesMax = 100000;
+// Host events and kernels that show the training stack (lostflops/trace_stack.h;
+// the table of their names: src/trace/trace_stack.cpp kStackMarkerNames).
+enum StackMarker {
+    kMarkFusedAdam,    // torch.optim's fused AdamW ran
+    kMarkForeachAdam,  // torch.optim's foreach Adam(W) ran
+    kMarkFsdp2,        // FSDP2's fully_shard hooks ran
+    kMarkEagerNorm,    // a norm's eager chain ran under autograd
+    kMarkTorchOptim,   // a torch.optim optimizer's step ran
+    kMarkInductor,     // an Inductor Triton kernel ran
+    kStackMarkers
+};
 inline constexpr double kMaxTsFromMedianUs = 86400e6;   // one day
 inline constexpr double kMaxAbsTsUs = 9007199254740992.0;  // 2^53
 // A collective's buffer lives in one GPU's memory (192 GB on the largest of
@@ -229,6 +240,8 @@ struct TraceData {
     // Python thread; 1: the others), for the host's own speed
     // (RankReport::host_speed; src/trace/trace_host_speed.cpp).
     std::array<std::vector<float>, 2 * kHostOps> host_op_us;
+    // Events of each StackMarker (lostflops/trace_stack.h).
+    std::array<uint64_t, kStackMarkers> stack_markers{};
     std::vector<std::string> warnings;  // named: "truncated: ...", "control-characters: ..."
     const GpuLabel& label(const GpuEvent& g) const { return labels[g.label]; }
 };

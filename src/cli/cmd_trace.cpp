@@ -33,6 +33,7 @@
 #include "lostflops/trace_report.h"
 #include "lostflops/trace_triage.h"
 #include "lostflops/trace_summary.h"
+#include "lostflops/trace_stack.h"
 #include "job/text_input.h"
 #include "lostflops/terminal_text.h"
 #include "trace/trace_text.h"
@@ -198,6 +199,39 @@ void print_report(const trace::TraceReport& t, Format format, const std::string&
     std::fputs((format == Format::json ? trace::report_json(t) : trace::report_table(t)).c_str(), stdout);
 }
 
+// The job as the traces ran it (lostflops/trace_stack.h): each setting the
+// traces contradict and the command line does not --set, applied to a
+// reloaded job (not from standard input, read once), each named in a
+// warning of the comparison; `settings` gets them as overrides.
+Job traced_job(const TraceOptions& o, const Job& job, const std::vector<trace::RankReport>& ranks,
+               trace::JobComparison& cmp, std::vector<std::string>& settings) {
+    std::vector<std::string> overrides = o.overrides;
+    Job traced = job;
+    // Again on the reloaded job: a setting's default may follow another's
+    // (optimizer_kernel auto follows the framework). Each key once.
+    for (int round = 0; round < 3; ++round) {
+        bool added = false;
+        for (const auto& s : trace::traced_settings(traced, ranks)) {
+            bool set = false;
+            for (const auto& x : overrides) set |= x.rfind(s.key + "=", 0) == 0;
+            if (set) continue;  // by the command line, or in an earlier round
+            const bool priced = o.job_path != "-";
+            cmp.warnings.push_back(fmt::format(
+                "stack: the traces show {}={} where the job says {} ({}){}", s.key, s.value, s.job, s.why,
+                priced ? fmt::format("; the as-profiled column prices it so (--set {}={} keeps the job's)", s.key,
+                                     s.job)
+                       : std::string("; a job from standard input is not read again to price it")));
+            overrides.push_back(trace::to_override(s));
+            if (!priced) continue;
+            settings.push_back(trace::to_override(s));
+            added = true;
+        }
+        if (!added) break;
+        traced = check_model_keys(load_job(o.job_path, overrides));
+    }
+    return traced;
+}
+
 int run_trace(const TraceOptions& o) {
     const auto files = expand_inputs(o.inputs);
     std::vector<std::string> inputs{o.job_path, o.calibration_path};
@@ -213,12 +247,17 @@ int run_trace(const TraceOptions& o) {
             o.calibration_path.empty() ? default_calibration() : load_calibration(o.calibration_path);
         const Estimate est = estimate(job, cal);
         cmp = trace::compare_with_job(ranks, job, est, o.job_path);
+        // The run the traces recorded: the job under the stack they show.
+        std::vector<std::string> settings;
+        const Job traced = traced_job(o, job, ranks, *cmp, settings);
         // The profiler's own host time, and the host's own speed: the traced step's host ran that much slower.
         const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us);
         // The host's speed applies to framework hf only (host_speed.h estimate_as_profiled).
-        const double speed = job.training.framework == Framework::hf ? trace::trace_host_speed(ranks) : 0.0;
-        if (const auto profiled = estimate_as_profiled(job, cal, host_s, speed))
-            trace::add_profiled_prediction(*cmp, *profiled, host_s, speed);
+        const double speed = traced.training.framework == Framework::hf ? trace::trace_host_speed(ranks) : 0.0;
+        if (const auto profiled = estimate_as_profiled(traced, cal, host_s, speed))
+            trace::add_profiled_prediction(*cmp, *profiled, host_s, speed, settings);
+        else if (!settings.empty())
+            trace::add_profiled_prediction(*cmp, estimate(traced, cal), 0.0, 0.0, settings);
         if (o.job_path != "-") {  // the levers re-load the job: not from standard input
             for (const auto& l : mfu_levers(JobSource{o.job_path, o.overrides}, job, cal, est, 3))
                 levers.push_back({l.change, l.mfu_after});

@@ -205,7 +205,7 @@ std::string job(const trace::JobComparison& c) {
     // As the text's "Measured vs predicted" (trace/trace_report_cluster.cpp
     // job_table): the as-profiled column when the traces count the
     // profiler's host events, no measured MFU past the peak, the memory rows.
-    const bool profiled = c.profiler_host_s > 0;
+    const bool profiled = c.has_profiled();
     std::string h = fmt::format("<p>Step: measured {:.3f} s ({}), predicted {:.3f} s; MFU measured {}, predicted "
                                 "{:.1f} %.</p>",
                                 c.measured_step_s, esc(c.step_source), c.predicted_step_s,
@@ -219,6 +219,9 @@ std::string job(const trace::JobComparison& c) {
                                                         c.host_speed)
                                           : std::string(),
                          c.predicted_profiled_step_s, 100 * c.predicted_profiled_mfu);
+    if (!c.profiled_settings.empty())
+        h += "<p>As profiled, under the stack the traces show: " + esc(fmt::format("{}", fmt::join(c.profiled_settings, ", "))) +
+             ".</p>";
     if (c.stages > 1)
         h += fmt::format("<p>Measured walls: pipeline stage {}, the busiest of the {} in the traces.</p>",
                          c.measured_stage, c.stages);

@@ -174,8 +174,17 @@ double trace_host_speed(const std::vector<RankReport>& ranks) {
     return n > 0 ? sum / n : 0.0;
 }
 
-void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed) {
+void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed,
+                             const std::vector<std::string>& settings) {
     c.profiler_host_s = host_s;
+    c.profiled_settings = settings;
+    // The job's stack, not its run, differed from the traces' when the
+    // stack they show prices the compute within the ratio: no mismatch.
+    if (!settings.empty() && !c.walls.empty()) {
+        const double measured = c.walls[0].measured_s, profiled_s = trace_group_s(profiled, kWallGroups[0].group);
+        if (profiled_s > 0 && measured * kJobMismatchRatio >= profiled_s && measured <= kJobMismatchRatio * profiled_s)
+            std::erase_if(c.warnings, [](const std::string& w) { return w.rfind("job-mismatch", 0) == 0; });
+    }
     c.host_speed = host_speed;
     c.predicted_profiled_step_s = profiled.step_time_s;
     c.predicted_profiled_mfu = profiled.mfu;

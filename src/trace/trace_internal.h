@@ -67,6 +67,8 @@ struct KeepState {
 // keeps what the analysis needs. Throws InputError (naming `out.source`)
 // past the limits of trace.h.
 void keep_event(const EventFields& f, TraceData& out, KeepState& st);
+// Counts the event in out.stack_markers when its name is a stack marker (trace_stack.cpp).
+void keep_stack_marker(const EventFields& f, TraceData& out);
 // Reduces the CPU launches, skips events far from the median start.
 void finish_trace(TraceData& out, KeepState& st);
 

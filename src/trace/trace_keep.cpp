@@ -209,6 +209,7 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     const bool memory_instant =
         f.ph == "i" && f.name == "[memory]" && f.cat == "cpu_instant_event";
     if (memory_instant) st.memory.add(f);
+    keep_stack_marker(f, out);
     const EventKind kind = kind_of(f.cat);
     const bool cpu_row = f.stream == -1;
     const bool gpu_event = !cpu_row || kind != EventKind::other;

@@ -159,7 +159,7 @@ void job_table(std::string& out, const JobComparison& cmp) {
     for (const auto& w : cmp.warnings)
         if (w.rfind("job-mismatch", 0) == 0) out += "  warning: " + terminal_text(w) + "\n";
     // The profiled step's column, when the traces count the profiler's host events.
-    const bool profiled = cmp.profiler_host_s > 0;
+    const bool profiled = cmp.has_profiled();
     const auto col = [profiled](double v) { return profiled ? fmt::format(" {:>12.4f}", v) : std::string(); };
     out += fmt::format("  {:<46} {:>12} {:>12}{}\n", "", "measured", "predicted",
                        profiled ? fmt::format(" {:>12}", "as profiled") : std::string());
@@ -172,7 +172,7 @@ void job_table(std::string& out, const JobComparison& cmp) {
     for (const auto& w : cmp.walls)
         out += fmt::format("  {:<46} {:>12.4f} {:>12.4f}{}\n", w.wall + " (s)", w.measured_s, w.predicted_s,
                            col(w.predicted_profiled_s));
-    if (profiled)
+    if (cmp.profiler_host_s > 0)
         out += fmt::format("  (as profiled: the host {:.4f} s slower a step, the profiler's own cost per host event it "
                            "recorded and its stalls{})\n",
                            cmp.profiler_host_s,
@@ -181,6 +181,9 @@ void job_table(std::string& out, const JobComparison& cmp) {
                                              "median of as_strided, view, t, transpose, reshape, detach)",
                                              cmp.host_speed)
                                : std::string());
+    if (!cmp.profiled_settings.empty())
+        out += fmt::format("  (as profiled: under the stack the traces show, {})\n",
+                           terminal_text(fmt::format("{}", fmt::join(cmp.profiled_settings, ", "))));
     if (cmp.stages > 1)
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);

@@ -167,7 +167,7 @@ std::string report_json(const TraceReport& t) {
         json walls = json::array();
         for (const auto& w : cmp.walls) {
             walls.push_back({{"wall", w.wall}, {"measured_s", w.measured_s}, {"predicted_s", w.predicted_s}});
-            if (cmp.profiler_host_s > 0) walls.back()["predicted_profiled_s"] = w.predicted_profiled_s;
+            if (cmp.has_profiled()) walls.back()["predicted_profiled_s"] = w.predicted_profiled_s;
         }
         json memory = json::array();
         for (const auto& m : cmp.memory) {
@@ -179,11 +179,12 @@ std::string report_json(const TraceReport& t) {
                     {"step_source", cmp.step_source},         {"walls", walls},
                     {"pipeline_stages", cmp.stages},          {"measured_stage", cmp.measured_stage},
                     {"memory", std::move(memory)},            {"warnings", cmp.warnings}};
-        if (cmp.profiler_host_s > 0) {
+        if (cmp.has_profiled()) {
             j["job"]["profiler_host_s"] = cmp.profiler_host_s;
             j["job"]["host_speed"] = cmp.host_speed;
             j["job"]["predicted_profiled_step_s"] = cmp.predicted_profiled_step_s;
             j["job"]["predicted_profiled_mfu"] = cmp.predicted_profiled_mfu;
+            j["job"]["profiled_settings"] = cmp.profiled_settings;
         }
     }
     // Kernel names are the trace's bytes: invalid UTF-8 becomes U+FFFD, not an error.

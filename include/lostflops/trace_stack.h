@@ -1,0 +1,52 @@
+// The training stack a PyTorch profiler trace shows, and the job settings
+// that would price the run it recorded (`trace --job`'s "as profiled"
+// column). A job file may say one stack and the trace another (the H200
+// job files of ../shared/reference/h200/runs say framework fsdp for a
+// Hugging Face model under autocast or FSDP2 on one rank: `validate` applies
+// their table's recipe column, `trace --job` had no such column).
+//
+// Markers: host events the stack's own code records, counted while the trace
+// is read (TraceData::stack_markers, RankReport::stack_markers), one row each
+// in kStackMarkers (src/trace/trace_stack.cpp) with the code that records it.
+// Settings, each only where the job says otherwise (traced_settings):
+//  - training.compile=true: Inductor's Triton kernels ran (triton_poi_,
+//    triton_red_, triton_per_, triton_tem_, and PyTorch 2.0's triton__:
+//    torch/_inductor/codegen/triton.py kernel names);
+//  - training.framework=hf: not compiled, torch.optim's step ran, and the
+//    model's norms ran as eager autograd chains (RsqrtBackward0: transformers'
+//    LlamaRMSNorm and its kin, `hidden * torch.rsqrt(variance + eps)`), the
+//    eager module stack framework hf prices (docs/eager-gpu.md);
+//  - parallel.zero=3: FSDP2's fully_shard hooks ran (FSDP::pre_forward,
+//    torch/distributed/fsdp/_fully_shard/_fsdp_state.py) and the job shards
+//    neither gradients nor parameters (zero 0 or 1); parallel.zero=0 under
+//    framework hf (after the above) with no FSDP hook and zero above 0: the
+//    one-process autocast recipe;
+//  - training.optimizer_kernel=fused or foreach: torch.optim's fused AdamW
+//    (aten::_fused_adamw_ / _fused_adam_) or its foreach kernels
+//    (aten::_foreach_lerp_, _foreach_addcdiv_ of _multi_tensor_adam) ran.
+// Summaries carry no markers: a report read from one shows no stack.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lostflops/spec.h"
+#include "lostflops/trace.h"
+
+namespace lostflops::trace {
+
+struct StackSetting {
+    std::string key;    // "training.framework"
+    std::string value;  // "hf"
+    std::string job;    // what the job says, "fsdp"
+    std::string why;    // the evidence: "FSDP::pre_forward x64: FSDP2's fully_shard hooks"
+};
+
+// The markers summed over `ranks`; `job` as loaded. Settings in the order of
+// the list above; empty when the trace agrees with the job or shows nothing.
+std::vector<StackSetting> traced_settings(const Job& job, const std::vector<RankReport>& ranks);
+
+// "training.framework=hf", for load_job's overrides.
+std::string to_override(const StackSetting& s);
+
+}  // namespace lostflops::trace

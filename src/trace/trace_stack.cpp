@@ -1,0 +1,118 @@
+// The stack a trace shows (contract: lostflops/trace_stack.h). Each marker
+// is a host event name (or a kernel name prefix) that one stack's code
+// records; the reader counts them as events stream by (keep_stack_marker:
+// one comparison of the first byte for most events), and traced_settings
+// sets each job setting the markers contradict. Names as PyTorch 2.11 and
+// transformers 5 record them (../shared/traces/h200, torch 2.11).
+#include "lostflops/trace_stack.h"
+
+#include <array>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "trace/trace_internal.h"
+
+namespace lostflops::trace {
+
+namespace {
+
+struct MarkerName {
+    StackMarker marker;
+    std::string_view name;
+    bool prefix;  // the name starts with it
+};
+// One row per name: the stack's code that records it.
+constexpr std::array<MarkerName, 12> kStackMarkerNames{{
+    // torch/optim/adamw.py, adam.py _fused_adam: torch._fused_adamw_ / _fused_adam_.
+    {kMarkFusedAdam, "aten::_fused_adamw_", false},
+    {kMarkFusedAdam, "aten::_fused_adam_", false},
+    // torch/optim/adam.py _multi_tensor_adam (foreach=True, CUDA's default):
+    // torch._foreach_lerp_ of the first moment, _foreach_addcdiv_ of the update.
+    {kMarkForeachAdam, "aten::_foreach_lerp_", false},
+    {kMarkForeachAdam, "aten::_foreach_addcdiv_", false},
+    // torch/distributed/fsdp/_fully_shard/_fsdp_state.py _pre_forward:
+    // record_function("FSDP::pre_forward") around each module's hook.
+    {kMarkFsdp2, "FSDP::pre_forward", true},
+    // transformers' RMSNorm (LlamaRMSNorm.forward: hidden_states *
+    // torch.rsqrt(variance + eps)) and LayerNorms written out, under autograd.
+    {kMarkEagerNorm, "RsqrtBackward0", false},
+    // torch/optim/optimizer.py profile_hook_step: "Optimizer.step#{class}.step".
+    {kMarkTorchOptim, "Optimizer.step#", true},
+    // torch/_inductor/codegen/triton.py and select_algorithm.py kernel names:
+    // pointwise, reduction, persistent reduction, template (PyTorch 2.1 on;
+    // 2.0 named them triton__ and the signature, e.g. triton__0d1d2d).
+    {kMarkInductor, "triton_poi_", true},
+    {kMarkInductor, "triton_red_", true},
+    {kMarkInductor, "triton_per_", true},
+    {kMarkInductor, "triton_tem_", true},
+    {kMarkInductor, "triton__", true},
+}};
+
+bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+uint64_t total(const std::vector<RankReport>& ranks, StackMarker m) {
+    uint64_t n = 0;
+    for (const auto& r : ranks) n += r.stack_markers[static_cast<std::size_t>(m)];
+    return n;
+}
+
+}  // namespace
+
+namespace detail {
+
+void keep_stack_marker(const EventFields& f, TraceData& out) {
+    if (f.name.size() < 8) return;
+    const char c = f.name[0];
+    // Most host events are aten:: operators: only aten::_f... (fused,
+    // foreach) and the other first letters go on to the table.
+    if (c == 'a' ? f.name[6] != '_' || f.name[7] != 'f' : c != 'F' && c != 'R' && c != 'O' && c != 't') return;
+    if (f.ph != "X") return;
+    for (const auto& m : kStackMarkerNames) {
+        if (m.name[0] != c) continue;
+        if (m.prefix ? starts(f.name, m.name) : f.name == m.name) {
+            ++out.stack_markers[static_cast<std::size_t>(m.marker)];
+            return;
+        }
+    }
+}
+
+}  // namespace detail
+
+std::vector<StackSetting> traced_settings(const Job& job, const std::vector<RankReport>& ranks) {
+    std::vector<StackSetting> out;
+    const uint64_t inductor = total(ranks, kMarkInductor), norm = total(ranks, kMarkEagerNorm),
+                   optim = total(ranks, kMarkTorchOptim), fsdp = total(ranks, kMarkFsdp2),
+                   fused = total(ranks, kMarkFusedAdam), foreach = total(ranks, kMarkForeachAdam);
+    if (inductor > 0 && !job.training.compile)
+        out.push_back({"training.compile", "true", "false",
+                       fmt::format("{} Inductor Triton kernels (triton_*): torch.compile ran", inductor)});
+    Framework framework = job.training.framework;
+    if (inductor == 0 && norm > 0 && optim > 0 && framework != Framework::hf) {
+        framework = Framework::hf;
+        out.push_back({"training.framework", "hf", to_string(job.training.framework),
+                       fmt::format("{} RsqrtBackward0 and {} Optimizer.step# events: eager modules whose norms run "
+                                   "as autograd chains (transformers' RMSNorm), stepped by torch.optim",
+                                   norm, optim)});
+    }
+    const int zero = job.plan.zero;
+    if (fsdp > 0 && zero < 2)
+        out.push_back({"parallel.zero", "3", std::to_string(zero),
+                       fmt::format("{} FSDP::pre_forward events: FSDP2's fully_shard shards parameters", fsdp)});
+    else if (fsdp == 0 && zero > 0 && framework == Framework::hf && inductor == 0 && optim > 0)
+        out.push_back({"parallel.zero", "0", std::to_string(zero),
+                       fmt::format("no FSDP::pre_forward event: one process holds the whole model")});
+    const OptimizerKernel k = job.training.optimizer_kernel;
+    if (fused > 0 && k != OptimizerKernel::fused)
+        out.push_back({"training.optimizer_kernel", "fused", "foreach",
+                       fmt::format("{} aten::_fused_adamw_ events: torch.optim's fused AdamW", fused)});
+    else if (fused == 0 && foreach > 0 && k != OptimizerKernel::foreach)
+        out.push_back({"training.optimizer_kernel", "foreach", "fused",
+                       fmt::format("{} aten::_foreach_lerp_ / _foreach_addcdiv_ events: torch.optim's foreach Adam",
+                                   foreach)});
+    return out;
+}
+
+std::string to_override(const StackSetting& s) { return s.key + "=" + s.value; }
+
+}  // namespace lostflops::trace

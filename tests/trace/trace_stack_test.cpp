@@ -1,0 +1,153 @@
+// The stack a trace shows (lostflops/trace_stack.h): its markers counted by
+// hand on small traces, the settings they make against a job, and `trace
+// --job` on the shared H200 traces with their own job files, whose stack
+// (framework fsdp, zero 0) is not the one the traces ran.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_util.h"
+#include "lostflops/job.h"
+#include "lostflops/trace.h"
+#include "lostflops/trace_read.h"
+#include "lostflops/trace_stack.h"
+#include "trace/trace_test_util.h"
+
+namespace lostflops::trace {
+namespace {
+
+RankReport report_of(const std::vector<test::Ev>& events) {
+    return analyze(read_trace_bytes(test::make_trace(events), "t.json"));
+}
+
+// Two eager norms' backward, torch.optim's fused AdamW step and FSDP2's
+// hooks: each counted once per event, nothing else counted.
+std::vector<test::Ev> eager_fsdp2_fused() {
+    return {
+        {"ProfilerStep#1", "user_annotation", 0, 1000, -1},
+        {"FSDP::pre_forward (model.layers.0)", "user_annotation", 10, 5, -1},
+        {"FSDP::pre_forward (model.layers.1)", "user_annotation", 20, 5, -1},
+        {"FSDP::post_forward (model.layers.1)", "user_annotation", 30, 5, -1},
+        {"RsqrtBackward0", "cpu_op", 100, 5, -1},
+        {"RsqrtBackward0", "cpu_op", 110, 5, -1},
+        {"aten::rsqrt", "cpu_op", 120, 5, -1},
+        {"Optimizer.step#AdamW.step", "user_annotation", 500, 100, -1},
+        {"aten::_fused_adamw_", "cpu_op", 510, 50, -1},
+        {"aten::_foreach_add_", "cpu_op", 570, 5, -1},
+        {"k1", "kernel", 130, 50, 7},
+    };
+}
+
+Job fsdp_job() {
+    return load_job(lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
+                    {"training.framework=fsdp", "parallel.zero=0", "training.optimizer_kernel=foreach"});
+}
+
+TEST(TraceStack, CountsEachMarkerByName) {
+    const RankReport r = report_of(eager_fsdp2_fused());
+    EXPECT_EQ(r.stack_markers[kMarkFsdp2], 2u);  // pre_forward only
+    EXPECT_EQ(r.stack_markers[kMarkEagerNorm], 2u);
+    EXPECT_EQ(r.stack_markers[kMarkTorchOptim], 1u);
+    EXPECT_EQ(r.stack_markers[kMarkFusedAdam], 1u);
+    EXPECT_EQ(r.stack_markers[kMarkForeachAdam], 0u);  // _foreach_add_ is not Adam's
+    EXPECT_EQ(r.stack_markers[kMarkInductor], 0u);
+}
+
+TEST(TraceStack, SetsWhatTheJobContradicts) {
+    const auto s = traced_settings(fsdp_job(), {report_of(eager_fsdp2_fused())});
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(to_override(s[0]), "training.framework=hf");
+    EXPECT_EQ(s[0].job, "fsdp");
+    EXPECT_EQ(to_override(s[1]), "parallel.zero=3");
+    EXPECT_EQ(s[1].job, "0");
+    EXPECT_EQ(to_override(s[2]), "training.optimizer_kernel=fused");
+    EXPECT_NE(s[2].why.find("1 aten::_fused_adamw_"), std::string::npos) << s[2].why;
+    // The job the traces ran: nothing to set.
+    const Job ran = load_job(lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
+                             {"training.optimizer_kernel=fused"});
+    EXPECT_TRUE(traced_settings(ran, {report_of(eager_fsdp2_fused())}).empty());
+}
+
+// Inductor's kernels: compiled, so the norms' chains say nothing of the
+// modules (Inductor fuses them); the foreach step without a fused one.
+TEST(TraceStack, CompiledAndForeach) {
+    const auto r = report_of({
+        {"ProfilerStep#1", "user_annotation", 0, 1000, -1},
+        {"RsqrtBackward0", "cpu_op", 100, 5, -1},
+        {"Optimizer.step#AdamW.step", "user_annotation", 500, 100, -1},
+        {"aten::_foreach_lerp_", "cpu_op", 510, 5, -1},
+        {"aten::_foreach_addcdiv_", "cpu_op", 520, 5, -1},
+        {"triton_poi_fused_add_mul_0", "kernel", 130, 50, 7},
+        {"triton_red_fused_mean_pow_1", "kernel", 200, 50, 7},
+    });
+    EXPECT_EQ(r.stack_markers[kMarkInductor], 2u);
+    EXPECT_EQ(r.stack_markers[kMarkForeachAdam], 2u);
+    const auto s = traced_settings(load_job(lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
+                                            {"training.framework=fsdp", "training.optimizer_kernel=fused"}),
+                                   {r});
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(to_override(s[0]), "training.compile=true");
+    EXPECT_EQ(to_override(s[1]), "training.optimizer_kernel=foreach");
+}
+
+// framework hf without FSDP2's hooks: one process holds the model (zero 0);
+// a trace without markers sets nothing.
+TEST(TraceStack, NoHookIsTheOneProcessRecipe) {
+    auto events = eager_fsdp2_fused();
+    std::erase_if(events, [](const test::Ev& e) { return e.name.rfind("FSDP::", 0) == 0; });
+    const Job hf_zero3 = load_job(lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
+                                  {"training.optimizer_kernel=fused"});
+    const auto s = traced_settings(hf_zero3, {report_of(events)});
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(to_override(s[0]), "parallel.zero=0");
+    EXPECT_TRUE(traced_settings(fsdp_job(), {report_of({{"k1", "kernel", 0, 50, 7}})}).empty());
+}
+
+// Each shared H200 trace with its own job file (../shared/reference/h200/runs:
+// framework fsdp, zero 0): `trace --job` names the stack the trace ran and its
+// as-profiled column prices it; compute and memory-bound walls within 15 %
+// of the measured (issue 38), and no job-mismatch once the stack explains it.
+TEST(TraceStack, SharedH200TracesPricedAsTheyRan) {
+    struct Case {
+        const char* trace;
+        const char* job;
+        std::vector<std::string> settings;
+    } cases[] = {
+        {"h200-llama3.2-1b-s4096-b2-autocast.json.gz", "h200-llama3.2-1b-s4096-b2x1-none-autocast.json",
+         {"training.framework=hf", "training.optimizer_kernel=fused"}},
+        {"h200-llama3.2-1b-s4096-b2-fsdp2.json.gz", "h200-llama3.2-1b-s4096-b2x1-none-fsdp2.json",
+         {"training.framework=hf", "parallel.zero=3", "training.optimizer_kernel=foreach"}},
+        {"h200-llama3.2-3b-s8192-b2-fsdp2-memory.json.gz", "h200-llama3.2-3b-s8192-b2x1-full-fsdp2.json",
+         {"training.framework=hf", "parallel.zero=3", "training.optimizer_kernel=foreach"}},
+        {"h200-qwen05-like-s2048-b1-autocast.json.gz", "h200-qwen05-like-s2048-b1x1-none-autocast.json",
+         {"training.framework=hf", "training.optimizer_kernel=fused"}},
+        {"h200-qwen3-moe-4l-s4096-b1-autocast.json.gz", "h200-qwen3-moe-4l-s4096-b1x1-none-autocast.json",
+         {"training.framework=hf", "training.optimizer_kernel=fused"}},
+    };
+    for (const auto& c : cases) {
+        LOSTFLOPS_SHARED_TRACE(path, std::string("h200/") + c.trace);
+        const std::string job = lostflops::test::source_path(std::string("../shared/reference/h200/runs/") + c.job);
+        if (!std::filesystem::exists(job)) GTEST_SKIP() << job << " absent";
+        const auto r = lostflops::test::run_cli("--quiet trace --format json " + path + " --job " + job);
+        ASSERT_EQ(r.code, 0) << r.all();
+        const auto j = nlohmann::json::parse(r.out)["job"];
+        EXPECT_EQ(j["profiled_settings"].get<std::vector<std::string>>(), c.settings) << c.trace;
+        for (const auto& w : j["warnings"]) EXPECT_EQ(w.get<std::string>().rfind("job-mismatch", 0), std::string::npos) << c.trace << ": " << w;
+        for (int i : {0, 1}) {
+            const double measured = j["walls"][i]["measured_s"], profiled = j["walls"][i]["predicted_profiled_s"];
+            EXPECT_NEAR(profiled, measured, 0.15 * measured) << c.trace << " " << j["walls"][i]["wall"];
+        }
+        // --set keeps the job's own stack: nothing set for that key.
+        const auto kept = lostflops::test::run_cli("--quiet trace --format json " + path + " --job " + job +
+                                                   " --set training.framework=fsdp");
+        ASSERT_EQ(kept.code, 0) << kept.all();
+        for (const auto& s : nlohmann::json::parse(kept.out)["job"]["profiled_settings"])
+            EXPECT_EQ(s.get<std::string>().rfind("training.framework=", 0), std::string::npos) << c.trace;
+    }
+}
+
+}  // namespace
+}  // namespace lostflops::trace
