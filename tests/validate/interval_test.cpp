@@ -223,7 +223,9 @@ TEST(PredictionInterval, BuiltInTableCoversEveryEstimate) {
 TEST(Residuals, TableIsCurrent) {
     const std::vector<std::string> tables = {"data/published/published-runs.csv",
                                              "data/measured/vtrain-train/measured-runs.csv",
-                                             "data/published/modern/published-runs.csv"};
+                                             "data/published/modern/published-runs.csv",
+                                             "data/published/maxtext/published-runs.csv",
+                                             "data/measured/h200-steps/measured-runs.csv"};
     std::vector<MeasuredRun> runs;
     for (const auto& t : tables) {
         const std::string path = test::source_path(t);
