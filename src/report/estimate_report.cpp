@@ -164,9 +164,9 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
                            seconds(iv.step_time_s_hi));
         out += fmt::format("tokens/s per GPU     {:>10}     ({}–{})\n", grouped(e.tokens_per_s_per_gpu),
                            grouped(iv.tokens_per_s_per_gpu_lo), grouped(iv.tokens_per_s_per_gpu_hi));
-        out += fmt::format("                     80 % interval from {} held-out published runs ({}): errors {:+.0f} % "
-                           "to {:+.0f} %\n",
-                           iv.residuals, iv.regime, iv.error_p10_pct, iv.error_p90_pct);
+        out += fmt::format("                     80 % interval from {} held-out runs of {} sources ({}): errors "
+                           "{:+.0f} % to {:+.0f} %\n",
+                           iv.residuals, iv.sources, iv.regime, iv.error_p10_pct, iv.error_p90_pct);
     } else {
         out += fmt::format("step time            {:10.4f} s\n", e.step_time_s);
         out += fmt::format("tokens/s per GPU     {:>10}\n", grouped(e.tokens_per_s_per_gpu));
