@@ -17,6 +17,7 @@
 #include "lostflops/job.h"
 #include "lostflops/terminal_text.h"
 #include "lostflops/trace_compare.h"
+#include "lostflops/trace_stack.h"
 
 namespace lostflops::cli {
 
@@ -123,9 +124,16 @@ void add_report_command(CLI::App& app, int& exit_code) {
         const Estimate est = estimate(job, cal);
         // As `trace --job`: a trace whose GEMM and attention time is far from
         // the job's is of another run (model, batch, plan, GPU), said here.
-        if (!traces.empty())
+        if (!traces.empty()) {
             for (const auto& w : trace::compare_with_job(traces, job, est, job.source).warnings)
                 std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(w).c_str());
+            // The stack the trace ran where the job says another (trace_stack.h): said, not applied.
+            for (const auto& s : trace::traced_settings(job, traces))
+                std::fprintf(stderr, "lostflops: warning: stack: the trace shows %s where the job says %s (%s); --set %s "
+                             "prices the run it recorded\n",
+                             trace::to_override(s).c_str(), s.job.c_str(), terminal_text(s.why).c_str(),
+                             trace::to_override(s).c_str());
+        }
         const std::string html = html_report(
             src, cal, gpus,
             [&progress](double share) {
