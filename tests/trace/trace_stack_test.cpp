@@ -144,7 +144,8 @@ TEST(TraceStack, SharedH200TracesPricedAsTheyRan) {
         const auto kept = lostflops::test::run_cli("--quiet trace --format json " + path + " --job " + job +
                                                    " --set training.framework=fsdp");
         ASSERT_EQ(kept.code, 0) << kept.all();
-        for (const auto& s : nlohmann::json::parse(kept.out)["job"]["profiled_settings"])
+        const auto kept_job = nlohmann::json::parse(kept.out)["job"];  // a copy: the range below outlives no temporary
+        for (const auto& s : kept_job["profiled_settings"])
             EXPECT_EQ(s.get<std::string>().rfind("training.framework=", 0), std::string::npos) << c.trace;
     }
 }
