@@ -9,18 +9,20 @@
 // is read (TraceData::stack_markers, RankReport::stack_markers), one row each
 // in kStackMarkers (src/trace/trace_stack.cpp) with the code that records it.
 // Settings, each only where the job says otherwise (traced_settings):
-//  - training.compile=true: Inductor's Triton kernels ran (triton_poi_,
-//    triton_red_, triton_per_, triton_tem_, and PyTorch 2.0's triton__:
-//    torch/_inductor/codegen/triton.py kernel names);
-//  - training.framework=hf: not compiled, torch.optim's step ran, and the
+//  - training.compile=true: at least kMinInductorShare of the kernels are
+//    Inductor's Triton kernels (triton_poi_, triton_red_, triton_per_,
+//    triton_tem_, and PyTorch 2.0's triton__: torch/_inductor/codegen/triton.py
+//    kernel names); not under Megatron, whose jit_fuser is torch.compile;
+//  - training.framework=hf: not compiled, torch.optim's Adam or AdamW stepped
+//    (Optimizer.step#AdamW.step; not FusedAdam: Apex, TE, DeepSpeed), and the
 //    model's norms ran as eager autograd chains (RsqrtBackward0: transformers'
 //    LlamaRMSNorm and its kin, `hidden * torch.rsqrt(variance + eps)`), the
 //    eager module stack framework hf prices (docs/eager-gpu.md);
 //  - parallel.zero=3: FSDP2's fully_shard hooks ran (FSDP::pre_forward,
-//    torch/distributed/fsdp/_fully_shard/_fsdp_state.py) and the job shards
-//    neither gradients nor parameters (zero 0 or 1); parallel.zero=0 under
-//    framework hf (after the above) with no FSDP hook and zero above 0: the
-//    one-process autocast recipe;
+//    torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py) and the job
+//    shards neither gradients nor parameters (zero 0 or 1); parallel.zero=0
+//    for a one-GPU framework hf job (as loaded, or re-read after the above)
+//    with zero above 0 and no FSDP hook: the one-process autocast recipe;
 //  - training.optimizer_kernel=fused or foreach: torch.optim's fused AdamW
 //    (aten::_fused_adamw_ / _fused_adam_) or its foreach kernels
 //    (aten::_foreach_lerp_, _foreach_addcdiv_ of _multi_tensor_adam) ran.
@@ -34,6 +36,9 @@
 #include "lostflops/trace.h"
 
 namespace lostflops::trace {
+
+// The share of a trace's kernels that must be Inductor's to read it as compiled.
+inline constexpr double kMinInductorShare = 0.1;
 
 struct StackSetting {
     std::string key;    // "training.framework"

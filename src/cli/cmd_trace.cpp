@@ -227,7 +227,14 @@ Job traced_job(const TraceOptions& o, const Job& job, const std::vector<trace::R
             added = true;
         }
         if (!added) break;
-        traced = check_model_keys(load_job(o.job_path, overrides));
+        try {
+            traced = check_model_keys(load_job(o.job_path, overrides));
+        } catch (const InputError& e) {  // the job cannot take the traced stack: priced as given, and said
+            cmp.warnings.push_back("stack: the job cannot be priced under the stack the traces show (" +
+                                   std::string(e.what()) + "); the as-profiled column prices the job as given");
+            settings.clear();
+            return job;
+        }
     }
     return traced;
 }

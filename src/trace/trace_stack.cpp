@@ -6,6 +6,7 @@
 // transformers 5 record them (../shared/traces/h200, torch 2.11).
 #include "lostflops/trace_stack.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -23,7 +24,7 @@ struct MarkerName {
     bool prefix;  // the name starts with it
 };
 // One row per name: the stack's code that records it.
-constexpr std::array<MarkerName, 12> kStackMarkerNames{{
+constexpr std::array<MarkerName, 13> kStackMarkerNames{{
     // torch/optim/adamw.py, adam.py _fused_adam: torch._fused_adamw_ / _fused_adam_.
     {kMarkFusedAdam, "aten::_fused_adamw_", false},
     {kMarkFusedAdam, "aten::_fused_adam_", false},
@@ -31,17 +32,23 @@ constexpr std::array<MarkerName, 12> kStackMarkerNames{{
     // torch._foreach_lerp_ of the first moment, _foreach_addcdiv_ of the update.
     {kMarkForeachAdam, "aten::_foreach_lerp_", false},
     {kMarkForeachAdam, "aten::_foreach_addcdiv_", false},
-    // torch/distributed/fsdp/_fully_shard/_fsdp_state.py _pre_forward:
-    // record_function("FSDP::pre_forward") around each module's hook.
+    // torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py
+    // FSDPParamGroup.pre_forward: record_function("FSDP::pre_forward (module)").
+    // FSDP1 (FullyShardedDataParallel._pre_forward) and DeepSpeed record others.
     {kMarkFsdp2, "FSDP::pre_forward", true},
     // transformers' RMSNorm (LlamaRMSNorm.forward: hidden_states *
     // torch.rsqrt(variance + eps)) and LayerNorms written out, under autograd.
     {kMarkEagerNorm, "RsqrtBackward0", false},
-    // torch/optim/optimizer.py profile_hook_step: "Optimizer.step#{class}.step".
-    {kMarkTorchOptim, "Optimizer.step#", true},
+    // torch/optim/optimizer.py profile_hook_step: "Optimizer.step#{class}.step"
+    // for every Optimizer subclass; torch.optim's own Adam classes only (Apex's,
+    // TE's and DeepSpeed's FusedAdam record Optimizer.step#FusedAdam.step).
+    {kMarkTorchOptim, "Optimizer.step#AdamW.step", false},
+    {kMarkTorchOptim, "Optimizer.step#Adam.step", false},
     // torch/_inductor/codegen/triton.py and select_algorithm.py kernel names:
     // pointwise, reduction, persistent reduction, template (PyTorch 2.1 on;
-    // 2.0 named them triton__ and the signature, e.g. triton__0d1d2d).
+    // 2.0 named them triton__ and the signature, e.g. triton__0d1d2d). Not
+    // triton_for_ (mostly a compiled optimizer step), triton_spl_, triton_unk_,
+    // nor plain triton_ (unique_kernel_names off).
     {kMarkInductor, "triton_poi_", true},
     {kMarkInductor, "triton_red_", true},
     {kMarkInductor, "triton_per_", true},
@@ -84,11 +91,20 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
     const uint64_t inductor = total(ranks, kMarkInductor), norm = total(ranks, kMarkEagerNorm),
                    optim = total(ranks, kMarkTorchOptim), fsdp = total(ranks, kMarkFsdp2),
                    fused = total(ranks, kMarkFusedAdam), foreach = total(ranks, kMarkForeachAdam);
-    if (inductor > 0 && !job.training.compile)
+    // A model compiled, not one fused region: at least kMinInductorShare of
+    // the kernels Inductor's; Megatron's own torch.compile'd jit_fuser
+    // (megatron/core/jit.py) is not the model's compile.
+    uint64_t kernels = 0;
+    for (const auto& r : ranks) kernels += static_cast<uint64_t>(std::max<int64_t>(r.kernels, 0));
+    const bool megatron = job.training.framework == Framework::megatron_core ||
+                          job.training.framework == Framework::megatron_lm;
+    const bool compiled = inductor > 0 && static_cast<double>(inductor) >= kMinInductorShare * static_cast<double>(kernels);
+    if (compiled && !megatron && !job.training.compile)
         out.push_back({"training.compile", "true", "false",
-                       fmt::format("{} Inductor Triton kernels (triton_*): torch.compile ran", inductor)});
+                       fmt::format("{} of {} kernels Inductor's Triton kernels (triton_*): torch.compile ran", inductor,
+                                   kernels)});
     Framework framework = job.training.framework;
-    if (inductor == 0 && norm > 0 && optim > 0 && framework != Framework::hf) {
+    if (!compiled && norm > 0 && optim > 0 && framework != Framework::hf) {
         framework = Framework::hf;
         out.push_back({"training.framework", "hf", to_string(job.training.framework),
                        fmt::format("{} RsqrtBackward0 and {} Optimizer.step# events: eager modules whose norms run "
@@ -99,13 +115,14 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
     if (fsdp > 0 && zero < 2)
         out.push_back({"parallel.zero", "3", std::to_string(zero),
                        fmt::format("{} FSDP::pre_forward events: FSDP2's fully_shard shards parameters", fsdp)});
-    else if (fsdp == 0 && zero > 0 && framework == Framework::hf && inductor == 0 && optim > 0)
+    else if (fsdp == 0 && zero > 0 && job.training.framework == Framework::hf && job.cluster.num_gpus == 1 &&
+             optim > 0)  // one GPU under hf: FSDP2 or the autocast recipe, and no FSDP2 hook ran
         out.push_back({"parallel.zero", "0", std::to_string(zero),
-                       fmt::format("no FSDP::pre_forward event: one process holds the whole model")});
+                       fmt::format("no FSDP::pre_forward event on one GPU: one process holds the whole model")});
     const OptimizerKernel k = job.training.optimizer_kernel;
     if (fused > 0 && k != OptimizerKernel::fused)
         out.push_back({"training.optimizer_kernel", "fused", "foreach",
-                       fmt::format("{} aten::_fused_adamw_ events: torch.optim's fused AdamW", fused)});
+                       fmt::format("{} aten::_fused_adamw_ / _fused_adam_ events: torch.optim's fused Adam", fused)});
     else if (fused == 0 && foreach > 0 && k != OptimizerKernel::foreach)
         out.push_back({"training.optimizer_kernel", "foreach", "fused",
                        fmt::format("{} aten::_foreach_lerp_ / _foreach_addcdiv_ events: torch.optim's foreach Adam",

@@ -106,6 +106,32 @@ TEST(TraceStack, NoHookIsTheOneProcessRecipe) {
     EXPECT_TRUE(traced_settings(fsdp_job(), {report_of({{"k1", "kernel", 0, 50, 7}})}).empty());
 }
 
+// What the markers do not take for a stack: another optimizer's step (Apex,
+// TE and DeepSpeed FusedAdam record Optimizer.step#FusedAdam.step), a few
+// Triton kernels among many (one compiled region, Megatron's jit_fuser),
+// and no FSDP2 hook on a job of several GPUs (FSDP1, DeepSpeed ZeRO-3).
+TEST(TraceStack, NotAStackOfItsOwn) {
+    auto events = eager_fsdp2_fused();
+    for (auto& e : events)
+        if (e.name == "Optimizer.step#AdamW.step") e.name = "Optimizer.step#FusedAdam.step";
+    std::erase_if(events, [](const test::Ev& e) { return e.name.rfind("FSDP::", 0) == 0; });
+    const auto fused_adam = report_of(events);
+    EXPECT_EQ(fused_adam.stack_markers[kMarkTorchOptim], 0u);
+    for (const auto& s : traced_settings(fsdp_job(), {fused_adam}))
+        EXPECT_NE(s.key, "training.framework") << to_override(s);
+    // One Triton kernel among eleven: not a compiled model.
+    std::vector<test::Ev> few = {{"triton_poi_fused_add_0", "kernel", 0, 5, 7}};
+    for (int i = 0; i < 10; ++i) few.push_back({"k", "kernel", 10.0 + 10 * i, 5, 7});
+    const auto r = report_of(few);
+    EXPECT_EQ(r.stack_markers[kMarkInductor], 1u);
+    EXPECT_TRUE(traced_settings(fsdp_job(), {r}).empty());
+    // framework hf, zero 3 on 8 GPUs, no FSDP2 hook: zero stays.
+    const Job eight = load_job(lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
+                               {"training.optimizer_kernel=fused", "cluster.num_gpus=8", "cluster.gpus_per_node=8",
+                                "training.global_batch_size=16"});
+    EXPECT_TRUE(traced_settings(eight, {report_of(events)}).empty());
+}
+
 // Each shared H200 trace with its own job file (../shared/reference/h200/runs:
 // framework fsdp, zero 0): `trace --job` names the stack the trace ran and its
 // as-profiled column prices it; compute and memory-bound walls within 15 %
@@ -145,9 +171,27 @@ TEST(TraceStack, SharedH200TracesPricedAsTheyRan) {
                                                    " --set training.framework=fsdp");
         ASSERT_EQ(kept.code, 0) << kept.all();
         const auto kept_job = nlohmann::json::parse(kept.out)["job"];  // a copy: the range below outlives no temporary
+        ASSERT_TRUE(kept_job.contains("profiled_settings")) << c.trace;  // the other keys are still set
         for (const auto& s : kept_job["profiled_settings"])
             EXPECT_EQ(s.get<std::string>().rfind("training.framework=", 0), std::string::npos) << c.trace;
     }
+}
+
+// A job that cannot take the stack the trace shows (fp8 under framework hf)
+// is priced as given, with a warning saying why: the report is not lost.
+TEST(TraceStack, AJobThatCannotTakeTheStackIsPricedAsGiven) {
+    LOSTFLOPS_SHARED_TRACE(path, "h200/h200-llama3.2-1b-s4096-b2-autocast.json.gz");
+    const std::string job =
+        lostflops::test::source_path("../shared/reference/h200/runs/h200-llama3.2-1b-s4096-b2x1-none-autocast.json");
+    if (!std::filesystem::exists(job)) GTEST_SKIP() << job << " absent";
+    const auto r = lostflops::test::run_cli("--quiet trace --format json " + path + " --job " + job +
+                                            " --set training.precision=fp8");
+    ASSERT_EQ(r.code, 0) << r.all();
+    const auto j = nlohmann::json::parse(r.out)["job"];
+    bool said = false;
+    for (const auto& w : j["warnings"]) said |= w.get<std::string>().rfind("stack: the job cannot be priced", 0) == 0;
+    EXPECT_TRUE(said) << j["warnings"];
+    EXPECT_FALSE(j.contains("profiled_settings") && !j["profiled_settings"].empty()) << j;
 }
 
 }  // namespace
