@@ -103,14 +103,11 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
         out.push_back({"training.compile", "true", "false",
                        fmt::format("{} of {} kernels Inductor's Triton kernels (triton_*): torch.compile ran", inductor,
                                    kernels)});
-    Framework framework = job.training.framework;
-    if (!compiled && norm > 0 && optim > 0 && framework != Framework::hf) {
-        framework = Framework::hf;
+    if (!compiled && norm > 0 && optim > 0 && job.training.framework != Framework::hf)
         out.push_back({"training.framework", "hf", to_string(job.training.framework),
-                       fmt::format("{} RsqrtBackward0 and {} Optimizer.step# events: eager modules whose norms run "
-                                   "as autograd chains (transformers' RMSNorm), stepped by torch.optim",
+                       fmt::format("{} RsqrtBackward0 and {} Optimizer.step#Adam(W).step events: eager modules "
+                                   "whose norms run as autograd chains (transformers' RMSNorm), stepped by torch.optim",
                                    norm, optim)});
-    }
     const int zero = job.plan.zero;
     if (fsdp > 0 && zero < 2)
         out.push_back({"parallel.zero", "3", std::to_string(zero),
@@ -118,7 +115,7 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
     else if (fsdp == 0 && zero > 0 && job.training.framework == Framework::hf && job.cluster.num_gpus == 1 &&
              optim > 0)  // one GPU under hf: FSDP2 or the autocast recipe, and no FSDP2 hook ran
         out.push_back({"parallel.zero", "0", std::to_string(zero),
-                       fmt::format("no FSDP::pre_forward event on one GPU: one process holds the whole model")});
+                       "no FSDP::pre_forward event on one GPU: one process holds the whole model"});
     const OptimizerKernel k = job.training.optimizer_kernel;
     if (fused > 0 && k != OptimizerKernel::fused)
         out.push_back({"training.optimizer_kernel", "fused", "foreach",
