@@ -173,6 +173,9 @@ enum StackMarker {
     kMarkEagerNorm,    // a norm's eager chain ran under autograd
     kMarkTorchOptim,   // a torch.optim optimizer's step ran
     kMarkInductor,     // an Inductor Triton kernel ran
+    kMarkRmsNormOp,    // torch's own RMSNorm ran (F.rms_norm: aten::rms_norm)
+    kMarkCompiledStep, // Inductor's foreach kernel ran (a compiled optimizer step)
+    kMarkLiftFresh,    // a tensor was made from Python data (transformers' KV cache in the forward)
     kStackMarkers
 };
 inline constexpr double kMaxTsFromMedianUs = 86400e6;   // one day

@@ -11,13 +11,15 @@
 // Settings, each only where the job says otherwise (traced_settings):
 //  - training.compile=true: at least kMinInductorShare of the kernels are
 //    Inductor's Triton kernels (triton_poi_, triton_red_, triton_per_,
-//    triton_tem_, and PyTorch 2.0's triton__: torch/_inductor/codegen/triton.py
-//    kernel names); not under Megatron, whose jit_fuser is torch.compile;
+//    triton_tem_, triton_spl_, triton_unk_, and PyTorch 2.0's triton__:
+//    torch/_inductor/codegen/triton.py kernel names); not under Megatron, whose
+//    jit_fuser is torch.compile;
 //  - training.framework=hf: not compiled, torch.optim's Adam or AdamW stepped
 //    (Optimizer.step#AdamW.step; not FusedAdam: Apex, TE, DeepSpeed), and the
 //    model's norms ran as eager autograd chains (RsqrtBackward0: transformers'
-//    LlamaRMSNorm and its kin, `hidden * torch.rsqrt(variance + eps)`), the
-//    eager module stack framework hf prices (docs/eager-gpu.md);
+//    LlamaRMSNorm and its kin, `hidden * torch.rsqrt(variance + eps)`) with no
+//    F.rms_norm among them (aten::rms_norm: torch.nn.RMSNorm, torchtitan's),
+//    the eager module stack framework hf prices (docs/eager-gpu.md);
 //  - parallel.zero=3: FSDP2's fully_shard hooks ran (FSDP::pre_forward,
 //    torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py) and the job
 //    shards neither gradients nor parameters (zero 0 or 1); parallel.zero=0
@@ -26,6 +28,11 @@
 //  - training.optimizer_kernel=fused or foreach: torch.optim's fused AdamW
 //    (aten::_fused_adamw_ / _fused_adam_) or its foreach kernels
 //    (aten::_foreach_lerp_, _foreach_addcdiv_ of _multi_tensor_adam) ran.
+// Notes (traced_notes), what the trace shows that no setting prices: a
+// torch.compile'd optimizer step (Inductor's triton_for_ kernels), torch.optim's
+// single-tensor Adam (its step with neither fused nor foreach kernels), and a
+// KV cache built in the training forward (transformers' use_cache: two
+// aten::lift_fresh per decoder layer and step).
 // Summaries carry no markers: a report read from one shows no stack.
 #pragma once
 
@@ -50,6 +57,10 @@ struct StackSetting {
 // The markers summed over `ranks`; `job` as loaded. Settings in the order of
 // the list above; empty when the trace agrees with the job or shows nothing.
 std::vector<StackSetting> traced_settings(const Job& job, const std::vector<RankReport>& ranks);
+
+// Warnings ("stack: ...") for what the markers show and the job cannot say;
+// empty when nothing.
+std::vector<std::string> traced_notes(const Job& job, const std::vector<RankReport>& ranks);
 
 // "training.framework=hf", for load_job's overrides.
 std::string to_override(const StackSetting& s);

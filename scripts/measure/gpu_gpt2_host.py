@@ -24,6 +24,8 @@ host's speed from a recipe's cost. This script measures, on the GPU it runs on:
                 reference row's recipe: median step, peak, and a trace of 2 steps
 
 Usage: python3 scripts/measure/gpu_gpt2_host.py OUT_DIR [--budget-s 420] [--sections a,b]
+The steps run as gpu_step_clocks.run_steps runs them: use_cache=False, only the loss kept
+through the backward, the reference table's recipe (--hf-cache: the config's cache).
 Writes OUT_DIR/{results.json, clocks.csv, lm_head.csv, sdpa_dropout.csv, trace-*.json.gz};
 the log is stdout. Sections, the budget and the clock sampler are gpu_step_clocks.py's.
 """

@@ -32,7 +32,15 @@ This script logs the SM clock and board power every ~10 ms from a separate proce
   steps_more   out-of-sample steps: the Qwen2.5-0.5B shape at 2048 x 1 eager, compiled and
            with CUDA graphs; Llama-3.2-3B at 4096 x 2 compiled
 
-Usage: python3 scripts/measure/gpu_step_clocks.py OUT_DIR [--budget-s 420] [--sections a,b]
+Usage: python3 scripts/measure/gpu_step_clocks.py OUT_DIR [--budget-s 420] [--sections a,b] [--hf-cache]
+
+The forward runs with use_cache=False and only the loss is kept through the backward, as
+the shared reference's traces show (../shared/traces/h200: transformers' packed-sequence
+check, which runs only without a cache, and no KV cache). --hf-cache gives the recipe of
+the rows in data/measured/h200-steps (2026-11-30 to 12-01): the config's use_cache
+(True: transformers builds a DynamicCache in the training forward, two aten::lift_fresh
+and two torch.cat a layer, and skips the packed-sequence check) and the model's whole
+output held through the backward (its logits among it).
 Writes OUT_DIR/{clocks.csv, components.csv, results.json, trace-*.json.gz}; the log is stdout.
 Sections start only while the budget allows; a section still running at the budget's
 end is stopped (SIGALRM) and the others' files are kept.
@@ -50,6 +58,7 @@ import time
 OUT = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "."
 ONLY = sys.argv[sys.argv.index("--sections") + 1].split(",") if "--sections" in sys.argv else None
 BUDGET_S = float(sys.argv[sys.argv.index("--budget-s") + 1]) if "--budget-s" in sys.argv else 420.0
+HF_CACHE = "--hf-cache" in sys.argv  # the recipe of data/measured/h200-steps' rows (the docstring)
 T0 = time.time()
 os.makedirs(OUT, exist_ok=True)
 RESULTS = {"sections": {}, "budget_s": BUDGET_S}
@@ -340,8 +349,12 @@ def run_steps(tag, fn_model, seq, batch, warm, timed, active, autocast=True):
 
     def step():
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
-            out = fn_model(input_ids=ids, labels=ids)
-        out.loss.backward()
+            if HF_CACHE:
+                out = fn_model(input_ids=ids, labels=ids)
+                loss = out.loss
+            else:
+                loss = fn_model(input_ids=ids, labels=ids, use_cache=False).loss
+        loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
         torch.cuda.synchronize()

@@ -133,6 +133,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
                              "prices the run it recorded\n",
                              trace::to_override(s).c_str(), s.job.c_str(), terminal_text(s.why).c_str(),
                              trace::to_override(s).c_str());
+            for (const auto& n : trace::traced_notes(job, traces))
+                std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(n).c_str());
         }
         const std::string html = html_report(
             src, cal, gpus,

@@ -206,36 +206,47 @@ void print_report(const trace::TraceReport& t, Format format, const std::string&
 Job traced_job(const TraceOptions& o, const Job& job, const std::vector<trace::RankReport>& ranks,
                trace::JobComparison& cmp, std::vector<std::string>& settings) {
     std::vector<std::string> overrides = o.overrides;
+    const bool priced = o.job_path != "-";
+    std::vector<trace::StackSetting> found;  // each contradicted key once, in the order found
     Job traced = job;
+    std::string refused;  // why the job could not take them, if it could not
     // Again on the reloaded job: a setting's default may follow another's
     // (optimizer_kernel auto follows the framework). Each key once.
-    for (int round = 0; round < 3; ++round) {
+    for (int round = 0; round < 3 && refused.empty(); ++round) {
         bool added = false;
         for (const auto& s : trace::traced_settings(traced, ranks)) {
             bool set = false;
             for (const auto& x : overrides) set |= x.rfind(s.key + "=", 0) == 0;
             if (set) continue;  // by the command line, or in an earlier round
-            const bool priced = o.job_path != "-";
-            cmp.warnings.push_back(fmt::format(
-                "stack: the traces show {}={} where the job says {} ({}){}", s.key, s.value, s.job, s.why,
-                priced ? fmt::format("; the as-profiled column prices it so (--set {}={} keeps the job's)", s.key,
-                                     s.job)
-                       : std::string("; a job from standard input is not read again to price it")));
+            found.push_back(s);
             overrides.push_back(trace::to_override(s));
-            if (!priced) continue;
-            settings.push_back(trace::to_override(s));
-            added = true;
+            added = priced;
         }
         if (!added) break;
         try {
             traced = check_model_keys(load_job(o.job_path, overrides));
         } catch (const InputError& e) {  // the job cannot take the traced stack: priced as given, and said
-            cmp.warnings.push_back("stack: the job cannot be priced under the stack the traces show (" +
-                                   std::string(e.what()) + "); the as-profiled column prices the job as given");
-            settings.clear();
-            return job;
+            refused = e.what();
         }
     }
+    // Each setting said once, with what became of it.
+    for (const auto& s : found) {
+        const std::string fate =
+            !priced ? std::string("a job from standard input is not read again to price it")
+            : refused.empty()
+                ? fmt::format("the as-profiled column prices it so (--set {}={} keeps the job's)", s.key, s.job)
+                : std::string("not priced: the job cannot take the traced stack (below)");
+        cmp.warnings.push_back(
+            fmt::format("stack: the traces show {}={} where the job says {} ({}); {}", s.key, s.value, s.job, s.why, fate));
+    }
+    for (auto& n : trace::traced_notes(refused.empty() ? traced : job, ranks)) cmp.warnings.push_back(std::move(n));
+    if (!refused.empty()) {
+        cmp.warnings.push_back("stack: the job cannot be priced under the stack the traces show (" + refused +
+                               "); the as-profiled column prices the job as given");
+        return job;
+    }
+    if (priced)
+        for (const auto& s : found) settings.push_back(trace::to_override(s));
     return traced;
 }
 

@@ -24,7 +24,7 @@ struct MarkerName {
     bool prefix;  // the name starts with it
 };
 // One row per name: the stack's code that records it.
-constexpr std::array<MarkerName, 13> kStackMarkerNames{{
+constexpr std::array<MarkerName, 18> kStackMarkerNames{{
     // torch/optim/adamw.py, adam.py _fused_adam: torch._fused_adamw_ / _fused_adam_.
     {kMarkFusedAdam, "aten::_fused_adamw_", false},
     {kMarkFusedAdam, "aten::_fused_adam_", false},
@@ -39,21 +39,37 @@ constexpr std::array<MarkerName, 13> kStackMarkerNames{{
     // transformers' RMSNorm (LlamaRMSNorm.forward: hidden_states *
     // torch.rsqrt(variance + eps)) and LayerNorms written out, under autograd.
     {kMarkEagerNorm, "RsqrtBackward0", false},
+    // torch.nn.RMSNorm and F.rms_norm (torchtitan's norms): the operator
+    // aten::rms_norm, whose autograd chain on a PyTorch without a fused
+    // kernel also records RsqrtBackward0.
+    {kMarkRmsNormOp, "aten::rms_norm", false},
     // torch/optim/optimizer.py profile_hook_step: "Optimizer.step#{class}.step"
     // for every Optimizer subclass; torch.optim's own Adam classes only (Apex's,
     // TE's and DeepSpeed's FusedAdam record Optimizer.step#FusedAdam.step).
     {kMarkTorchOptim, "Optimizer.step#AdamW.step", false},
     {kMarkTorchOptim, "Optimizer.step#Adam.step", false},
-    // torch/_inductor/codegen/triton.py and select_algorithm.py kernel names:
-    // pointwise, reduction, persistent reduction, template (PyTorch 2.1 on;
-    // 2.0 named them triton__ and the signature, e.g. triton__0d1d2d). Not
-    // triton_for_ (mostly a compiled optimizer step), triton_spl_, triton_unk_,
-    // nor plain triton_ (unique_kernel_names off).
+    // torch/_inductor/codegen/triton.py and select_algorithm.py kernel names
+    // (get_kernel_category_by_source_code): pointwise, reduction, persistent
+    // reduction, template, split scan, unknown (PyTorch 2.1 on; 2.0 named them
+    // triton__ and the signature, e.g. triton__0d1d2d). Not plain triton_
+    // (unique_kernel_names off).
     {kMarkInductor, "triton_poi_", true},
     {kMarkInductor, "triton_red_", true},
     {kMarkInductor, "triton_per_", true},
     {kMarkInductor, "triton_tem_", true},
+    {kMarkInductor, "triton_spl_", true},
+    {kMarkInductor, "triton_unk_", true},
     {kMarkInductor, "triton__", true},
+    // Inductor's foreach kernels (torch/_inductor/codegen/triton_combo_kernel.py
+    // and the foreach scheduler node: "triton_for_fused_..."), which a
+    // torch.compile'd optimizer step runs: the step's, not the model's.
+    {kMarkCompiledStep, "triton_for_", true},
+    // torch.tensor(python data) records aten::lift_fresh; transformers'
+    // DynamicLayer.lazy_initialization (cache_utils.py) makes the empty keys
+    // and values of a KV cache so, two per decoder layer, whenever the forward
+    // runs with use_cache (the config's default; not under gradient
+    // checkpointing), then DynamicLayer.update torch.cat's each.
+    {kMarkLiftFresh, "aten::lift_fresh", false},
 }};
 
 bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -72,8 +88,15 @@ void keep_stack_marker(const EventFields& f, TraceData& out) {
     if (f.name.size() < 8) return;
     const char c = f.name[0];
     // Most host events are aten:: operators: only aten::_f... (fused,
-    // foreach) and the other first letters go on to the table.
-    if (c == 'a' ? f.name[6] != '_' || f.name[7] != 'f' : c != 'F' && c != 'R' && c != 'O' && c != 't') return;
+    // foreach), aten::rm... (rms_norm), aten::lif... (lift_fresh) and the
+    // other first letters go on to the table.
+    if (c == 'a') {
+        const char d = f.name[6], e = f.name[7];
+        const bool lift = d == 'l' && e == 'i' && f.name.size() > 8 && f.name[8] == 'f';
+        if (!(d == '_' && e == 'f') && !(d == 'r' && e == 'm') && !lift) return;
+    } else if (c != 'F' && c != 'R' && c != 'O' && c != 't') {
+        return;
+    }
     if (f.ph != "X") return;
     for (const auto& m : kStackMarkerNames) {
         if (m.name[0] != c) continue;
@@ -90,7 +113,8 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
     std::vector<StackSetting> out;
     const uint64_t inductor = total(ranks, kMarkInductor), norm = total(ranks, kMarkEagerNorm),
                    optim = total(ranks, kMarkTorchOptim), fsdp = total(ranks, kMarkFsdp2),
-                   fused = total(ranks, kMarkFusedAdam), foreach = total(ranks, kMarkForeachAdam);
+                   fused = total(ranks, kMarkFusedAdam), foreach = total(ranks, kMarkForeachAdam),
+                   rms_norm_op = total(ranks, kMarkRmsNormOp);
     // A model compiled, not one fused region: at least kMinInductorShare of
     // the kernels Inductor's; Megatron's own torch.compile'd jit_fuser
     // (megatron/core/jit.py) is not the model's compile.
@@ -103,7 +127,9 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
         out.push_back({"training.compile", "true", "false",
                        fmt::format("{} of {} kernels Inductor's Triton kernels (triton_*): torch.compile ran", inductor,
                                    kernels)});
-    if (!compiled && norm > 0 && optim > 0 && job.training.framework != Framework::hf)
+    // The chains must be the model's own: F.rms_norm's (torch.nn.RMSNorm, as
+    // torchtitan builds its norms) may record the same backward nodes.
+    if (!compiled && norm > 0 && optim > 0 && rms_norm_op == 0 && job.training.framework != Framework::hf)
         out.push_back({"training.framework", "hf", to_string(job.training.framework),
                        fmt::format("{} RsqrtBackward0 and {} Optimizer.step#Adam(W).step events: eager modules "
                                    "whose norms run as autograd chains (transformers' RMSNorm), stepped by torch.optim",
@@ -124,6 +150,39 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
         out.push_back({"training.optimizer_kernel", "foreach", "fused",
                        fmt::format("{} aten::_foreach_lerp_ / _foreach_addcdiv_ events: torch.optim's foreach Adam",
                                    foreach)});
+    return out;
+}
+
+std::vector<std::string> traced_notes(const Job& job, const std::vector<RankReport>& ranks) {
+    std::vector<std::string> out;
+    const uint64_t optim = total(ranks, kMarkTorchOptim), fused = total(ranks, kMarkFusedAdam),
+                   foreach = total(ranks, kMarkForeachAdam), compiled_step = total(ranks, kMarkCompiledStep);
+    const char* priced = to_string(job.training.optimizer_kernel);
+    if (compiled_step > 0)
+        out.push_back(fmt::format("stack: {} Inductor foreach kernels (triton_for_): a torch.compile'd optimizer step, "
+                                  "which lostflops does not model; the step is priced as torch.optim's {} one",
+                                  compiled_step, priced));
+    else if (optim > 0 && fused == 0 && foreach == 0)
+        out.push_back(fmt::format("stack: {} Optimizer.step#Adam(W).step events without a fused or foreach kernel: "
+                                  "torch.optim's single-tensor Adam (foreach=False), a loop of kernels per parameter "
+                                  "tensor that lostflops does not model; the step is priced as the {} one (faster)",
+                                  optim, priced));
+    // A KV cache built in the training forward: two tensors from Python data
+    // per decoder layer and step on some rank.
+    const int layers = job.model.layers;
+    for (const auto& r : ranks) {
+        const uint64_t lift = r.stack_markers[kMarkLiftFresh];
+        if (layers <= 0 || r.steps_total <= 0 ||
+            lift < 2 * static_cast<uint64_t>(layers) * static_cast<uint64_t>(r.steps_total))
+            continue;
+        out.push_back(fmt::format(
+            "stack: {} aten::lift_fresh events in {} steps of a {}-layer model ({}), two per layer a step: transformers "
+            "built a KV cache in the training forward (use_cache, the config's default), whose empty tensors and "
+            "torch.cat of keys and values add host operators and copies to every layer that lostflops does not "
+            "price; pass use_cache=False to the forward (or set model.config.use_cache = False)",
+            lift, r.steps_total, layers, r.source));
+        break;
+    }
     return out;
 }
 

@@ -132,6 +132,63 @@ TEST(TraceStack, NotAStackOfItsOwn) {
     EXPECT_TRUE(traced_settings(eight, {report_of(events)}).empty());
 }
 
+// torch.nn.RMSNorm's F.rms_norm (torchtitan's norms) may record the same
+// RsqrtBackward0: with aten::rms_norm among them the stack is not hf.
+TEST(TraceStack, TorchRmsNormIsNotTransformersChain) {
+    auto events = eager_fsdp2_fused();
+    events.push_back({"aten::rms_norm", "cpu_op", 90, 5, -1});
+    const auto r = report_of(events);
+    EXPECT_EQ(r.stack_markers[kMarkRmsNormOp], 1u);
+    for (const auto& s : traced_settings(fsdp_job(), {r})) EXPECT_NE(s.key, "training.framework") << to_override(s);
+}
+
+// Inductor's split-scan and unknown kernels are the model's; its foreach
+// kernels a compiled optimizer step's, named in a note, not a compile.
+TEST(TraceStack, InductorKernelKindsAndTheCompiledStep) {
+    const auto r = report_of({
+        {"ProfilerStep#1", "user_annotation", 0, 1000, -1},
+        {"Optimizer.step#AdamW.step", "user_annotation", 500, 100, -1},
+        {"triton_spl_fused_cumsum_0", "kernel", 100, 5, 7},
+        {"triton_unk_fused_sort_1", "kernel", 110, 5, 7},
+        {"triton_for_fused_0", "kernel", 510, 5, 7},
+        {"triton_for_fused_1", "kernel", 520, 5, 7},
+    });
+    EXPECT_EQ(r.stack_markers[kMarkInductor], 2u);
+    EXPECT_EQ(r.stack_markers[kMarkCompiledStep], 2u);
+    const auto notes = traced_notes(fsdp_job(), {r});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("2 Inductor foreach kernels (triton_for_)"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("torch.optim's foreach one"), std::string::npos) << notes[0];
+}
+
+// torch.optim's Adam stepped with neither fused nor foreach kernels: the
+// single-tensor loop, named; one with either: nothing to say.
+TEST(TraceStack, SingleTensorAdamIsNamed) {
+    auto events = eager_fsdp2_fused();
+    EXPECT_TRUE(traced_notes(fsdp_job(), {report_of(events)}).empty());
+    std::erase_if(events, [](const test::Ev& e) { return e.name == "aten::_fused_adamw_"; });
+    events.push_back({"aten::lerp_", "cpu_op", 520, 5, -1});
+    const auto notes = traced_notes(fsdp_job(), {report_of(events)});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("single-tensor Adam (foreach=False)"), std::string::npos) << notes[0];
+}
+
+// transformers' KV cache in the training forward: two aten::lift_fresh per
+// decoder layer and step (the 16-layer job, one step: 32), named with its
+// fix; fewer (a stray torch.tensor) say nothing.
+TEST(TraceStack, KvCacheInTheTrainingForwardIsNamed) {
+    ASSERT_EQ(fsdp_job().model.layers, 16);
+    std::vector<test::Ev> events = {{"ProfilerStep#1", "user_annotation", 0, 1000, -1}, {"k1", "kernel", 0, 5, 7}};
+    for (int i = 0; i < 31; ++i) events.push_back({"aten::lift_fresh", "cpu_op", 10.0 + i, 0.5, -1});
+    EXPECT_EQ(report_of(events).stack_markers[kMarkLiftFresh], 31u);
+    EXPECT_TRUE(traced_notes(fsdp_job(), {report_of(events)}).empty());
+    events.push_back({"aten::lift_fresh", "cpu_op", 50, 0.5, -1});
+    const auto notes = traced_notes(fsdp_job(), {report_of(events)});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("32 aten::lift_fresh events in 1 steps of a 16-layer model"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("use_cache=False"), std::string::npos) << notes[0];
+}
+
 // Each shared H200 trace with its own job file (../shared/reference/h200/runs:
 // framework fsdp, zero 0): `trace --job` names the stack the trace ran and its
 // as-profiled column prices it; compute and memory-bound walls within 15 %
@@ -192,6 +249,9 @@ TEST(TraceStack, AJobThatCannotTakeTheStackIsPricedAsGiven) {
     for (const auto& w : j["warnings"]) said |= w.get<std::string>().rfind("stack: the job cannot be priced", 0) == 0;
     EXPECT_TRUE(said) << j["warnings"];
     EXPECT_FALSE(j.contains("profiled_settings") && !j["profiled_settings"].empty()) << j;
+    // No warning says the settings were priced.
+    for (const auto& w : j["warnings"])
+        EXPECT_EQ(w.get<std::string>().find("the as-profiled column prices it so"), std::string::npos) << w;
 }
 
 }  // namespace
