@@ -25,14 +25,17 @@
 //    shards neither gradients nor parameters (zero 0 or 1); parallel.zero=0
 //    for a one-GPU framework hf job (as loaded, or re-read after the above)
 //    with zero above 0 and no FSDP hook: the one-process autocast recipe;
+//  - training.use_cache=true: an eager framework hf job (not under full
+//    recompute) whose trace shows two aten::lift_fresh per decoder layer and
+//    step on some rank (transformers' DynamicCache making its empty keys and
+//    values); false when the job says true and no rank shows them;
 //  - training.optimizer_kernel=fused or foreach: torch.optim's fused AdamW
 //    (aten::_fused_adamw_ / _fused_adam_) or its foreach kernels
 //    (aten::_foreach_lerp_, _foreach_addcdiv_ of _multi_tensor_adam) ran.
 // Notes (traced_notes), what the trace shows that no setting prices: a
-// torch.compile'd optimizer step (Inductor's triton_for_ kernels), torch.optim's
-// single-tensor Adam (its step with neither fused nor foreach kernels), and a
-// KV cache built in the training forward (transformers' use_cache: two
-// aten::lift_fresh per decoder layer and step).
+// torch.compile'd optimizer step (Inductor's triton_for_ kernels) and
+// torch.optim's single-tensor Adam (its step with neither fused nor foreach
+// kernels).
 // Summaries carry no markers: a report read from one shows no stack.
 #pragma once
 

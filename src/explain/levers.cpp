@@ -159,6 +159,9 @@ std::vector<Candidate> candidates(const Job& job) {
                        {"training.compile=true", "training.cuda_graphs=true"}});
     if (t.optimizer_kernel == OptimizerKernel::foreach)
         out.push_back({"fused AdamW (fused=True)", {"training.optimizer_kernel=fused"}});
+    // transformers' KV cache in the training forward (spec.h Training::use_cache).
+    if (t.use_cache && !t.compile)
+        out.push_back({"no KV cache in training (use_cache=False)", {"training.use_cache=false"}});
     // A priced data loader: twice its workers (two where it has none), the
     // DataLoader's num_workers (estimate/data_loader.cpp).
     if (t.data_loader_s_per_sequence > 0) {

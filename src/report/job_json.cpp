@@ -125,6 +125,7 @@ nlohmann::json training_json(const Job& job) {
             {"optimizer_kernel", to_string(t.optimizer_kernel)},
             {"compile", t.compile},
             {"cuda_graphs", t.cuda_graphs},
+            {"use_cache", t.use_cache},
             {"data_loader_s_per_sequence", t.data_loader_s_per_sequence},
             {"data_loader_workers", t.data_loader_workers},
             {"data_loader_workers_from_auto", t.data_loader_workers_auto}};

@@ -142,6 +142,30 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
              optim > 0)  // one GPU under hf: FSDP2 or the autocast recipe, and no FSDP2 hook ran
         out.push_back({"parallel.zero", "0", std::to_string(zero),
                        "no FSDP::pre_forward event on one GPU: one process holds the whole model"});
+    // A KV cache built in the training forward (spec.h Training::use_cache):
+    // two tensors from Python data a decoder layer and step, on some rank;
+    // an eager transformers job that gradient checkpointing does not stop
+    // from building one.
+    if (job.training.framework == Framework::hf && !job.training.compile && job.plan.recompute != Recompute::full) {
+        const int layers = job.model.layers;
+        const RankReport* cached = nullptr;
+        bool stepped = false;
+        for (const auto& r : ranks) {
+            if (layers <= 0 || r.steps_total <= 0) continue;
+            stepped = true;
+            const uint64_t per_step = 2 * static_cast<uint64_t>(layers) * static_cast<uint64_t>(r.steps_total);
+            if (r.stack_markers[kMarkLiftFresh] >= per_step) cached = &r;
+        }
+        if (cached && !job.training.use_cache)
+            out.push_back({"training.use_cache", "true", "false",
+                           fmt::format("{} aten::lift_fresh events in {} steps of a {}-layer model, two per layer a "
+                                       "step: transformers built a KV cache in the training forward (the config's "
+                                       "use_cache; use_cache=False in the forward removes it)",
+                                       cached->stack_markers[kMarkLiftFresh], cached->steps_total, layers)});
+        else if (!cached && stepped && job.training.use_cache)
+            out.push_back({"training.use_cache", "false", "true",
+                           "fewer than two aten::lift_fresh events a layer and step: no KV cache in the forward"});
+    }
     const OptimizerKernel k = job.training.optimizer_kernel;
     if (fused > 0 && k != OptimizerKernel::fused)
         out.push_back({"training.optimizer_kernel", "fused", "foreach",
@@ -167,22 +191,6 @@ std::vector<std::string> traced_notes(const Job& job, const std::vector<RankRepo
                                   "torch.optim's single-tensor Adam (foreach=False), a loop of kernels per parameter "
                                   "tensor that lostflops does not model; the step is priced as the {} one (faster)",
                                   optim, priced));
-    // A KV cache built in the training forward: two tensors from Python data
-    // per decoder layer and step on some rank.
-    const int layers = job.model.layers;
-    for (const auto& r : ranks) {
-        const uint64_t lift = r.stack_markers[kMarkLiftFresh];
-        if (layers <= 0 || r.steps_total <= 0 ||
-            lift < 2 * static_cast<uint64_t>(layers) * static_cast<uint64_t>(r.steps_total))
-            continue;
-        out.push_back(fmt::format(
-            "stack: {} aten::lift_fresh events in {} steps of a {}-layer model ({}), two per layer a step: transformers "
-            "built a KV cache in the training forward (use_cache, the config's default), whose empty tensors and "
-            "torch.cat of keys and values add host operators and copies to every layer that lostflops does not "
-            "price; pass use_cache=False to the forward (or set model.config.use_cache = False)",
-            lift, r.steps_total, layers, r.source));
-        break;
-    }
     return out;
 }
 

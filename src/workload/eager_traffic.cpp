@@ -272,6 +272,19 @@ void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool au
     w.kernels_bwd += 2;
 }
 
+// transformers' DynamicLayer.update (cache_utils.py) on the first call of a
+// step: torch.cat([self.keys, key_states], dim=-2) with self.keys empty, the
+// same for the values. CUDA's cat skips the empty input and copies the other
+// into a new tensor (aten/src/ATen/native/cuda/Shape.cu cat_out_cuda): one
+// kernel reading and writing each element, vectorised (the copy class, no
+// slower path). Backward CatBackward0 hands the gradient on as a slice: no
+// kernel. The new tensors are what SDPA reads and saves, the originals
+// freed: no activation memory more.
+void add_hf_kv_cache(double tokens, double k_elems, double k_bytes, double v_elems, double v_bytes, LayerWork& w) {
+    w.mem_bytes_fwd += tokens * 2.0 * (k_elems * k_bytes + v_elems * v_bytes);
+    w.kernels_fwd += 2;
+}
+
 // A Hugging Face model under FSDP2 with bf16 parameters (framework hf, zero
 // 3, MixedPrecisionPolicy(param_dtype=bf16), not compiled): everything runs
 // in bf16 but the norms' fp32 upcasts, over the eager stack's counts in

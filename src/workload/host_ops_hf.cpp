@@ -50,6 +50,21 @@ constexpr double kBwdNodesPerOp = 90.0 / 52.0;
 // FSDP2 trace).
 constexpr double kFsdp2FwdOpsPerTensor = 2, kFsdp2FwdOps = 1;
 constexpr double kFsdp2BwdNodes = 81 - 90;  // per layer, backward (no autocast casts)
+// A KV cache in the training forward (spec.h Training::use_cache): transformers
+// 5.17's DynamicLayer.lazy_initialization makes the empty keys and values,
+// torch.tensor([], dtype=..., device=...) each (aten::empty, to, lift_fresh,
+// detach_: 8), and DynamicLayer.update torch.cat's the layer's own into
+// them (2): 10 operators a layer forward; backward two CatBackward0 and a
+// ToCopyBackward0 more. data/measured/h200-steps/trace-1b-s512-b2-autocast.json.gz
+// (`python3 scripts/eager_host_costs.py ... --layers 16`): 62 operators and
+// 93 nodes a layer, against 52 and 90 without the cache.
+constexpr double kKvCacheFwdOps = 10;
+constexpr double kKvCacheBwdNodes = 3;
+// Before the first layer with a cache, the packed-sequence check's 9
+// operators (slice, sub, diff, ne, cumsum, select, eq, all, is_nonzero) do
+// not run: 19 operators there on that trace, against 30 on the Qwen2.5-0.5B
+// one (whose two leading selects are its training loop's).
+constexpr double kPackedCheckOps = 9;
 
 double norm_ops(NormKind n) { return n == NormKind::rms ? kRmsNormOps : kLayerNormOps; }
 
@@ -153,6 +168,10 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     // no biases and they add no forward operator (bias_grads.cpp).
     const double biases = eager_biases(k, p.tp).linears;
     h.layer_bwd += biases * (eager_autocast(t, p) ? 2 : 1);
+    if (t.use_cache && k.has_attention()) {
+        h.layer_fwd += kKvCacheFwdOps;
+        h.layer_bwd += kKvCacheBwdNodes;
+    }
     if (k.is_moe() && eager_autocast(t, p)) {
         // _grouped_mm's fp32 fallback (layer_work.h GemmShape::fp32_loop;
         // PyTorch aten/src/ATen/native/GroupedMMUtils.h _grouped_mm_fallback)
@@ -185,8 +204,14 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     // (packed_sequence_mask[:, -1] == 0).all()` reads a GPU tensor in Python,
     // one copy to the host per forward call, after the embedding's lookup
     // and the position ids (aten::is_nonzero on every H200 trace). Skipped
-    // under torch.compile (its is_tracing guard).
+    // under torch.compile (its is_tracing guard), and with a cache
+    // (masking_utils.py _preprocess_mask_arguments runs it only when
+    // past_key_values is None).
     h.forward_syncs = 1;
+    if (t.use_cache) {
+        h.forward_syncs = 0;
+        h.embed_fwd -= kPackedCheckOps;
+    }
     return h;
 }
 

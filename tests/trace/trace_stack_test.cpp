@@ -174,19 +174,31 @@ TEST(TraceStack, SingleTensorAdamIsNamed) {
 }
 
 // transformers' KV cache in the training forward: two aten::lift_fresh per
-// decoder layer and step (the 16-layer job, one step: 32), named with its
-// fix; fewer (a stray torch.tensor) say nothing.
-TEST(TraceStack, KvCacheInTheTrainingForwardIsNamed) {
-    ASSERT_EQ(fsdp_job().model.layers, 16);
+// decoder layer and step (the 16-layer job, one step: 32) set use_cache on
+// an eager hf job; fewer (a stray torch.tensor) set nothing; a job that says
+// a cache gets use_cache=false from a trace without one; gradient
+// checkpointing, which turns the cache off, takes none.
+TEST(TraceStack, KvCacheInTheTrainingForward) {
+    const std::string path = lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml");
+    const Job hf = load_job(path, {"training.optimizer_kernel=fused"});
+    ASSERT_EQ(hf.model.layers, 16);
     std::vector<test::Ev> events = {{"ProfilerStep#1", "user_annotation", 0, 1000, -1}, {"k1", "kernel", 0, 5, 7}};
     for (int i = 0; i < 31; ++i) events.push_back({"aten::lift_fresh", "cpu_op", 10.0 + i, 0.5, -1});
     EXPECT_EQ(report_of(events).stack_markers[kMarkLiftFresh], 31u);
-    EXPECT_TRUE(traced_notes(fsdp_job(), {report_of(events)}).empty());
+    EXPECT_TRUE(traced_settings(hf, {report_of(events)}).empty());
+    EXPECT_EQ(to_override(traced_settings(load_job(path, {"training.optimizer_kernel=fused", "training.use_cache=true"}),
+                                          {report_of(events)})
+                              .at(0)),
+              "training.use_cache=false");
     events.push_back({"aten::lift_fresh", "cpu_op", 50, 0.5, -1});
-    const auto notes = traced_notes(fsdp_job(), {report_of(events)});
-    ASSERT_EQ(notes.size(), 1u);
-    EXPECT_NE(notes[0].find("32 aten::lift_fresh events in 1 steps of a 16-layer model"), std::string::npos) << notes[0];
-    EXPECT_NE(notes[0].find("use_cache=False"), std::string::npos) << notes[0];
+    const auto s = traced_settings(hf, {report_of(events)});
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(to_override(s[0]), "training.use_cache=true");
+    EXPECT_NE(s[0].why.find("32 aten::lift_fresh events in 1 steps of a 16-layer model"), std::string::npos) << s[0].why;
+    EXPECT_NE(s[0].why.find("use_cache=False"), std::string::npos) << s[0].why;
+    EXPECT_TRUE(traced_settings(load_job(path, {"training.optimizer_kernel=fused", "parallel.recompute=full"}),
+                                {report_of(events)})
+                    .empty());
 }
 
 // Each shared H200 trace with its own job file (../shared/reference/h200/runs:
