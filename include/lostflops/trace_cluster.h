@@ -40,6 +40,7 @@
 // busiest in it; the spread of the step means.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -127,6 +128,10 @@ struct ClusterReport {
     int64_t kernels = 0, launched = 0, launch_bound = 0;
     double launch_bound_gpu_us = 0;
     double launch_us = 0;  // CPU time of the launches (launched x mean launch)
+    // The stack's host events (RankReport::stack_markers; 0 from summaries)
+    // and the CPU ProfilerSteps of the ranks that recorded them, summed.
+    std::array<uint64_t, kStackMarkers> stack_markers{};
+    int64_t marked_steps = 0;
 };
 
 class ClusterMerger {

@@ -179,6 +179,12 @@ void ClusterMerger::add(const RankReport& r, const std::string& origin) {
     t.kernels += r.kernels, t.launched += r.launches.launched, t.launch_bound += r.launches.launch_bound;
     t.launch_bound_gpu_us += r.launches.launch_bound_gpu_us;
     t.launch_us += static_cast<double>(r.launches.launched) * r.launches.mean_launch_us;
+    bool marked = false;
+    for (std::size_t i = 0; i < t.stack_markers.size(); ++i) {
+        t.stack_markers[i] += r.stack_markers[i];
+        marked |= r.stack_markers[i] > 0;
+    }
+    if (marked) t.marked_steps += r.steps_total;
     for (const auto& c : r.categories) {
         CategoryTotal& x = s.categories[c.name];
         x.name = c.name, x.category = c.category, x.count += c.count, x.time_us += c.time_us;

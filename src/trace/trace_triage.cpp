@@ -16,6 +16,10 @@ namespace {
 
 double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 
+// Tensors made from Python data a step that read as a KV cache's (two a
+// layer): four layers' worth, more than a training loop's own few.
+constexpr uint64_t kMinCacheLiftsPerStep = 8;
+
 void idle_item(const ClusterReport& c, std::vector<TriageItem>& out) {
     const double waits = c.host_wait_us + c.kernel_wait_us + c.other_wait_us;
     TriageItem t{"idle", "GPU idle (no kernel running)", pct(c.idle_us, c.span_us), "", ""};
@@ -33,6 +37,16 @@ void idle_item(const ClusterReport& c, std::vector<TriageItem>& out) {
         t.what = "GPU idle, waiting for the host to launch work";
         t.to_try = "CUDA graphs (torch.compile mode=\"reduce-overhead\"); fewer host syncs (.item(), .cpu(), "
                    "printing tensors) in the step; faster input (more DataLoader workers, pin_memory, prefetch)";
+        // transformers' KV cache in the training forward (lostflops/trace_stack.h):
+        // its empty keys and values are tensors made from Python data, two a
+        // decoder layer and step, in a model whose norms run as eager chains.
+        const auto lift = c.stack_markers[kMarkLiftFresh];
+        if (c.marked_steps > 0 && c.stack_markers[kMarkEagerNorm] > 0 &&
+            lift >= kMinCacheLiftsPerStep * static_cast<uint64_t>(c.marked_steps))
+            t.to_try += fmt::format("; use_cache=False in the model's forward (transformers builds a KV cache in "
+                                    "training: {} aten::lift_fresh events in {} steps, two a decoder layer, each "
+                                    "with a torch.cat)",
+                                    lift, c.marked_steps);
     } else if (kernel >= other) {
         t.what = "GPU idle between back-to-back kernels";
         t.to_try = "fewer, larger kernels: fuse (torch.compile), larger micro-batch";

@@ -13,7 +13,9 @@
 #include "lostflops/job.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_read.h"
+#include "lostflops/trace_cluster.h"
 #include "lostflops/trace_stack.h"
+#include "lostflops/trace_triage.h"
 #include "trace/trace_test_util.h"
 
 namespace lostflops::trace {
@@ -199,6 +201,37 @@ TEST(TraceStack, KvCacheInTheTrainingForward) {
     EXPECT_TRUE(traced_settings(load_job(path, {"training.optimizer_kernel=fused", "parallel.recompute=full"}),
                                 {report_of(events)})
                     .empty());
+}
+
+// trace without --job: a host-bound step whose forward builds transformers'
+// KV cache (eight or more aten::lift_fresh a step beside eager norms) gets
+// use_cache=False among the host wait's remedies; seven a step do not.
+TEST(TraceStack, TriageNamesTheCacheOfAHostBoundStep) {
+    ClusterReport c;
+    c.span_us = 100000;
+    c.idle_us = 70000;
+    c.host_wait_us = 69000;
+    c.kernel_wait_us = 1000;
+    c.marked_steps = 3;
+    c.stack_markers[kMarkEagerNorm] = 99;
+    c.stack_markers[kMarkLiftFresh] = 24;
+    const auto said = [&] {
+        for (const auto& t : triage(c, nullptr, {}))
+            if (t.key == "idle") return t.to_try.find("use_cache=False") != std::string::npos;
+        return false;
+    };
+    EXPECT_TRUE(said());
+    c.stack_markers[kMarkLiftFresh] = 21;
+    EXPECT_FALSE(said());
+    // The cluster sums each rank's markers and the steps of the ranks that recorded any.
+    auto events = eager_fsdp2_fused();
+    events.push_back({"aten::lift_fresh", "cpu_op", 90, 0.5, -1});
+    RankReport other = report_of({{"k1", "kernel", 0, 5, 7}});
+    other.rank = 1;
+    const auto merged = cluster_report({report_of(events), other});
+    EXPECT_EQ(merged.stack_markers[kMarkLiftFresh], 1u);
+    EXPECT_EQ(merged.stack_markers[kMarkEagerNorm], 2u);
+    EXPECT_EQ(merged.marked_steps, 1);
 }
 
 // Each shared H200 trace with its own job file (../shared/reference/h200/runs:
