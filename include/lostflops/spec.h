@@ -217,17 +217,9 @@ struct Training {
     // model (framework hf, compile, zero below 3): one graph launch where each
     // kernel was launched (docs/host-time.md "CUDA graphs").
     bool cuda_graphs = false;
-    // transformers' use_cache in the training forward (framework hf, not
-    // under gradient checkpointing, which turns it off): the forward builds
-    // a DynamicCache, each attention layer making empty keys and values and
-    // torch.cat'ing its own into them (transformers cache_utils.py
-    // DynamicLayer.lazy_initialization and update), and transformers' mask
-    // code then skips its packed-sequence check (masking_utils.py
-    // _preprocess_mask_arguments: only when past_key_values is None).
-    // The config's default is True; a training loop that passes
-    // use_cache=False (the shared H200 recipe) has no cache: default false.
-    // Priced on the eager stack (workload/host_ops_hf.cpp, eager_traffic.cpp
-    // add_hf_kv_cache); under torch.compile the cache is in the graph.
+    // transformers' KV cache in the training forward (framework hf; the
+    // config's use_cache when the loop does not pass use_cache=False):
+    // docs/host-time.md "A KV cache in the training forward".
     bool use_cache = false;
     // The data loader (docs/data-loader.md; estimate/data_loader.h): CPU
     // seconds one loader process takes to produce one sequence (read,

@@ -13,8 +13,9 @@
 // with the next larger memory; fp8 when the GPU has fp8 tensor cores; for a
 // mixture-of-experts model, ep doubled or halved (dp kept), etp 1 or tp, each
 // other token dispatcher and the dispatch / combine overlap toggled
-// (moe_candidates below). Kept: those that load, fit in memory and raise the
-// MFU; ties by name.
+// (moe_candidates below); for the eager PyTorch stacks torch.compile, CUDA
+// graphs, the fused AdamW and no KV cache in training (use_cache=False).
+// Kept: those that load, fit in memory and raise the MFU; ties by name.
 #include <algorithm>
 #include <optional>
 

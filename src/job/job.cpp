@@ -139,19 +139,14 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
                              "not modelled with parallel.zero 3 (FSDP2's per-layer collectives inside graphs were not measured)");
     }
     // transformers builds a KV cache in training only in its own modules
-    // (framework hf), and not under gradient checkpointing
-    // (modeling_llama.py LlamaModel.forward and its kin: "use_cache=True is
-    // incompatible with gradient checkpointing", use_cache set False).
-    if (job.training.use_cache) {
-        if (job.training.framework != Framework::hf)
-            throw InputError(source, "training.use_cache",
-                             "transformers' KV cache in the training forward is modelled for framework hf only; this "
-                             "job's framework is " + std::string(to_string(job.training.framework)));
-        if (job.plan.recompute == Recompute::full)
-            throw InputError(source, "training.use_cache",
-                             "transformers turns the cache off under gradient checkpointing (parallel.recompute: "
-                             "full); set use_cache false");
-    }
+    // (framework hf). Under gradient checkpointing the model still makes it
+    // and its layers are handed none (modeling_layers.py
+    // GradientCheckpointingLayer.__call__): only the skipped packed-sequence
+    // check is priced (workload/host_ops_hf.cpp).
+    if (job.training.use_cache && job.training.framework != Framework::hf)
+        throw InputError(source, "training.use_cache",
+                         "transformers' KV cache in the training forward is modelled for framework hf only; this "
+                         "job's framework is " + std::string(to_string(job.training.framework)));
     top.finish();
     validate_job(job, checks);
     return job;

@@ -89,6 +89,12 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                  job.training.framework == Framework::megatron_core))
         warn("training.compile", "changes only squared-ReLU MLPs on a Megatron stack: its norm, rotary and SwiGLU "
                                  "kernels are fused already");
+    // transformers' KV cache under torch.compile (spec.h Training::use_cache):
+    // the cache is inside the compiled graph, whose launch counts were read on
+    // traces that had it (workload/host_ops_hf.cpp hf_compiled_host_ops).
+    if (job.training.use_cache && job.training.compile)
+        warn("training.use_cache", "not priced under torch.compile: the cache's copies are inside the compiled "
+                                   "graph, whose kernels were counted on compiled traces that had one");
     // Flash attention kernels take 16-bit inputs only (job/job.cpp, attention: auto).
     if (job.training.precision == Precision::fp32 && job.training.attention == AttentionKernel::flash &&
         (job.training.framework == Framework::megatron_core || job.training.framework == Framework::megatron_lm))

@@ -143,11 +143,16 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
         out.push_back({"parallel.zero", "0", std::to_string(zero),
                        "no FSDP::pre_forward event on one GPU: one process holds the whole model"});
     // A KV cache built in the training forward (spec.h Training::use_cache):
-    // two tensors from Python data a decoder layer and step, on some rank;
-    // an eager transformers job that gradient checkpointing does not stop
-    // from building one.
-    if (job.training.framework == Framework::hf && !job.training.compile && job.plan.recompute != Recompute::full) {
-        const int layers = job.model.layers;
+    // two tensors from Python data an attention layer (of a pipeline stage)
+    // and step, on some rank; an eager transformers job whose layers take
+    // the cache (not under gradient checkpointing), a trace not compiled
+    // (the cache is then inside the graph).
+    if (job.training.framework == Framework::hf && !job.training.compile && !compiled &&
+        job.plan.recompute != Recompute::full) {
+        int attention_layers = 0;
+        for (std::size_t i = 0; i < job.model.kinds().size(); ++i)
+            if (job.model.kinds()[i].has_attention()) attention_layers += job.model.kind_count(static_cast<int>(i));
+        const int layers = attention_layers / std::max(1, job.plan.pp);
         const RankReport* cached = nullptr;
         bool stepped = false;
         for (const auto& r : ranks) {
@@ -158,7 +163,7 @@ std::vector<StackSetting> traced_settings(const Job& job, const std::vector<Rank
         }
         if (cached && !job.training.use_cache)
             out.push_back({"training.use_cache", "true", "false",
-                           fmt::format("{} aten::lift_fresh events in {} steps of a {}-layer model, two per layer a "
+                           fmt::format("{} aten::lift_fresh events in {} steps of {} attention layers, two per layer a "
                                        "step: transformers built a KV cache in the training forward (the config's "
                                        "use_cache; use_cache=False in the forward removes it)",
                                        cached->stack_markers[kMarkLiftFresh], cached->steps_total, layers)});

@@ -53,6 +53,11 @@
 
 namespace lostflops {
 
+bool hf_layer_caches_kv(const LayerKind& k, const Training& t, const ParallelPlan& p) {
+    return t.framework == Framework::hf && t.use_cache && !t.compile && p.recompute != Recompute::full &&
+           k.has_attention();
+}
+
 double EagerLayerLedger::total() const {
     double s = 0;
     for (int i = 0; i < count; ++i) s += entries[static_cast<size_t>(i)].bytes_per_token;
@@ -203,6 +208,13 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
         }
         if (at.output_gate) l.add("output gate: sigmoid output, gated output", el * (q + o));
         if (dropout) l.add("attention output dropout mask", h);
+        // transformers' KV cache (spec.h Training::use_cache) under autocast,
+        // keys rotated: fp32 keys and values (the cache takes their dtype), which
+        // SDPA, fed bf16 casts, does not save: alive until the forward returns
+        // with its loss. In 16 or 32 bits they are SDPA's own inputs (no more).
+        if (hf_layer_caches_kv(k, t, p) && autocast && m.rotary_in(k) > 0)
+            l.add("KV cache: fp32 keys and values (use_cache)",
+                  4.0 * (kv + static_cast<double>(at.kv_heads) * static_cast<double>(at.v_head_dim)));
     } else if (k.mixer != MixerKind::none) {
         // Other mixers in eager code: their input, projections and output,
         // as the Megatron ledger counts them (workload/layer_work.cpp).

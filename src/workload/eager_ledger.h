@@ -57,6 +57,10 @@ bool eager_autocast(const Training& t, const ParallelPlan& p);
 // FSDP2 with bf16 parameters (framework hf, zero 3, not fp32, not compiled):
 // the model runs in bf16 but its norms' fp32 upcasts.
 bool eager_fsdp2_bf16(const Training& t, const ParallelPlan& p);
+// An attention layer that updates transformers' KV cache in the forward
+// (training.use_cache; not compiled; not under gradient checkpointing, whose
+// GradientCheckpointingLayer.__call__ passes the layer past_key_values=None).
+bool hf_layer_caches_kv(const LayerKind& k, const Training& t, const ParallelPlan& p);
 // FSDP2 on one rank (framework hf, zero 3, dp x cp 1, not XLA), eager or
 // compiled, any precision: the unshard's and reduce's copies of the layers
 // (eager_traffic.cpp add_fsdp2_traffic) and of the root (head_work.cpp).

@@ -272,17 +272,39 @@ void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool au
     w.kernels_bwd += 2;
 }
 
-// transformers' DynamicLayer.update (cache_utils.py) on the first call of a
-// step: torch.cat([self.keys, key_states], dim=-2) with self.keys empty, the
-// same for the values. CUDA's cat skips the empty input and copies the other
-// into a new tensor (aten/src/ATen/native/cuda/Shape.cu cat_out_cuda): one
-// kernel reading and writing each element, vectorised (the copy class, no
-// slower path). Backward CatBackward0 hands the gradient on as a slice: no
-// kernel. The new tensors are what SDPA reads and saves, the originals
-// freed: no activation memory more.
-void add_hf_kv_cache(double tokens, double k_elems, double k_bytes, double v_elems, double v_bytes, LayerWork& w) {
-    w.mem_bytes_fwd += tokens * 2.0 * (k_elems * k_bytes + v_elems * v_bytes);
-    w.kernels_fwd += 2;
+// transformers' DynamicLayer (cache_utils.py) on the first call of a step:
+// lazy_initialization makes empty keys and values of the keys' dtype, then
+// update runs torch.cat([self.keys, key_states], dim=-2) and the same for the
+// values. CUDA's cat skips the empty input and copies the other into a new
+// tensor (aten/src/ATen/native/cuda/Shape.cu cat_out_cuda). Bytes per
+// element of K (k_elems a token) and V (v_elems):
+//  - 16 or 32 bits (FSDP2's bf16 model, fp32 training): both of one dtype,
+//    a plain copy each, read and written: 2 el; the copies are SDPA's inputs.
+//  - autocast: the keys leave rotary in fp32 (its fp32 cos and sin), so both
+//    cache tensors are fp32. K's cat copies 4 + 4. V's reads bf16 and writes
+//    fp32 (2 + 4, a casting copy: the upcast class), and SDPA's autocast casts
+//    it back to bf16 (4 + 2, vectorised). Backward: that cast's
+//    ToCopyBackward0 upcasts V's gradient (2 + 4, upcast class) and the
+//    engine casts CatBackward0's fp32 slice to the values' bf16 (4 + 2;
+//    torch/csrc/autograd/engine.cpp validate_outputs). Kernels: 3 forward, 2
+//    backward, against 2 and 0.
+// Checked on the 1B 4096 x 2 traces, 32 layer-steps each, cache
+// (data/measured/h200-steps/trace-1b-s4096-b2-autocast.json.gz) against none
+// (shared/traces/h200/h200-llama3.2-1b-s4096-b2-autocast.json.gz): about six
+// more copy kernels a layer (fp32 CatArrayBatchedCopy, bfloat16_copy,
+// direct_copy), where these count five.
+void add_hf_kv_cache(double tokens, double k_elems, double v_elems, bool autocast, double el, LayerWork& w) {
+    if (!autocast) {
+        w.mem_bytes_fwd += tokens * 2.0 * el * (k_elems + v_elems);
+        w.kernels_fwd += 2;
+        return;
+    }
+    w.mem_bytes_fwd += tokens * (8.0 * k_elems + 12.0 * v_elems);
+    w.eager_fwd.upcast += tokens * 6.0 * v_elems;
+    w.mem_bytes_bwd += tokens * 12.0 * v_elems;
+    w.eager_bwd.upcast += tokens * 6.0 * v_elems;
+    w.kernels_fwd += 3;
+    w.kernels_bwd += 2;
 }
 
 // A Hugging Face model under FSDP2 with bf16 parameters (framework hf, zero

@@ -381,11 +381,8 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         add_hf_eager_kernels(k, es.rope_elems, w);
         if (rope_elems > 0 && rope_elems < mix.rope_elems)
             add_hf_partial_rotary(tokens, mix.rope_elems, rope_elems / mix.rope_elems, eager_autocast(tr, p), el, w);
-        // Keys leave rotary in fp32 under autocast (its fp32 cos and sin:
-        // add_hf_partial_rotary's note); values leave their linear in 16 bits.
-        if (tr.use_cache && attention)
-            add_hf_kv_cache(tokens, kv_local * d, eager_autocast(tr, p) && rope_elems > 0 ? 4.0 : el, kv_local * dv,
-                            el, w);
+        if (hf_layer_caches_kv(k, tr, p))
+            add_hf_kv_cache(tokens, kv_local * d, kv_local * dv, eager_autocast(tr, p) && rope_elems > 0, el, w);
     }
     const StackShapes ss{.tokens = tokens, .h = h, .el = el, .sp_div = sp_div, .t = t, .a = a, .d = d, .dv = dv,
                          .kv_local = kv_local, .ffn_width = ffn_width, .attention = attention, .has_mlp = has_mlp,

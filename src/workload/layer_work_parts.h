@@ -135,9 +135,9 @@ void add_eager_bias_grads(const LayerKind& k, double tokens, double h, double t,
 // the bytes of an activation (4 in fp32 training).
 void add_hf_partial_rotary(double tokens, double qk_elems, double share, bool autocast, double el, LayerWork& w);
 // transformers' KV cache in the training forward (spec.h Training::use_cache):
-// the torch.cat of the layer's keys (k_elems a token, `k_bytes` each: fp32
-// after rotary under autocast) and values (v_elems, `v_bytes`) into empty
-// tensors, a copy each (eager_traffic.cpp).
-void add_hf_kv_cache(double tokens, double k_elems, double k_bytes, double v_elems, double v_bytes, LayerWork& w);
+// the torch.cat of the layer's keys (k_elems a token) and values (v_elems)
+// into empty tensors of the keys' dtype, and under autocast the casts of the
+// fp32 values that follow (eager_traffic.cpp).
+void add_hf_kv_cache(double tokens, double k_elems, double v_elems, bool autocast, double el, LayerWork& w);
 
 }  // namespace lostflops

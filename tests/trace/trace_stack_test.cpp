@@ -179,7 +179,8 @@ TEST(TraceStack, SingleTensorAdamIsNamed) {
 // decoder layer and step (the 16-layer job, one step: 32) set use_cache on
 // an eager hf job; fewer (a stray torch.tensor) set nothing; a job that says
 // a cache gets use_cache=false from a trace without one; gradient
-// checkpointing, which turns the cache off, takes none.
+// checkpointing, which keeps the cache from the layers, takes none; nor does
+// a compiled trace.
 TEST(TraceStack, KvCacheInTheTrainingForward) {
     const std::string path = lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml");
     const Job hf = load_job(path, {"training.optimizer_kernel=fused"});
@@ -196,11 +197,17 @@ TEST(TraceStack, KvCacheInTheTrainingForward) {
     const auto s = traced_settings(hf, {report_of(events)});
     ASSERT_EQ(s.size(), 1u);
     EXPECT_EQ(to_override(s[0]), "training.use_cache=true");
-    EXPECT_NE(s[0].why.find("32 aten::lift_fresh events in 1 steps of a 16-layer model"), std::string::npos) << s[0].why;
+    EXPECT_NE(s[0].why.find("32 aten::lift_fresh events in 1 steps of 16 attention layers"), std::string::npos) << s[0].why;
     EXPECT_NE(s[0].why.find("use_cache=False"), std::string::npos) << s[0].why;
     EXPECT_TRUE(traced_settings(load_job(path, {"training.optimizer_kernel=fused", "parallel.recompute=full"}),
                                 {report_of(events)})
                     .empty());
+    // A compiled trace holds the cache inside its graph: a job saying one keeps it.
+    std::vector<test::Ev> compiled = {{"ProfilerStep#1", "user_annotation", 0, 1000, -1}};
+    for (int i = 0; i < 4; ++i) compiled.push_back({"triton_poi_fused_" + std::to_string(i), "kernel", 10.0 * i, 5, 7});
+    for (const auto& x : traced_settings(load_job(path, {"training.optimizer_kernel=fused", "training.use_cache=true"}),
+                                         {report_of(compiled)}))
+        EXPECT_NE(x.key, "training.use_cache") << to_override(x);
 }
 
 // trace without --job: a host-bound step whose forward builds transformers'
