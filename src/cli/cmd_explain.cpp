@@ -128,11 +128,32 @@ void add_report_command(CLI::App& app, int& exit_code) {
             for (const auto& w : trace::compare_with_job(traces, job, est, job.source).warnings)
                 std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(w).c_str());
             // The stack the trace ran where the job says another (trace_stack.h): said, not applied.
-            for (const auto& s : trace::traced_settings(job, traces))
-                std::fprintf(stderr, "lostflops: warning: stack: the trace shows %s where the job says %s (%s); --set %s "
-                             "prices the run it recorded\n",
-                             trace::to_override(s).c_str(), s.job.c_str(), terminal_text(s.why).c_str(),
-                             trace::to_override(s).c_str());
+            // Found again on the job re-read with those found (a setting may
+            // follow another: use_cache needs framework hf), each key once.
+            std::vector<std::string> sets;
+            Job ran = job;
+            for (int round = 0; round < 3; ++round) {
+                bool added = false;
+                for (const auto& s : trace::traced_settings(ran, traces)) {
+                    bool seen = false;
+                    for (const auto& x : sets) seen |= x.rfind(s.key + "=", 0) == 0;
+                    if (seen) continue;
+                    std::fprintf(stderr, "lostflops: warning: stack: the trace shows %s where the job says %s (%s); "
+                                 "--set %s prices the run it recorded\n",
+                                 trace::to_override(s).c_str(), s.job.c_str(), terminal_text(s.why).c_str(),
+                                 trace::to_override(s).c_str());
+                    sets.push_back(trace::to_override(s));
+                    added = true;
+                }
+                if (!added || src.path == "-") break;  // standard input is read once
+                JobSource again = src;
+                again.overrides.insert(again.overrides.end(), sets.begin(), sets.end());
+                try {
+                    ran = load_job_source(again);
+                } catch (const InputError&) {
+                    break;  // the job cannot take them all: what was said stands
+                }
+            }
             for (const auto& n : trace::traced_notes(job, traces))
                 std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(n).c_str());
         }

@@ -286,6 +286,22 @@ TEST(TraceStack, SharedH200TracesPricedAsTheyRan) {
     }
 }
 
+// report --trace says the stack's settings as trace --job finds them: one
+// that follows another (zero 0 for a one-GPU job once it is framework hf)
+// from the job re-read.
+TEST(TraceStack, ReportSaysTheSettingsThatFollowOthers) {
+    LOSTFLOPS_SHARED_TRACE(path, "h200/h200-llama3.2-1b-s4096-b2-autocast-memory.json.gz");
+    const std::string job =
+        lostflops::test::source_path("../shared/reference/h200/runs/h200-llama3.2-1b-s4096-b2x1-none-autocast.json");
+    if (!std::filesystem::exists(job)) GTEST_SKIP() << job << " absent";
+    const std::string html = ::testing::TempDir() + "/stack-report.html";
+    const auto r = lostflops::test::run_cli("report -o " + html + " " + job + " --trace " + path +
+                                            " --set parallel.zero=3");
+    ASSERT_EQ(r.code, 0) << r.all();
+    EXPECT_NE(r.err.find("the trace shows training.framework=hf"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the trace shows parallel.zero=0"), std::string::npos) << r.err;
+}
+
 // A job that cannot take the stack the trace shows (fp8 under framework hf)
 // is priced as given, with a warning saying why: the report is not lost.
 TEST(TraceStack, AJobThatCannotTakeTheStackIsPricedAsGiven) {
