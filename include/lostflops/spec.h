@@ -221,6 +221,10 @@ struct Training {
     // config's use_cache when the loop does not pass use_cache=False):
     // docs/host-time.md "A KV cache in the training forward".
     bool use_cache = false;
+    // The training loop holds the model's output, its logits among it,
+    // through the backward (`out = model(...)`, `out.loss.backward()`;
+    // framework hf): docs/memory.md "The output a loop holds".
+    bool holds_outputs = false;
     // The data loader (docs/data-loader.md; estimate/data_loader.h): CPU
     // seconds one loader process takes to produce one sequence (read,
     // tokenize, pack, collate); 0 (default) = not priced. Workers: the

@@ -147,6 +147,12 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
         throw InputError(source, "training.use_cache",
                          "transformers' KV cache in the training forward is modelled for framework hf only; this "
                          "job's framework is " + std::string(to_string(job.training.framework)));
+    // A transformers model returns its output object (logits, cache); the
+    // other stacks' loops take a loss (head_work.cpp).
+    if (job.training.holds_outputs && job.training.framework != Framework::hf)
+        throw InputError(source, "training.holds_outputs",
+                         "a loop holding a transformers model's output is modelled for framework hf only; this "
+                         "job's framework is " + std::string(to_string(job.training.framework)));
     top.finish();
     validate_job(job, checks);
     return job;

@@ -205,6 +205,7 @@ Training read_training(YAML::Node node, const std::string& file) {
     t.compile = s.bool_or("compile", false);
     t.cuda_graphs = s.bool_or("cuda_graphs", false);
     t.use_cache = s.bool_or("use_cache", false);
+    t.holds_outputs = s.bool_or("holds_outputs", false);
     t.data_loader_s_per_sequence = s.num_or("data_loader_s_per_sequence", 0, 0, 3600);
     // `auto` (default; null too): the framework's default, resolved with it
     // (job/job.cpp); else worker processes per training process.

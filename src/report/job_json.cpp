@@ -126,6 +126,7 @@ nlohmann::json training_json(const Job& job) {
             {"compile", t.compile},
             {"cuda_graphs", t.cuda_graphs},
             {"use_cache", t.use_cache},
+            {"holds_outputs", t.holds_outputs},
             {"data_loader_s_per_sequence", t.data_loader_s_per_sequence},
             {"data_loader_workers", t.data_loader_workers},
             {"data_loader_workers_from_auto", t.data_loader_workers_auto}};
