@@ -135,7 +135,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
             for (int round = 0; round < 3; ++round) {
                 bool added = false;
                 for (const auto& s : trace::traced_settings(ran, traces)) {
-                    bool seen = false;
+                    bool seen = false;  // by the command line, or in an earlier round
+                    for (const auto& x : src.overrides) seen |= x.rfind(s.key + "=", 0) == 0;
                     for (const auto& x : sets) seen |= x.rfind(s.key + "=", 0) == 0;
                     if (seen) continue;
                     std::fprintf(stderr, "lostflops: warning: stack: the trace shows %s where the job says %s (%s); "
@@ -150,8 +151,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
                 again.overrides.insert(again.overrides.end(), sets.begin(), sets.end());
                 try {
                     ran = load_job_source(again);
-                } catch (const InputError&) {
-                    break;  // the job cannot take them all: what was said stands
+                } catch (const InputError& e) {  // what was said stands; what follows from it is not looked for
+                    std::fprintf(stderr, "lostflops: warning: stack: the job cannot take the settings above together "
+                                 "(%s); settings that would follow from them are not looked for\n",
+                                 terminal_text(e.what()).c_str());
+                    break;
                 }
             }
             for (const auto& n : trace::traced_notes(job, traces))

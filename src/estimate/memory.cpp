@@ -284,6 +284,11 @@ ActParts memory_activations(const Job& job, KindWorks works, const HeadWork& hw,
     }
     // The output layer's logits, and each MTP module's own.
     if (sp.last || mtp_modules > 0) mem.logits_bytes = ((sp.last ? 1 : 0) + mtp_modules) * hw.logits_memory_bytes;
+    // The logits a loop holds in the model's output: one tensor (HeadWork::held_logits_bytes).
+    if (sp.last) {
+        mem.logits_bytes += hw.held_logits_bytes;
+        parts.held = hw.held_logits_bytes;
+    }
     if (sp.last) parts.logits_cached = hw.logits_cached_bytes;
     // A Hugging Face model: what the final norm and the output layer saved
     // is alive at the loss's backward, with the output layer's weight copy

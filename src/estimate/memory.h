@@ -83,6 +83,9 @@ struct ActParts {
     double layer_copies = 0; // autocast's bf16 copies of the rank's layer weights (recompute none)
     double head_copy = 0;    // the output layer's 16-bit copy / FSDP2's gathered root (framework hf)
     double working = 0;      // one layer's backward at the end of the step (saved set or its recompute)
+    // The logits a loop holds in the model's output (HeadWork::held_logits_bytes):
+    // in `logits` at the first backward, and still allocated at the later moments.
+    double held = 0;
 };
 RankState memory_state(const Job& job, const Calibration& cal, const LayerWork& mean, const StageParams& sp);
 // `out` gets the activation fields of the first backward (activations,
@@ -124,8 +127,8 @@ inline MomentBytes rank_moments(const RankState& s, const ActParts& a) {
     const double frag = m.churn_reserve_fraction * (a.activations + churned_logits(a) + m.zero_live_bytes);
     MomentBytes out;
     out.allocated[0] = base + s.first_backward_grads + a.activations + a.logits + copies;
-    out.allocated[1] = s.eager_loss ? base + m.gradients_bytes + a.working : 0.0;
-    out.allocated[2] = base + m.gradients_bytes + s.optimizer_temp;
+    out.allocated[1] = s.eager_loss ? base + m.gradients_bytes + a.working + a.held : 0.0;
+    out.allocated[2] = base + m.gradients_bytes + s.optimizer_temp + a.held;
     out.reserved[0] = out.allocated[0] + frag + s.side_stream_pool + a.logits_cached;
     out.reserved[1] = out.allocated[1] + frag;
     out.reserved[2] = out.allocated[2] + frag;

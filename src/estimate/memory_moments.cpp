@@ -92,9 +92,11 @@ Memory memory_total(const RankState& state, const ActParts& parts, const Memory&
             break;
         case MemoryMoment::end_of_backward:
             mem.activations_bytes = parts.working;
+            mem.logits_bytes = parts.held;  // a held output's logits (ActParts::held)
             break;
         case MemoryMoment::optimizer_step:
             mem.temporary_bytes = state.optimizer_temp;
+            mem.logits_bytes = parts.held;
             break;
     }
     // The most allocated over the step (torch.cuda.max_memory_allocated),

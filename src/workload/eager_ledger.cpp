@@ -210,9 +210,11 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
         if (dropout) l.add("attention output dropout mask", h);
         // transformers' KV cache (spec.h Training::use_cache) under autocast,
         // keys rotated: fp32 keys and values (the cache takes their dtype), which
-        // SDPA, fed bf16 casts, does not save: alive until the forward returns
-        // with its loss. In 16 or 32 bits they are SDPA's own inputs (no more).
-        if (hf_layer_caches_kv(k, t, p) && autocast && m.rotary_in(k) > 0)
+        // SDPA, fed bf16 casts, does not save. Only the model's output refers
+        // to the cache, so they reach the loss's backward only when the loop
+        // holds that output (training.holds_outputs). In 16 or 32 bits they are
+        // SDPA's own inputs (no more).
+        if (hf_layer_caches_kv(k, t, p) && autocast && m.rotary_in(k) > 0 && t.holds_outputs)
             l.add("KV cache: fp32 keys and values (use_cache)",
                   4.0 * (kv + static_cast<double>(at.kv_heads) * static_cast<double>(at.v_head_dim)));
     } else if (k.mixer != MixerKind::none) {

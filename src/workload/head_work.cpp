@@ -148,10 +148,10 @@ HeadWork head_work(const Model& m, const Training& tr, const ParallelPlan& p) {
         // A loop that holds the model's output through the backward
         // (training.holds_outputs: `out = model(...)`, `out.loss.backward()`)
         // keeps its logits, the output layer's 16-bit output (fp32 in fp32
-        // training), alive at the loss's backward, where they would have been
-        // freed when the forward returned (transformers' CausalLMOutputWithPast
-        // holds `logits`; ForCausalLMLoss upcasts a copy).
-        if (tr.holds_outputs) w.logits_memory_bytes += tokens * v_local * el;
+        // training), alive to the step's end, where they would have been freed
+        // when the forward returned (transformers' CausalLMOutputWithPast holds
+        // `logits`; ForCausalLMLoss upcasts a copy): estimate/memory.h ActParts::held.
+        if (tr.holds_outputs) w.held_logits_bytes = tokens * v_local * el;
         w.head_saved_bytes = tokens * hl.saved_bytes_per_token;
         w.head_weight_copy_bytes = hl.weight_copy_bytes;
     }

@@ -54,7 +54,8 @@ constexpr double kFsdp2BwdNodes = 81 - 90;  // per layer, backward (no autocast 
 // 5.17's DynamicLayer.lazy_initialization makes the empty keys and values,
 // torch.tensor([], dtype=..., device=...) each (aten::empty, to, lift_fresh,
 // detach_: 8), and DynamicLayer.update torch.cat's the layer's own into
-// them (2): 10 operators a layer forward; backward two CatBackward0 and a
+// them (2): 10 operators a layer forward; backward two CatBackward0 and,
+// under autocast with rotary (the fp32 values SDPA's autocast casts), a
 // ToCopyBackward0 more. data/measured/h200-steps/trace-1b-s512-b2-autocast.json.gz
 // (`python3 scripts/eager_host_costs.py ... --layers 16`): 62 operators and
 // 93 nodes a layer, against 52 and 90 without the cache.
@@ -172,7 +173,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     h.layer_bwd += biases * (eager_autocast(t, p) ? 2 : 1);
     if (hf_layer_caches_kv(k, t, p)) {
         h.layer_fwd += kKvCacheFwdOps;
-        h.layer_bwd += kKvCacheBwdNodes;
+        h.layer_bwd += kKvCacheBwdNodes - (eager_autocast(t, p) && model.rotary_in(k) > 0 ? 0 : 1);
     }
     if (k.is_moe() && eager_autocast(t, p)) {
         // _grouped_mm's fp32 fallback (layer_work.h GemmShape::fp32_loop;

@@ -165,6 +165,7 @@ struct HeadWork {
     EagerClassBytes loss_eager_fwd{}, loss_eager_bwd{};  // of loss_bytes_fwd, loss_bytes_bwd
     double embed_bytes_fwd = 0, embed_bytes_bwd = 0;
     double logits_memory_bytes = 0;                 // logits kept for the loss backward
+    double held_logits_bytes = 0;                   // the logits a loop holds in the model's output (once, not per MTP module)
     // Reserved but not allocated at the loss's backward: the caching
     // allocator's block of the freed 16-bit logits (torchtitan's "del pred"),
     // too small for any 32-bit logit tensor the backward allocates, bytes.

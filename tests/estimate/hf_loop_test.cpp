@@ -25,7 +25,8 @@ const std::string kJob = std::string(LOSTFLOPS_SOURCE_DIR) + "/tests/data/trace/
 Job job_with(std::vector<std::string> sets) { return load_job(kJob, sets); }
 
 // 10 operators a layer forward (two empty tensors of four operators, two
-// torch.cat), 3 nodes backward; no packed-sequence check: its 9 operators
+// torch.cat), 3 nodes backward (2 without autocast: no cast of fp32 values
+// for SDPA to take back); no packed-sequence check: its 9 operators
 // and, at micro-batch 2, position_ids.expand, and its synchronisation gone.
 // Under gradient checkpointing the layers get no cache: only the check goes.
 TEST(KvCache, HostOperatorsOfTheCache) {
@@ -44,15 +45,22 @@ TEST(KvCache, HostOperatorsOfTheCache) {
     EXPECT_DOUBLE_EQ(d.layer_bwd, c.layer_bwd);
     EXPECT_DOUBLE_EQ(c.embed_fwd - d.embed_fwd, 10);
     EXPECT_EQ(d.forward_syncs, 0);
+    const Job bf16_off = job_with({"parallel.zero=3", "training.optimizer_kernel=foreach"}),
+              bf16_on = job_with({"parallel.zero=3", "training.optimizer_kernel=foreach", "training.use_cache=true"});
+    EXPECT_DOUBLE_EQ(host_ops(bf16_on.model, bf16_on.training, bf16_on.plan).layer_bwd -
+                         host_ops(bf16_off.model, bf16_off.training, bf16_off.plan).layer_bwd,
+                     2);
 }
 
 // Under autocast the cache is fp32 (the rotated keys' dtype): K's cat copies
 // 4 + 4 bytes an element, V's 2 + 4 (upcast) and SDPA's cast back 4 + 2;
 // backward V's gradient is upcast (2 + 4) and cast back (4 + 2): 3 kernels
-// forward, 2 backward. 4,096 x 2 tokens, 8 KV heads of 64. The fp32 cache
-// is held to the forward's end: 4 (512 + 512) bytes a token more saved.
+// forward, 2 backward. 4,096 x 2 tokens, 8 KV heads of 64. Only the model's
+// output refers to the fp32 cache: a loop that holds it keeps 4 (512 + 512)
+// bytes a token a layer to the backward, one that does not keeps nothing.
 TEST(KvCache, AutocastCopiesAndHoldsAnFp32Cache) {
-    const Job off = job_with({}), on = job_with({"training.use_cache=true"});
+    const Job off = job_with({"training.holds_outputs=true"}),
+              on = job_with({"training.use_cache=true", "training.holds_outputs=true"});
     const LayerWork a = layer_work(off.model, off.training, off.plan), b = layer_work(on.model, on.training, on.plan);
     const double tokens = 8192, kv = 8 * 64;
     EXPECT_DOUBLE_EQ(b.kernels_fwd - a.kernels_fwd, 3);
@@ -61,6 +69,9 @@ TEST(KvCache, AutocastCopiesAndHoldsAnFp32Cache) {
     EXPECT_DOUBLE_EQ(b.mem_bytes_bwd - a.mem_bytes_bwd, tokens * 12 * kv);
     EXPECT_DOUBLE_EQ(b.eager_fwd.upcast - a.eager_fwd.upcast, tokens * 6 * kv);
     EXPECT_DOUBLE_EQ(b.activation_bytes - a.activation_bytes, tokens * 4 * (kv + kv));
+    const Job let_go = job_with({"training.use_cache=true"}), none = job_with({});
+    EXPECT_DOUBLE_EQ(layer_work(let_go.model, let_go.training, let_go.plan).activation_bytes,
+                     layer_work(none.model, none.training, none.plan).activation_bytes);
 }
 
 // FSDP2's bf16 model: the cache is bf16, a plain copy of K and of V (2 + 2
@@ -124,6 +135,19 @@ TEST(HoldsOutputs, TheLogitsStayToTheLossBackward) {
     EXPECT_DOUBLE_EQ(b.memory.allocated_bytes - a.memory.allocated_bytes, 8192.0 * 128256 * 2);
     EXPECT_DOUBLE_EQ(b.step_time_s, a.step_time_s);
     EXPECT_THROW(job_with({"training.holds_outputs=true", "training.framework=fsdp"}), InputError);
+}
+
+// A step whose peak is at the end of the backward (compiled, 512 x 2: the
+// loss's buffers are small) still holds them there: 1,024 x 128,256 x 2 bytes.
+TEST(HoldsOutputs, HeldToTheEndOfTheBackward) {
+    const Calibration& cal = default_calibration();
+    const std::vector<std::string> compiled = {"training.seq_length=512", "training.compile=true"};
+    auto held = compiled;
+    held.push_back("training.holds_outputs=true");
+    const Estimate a = estimate(job_with(compiled), cal), b = estimate(job_with(held), cal);
+    ASSERT_EQ(a.memory.moment, MemoryMoment::end_of_backward);
+    EXPECT_DOUBLE_EQ(b.memory.allocated_bytes - a.memory.allocated_bytes, 1024.0 * 128256 * 2);
+    EXPECT_DOUBLE_EQ(b.memory.logits_bytes - a.memory.logits_bytes, 1024.0 * 128256 * 2);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // --job` on the shared H200 traces with their own job files, whose stack
 // (framework fsdp, zero 0) is not the one the traces ran.
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -294,12 +295,21 @@ TEST(TraceStack, ReportSaysTheSettingsThatFollowOthers) {
     const std::string job =
         lostflops::test::source_path("../shared/reference/h200/runs/h200-llama3.2-1b-s4096-b2x1-none-autocast.json");
     if (!std::filesystem::exists(job)) GTEST_SKIP() << job << " absent";
+    // The job at zero 3 in its own file: a --set of the key would keep it.
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(job));
+    j["parallel"]["zero"] = 3;
+    const std::string zero3 = ::testing::TempDir() + "/stack-report-zero3.json";
+    std::ofstream(zero3) << j.dump();
     const std::string html = ::testing::TempDir() + "/stack-report.html";
-    const auto r = lostflops::test::run_cli("report -o " + html + " " + job + " --trace " + path +
-                                            " --set parallel.zero=3");
+    const auto r = lostflops::test::run_cli("report -o " + html + " " + zero3 + " --trace " + path);
     ASSERT_EQ(r.code, 0) << r.all();
     EXPECT_NE(r.err.find("the trace shows training.framework=hf"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("the trace shows parallel.zero=0"), std::string::npos) << r.err;
+    // A key the command line sets is the user's: not said.
+    const auto kept = lostflops::test::run_cli("report -o " + html + " " + zero3 + " --trace " + path +
+                                               " --set parallel.zero=3");
+    ASSERT_EQ(kept.code, 0) << kept.all();
+    EXPECT_EQ(kept.err.find("the trace shows parallel.zero"), std::string::npos) << kept.err;
 }
 
 // A job that cannot take the stack the trace shows (fp8 under framework hf)
