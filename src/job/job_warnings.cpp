@@ -94,7 +94,8 @@ std::vector<JobWarning> job_warnings(const Job& job) {
     // traces that had it (workload/host_ops_hf.cpp hf_compiled_host_ops).
     if (job.training.use_cache && job.training.compile)
         warn("training.use_cache", "not priced under torch.compile: the cache's copies are inside the compiled "
-                                   "graph, whose kernels were counted on compiled traces that had one");
+                                   "graph, whose kernels were counted on compiled traces that had one, and its fp32 "
+                                   "keys and values, a graph output, are not in the memory");
     // Flash attention kernels take 16-bit inputs only (job/job.cpp, attention: auto).
     if (job.training.precision == Precision::fp32 && job.training.attention == AttentionKernel::flash &&
         (job.training.framework == Framework::megatron_core || job.training.framework == Framework::megatron_lm))
