@@ -50,6 +50,25 @@ struct PassTime {
             a.host_wait_s = 0;
         }
     }
+    // Forward, then backward, of a micro-batch that starts after a
+    // synchronisation (framework hf's packed-sequence check): an idle GPU and
+    // a host with no lead. The host cannot bank a GPU-bound backward's slack
+    // for a host-bound forward that comes before it: the two-machine flow
+    // shop of the two passes in order (host_time.cpp stretch_s),
+    //     end = max(h_f + h_b, max(h_f, g_f) + g_b),
+    // where bind_host_together gives max(h_f + h_b, g_f + g_b). A pass the
+    // host holds up has its kernel gaps inside the host's wait.
+    static void bind_host_in_order(PassTime& f, PassTime& b) {
+        f.bind_host();
+        const double f_end = f.gpu_s() + f.host_wait_s;
+        const double host_end = f.cpu_s + b.cpu_s;
+        if (host_end > f_end + b.gpu_s()) {
+            b.host_wait_s = host_end - f_end - (b.gpu_s() - b.overhead_s);
+            b.overhead_s = 0;
+        } else {
+            b.host_wait_s = 0;
+        }
+    }
     // Inline: the estimate's per-stage loop runs these for every pipeline pass.
     PassTime& operator+=(const PassTime& o) {
         compute_s += o.compute_s;

@@ -96,6 +96,36 @@ TEST(HfSync, PackedSequenceCheckExposesTheEmbeddingsOperators) {
     EXPECT_NEAR(e.fwd.cpu_s, 300e-6, 1e-12);
 }
 
+// A micro-batch that starts at a synchronisation: the host-bound forward
+// (host 3 ms, GPU 1.8 ms + 0.2 ms of kernel gaps) ends at 3 ms; the
+// backward's GPU work (4.5 + 0.5 ms) then runs from 3 ms, its host (3 ms)
+// done by 6: 3 + 5 = 8 ms. Bound together the two would take max(3 + 3,
+// 2 + 5) = 7: the backward's slack lent to the forward that ran before it.
+TEST(HfSync, TheBackwardCannotLendItsSlackToTheForwardBeforeIt) {
+    PassTime f, b;
+    f.compute_s = 1.8e-3;
+    f.overhead_s = 0.2e-3;
+    f.cpu_s = 3e-3;
+    b.compute_s = 4.5e-3;
+    b.overhead_s = 0.5e-3;
+    b.cpu_s = 3e-3;
+    PassTime::bind_host_in_order(f, b);
+    EXPECT_NEAR(f.host_wait_s, 1.2e-3, 1e-15);  // 3 - 1.8: its gaps are the host's
+    EXPECT_EQ(f.overhead_s, 0);
+    EXPECT_EQ(b.host_wait_s, 0);
+    EXPECT_NEAR(f.total_s() + b.total_s(), 8e-3, 1e-15);
+    // A backward whose host (6 ms) outlasts its GPU from the forward's end:
+    // the step is the host's, 3 + 6 ms.
+    PassTime f2 = f, b2 = b;
+    f2.overhead_s = 0.2e-3;
+    f2.host_wait_s = 0;
+    b2.cpu_s = 6e-3;
+    PassTime::bind_host_in_order(f2, b2);
+    EXPECT_NEAR(b2.host_wait_s, 9e-3 - 3e-3 - 4.5e-3, 1e-15);
+    EXPECT_EQ(b2.overhead_s, 0);
+    EXPECT_NEAR(f2.total_s() + b2.total_s(), 9e-3, 1e-15);
+}
+
 // The Llama-3.2-1B shape of shared/reference/h200 under the autocast recipe:
 // 16 layers, GPU-bound at 4,096 x 2 tokens, host-bound at 512 x 2, one
 // sequence a micro-batch.
@@ -123,6 +153,32 @@ TEST(HfSync, EachForwardCallPaysTheCheckEvenWhenTheGpuIsTheSlower) {
     // Compiled: no check (transformers skips it while tracing).
     const Job compiled = llama1b(4096, true);
     EXPECT_DOUBLE_EQ(estimate(compiled, more).step_time_s, estimate(compiled, default_calibration()).step_time_s);
+}
+
+TEST(HfSync, AHostBoundForwardBeforeAGpuBoundBackwardSetsTheStep) {
+    // 4,096 tokens a micro-batch on a host at 50 us an operator: the
+    // forward is the host's (16 x 52 + 19 operators, 42.6 ms, against about
+    // 30 ms of GPU), the backward the GPU's (about 60 ms against about 38 of
+    // host at 25 us a node). Every microsecond more per forward operator
+    // then lengthens the step by the forward's operators (the layers', the
+    // head's, the embedding's), per micro-batch (two); a microsecond more
+    // per backward node changes nothing. Bound together the passes left the
+    // step the GPU's, and the forward's operators only added the
+    // embedding's 30 (host before the check).
+    const Job job = llama1b(4096);
+    Calibration slow = default_calibration();
+    slow.hf_host_op_us = 50;
+    Calibration slower = slow;
+    slower.hf_host_op_us += 1;
+    Calibration slow_bwd = slow;
+    slow_bwd.hf_host_bwd_op_us += 1;
+    const HostOps h = host_ops(job.model, job.training, job.plan);
+    const double fwd_ops = 16 * h.layer_fwd + h.head_fwd + h.embed_fwd + h.microbatch_fwd;
+    const Estimate a = estimate(job, slow);
+    ASSERT_GT(a.breakdown.host_s, 0.01);
+    ASSERT_LT(a.breakdown.host_s, 0.5 * a.breakdown.compute_s);
+    EXPECT_NEAR(estimate(job, slower).step_time_s - a.step_time_s, 2 * fwd_ops * 1e-6, 1e-9);
+    EXPECT_NEAR(estimate(job, slow_bwd).step_time_s, a.step_time_s, 1e-12);
 }
 
 TEST(HfSync, BackwardCallAndZeroGradAreHostTimeOfAHostBoundStep) {

@@ -13,6 +13,7 @@
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/prediction_interval.h"
 #include "lostflops/host_speed.h"
 #include "lostflops/report.h"
 #include "lostflops/validate.h"
@@ -99,25 +100,34 @@ TEST(HostSpeed, EstimateShowsTheRange) {
     EXPECT_DOUBLE_EQ(j.at("tokens_per_s_per_gpu")[0].get<double>(), x.host_speed->tokens_per_s_per_gpu_lo);
 }
 
-// Every row of the H200 table with a range ran inside it (issue 39: a
-// host-bound single-GPU job's printed range covers its measured value); the
-// two host-bound rows at least. Not a test of an interval: the range holds
-// the estimate, so a row predicted within the range's width passes.
-TEST(HostSpeed, RowsWithARangeRanInsideIt) {
+// Every host-bound row of the H200 table (launches and host wait beyond
+// any published run's share: the estimate marks it outside calibration) ran
+// inside its range (issue 39: a host-bound single-GPU job's printed range
+// covers its measured value); the two host-bound rows at least. Not a test
+// of an interval: the range holds the estimate, so a row predicted within
+// the range's width passes. A GPU-bound row can have a range too, when a
+// slower host would hold up its forward (the Qwen2.5-0.5B shape at 4,096 x 4
+// under FSDP2: 3.9 % fewer tokens a second at 1.67 times the calibration's host); its error is
+// the GPU's, and its range only has to hold its estimate.
+TEST(HostSpeed, HostBoundRowsRanInsideTheirRange) {
     const std::string table = test::source_path("../shared/reference/h200/measured-runs.csv");
     if (!std::filesystem::exists(table)) GTEST_SKIP() << "../shared/reference/h200 absent";
     const Calibration& cal = default_calibration();
-    int ranged = 0;
+    int host_bound = 0;
     for (const MeasuredRun& run : throughput_runs(load_run_table(table))) {
         SCOPED_TRACE(run.name);
         const Estimate e = estimate(run.job, cal);
         const auto r = host_speed_range(run.job, e, cal);
         if (!r) continue;
-        ++ranged;
+        EXPECT_LE(r->tokens_per_s_per_gpu_lo, e.tokens_per_s_per_gpu);
+        EXPECT_GE(r->tokens_per_s_per_gpu_hi, e.tokens_per_s_per_gpu);
+        const double share = (e.breakdown.overhead_s + e.breakdown.host_s) / e.step_time_s;
+        if (share <= kMaxCalibratedOverheadShare) continue;
+        ++host_bound;
         EXPECT_GE(run.measured_tokens_per_s_per_gpu, r->tokens_per_s_per_gpu_lo);
         EXPECT_LE(run.measured_tokens_per_s_per_gpu, r->tokens_per_s_per_gpu_hi);
     }
-    EXPECT_GE(ranged, 2);
+    EXPECT_GE(host_bound, 2);
 }
 
 }  // namespace
