@@ -49,9 +49,12 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     if (job.plan.pp > 1) {
         f.bind_host();
         b.bind_host();
-    } else if (s.ho.forward_syncs > 0 && s.ctx.sync_s > 0) {
-        // Each forward starts at a synchronisation (host_time.cpp): nothing
-        // runs ahead into it, and the backward comes after it.
+    } else if ((s.ho.forward_syncs > 0 && s.ctx.sync_s > 0) ||
+               (job.training.framework == Framework::hf && job.plan.micro_batches(job.training) == 1)) {
+        // Each forward starts at a synchronisation (host_time.cpp), or the
+        // step's one micro-batch after the loop's own (it synchronises
+        // every step): nothing runs ahead into it, and the backward comes
+        // after it.
         PassTime::bind_host_in_order(f, b);
     } else {
         PassTime::bind_host_together(b, &f);

@@ -181,6 +181,27 @@ TEST(HfSync, AHostBoundForwardBeforeAGpuBoundBackwardSetsTheStep) {
     EXPECT_NEAR(estimate(job, slow_bwd).step_time_s, a.step_time_s, 1e-12);
 }
 
+TEST(HfSync, AStepOfOneMicroBatchStartsWithNoLeadEvenWithoutTheCheck) {
+    // A KV cache skips the check, but the loop synchronises every step: one
+    // micro-batch a step (global batch 1) is bound in order as well, so each
+    // microsecond more per forward operator is one more per forward operator
+    // of the step; a second micro-batch, issued while the first's backward
+    // runs, may borrow its slack (bound together: no such rule).
+    Job job = llama1b(4096);
+    job.training.use_cache = true;
+    job.training.global_batch = 1;
+    Calibration slow = default_calibration();
+    slow.hf_host_op_us = 50;
+    Calibration slower = slow;
+    slower.hf_host_op_us += 1;
+    const HostOps h = host_ops(job.model, job.training, job.plan);
+    ASSERT_EQ(h.forward_syncs, 0);
+    const double fwd_ops = 16 * h.layer_fwd + h.head_fwd + h.embed_fwd + h.microbatch_fwd;
+    const Estimate a = estimate(job, slow);
+    ASSERT_GT(a.breakdown.host_s, 0.005);
+    EXPECT_NEAR(estimate(job, slower).step_time_s - a.step_time_s, fwd_ops * 1e-6, 1e-9);
+}
+
 TEST(HfSync, BackwardCallAndZeroGradAreHostTimeOfAHostBoundStep) {
     // Host-bound (512 tokens): 1 ms more per backward call is 1 ms per
     // micro-batch (2); 1 us more per zero_grad tensor is 146 us (16 x 9
