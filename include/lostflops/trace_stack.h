@@ -39,6 +39,7 @@
 // Summaries carry no markers: a report read from one shows no stack.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,23 @@ std::vector<std::string> traced_notes(const Job& job, const std::vector<RankRepo
 
 // "training.framework=hf", for load_job's overrides.
 std::string to_override(const StackSetting& s);
+
+// The stack the traces ran, found to a fixed point: traced_settings on the
+// job, then again on the job re-read with those found (a setting's default
+// may follow another: optimizer_kernel auto follows the framework, use_cache
+// needs framework hf), at most kStackRounds rounds, each key once and none
+// that `fixed` (the command line's overrides, "key=value") sets. `reread`
+// loads the job with its overrides plus the ones given and throws
+// InputError when the job cannot take them; empty when the job cannot be
+// read again (standard input): the first round's settings only.
+inline constexpr int kStackRounds = 3;
+struct TracedStack {
+    std::vector<StackSetting> found;  // in the order found
+    std::string refused;              // the re-read's error, when the job could not take them
+    Job job;                          // the job re-read with every setting found; the given one when none was, or refused
+    std::vector<std::string> overrides() const;  // found, as load_job's overrides
+};
+TracedStack traced_stack(const Job& job, const std::vector<RankReport>& ranks, const std::vector<std::string>& fixed,
+                         const std::function<Job(const std::vector<std::string>&)>& reread);
 
 }  // namespace lostflops::trace

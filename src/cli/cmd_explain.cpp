@@ -128,36 +128,23 @@ void add_report_command(CLI::App& app, int& exit_code) {
             for (const auto& w : trace::compare_with_job(traces, job, est, job.source).warnings)
                 std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(w).c_str());
             // The stack the trace ran where the job says another (trace_stack.h): said, not applied.
-            // Found again on the job re-read with those found (a setting may
-            // follow another: use_cache needs framework hf), each key once.
-            std::vector<std::string> sets;
-            Job ran = job;
-            for (int round = 0; round < 3; ++round) {
-                bool added = false;
-                for (const auto& s : trace::traced_settings(ran, traces)) {
-                    bool seen = false;  // by the command line, or in an earlier round
-                    for (const auto& x : src.overrides) seen |= x.rfind(s.key + "=", 0) == 0;
-                    for (const auto& x : sets) seen |= x.rfind(s.key + "=", 0) == 0;
-                    if (seen) continue;
-                    std::fprintf(stderr, "lostflops: warning: stack: the trace shows %s where the job says %s (%s); "
-                                 "--set %s prices the run it recorded\n",
-                                 trace::to_override(s).c_str(), s.job.c_str(), terminal_text(s.why).c_str(),
-                                 trace::to_override(s).c_str());
-                    sets.push_back(trace::to_override(s));
-                    added = true;
-                }
-                if (!added || src.path == "-") break;  // standard input is read once
+            const auto reread = [&src](const std::vector<std::string>& found) {
                 JobSource again = src;
-                again.overrides.insert(again.overrides.end(), sets.begin(), sets.end());
-                try {
-                    ran = load_job_source(again);
-                } catch (const InputError& e) {  // what was said stands; what follows from it is not looked for
-                    std::fprintf(stderr, "lostflops: warning: stack: the job cannot take the settings above together "
-                                 "(%s); settings that would follow from them are not looked for\n",
-                                 terminal_text(e.what()).c_str());
-                    break;
-                }
-            }
+                again.overrides.insert(again.overrides.end(), found.begin(), found.end());
+                return load_job_source(again);
+            };
+            const trace::TracedStack stack = trace::traced_stack(
+                job, traces, src.overrides,
+                src.path == "-" ? nullptr : std::function<Job(const std::vector<std::string>&)>(reread));
+            for (const auto& s : stack.found)
+                std::fprintf(stderr, "lostflops: warning: stack: the trace shows %s where the job says %s (%s); "
+                             "--set %s prices the run it recorded\n",
+                             trace::to_override(s).c_str(), s.job.c_str(), terminal_text(s.why).c_str(),
+                             trace::to_override(s).c_str());
+            if (!stack.refused.empty())  // what was said stands; what follows from it is not looked for
+                std::fprintf(stderr, "lostflops: warning: stack: the job cannot take the settings above together "
+                             "(%s); settings that would follow from them are not looked for\n",
+                             terminal_text(stack.refused).c_str());
             for (const auto& n : trace::traced_notes(job, traces))
                 std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(n).c_str());
         }

@@ -205,30 +205,18 @@ void print_report(const trace::TraceReport& t, Format format, const std::string&
 // warning of the comparison; `settings` gets them as overrides.
 Job traced_job(const TraceOptions& o, const Job& job, const std::vector<trace::RankReport>& ranks,
                trace::JobComparison& cmp, std::vector<std::string>& settings) {
-    std::vector<std::string> overrides = o.overrides;
     const bool priced = o.job_path != "-";
-    std::vector<trace::StackSetting> found;  // each contradicted key once, in the order found
-    Job traced = job;
-    std::string refused;  // why the job could not take them, if it could not
-    // Again on the reloaded job: a setting's default may follow another's
-    // (optimizer_kernel auto follows the framework). Each key once.
-    for (int round = 0; round < 3 && refused.empty(); ++round) {
-        bool added = false;
-        for (const auto& s : trace::traced_settings(traced, ranks)) {
-            bool set = false;
-            for (const auto& x : overrides) set |= x.rfind(s.key + "=", 0) == 0;
-            if (set) continue;  // by the command line, or in an earlier round
-            found.push_back(s);
-            overrides.push_back(trace::to_override(s));
-            added = priced;
-        }
-        if (!added) break;
-        try {
-            traced = check_model_keys(load_job(o.job_path, overrides));
-        } catch (const InputError& e) {  // the job cannot take the traced stack: priced as given, and said
-            refused = e.what();
-        }
-    }
+    const auto reread = [&o](const std::vector<std::string>& found) {
+        std::vector<std::string> all = o.overrides;
+        all.insert(all.end(), found.begin(), found.end());
+        return check_model_keys(load_job(o.job_path, all));
+    };
+    const trace::TracedStack stack =
+        trace::traced_stack(job, ranks, o.overrides, priced ? std::function<Job(const std::vector<std::string>&)>(reread)
+                                                             : nullptr);
+    const std::vector<trace::StackSetting>& found = stack.found;
+    const std::string& refused = stack.refused;  // why the job could not take them, if it could not
+    const Job& traced = stack.job;
     // Each setting said once, with what became of it.
     for (const auto& s : found) {
         const std::string fate =
@@ -245,8 +233,7 @@ Job traced_job(const TraceOptions& o, const Job& job, const std::vector<trace::R
                                "); the as-profiled column prices the job as given");
         return job;
     }
-    if (priced)
-        for (const auto& s : found) settings.push_back(trace::to_override(s));
+    if (priced) settings = stack.overrides();
     return traced;
 }
 

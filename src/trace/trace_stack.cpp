@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "lostflops/error.h"
 #include "trace/trace_internal.h"
 
 namespace lostflops::trace {
@@ -200,5 +201,38 @@ std::vector<std::string> traced_notes(const Job& job, const std::vector<RankRepo
 }
 
 std::string to_override(const StackSetting& s) { return s.key + "=" + s.value; }
+
+std::vector<std::string> TracedStack::overrides() const {
+    std::vector<std::string> out;
+    for (const auto& s : found) out.push_back(to_override(s));
+    return out;
+}
+
+TracedStack traced_stack(const Job& job, const std::vector<RankReport>& ranks, const std::vector<std::string>& fixed,
+                         const std::function<Job(const std::vector<std::string>&)>& reread) {
+    TracedStack out{{}, {}, job};
+    const auto is_set = [](const std::vector<std::string>& sets, const std::string& key) {
+        return std::any_of(sets.begin(), sets.end(), [&](const std::string& x) { return x.rfind(key + "=", 0) == 0; });
+    };
+    Job ran = job;
+    for (int round = 0; round < kStackRounds; ++round) {
+        bool added = false;
+        for (auto& s : traced_settings(ran, ranks)) {
+            if (is_set(fixed, s.key) || is_set(out.overrides(), s.key)) continue;
+            out.found.push_back(std::move(s));
+            added = true;
+        }
+        if (!added || !reread) break;
+        try {
+            ran = reread(out.overrides());
+        } catch (const InputError& e) {
+            out.refused = e.what();
+            out.job = job;
+            return out;
+        }
+        out.job = ran;
+    }
+    return out;
+}
 
 }  // namespace lostflops::trace

@@ -1,5 +1,6 @@
 // The stack a trace shows (lostflops/trace_stack.h): its markers counted by
-// hand on small traces, the settings they make against a job, and `trace
+// hand on small traces, the settings they make against a job (to a fixed
+// point, traced_stack, as trace --job and report --trace find them), and `trace
 // --job` on the shared H200 traces with their own job files, whose stack
 // (framework fsdp, zero 0) is not the one the traces ran.
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
+#include "lostflops/error.h"
 #include "lostflops/job.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_read.h"
@@ -330,6 +332,55 @@ TEST(TraceStack, AJobThatCannotTakeTheStackIsPricedAsGiven) {
     // No warning says the settings were priced.
     for (const auto& w : j["warnings"])
         EXPECT_EQ(w.get<std::string>().find("the as-profiled column prices it so"), std::string::npos) << w;
+}
+
+}  // namespace
+}  // namespace lostflops::trace
+
+namespace lostflops::trace {
+namespace {
+
+// traced_stack to its fixed point: FSDP2's hooks, eager norms and the fused
+// step make the job framework hf, zero 3, fused; only then does the KV
+// cache (32 lift_fresh on 16 layers) count, found on the job re-read. A key
+// the command line sets is not looked for; a job that cannot take them is
+// kept as given, with why; without a re-read, the first round only.
+TEST(TraceStack, FoundToAFixedPoint) {
+    const std::string path = lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml");
+    const std::vector<std::string> base = {"training.framework=fsdp", "parallel.zero=0", "training.optimizer_kernel=foreach"};
+    auto events = eager_fsdp2_fused();
+    for (int i = 0; i < 32; ++i) events.push_back({"aten::lift_fresh", "cpu_op", 200.0 + i, 0.5, -1});
+    const std::vector<RankReport> ranks = {report_of(events)};
+    int rereads = 0;
+    const auto reread = [&](const std::vector<std::string>& found) {
+        ++rereads;
+        std::vector<std::string> all = base;
+        all.insert(all.end(), found.begin(), found.end());
+        return load_job(path, all);
+    };
+    const TracedStack s = traced_stack(fsdp_job(), ranks, base, reread);
+    // framework, zero and optimizer_kernel are the command line's here: none found.
+    EXPECT_TRUE(s.found.empty());
+    EXPECT_EQ(rereads, 0);
+    const TracedStack t = traced_stack(fsdp_job(), ranks, {}, reread);
+    ASSERT_EQ(t.found.size(), 4u);
+    EXPECT_EQ(t.overrides(), (std::vector<std::string>{"training.framework=hf", "parallel.zero=3",
+                                                       "training.optimizer_kernel=fused", "training.use_cache=true"}));
+    EXPECT_EQ(rereads, 2);  // the second found the cache, the third round nothing
+    EXPECT_TRUE(t.refused.empty());
+    EXPECT_TRUE(t.job.training.use_cache);
+    EXPECT_EQ(t.job.training.framework, Framework::hf);
+    // The command line keeps the cache off: it is not looked for.
+    EXPECT_EQ(traced_stack(fsdp_job(), ranks, {"training.use_cache=false"}, reread).found.size(), 3u);
+    // Standard input: read once.
+    EXPECT_EQ(traced_stack(fsdp_job(), ranks, {}, nullptr).found.size(), 3u);
+    // A job that cannot take them: as given, and why.
+    const TracedStack r = traced_stack(fsdp_job(), ranks, {}, [](const std::vector<std::string>&) -> Job {
+        throw InputError("job.yaml", "training.framework", "not with this job");
+    });
+    EXPECT_EQ(r.found.size(), 3u);
+    EXPECT_NE(r.refused.find("not with this job"), std::string::npos) << r.refused;
+    EXPECT_EQ(r.job.training.framework, Framework::fsdp);
 }
 
 }  // namespace
