@@ -188,7 +188,7 @@ struct Calibration {
     // gemm_max / this.
     double hf_power_bound_gemm_fraction = 0.864;
     // Framework hf under torch.compile: SDPA with transformers' boolean causal
-    // mask (spec.h masked_square_attention) runs the whole square at this
+    // mask (hf_attention.h masked_square_attention) runs the whole square at this
     // fraction of the unmasked kernel's rate, forward and backward.
     double hf_masked_attention_fwd_fraction = 0.51;
     double hf_masked_attention_bwd_fraction = 0.58;

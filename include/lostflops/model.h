@@ -215,7 +215,7 @@ struct Model {
     // window or a chunk itself and skips the blocks outside it
     // (flash_attention_2/3/4, flex_attention, a kernel repository "org/name";
     // job/model_positions.cpp). SDPA, the attention-interface families'
-    // default, is handed an explicit mask instead (spec.h hf_sdpa_attention).
+    // default, is handed an explicit mask instead (hf_attention.h hf_sdpa_attention).
     bool hf_kernel_windows = false;
     // That eager attention between its two matmuls, where it keeps its
     // scores (job/model_families.h eager_score_bytes): bytes per score element

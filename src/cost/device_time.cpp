@@ -34,7 +34,7 @@
 // replaces the fitted per-kernel overhead (calibration.h hf_kernel_gap_us;
 // the H200 traces' kernels, docs/eager-gpu.md). A transformers model under
 // torch.compile runs attention over the whole square with a boolean mask
-// (spec.h masked_square_attention): the unmasked curves at a measured
+// (hf_attention.h masked_square_attention): the unmasked curves at a measured
 // fraction of their rate (calibration.h hf_masked_attention_*_fraction).
 // Under framework hf the GEMMs run at the step's clock: the power-capped
 // board clocks up while the step's memory-bound kernels draw less than a
@@ -51,6 +51,7 @@
 #include "lostflops/accelerator.h"
 #include "lostflops/error.h"
 #include "lostflops/fp8_recipe.h"
+#include "lostflops/hf_attention.h"
 
 namespace lostflops {
 

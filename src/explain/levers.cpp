@@ -198,7 +198,7 @@ std::vector<Candidate> candidates(const Job& job) {
     if (cl.gpu.peak_fp8_tflops > 0 && t.precision != Precision::fp8)
         out.push_back({"fp8 training", {"training.precision=fp8"}});
     // fp32 training (no --bf16): bf16 mixed precision, attention as the job's auto would pick it.
-    // Under framework hf attention is the model's (spec.h hf_attention_keeps_scores): the precision alone.
+    // Under framework hf attention is the model's (hf_attention.h hf_attention_keeps_scores): the precision alone.
     if (t.precision == Precision::fp32 && cl.gpu.peak_bf16_tflops > 0)
         out.push_back(t.framework == Framework::hf
                           ? Candidate{"bf16 mixed precision", {"training.precision=bf16"}}

@@ -16,6 +16,7 @@
 
 #include "explain/pass_model.h"
 #include "lostflops/explain.h"
+#include "lostflops/hf_attention.h"
 #include "lostflops/walls.h"
 #include "workload/flops.h"
 

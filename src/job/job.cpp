@@ -71,7 +71,7 @@ Job read_job(YAML::Node root, const std::string& source, const std::vector<Appli
     const bool sdpa = !job.training.framework_auto && (job.training.framework == Framework::fsdp ||
                                                        job.training.framework == Framework::deepspeed ||
                                                        job.training.framework == Framework::hf);
-    // Under framework hf the model decides (spec.h hf_attention_keeps_scores:
+    // Under framework hf the model decides (hf_attention.h hf_attention_keeps_scores:
     // SDPA or its own eager attention), whatever the source's date.
     const bool hf = !job.training.framework_auto && job.training.framework == Framework::hf;
     if (job.training.attention_auto)

@@ -11,6 +11,7 @@
 
 #include "lostflops/accelerator.h"
 #include "lostflops/fp8_recipe.h"
+#include "lostflops/hf_attention.h"
 #include "lostflops/job.h"
 #include "lostflops/pipeline_schedules.h"
 #include "job/layer_kinds.h"
@@ -240,7 +241,7 @@ std::vector<JobWarning> job_warnings(const Job& job) {
                                           p.zero, p.pp));
 
     // training.attention: flash said under framework hf is from_pretrained's
-    // attn_implementation (spec.h hf_attention_keeps_scores): said where it
+    // attn_implementation (hf_attention.h hf_attention_keeps_scores): said where it
     // replaces the model's own eager attention, or cannot (`unfused`, eager,
     // exists for every model and needs no word).
     if (t.framework == Framework::hf && !t.attention_auto && t.attention == AttentionKernel::flash &&

@@ -18,6 +18,7 @@
 
 #include "lostflops/accelerator.h"
 #include "lostflops/framework_rules.h"
+#include "lostflops/hf_attention.h"
 #include "lostflops/report.h"
 #include "lostflops/run_cost.h"
 #include "lostflops/run_report.h"

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate/zero3_time.h"
+#include "lostflops/hf_attention.h"
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/plan_keys.h"
 #include "lostflops/report.h"
@@ -113,9 +114,9 @@ nlohmann::json training_json(const Job& job) {
             {"train_tokens", t.train_tokens},
             {"attention", to_string(t.attention)},
             {"attention_from_auto", t.attention_auto},
-            // transformers' own attention, its scores in memory (framework hf; spec.h hf_attention_keeps_scores).
+            // transformers' own attention, its scores in memory (framework hf; hf_attention.h hf_attention_keeps_scores).
             {"attention_scores_in_memory", hf_attention_keeps_scores(job.model, t)},
-            // transformers' SDPA given a sliding window or chunk as an explicit mask (spec.h hf_sdpa_masks_window).
+            // transformers' SDPA given a sliding window or chunk as an explicit mask (hf_attention.h hf_sdpa_masks_window).
             {"attention_windows_masked", hf_sdpa_masks_windows(job.model, t)},
             {"causal_flops", t.causal_flops},
             {"framework", to_string(t.framework)},

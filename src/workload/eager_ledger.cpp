@@ -51,6 +51,8 @@
 // the profile's live allocations at the peak, layer by layer).
 #include "workload/eager_ledger.h"
 
+#include "lostflops/hf_attention.h"
+
 namespace lostflops {
 
 bool hf_layer_caches_kv(const LayerKind& k, const Training& t, const ParallelPlan& p) {
@@ -196,7 +198,7 @@ EagerLayerLedger eager_layer_ledger(const Model& m, const LayerKind& k, const Tr
         } else {
             l.add("SDPA: query, key, value, output, log-sum-exp", el * (q + 2 * kv + o) + 4.0 * at.heads);
             // A window or chunk handed to SDPA as a boolean (b, 1, s, s) band
-            // (spec.h hf_sdpa_masks_window): SDPA turns it into an additive
+            // (hf_attention.h hf_sdpa_masks_window): SDPA turns it into an additive
             // mask of the query's dtype on every call (aten attention.cpp
             // convert_boolean_attn_mask / _cudnn: at::where(mask.logical_not(),
             // -inf or -65504, 0)), and the cuDNN or memory-efficient kernel's

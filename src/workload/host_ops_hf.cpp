@@ -33,6 +33,7 @@
 // code, named at each below.
 #include "workload/host_ops.h"
 
+#include "lostflops/hf_attention.h"
 #include "workload/eager_ledger.h"
 #include "workload/layer_work_parts.h"
 
@@ -136,7 +137,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         if (rotary > 0) fwd += 16;
         if (rotary > 0 && rotary < 1) fwd += 6;
         fwd += 4;                             // SDPA, transpose, reshape, o_proj
-        // BloomAttention.forward (spec.h hf_attention_keeps_scores): alibi.to, the
+        // BloomAttention.forward (hf_attention.h hf_attention_keeps_scores): alibi.to, the
         // fused linear, reshape, split, transpose/permute and reshape of q,
         // k and v (6), baddbmm, view, float, mul, masked_fill, softmax, to,
         // dropout, view, bmm, view, permute, reshape, dense: 24 against the

@@ -41,6 +41,7 @@
 #include <algorithm>
 
 #include "lostflops/fp8_recipe.h"
+#include "lostflops/hf_attention.h"
 #include "workload/eager_ledger.h"
 #include "workload/flops.h"
 #include "workload/host_ops.h"
@@ -92,7 +93,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
     const double ffn_width = mg.ffn_width;  // MLP width a token passes through (experts: top-k and shared)
 
     // Mixer core, forward FLOPs executed on this GPU.
-    // transformers' attention with its scores in memory (spec.h hf_attention_keeps_scores)
+    // transformers' attention with its scores in memory (hf_attention.h hf_attention_keeps_scores)
     // is unfused under framework hf, compiled or not (Inductor fuses the
     // chain between the two GEMMs but keeps the scores).
     const bool hf_scores = softmax && hf_attention_keeps_scores(m, tr);
@@ -109,7 +110,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
             w.attention_flops_fwd = square ? core : core * 0.5;
         } else {
             // A window or a chunk no longer than the sequence is an explicit
-            // mask on transformers' SDPA path (spec.h hf_sdpa_masks_window),
+            // mask on transformers' SDPA path (hf_attention.h hf_sdpa_masks_window),
             // and every mask is under torch.compile: the whole square either way.
             const bool eager_mask = hf_sdpa_masks_window(m, k, tr);
             const bool square = w.unfused || masked_square_attention(m, tr) || eager_mask;

@@ -58,7 +58,7 @@ struct LayerWork {
     double attention_flops_fwd = 0;
     // Of attention_flops_fwd, the whole square run under an explicit mask in
     // an eager step: transformers' SDPA over a sliding window or a chunk no
-    // longer than the sequence (spec.h hf_sdpa_attention), priced at
+    // longer than the sequence (hf_attention.h hf_sdpa_attention), priced at
     // DeviceModel::attention_masked_fwd/bwd. (Under torch.compile every
     // layer's mask is explicit and the device model's rates are the masked
     // ones: masked_square_attention.)

@@ -16,6 +16,7 @@
 #include "lostflops/calibration.h"
 #include "lostflops/catalog.h"
 #include "lostflops/estimate.h"
+#include "lostflops/hf_attention.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
 #include "test_util.h"

@@ -1,5 +1,5 @@
 // training.attention under framework hf is from_pretrained's
-// attn_implementation (spec.h hf_attention_keeps_scores): `unfused` keeps the
+// attn_implementation (hf_attention.h hf_attention_keeps_scores): `unfused` keeps the
 // scores in memory (eager), `flash` runs a fused kernel where transformers
 // has one for the model (not BLOOM), over the family's or the config's own
 // attention; `auto` leaves the model's. Checked on the estimate: the ledger's
@@ -14,6 +14,7 @@
 
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
+#include "lostflops/hf_attention.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
 #include "workload/eager_ledger.h"
