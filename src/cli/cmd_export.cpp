@@ -35,8 +35,22 @@ struct ExportArgs {
 // The plan is searched and priced under the stack that will run it
 // (export_framework: torchtitan under fsdp, megatron under a Megatron stack),
 // said on stderr when that is not the job's own framework.
-Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const std::string& kind) {
-    if (!a.best) return check_model_keys(a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides));
+// A job without a parallel section is searched as under --best, as
+// estimate, explain, report and goodput do (commands.h overrides_with_plan);
+// `searched` says so.
+Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const std::string& kind, bool& searched) {
+    searched = a.best;
+    if (!a.best) {
+        try {
+            return check_model_keys(a.job_path.empty() ? default_job(a.overrides) : load_job(a.job_path, a.overrides));
+        } catch (const InputError& e) {
+            if (!is_missing_plan(e) || a.job_path == "-") throw;  // standard input is read once
+        }
+        searched = true;
+        std::fprintf(stderr, "lostflops: note: %s: the job has no parallel section: export %s exports the best plan "
+                             "of the search among those %s can launch, as --best does\n",
+                     terminal_text(a.job_path).c_str(), kind.c_str(), kind.c_str());
+    }
     std::vector<std::string> o = a.overrides;
     const auto load = [&] { return a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o); };
     SearchJob sj = load();
@@ -98,10 +112,11 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
     cmd->add_option("--calibration", a->calibration_path,
                     "calibration profile for --best and the fit check (default: built in)")->check(file_name());
     cmd->callback([a, run, target, kind = std::string(kind)] {
-        const Job job = job_to_export(*a, target, kind);
+        bool searched = false;
+        const Job job = job_to_export(*a, target, kind, searched);
         // The job's own plan is exported as it is: one that does not fit is said
         // (estimate's verdict, under --calibration and --headroom; --best finds one that fits).
-        if (!a->best)
+        if (!searched)
             if (const Estimate e = estimate(job, load_calibration_for(a->calibration_path)); !e.memory.fits)
                 std::fprintf(stderr,
                              "lostflops: warning: memory: the plan exported %s (lostflops estimate gives the changes "

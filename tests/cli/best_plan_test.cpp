@@ -1,5 +1,5 @@
-// --best everywhere (issue 37 item 5): estimate, goodput, explain and report
-// take the search's best plan with --best, and a job without a parallel
+// --best everywhere (issue 37 item 5): estimate, goodput, explain, report
+// and export take the search's best plan with --best, and a job without a parallel
 // section is searched, not refused; each says which plan on stderr, and the
 // plan is the one `search` ranks first.
 #include <gtest/gtest.h>
@@ -49,6 +49,17 @@ TEST_F(BestPlan, AJobWithoutAPlanIsSearchedByEveryCommand) {
     const auto rep = test::run_cli("report " + job_ + " -o " + job_ + ".html");
     EXPECT_EQ(rep.code, 0) << rep.err;
     EXPECT_TRUE(std::filesystem::exists(job_ + ".html"));
+    // export: the best plan the target can launch, as with --best.
+    for (const std::string kind : {"megatron", "torchtitan"}) {
+        const auto ex = test::run_cli("export " + kind + " " + job_);
+        EXPECT_EQ(ex.code, 0) << kind << ex.err;
+        EXPECT_NE(ex.err.find("the job has no parallel section: export " + kind + " exports the best plan"),
+                  std::string::npos)
+            << ex.err;
+        const auto best_ex = test::run_cli("export " + kind + " " + job_ + " --best");
+        ASSERT_EQ(best_ex.code, 0) << kind << best_ex.err;
+        EXPECT_EQ(ex.out, best_ex.out) << kind;
+    }
 }
 
 TEST_F(BestPlan, BestReplacesAGivenPlanAndKeepsItsFixedKeys) {
