@@ -197,11 +197,11 @@ struct Model {
     // its family's own attention (BLOOM's baddbmm with the ALiBi bias, fp32
     // softmax, bmm; GPT-J's and InternLM2's eager default), or its config's
     // attn_implementation "eager" (job/model_positions.cpp); framework hf
-    // prices it unfused, its scores in the ledger (spec.h
+    // prices it unfused, its scores in the ledger (hf_attention.h
     // hf_attention_keeps_scores, where training.attention may override it).
     bool hf_eager_scores = false;
     // The fused attention transformers has for this model besides its eager
-    // one, which training.attention: flash asks for (spec.h
+    // one, which training.attention: flash asks for (hf_attention.h
     // hf_attention_keeps_scores): SDPA (the attention-interface families:
     // any precision), flash_attention_2 alone (GPT-J, InternLM2's remote
     // code: 16-bit inputs only), none (BLOOM), or a flash kernel that takes

@@ -29,7 +29,7 @@ struct DeviceUse {
     // compiled: bf16 autocast over fp32 weights, or FSDP2's bf16 parameters):
     // its kernels get the calibration's hf_kernel_gap_us and eager class rates.
     bool eager_hf = false;
-    // Attention over the whole square with an explicit boolean mask (spec.h
+    // Attention over the whole square with an explicit boolean mask (hf_attention.h
     // masked_square_attention): the unmasked curves (causal false) at the
     // calibration's hf_masked_attention_{fwd,bwd}_fraction of their rate.
     bool masked_square = false;

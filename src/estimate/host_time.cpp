@@ -122,7 +122,7 @@ void set_embedding_host_time(LayerTime& t, const PlanContext& ctx, const HostOps
     t.fwd.cpu_s = h.embed_fwd * ctx.host_op_s;
     t.bwd.cpu_s = h.embed_bwd * ctx.host_bwd_op_s;
     t.fwd.sync_s = 0;
-    if (h.forward_syncs > 0 && ctx.sync_s > 0) {
+    if (h.forward_syncs > 0) {
         // The step's first operators meet an idle GPU, then the check's copy.
         t.fwd.sync_s = t.fwd.cpu_s + h.forward_syncs * ctx.sync_s;
         t.fwd.cpu_s = 0;

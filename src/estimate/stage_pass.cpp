@@ -44,18 +44,27 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     // and backward are bound together.
     f.cpu_s += s.ho.microbatch_fwd * s.ctx.host_op_s;
     b.cpu_s += s.ho.microbatch_bwd * s.ctx.host_op_s + s.ctx.host_backward_call_s;
-    if (s.ctx.host_step_s > 0)
-        b.cpu_s += s.ctx.host_step_s / static_cast<double>(std::max<int64_t>(1, job.plan.micro_batches(job.training)));
+    const int64_t m = std::max<int64_t>(1, job.plan.micro_batches(job.training));
+    if (s.ctx.host_step_s > 0) b.cpu_s += s.ctx.host_step_s / static_cast<double>(m);
     if (job.plan.pp > 1) {
         f.bind_host();
         b.bind_host();
-    } else if ((s.ho.forward_syncs > 0 && s.ctx.sync_s > 0) ||
-               (job.training.framework == Framework::hf && job.plan.micro_batches(job.training) == 1)) {
+    } else if (s.ho.forward_syncs > 0 || (job.training.framework == Framework::hf && m == 1)) {
         // Each forward starts at a synchronisation (host_time.cpp), or the
-        // step's one micro-batch after the loop's own (it synchronises
-        // every step): nothing runs ahead into it, and the backward comes
-        // after it.
+        // step's one micro-batch after the loop's own (framework hf's loop
+        // synchronises every step): nothing runs ahead into it, and the
+        // backward comes after it.
         PassTime::bind_host_in_order(f, b);
+    } else if (job.training.framework == Framework::hf) {
+        // Without the check only the step's first micro-batch starts with no
+        // lead; the others may be issued while the one before runs its
+        // backward. The first's extra wait, once a step, spread over the
+        // micro-batches' passes.
+        PassTime f1 = f, b1 = b;
+        PassTime::bind_host_in_order(f1, b1);
+        PassTime::bind_host_together(b, &f);
+        const double extra = f1.total_s() + b1.total_s() - (f.total_s() + b.total_s());
+        if (extra > 0) b.host_wait_s += extra / static_cast<double>(m);
     } else {
         PassTime::bind_host_together(b, &f);
     }

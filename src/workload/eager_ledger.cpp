@@ -112,7 +112,7 @@ double gemm_inputs(const NormSave& n, int gemms) { return n.once + n.per_gemm * 
 
 namespace {
 
-// transformers' attention with its scores in memory (spec.h
+// transformers' attention with its scores in memory (hf_attention.h
 // hf_attention_keeps_scores: BloomAttention, GPTJAttention._attn, eager_attention_forward) computes
 // the whole square, each query against all seq_length keys of each head on
 // this rank: score elements per token.

@@ -104,7 +104,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
             // Queries of this rank (s/c) against all s keys.
             const double core = 4.0 * b * heads_local * (s / c) * s * d;
             // Flash kernels under is_causal skip the masked blocks; unfused
-            // softmax and transformers' compiled-mode boolean mask (spec.h
+            // softmax and transformers' compiled-mode boolean mask (hf_attention.h
             // masked_square_attention) compute the whole square.
             const bool square = w.unfused || masked_square_attention(m, tr);
             w.attention_flops_fwd = square ? core : core * 0.5;

@@ -1,9 +1,9 @@
 // A transformers step's own rates on the H200 (data/measured/h200-steps):
 // its GEMMs at the step's clock (calibration hf_power_bound_gemm_fraction)
 // and, under torch.compile, attention over the whole square with the boolean
-// mask transformers materialises while dynamo traces (spec.h
+// mask transformers materialises while dynamo traces (hf_attention.h
 // masked_square_attention; hf_masked_attention_{fwd,bwd}_fraction), and in an
-// eager step wherever a sliding window hands SDPA a mask (spec.h
+// eager step wherever a sliding window hands SDPA a mask (hf_attention.h
 // hf_sdpa_attention), by hand.
 #include <filesystem>
 #include <fstream>

@@ -202,6 +202,37 @@ TEST(HfSync, AStepOfOneMicroBatchStartsWithNoLeadEvenWithoutTheCheck) {
     EXPECT_NEAR(estimate(job, slower).step_time_s - a.step_time_s, fwd_ops * 1e-6, 1e-9);
 }
 
+TEST(HfSync, OnlyTheStepsFirstMicroBatchStartsWithNoLeadWithoutTheCheck) {
+    // The same at two micro-batches a step: the second's forward is issued
+    // while the first runs its backward, so a microsecond more per forward
+    // operator costs the forward's operators once a step, not twice (with
+    // the check it is twice: AHostBoundForwardBeforeAGpuBoundBackwardSetsTheStep).
+    Job job = llama1b(4096);
+    job.training.use_cache = true;
+    ASSERT_EQ(job.plan.micro_batches(job.training), 2);
+    Calibration slow = default_calibration();
+    slow.hf_host_op_us = 50;
+    Calibration slower = slow;
+    slower.hf_host_op_us += 1;
+    const HostOps h = host_ops(job.model, job.training, job.plan);
+    const double fwd_ops = 16 * h.layer_fwd + h.head_fwd + h.embed_fwd + h.microbatch_fwd;
+    const Estimate a = estimate(job, slow);
+    ASSERT_GT(a.breakdown.host_s, 0.005);
+    EXPECT_NEAR(estimate(job, slower).step_time_s - a.step_time_s, fwd_ops * 1e-6, 1e-9);
+}
+
+TEST(HfSync, TheCheckOrdersThePassesWhateverItsIdle) {
+    // hf_sync_us 0: the check still synchronises, and the passes stay in order.
+    const Job job = llama1b(4096);
+    Calibration slow = default_calibration();
+    slow.hf_host_op_us = 50;
+    Calibration no_idle = slow;
+    no_idle.hf_sync_us = 0;
+    // Two copies' idle (one a micro-batch) less, nothing else.
+    EXPECT_NEAR(estimate(job, slow).step_time_s - estimate(job, no_idle).step_time_s, 2 * slow.hf_sync_us * 1e-6,
+                1e-9);
+}
+
 TEST(HfSync, BackwardCallAndZeroGradAreHostTimeOfAHostBoundStep) {
     // Host-bound (512 tokens): 1 ms more per backward call is 1 ms per
     // micro-batch (2); 1 us more per zero_grad tensor is 146 us (16 x 9

@@ -366,7 +366,7 @@ TEST(TraceStack, FoundToAFixedPoint) {
     ASSERT_EQ(t.found.size(), 4u);
     EXPECT_EQ(t.overrides(), (std::vector<std::string>{"training.framework=hf", "parallel.zero=3",
                                                        "training.optimizer_kernel=fused", "training.use_cache=true"}));
-    EXPECT_EQ(rereads, 2);  // the second found the cache, the third round nothing
+    EXPECT_EQ(rereads, 2);  // after the first round and the second (which found the cache); none after the third
     EXPECT_TRUE(t.refused.empty());
     EXPECT_TRUE(t.job.training.use_cache);
     EXPECT_EQ(t.job.training.framework, Framework::hf);
