@@ -155,70 +155,65 @@ TEST(HfSync, EachForwardCallPaysTheCheckEvenWhenTheGpuIsTheSlower) {
     EXPECT_DOUBLE_EQ(estimate(compiled, more).step_time_s, estimate(compiled, default_calibration()).step_time_s);
 }
 
+// On a host at 50 us an operator (1.8 times hf_host_op_us): the step, its
+// change for one microsecond more per forward operator, and the forward's
+// operators a micro-batch (the layers', the head's, the embedding's).
+struct ForwardSlope {
+    Calibration slow;
+    Estimate at;
+    double step_per_op_us_s = 0;
+    double fwd_ops = 0;
+};
+ForwardSlope forward_slope(const Job& job) {
+    ForwardSlope r;
+    r.slow = default_calibration();
+    r.slow.hf_host_op_us = 50;
+    Calibration slower = r.slow;
+    slower.hf_host_op_us += 1;
+    const HostOps h = host_ops(job.model, job.training, job.plan);
+    r.at = estimate(job, r.slow);
+    r.step_per_op_us_s = estimate(job, slower).step_time_s - r.at.step_time_s;
+    r.fwd_ops = 16 * h.layer_fwd + h.head_fwd + h.embed_fwd + h.microbatch_fwd;
+    return r;
+}
+
 TEST(HfSync, AHostBoundForwardBeforeAGpuBoundBackwardSetsTheStep) {
-    // 4,096 tokens a micro-batch on a host at 50 us an operator: the
-    // forward is the host's (16 x 52 + 19 operators, 42.6 ms, against about
-    // 30 ms of GPU), the backward the GPU's (about 60 ms against about 38 of
-    // host at 25 us a node). Every microsecond more per forward operator
-    // then lengthens the step by the forward's operators (the layers', the
-    // head's, the embedding's), per micro-batch (two); a microsecond more
-    // per backward node changes nothing. Bound together the passes left the
+    // 4,096 tokens a micro-batch: the forward is the host's (16 x 52 + 19
+    // operators, 42.6 ms, against about 30 ms of GPU), the backward the
+    // GPU's (about 60 ms against about 38 of host at 25 us a node). Every
+    // microsecond more per forward operator then lengthens the step by the
+    // forward's operators, per micro-batch (two); a microsecond more per
+    // backward node changes nothing. Bound together the passes left the
     // step the GPU's, and the forward's operators only added the
     // embedding's 30 (host before the check).
     const Job job = llama1b(4096);
-    Calibration slow = default_calibration();
-    slow.hf_host_op_us = 50;
-    Calibration slower = slow;
-    slower.hf_host_op_us += 1;
-    Calibration slow_bwd = slow;
+    const ForwardSlope f = forward_slope(job);
+    ASSERT_GT(f.at.breakdown.host_s, 0.01);
+    ASSERT_LT(f.at.breakdown.host_s, 0.5 * f.at.breakdown.compute_s);
+    EXPECT_NEAR(f.step_per_op_us_s, 2 * f.fwd_ops * 1e-6, 1e-9);
+    Calibration slow_bwd = f.slow;
     slow_bwd.hf_host_bwd_op_us += 1;
-    const HostOps h = host_ops(job.model, job.training, job.plan);
-    const double fwd_ops = 16 * h.layer_fwd + h.head_fwd + h.embed_fwd + h.microbatch_fwd;
-    const Estimate a = estimate(job, slow);
-    ASSERT_GT(a.breakdown.host_s, 0.01);
-    ASSERT_LT(a.breakdown.host_s, 0.5 * a.breakdown.compute_s);
-    EXPECT_NEAR(estimate(job, slower).step_time_s - a.step_time_s, 2 * fwd_ops * 1e-6, 1e-9);
-    EXPECT_NEAR(estimate(job, slow_bwd).step_time_s, a.step_time_s, 1e-12);
+    EXPECT_NEAR(estimate(job, slow_bwd).step_time_s, f.at.step_time_s, 1e-12);
 }
 
-TEST(HfSync, AStepOfOneMicroBatchStartsWithNoLeadEvenWithoutTheCheck) {
-    // A KV cache skips the check, but the loop synchronises every step: one
-    // micro-batch a step (global batch 1) is bound in order as well, so each
-    // microsecond more per forward operator is one more per forward operator
-    // of the step; a second micro-batch, issued while the first's backward
-    // runs, may borrow its slack (bound together: no such rule).
+TEST(HfSync, WithoutTheCheckOnlyTheStepsFirstMicroBatchStartsWithNoLead) {
+    // A KV cache skips the check, but the loop synchronises every step: a
+    // step of one micro-batch (global batch 1) is bound in order as well, so
+    // a microsecond more per forward operator costs the forward's operators.
+    // At two micro-batches a step the second's forward is issued while the
+    // first runs its backward: the forward's operators once a step, not
+    // twice as with the check (above).
     Job job = llama1b(4096);
     job.training.use_cache = true;
-    job.training.global_batch = 1;
-    Calibration slow = default_calibration();
-    slow.hf_host_op_us = 50;
-    Calibration slower = slow;
-    slower.hf_host_op_us += 1;
-    const HostOps h = host_ops(job.model, job.training, job.plan);
-    ASSERT_EQ(h.forward_syncs, 0);
-    const double fwd_ops = 16 * h.layer_fwd + h.head_fwd + h.embed_fwd + h.microbatch_fwd;
-    const Estimate a = estimate(job, slow);
-    ASSERT_GT(a.breakdown.host_s, 0.005);
-    EXPECT_NEAR(estimate(job, slower).step_time_s - a.step_time_s, fwd_ops * 1e-6, 1e-9);
-}
-
-TEST(HfSync, OnlyTheStepsFirstMicroBatchStartsWithNoLeadWithoutTheCheck) {
-    // The same at two micro-batches a step: the second's forward is issued
-    // while the first runs its backward, so a microsecond more per forward
-    // operator costs the forward's operators once a step, not twice (with
-    // the check it is twice: AHostBoundForwardBeforeAGpuBoundBackwardSetsTheStep).
-    Job job = llama1b(4096);
-    job.training.use_cache = true;
+    ASSERT_EQ(host_ops(job.model, job.training, job.plan).forward_syncs, 0);
     ASSERT_EQ(job.plan.micro_batches(job.training), 2);
-    Calibration slow = default_calibration();
-    slow.hf_host_op_us = 50;
-    Calibration slower = slow;
-    slower.hf_host_op_us += 1;
-    const HostOps h = host_ops(job.model, job.training, job.plan);
-    const double fwd_ops = 16 * h.layer_fwd + h.head_fwd + h.embed_fwd + h.microbatch_fwd;
-    const Estimate a = estimate(job, slow);
-    ASSERT_GT(a.breakdown.host_s, 0.005);
-    EXPECT_NEAR(estimate(job, slower).step_time_s - a.step_time_s, fwd_ops * 1e-6, 1e-9);
+    const ForwardSlope two = forward_slope(job);
+    ASSERT_GT(two.at.breakdown.host_s, 0.005);
+    EXPECT_NEAR(two.step_per_op_us_s, two.fwd_ops * 1e-6, 1e-9);
+    job.training.global_batch = 1;
+    const ForwardSlope one = forward_slope(job);
+    ASSERT_GT(one.at.breakdown.host_s, 0.005);
+    EXPECT_NEAR(one.step_per_op_us_s, one.fwd_ops * 1e-6, 1e-9);
 }
 
 TEST(HfSync, TheCheckOrdersThePassesWhateverItsIdle) {
