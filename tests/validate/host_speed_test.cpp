@@ -106,9 +106,9 @@ TEST(HostSpeed, EstimateShowsTheRange) {
 // covers its measured value); the two host-bound rows at least. Not a test
 // of an interval: the range holds the estimate, so a row predicted within
 // the range's width passes. A GPU-bound row can have a range too, when a
-// slower host would hold up its forward (the Qwen2.5-0.5B shape at 4,096 x 4
-// under FSDP2: 3.9 % fewer tokens a second at 1.67 times the calibration's host); its error is
-// the GPU's, and its range only has to hold its estimate.
+// slower host would hold up its forward (the Qwen2.5-0.5B shape at 4,096 x
+// 4 under FSDP2: 3.9 % fewer tokens a second at 1.67 times the calibration's
+// host); its error is the GPU's, and it is not checked here.
 TEST(HostSpeed, HostBoundRowsRanInsideTheirRange) {
     const std::string table = test::source_path("../shared/reference/h200/measured-runs.csv");
     if (!std::filesystem::exists(table)) GTEST_SKIP() << "../shared/reference/h200 absent";
@@ -119,8 +119,6 @@ TEST(HostSpeed, HostBoundRowsRanInsideTheirRange) {
         const Estimate e = estimate(run.job, cal);
         const auto r = host_speed_range(run.job, e, cal);
         if (!r) continue;
-        EXPECT_LE(r->tokens_per_s_per_gpu_lo, e.tokens_per_s_per_gpu);
-        EXPECT_GE(r->tokens_per_s_per_gpu_hi, e.tokens_per_s_per_gpu);
         const double share = (e.breakdown.overhead_s + e.breakdown.host_s) / e.step_time_s;
         if (share <= kMaxCalibratedOverheadShare) continue;
         ++host_bound;
