@@ -214,11 +214,9 @@ Job traced_job(const TraceOptions& o, const Job& job, const std::vector<trace::R
     const trace::TracedStack stack =
         trace::traced_stack(job, ranks, o.overrides, priced ? std::function<Job(const std::vector<std::string>&)>(reread)
                                                              : nullptr);
-    const std::vector<trace::StackSetting>& found = stack.found;
     const std::string& refused = stack.refused;  // why the job could not take them, if it could not
-    const Job& traced = stack.job;
     // Each setting said once, with what became of it.
-    for (const auto& s : found) {
+    for (const auto& s : stack.found) {
         const std::string fate =
             !priced ? std::string("a job from standard input is not read again to price it")
             : refused.empty()
@@ -227,14 +225,14 @@ Job traced_job(const TraceOptions& o, const Job& job, const std::vector<trace::R
         cmp.warnings.push_back(
             fmt::format("stack: the traces show {}={} where the job says {} ({}); {}", s.key, s.value, s.job, s.why, fate));
     }
-    for (auto& n : trace::traced_notes(refused.empty() ? traced : job, ranks)) cmp.warnings.push_back(std::move(n));
+    for (auto& n : trace::traced_notes(stack.job, ranks)) cmp.warnings.push_back(std::move(n));
     if (!refused.empty()) {
         cmp.warnings.push_back("stack: the job cannot be priced under the stack the traces show (" + refused +
                                "); the as-profiled column prices the job as given");
         return job;
     }
     if (priced) settings = stack.overrides();
-    return traced;
+    return stack.job;
 }
 
 int run_trace(const TraceOptions& o) {

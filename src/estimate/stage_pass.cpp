@@ -49,17 +49,15 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     if (job.plan.pp > 1) {
         f.bind_host();
         b.bind_host();
-    } else if (s.ho.forward_syncs > 0 || (job.training.framework == Framework::hf && m == 1)) {
-        // Each forward starts at a synchronisation (host_time.cpp), or the
-        // step's one micro-batch after the loop's own (framework hf's loop
-        // synchronises every step): nothing runs ahead into it, and the
-        // backward comes after it.
+    } else if (s.ho.forward_syncs > 0) {
+        // Each forward starts at a synchronisation (host_time.cpp): nothing
+        // runs ahead into it, and the backward comes after it.
         PassTime::bind_host_in_order(f, b);
     } else if (job.training.framework == Framework::hf) {
         // Without the check only the step's first micro-batch starts with no
-        // lead; the others may be issued while the one before runs its
-        // backward. The first's extra wait, once a step, spread over the
-        // micro-batches' passes.
+        // lead (framework hf's loop synchronises every step); the others may
+        // be issued while the one before runs its backward. The first's
+        // extra wait, once a step, spread over the micro-batches' passes.
         PassTime f1 = f, b1 = b;
         PassTime::bind_host_in_order(f1, b1);
         PassTime::bind_host_together(b, &f);

@@ -211,26 +211,25 @@ std::vector<std::string> TracedStack::overrides() const {
 TracedStack traced_stack(const Job& job, const std::vector<RankReport>& ranks, const std::vector<std::string>& fixed,
                          const std::function<Job(const std::vector<std::string>&)>& reread) {
     TracedStack out{{}, {}, job};
-    const auto is_set = [](const std::vector<std::string>& sets, const std::string& key) {
-        return std::any_of(sets.begin(), sets.end(), [&](const std::string& x) { return x.rfind(key + "=", 0) == 0; });
+    const auto taken = [&](const std::string& key) {
+        return std::any_of(fixed.begin(), fixed.end(), [&](const std::string& x) { return x.rfind(key + "=", 0) == 0; }) ||
+               std::any_of(out.found.begin(), out.found.end(), [&](const StackSetting& f) { return f.key == key; });
     };
-    Job ran = job;
     for (int round = 0; round < kStackRounds; ++round) {
         bool added = false;
-        for (auto& s : traced_settings(ran, ranks)) {
-            if (is_set(fixed, s.key) || is_set(out.overrides(), s.key)) continue;
+        for (auto& s : traced_settings(out.job, ranks)) {
+            if (taken(s.key)) continue;
             out.found.push_back(std::move(s));
             added = true;
         }
         if (!added || !reread) break;
         try {
-            ran = reread(out.overrides());
+            out.job = reread(out.overrides());
         } catch (const InputError& e) {
             out.refused = e.what();
             out.job = job;
-            return out;
+            break;
         }
-        out.job = ran;
     }
     return out;
 }
