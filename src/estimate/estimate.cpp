@@ -166,6 +166,12 @@ void set_mtp_time(const Job& job, PassSetup& s) {
     s.mtp.wgrad_s += s.head.wgrad_s;
 }
 
+// The first layer's wait for a host with no lead (PassSetup::first_lead_wait_s).
+void set_first_lead(const Model& m, PassSetup& s) {
+    const LayerTime& first = s.kind_time.empty() ? s.layer : s.kind_time[m.stack->kind_of.front()].layer;
+    s.first_lead_wait_s = first.lead_wait_s();
+}
+
 }  // namespace
 
 namespace {
@@ -175,6 +181,7 @@ void fill_setup(const Job& job, const PassSetup* same_layout, PassSetup& s) {
     const ParallelPlan& p = job.plan;
     const PlanContext& ctx = s.ctx;
     set_layers(job, p, s);
+    set_first_lead(job.model, s);
     s.hw = head_work(job.model, job.training, p);
     s.head = head_time(s.ctx, s.hw, s.ho, p);
     s.embed = embedding_time(s.ctx, s.hw, s.ho);
@@ -236,6 +243,7 @@ PassSetup pass_setup_other_zero(const Job& job, const PassSetup& sibling) {
         }
         set_mean_layer_time(m, s);
     }
+    set_first_lead(m, s);
     set_head_host_time(s.head, s.ctx, s.ho);
     set_embedding_host_time(s.embed, s.ctx, s.ho);
     set_mtp_time(job, s);

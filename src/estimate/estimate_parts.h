@@ -50,6 +50,9 @@ struct PassSetup {
     std::vector<LayerWork> kind_work;
     std::vector<KindTime> kind_time;
     LayerTime head, embed;
+    // The model's first layer's LayerTime::lead_wait_s: a forward that starts
+    // after a synchronisation waits for it (stage_pass.cpp finish_pass).
+    double first_lead_wait_s = 0;
     LayerTime mtp;          // one multi-token prediction module: a layer of the last layer's kind and an output layer
     StageParams first_stage, last_stage;  // pipeline ranks 0 and pp-1
     DpComm dp;

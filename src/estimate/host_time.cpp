@@ -110,6 +110,20 @@ void set_layer_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h,
         if (h.fsdp_fwd_ops > 0) t.bwd.cpu_s -= h.fsdp_fwd_ops * ctx.host_op_s;
     }
     t.fwd.sync_s = t.bwd.sync_s = 0;
+    t.hook_host_s = t.hook_gpu_s = t.lead_host_s = t.lead_gpu_s = 0;
+    if (h.lead_fwd > h.fsdp_fwd_ops && h.layer_fwd > h.fsdp_fwd_ops && h.expert_loop_calls_fwd == 0) {
+        // FSDP2's hook: its operators on the host, the unshard on the GPU.
+        // Then the layer's own operators before the core: on the GPU its
+        // GEMMs and the forward's other memory-bound kernels and launches in
+        // proportion to its operators.
+        const double own_ops = h.lead_fwd - h.fsdp_fwd_ops;
+        const double share = own_ops / (h.layer_fwd - h.fsdp_fwd_ops);
+        const double rest_s = std::max(0.0, t.fwd.memory_bound_s + t.fwd.overhead_s - t.unshard_s);
+        t.hook_host_s = h.fsdp_fwd_ops * ctx.host_op_s;
+        t.hook_gpu_s = t.unshard_s;
+        t.lead_host_s = own_ops * ctx.host_op_s;
+        t.lead_gpu_s = t.lead_gemm_s + share * rest_s;
+    }
     if (h.expert_loop_calls_fwd > 0) bind_expert_loops(t, ctx, h, p);
 }
 

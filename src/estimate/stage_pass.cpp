@@ -46,20 +46,23 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
     b.cpu_s += s.ho.microbatch_bwd * s.ctx.host_op_s + s.ctx.host_backward_call_s;
     const int64_t m = std::max<int64_t>(1, job.plan.micro_batches(job.training));
     if (s.ctx.host_step_s > 0) b.cpu_s += s.ctx.host_step_s / static_cast<double>(m);
+    // The model's first layer is on the stage that holds the embedding.
+    const double lead = embedding && job.training.framework == Framework::hf ? s.first_lead_wait_s : 0.0;
     if (job.plan.pp > 1) {
         f.bind_host();
         b.bind_host();
     } else if (s.ho.forward_syncs > 0) {
         // Each forward starts at a synchronisation (host_time.cpp): nothing
-        // runs ahead into it, and the backward comes after it.
-        PassTime::bind_host_in_order(f, b);
+        // runs ahead into it, its first layer waits for the host
+        // (LayerTime::lead_wait_s), and the backward comes after it.
+        PassTime::bind_host_in_order(f, b, lead);
     } else if (job.training.framework == Framework::hf) {
         // Without the check only the step's first micro-batch starts with no
         // lead (framework hf's loop synchronises every step); the others may
         // be issued while the one before runs its backward. The first's
         // extra wait, once a step, spread over the micro-batches' passes.
         PassTime f1 = f, b1 = b;
-        PassTime::bind_host_in_order(f1, b1);
+        PassTime::bind_host_in_order(f1, b1, lead);
         PassTime::bind_host_together(b, &f);
         const double extra = f1.total_s() + b1.total_s() - (f.total_s() + b.total_s());
         if (extra > 0) b.host_wait_s += extra / static_cast<double>(m);

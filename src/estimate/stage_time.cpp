@@ -234,7 +234,7 @@ double layer_gemm_s(const DeviceModel& d, const GemmShape& g, const ParallelPlan
 
 LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& h, const ParallelPlan& p) {
     const DeviceModel& d = ctx.dev;
-    double gemm_fwd = 0, moe_gemm_fwd = 0, redo_gemm_fwd = 0;
+    double gemm_fwd = 0, moe_gemm_fwd = 0, redo_gemm_fwd = 0, lead_gemm = 0;
     std::array<double, 2> loop_s{};  // LayerTime::expert_loop_s: gate_up, then down
     size_t loops = 0;
     for (int i = 0; i < w.gemm_count; ++i) {
@@ -244,6 +244,7 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
         if (g.fp32_loop) loop_s[std::min<size_t>(loops++, loop_s.size() - 1)] += gemm_s;
         if (w.moe_first_gemm >= 0 && i >= w.moe_first_gemm) moe_gemm_fwd += gemm_s;
         if ((w.recompute_gemms >> i) & 1u) redo_gemm_fwd += gemm_s;
+        if (i < w.lead_gemms) lead_gemm += gemm_s;
     }
     double attn_fwd = 0, attn_bwd = 0;
     if (w.unfused) {
@@ -347,6 +348,8 @@ LayerTime layer_time(const PlanContext& ctx, const LayerWork& w, const HostOps& 
         }
     }
     t.expert_loop_s = loop_s;
+    t.lead_gemm_s = lead_gemm;
+    t.unshard_s = memory_time_s(d, w.fsdp_unshard_bytes_fwd) + w.fsdp_unshard_kernels_fwd * d.kernel_overhead_s;
     set_layer_host_time(t, ctx, h, p);
     return t;
 }

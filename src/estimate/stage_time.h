@@ -1,6 +1,8 @@
 // Time of one pipeline stage's work for one micro-batch, by cause. Internal.
 #pragma once
 
+#include <algorithm>
+
 #include "cost/collective_time.h"
 #include "cost/cp_attention.h"
 #include "cost/device_time.h"
@@ -58,8 +60,14 @@ struct PassTime {
     //     end = max(h_f + h_b, max(h_f, g_f) + g_b),
     // where bind_host_together gives max(h_f + h_b, g_f + g_b). A pass the
     // host holds up has its kernel gaps inside the host's wait.
-    static void bind_host_in_order(PassTime& f, PassTime& b) {
+    // `lead_wait_s`: the forward's first layer's wait for a host with no
+    // lead (LayerTime::lead_wait_s): its GPU ends no sooner than
+    // g_f + lead_wait_s, the same flow shop with that stretch as the first
+    // piece of the forward.
+    static void bind_host_in_order(PassTime& f, PassTime& b, double lead_wait_s = 0) {
+        const double g_f = f.gpu_s();
         f.bind_host();
+        if (f.gpu_s() + f.host_wait_s < g_f + lead_wait_s) f.host_wait_s = g_f + lead_wait_s - f.gpu_s();
         const double f_end = f.gpu_s() + f.host_wait_s;
         const double host_end = f.cpu_s + b.cpu_s;
         if (host_end > f_end + b.gpu_s()) {
@@ -116,6 +124,23 @@ struct LayerTime {
     // GPU time of each forward call of torch._grouped_mm's fallback loop
     // (GemmShape::fp32_loop: the experts' gate_up, then down); 0 without.
     std::array<double, 2> expert_loop_s{};
+    // The forward's first stretch after a synchronisation (framework hf,
+    // HostOps::lead_fwd), in two pieces: FSDP2's pre-forward hook, then the
+    // layer's own operators before its mixer's core. GPU seconds of the
+    // GEMMs before the core and of FSDP2's unshard (layer_time); the pieces'
+    // host and GPU seconds (set_layer_host_time: the hook's GPU work is the
+    // unshard; the other memory-bound kernels and launches are the forward's,
+    // spread evenly over its operators). 0 without.
+    double lead_gemm_s = 0, unshard_s = 0;
+    double hook_host_s = 0, hook_gpu_s = 0, lead_host_s = 0, lead_gpu_s = 0;
+    // The GPU's wait when a forward starts on this layer with no lead: the
+    // flow shop's largest deficit over the two pieces (host_time.cpp),
+    // max(0, h1 - g1, h1 + h2 - g1 - g2).
+    double lead_wait_s() const {
+        const double hook = hook_host_s - hook_gpu_s;
+        const double both = hook + lead_host_s - lead_gpu_s;
+        return std::max({0.0, hook, both});
+    }
 };
 
 struct PlanContext {

@@ -29,6 +29,13 @@ struct HostOps {
     // zero 3), which full recompute does not issue again (its pre- and
     // post-forward hooks return at once in the pre-backward state).
     double fsdp_fwd_ops = 0;
+    // Of layer_fwd (framework hf): the operators a layer issues before its
+    // mixer's core (FSDP2's pre-forward hook, the input norm, the q, k and v
+    // projections, qk-norms, rotary, a KV cache's update): after a
+    // synchronisation the host issues them with no lead, and the GPU, whose
+    // kernels for them are short, waits for it (host_time.cpp
+    // set_layer_host_time, LayerTime::lead_*). 0 where not counted.
+    double lead_fwd = 0;
     // Output layer + loss, and the input embedding.
     double head_fwd = 0, head_bwd = 0;
     double embed_fwd = 0, embed_bwd = 0;

@@ -127,6 +127,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     if (t.compile) return hf_compiled_host_ops(model, k, eager_autocast(t, p));
     HostOps h;
     double fwd = k.norms * norm_ops(model.norm) + 2;  // and the two residual adds
+    double lead = 0;  // HostOps::lead_fwd: the input norm, then the projections and rotary below
     if (k.has_attention()) {
         const Attention& a = k.attention;
         fwd += a.fused_qkv ? 1 + 1 + 6 : 9;  // one linear and a split, or three; view + transpose each
@@ -136,6 +137,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         const double rotary = model.rotary_in(k);
         if (rotary > 0) fwd += 16;
         if (rotary > 0 && rotary < 1) fwd += 6;
+        lead = fwd - 2 - (k.norms - (k.norms > 0 ? 1 : 0)) * norm_ops(model.norm);
         fwd += 4;                             // SDPA, transpose, reshape, o_proj
         // BloomAttention.forward (hf_attention.h hf_attention_keeps_scores): alibi.to, the
         // fused linear, reshape, split, transpose/permute and reshape of q,
@@ -172,8 +174,10 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     // no biases and they add no forward operator (bias_grads.cpp).
     const double biases = eager_biases(k, p.tp).linears;
     h.layer_bwd += biases * (eager_autocast(t, p) ? 2 : 1);
+    h.lead_fwd = lead;
     if (hf_layer_caches_kv(k, t, p)) {
         h.layer_fwd += kKvCacheFwdOps;
+        h.lead_fwd += kKvCacheFwdOps;  // DynamicLayer.update runs before SDPA
         h.layer_bwd += kKvCacheBwdNodes - (eager_autocast(t, p) && model.rotary_in(k) > 0 ? 0 : 1);
     }
     if (k.is_moe() && eager_autocast(t, p)) {
@@ -193,6 +197,7 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
         h.layer_fwd += hooks;
         h.layer_bwd += kFsdp2BwdNodes;
         h.fsdp_fwd_ops = hooks;
+        if (h.lead_fwd > 0) h.lead_fwd += hooks;  // FSDP::pre_forward runs before the layer's own
     }
     // torch.utils.checkpoint (gradient_checkpointing_enable, non-reentrant):
     // the forward runs again inside the backward; its own bookkeeping

@@ -87,6 +87,7 @@ LayerWork layer_work(const Model& m, const LayerKind& k, const Training& tr, con
         w.gemms[w.gemm_count++] = GemmShape{tokens, n, kk, 1};
     }
     const int mixer_gemms = w.gemm_count;  // the first one reads the norm's output
+    if (k.has_attention()) w.lead_gemms = std::max(0, mixer_gemms - 1);  // all but the output projection
     // The dense MLP's or the experts' GEMMs (layer_gemms.cpp).
     const MlpGemms mg = add_mlp_gemms(k, traits, tr, p, tokens, h, sp_div, w);
     const int fc1_gemm = mg.fc1, router_gemm = mg.router;

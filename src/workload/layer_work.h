@@ -48,6 +48,9 @@ struct LayerWork {
     // gradient) of the same FLOPs for each.
     std::array<GemmShape, 12> gemms{};
     int gemm_count = 0;
+    // Of gemms, the first lead_gemms run before the mixer's core (an
+    // attention mixer's projections but its output one; HostOps::lead_fwd).
+    int lead_gemms = 0;
 
     // Attention core (scores + values), forward FLOPs actually executed on this
     // GPU. Flash attention skips masked blocks, so causal halves it; a window
