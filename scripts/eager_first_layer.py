@@ -8,6 +8,9 @@ waits through the first layer's operators before its attention core until the
 host gets ahead. For one profiled step (ProfilerStep#N, the CPU annotation) it
 prints:
 
+- the top-level operators on the step's thread between the check
+  (aten::is_nonzero) and the first layer's input norm (aten::pow): the
+  embedding's operators after the check (HostOps::embed_fwd_after_check);
 - the GPU's idle from the check's copy to the first layer's first kernel (the
   rotary tables and the hooks before it), and from there to the first layer's
   SDPA kernel (the stretch the model prices), with the gaps over 10 us;
@@ -84,17 +87,32 @@ def main():
         end = max(end, k["ts"] + k["dur"])
     copy = next((i for i, k in enumerate(kernels) if "DtoH" in k["name"]), None)
     pows = [i for i, k in enumerate(kernels) if "elementwise" in k["name"] and launcher(k) == "aten::pow"]
-    if copy is None or len(pows) < 4:
-        raise SystemExit(f"{a.trace}: no check copy or fewer than two layers' norms in step {a.step}")
+    if len(pows) < 4:
+        raise SystemExit(f"{a.trace}: fewer than two layers' norms in step {a.step}")
+    if copy is None or copy > pows[0]:  # no check (a KV cache): from the step's first kernel
+        print(f"step {a.step}: no copy to the host before the first layer (no check): from the step's start")
+        copy = -1
     first = next(i for i in pows if i > copy)
     core = next(i for i in range(first, len(kernels)) if kind(kernels[i]["name"]) == "sdpa")
-    print(f"step {a.step}: idle after the check's copy to the first layer's first kernel "
+    tid = step[0].get("tid")
+    check = next((o for o in ops if o.get("tid") == tid and t0 <= o["ts"] < t1 and o["name"] == "aten::is_nonzero"), None)
+    norm = next((o for o in ops if check and o.get("tid") == tid and o["ts"] > check["ts"] and o["name"] == "aten::pow"),
+                None)
+    if check and norm:
+        after, end_top = [], check["ts"] + check["dur"]
+        for o in ops:  # top-level: not inside the one before it
+            if o.get("tid") == tid and end_top <= o["ts"] < norm["ts"]:
+                after.append(o["name"])
+                end_top = o["ts"] + o["dur"]
+        print(f"step {a.step}: {len(after)} top-level operators between the check and the first layer's norm: "
+              + ", ".join(after))
+    print(f"step {a.step}: idle after the check's copy (or the step's start) to the first layer's first kernel "
           f"{sum(gaps[copy + 1:first + 1]):.0f} us; from there to its SDPA {sum(gaps[first + 1:core + 1]):.0f} us "
           f"({kernels[core]['ts'] - kernels[first]['ts']:.0f} us of wall)")
     for i in range(copy + 1, core + 1):
         if gaps[i] > 10:
             print(f"  gap {gaps[i]:6.1f} us before {kernels[i]['name'][:48]} (launched by {launcher(kernels[i]) or '-'})")
-    layer_starts = [p for j, p in enumerate(pows) if j % 2 == 0 and p >= first]
+    layer_starts = pows[pows.index(first)::2]  # the input norm's; the post-attention norm's between
     for n in sorted({0, 1, len(layer_starts) // 2}):
         if n + 1 >= len(layer_starts):
             continue
@@ -109,7 +127,6 @@ def main():
         print(f"layer {n}: {hi - lo} kernels, GEMM {tot['gemm']:.0f} us, SDPA {tot['sdpa']:.0f} us, "
               f"other {tot['other']:.0f} us; before SDPA: GEMM {pre['gemm']:.0f} us, other {pre['other']:.0f} us "
               f"({100 * pre['other'] / max(tot['other'], 1e-9):.0f} % of the other), idle {sum(gaps[lo + 1:hi]):.0f} us")
-    tid = step[0].get("tid")
     hooks = sorted((e for e in xs if e.get("tid") == tid and t0 <= e["ts"] < t1
                     and e.get("name", "").startswith("FSDP::pre_forward (model.layers.")), key=lambda e: e["ts"])
     if len(hooks) > 1:

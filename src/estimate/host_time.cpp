@@ -118,9 +118,10 @@ void set_layer_host_time(LayerTime& t, const PlanContext& ctx, const HostOps& h,
         // proportion to its operators.
         const double own_ops = h.lead_fwd - h.fsdp_fwd_ops;
         const double share = own_ops / (h.layer_fwd - h.fsdp_fwd_ops);
-        const double rest_s = std::max(0.0, t.fwd.memory_bound_s + t.fwd.overhead_s - t.unshard_s);
+        const double unshard_s = h.fsdp_fwd_ops > 0 ? t.unshard_s : 0.0;  // the hook's, none without it
+        const double rest_s = std::max(0.0, t.fwd.memory_bound_s + t.fwd.overhead_s - unshard_s);
         t.hook_host_s = h.fsdp_fwd_ops * ctx.host_op_s;
-        t.hook_gpu_s = t.unshard_s;
+        t.hook_gpu_s = unshard_s;
         t.lead_host_s = own_ops * ctx.host_op_s;
         t.lead_gpu_s = t.lead_gemm_s + share * rest_s;
     }
@@ -136,10 +137,12 @@ void set_embedding_host_time(LayerTime& t, const PlanContext& ctx, const HostOps
     t.fwd.cpu_s = h.embed_fwd * ctx.host_op_s;
     t.bwd.cpu_s = h.embed_bwd * ctx.host_bwd_op_s;
     t.fwd.sync_s = 0;
+    t.pre_sync_host_s = 0;
     if (h.forward_syncs > 0) {
         // The step's first operators meet an idle GPU, then the check's copy.
         t.fwd.sync_s = t.fwd.cpu_s + h.forward_syncs * ctx.sync_s;
         t.fwd.cpu_s = 0;
+        t.pre_sync_host_s = std::max(0.0, h.embed_fwd - h.embed_fwd_after_check) * ctx.host_op_s;
     }
 }
 

@@ -16,6 +16,23 @@ namespace lostflops {
 
 namespace {
 
+// A micro-batch after the step's first issues its embedding's operators
+// before the check (LayerTime::pre_sync_host_s) once the host is done with
+// the one before, while the GPU may still run that one's backward: the
+// check's copy waits for the GPU either way, so those operators cost the
+// GPU only what outlasts its tail, max(0, p - (GPU end - host end)). The
+// pass times hold the mean micro-batch: (m - 1) / m of the saving. Not
+// where a layer synchronises as well (expert loops: the host's end is
+// inside their stretches).
+void hide_next_embedding(const PassSetup& s, int64_t m, PassTime& f, const PassTime& b) {
+    const double embed_wait = s.embed.fwd.sync_s;
+    if (b.sync_s > 0 || f.sync_s > embed_wait) return;
+    const double host_end = f.cpu_s + b.cpu_s;
+    const double gpu_end = f.total_s() - embed_wait + b.total_s();
+    const double hidden = std::min(s.embed.pre_sync_host_s, std::max(0.0, gpu_end - host_end));
+    f.sync_s -= hidden * static_cast<double>(m - 1) / static_cast<double>(m);
+}
+
 void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, int mtp, StagePass& out) {
     PassTime& f = out.f;
     PassTime& b = out.b;
@@ -56,13 +73,18 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
         // runs ahead into it, its first layer waits for the host
         // (LayerTime::lead_wait_s), and the backward comes after it.
         PassTime::bind_host_in_order(f, b, lead);
+        if (embedding && m > 1) hide_next_embedding(s, m, f, b);
     } else if (job.training.framework == Framework::hf) {
         // Without the check only the step's first micro-batch starts with no
         // lead (framework hf's loop synchronises every step); the others may
         // be issued while the one before runs its backward. The first's
         // extra wait, once a step, spread over the micro-batches' passes.
+        // The step's first starts at the embedding: its operators before the
+        // first layer's stretch, on an idle GPU (max(0, h_e - g_e + lead),
+        // the flow shop's deficit with the embedding as its first piece).
+        const double first_lead = embedding ? std::max(0.0, s.embed.fwd.cpu_s - s.embed.fwd.gpu_s() + lead) : 0.0;
         PassTime f1 = f, b1 = b;
-        PassTime::bind_host_in_order(f1, b1, lead);
+        PassTime::bind_host_in_order(f1, b1, first_lead);
         PassTime::bind_host_together(b, &f);
         const double extra = f1.total_s() + b1.total_s() - (f.total_s() + b.total_s());
         if (extra > 0) b.host_wait_s += extra / static_cast<double>(m);

@@ -136,6 +136,11 @@ struct LayerTime {
     // The GPU's wait when a forward starts on this layer with no lead: the
     // flow shop's largest deficit over the two pieces (host_time.cpp),
     // max(0, h1 - g1, h1 + h2 - g1 - g2).
+    // The embedding's (set_embedding_host_time): of its wait at the check,
+    // the host time of its operators before the copy, which a micro-batch
+    // after the step's first may issue while the GPU runs the backward
+    // before it (stage_pass.cpp finish_pass).
+    double pre_sync_host_s = 0;
     double lead_wait_s() const {
         const double hook = hook_host_s - hook_gpu_s;
         const double both = hook + lead_host_s - lead_gpu_s;

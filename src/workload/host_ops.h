@@ -51,6 +51,11 @@ struct HostOps {
     // then loops over expert_loop_groups groups from C++ (calibration
     // hf_expert_loop_us each; not part of layer_fwd / layer_bwd).
     double forward_syncs = 0;
+    // Of embed_fwd, the operators after the check (the rotary tables:
+    // LlamaRotaryEmbedding.forward's 15). The others a micro-batch after the
+    // step's first issues while the GPU still runs the backward before it
+    // (stage_pass.cpp finish_pass). All of embed_fwd where not known.
+    double embed_fwd_after_check = 0;
     double expert_loop_calls_fwd = 0, expert_loop_calls_bwd = 0;
     double expert_loop_groups = 0;
 };

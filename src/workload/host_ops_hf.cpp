@@ -220,6 +220,13 @@ HostOps hf_host_ops(const Model& model, const LayerKind& k, const Training& t, c
     // checkpointing (which only keeps it from the layers), so the check is
     // skipped there too.
     h.forward_syncs = 1;
+    // After the check's copy on the shared 1B autocast trace (step 1, 15
+    // top-level operators between aten::is_nonzero and the first layer's
+    // aten::pow): the rotary module's unsqueeze x 3, expand, to x 4, matmul
+    // (autocast off), transpose, cat, cos, mul, sin, mul. The order of a
+    // model without rotary is not read: all of its embedding's operators
+    // count as after the check.
+    h.embed_fwd_after_check = model.rotary_in(k) > 0 ? 15 : h.embed_fwd;
     if (t.use_cache) {
         h.forward_syncs = 0;
         h.embed_fwd -= kPackedCheckOps + (t.micro_batch > 1 ? 1 : 0);
