@@ -131,8 +131,17 @@ def main():
                     and e.get("name", "").startswith("FSDP::pre_forward (model.layers.")), key=lambda e: e["ts"])
     if len(hooks) > 1:
         between = [b["ts"] - a["ts"] for a, b in zip(hooks, hooks[1:])]
+        # From the layer before's residual add (its last operator) to the hook:
+        # FSDP2's post-forward hook, and any checkpoint wrapper's Python.
+        adds = [o for o in ops if o.get("tid") == tid and t0 <= o["ts"] < t1 and o["name"] == "aten::add"]
+        lead_in = []
+        for h in hooks[1:]:
+            before = [o["ts"] + o["dur"] for o in adds if o["ts"] + o["dur"] <= h["ts"]]
+            if before:
+                lead_in.append(h["ts"] - max(before))
         print(f"FSDP2: {len(hooks)} layers' pre-forward hooks, median {statistics.median(e['dur'] for e in hooks):.0f} us; "
-              f"a layer's forward on the host (hook to hook) median {statistics.median(between):.0f} us")
+              f"a layer's forward on the host (hook to hook) median {statistics.median(between):.0f} us; "
+              f"from the layer before's last add to the hook median {statistics.median(lead_in):.0f} us")
 
 
 if __name__ == "__main__":
