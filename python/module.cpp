@@ -98,22 +98,74 @@ ImportOptions import_options(int num_gpus) {
 }
 
 
-// `lostflops estimate --format json`: the estimate and the job's warnings;
-// advice "if_cheap" (the command line's default), "full" (--advice) or "none".
-std::string estimate_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
-                          const std::string& calibration, const std::string& schedule, const std::string& advice) {
+py::list notes_list(const std::vector<ImportNote>& notes) {
+    py::list l;
+    for (const auto& n : notes) {
+        py::dict d;
+        d["kind"] = to_string(n.kind);
+        d["setting"] = n.setting;
+        d["message"] = n.message;
+        l.append(d);
+    }
+    return l;
+}
+
+std::string source_of(const std::optional<std::string>& job, bool is_text) {
+    return !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
+}
+
+// The job as given, or under `best` (or when it has no parallel section, as
+// the command line: src/cli/common.cpp overrides_with_plan) the search's
+// best plan of it under the job's own stack, said in `notes`.
+Job planned_job(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
+                const Calibration& cal, bool best, std::vector<ImportNote>& notes) {
+    bool missing = false;
+    if (!best) {
+        try {
+            return job_from(job, is_text, set);
+        } catch (const InputError& e) {
+            if (!is_missing_plan(e)) throw;
+            missing = true;
+        }
+    }
+    const SearchJob sj = search_job_from(job, is_text, set);
+    const Job won = [&] {
+        py::gil_scoped_release release;
+        return best_launchable_plan(sj, cal, std::nullopt, source_of(job, is_text));
+    }();
+    PlanScore s;
+    s.plan = won.plan;
+    s.micro_batch = won.training.micro_batch;
+    notes.push_back(ImportNote{NoteKind::assumed, "parallel",
+                               std::string("the plan is the search's best") +
+                                   (missing ? " (the job has no parallel section)" : "") + ": " + plan_words(s)});
+    return won;
+}
+
+// `lostflops estimate [--best] --format json`: the estimate and the job's
+// warnings, and the notes the command line writes to stderr (a searched
+// plan); advice "if_cheap" (the command line's default), "full" (--advice)
+// or "none".
+py::tuple estimate_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
+                        const std::string& calibration, const std::string& schedule, const std::string& advice,
+                        bool best) {
     if (schedule != "closed" && schedule != "simulate")
         throw InputError("schedule", "", "expected closed or simulate, got '" + schedule + "'");
     if (advice != "none" && advice != "if_cheap" && advice != "full")
         throw InputError("advice", "", "expected False, 'if_cheap' or True, got '" + advice + "'");
-    const Job j = job_from(job, is_text, set);
     const Calibration cal = calibration_from(calibration);
-    py::gil_scoped_release release;
-    const Estimate e = estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
-    const std::optional<AdviceSearch> mode = advice == "none"   ? std::nullopt
-                                             : advice == "full" ? std::optional(AdviceSearch::full)
-                                                                : std::optional(AdviceSearch::if_cheap);
-    return estimate_json(j, e, estimate_extras(j, e, cal, mode)).dump(2);
+    std::vector<ImportNote> notes;
+    const Job j = planned_job(job, is_text, set, cal, best, notes);
+    const std::string out = [&] {
+        py::gil_scoped_release release;
+        const Estimate e =
+            estimate(j, cal, schedule == "simulate" ? ScheduleModel::simulation : ScheduleModel::closed_form);
+        const std::optional<AdviceSearch> mode = advice == "none"   ? std::nullopt
+                                                 : advice == "full" ? std::optional(AdviceSearch::full)
+                                                                    : std::optional(AdviceSearch::if_cheap);
+        return estimate_json(j, e, estimate_extras(j, e, cal, mode)).dump(2);
+    }();
+    return py::make_tuple(out, notes_list(notes));
 }
 
 RankBy rank_by(const std::string& by) {
@@ -226,18 +278,6 @@ std::string merge_summaries_text(const std::vector<std::string>& texts, const st
     return trace::report_json(trace::TraceReport{nullptr, &cluster, &items, nullptr});
 }
 
-py::list notes_list(const std::vector<ImportNote>& notes) {
-    py::list l;
-    for (const auto& n : notes) {
-        py::dict d;
-        d["kind"] = to_string(n.kind);
-        d["setting"] = n.setting;
-        d["message"] = n.message;
-        l.append(d);
-    }
-    return l;
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_lostflops, m) {
@@ -255,7 +295,7 @@ PYBIND11_MODULE(_lostflops, m) {
         }
     });
     m.def("estimate", &estimate_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("calibration"),
-          py::arg("schedule"), py::arg("advice"));
+          py::arg("schedule"), py::arg("advice"), py::arg("best"));
     m.def("search", &search_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("fix"), py::arg("by"),
           py::arg("top"), py::arg("calibration"), py::arg("gpus"), py::arg("min_gpus"), py::arg("price"));
     m.def("trace", &trace_text, py::arg("paths"), py::arg("hta_compatible"));
@@ -292,9 +332,19 @@ PYBIND11_MODULE(_lostflops, m) {
                                                                       : nullptr;
         if (run == nullptr)
             throw InputError("framework", "", "expected megatron, torchtitan or maxtext, got '" + framework + "'");
+        std::optional<ImportNote> searched;
         if (!best) {
-            const ExportResult r = run(job_from(job, is_text, set));
-            return py::make_tuple(r.text, notes_list(r.notes));
+            try {
+                const ExportResult r = run(job_from(job, is_text, set));
+                return py::make_tuple(r.text, notes_list(r.notes));
+            } catch (const InputError& e) {
+                if (!is_missing_plan(e)) throw;
+            }
+            // As the command line (src/cli/cmd_export.cpp job_to_export).
+            searched = ImportNote{NoteKind::assumed, "parallel",
+                                  "the job has no parallel section: export " + framework +
+                                      " exports the best plan of the search among those " + framework +
+                                      " can launch, as best=True does"};
         }
         // --best: torchtitan searches the plans torchtitan launches; the others the job's own stack.
         const std::optional<LaunchStack> target =
@@ -311,7 +361,7 @@ PYBIND11_MODULE(_lostflops, m) {
             sj = search_job_from(job, is_text, more);
         }
         const Calibration cal = calibration_from(calibration);
-        const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
+        const std::string source = source_of(job, is_text);
         ExportResult r = [&] {
             py::gil_scoped_release release;
             // maxtext: the first plan of the ranking export maxtext can write (as the command line).
@@ -319,6 +369,7 @@ PYBIND11_MODULE(_lostflops, m) {
                                             framework == "maxtext" ? maxtext_plan_taker() : PlanTaker{}));
         }();
         if (priced) r.notes.insert(r.notes.begin(), *priced);
+        if (searched) r.notes.insert(r.notes.begin(), *searched);
         return py::make_tuple(r.text, notes_list(r.notes));
     });
     add_command_bindings(m);

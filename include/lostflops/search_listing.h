@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "lostflops/error.h"
 #include "lostflops/framework_rules.h"
 #include "lostflops/search_report.h"
 
@@ -95,6 +96,11 @@ PlanTaker maxtext_plan_taker();
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
                          const std::string& source, std::vector<UnlaunchableFix>* dropped = nullptr,
                          const PlanTaker& takes = {}, std::string* taken_note = nullptr);
+
+// The job reader's refusal of a job without a `parallel:` section
+// (job/job_sections.cpp): estimate, explain, report, goodput and export
+// search such a job's plan as --best does, on the command line and in Python.
+bool is_missing_plan(const InputError& e);
 
 // The framework that prices `export KIND --best`'s plan, so that the plan
 // exported is the best under the cost of the stack that will run it: torchtitan

@@ -15,7 +15,7 @@ class LostflopsError(ValueError):
 COMMANDS: Dict[str, str]
 
 def estimate(job: Job = ..., set: Optional[Sequence[str]] = ..., calibration: Optional[str] = ...,
-             schedule: str = ..., advice: Union[bool, str] = ...) -> Dict[str, Any]: ...
+             schedule: str = ..., advice: Union[bool, str] = ..., best: bool = ...) -> Dict[str, Any]: ...
 def search(job: Job = ..., set: Optional[Sequence[str]] = ..., fix: Optional[Sequence[str]] = ...,
            by: str = ..., top: int = ..., calibration: Optional[str] = ...,
            gpus: Optional[Sequence[int]] = ..., min_gpus: bool = ...,

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any, Dict, Optional, Sequence, Union
 
 from . import _lostflops
 from ._args import _MAX_SIMULATE, Job, _count, _flag, _job_arg, _job_file, _sizes, _strings
 
 def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
-             schedule: str = "closed", advice: Union[bool, str] = "if_cheap") -> Dict[str, Any]:
-    """Estimate one job: the dict ``lostflops estimate --format json`` prints.
+             schedule: str = "closed", advice: Union[bool, str] = "if_cheap", best: bool = False) -> Dict[str, Any]:
+    """Estimate one job: the dict ``lostflops estimate [--best] --format json`` prints.
 
     job: path, dict, YAML/JSON text, or None (the built-in default job).
     set: overrides ``["section.key=value", ...]`` as ``--set``.
@@ -25,12 +26,20 @@ def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: 
     every plan, up to a second on large jobs); False: no advice at all
     (``memory["fits"]`` and ``memory["verdict"]`` still say whether and why).
     With ``training.train_tokens`` the dict has the whole run under ``"run"``.
+    best: the search's best plan of the job (``--best``: its parallel keys
+    kept, its framework's rules) instead of its own; a job without a
+    ``parallel:`` section is searched anyway. The plan searched arrives as a
+    warning, as the command line's note on stderr.
     """
     text, is_text = _job_arg(job)
     mode = {False: "none", True: "full", "if_cheap": "if_cheap"}.get(advice) if isinstance(advice, (bool, str)) else None
     if mode is None:
         raise ValueError("advice: expected False, 'if_cheap' or True, got %r" % (advice,))
-    return json.loads(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule, mode))
+    out, notes = _lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule, mode,
+                                     _flag("best", best))
+    for n in notes:
+        warnings.warn(f"lostflops: {n['kind']}: {n['setting']}: {n['message']}", stacklevel=2)
+    return json.loads(out)
 
 
 def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[Sequence[str]] = None,

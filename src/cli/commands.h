@@ -13,6 +13,7 @@
 #include "lostflops/calibration.h"
 #include "lostflops/error.h"
 #include "lostflops/search.h"
+#include "lostflops/search_listing.h"
 #include "lostflops/spec.h"
 #include "lostflops/validate.h"
 
@@ -49,8 +50,6 @@ Job load_job_for(const JobOptions& opts);
 // overrides as given.
 std::vector<std::string> overrides_with_plan(const std::string& job_path, const std::vector<std::string>& overrides,
                                              const std::string& calibration_path, bool best);
-// The job reader's refusal of a job without a plan (job/job_sections.cpp).
-bool is_missing_plan(const InputError& e);
 // A note on stderr for each of the job's settings --best searched without
 // (best_launchable_plan's `dropped`: the stack cannot run them).
 void note_dropped_fixes(const std::string& source, const std::vector<UnlaunchableFix>& dropped);

@@ -80,10 +80,6 @@ void add_best_flag(CLI::App* cmd, bool& best) {
                   "framework's rules) instead of its own plan; a job without a parallel section is searched anyway");
 }
 
-bool is_missing_plan(const InputError& e) {
-    return e.key() == "parallel" && e.message().rfind("missing section", 0) == 0;
-}
-
 std::vector<std::string> overrides_with_plan(const std::string& job_path, const std::vector<std::string>& overrides,
                                              const std::string& calibration_path, bool best) {
     bool missing = false;

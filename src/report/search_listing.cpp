@@ -112,6 +112,10 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
     return {};
 }
 
+bool is_missing_plan(const InputError& e) {
+    return e.key() == "parallel" && e.message().rfind("missing section", 0) == 0;
+}
+
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
                          const std::string& source, std::vector<UnlaunchableFix>* dropped, const PlanTaker& takes,
                          std::string* taken_note) {

@@ -72,6 +72,32 @@ class Estimate(unittest.TestCase):
         self.assertEqual(plain, {k: v for k, v in r.items() if k not in ("advice", "nearest_fitting_plan",
                                                                           "min_gpus_to_fit")})
 
+    def test_a_job_without_a_plan_is_searched_as_the_command_line_searches_it(self):
+        # estimate and export search a job without a parallel section (as
+        # --best), the note the command line writes on stderr a warning.
+        with open(RUN) as f:
+            job = json.load(f)
+        del job["parallel"]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "noplan.json")
+            with open(path, "w") as f:
+                json.dump(job, f)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = lostflops.estimate(path)
+                text = lostflops.export_megatron(path)
+            self.assertEqual(r, cli_json("estimate", "--format", "json", path))
+            p = subprocess.run([BINARY, "export", "megatron", path], capture_output=True, text=True, check=True)
+            self.assertEqual(text, p.stdout)
+            said = [str(w.message) for w in caught]
+            self.assertTrue(any("the job has no parallel section" in m and "search's best" in m for m in said), said)
+            self.assertTrue(any("export megatron exports the best plan" in m for m in said), said)
+            # best=True searches a job that has a plan, as --best.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                best = lostflops.estimate(RUN, best=True)
+            self.assertEqual(best, cli_json("estimate", "--format", "json", "--best", RUN))
+
     def test_a_dict_is_the_same_job_as_its_file(self):
         with open(RUN) as f:
             job = json.load(f)
