@@ -23,6 +23,15 @@ const std::string& bounded_text(const std::string& text, const std::string& sour
 Job job_from(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set);
 SearchJob search_job_from(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set);
 Calibration calibration_from(const std::string& path);
+// The overrides that load `job` with its plan: `set` as given, or under
+// `best` (or when the job has no parallel section, as the command line:
+// src/cli/common.cpp overrides_with_plan) with the search's best plan's
+// --set arguments after them (search_listing.h searched_plan), and what the
+// command line writes on stderr of it as notes ({kind, setting, message}
+// dicts, appended to `notes`).
+std::vector<std::string> planned_set(const std::optional<std::string>& job, bool is_text,
+                                     const std::vector<std::string>& set, const Calibration& cal, bool best,
+                                     pybind11::list& notes);
 
 // The bindings of commands.cpp.
 void add_command_bindings(pybind11::module_& m);

@@ -37,30 +37,55 @@ JobSource job_source(const std::optional<std::string>& path, const std::vector<s
     return JobSource{path.value_or(""), set};
 }
 
-std::string explain_text(const std::optional<std::string>& job, const std::vector<std::string>& set,
-                         const std::string& calibration) {
-    const JobSource src = job_source(job, set);
-    const Calibration cal = calibration_from(calibration);
-    py::gil_scoped_release release;
-    return explain_json(explain(src, cal)).dump(2);
+// The search's plan of a job without a parallel section as --set arguments
+// after the given ones (JobSource::plan, which a lever's `set` repeats);
+// none for a job with a plan.
+std::vector<std::string> plan_sets(const std::optional<std::string>& job, const std::vector<std::string>& set,
+                                   const Calibration& cal, py::list& notes) {
+    const std::vector<std::string> all = planned_set(job, false, set, cal, false, notes);
+    return {all.begin() + static_cast<std::ptrdiff_t>(set.size()), all.end()};
 }
 
-std::string report_text(const std::optional<std::string>& job, const std::vector<std::string>& set,
-                        const std::string& calibration, const std::vector<int>& gpus) {
-    const JobSource src = job_source(job, set);
+// Each returns (text, notes): a job without a parallel section is searched
+// as the command line searches it (bindings.h planned_set), said in the notes.
+py::tuple explain_text(const std::optional<std::string>& job, const std::vector<std::string>& set,
+                       const std::string& calibration) {
     const Calibration cal = calibration_from(calibration);
-    py::gil_scoped_release release;
-    return html_report(src, cal, gpus);
+    py::list notes;
+    JobSource src = job_source(job, set);
+    src.plan = plan_sets(job, set, cal, notes);
+    const std::string out = [&] {
+        py::gil_scoped_release release;
+        return explain_json(explain(src, cal)).dump(2);
+    }();
+    return py::make_tuple(out, notes);
 }
 
-std::string goodput_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
-                         const std::string& calibration, int samples, uint64_t seed) {
+py::tuple report_text(const std::optional<std::string>& job, const std::vector<std::string>& set,
+                      const std::string& calibration, const std::vector<int>& gpus) {
+    const Calibration cal = calibration_from(calibration);
+    py::list notes;
+    JobSource src = job_source(job, set);
+    src.plan = plan_sets(job, set, cal, notes);
+    const std::string out = [&] {
+        py::gil_scoped_release release;
+        return html_report(src, cal, gpus);
+    }();
+    return py::make_tuple(out, notes);
+}
+
+py::tuple goodput_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
+                       const std::string& calibration, int samples, uint64_t seed) {
     if (samples < 0 || samples > 10'000'000)
         throw InputError("simulate", "", fmt::format("{}: expected 0 to 10000000 runs", samples));
-    const Job j = job_from(job, is_text, set);
     const Calibration cal = calibration_from(calibration);
-    py::gil_scoped_release release;
-    return goodput_json(j, goodput(j, cal, samples, seed));
+    py::list notes;
+    const Job j = job_from(job, is_text, planned_set(job, is_text, set, cal, false, notes));
+    const std::string out = [&] {
+        py::gil_scoped_release release;
+        return goodput_json(j, goodput(j, cal, samples, seed));
+    }();
+    return py::make_tuple(out, notes);
 }
 
 std::string validate_text(const std::string& table, const std::string& calibration,

@@ -75,6 +75,37 @@ Calibration calibration_from(const std::string& path) {
     return path.empty() ? default_calibration() : load_calibration(path);
 }
 
+std::vector<std::string> planned_set(const std::optional<std::string>& job, bool is_text,
+                                     const std::vector<std::string>& set, const Calibration& cal, bool best,
+                                     py::list& notes) {
+    bool missing = false;
+    if (!best) {
+        try {
+            (void)job_from(job, is_text, set);
+            return set;
+        } catch (const InputError& e) {
+            if (!is_missing_plan(e)) throw;
+            missing = true;
+        }
+    }
+    const SearchJob sj = search_job_from(job, is_text, set);
+    const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
+    const SearchedPlan won = [&] {
+        py::gil_scoped_release release;
+        return searched_plan(sj, cal, source);
+    }();
+    for (const std::string& note : searched_plan_notes(won, source, missing)) {
+        py::dict d;
+        d["kind"] = "note";
+        d["setting"] = "parallel";
+        d["message"] = note;
+        notes.append(d);
+    }
+    std::vector<std::string> out = set;
+    out.insert(out.end(), won.sets.begin(), won.sets.end());
+    return out;
+}
+
 // The text of an import: read from `input` when it is a path (the same bounds
 // and checks as the command line), else `input` itself, bounded.
 std::pair<std::string, std::string> import_input(const std::string& input, bool is_path, const char* what) {
@@ -110,38 +141,6 @@ py::list notes_list(const std::vector<ImportNote>& notes) {
     return l;
 }
 
-std::string source_of(const std::optional<std::string>& job, bool is_text) {
-    return !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
-}
-
-// The job as given, or under `best` (or when it has no parallel section, as
-// the command line: src/cli/common.cpp overrides_with_plan) the search's
-// best plan of it under the job's own stack, said in `notes`.
-Job planned_job(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
-                const Calibration& cal, bool best, std::vector<ImportNote>& notes) {
-    bool missing = false;
-    if (!best) {
-        try {
-            return job_from(job, is_text, set);
-        } catch (const InputError& e) {
-            if (!is_missing_plan(e)) throw;
-            missing = true;
-        }
-    }
-    const SearchJob sj = search_job_from(job, is_text, set);
-    const Job won = [&] {
-        py::gil_scoped_release release;
-        return best_launchable_plan(sj, cal, std::nullopt, source_of(job, is_text));
-    }();
-    PlanScore s;
-    s.plan = won.plan;
-    s.micro_batch = won.training.micro_batch;
-    notes.push_back(ImportNote{NoteKind::assumed, "parallel",
-                               std::string("the plan is the search's best") +
-                                   (missing ? " (the job has no parallel section)" : "") + ": " + plan_words(s)});
-    return won;
-}
-
 // `lostflops estimate [--best] --format json`: the estimate and the job's
 // warnings, and the notes the command line writes to stderr (a searched
 // plan); advice "if_cheap" (the command line's default), "full" (--advice)
@@ -154,8 +153,8 @@ py::tuple estimate_text(const std::optional<std::string>& job, bool is_text, con
     if (advice != "none" && advice != "if_cheap" && advice != "full")
         throw InputError("advice", "", "expected False, 'if_cheap' or True, got '" + advice + "'");
     const Calibration cal = calibration_from(calibration);
-    std::vector<ImportNote> notes;
-    const Job j = planned_job(job, is_text, set, cal, best, notes);
+    py::list notes;
+    const Job j = job_from(job, is_text, planned_set(job, is_text, set, cal, best, notes));
     const std::string out = [&] {
         py::gil_scoped_release release;
         const Estimate e =
@@ -165,7 +164,7 @@ py::tuple estimate_text(const std::optional<std::string>& job, bool is_text, con
                                                                     : std::optional(AdviceSearch::if_cheap);
         return estimate_json(j, e, estimate_extras(j, e, cal, mode)).dump(2);
     }();
-    return py::make_tuple(out, notes_list(notes));
+    return py::make_tuple(out, notes);
 }
 
 RankBy rank_by(const std::string& by) {
@@ -361,7 +360,7 @@ PYBIND11_MODULE(_lostflops, m) {
             sj = search_job_from(job, is_text, more);
         }
         const Calibration cal = calibration_from(calibration);
-        const std::string source = source_of(job, is_text);
+        const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
         ExportResult r = [&] {
             py::gil_scoped_release release;
             // maxtext: the first plan of the ranking export maxtext can write (as the command line).

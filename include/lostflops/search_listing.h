@@ -102,6 +102,24 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
 // search such a job's plan as --best does, on the command line and in Python.
 bool is_missing_plan(const InputError& e);
 
+// A job whose plan the search sets (--best, or a job without a `parallel:`
+// section): the search's best plan among those the job's own stack
+// launches (best_launchable_plan) as --set arguments to add to the job's
+// (plan_set_arguments; a 1F1B-family winner of a job that named another
+// schedule also gets parallel.pipeline_schedule=null), the plan in `won`,
+// the job's settings the search went without in `dropped`. The command line
+// (src/cli/common.cpp overrides_with_plan) and the Python module alike.
+struct SearchedPlan {
+    std::vector<std::string> sets;
+    PlanScore won;
+    std::vector<UnlaunchableFix> dropped;
+};
+SearchedPlan searched_plan(const SearchJob& sj, const Calibration& cal, const std::string& source);
+// What both write of it: "SOURCE: the plan is the search's best[ (the job
+// has no parallel section)]: PLAN (lostflops search lists the others)",
+// and for each dropped setting "SOURCE: --best searched without KEY: RULE".
+std::vector<std::string> searched_plan_notes(const SearchedPlan& p, const std::string& source, bool missing);
+
 // The framework that prices `export KIND --best`'s plan, so that the plan
 // exported is the best under the cost of the stack that will run it: torchtitan
 // is fsdp (FSDP2), megatron the job's Megatron stack or else megatron-core;

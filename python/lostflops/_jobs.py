@@ -11,6 +11,16 @@ from typing import Any, Dict, Optional, Sequence, Union
 from . import _lostflops
 from ._args import _MAX_SIMULATE, Job, _count, _flag, _job_arg, _job_file, _sizes, _strings
 
+def _noted(result):
+    """The text of a (text, notes) pair; the notes (what the command line
+    writes on stderr: the plan the search chose for a job without one) as
+    warnings."""
+    text, notes = result
+    for n in notes:
+        warnings.warn(f"lostflops: {n['kind']}: {n['setting']}: {n['message']}", stacklevel=3)
+    return text
+
+
 def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
              schedule: str = "closed", advice: Union[bool, str] = "if_cheap", best: bool = False) -> Dict[str, Any]:
     """Estimate one job: the dict ``lostflops estimate [--best] --format json`` prints.
@@ -35,11 +45,8 @@ def estimate(job: Job = None, set: Optional[Sequence[str]] = None, calibration: 
     mode = {False: "none", True: "full", "if_cheap": "if_cheap"}.get(advice) if isinstance(advice, (bool, str)) else None
     if mode is None:
         raise ValueError("advice: expected False, 'if_cheap' or True, got %r" % (advice,))
-    out, notes = _lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule, mode,
-                                     _flag("best", best))
-    for n in notes:
-        warnings.warn(f"lostflops: {n['kind']}: {n['setting']}: {n['message']}", stacklevel=2)
-    return json.loads(out)
+    return json.loads(_noted(_lostflops.estimate(text, is_text, _strings("set", set), calibration or "", schedule,
+                                                 mode, _flag("best", best))))
 
 
 def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[Sequence[str]] = None,
@@ -74,14 +81,14 @@ def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[S
 
 def explain(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None) -> Dict[str, Any]:
     """The MFU waterfall and the three biggest levers: ``lostflops explain --format json``."""
-    return json.loads(_lostflops.explain(_job_file(job), _strings("set", set), calibration or ""))
+    return json.loads(_noted(_lostflops.explain(_job_file(job), _strings("set", set), calibration or "")))
 
 
 def report(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
            gpus: Optional[Sequence[int]] = None) -> str:
     """The self-contained HTML report ``lostflops report -o FILE`` writes, as text
     (gpus: ``--gpus``, the scaling curve's GPU counts)."""
-    return _lostflops.report(_job_file(job), _strings("set", set), calibration or "", _sizes(gpus))
+    return _noted(_lostflops.report(_job_file(job), _strings("set", set), calibration or "", _sizes(gpus)))
 
 
 def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
@@ -93,7 +100,8 @@ def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: O
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
         raise ValueError("seed: expected an integer from 0 to 2^64 - 1, got %r" % (seed,))
     text, is_text = _job_arg(job)
-    return json.loads(_lostflops.goodput(text, is_text, _strings("set", set), calibration or "", simulate, seed))
+    return json.loads(_noted(_lostflops.goodput(text, is_text, _strings("set", set), calibration or "", simulate,
+                                                seed)))
 
 
 def validate(table: Union[str, "os.PathLike[str]"], calibration: Optional[str] = None,

@@ -98,19 +98,11 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
     const SearchJob sj = job_path.empty() ? default_search_job(overrides) : load_search_job(job_path, overrides);
     check_model_keys(sj.job);  // --strict refuses an unmodelled key before the search, not after it
     const std::string source = job_path.empty() ? "data/jobs/default.yaml (built in)" : job_path;
-    std::vector<UnlaunchableFix> dropped;
-    const Job won = best_launchable_plan(sj, load_calibration_for(calibration_path), std::nullopt, source, &dropped);
-    note_dropped_fixes(source, dropped);
-    PlanScore s;
-    s.plan = won.plan;
-    s.micro_batch = won.training.micro_batch;
-    std::fprintf(stderr, "lostflops: note: %s: the plan is the search's best%s: %s (lostflops search lists the others)\n",
-                 terminal_text(source).c_str(), missing ? " (the job has no parallel section)" : "", plan_words(s).c_str());
+    const SearchedPlan won = searched_plan(sj, load_calibration_for(calibration_path), source);
+    for (const std::string& note : searched_plan_notes(won, source, missing))
+        std::fprintf(stderr, "lostflops: note: %s\n", terminal_text(note).c_str());
     std::vector<std::string> out = overrides;
-    for (const std::string& set : plan_set_arguments(sj.job, s)) out.push_back(set);
-    for (const UnlaunchableFix& u : dropped)
-        if (u.key == "parallel.pipeline_schedule" && standard_mapping(s.plan))
-            out.push_back(u.key + "=null");  // the 1F1B family, as searched (a DualPipeV winner names its own)
+    out.insert(out.end(), won.sets.begin(), won.sets.end());
     return out;
 }
 

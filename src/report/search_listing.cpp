@@ -116,6 +116,27 @@ bool is_missing_plan(const InputError& e) {
     return e.key() == "parallel" && e.message().rfind("missing section", 0) == 0;
 }
 
+SearchedPlan searched_plan(const SearchJob& sj, const Calibration& cal, const std::string& source) {
+    SearchedPlan out;
+    const Job won = best_launchable_plan(sj, cal, std::nullopt, source, &out.dropped);
+    out.won.plan = won.plan;
+    out.won.micro_batch = won.training.micro_batch;
+    out.sets = plan_set_arguments(sj.job, out.won);
+    for (const UnlaunchableFix& u : out.dropped)
+        if (u.key == "parallel.pipeline_schedule" && standard_mapping(out.won.plan))
+            out.sets.push_back(u.key + "=null");  // the 1F1B family, as searched (a DualPipeV winner names its own)
+    return out;
+}
+
+std::vector<std::string> searched_plan_notes(const SearchedPlan& p, const std::string& source, bool missing) {
+    std::vector<std::string> notes;
+    for (const UnlaunchableFix& u : p.dropped)
+        notes.push_back(source + ": --best searched without " + u.key + ": " + u.rule);
+    notes.push_back(source + ": the plan is the search's best" + (missing ? " (the job has no parallel section)" : "") +
+                    ": " + plan_words(p.won) + " (lostflops search lists the others)");
+    return notes;
+}
+
 Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optional<LaunchStack> target,
                          const std::string& source, std::vector<UnlaunchableFix>* dropped, const PlanTaker& takes,
                          std::string* taken_note) {

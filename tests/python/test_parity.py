@@ -111,6 +111,13 @@ class Parity(unittest.TestCase):
             for n in names:
                 f.write(rows[n] + "\n")
                 shutil.copy(src("data/published/runs/%s.json" % n), os.path.join(cls.tmp, "runs"))
+        # A job without a parallel section: every command on a job searches its plan.
+        cls.noplan = os.path.join(cls.tmp, "noplan.json")
+        with open(RUN, encoding="utf-8") as f:
+            noplan = json.load(f)
+        del noplan["parallel"]
+        with open(cls.noplan, "w", encoding="utf-8") as f:
+            json.dump(noplan, f)
         cls.megatron_args = os.path.join(cls.tmp, "megatron.sh")
         with open(cls.megatron_args, "w", encoding="utf-8") as f:
             f.write(lostflops.export_megatron(RUN))
@@ -147,11 +154,16 @@ class Parity(unittest.TestCase):
                 (["search", SMALL, "--gpus", "8,16", "--fix", "tp=2", "--format", "json"],
                  lambda: lostflops.search(SMALL, gpus=[8, 16], fix=["tp=2"]), "json"),
             ],
-            "explain": [(["explain", RUN, "--format", "json"], lambda: lostflops.explain(RUN), "json")],
-            "report": [(["report", RUN, "-o", report_html], lambda: lostflops.report(RUN), ("file", report_html))],
+            "explain": [(["explain", RUN, "--format", "json"], lambda: lostflops.explain(RUN), "json"),
+                        (["explain", t.noplan, "--format", "json"], lambda: lostflops.explain(t.noplan), "json")],
+            "report": [(["report", RUN, "-o", report_html], lambda: lostflops.report(RUN), ("file", report_html)),
+                       (["report", t.noplan, "-o", report_html], lambda: lostflops.report(t.noplan),
+                        ("file", report_html))],
             "goodput": [
                 (["goodput", RUN, "--set", TOKENS, "--simulate", "50", "--seed", "7", "--format", "json"],
                  lambda: lostflops.goodput(RUN, set=[TOKENS], simulate=50, seed=7), "json"),
+                (["goodput", t.noplan, "--set", TOKENS, "--format", "json"],
+                 lambda: lostflops.goodput(t.noplan, set=[TOKENS]), "json"),
             ],
             "validate": [
                 (["validate", t.table, "--fit-on", t.table, "--format", "json"],
