@@ -39,21 +39,21 @@ JobSource job_source(const std::optional<std::string>& path, const std::vector<s
 
 // The search's plan of a job without a parallel section as --set arguments
 // after the given ones (JobSource::plan, which a lever's `set` repeats);
-// none for a job with a plan.
+// none for a job with a plan, but under `best` (--best).
 std::vector<std::string> plan_sets(const std::optional<std::string>& job, const std::vector<std::string>& set,
-                                   const Calibration& cal, py::list& notes) {
-    const std::vector<std::string> all = planned_set(job, false, set, cal, false, notes);
+                                   const Calibration& cal, bool best, py::list& notes) {
+    const std::vector<std::string> all = planned_set(job, false, set, cal, best, notes);
     return {all.begin() + static_cast<std::ptrdiff_t>(set.size()), all.end()};
 }
 
 // Each returns (text, notes): a job without a parallel section is searched
 // as the command line searches it (bindings.h planned_set), said in the notes.
 py::tuple explain_text(const std::optional<std::string>& job, const std::vector<std::string>& set,
-                       const std::string& calibration) {
+                       const std::string& calibration, bool best) {
     const Calibration cal = calibration_from(calibration);
     py::list notes;
     JobSource src = job_source(job, set);
-    src.plan = plan_sets(job, set, cal, notes);
+    src.plan = plan_sets(job, set, cal, best, notes);
     const std::string out = [&] {
         py::gil_scoped_release release;
         return explain_json(explain(src, cal)).dump(2);
@@ -62,11 +62,11 @@ py::tuple explain_text(const std::optional<std::string>& job, const std::vector<
 }
 
 py::tuple report_text(const std::optional<std::string>& job, const std::vector<std::string>& set,
-                      const std::string& calibration, const std::vector<int>& gpus) {
+                      const std::string& calibration, const std::vector<int>& gpus, bool best) {
     const Calibration cal = calibration_from(calibration);
     py::list notes;
     JobSource src = job_source(job, set);
-    src.plan = plan_sets(job, set, cal, notes);
+    src.plan = plan_sets(job, set, cal, best, notes);
     const std::string out = [&] {
         py::gil_scoped_release release;
         return html_report(src, cal, gpus);
@@ -75,12 +75,12 @@ py::tuple report_text(const std::optional<std::string>& job, const std::vector<s
 }
 
 py::tuple goodput_text(const std::optional<std::string>& job, bool is_text, const std::vector<std::string>& set,
-                       const std::string& calibration, int samples, uint64_t seed) {
+                       const std::string& calibration, int samples, uint64_t seed, bool best) {
     if (samples < 0 || samples > 10'000'000)
         throw InputError("simulate", "", fmt::format("{}: expected 0 to 10000000 runs", samples));
     const Calibration cal = calibration_from(calibration);
     py::list notes;
-    const Job j = job_from(job, is_text, planned_set(job, is_text, set, cal, false, notes));
+    const Job j = job_from(job, is_text, planned_set(job, is_text, set, cal, best, notes));
     const std::string out = [&] {
         py::gil_scoped_release release;
         return goodput_json(j, goodput(j, cal, samples, seed));
@@ -143,10 +143,11 @@ std::string calibrate_nccl_text(const std::vector<std::string>& files, const std
 }  // namespace
 
 void add_command_bindings(py::module_& m) {
-    m.def("explain", &explain_text, py::arg("job"), py::arg("set"), py::arg("calibration"));
-    m.def("report", &report_text, py::arg("job"), py::arg("set"), py::arg("calibration"), py::arg("gpus"));
+    m.def("explain", &explain_text, py::arg("job"), py::arg("set"), py::arg("calibration"), py::arg("best"));
+    m.def("report", &report_text, py::arg("job"), py::arg("set"), py::arg("calibration"), py::arg("gpus"),
+          py::arg("best"));
     m.def("goodput", &goodput_text, py::arg("job"), py::arg("is_text"), py::arg("set"), py::arg("calibration"),
-          py::arg("samples"), py::arg("seed"));
+          py::arg("samples"), py::arg("seed"), py::arg("best"));
     m.def("validate", &validate_text, py::arg("table"), py::arg("calibration"), py::arg("fit_on"));
     m.def("catalog", [](const std::string& kind) { return catalog_list(kind, true); }, py::arg("kind"));
     m.def("catalog_kinds", [] {

@@ -79,20 +79,24 @@ def search(job: Job = None, set: Optional[Sequence[str]] = None, fix: Optional[S
                                         float(gpu_hour_price or 0)))
 
 
-def explain(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None) -> Dict[str, Any]:
-    """The MFU waterfall and the three biggest levers: ``lostflops explain --format json``."""
-    return json.loads(_noted(_lostflops.explain(_job_file(job), _strings("set", set), calibration or "")))
+def explain(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
+            best: bool = False) -> Dict[str, Any]:
+    """The MFU waterfall and the three biggest levers: ``lostflops explain [--best] --format json``
+    (best: of the search's best plan, as estimate)."""
+    return json.loads(_noted(_lostflops.explain(_job_file(job), _strings("set", set), calibration or "",
+                                                _flag("best", best))))
 
 
 def report(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
-           gpus: Optional[Sequence[int]] = None) -> str:
+           gpus: Optional[Sequence[int]] = None, best: bool = False) -> str:
     """The self-contained HTML report ``lostflops report -o FILE`` writes, as text
     (gpus: ``--gpus``, the scaling curve's GPU counts)."""
-    return _noted(_lostflops.report(_job_file(job), _strings("set", set), calibration or "", _sizes(gpus)))
+    return _noted(_lostflops.report(_job_file(job), _strings("set", set), calibration or "", _sizes(gpus),
+                                    _flag("best", best)))
 
 
 def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
-            simulate: int = 0, seed: int = 0) -> Dict[str, Any]:
+            simulate: int = 0, seed: int = 0, best: bool = False) -> Dict[str, Any]:
     """The whole run (failures, checkpoints, restarts, data stalls, time to
     train, GPU-hours, cost, energy): ``lostflops goodput --format json
     [--simulate N --seed S]``. Needs ``training.train_tokens``."""
@@ -101,7 +105,7 @@ def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: O
         raise ValueError("seed: expected an integer from 0 to 2^64 - 1, got %r" % (seed,))
     text, is_text = _job_arg(job)
     return json.loads(_noted(_lostflops.goodput(text, is_text, _strings("set", set), calibration or "", simulate,
-                                                seed)))
+                                                seed, _flag("best", best))))
 
 
 def validate(table: Union[str, "os.PathLike[str]"], calibration: Optional[str] = None,
