@@ -27,6 +27,7 @@
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
 #include "interop/maxtext_export.h"
+#include "lostflops/export_search.h"
 #include "lostflops/interop.h"
 #include "lostflops/job.h"
 #include "lostflops/report.h"
@@ -75,6 +76,15 @@ Calibration calibration_from(const std::string& path) {
     return path.empty() ? default_calibration() : load_calibration(path);
 }
 
+// A note of a searched plan as the module's warnings carry it: kind "note".
+void append_note(py::list& notes, const PlanNote& note) {
+    py::dict d;
+    d["kind"] = "note";
+    d["setting"] = note.setting;
+    d["message"] = note.text;
+    notes.append(d);
+}
+
 std::vector<std::string> planned_set(const std::optional<std::string>& job, bool is_text,
                                      const std::vector<std::string>& set, const Calibration& cal, bool best,
                                      py::list& notes) {
@@ -94,13 +104,7 @@ std::vector<std::string> planned_set(const std::optional<std::string>& job, bool
         py::gil_scoped_release release;
         return searched_plan(sj, cal, source);
     }();
-    for (const std::string& note : searched_plan_notes(won, source, missing)) {
-        py::dict d;
-        d["kind"] = "note";
-        d["setting"] = "parallel";
-        d["message"] = note;
-        notes.append(d);
-    }
+    for (const PlanNote& note : searched_plan_notes(won, source, missing)) append_note(notes, note);
     std::vector<std::string> out = set;
     out.insert(out.end(), won.sets.begin(), won.sets.end());
     return out;
@@ -331,45 +335,49 @@ PYBIND11_MODULE(_lostflops, m) {
                                                                       : nullptr;
         if (run == nullptr)
             throw InputError("framework", "", "expected megatron, torchtitan or maxtext, got '" + framework + "'");
-        std::optional<ImportNote> searched;
+        const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
+        py::list notes;
         if (!best) {
+            std::optional<Job> own;
             try {
-                const ExportResult r = run(job_from(job, is_text, set));
-                return py::make_tuple(r.text, notes_list(r.notes));
+                own = job_from(job, is_text, set);
             } catch (const InputError& e) {
                 if (!is_missing_plan(e)) throw;
             }
+            if (own) {
+                // The job's own plan, exported as it is; one that does not fit is said, as on the command line.
+                const ExportResult r = run(*own);
+                py::list out = notes_list(r.notes);
+                const Estimate e = [&] {
+                    py::gil_scoped_release release;
+                    return estimate(*own, calibration_from(calibration));
+                }();
+                if (!e.memory.fits) {
+                    py::dict d;
+                    d["kind"] = "warning";
+                    d["setting"] = "memory";
+                    d["message"] = "the plan exported " + memory_verdict(*own, e.memory) +
+                                   " (estimate gives the changes that would make it fit; best=True exports the best "
+                                   "plan that fits)";
+                    out.append(d);
+                }
+                return py::make_tuple(r.text, out);
+            }
             // As the command line (src/cli/cmd_export.cpp job_to_export).
-            searched = ImportNote{NoteKind::assumed, "parallel",
-                                  "the job has no parallel section: export " + framework +
-                                      " exports the best plan of the search among those " + framework +
-                                      " can launch, as best=True does"};
-        }
-        // --best: torchtitan searches the plans torchtitan launches; the others the job's own stack.
-        const std::optional<LaunchStack> target =
-            framework == "torchtitan" ? std::optional(LaunchStack::torchtitan) : std::nullopt;
-        // Priced under the stack that runs it (export_framework), said in the notes.
-        SearchJob sj = search_job_from(job, is_text, set);
-        std::optional<ImportNote> priced;
-        if (const auto fw = export_framework(framework, sj.job.training.framework)) {
-            priced = ImportNote{NoteKind::assumed, "training.framework",
-                                std::string("plans searched and priced under ") + to_string(*fw) + " (the job says " +
-                                    to_string(sj.job.training.framework) + ")"};
-            std::vector<std::string> more = set;
-            more.push_back(std::string("training.framework=") + to_string(*fw));
-            sj = search_job_from(job, is_text, more);
+            append_note(notes, {"parallel", source + ": the job has no parallel section: export " + framework +
+                                                " exports the best plan of the search among those " + framework +
+                                                " can launch, as best=True does"});
         }
         const Calibration cal = calibration_from(calibration);
-        const std::string source = !job ? "data/jobs/default.yaml (built in)" : is_text ? "<dict>" : *job;
-        ExportResult r = [&] {
+        const SearchJobLoader load = [&](const std::vector<std::string>& o) { return search_job_from(job, is_text, o); };
+        const ExportSearch won = [&] {
             py::gil_scoped_release release;
-            // maxtext: the first plan of the ranking export maxtext can write (as the command line).
-            return run(best_launchable_plan(sj, cal, target, source, nullptr,
-                                            framework == "maxtext" ? maxtext_plan_taker() : PlanTaker{}));
+            return export_search(framework, load, set, cal, source);
         }();
-        if (priced) r.notes.insert(r.notes.begin(), *priced);
-        if (searched) r.notes.insert(r.notes.begin(), *searched);
-        return py::make_tuple(r.text, notes_list(r.notes));
+        for (const PlanNote& n : won.notes) append_note(notes, n);
+        const ExportResult r = run(won.job);
+        for (const py::handle n : notes_list(r.notes)) notes.append(n);
+        return py::make_tuple(r.text, notes);
     });
     add_command_bindings(m);
 }

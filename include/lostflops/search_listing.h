@@ -101,6 +101,9 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
 // (job/job_sections.cpp): estimate, explain, report, goodput and export
 // search such a job's plan as --best does, on the command line and in Python.
 bool is_missing_plan(const InputError& e);
+// "SOURCE: --best searched without KEY: RULE": a setting of the job the
+// stack the search launches cannot run (best_launchable_plan's `dropped`).
+std::string dropped_setting_note(const std::string& source, const UnlaunchableFix& u);
 
 // A job whose plan the search sets (--best, or a job without a `parallel:`
 // section): the search's best plan among those the job's own stack
@@ -115,10 +118,18 @@ struct SearchedPlan {
     std::vector<UnlaunchableFix> dropped;
 };
 SearchedPlan searched_plan(const SearchJob& sj, const Calibration& cal, const std::string& source);
-// What both write of it: "SOURCE: the plan is the search's best[ (the job
-// has no parallel section)]: PLAN (lostflops search lists the others)",
-// and for each dropped setting "SOURCE: --best searched without KEY: RULE".
-std::vector<std::string> searched_plan_notes(const SearchedPlan& p, const std::string& source, bool missing);
+// A note of a searched plan: the command line writes "lostflops: note: TEXT"
+// to standard error, the Python module a warning (kind "note", the setting,
+// the text).
+struct PlanNote {
+    std::string setting;  // what it is about: "parallel", a dropped setting's key, "training.framework"
+    std::string text;     // "SOURCE: ..."
+};
+// What both write of a searched plan, in this order: for each dropped
+// setting "SOURCE: --best searched without KEY: RULE" (setting KEY), then
+// "SOURCE: the plan is the search's best[ (the job has no parallel
+// section)]: PLAN (lostflops search lists the others)" (setting parallel).
+std::vector<PlanNote> searched_plan_notes(const SearchedPlan& p, const std::string& source, bool missing);
 
 // The framework that prices `export KIND --best`'s plan, so that the plan
 // exported is the best under the cost of the stack that will run it: torchtitan

@@ -90,7 +90,8 @@ def explain(job: Job = None, set: Optional[Sequence[str]] = None, calibration: O
 def report(job: Job = None, set: Optional[Sequence[str]] = None, calibration: Optional[str] = None,
            gpus: Optional[Sequence[int]] = None, best: bool = False) -> str:
     """The self-contained HTML report ``lostflops report -o FILE`` writes, as text
-    (gpus: ``--gpus``, the scaling curve's GPU counts)."""
+    (gpus: ``--gpus``, the scaling curve's GPU counts; best: ``--best``, of the
+    search's best plan, as estimate)."""
     return _noted(_lostflops.report(_job_file(job), _strings("set", set), calibration or "", _sizes(gpus),
                                     _flag("best", best)))
 
@@ -99,7 +100,8 @@ def goodput(job: Job = None, set: Optional[Sequence[str]] = None, calibration: O
             simulate: int = 0, seed: int = 0, best: bool = False) -> Dict[str, Any]:
     """The whole run (failures, checkpoints, restarts, data stalls, time to
     train, GPU-hours, cost, energy): ``lostflops goodput --format json
-    [--simulate N --seed S]``. Needs ``training.train_tokens``."""
+    [--simulate N --seed S] [--best]`` (best: of the search's best plan, as
+    estimate). Needs ``training.train_tokens``."""
     _count("simulate", simulate, 0, _MAX_SIMULATE)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
         raise ValueError("seed: expected an integer from 0 to 2^64 - 1, got %r" % (seed,))

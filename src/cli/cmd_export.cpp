@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "lostflops/error.h"
 #include "interop/maxtext_export.h"
-#include "interop/torchtitan_flavors.h"
+#include "lostflops/export_search.h"
 #include "lostflops/interop.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
@@ -29,16 +29,11 @@ struct ExportArgs {
 };
 
 // --best: the search's best plan among those the target framework can launch
-// (lostflops/framework_rules.h: its schedules, ZeRO stages, stage splits,
-// head and expert splits), by the search's own order. `megatron` launches in
-// the job's Megatron stack (legacy or Megatron-Core), `torchtitan` in torchtitan.
-// The plan is searched and priced under the stack that will run it
-// (export_framework: torchtitan under fsdp, megatron under a Megatron stack),
-// said on stderr when that is not the job's own framework.
-// A job without a parallel section is searched as under --best, as
+// (lostflops/export_search.h, the same as Python's export_*), with its notes
+// on stderr. A job without a parallel section is searched as under --best, as
 // estimate, explain, report and goodput do (commands.h overrides_with_plan);
 // `searched` says so.
-Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const std::string& kind, bool& searched) {
+Job job_to_export(const ExportArgs& a, const std::string& kind, bool& searched) {
     searched = a.best;
     if (!a.best) {
         try {
@@ -51,57 +46,19 @@ Job job_to_export(const ExportArgs& a, std::optional<LaunchStack> target, const 
                              "of the search among those %s can launch, as --best does\n",
                      terminal_text(a.job_path).c_str(), kind.c_str(), kind.c_str());
     }
-    std::vector<std::string> o = a.overrides;
-    const auto load = [&] { return a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o); };
-    SearchJob sj = load();
-    if (const auto fw = export_framework(kind, sj.job.training.framework)) {
-        std::fprintf(stderr, "lostflops: note: export %s --best: plans searched and priced under training.framework %s "
-                             "(the job says %s)\n",
-                     kind.c_str(), to_string(*fw), to_string(sj.job.training.framework));
-        o.push_back(std::string("training.framework=") + to_string(*fw));
-        sj = load();
-    }
+    const SearchJobLoader load = [&](const std::vector<std::string>& o) {
+        SearchJob sj = a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o);
+        check_model_keys(sj.job);  // said once (and refused under --strict) before the search
+        return sj;
+    };
     const std::string source = a.job_path.empty() ? "data/jobs/default.yaml (built in)" : a.job_path;
-    // A model torchtitan trains but for a flavour's difference (the DeepSeek-V3
-    // example's MTP module): searched, priced and exported as torchtitan's
-    // flavour, said on stderr; a stage layout that places the dropped module
-    // goes with it.
-    if (target == LaunchStack::torchtitan)
-        if (const auto sets = interop::flavor_near_miss_sets(sj.job.model); !sets.empty()) {
-            std::fprintf(stderr, "lostflops: note: %s: export torchtitan --best: %s; searched and priced so (--set %s)\n",
-                         terminal_text(source).c_str(), terminal_text(*interop::flavor_near_miss(sj.job.model)).c_str(),
-                         terminal_text(sets.front()).c_str());
-            for (const std::string& set : sets) o.push_back(set);
-            if (sj.job.plan.layout) o.push_back("parallel.pipeline_layout=null");
-            sj = load();
-        }
-    // torchtitan's optimizer is torch's AdamW with fp32 state (the export
-    // writes it so): the plans are priced with it.
-    if (target == LaunchStack::torchtitan && sj.job.training.optimizer != Optimizer::adam) {
-        std::fprintf(stderr, "lostflops: note: %s: export torchtitan --best: training.optimizer %s is torch's AdamW "
-                             "(fp32 state) in torchtitan; searched and priced so (--set training.optimizer=adam)\n",
-                     terminal_text(source).c_str(), to_string(sj.job.training.optimizer));
-        o.push_back("training.optimizer=adam");
-        sj = load();
-    }
-    check_model_keys(sj.job);
-    std::vector<UnlaunchableFix> dropped;
-    // MaxText has no launch rules here (framework_rules.h): the plans are the
-    // job's own stack's, and the first that export maxtext can write wins (a
-    // mesh whose stages x repeats divide the layers, ...).
-    const PlanTaker takes = kind == "maxtext" ? maxtext_plan_taker() : PlanTaker{};
-    std::string taken;
-    Job won =
-        best_launchable_plan(sj, load_calibration_for(a.calibration_path), target, source, &dropped, takes, &taken);
-    note_dropped_fixes(source, dropped);
-    if (!taken.empty())
-        std::fprintf(stderr, "lostflops: note: %s: %s\n", terminal_text(source).c_str(), terminal_text(taken).c_str());
-    return won;
+    ExportSearch won = export_search(kind, load, a.overrides, load_calibration_for(a.calibration_path), source);
+    for (const PlanNote& n : won.notes)
+        std::fprintf(stderr, "lostflops: note: %s\n", terminal_text(n.text).c_str());
+    return std::move(won.job);
 }
 
-// target: the stack --best searches for; none: the job's own (training.framework).
-void add_export_kind(CLI::App* parent, const char* kind, const char* what, ExportResult (*run)(const Job&),
-                     std::optional<LaunchStack> target) {
+void add_export_kind(CLI::App* parent, const char* kind, const char* what, ExportResult (*run)(const Job&)) {
     auto a = std::make_shared<ExportArgs>();
     auto* cmd = parent->add_subcommand(kind, what);
     cmd->add_option("job", a->job_path, "job file (- for standard input); the built-in default job when absent")
@@ -111,9 +68,9 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
     cmd->add_flag("--best", a->best, "export the best plan of `lostflops search` for the job instead of its own plan");
     cmd->add_option("--calibration", a->calibration_path,
                     "calibration profile for --best and the fit check (default: built in)")->check(file_name());
-    cmd->callback([a, run, target, kind = std::string(kind)] {
+    cmd->callback([a, run, kind = std::string(kind)] {
         bool searched = false;
-        const Job job = job_to_export(*a, target, kind, searched);
+        const Job job = job_to_export(*a, kind, searched);
         // The job's own plan is exported as it is: one that does not fit is said
         // (estimate's verdict, under --calibration and --headroom; --best finds one that fits).
         if (!searched)
@@ -137,10 +94,10 @@ void add_export_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("export", "a job's plan as another framework's launch settings");
     cmd->require_subcommand(1);
     add_export_kind(cmd, "megatron", "Megatron-LM / Megatron-Core launch command (torchrun, one flag per line)",
-                    export_megatron, std::nullopt);
-    add_export_kind(cmd, "torchtitan", "torchtitan job config (TOML)", export_torchtitan, LaunchStack::torchtitan);
+                    export_megatron);
+    add_export_kind(cmd, "torchtitan", "torchtitan job config (TOML)", export_torchtitan);
     // --best: the search over mesh shapes of a TPU job, in ICI x DCN axes (docs/tpu.md).
-    add_export_kind(cmd, "maxtext", "MaxText config keys: the ici_*/dcn_* mesh, batch, remat", export_maxtext, std::nullopt);
+    add_export_kind(cmd, "maxtext", "MaxText config keys: the ici_*/dcn_* mesh, batch, remat", export_maxtext);
 }
 
 }  // namespace lostflops::cli

@@ -50,9 +50,6 @@ Job load_job_for(const JobOptions& opts);
 // overrides as given.
 std::vector<std::string> overrides_with_plan(const std::string& job_path, const std::vector<std::string>& overrides,
                                              const std::string& calibration_path, bool best);
-// A note on stderr for each of the job's settings --best searched without
-// (best_launchable_plan's `dropped`: the stack cannot run them).
-void note_dropped_fixes(const std::string& source, const std::vector<UnlaunchableFix>& dropped);
 // "--best": the flag and its help, the same in every command that has it.
 void add_best_flag(CLI::App* cmd, bool& best);
 // --strict (a global flag, main.cpp): a model key that changes the cost but is

@@ -99,17 +99,11 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
     check_model_keys(sj.job);  // --strict refuses an unmodelled key before the search, not after it
     const std::string source = job_path.empty() ? "data/jobs/default.yaml (built in)" : job_path;
     const SearchedPlan won = searched_plan(sj, load_calibration_for(calibration_path), source);
-    for (const std::string& note : searched_plan_notes(won, source, missing))
-        std::fprintf(stderr, "lostflops: note: %s\n", terminal_text(note).c_str());
+    for (const PlanNote& note : searched_plan_notes(won, source, missing))
+        std::fprintf(stderr, "lostflops: note: %s\n", terminal_text(note.text).c_str());
     std::vector<std::string> out = overrides;
     out.insert(out.end(), won.sets.begin(), won.sets.end());
     return out;
-}
-
-void note_dropped_fixes(const std::string& source, const std::vector<UnlaunchableFix>& dropped) {
-    for (const UnlaunchableFix& u : dropped)
-        std::fprintf(stderr, "lostflops: note: %s: --best searched without %s: %s\n", terminal_text(source).c_str(),
-                     u.key.c_str(), terminal_text(u.rule).c_str());
 }
 
 bool g_strict = false;

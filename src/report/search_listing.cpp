@@ -112,6 +112,10 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
     return {};
 }
 
+std::string dropped_setting_note(const std::string& source, const UnlaunchableFix& u) {
+    return source + ": --best searched without " + u.key + ": " + u.rule;
+}
+
 bool is_missing_plan(const InputError& e) {
     return e.key() == "parallel" && e.message().rfind("missing section", 0) == 0;
 }
@@ -128,12 +132,12 @@ SearchedPlan searched_plan(const SearchJob& sj, const Calibration& cal, const st
     return out;
 }
 
-std::vector<std::string> searched_plan_notes(const SearchedPlan& p, const std::string& source, bool missing) {
-    std::vector<std::string> notes;
-    for (const UnlaunchableFix& u : p.dropped)
-        notes.push_back(source + ": --best searched without " + u.key + ": " + u.rule);
-    notes.push_back(source + ": the plan is the search's best" + (missing ? " (the job has no parallel section)" : "") +
-                    ": " + plan_words(p.won) + " (lostflops search lists the others)");
+std::vector<PlanNote> searched_plan_notes(const SearchedPlan& p, const std::string& source, bool missing) {
+    std::vector<PlanNote> notes;
+    for (const UnlaunchableFix& u : p.dropped) notes.push_back({u.key, dropped_setting_note(source, u)});
+    notes.push_back({"parallel", source + ": the plan is the search's best" +
+                                     (missing ? " (the job has no parallel section)" : "") + ": " +
+                                     plan_words(p.won) + " (lostflops search lists the others)"});
     return notes;
 }
 

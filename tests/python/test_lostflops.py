@@ -244,7 +244,7 @@ class ImportExport(unittest.TestCase):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             lostflops.export_torchtitan(run, set=["parallel=null", "training.framework=megatron-core"], best=True)
-        self.assertTrue(any("priced under fsdp" in str(w.message) for w in caught), [str(w.message) for w in caught])
+        self.assertTrue(any("priced under training.framework fsdp" in str(w.message) for w in caught), [str(w.message) for w in caught])
 
     def test_bad_flags_raise_with_the_flag_named(self):
         with self.assertRaises(lostflops.LostflopsError) as ctx:

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import warnings
 
 import lostflops
 
@@ -80,6 +81,7 @@ def read(path):
 RUN = src("data/published/runs/megatron24-h100-gpt-70b.json")
 SMALL = src("tests/data/trace/job-gpt3-125m-16xa100.yaml")
 TPU = src("tests/data/tpu/llama2-7b-v5e-256.yaml")
+DSV3 = src("examples/deepseek-v3-2048xh800-goodput.yaml")
 NCCL = src("tests/data/calibrate/all_reduce_h100_8gpu_new.txt")
 TOKENS = "training.train_tokens=1e11"
 
@@ -160,6 +162,8 @@ class Parity(unittest.TestCase):
                          "json")],
             "report": [(["report", RUN, "-o", report_html], lambda: lostflops.report(RUN), ("file", report_html)),
                        (["report", t.noplan, "-o", report_html], lambda: lostflops.report(t.noplan),
+                        ("file", report_html)),
+                       (["report", RUN, "--best", "-o", report_html], lambda: lostflops.report(RUN, best=True),
                         ("file", report_html))],
             "goodput": [
                 (["goodput", RUN, "--set", TOKENS, "--simulate", "50", "--seed", "7", "--format", "json"],
@@ -206,6 +210,8 @@ class Parity(unittest.TestCase):
             "export megatron": [
                 (["export", "megatron", RUN], lambda: lostflops.export_megatron(RUN), "text"),
                 (["export", "megatron", SMALL, "--best"], lambda: lostflops.export_megatron(SMALL, best=True), "text"),
+                # A job without a plan is searched, as --best.
+                (["export", "megatron", t.noplan], lambda: lostflops.export_megatron(t.noplan), "text"),
             ],
             "export torchtitan": [
                 (["export", "torchtitan", src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json")],
@@ -215,6 +221,8 @@ class Parity(unittest.TestCase):
                   "--best"],
                  lambda: lostflops.export_torchtitan(
                      src("data/published/runs/torchtitan24-a100-llama3-8b-selective.json"), best=True), "text"),
+                # DeepSeek-V3's MTP module is torchtitan's flavour's near miss: searched and exported as the flavour.
+                (["export", "torchtitan", DSV3, "--best"], lambda: lostflops.export_torchtitan(DSV3, best=True), "text"),
             ],
             "export maxtext": [(["export", "maxtext", TPU], lambda: lostflops.export_maxtext(TPU), "text"),
                                # --best: the first plan of the ranking MaxText takes (pp 2 x vpp 20, not the best's vpp 14)
@@ -260,6 +268,28 @@ class Parity(unittest.TestCase):
             self.assertEqual(sorted(os.path.basename(p) for p in got), names)
             for n in names:
                 self.assertEqual(read(os.path.join(kind[2], n)), read(os.path.join(kind[1], n)), n)
+
+    def test_the_notes_of_the_command_line_arrive_as_warnings(self):
+        """What the command line writes to stderr as notes (the plan a search
+        chose, the settings it changed, a plan that does not fit) arrives as
+        Python warnings; a job given with its plan and best=False has none."""
+        def warned(call):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                call()
+            return [str(x.message) for x in w]
+        self.assertEqual(warned(lambda: lostflops.estimate(RUN)), [])
+        self.assertEqual(warned(lambda: lostflops.export_megatron(RUN)), [])
+        for call in (lambda: lostflops.estimate(RUN, best=True), lambda: lostflops.explain(RUN, best=True),
+                     lambda: lostflops.report(RUN, best=True), lambda: lostflops.goodput(RUN, set=[TOKENS], best=True)):
+            got = warned(call)
+            self.assertTrue(any(m.startswith("lostflops: note: parallel: ") and "the search's best" in m
+                                for m in got), got)
+        got = warned(lambda: lostflops.export_torchtitan(DSV3, best=True))
+        self.assertTrue(any(m.startswith("lostflops: note: model: ") and "but for" in m for m in got), got)
+        self.assertTrue(any(m.startswith("lostflops: note: training.framework: ") for m in got), got)
+        got = warned(lambda: lostflops.export_megatron(src("examples/gpt3-175b-8xa100.yaml")))
+        self.assertTrue(any(m.startswith("lostflops: warning: memory: the plan exported ") for m in got), got)
 
     def test_the_answers_carry_what_issue_26_names(self):
         """estimate has the whole run under "run"; search by time-to-train
