@@ -43,6 +43,14 @@ struct HostSpeedRange {
 };
 // The calibration with every host cost above times `factor` (> 0).
 Calibration with_host_speed(const Calibration& cal, double factor);
+// The same with each thread's costs times its own factor (> 0): the Python
+// thread's (host_op_us, hf_host_op_us, hf_optimizer_tensor_us,
+// hf_zero_grad_tensor_us) times `python`, the autograd engine's
+// (host_bwd_op_us, hf_host_bwd_op_us) times `autograd`; the expert loop,
+// called twice forward and four times backward (workload/host_ops_hf.cpp),
+// times (2 python + 4 autograd) / 6; compiled and graph launches, both
+// passes', times the mean of the two.
+Calibration with_host_speeds(const Calibration& cal, double python, double autograd);
 // The range of a job whose step (`e`, its estimate under `cal` and
 // `schedule`, the pipeline timing the steps at both speeds take too) moves by
 // more than kHostSpeedShownShare at the slower speed (the faster moves it
@@ -72,5 +80,12 @@ double host_scaled_s(const Job& job, const Calibration& cal);
 // under-applied by m / (m + pp - 1)).
 std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s,
                                              double host_speed = 0);
+// The same on a host whose Python thread ran `python_speed` and whose
+// autograd engine ran `autograd_speed` times as slow as the calibration's
+// (one profiled step's: RankReport::step_host_speeds), as
+// with_host_speeds(python_speed + x, autograd_speed + x), x =
+// profiler_host_s / host_scaled_s; either <= 0: both the calibration's.
+std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s,
+                                             double python_speed, double autograd_speed);
 
 }  // namespace lostflops

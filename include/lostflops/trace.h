@@ -136,6 +136,14 @@ struct CollectiveStats {
     double busbw_gbps = 0;    // algbw x the factor above
 };
 
+// The host's speed in one profiled step (RankReport::step_host_speeds):
+// each thread's against the calibration trace's same thread; 0: too few
+// calls measured.
+struct StepHostSpeed {
+    double python = 0;    // the Python thread's operators
+    double autograd = 0;  // the other threads' (the autograd engine's)
+};
+
 struct RankReport {
     int rank = 0;
     std::string source;
@@ -153,6 +161,10 @@ struct RankReport {
     // launch and allocate nothing of their median CPU time's ratio, thread by
     // thread (src/trace/trace_host_speed.cpp).
     double host_speed = 0;
+    // The same step by step (CPU ProfilerSteps in time order), the Python
+    // thread (pid == tid: the forward, the optimizer) and the others (the
+    // autograd engine's: the backward) apart; empty in summaries.
+    std::vector<StepHostSpeed> step_host_speeds;
     // Events of each StackMarker (TraceData::stack_markers; 0 in summaries).
     std::array<uint64_t, kStackMarkers> stack_markers{};
     int64_t kernels = 0;            // GPU events analysed

@@ -66,6 +66,10 @@ struct JobComparison {
     // (add_profiled_prediction): a profiled step's host is that much slower.
     double profiler_host_s = 0;
     double host_speed = 0;  // the traces' host speed (trace_host_speed), 0: not measured
+    // The speeds the profiled column priced step by step, Python thread and
+    // autograd engine apart (trace_step_host_speeds); empty: host_speed for
+    // the whole trace.
+    std::vector<StepHostSpeed> step_host_speeds;
     double predicted_profiled_step_s = 0;
     double predicted_profiled_mfu = 0;  // fraction
     // The settings the profiled column prices beyond the job's, where the
@@ -100,6 +104,12 @@ double profiler_host_s(const std::vector<RankReport>& ranks, double event_us);
 // where measured (RankReport::host_speed); 0 when none is.
 double trace_host_speed(const std::vector<RankReport>& ranks);
 
+// The host's speed step by step: for each CPU ProfilerStep k, the mean over
+// the ranks of their step k's speeds (RankReport::step_host_speeds), thread
+// by thread; empty when some rank has another number of steps or some step
+// a thread without a measurement (the whole trace's speed then stands).
+std::vector<StepHostSpeed> trace_step_host_speeds(const std::vector<RankReport>& ranks);
+
 // Fills the comparison's profiled column from `profiled`, the job's estimate
 // with `host_s` more host time per step on a host `host_speed` times as slow
 // (lostflops/host_speed.h estimate_as_profiled), under the stack the traces
@@ -109,5 +119,13 @@ double trace_host_speed(const std::vector<RankReport>& ranks);
 // measured: the job's stack differed, not its run.
 void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed = 0,
                              const std::vector<std::string>& settings = {});
+// The same from one estimate per profiled step, each at that step's host
+// speeds (`speeds`, as many; lostflops/host_speed.h estimate_as_profiled):
+// the column is their mean, as the measured column is the steps' mean (the
+// step is convex in the host's speed: a slow step's idle is not given back
+// by a fast one's). `profiled` not empty.
+void add_profiled_prediction(JobComparison& c, const std::vector<Estimate>& profiled,
+                             const std::vector<StepHostSpeed>& speeds, double host_s, double host_speed,
+                             const std::vector<std::string>& settings);
 
 }  // namespace lostflops::trace

@@ -160,7 +160,8 @@ inline constexpr uint64_t kMaxTraceJunkItems = 100'000;
 inline constexpr double kMaxEventDurUs = 3600e6;        // one hour
 // The host's speed (RankReport::host_speed): 6 operators, each measured on a
 // thread with at least 20 calls (scripts/host_speed.py --min-calls), at most
-// 100,000 kept per operator and thread (400 kB).
+// 100,000 kept per operator and thread (400 kB, and 800 kB of their start
+// times: the speed step by step).
 inline constexpr int kHostOps = 6;
 inline constexpr size_t kHostOpSamplesMin = 20;
 inline constexpr size_t kHostOpSamplesMax = 100000;
@@ -243,6 +244,9 @@ struct TraceData {
     // Python thread; 1: the others), for the host's own speed
     // (RankReport::host_speed; src/trace/trace_host_speed.cpp).
     std::array<std::vector<float>, 2 * kHostOps> host_op_us;
+    // Their start times (microseconds, the trace's clock), sample by sample:
+    // the speed of each profiled step (RankReport::step_host_speeds).
+    std::array<std::vector<double>, 2 * kHostOps> host_op_ts_us;
     // Events of each StackMarker (lostflops/trace_stack.h).
     std::array<uint64_t, kStackMarkers> stack_markers{};
     std::vector<std::string> warnings;  // named: "truncated: ...", "control-characters: ..."

@@ -255,9 +255,17 @@ int run_trace(const TraceOptions& o) {
         const Job traced = traced_job(o, job, ranks, *cmp, settings);
         // The profiler's own host time, and the host's own speed: the traced step's host ran that much slower.
         const double host_s = trace::profiler_host_s(ranks, cal.profiler_event_us);
-        // The host's speed applies to framework hf only (host_speed.h estimate_as_profiled).
-        const double speed = traced.training.framework == Framework::hf ? trace::trace_host_speed(ranks) : 0.0;
-        if (const auto profiled = estimate_as_profiled(traced, cal, host_s, speed))
+        // The host's speed applies to framework hf only (host_speed.h estimate_as_profiled),
+        // step by step where every step measures it (trace_step_host_speeds).
+        const bool hf = traced.training.framework == Framework::hf;
+        const double speed = hf ? trace::trace_host_speed(ranks) : 0.0;
+        const auto steps = hf ? trace::trace_step_host_speeds(ranks) : std::vector<trace::StepHostSpeed>{};
+        std::vector<Estimate> per_step;
+        for (const auto& s : steps)
+            if (auto e = estimate_as_profiled(traced, cal, host_s, s.python, s.autograd)) per_step.push_back(*e);
+        if (!steps.empty() && per_step.size() == steps.size())
+            trace::add_profiled_prediction(*cmp, per_step, steps, host_s, speed, settings);
+        else if (const auto profiled = estimate_as_profiled(traced, cal, host_s, speed))
             trace::add_profiled_prediction(*cmp, *profiled, host_s, speed, settings);
         else if (!settings.empty())
             trace::add_profiled_prediction(*cmp, estimate(traced, cal), 0.0, 0.0, settings);

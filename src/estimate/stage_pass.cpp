@@ -41,8 +41,12 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
         b += s.embed.bwd;
         out.wgrad_s += s.embed.wgrad_s;
     }
+    // Framework hf without a pipeline binds the host in order (below): the
+    // output layer and loss, the forward's last piece, apart.
+    const bool in_order = job.training.framework == Framework::hf && job.plan.pp == 1;
+    PassTime head;
     if (loss) {
-        f += s.head.fwd;
+        (in_order ? head : f) += s.head.fwd;
         b += s.head.bwd;
         out.wgrad_s += s.head.wgrad_s;
     }
@@ -72,7 +76,7 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
         // Each forward starts at a synchronisation (host_time.cpp): nothing
         // runs ahead into it, its first layer waits for the host
         // (LayerTime::lead_wait_s), and the backward comes after it.
-        PassTime::bind_host_in_order(f, b, lead);
+        PassTime::bind_host_in_order(f, b, lead, &head);
         if (embedding && m > 1) hide_next_embedding(s, m, f, b);
     } else if (job.training.framework == Framework::hf) {
         // Without the check only the step's first micro-batch starts with no
@@ -84,7 +88,8 @@ void finish_pass(const Job& job, const PassSetup& s, bool embedding, bool loss, 
         // the flow shop's deficit with the embedding as its first piece).
         const double first_lead = embedding ? std::max(0.0, s.embed.fwd.cpu_s - s.embed.fwd.gpu_s() + lead) : 0.0;
         PassTime f1 = f, b1 = b;
-        PassTime::bind_host_in_order(f1, b1, first_lead);
+        PassTime::bind_host_in_order(f1, b1, first_lead, &head);
+        f += head;
         PassTime::bind_host_together(b, &f);
         const double extra = f1.total_s() + b1.total_s() - (f.total_s() + b.total_s());
         if (extra > 0) b.host_wait_s += extra / static_cast<double>(m);

@@ -64,17 +64,35 @@ struct PassTime {
     // lead (LayerTime::lead_wait_s): its GPU ends no sooner than
     // g_f + lead_wait_s, the same flow shop with that stretch as the first
     // piece of the forward.
-    static void bind_host_in_order(PassTime& f, PassTime& b, double lead_wait_s = 0) {
+    // `tail`: the forward's last piece (the output layer and loss), bound
+    // after the rest as the backward is after the forward: a GPU-bound head
+    // cannot give back what host-bound layers before it lost,
+    //     end_f = max(end_A + g_H, h_A + h_H),  end_A = max(g_A + lead, h_A),
+    // where bound together they would give max(h_A + h_H, g_A + g_H); the
+    // tail joins `f`.
+    static void bind_host_in_order(PassTime& f, PassTime& b, double lead_wait_s = 0,
+                                   const PassTime* tail = nullptr) {
         const double g_f = f.gpu_s();
         f.bind_host();
         if (f.gpu_s() + f.host_wait_s < g_f + lead_wait_s) f.host_wait_s = g_f + lead_wait_s - f.gpu_s();
+        if (tail != nullptr) {
+            PassTime t = *tail;
+            bind_after(f, t);
+            f += t;
+        }
+        bind_after(f, b);
+    }
+    // `p` issued after a bound `f`'s host work and run after its kernels:
+    // the GPU ends `p` at max(f's end + p's GPU, the host's end through p);
+    // the excess is p's wait, its kernel gaps inside it.
+    static void bind_after(const PassTime& f, PassTime& p) {
         const double f_end = f.gpu_s() + f.host_wait_s;
-        const double host_end = f.cpu_s + b.cpu_s;
-        if (host_end > f_end + b.gpu_s()) {
-            b.host_wait_s = host_end - f_end - (b.gpu_s() - b.overhead_s);
-            b.overhead_s = 0;
+        const double host_end = f.cpu_s + p.cpu_s;
+        if (host_end > f_end + p.gpu_s()) {
+            p.host_wait_s = host_end - f_end - (p.gpu_s() - p.overhead_s);
+            p.overhead_s = 0;
         } else {
-            b.host_wait_s = 0;
+            p.host_wait_s = 0;
         }
     }
     // Inline: the estimate's per-stage loop runs these for every pipeline pass.

@@ -307,6 +307,7 @@ RankReport analyze(const TraceData& d, const AnalyzeOptions& opts) {
         r.profiler_overhead_us_per_step = d.profiler_overhead_us / n;
     }
     r.host_speed = detail::host_speed(d);
+    r.step_host_speeds = detail::step_host_speeds(d);
     r.stack_markers = d.stack_markers;
     r.host = d.host;
     r.gpus_per_node = d.gpus_per_node;

@@ -174,22 +174,55 @@ double trace_host_speed(const std::vector<RankReport>& ranks) {
     return n > 0 ? sum / n : 0.0;
 }
 
+std::vector<StepHostSpeed> trace_step_host_speeds(const std::vector<RankReport>& ranks) {
+    if (ranks.empty()) return {};
+    const std::size_t steps = ranks.front().step_host_speeds.size();
+    std::vector<StepHostSpeed> out(steps);
+    for (const auto& r : ranks) {
+        if (r.step_host_speeds.size() != steps) return {};
+        for (std::size_t k = 0; k < steps; ++k) {
+            const StepHostSpeed& s = r.step_host_speeds[k];
+            if (!(s.python > 0 && s.autograd > 0)) return {};
+            out[k].python += s.python / static_cast<double>(ranks.size());
+            out[k].autograd += s.autograd / static_cast<double>(ranks.size());
+        }
+    }
+    return out;
+}
+
 void add_profiled_prediction(JobComparison& c, const Estimate& profiled, double host_s, double host_speed,
                              const std::vector<std::string>& settings) {
+    add_profiled_prediction(c, std::vector<Estimate>{profiled}, {}, host_s, host_speed, settings);
+}
+
+void add_profiled_prediction(JobComparison& c, const std::vector<Estimate>& profiled,
+                             const std::vector<StepHostSpeed>& speeds, double host_s, double host_speed,
+                             const std::vector<std::string>& settings) {
+    if (profiled.empty()) return;
+    const auto n = static_cast<double>(profiled.size());
+    const auto mean = [&](TraceGroup g) {
+        double sum = 0;
+        for (const Estimate& e : profiled) sum += trace_group_s(e, g);
+        return sum / n;
+    };
     c.profiler_host_s = host_s;
     c.profiled_settings = settings;
     // The job's stack, not its run, differed from the traces' when the
     // stack they show prices the compute within the ratio: no mismatch.
     if (!settings.empty() && !c.walls.empty()) {
-        const double measured = c.walls[0].measured_s, profiled_s = trace_group_s(profiled, kWallGroups[0].group);
+        const double measured = c.walls[0].measured_s, profiled_s = mean(kWallGroups[0].group);
         if (profiled_s > 0 && measured * kJobMismatchRatio >= profiled_s && measured <= kJobMismatchRatio * profiled_s)
             std::erase_if(c.warnings, [](const std::string& w) { return w.rfind("job-mismatch", 0) == 0; });
     }
     c.host_speed = host_speed;
-    c.predicted_profiled_step_s = profiled.step_time_s;
-    c.predicted_profiled_mfu = profiled.mfu;
+    c.step_host_speeds = speeds;
+    double step_s = 0;
+    for (const Estimate& e : profiled) step_s += e.step_time_s / n;
+    c.predicted_profiled_step_s = step_s;
+    // The same model FLOPs a step: the MFU of the mean step.
+    c.predicted_profiled_mfu = step_s > 0 ? profiled.front().mfu * profiled.front().step_time_s / step_s : 0.0;
     for (std::size_t i = 0; i < c.walls.size() && i < std::size(kWallGroups); ++i)
-        c.walls[i].predicted_profiled_s = trace_group_s(profiled, kWallGroups[i].group);
+        c.walls[i].predicted_profiled_s = mean(kWallGroups[i].group);
 }
 
 }  // namespace lostflops::trace

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
+#include "lostflops/trace.h"
 #include "lostflops/trace_read.h"
 #include "trace/trace_event.h"
 #include "trace/trace_internal.h"
@@ -24,5 +26,10 @@ void keep_host_op(const EventFields& f, double dur, TraceData& out, KeepState& s
 // (thread, operator) pairs with at least kHostOpSamplesMin calls; 0 when none
 // has.
 double host_speed(const TraceData& d);
+
+// The same for each CPU-side ProfilerStep window, in time order, the Python
+// thread's operators and the others' apart (a thread without kHostOpSamplesMin
+// calls of some operator in the step: 0).
+std::vector<StepHostSpeed> step_host_speeds(const TraceData& d);
 
 }  // namespace lostflops::trace::detail

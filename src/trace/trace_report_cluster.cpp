@@ -15,6 +15,18 @@ constexpr std::size_t kShownSlow = 20, kShownGroups = 10, kShownSteps = 20;
 
 std::string z_text(const std::optional<double>& z) { return z ? fmt::format("{:.1f}", *z) : "-"; }
 
+// "1.19" for the whole trace's speed; "1.49 / 1.00 and 0.95 / 1.48" step by step.
+std::string host_speed_words(const JobComparison& cmp) {
+    if (cmp.step_host_speeds.empty()) return fmt::format("{:.2f}", cmp.host_speed);
+    std::string out;
+    for (std::size_t k = 0; k < cmp.step_host_speeds.size(); ++k) {
+        const auto& s = cmp.step_host_speeds[k];
+        out += k == 0 ? "" : k + 1 == cmp.step_host_speeds.size() ? " and " : ", ";
+        out += fmt::format("{:.2f} / {:.2f}", s.python, s.autograd);
+    }
+    return out;
+}
+
 void slow_ranks(std::string& out, const ClusterReport& c) {
     if (c.rows.size() < 2) return;
     if (!c.outlier_test) {
@@ -177,9 +189,13 @@ void job_table(std::string& out, const JobComparison& cmp) {
                            "recorded and its stalls{})\n",
                            cmp.profiler_host_s,
                            cmp.host_speed > 0
-                               ? fmt::format("; and its operators at {:.2f}x the calibration trace's CPU time (the "
-                                             "median of as_strided, view, t, transpose, reshape, detach)",
-                                             cmp.host_speed)
+                               ? fmt::format("; and its operators at {}x the calibration trace's CPU time (the "
+                                             "median of as_strided, view, t, transpose, reshape, detach{})",
+                                             host_speed_words(cmp),
+                                             cmp.step_host_speeds.empty()
+                                                 ? ""
+                                                 : "; step by step, Python thread / autograd engine, each step "
+                                                   "priced at its own and the column their mean")
                                : std::string());
     if (!cmp.profiled_settings.empty())
         out += fmt::format("  (as profiled: under the stack the traces show, {})\n",

@@ -182,6 +182,10 @@ std::string report_json(const TraceReport& t) {
         if (cmp.has_profiled()) {
             j["job"]["profiler_host_s"] = cmp.profiler_host_s;
             j["job"]["host_speed"] = cmp.host_speed;
+            auto steps = nlohmann::json::array();
+            for (const auto& st : cmp.step_host_speeds)
+                steps.push_back({{"python", st.python}, {"autograd", st.autograd}});
+            j["job"]["step_host_speeds"] = std::move(steps);
             j["job"]["predicted_profiled_step_s"] = cmp.predicted_profiled_step_s;
             j["job"]["predicted_profiled_mfu"] = cmp.predicted_profiled_mfu;
             j["job"]["profiled_settings"] = cmp.profiled_settings;

@@ -70,6 +70,7 @@ std::vector<TraceData> split_ranks(TraceData&& d) {
     d.steps.clear();
     d.memory.clear();
     d.host_op_us = {};  // not by pid (below): not copied into every part
+    d.host_op_ts_us = {};
     const int world = d.world_size.value_or(static_cast<int>(part_of.rbegin()->first) + 1);
     for (auto& [pid, index] : part_of) {
         index = out.size();

@@ -32,6 +32,18 @@ Calibration with_host_speed(const Calibration& cal, double factor) {
     return c;
 }
 
+Calibration with_host_speeds(const Calibration& cal, double python, double autograd) {
+    Calibration c = cal;
+    for (double Calibration::*f : {&Calibration::host_op_us, &Calibration::hf_host_op_us,
+                                   &Calibration::hf_optimizer_tensor_us, &Calibration::hf_zero_grad_tensor_us})
+        c.*f *= python;
+    for (double Calibration::*f : {&Calibration::host_bwd_op_us, &Calibration::hf_host_bwd_op_us}) c.*f *= autograd;
+    c.hf_expert_loop_us *= python == autograd ? python : (2 * python + 4 * autograd) / 6;
+    for (double Calibration::*f : {&Calibration::compiled_launch_us, &Calibration::cuda_graph_node_us})
+        c.*f *= (python + autograd) / 2;
+    return c;
+}
+
 std::optional<HostSpeedRange> host_speed_range(const Job& job, const Estimate& e, const Calibration& cal,
                                                ScheduleModel schedule) {
     if (!(e.step_time_s > 0)) return std::nullopt;
@@ -64,14 +76,21 @@ double host_scaled_s(const Job& job, const Calibration& cal) {
 
 std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s,
                                              double host_speed) {
+    return estimate_as_profiled(job, cal, profiler_host_s, host_speed, host_speed);
+}
+
+std::optional<Estimate> estimate_as_profiled(const Job& job, const Calibration& cal, double profiler_host_s,
+                                             double python_speed, double autograd_speed) {
     // Only where the host costs are the reference trace's own (framework hf).
-    const double speed = host_speed > 0 && job.training.framework == Framework::hf ? host_speed : 1.0;
+    const bool measured = python_speed > 0 && autograd_speed > 0 && job.training.framework == Framework::hf;
+    const double python = measured ? python_speed : 1.0, autograd = measured ? autograd_speed : 1.0;
     const double added_s = profiler_host_s > 0 ? profiler_host_s : 0.0;
-    if ((added_s == 0 && speed == 1.0) || job.plan.pp > 1) return std::nullopt;
+    if ((added_s == 0 && python == 1.0 && autograd == 1.0) || job.plan.pp > 1) return std::nullopt;
     const double host_s = host_scaled_s(job, cal);
     // A host cost under a microsecond a step: none to slow down.
     if (!(host_s > 1e-6)) return std::nullopt;
-    return estimate(job, with_host_speed(cal, speed + added_s / host_s));
+    const double x = added_s / host_s;
+    return estimate(job, with_host_speeds(cal, python + x, autograd + x));
 }
 
 }  // namespace lostflops

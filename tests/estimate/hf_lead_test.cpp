@@ -3,7 +3,8 @@
 // (LayerTime::lead_wait_s, host_time.cpp set_layer_host_time,
 // PassTime::bind_host_in_order), against counts and times computed by hand;
 // and a later micro-batch's embedding operators before the check, hidden
-// behind the backward before it (stage_pass.cpp hide_next_embedding).
+// behind the backward before it (stage_pass.cpp hide_next_embedding); the
+// output layer and loss, the forward's last piece, bound after the layers.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -140,18 +141,24 @@ TEST(HfLead, EachForwardAfterTheCheckWaitsOnItsFirstLayer) {
 TEST(HfLead, WithACacheTheStepsFirstForwardWaitsThroughItsEmbedding) {
     // No check: the loop's own synchronisation leaves the GPU idle at the
     // step's start, and the host issues the embedding's 21 operators (30
-    // less the check's 9), then the first layer's 43 (33 and the cache's 10)
-    // before the GPU leads: a microsecond more per forward operator costs
-    // 64 us a step, at one micro-batch a step or two (the second issued
-    // during the first's backward).
+    // less the check's 9), then the layers'. With the cache's 10 a layer
+    // issues 62 operators, 1.74 ms at 28 us, more than its GPU time: the
+    // layers are the host's, and the output layer's GPU time after them
+    // gives none of it back (the forward's last piece, bound after the
+    // layers). A microsecond more per forward operator costs the
+    // embedding's and the layers' operators, 21 + 16 x 62 = 1,013 us a
+    // step, at one micro-batch a step or two (the second issued during the
+    // first's backward, bound with it). Bound as one forward, the head's
+    // GPU time hid all but the embedding and the first layer's 43 (64 us).
     const Job two = llama1b({"training.use_cache=true"});
     const HostOps h = host_ops(two.model, two.training, two.plan);
     ASSERT_DOUBLE_EQ(h.embed_fwd, 21);
     ASSERT_DOUBLE_EQ(h.lead_fwd, 43);
+    ASSERT_DOUBLE_EQ(h.layer_fwd, 62);
     ASSERT_EQ(two.plan.micro_batches(two.training), 2);
-    EXPECT_NEAR(forward_op_slope_s(two), 64e-6, 1e-9);
+    EXPECT_NEAR(forward_op_slope_s(two), (21 + 16 * 62) * 1e-6, 1e-9);
     const Job one = llama1b({"training.use_cache=true", "training.global_batch_size=1"});
-    EXPECT_NEAR(forward_op_slope_s(one), 64e-6, 1e-9);
+    EXPECT_NEAR(forward_op_slope_s(one), (21 + 16 * 62) * 1e-6, 1e-9);
 }
 
 TEST(HfLead, LayerTimeHoldsTheGemmsBeforeTheCoreAndTheUnshard) {
@@ -174,6 +181,33 @@ TEST(HfLead, LayerTimeHoldsTheGemmsBeforeTheCoreAndTheUnshard) {
             EXPECT_GT(unshard, 0);
         }
     }
+}
+
+// The forward's last piece (the output layer and loss: GPU 4 ms, host
+// 1 ms) after host-bound layers (host 10 ms, GPU 7.5 + 0.5 ms of kernel
+// gaps), then a backward (GPU 10 ms, host 5 ms):
+//   layers end at max(8, 10) = 10, the head at max(10 + 4, 10 + 1) = 14,
+//   the backward at max(14 + 10, 16) = 24;
+// bound as one forward (host 11, GPU 12) the head's GPU would take back the
+// layers' wait, 12 + 10 = 22.
+TEST(HfLead, AGpuBoundHeadCannotGiveBackTheWaitOfTheLayersBeforeIt) {
+    const PassTime f{.compute_s = 7.5e-3, .overhead_s = 0.5e-3, .cpu_s = 10e-3};
+    const PassTime head{.compute_s = 4e-3, .cpu_s = 1e-3}, b{.compute_s = 10e-3, .cpu_s = 5e-3};
+    PassTime f1 = f, b1 = b;
+    PassTime::bind_host_in_order(f1, b1, 0, &head);
+    EXPECT_NEAR(f1.total_s(), 14e-3, 1e-15);
+    EXPECT_NEAR(f1.cpu_s, 11e-3, 1e-15);  // the head joins the forward
+    EXPECT_NEAR(f1.total_s() + b1.total_s(), 24e-3, 1e-15);
+    PassTime f2 = f, b2 = b;
+    f2 += head;
+    PassTime::bind_host_in_order(f2, b2);
+    EXPECT_NEAR(f2.total_s() + b2.total_s(), 22e-3, 1e-15);
+    // A head the host holds up too (host 6 ms): the host's end, 16 ms, then the backward's 10.
+    PassTime slow = head, f3 = f, b3 = b;
+    slow.cpu_s = 6e-3;
+    PassTime::bind_host_in_order(f3, b3, 0, &slow);
+    EXPECT_NEAR(f3.total_s(), 16e-3, 1e-15);
+    EXPECT_NEAR(f3.total_s() + b3.total_s(), 26e-3, 1e-15);
 }
 
 }  // namespace

@@ -27,12 +27,13 @@ namespace {
 const std::string kKernel =
     R"(, {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 50, "args": {"stream": 7}})";
 
-// `n` complete cpu_op events `name` of `dur_us` on thread `tid` of pid 1.
-std::string ops(const std::string& name, int n, double dur_us, int tid) {
+// `n` complete cpu_op events `name` of `dur_us` on thread `tid` of pid 1,
+// 10 us apart from `t0_us`.
+std::string ops(const std::string& name, int n, double dur_us, int tid, double t0_us = 0) {
     std::string s;
     for (int i = 0; i < n; ++i)
         s += fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 1, "tid": {}, "ts": {}, "dur": {}}},)",
-                         name, tid, 10 * i, dur_us);
+                         name, tid, t0_us + 10 * i, dur_us);
     return s;
 }
 
@@ -69,6 +70,96 @@ TEST(TraceHostSpeed, MedianOfTheOperatorsRatios) {
         R"({"traceEvents": [)" + ops("aten::view", 19, 3, 1) + R"({"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 1, "tid": 1, "ts": 0, "dur": 5})" + kKernel + "]}",
         "few.json");
     EXPECT_DOUBLE_EQ(analyze(few).host_speed, 0);
+}
+
+// Step by step: the Python thread's as_strided at 1.5x the reference's in
+// the first step and 1.0x in the second, the autograd thread's transpose
+// at 1.2x then 2x (each step its own 21 and 23 calls); the whole trace's
+// speed pools them. A rank with another number of steps, or a step a
+// thread measures nothing in, leaves the whole trace's speed.
+TEST(TraceHostSpeed, StepByStepThreadByThread) {
+    std::string events;
+    for (int k = 0; k < 2; ++k)
+        events += ops("aten::as_strided", 21, (k == 0 ? 1.5 : 1.0) * 0.711, 1, 1000.0 * k) +
+                  ops("aten::transpose", 23, (k == 0 ? 1.2 : 2.0) * 1.2985, 2, 1000.0 * k) +
+                  fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 1, )"
+                              R"("tid": 1, "ts": {}, "dur": 1000}},)",
+                              k + 1, 1000 * k);
+    events.pop_back();
+    const RankReport r = analyze(read_trace_bytes(R"({"traceEvents": [)" + events + kKernel + "]}", "t.json"));
+    ASSERT_EQ(r.step_host_speeds.size(), 2u);
+    EXPECT_NEAR(r.step_host_speeds[0].python, 1.5, 1e-6);
+    EXPECT_NEAR(r.step_host_speeds[0].autograd, 1.2, 1e-6);
+    EXPECT_NEAR(r.step_host_speeds[1].python, 1.0, 1e-6);
+    EXPECT_NEAR(r.step_host_speeds[1].autograd, 2.0, 1e-6);
+    const auto both = trace_step_host_speeds({r, r});
+    ASSERT_EQ(both.size(), 2u);
+    EXPECT_NEAR(both[1].autograd, 2.0, 1e-6);
+    RankReport one_step = r;
+    one_step.step_host_speeds.pop_back();
+    EXPECT_TRUE(trace_step_host_speeds({r, one_step}).empty());
+    RankReport unmeasured = r;
+    unmeasured.step_host_speeds[1].python = 0;
+    EXPECT_TRUE(trace_step_host_speeds({unmeasured}).empty());
+}
+
+// The profiled column from one estimate per step is their mean, wall by
+// wall and step; the MFU is the mean step's.
+TEST(TraceHostSpeed, ProfiledColumnIsTheMeanOfTheSteps) {
+    const Calibration& cal = default_calibration();
+    const Job job = load_job(lostflops::test::source_path("tests/data/trace/job-h200-qwen05-like-s2048-b1-autocast.yaml"));
+    const Estimate a = estimate(job, cal), b = estimate(job, with_host_speeds(cal, 1.6, 1.3));
+    ASSERT_GT(b.step_time_s, a.step_time_s);
+    // Two threads at one speed are the one-factor calibration.
+    EXPECT_DOUBLE_EQ(estimate(job, with_host_speeds(cal, 1.4, 1.4)).step_time_s,
+                     estimate(job, with_host_speed(cal, 1.4)).step_time_s);
+    JobComparison c = compare_with_estimate({analyze(read_trace_bytes(R"({"traceEvents": [)" + kKernel.substr(2) + "]}",
+                                                                      "k.json"))},
+                                            a, 1, 1e15, "job");
+    add_profiled_prediction(c, {a, b}, {{1.0, 1.0}, {1.6, 1.3}}, 0.01, 1.2, {});
+    EXPECT_NEAR(c.predicted_profiled_step_s, (a.step_time_s + b.step_time_s) / 2, 1e-12);
+    EXPECT_NEAR(c.predicted_profiled_mfu, a.mfu * a.step_time_s / c.predicted_profiled_step_s, 1e-12);
+    const TraceGroup groups[] = {TraceGroup::compute, TraceGroup::memory_bound, TraceGroup::comm, TraceGroup::idle};
+    ASSERT_EQ(c.walls.size(), std::size(groups));
+    for (std::size_t i = 0; i < c.walls.size(); ++i)
+        EXPECT_NEAR(c.walls[i].predicted_profiled_s, (trace_group_s(a, groups[i]) + trace_group_s(b, groups[i])) / 2,
+                    1e-12);
+    EXPECT_GT(c.walls[3].predicted_profiled_s, trace_group_s(a, TraceGroup::idle));
+    EXPECT_EQ(c.step_host_speeds.size(), 2u);
+    // Per-thread speeds of a step: the Python thread's costs and the autograd engine's apart.
+    const Calibration s = with_host_speeds(cal, 2, 3);
+    EXPECT_DOUBLE_EQ(s.hf_host_op_us, 2 * cal.hf_host_op_us);
+    EXPECT_DOUBLE_EQ(s.hf_host_bwd_op_us, 3 * cal.hf_host_bwd_op_us);
+    EXPECT_DOUBLE_EQ(s.hf_optimizer_tensor_us, 2 * cal.hf_optimizer_tensor_us);
+    EXPECT_DOUBLE_EQ(s.hf_expert_loop_us, (2 * 2 + 4 * 3) / 6.0 * cal.hf_expert_loop_us);
+    EXPECT_DOUBLE_EQ(s.hf_sync_us, cal.hf_sync_us);
+}
+
+// The 1B FSDP2 trace: its Python thread ran 1.49 then 0.95 times the
+// reference's, its autograd engine 1.00 then 1.48, and its first step idled
+// 21.9 ms, its second 8.6. At one speed for both steps the profiled idle
+// is about half the measured mean (0.0088 s of 0.0162); each step at its
+// own speeds, the column their mean, it is within a quarter (0.0129 s).
+TEST(TraceHostSpeed, FsdpTraceIdleStepByStep) {
+    LOSTFLOPS_SHARED_TRACE(path, "h200/h200-llama3.2-1b-s4096-b2-fsdp2.json.gz");
+    const Calibration& cal = default_calibration();
+    const Job job = load_job(lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"));
+    const std::vector<RankReport> ranks = {analyze(read_trace(path))};
+    const auto steps = trace_step_host_speeds(ranks);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_GT(steps[0].python, 1.3);  // the slow forward
+    EXPECT_LT(steps[1].python, 1.1);
+    const double x = profiler_host_s(ranks, cal.profiler_event_us);
+    JobComparison pooled = compare_with_job(ranks, job, estimate(job, cal), "job");
+    JobComparison by_step = pooled;
+    add_profiled_prediction(pooled, *estimate_as_profiled(job, cal, x, trace_host_speed(ranks)), x,
+                            trace_host_speed(ranks));
+    std::vector<Estimate> per_step;
+    for (const StepHostSpeed& s : steps) per_step.push_back(*estimate_as_profiled(job, cal, x, s.python, s.autograd));
+    add_profiled_prediction(by_step, per_step, steps, x, trace_host_speed(ranks), {});
+    const double measured = by_step.walls[3].measured_s;
+    EXPECT_GT(by_step.walls[3].predicted_profiled_s, pooled.walls[3].predicted_profiled_s);
+    EXPECT_NEAR(by_step.walls[3].predicted_profiled_s, measured, 0.25 * measured);
 }
 
 // Past kHostOpSamplesMax calls of one operator on one thread the samples
