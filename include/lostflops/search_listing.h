@@ -123,7 +123,7 @@ SearchedPlan searched_plan(const SearchJob& sj, const Calibration& cal, const st
 // the text).
 struct PlanNote {
     std::string setting;  // what it is about: "parallel", a dropped setting's key, "training.framework"
-    std::string text;     // "SOURCE: ..."
+    std::string text;     // what follows "lostflops: note: " (most begin "SOURCE: ")
 };
 // What both write of a searched plan, in this order: for each dropped
 // setting "SOURCE: --best searched without KEY: RULE" (setting KEY), then

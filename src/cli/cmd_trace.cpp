@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
@@ -260,10 +261,16 @@ int run_trace(const TraceOptions& o) {
         const bool hf = traced.training.framework == Framework::hf;
         const double speed = hf ? trace::trace_host_speed(ranks) : 0.0;
         const auto steps = hf ? trace::trace_step_host_speeds(ranks) : std::vector<trace::StepHostSpeed>{};
+        // A step at the calibration's speeds without profiler time is the plain estimate.
+        std::vector<std::optional<Estimate>> got;
+        bool any = false;
+        for (const auto& s : steps) {
+            got.push_back(estimate_as_profiled(traced, cal, host_s, s.python, s.autograd));
+            any = any || got.back().has_value();
+        }
         std::vector<Estimate> per_step;
-        for (const auto& s : steps)
-            if (auto e = estimate_as_profiled(traced, cal, host_s, s.python, s.autograd)) per_step.push_back(*e);
-        if (!steps.empty() && per_step.size() == steps.size())
+        for (auto& e : got) per_step.push_back(e ? std::move(*e) : estimate(traced, cal));
+        if (any)
             trace::add_profiled_prediction(*cmp, per_step, steps, host_s, speed, settings);
         else if (const auto profiled = estimate_as_profiled(traced, cal, host_s, speed))
             trace::add_profiled_prediction(*cmp, *profiled, host_s, speed, settings);

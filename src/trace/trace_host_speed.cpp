@@ -19,8 +19,7 @@
 
 #include <algorithm>
 #include <array>
-#include <initializer_list>
-#include <limits>
+#include <utility>
 #include <vector>
 
 namespace lostflops::trace::detail {
@@ -73,45 +72,52 @@ void keep_host_op(const EventFields& f, double dur, TraceData& out, KeepState& s
     ts.push_back(f.ts);
 }
 
-namespace {
-
-// The median ratio over the operators of `threads` with at least
-// kHostOpSamplesMin samples starting in [from_us, to_us); 0 when none has.
-double speed_of(const TraceData& d, std::initializer_list<int> threads, double from_us, double to_us) {
+double host_speed(const TraceData& d) {
     std::vector<double> ratios;
-    std::vector<float> in;
-    for (const int thread : threads)
+    for (int thread = 0; thread < 2; ++thread)
+        for (int op = 0; op < kHostOps; ++op) {
+            const std::vector<float>& v = d.host_op_us[static_cast<size_t>(thread * kHostOps + op)];
+            const double ref = kReferenceUs[thread][op];
+            if (ref > 0 && v.size() >= kHostOpSamplesMin) ratios.push_back(median(v) / ref);
+        }
+    return ratios.empty() ? 0.0 : median(std::move(ratios));
+}
+
+std::vector<StepHostSpeed> step_host_speeds(const TraceData& d) {
+    // The CPU-side steps in time order (the file may hold them in any), as
+    // [start, end) microseconds.
+    std::vector<std::pair<double, double>> steps;
+    for (const StepMark& s : d.steps)
+        if (s.on_cpu) steps.emplace_back(s.ts_us, s.ts_us + s.dur_us);
+    std::sort(steps.begin(), steps.end());
+    // Each sample goes to the last step that starts at or before it, when it
+    // starts before that step's end: one pass over the samples, however many
+    // steps (O(samples x log steps)).
+    std::vector<std::array<std::vector<double>, 2>> ratios(steps.size());  // [step][thread]
+    std::vector<std::vector<float>> in(steps.size());
+    for (int thread = 0; thread < 2; ++thread)
         for (int op = 0; op < kHostOps; ++op) {
             const auto i = static_cast<size_t>(thread * kHostOps + op);
             const std::vector<float>& v = d.host_op_us[i];
             const std::vector<double>& ts = d.host_op_ts_us[i];
             const double ref = kReferenceUs[thread][op];
-            if (!(ref > 0)) continue;
-            in.clear();
-            for (size_t k = 0; k < v.size() && k < ts.size(); ++k)
-                if (ts[k] >= from_us && ts[k] < to_us) in.push_back(v[k]);
-            if (in.size() >= kHostOpSamplesMin) ratios.push_back(median(in) / ref);
+            if (!(ref > 0) || v.size() < kHostOpSamplesMin) continue;
+            for (auto& b : in) b.clear();
+            for (size_t k = 0; k < v.size() && k < ts.size(); ++k) {
+                const auto after = std::upper_bound(steps.begin(), steps.end(), ts[k],
+                                                    [](double t, const std::pair<double, double>& s) { return t < s.first; });
+                if (after == steps.begin()) continue;
+                const auto step = static_cast<size_t>(after - steps.begin()) - 1;
+                if (ts[k] < steps[step].second) in[step].push_back(v[k]);
+            }
+            for (size_t s = 0; s < steps.size(); ++s)
+                if (in[s].size() >= kHostOpSamplesMin)
+                    ratios[s][static_cast<size_t>(thread)].push_back(median(in[s]) / ref);
         }
-    return ratios.empty() ? 0.0 : median(std::move(ratios));
-}
-
-constexpr double kAllTime = std::numeric_limits<double>::infinity();
-
-}  // namespace
-
-double host_speed(const TraceData& d) { return speed_of(d, {0, 1}, -kAllTime, kAllTime); }
-
-std::vector<StepHostSpeed> step_host_speeds(const TraceData& d) {
-    // The CPU-side step marks in time order (the file may hold them in any).
-    std::vector<const StepMark*> marks;
-    for (const StepMark& s : d.steps)
-        if (s.on_cpu) marks.push_back(&s);
-    std::sort(marks.begin(), marks.end(), [](const StepMark* a, const StepMark* b) { return a->ts_us < b->ts_us; });
     std::vector<StepHostSpeed> out;
-    for (const StepMark* s : marks) {
-        const double end = s->ts_us + s->dur_us;
-        out.push_back({speed_of(d, {0}, s->ts_us, end), speed_of(d, {1}, s->ts_us, end)});
-    }
+    out.reserve(steps.size());
+    for (auto& r : ratios)
+        out.push_back({r[0].empty() ? 0.0 : median(std::move(r[0])), r[1].empty() ? 0.0 : median(std::move(r[1]))});
     return out;
 }
 

@@ -28,8 +28,10 @@ void keep_host_op(const EventFields& f, double dur, TraceData& out, KeepState& s
 double host_speed(const TraceData& d);
 
 // The same for each CPU-side ProfilerStep window, in time order, the Python
-// thread's operators and the others' apart (a thread without kHostOpSamplesMin
-// calls of some operator in the step: 0).
+// thread's operators and the others' apart: each step's median over the
+// operators with at least kHostOpSamplesMin calls in it (so two steps may
+// be read off different operators); 0 for a thread none of whose operators
+// has that many.
 std::vector<StepHostSpeed> step_host_speeds(const TraceData& d);
 
 }  // namespace lostflops::trace::detail

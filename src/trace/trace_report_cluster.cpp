@@ -15,15 +15,18 @@ constexpr std::size_t kShownSlow = 20, kShownGroups = 10, kShownSteps = 20;
 
 std::string z_text(const std::optional<double>& z) { return z ? fmt::format("{:.1f}", *z) : "-"; }
 
-// "1.19" for the whole trace's speed; "1.49 / 1.00 and 0.95 / 1.48" step by step.
+// "1.19" for the whole trace's speed; "1.49 / 1.00 and 0.95 / 1.48" step by
+// step, the first kShownSpeeds and then the count (JSON has them all).
 std::string host_speed_words(const JobComparison& cmp) {
-    if (cmp.step_host_speeds.empty()) return fmt::format("{:.2f}", cmp.host_speed);
+    constexpr std::size_t kShownSpeeds = 8;
+    const auto& steps = cmp.step_host_speeds;
+    if (steps.empty()) return fmt::format("{:.2f}", cmp.host_speed);
     std::string out;
-    for (std::size_t k = 0; k < cmp.step_host_speeds.size(); ++k) {
-        const auto& s = cmp.step_host_speeds[k];
-        out += k == 0 ? "" : k + 1 == cmp.step_host_speeds.size() ? " and " : ", ";
-        out += fmt::format("{:.2f} / {:.2f}", s.python, s.autograd);
+    for (std::size_t k = 0; k < steps.size() && k < kShownSpeeds; ++k) {
+        out += k == 0 ? "" : k + 1 == steps.size() ? " and " : ", ";
+        out += fmt::format("{:.2f} / {:.2f}", steps[k].python, steps[k].autograd);
     }
+    if (steps.size() > kShownSpeeds) out += fmt::format(", ... ({} steps)", steps.size());
     return out;
 }
 

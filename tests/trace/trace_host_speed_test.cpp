@@ -172,8 +172,14 @@ TEST(TraceHostSpeed, SamplesSpreadOverTheWholeTrace) {
     f.name = "aten::view";
     f.pid = f.tid = 1;
     const uint64_t calls = 5 * kHostOpSamplesMax / 2;
-    for (uint64_t k = 0; k < calls; ++k) detail::keep_host_op(f, static_cast<double>(k), d, st);
+    for (uint64_t k = 0; k < calls; ++k) {
+        f.ts = 2.0 * static_cast<double>(k);  // its start time thins with it
+        detail::keep_host_op(f, static_cast<double>(k), d, st);
+    }
     const std::vector<float>& v = d.host_op_us[1];
+    const std::vector<double>& ts = d.host_op_ts_us[1];
+    ASSERT_EQ(ts.size(), v.size());
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(ts[i], 2.0 * v[i]);
     ASSERT_LE(v.size(), kHostOpSamplesMax);
     ASSERT_GE(v.size(), kHostOpSamplesMax / 2);
     const uint64_t stride = st.host_op_stride[1];
