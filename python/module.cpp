@@ -348,25 +348,22 @@ PYBIND11_MODULE(_lostflops, m) {
                 // The job's own plan, exported as it is; one that does not fit is said, as on the command line.
                 const ExportResult r = run(*own);
                 py::list out = notes_list(r.notes);
-                const Estimate e = [&] {
+                const Calibration cal = calibration_from(calibration);
+                const auto w = [&] {
                     py::gil_scoped_release release;
-                    return estimate(*own, calibration_from(calibration));
+                    return own_plan_fit_warning(*own, cal, kExportWordsPython);
                 }();
-                if (!e.memory.fits) {
+                if (w) {
                     py::dict d;
                     d["kind"] = "warning";
-                    d["setting"] = "memory";
-                    d["message"] = "the plan exported " + memory_verdict(*own, e.memory) +
-                                   " (estimate gives the changes that would make it fit; best=True exports the best "
-                                   "plan that fits)";
+                    d["setting"] = w->setting;
+                    d["message"] = w->text;
                     out.append(d);
                 }
                 return py::make_tuple(r.text, out);
             }
             // As the command line (src/cli/cmd_export.cpp job_to_export).
-            append_note(notes, {"parallel", source + ": the job has no parallel section: export " + framework +
-                                                " exports the best plan of the search among those " + framework +
-                                                " can launch, as best=True does"});
+            append_note(notes, no_parallel_section_note(framework, source, kExportWordsPython));
         }
         const Calibration cal = calibration_from(calibration);
         const SearchJobLoader load = [&](const std::vector<std::string>& o) { return search_job_from(job, is_text, o); };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,24 @@ struct ExportSearch {
 // Throws what `load` and best_launchable_plan throw (InputError, NoPlanFits).
 ExportSearch export_search(const std::string& kind, const SearchJobLoader& load, std::vector<std::string> overrides,
                            const Calibration& cal, const std::string& source);
+
+// How a caller names the search and the estimate in what it says: the
+// command line "--best" and "lostflops estimate", Python "best=True" and
+// "estimate".
+struct ExportWords {
+    const char* best;
+    const char* estimate;
+};
+inline constexpr ExportWords kExportWordsCli{"--best", "lostflops estimate"};
+inline constexpr ExportWords kExportWordsPython{"best=True", "estimate"};
+
+// The note when the job has no parallel section: export KIND searches, as
+// under `words.best` (setting "parallel").
+PlanNote no_parallel_section_note(const std::string& kind, const std::string& source, const ExportWords& words);
+
+// The job's own plan is exported as it is: when it does not fit (estimate's
+// verdict under `cal` and the job's headroom), the warning (setting
+// "memory"; text without a "warning: memory: " prefix); else nullopt.
+std::optional<PlanNote> own_plan_fit_warning(const Job& job, const Calibration& cal, const ExportWords& words);
 
 }  // namespace lostflops

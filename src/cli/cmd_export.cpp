@@ -11,9 +11,7 @@
 #include "interop/maxtext_export.h"
 #include "lostflops/export_search.h"
 #include "lostflops/interop.h"
-#include "lostflops/estimate.h"
 #include "lostflops/job.h"
-#include "lostflops/report.h"
 #include "lostflops/search_listing.h"
 #include "lostflops/terminal_text.h"
 
@@ -42,9 +40,8 @@ Job job_to_export(const ExportArgs& a, const std::string& kind, bool& searched) 
             if (!is_missing_plan(e) || a.job_path == "-") throw;  // standard input is read once
         }
         searched = true;
-        std::fprintf(stderr, "lostflops: note: %s: the job has no parallel section: export %s exports the best plan "
-                             "of the search among those %s can launch, as --best does\n",
-                     terminal_text(a.job_path).c_str(), kind.c_str(), kind.c_str());
+        std::fprintf(stderr, "lostflops: note: %s\n",
+                     terminal_text(no_parallel_section_note(kind, a.job_path, kExportWordsCli).text).c_str());
     }
     const SearchJobLoader load = [&](const std::vector<std::string>& o) {
         SearchJob sj = a.job_path.empty() ? default_search_job(o) : load_search_job(a.job_path, o);
@@ -74,11 +71,10 @@ void add_export_kind(CLI::App* parent, const char* kind, const char* what, Expor
         // The job's own plan is exported as it is: one that does not fit is said
         // (estimate's verdict, under --calibration and --headroom; --best finds one that fits).
         if (!searched)
-            if (const Estimate e = estimate(job, load_calibration_for(a->calibration_path)); !e.memory.fits)
-                std::fprintf(stderr,
-                             "lostflops: warning: memory: the plan exported %s (lostflops estimate gives the changes "
-                             "that would make it fit; --best exports the best plan that fits)\n",
-                             terminal_text(memory_verdict(job, e.memory)).c_str());
+            if (const auto w = own_plan_fit_warning(job, load_calibration_for(a->calibration_path),
+                                                    kExportWordsCli))
+                std::fprintf(stderr, "lostflops: warning: %s: %s\n", w->setting.c_str(),
+                             terminal_text(w->text).c_str());
         const ExportResult r = run(job);
         for (const auto& n : r.notes)
             std::fprintf(stderr, "lostflops: %s: %s: %s\n", to_string(n.kind), terminal_text(n.setting).c_str(),

@@ -12,7 +12,9 @@
 
 #include "interop/torchtitan_flavors.h"
 #include "lostflops/framework_rules.h"
+#include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/report.h"
 
 namespace lostflops {
 
@@ -53,6 +55,20 @@ ExportSearch export_search(const std::string& kind, const SearchJobLoader& load,
     for (const UnlaunchableFix& u : dropped) out.notes.push_back({u.key, dropped_setting_note(source, u)});
     if (!taken.empty()) out.notes.push_back({"parallel", source + ": " + taken});
     return out;
+}
+
+PlanNote no_parallel_section_note(const std::string& kind, const std::string& source, const ExportWords& words) {
+    return {"parallel", source + ": the job has no parallel section: export " + kind +
+                            " exports the best plan of the search among those " + kind + " can launch, as " +
+                            words.best + " does"};
+}
+
+std::optional<PlanNote> own_plan_fit_warning(const Job& job, const Calibration& cal, const ExportWords& words) {
+    const Estimate e = estimate(job, cal);
+    if (e.memory.fits) return std::nullopt;
+    return PlanNote{"memory", "the plan exported " + memory_verdict(job, e.memory) + " (" + words.estimate +
+                                  " gives the changes that would make it fit; " + words.best +
+                                  " exports the best plan that fits)"};
 }
 
 }  // namespace lostflops

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
@@ -16,6 +17,7 @@
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
 #include "lostflops/trace_read.h"
+#include "lostflops/trace_report.h"
 #include "lostflops/walls.h"
 #include "trace/trace_host_speed.h"
 #include "trace/trace_test_util.h"
@@ -133,6 +135,30 @@ TEST(TraceHostSpeed, ProfiledColumnIsTheMeanOfTheSteps) {
     EXPECT_DOUBLE_EQ(s.hf_optimizer_tensor_us, 2 * cal.hf_optimizer_tensor_us);
     EXPECT_DOUBLE_EQ(s.hf_expert_loop_us, (2 * 2 + 4 * 3) / 6.0 * cal.hf_expert_loop_us);
     EXPECT_DOUBLE_EQ(s.hf_sync_us, cal.hf_sync_us);
+}
+
+// JSON's job.step_host_speeds: each step's two speeds, in step order, where
+// the profiled column is filled; no such key where it is not.
+TEST(TraceHostSpeed, JsonListsEachStepsSpeeds) {
+    const std::vector<RankReport> ranks = {
+        analyze(read_trace_bytes(R"({"traceEvents": [)" + kKernel.substr(2) + "]}", "k.json"))};
+    const ClusterReport cluster = cluster_report(ranks);
+    JobComparison c;
+    c.walls = {{"compute (GEMM, attention)", 0.01, 0.01, 0.0}};
+    const auto job_of = [&] {
+        return nlohmann::json::parse(report_json(TraceReport{&ranks, &cluster, nullptr, &c}))["job"];
+    };
+    EXPECT_FALSE(job_of().contains("step_host_speeds"));  // no profiled column
+    c.profiler_host_s = 0.02;
+    c.predicted_profiled_step_s = 0.2;
+    c.step_host_speeds = {{1.49, 1.0}, {0.95, 1.48}};
+    const auto j = job_of();
+    ASSERT_TRUE(j.contains("step_host_speeds"));
+    ASSERT_EQ(j["step_host_speeds"].size(), 2u);
+    EXPECT_DOUBLE_EQ(j["step_host_speeds"][0]["python"].get<double>(), 1.49);
+    EXPECT_DOUBLE_EQ(j["step_host_speeds"][0]["autograd"].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(j["step_host_speeds"][1]["python"].get<double>(), 0.95);
+    EXPECT_DOUBLE_EQ(j["step_host_speeds"][1]["autograd"].get<double>(), 1.48);
 }
 
 // The 1B FSDP2 trace: its Python thread ran 1.49 then 0.95 times the
