@@ -18,7 +18,11 @@ vt, vectorized_elementwise_kernel<vec> vec):
              halves (elementwise_kernel<128, 4, ...neg_kernel...>, bf16: 4)
 and the GPU's gap between back-to-back kernels: the next kernel's start less the
 previous one's end, on one stream, where the next was launched (its cudaLaunchKernel
-returned) before the previous ended, so the host was not what the GPU waited for.
+returned) before the previous ended, so the host was not what the GPU waited for;
+and the optimizer's launches a step: torch.optim's multi_tensor_apply kernels (fused
+AdamW's, foreach AdamW's), with the GPU's idle before each (its start less the latest
+end of any GPU operation before it, on any stream); estimate.cpp
+hf_optimizer_launches prices the count.
 Usage: scripts/eager_kernel_classes.py TRACE.json.gz   (Python 3 standard library only)
 """
 import gzip
@@ -65,6 +69,12 @@ def main():
             end = prev["ts"] + prev["dur"]
             if launched.get(nxt["args"].get("correlation"), end) < end:
                 gaps.append(max(0.0, nxt["ts"] - end))
+    opt_gaps, end = [], None
+    for e in sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
+                    key=lambda e: e["ts"]):
+        if end is not None and "multi_tensor_apply_kernel" in e["name"]:
+            opt_gaps.append(max(0.0, e["ts"] - end))
+        end = e["ts"] + e["dur"] if end is None else max(end, e["ts"] + e["dur"])
     for e in events:
         if e.get("cat") != "kernel":
             continue
@@ -84,6 +94,13 @@ def main():
         gaps.sort()
         print(f"gap between queued kernels: {len(gaps)} gaps, mean {sum(gaps) / len(gaps):.2f} us, "
               f"median {gaps[len(gaps) // 2]:.2f} us")
+    opt = [e["name"] for e in events if e.get("cat") == "kernel" and "multi_tensor_apply_kernel" in e["name"]]
+    if opt:
+        fused = sum(1 for x in opt if "Fused" in x)
+        print(f"optimizer launches a step (multi_tensor_apply): {len(opt) / n:.1f} ({fused / n:.1f} fused AdamW, "
+              f"{(len(opt) - fused) / n:.1f} foreach)" +
+              (f"; the GPU idles {sum(opt_gaps) / n / 1e3:.3f} ms a step before them, "
+               f"{sum(opt_gaps) / len(opt_gaps):.2f} us each" if opt_gaps else ""))
 
 
 if __name__ == "__main__":

@@ -125,6 +125,10 @@ struct Estimate {
     // overhead; the rest of the wall is GEMMs and attention. trace --job
     // compares each with the kernels a profiler puts it among.
     double recompute_memory_bound_s = 0, recompute_overhead_s = 0;
+    // Of breakdown.optimizer_s (not added to the step): the GPU's gaps
+    // between the optimizer's kernel launches, which a profiler shows as idle
+    // (estimate.cpp hf_optimizer_launches).
+    double optimizer_overhead_s = 0;
     Memory memory;
 };
 

@@ -77,14 +77,15 @@ inline double trace_group_s(const Breakdown& b, TraceGroup g) {
 // walls of the group, with the recompute wall's memory-bound kernels and
 // launch overhead (Estimate::recompute_memory_bound_s, recompute_overhead_s)
 // moved from compute to memory_bound and idle, where the trace counts the
-// kernels of a recomputed forward.
+// kernels of a recomputed forward, and the gaps between the optimizer's
+// kernels (Estimate::optimizer_overhead_s) from memory_bound to idle.
 inline double trace_group_s(const Estimate& e, TraceGroup g) {
     const double moved = e.recompute_memory_bound_s + e.recompute_overhead_s;
     const double s = trace_group_s(e.breakdown, g);
     switch (g) {
         case TraceGroup::compute: return s - moved;
-        case TraceGroup::memory_bound: return s + e.recompute_memory_bound_s;
-        case TraceGroup::idle: return s + e.recompute_overhead_s;
+        case TraceGroup::memory_bound: return s + e.recompute_memory_bound_s - e.optimizer_overhead_s;
+        case TraceGroup::idle: return s + e.recompute_overhead_s + e.optimizer_overhead_s;
         case TraceGroup::comm: return s;
     }
     return s;

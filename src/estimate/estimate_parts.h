@@ -28,6 +28,7 @@ struct DpComm {
     double all_reduce_s = 0, reduce_scatter_s = 0, all_gather_s = 0;  // gradients / parameters, first rank
     double tied_embedding_s = 0;                                       // first-last embedding all-reduce
     double optimizer_s[2] = {0, 0};                                    // zero 0; zero >= 1
+    double optimizer_overhead_s[2] = {0, 0};  // of optimizer_s: the gaps between its kernels (Estimate's)
 };
 
 // One layer kind of a stack of several kinds, under the plan.

@@ -1,6 +1,7 @@
-// Two GPU-side mechanisms of framework hf against hand-computed values:
-// torch.optim's foreach AdamW traffic, and transformers' experts run as fp32
-// CUDA-core GEMMs under autocast (estimate.cpp optimizer_extra_bytes,
+// Three GPU-side mechanisms of framework hf against hand-computed values:
+// torch.optim's foreach AdamW traffic and its kernel launches, and
+// transformers' experts run as fp32 CUDA-core GEMMs under autocast
+// (estimate.cpp optimizer_extra_bytes, hf_optimizer_launches;
 // workload/layer_work.h GemmShape::fp32_loop).
 #include <gtest/gtest.h>
 
@@ -10,6 +11,8 @@
 #include "lostflops/calibration.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "lostflops/walls.h"
+#include "test_util.h"
 #include "workload/host_ops.h"
 #include "workload/layer_work.h"
 
@@ -106,6 +109,45 @@ TEST(HfOptimizer, ForeachAdamWMovesEightyFourBytesPerParameterWhereFusedMovesThi
     const double b = estimate(foreach, cal).breakdown.optimizer_s - launches;
     ASSERT_GT(a, 0.0);
     EXPECT_NEAR(b / a, 84.0 / 32.0, 1e-9);
+}
+
+// multi_tensor_apply's launches (65,536-element chunks, 320 a launch), as
+// the shared H200 traces count them: the Llama-3.2-1B shape's 1,235,814,400
+// parameters in 146 tensors are 1,235,814,400 / 65,536 + 146 / 2 = 18,930.2
+// chunks, 60 launches a pass (59.2); foreach AdamW's eight passes 480. The
+// 3B shape's 3,212,749,824 in 254: 49,022.5 + 127 = 49,149.5 chunks, 154 a
+// pass (153.6), 1,232. Each is a gap the GPU idles (hf_kernel_gap_us), which
+// trace --job counts as idle, not among the memory-bound kernels.
+TEST(HfOptimizer, LaunchesAreMultiTensorApplysAndAProfilerSeesTheirGapsAsIdle) {
+    const Calibration cal = default_calibration();
+    const double gap_s = cal.hf_kernel_gap_us * 1e-6;
+    const Job fsdp2 = load_job(test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"));
+    ASSERT_DOUBLE_EQ(hf_param_tensors(fsdp2.model), 146);
+    const Estimate e = estimate(fsdp2, cal);
+    ASSERT_NEAR(e.params_total, 1235814400, 1);
+    EXPECT_NEAR(e.optimizer_overhead_s, 480 * gap_s, 1e-15);
+    EXPECT_NEAR(estimate(load_job(test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
+                                  {"training.optimizer_kernel=fused"}),
+                         cal)
+                    .optimizer_overhead_s,
+                60 * gap_s, 1e-15);
+    const Job three = load_job(test::source_path("tests/data/trace/job-h200-llama3.2-3b-s8192-b2-fsdp2.yaml"));
+    ASSERT_DOUBLE_EQ(hf_param_tensors(three.model), 254);
+    const Estimate e3 = estimate(three, cal);
+    ASSERT_NEAR(e3.params_total, 3212749824, 1);
+    EXPECT_NEAR(e3.optimizer_overhead_s, 1232 * gap_s, 1e-15);
+    // Moved, not added: the step is unchanged, its groups still sum to it.
+    const Breakdown& b = e.breakdown;
+    EXPECT_DOUBLE_EQ(trace_group_s(e, TraceGroup::memory_bound),
+                     trace_group_s(b, TraceGroup::memory_bound) + e.recompute_memory_bound_s - 480 * gap_s);
+    EXPECT_DOUBLE_EQ(trace_group_s(e, TraceGroup::idle),
+                     trace_group_s(b, TraceGroup::idle) + e.recompute_overhead_s + 480 * gap_s);
+    double sum = 0;
+    for (const TraceGroup g : {TraceGroup::compute, TraceGroup::memory_bound, TraceGroup::comm, TraceGroup::idle})
+        sum += trace_group_s(e, g);
+    EXPECT_NEAR(sum, e.step_time_s, 1e-12 * e.step_time_s);
+    // Another stack: the eight kernels its optimizer_s adds, at the fitted overhead.
+    EXPECT_NEAR(estimate(default_job(), cal).optimizer_overhead_s, 8 * cal.kernel_overhead_us * 1e-6, 1e-15);
 }
 
 }  // namespace

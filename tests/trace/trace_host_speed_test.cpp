@@ -165,7 +165,9 @@ TEST(TraceHostSpeed, JsonListsEachStepsSpeeds) {
 // reference's, its autograd engine 1.00 then 1.48, and its first step idled
 // 21.9 ms, its second 8.6. At one speed for both steps the profiled idle
 // is about half the measured mean (0.0088 s of 0.0162); each step at its
-// own speeds, the column their mean, it is within a quarter (0.0129 s).
+// own speeds, the column their mean, and the optimizer's 480 launch gaps
+// counted as idle (Estimate::optimizer_overhead_s), it is within 15 %
+// (0.0139 s).
 TEST(TraceHostSpeed, FsdpTraceIdleStepByStep) {
     LOSTFLOPS_SHARED_TRACE(path, "h200/h200-llama3.2-1b-s4096-b2-fsdp2.json.gz");
     const Calibration& cal = default_calibration();
@@ -185,7 +187,7 @@ TEST(TraceHostSpeed, FsdpTraceIdleStepByStep) {
     add_profiled_prediction(by_step, per_step, steps, x, trace_host_speed(ranks), {});
     const double measured = by_step.walls[3].measured_s;
     EXPECT_GT(by_step.walls[3].predicted_profiled_s, pooled.walls[3].predicted_profiled_s);
-    EXPECT_NEAR(by_step.walls[3].predicted_profiled_s, measured, 0.25 * measured);
+    EXPECT_NEAR(by_step.walls[3].predicted_profiled_s, measured, 0.15 * measured);
 }
 
 // Past kHostOpSamplesMax calls of one operator on one thread the samples
