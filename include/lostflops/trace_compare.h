@@ -45,6 +45,9 @@ struct MemoryRow {
     double measured_bytes = 0;
     int rank = 0;                // the rank holding the measured peak
     double predicted_bytes = 0;
+    // Under the stack the traces show (add_profiled_prediction; the host's
+    // speed moves no byte); 0 where there is no profiled column.
+    double predicted_profiled_bytes = 0;
 };
 
 struct JobComparison {

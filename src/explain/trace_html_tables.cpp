@@ -238,12 +238,18 @@ std::string job(const trace::JobComparison& c) {
     }
     h += t.done();
     if (c.memory.empty()) return h;
-    Table m("Memory per GPU: the highest traced rank against the worst pipeline stage's predicted allocated and "
-            "reserved",
-            {"memory", "rank", "measured GiB", "predicted GiB"});
-    for (const auto& r : c.memory)
-        m.row({esc(r.memory), std::to_string(r.rank), fmt::format("{:.2f}", r.measured_bytes / trace::kBytesPerGiB),
-               fmt::format("{:.2f}", r.predicted_bytes / trace::kBytesPerGiB)});
+    const char* mcaption =
+        "Memory per GPU: the highest traced rank against the worst pipeline stage's predicted allocated and reserved";
+    Table m = profiled ? Table(mcaption, {"memory", "rank", "measured GiB", "predicted GiB", "as profiled GiB"})
+                       : Table(mcaption, {"memory", "rank", "measured GiB", "predicted GiB"});
+    const auto gib = [](double b) { return fmt::format("{:.2f}", b / trace::kBytesPerGiB); };
+    for (const auto& r : c.memory) {
+        if (profiled)
+            m.row({esc(r.memory), std::to_string(r.rank), gib(r.measured_bytes), gib(r.predicted_bytes),
+                   gib(r.predicted_profiled_bytes)});
+        else
+            m.row({esc(r.memory), std::to_string(r.rank), gib(r.measured_bytes), gib(r.predicted_bytes)});
+    }
     return h + m.done();
 }
 

@@ -47,6 +47,12 @@ PredictedMemory predicted_memory(const Estimate& est) {
             m.reserved_bytes > 0 ? m.reserved_bytes : m.peak_bytes};
 }
 
+// A row's predicted figure of `est`: allocated or reserved.
+double row_bytes(const MemoryRow& row, const Estimate& est) {
+    const PredictedMemory p = predicted_memory(est);
+    return row.memory == "peak reserved" ? p.reserved_bytes : p.allocated_bytes;
+}
+
 std::vector<MemoryRow> memory_rows(const std::vector<RankReport>& ranks, const Estimate& est) {
     const RankReport* alloc = nullptr;
     const RankReport* resv = nullptr;
@@ -223,6 +229,9 @@ void add_profiled_prediction(JobComparison& c, const std::vector<Estimate>& prof
     c.predicted_profiled_mfu = step_s > 0 ? profiled.front().mfu * profiled.front().step_time_s / step_s : 0.0;
     for (std::size_t i = 0; i < c.walls.size() && i < std::size(kWallGroups); ++i)
         c.walls[i].predicted_profiled_s = mean(kWallGroups[i].group);
+    // Memory: the traced stack's (FSDP2's bf16 copies, autocast's casts);
+    // every step's estimate holds the same bytes.
+    for (MemoryRow& row : c.memory) row.predicted_profiled_bytes = row_bytes(row, profiled.front());
 }
 
 }  // namespace lostflops::trace

@@ -207,11 +207,14 @@ void job_table(std::string& out, const JobComparison& cmp) {
         out += fmt::format("  (measured walls: pipeline stage {}, the busiest of the {} in the traces)\n",
                            cmp.measured_stage, cmp.stages);
     for (const auto& m : cmp.memory)
-        out += fmt::format("  {:<46} {:>12.2f} {:>12.2f}\n", fmt::format("{} (GiB, rank {})", m.memory, m.rank),
-                           m.measured_bytes / kBytesPerGiB, m.predicted_bytes / kBytesPerGiB);
+        out += fmt::format("  {:<46} {:>12.2f} {:>12.2f}{}\n", fmt::format("{} (GiB, rank {})", m.memory, m.rank),
+                           m.measured_bytes / kBytesPerGiB, m.predicted_bytes / kBytesPerGiB,
+                           profiled ? fmt::format(" {:>12.2f}", m.predicted_profiled_bytes / kBytesPerGiB)
+                                    : std::string());
     if (!cmp.memory.empty())
-        out += "  (memory: the highest traced rank against the worst pipeline stage's predicted allocated and "
-               "reserved)\n";
+        out += std::string("  (memory: the highest traced rank against the worst pipeline stage's predicted allocated "
+                           "and reserved") +
+               (profiled ? "; as profiled, under the stack the traces show" : "") + ")\n";
     for (const auto& w : cmp.warnings)
         if (w.rfind("job-mismatch", 0) != 0) out += "  warning: " + terminal_text(w) + "\n";
 }

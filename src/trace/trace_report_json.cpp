@@ -173,6 +173,7 @@ std::string report_json(const TraceReport& t) {
         for (const auto& m : cmp.memory) {
             memory.push_back({{"memory", m.memory}, {"measured_bytes", m.measured_bytes}, {"rank", m.rank},
                               {"predicted_bytes", m.predicted_bytes}});
+            if (cmp.has_profiled()) memory.back()["predicted_profiled_bytes"] = m.predicted_profiled_bytes;
         }
         j["job"] = {{"measured_step_s", cmp.measured_step_s}, {"predicted_step_s", cmp.predicted_step_s},
                     {"measured_mfu", cmp.measured_mfu},       {"predicted_mfu", cmp.predicted_mfu},

@@ -69,7 +69,7 @@ TEST(TraceHtmlReport, JobSectionHasTheTextsColumnsAndRows) {
     cmp.predicted_mfu = 0.073;
     cmp.step_source = "ProfilerStep";
     cmp.walls = {{"compute (GEMM, attention)", 0.013, 0.0126, 0.0127}};
-    cmp.memory = {{"peak reserved", 3 * 1073741824.0, 0, 2 * 1073741824.0}};
+    cmp.memory = {{"peak reserved", 3 * 1073741824.0, 0, 2 * 1073741824.0, 2.5 * 1073741824.0}};
     cmp.profiler_host_s = 0.033;
     cmp.predicted_profiled_step_s = 0.132;
     cmp.predicted_profiled_mfu = 0.055;
@@ -77,7 +77,9 @@ TEST(TraceHtmlReport, JobSectionHasTheTextsColumnsAndRows) {
     EXPECT_NE(html.find("<th scope=\"col\">as profiled s</th>"), std::string::npos);
     EXPECT_NE(html.find("<td>0.0126</td><td>0.0127</td>"), std::string::npos) << "the profiled wall";
     EXPECT_NE(html.find("predicted 0.132 s, MFU 5.5 %"), std::string::npos);
-    EXPECT_NE(html.find("<td>peak reserved</td><td>0</td><td>3.00</td><td>2.00</td>"), std::string::npos);
+    EXPECT_NE(html.find("<td>peak reserved</td><td>0</td><td>3.00</td><td>2.00</td><td>2.50</td>"), std::string::npos)
+        << "the memory row's as-profiled bytes";
+    EXPECT_NE(html.find("<th scope=\"col\">as profiled GiB</th>"), std::string::npos);
     EXPECT_NE(html.find("MFU measured n/a"), std::string::npos);
     // Without the profiler's host events: no such column.
     cmp.profiler_host_s = 0;

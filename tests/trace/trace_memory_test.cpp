@@ -2,7 +2,8 @@
 // a hand-written trace with known peaks, operator and timeline; the bounded
 // timeline on many events in any order; malformed events skipped and
 // counted; the two traces of ../shared/traces/h200 recorded with
-// profile_memory=True against an independent count of their events.
+// profile_memory=True against an independent count of their events, and
+// against the estimate of the stack they ran (trace --job's as-profiled column).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -10,12 +11,15 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <random>
 
 #include "lostflops/estimate.h"
 #include "lostflops/trace.h"
+#include "cli/cli_util.h"
 #include "lostflops/trace_compare.h"
+#include "test_util.h"
 #include "trace/trace_memory.h"
 #include "trace/trace_test_util.h"
 
@@ -243,9 +247,46 @@ TEST(TraceMemory, JobComparisonHasMemoryRows) {
     EXPECT_EQ(c.memory[1].measured_bytes, 5e9);
     EXPECT_EQ(c.memory[1].rank, 1);
     EXPECT_EQ(c.memory[1].predicted_bytes, 5.5e9);
+    EXPECT_EQ(c.memory[0].predicted_profiled_bytes, 0);  // no profiled column
+    // The stack the traces show (another estimate): its allocated and reserved.
+    Estimate traced = e;
+    traced.memory.allocated_bytes = 3.1e9;
+    traced.memory.reserved_bytes = 5.2e9;
+    auto profiled = c;
+    add_profiled_prediction(profiled, traced, 0.0, 0.0, {"training.framework=hf"});
+    EXPECT_EQ(profiled.memory[0].predicted_profiled_bytes, 3.1e9);
+    EXPECT_EQ(profiled.memory[1].predicted_profiled_bytes, 5.2e9);
+    EXPECT_EQ(profiled.memory[0].predicted_bytes, 4.5e9);  // the job's own stack, kept
     a.memory.reset();
     b.memory.reset();
     EXPECT_TRUE(compare_with_estimate({a, b}, e, 2, 1e15, "job.yaml").memory.empty());
+}
+
+// The two shared traces with allocator events against their job files,
+// which say framework fsdp, zero 0 (../shared/reference/h200/runs): the
+// as-profiled column prices the stack the traces ran (framework hf: bf16
+// autocast's weight copies; FSDP2 at zero 3), as validate's recipe column
+// does, and holds the measured peak allocated within 1 %; the job's own
+// stack does not (37.20 GiB against 43.84 for the 1B).
+TEST(TraceMemory, SharedTracesPeaksAgainstTheStackTheyRan) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"h200-llama3.2-1b-s4096-b2-autocast-memory.json.gz", "h200-llama3.2-1b-s4096-b2x1-none-autocast.json"},
+        {"h200-llama3.2-3b-s8192-b2-fsdp2-memory.json.gz", "h200-llama3.2-3b-s8192-b2x1-full-fsdp2.json"}};
+    for (const auto& [trace, job_name] : cases) {
+        LOSTFLOPS_SHARED_TRACE(path, std::string("h200/") + trace);
+        const std::string job = lostflops::test::source_path(std::string("../shared/reference/h200/runs/") + job_name);
+        if (!std::filesystem::exists(job)) GTEST_SKIP() << job << " absent";
+        const auto r = lostflops::test::run_cli("--quiet trace --format json " + path + " --job " + job);
+        ASSERT_EQ(r.code, 0) << r.all();
+        const auto rows = nlohmann::json::parse(r.out)["job"]["memory"];
+        ASSERT_EQ(rows.size(), 2u) << trace;
+        EXPECT_EQ(rows[0]["memory"], "peak allocated");
+        const double measured = rows[0]["measured_bytes"], profiled = rows[0]["predicted_profiled_bytes"],
+                     own = rows[0]["predicted_bytes"];
+        EXPECT_NEAR(profiled, measured, 0.01 * measured) << trace;
+        EXPECT_GT(std::abs(own - measured), 0.05 * measured) << trace;
+        EXPECT_GT(rows[1]["predicted_profiled_bytes"].get<double>(), profiled) << trace;  // reserved above allocated
+    }
 }
 
 // What the check asks: the peaks `trace` reports are the maxima of
