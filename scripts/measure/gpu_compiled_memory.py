@@ -35,6 +35,7 @@ Writes OUT_DIR/{results.json, clocks.csv, trace-*-memory.json.gz}; the log is st
 Sections, the budget and the clock sampler are gpu_step_clocks.py's.
 """
 import collections
+import gc
 import gzip
 import os
 import shutil
@@ -97,10 +98,10 @@ def phases(forward, opt):
 
 
 def frame_label(frames):
-    """The innermost frame outside torch's own Python (the model's code, or Inductor's generated module)."""
+    """The innermost Python frame outside torch's own (the model's code, or Inductor's generated module)."""
     for f in frames or []:
         name = str(f.get("filename", ""))
-        if "/torch/" in name and "torchinductor" not in name:
+        if not name.endswith(".py") or ("/torch/" in name and "torchinductor" not in name):
             continue
         return f"{os.path.basename(name)}:{f.get('line', '?')}:{f.get('name', '?')}"
     return "-"
@@ -109,7 +110,7 @@ def frame_label(frames):
 def live_at_peak(step):
     """The blocks alive at the step's most allocated (the allocator's history), grouped."""
     torch.cuda.synchronize()
-    torch.cuda.memory._record_memory_history(max_entries=HISTORY_ENTRIES)
+    torch.cuda.memory._record_memory_history(stacks="python", max_entries=HISTORY_ENTRIES)
     try:
         step()
         torch.cuda.synchronize()
@@ -173,8 +174,9 @@ def memory_trace(tag, step):
 
 def measure(name, tag, shape, seq, batch, compiled, warm=3):
     """One step's three measurements (the docstring); `name` the section, `tag` the trace's."""
+    torch._dynamo.reset()  # the previous step's compiled graphs, before the model's base is read
+    gc.collect()
     g.build_model(shape)
-    torch._dynamo.reset()
     fn_model = torch.compile(g.MODEL["model"]) if compiled else g.MODEL["model"]
     forward, step = step_fns(fn_model, seq, batch)
     for _ in range(warm):

@@ -108,14 +108,17 @@ DpComm dp_comm(const Job& job, const Calibration& cal, const PlanContext& ctx, c
                                      (ctx.dev.hbm_Bps * ctx.dev.memory_bound) +
                                  8 * ctx.dev.kernel_overhead_s;
         // Of it, the GPU's gaps between the step's kernels, which a profiler
-        // shows as idle: framework hf, whose per-kernel cost is the measured
-        // gap (calibration hf_kernel_gap_us), each launch's (the component
-        // rate, a whole optimizer.step timed, holds them); other stacks the
-        // eight kernels' fitted overhead.
-        const double launches = job.training.framework == Framework::hf
-                                    ? hf_optimizer_launches(job, opt_params, hf_param_tensors(job.model))
-                                    : 8.0;
-        d.optimizer_overhead_s[sharded] = std::min(d.optimizer_s[sharded], launches * ctx.dev.kernel_overhead_s);
+        // shows as idle: framework hf, each launch's measured gap
+        // (calibration hf_kernel_gap_us, whatever the layers' precision;
+        // none where one program runs the step, a TPU's), which the
+        // component rate, a whole optimizer.step timed, holds; other stacks
+        // the eight kernels' fitted overhead.
+        const bool hf = job.training.framework == Framework::hf;
+        const double gaps_s =
+            hf ? (ctx.dev.kernel_overhead_s > 0 ? cal.hf_kernel_gap_us * 1e-6 : 0.0) *
+                     hf_optimizer_launches(job, opt_params, hf_param_tensors(job.model))
+               : 8 * ctx.dev.kernel_overhead_s;
+        d.optimizer_overhead_s[sharded] = std::min(d.optimizer_s[sharded], gaps_s);
     }
     return d;
 }

@@ -189,7 +189,8 @@ std::string timeline_trace_json(const Job& job, const Calibration& cal, const Es
             dp("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", "reduce_scatter", dp_s * sharded);
             dp("ncclDevKernel_AllGather_RING_LL", "all_gather", dp_s * (1 - sharded));
         }
-        w.kernel(pid_of(r), kComputeStream, "lostflops_optimizer_step", t, opt_s);
+        // Its launch gaps (Estimate::optimizer_overhead_s) a gap at its end, as a profiler sees them.
+        w.kernel(pid_of(r), kComputeStream, "lostflops_optimizer_step", t, opt_s - e.optimizer_overhead_s);
         // The data loader's wait (Breakdown::data_loader_s) is a gap at the step's end.
         const double step_s = t + std::max(0.0, opt_s) + e.breakdown.data_loader_s;
         w.raw(fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":{},"tid":{},)"
@@ -202,7 +203,8 @@ std::string timeline_trace_json(const Job& job, const Calibration& cal, const Es
         {"estimate_step_time_s", e.step_time_s},
         {"pipeline_ranks", p},
         {"note", "one process per pipeline rank (pid: the global rank of the stage's first GPU); "
-                 "kernel overhead, host wait, pipeline bubble and the data loader's wait are gaps"}};
+                 "kernel overhead, host wait, pipeline bubble, the optimizer's launch gaps and the data loader's "
+                 "wait are gaps"}};
     const nlohmann::json dist = {{"backend", "nccl"}, {"world_size", job.cluster.num_gpus}};
     out += "\n],\n\"ranksByPid\":true,\n\"displayTimeUnit\":\"ms\",\n\"distributedInfo\":" + dist.dump() +
            ",\n\"otherData\":" + other.dump() + "}\n";

@@ -22,6 +22,7 @@
 #include "lostflops/timeline_trace.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_compare.h"
+#include "test_util.h"
 #include "trace/trace_test_util.h"
 
 namespace lostflops::trace {
@@ -34,8 +35,8 @@ std::vector<RankReport> read_back(const std::string& text) {
 }
 
 // The step time and every wall of the comparison `trace --job` prints,
-// measured from the file against the estimate, within 1 % of the step.
-void expect_reads_back(const Job& job, const std::string& what) {
+// measured from the file against the estimate, within `share` of the step.
+void expect_reads_back(const Job& job, const std::string& what, double share = 0.01) {
     const Calibration cal = default_calibration();
     const Estimate e = estimate(job, cal);
     const auto ranks = read_back(timeline_trace_json(job, cal, e));
@@ -53,7 +54,7 @@ void expect_reads_back(const Job& job, const std::string& what) {
     EXPECT_NEAR(c.measured_mfu, e.mfu, 0.01 * e.mfu) << what;
     EXPECT_TRUE(c.warnings.empty()) << what;
     for (const WallRow& w : c.walls)
-        EXPECT_NEAR(w.measured_s, w.predicted_s, 0.01 * e.step_time_s) << what << ": " << w.wall;
+        EXPECT_NEAR(w.measured_s, w.predicted_s, share * e.step_time_s) << what << ": " << w.wall;
 }
 
 TEST(TimelineTrace, DefaultJobReadsBackAsTheEstimate) {
@@ -70,6 +71,11 @@ TEST(TimelineTrace, OtherPlansReadBackAsTheEstimate) {
     // The data loader's wait (Breakdown::data_loader_s): a gap at the step's
     // end, read back as idle, so that the step is the estimate's.
     expect_reads_back(default_job({"training.data_loader_s_per_sequence=1"}), "data loader's wait");
+    // Framework hf's optimizer: 480 foreach launches, whose gaps (0.96 ms,
+    // Estimate::optimizer_overhead_s) are drawn as gaps and read back as
+    // idle; no pipeline, so every wall to 0.05 % of the step.
+    const std::string fsdp2 = lostflops::test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml");
+    expect_reads_back(load_job(fsdp2), "framework hf, FSDP2, foreach AdamW", 0.0005);
 }
 
 // The walls of the trace reader's own breakdown, rank by rank: the

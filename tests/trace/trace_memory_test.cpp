@@ -15,9 +15,9 @@
 #include <limits>
 #include <random>
 
+#include "cli/cli_util.h"
 #include "lostflops/estimate.h"
 #include "lostflops/trace.h"
-#include "cli/cli_util.h"
 #include "lostflops/trace_compare.h"
 #include "test_util.h"
 #include "trace/trace_memory.h"
