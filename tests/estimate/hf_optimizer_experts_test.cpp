@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 #include "estimate/stage_time.h"
 #include "lostflops/calibration.h"
@@ -120,16 +121,16 @@ TEST(HfOptimizer, ForeachAdamWMovesEightyFourBytesPerParameterWhereFusedMovesThi
 TEST(HfOptimizer, LaunchesAreMultiTensorApplysAndAProfilerSeesTheirGapsAsIdle) {
     const Calibration cal = default_calibration();
     const double gap_s = cal.hf_kernel_gap_us * 1e-6;
-    const Job fsdp2 = load_job(test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"));
+    const std::string one_b = test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml");
+    const auto overhead_with = [&](const std::string& set) {
+        return estimate(load_job(one_b, {set}), cal).optimizer_overhead_s;
+    };
+    const Job fsdp2 = load_job(one_b);
     ASSERT_DOUBLE_EQ(hf_param_tensors(fsdp2.model), 146);
     const Estimate e = estimate(fsdp2, cal);
     ASSERT_NEAR(e.params_total, 1235814400, 1);
     EXPECT_NEAR(e.optimizer_overhead_s, 480 * gap_s, 1e-15);
-    EXPECT_NEAR(estimate(load_job(test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
-                                  {"training.optimizer_kernel=fused"}),
-                         cal)
-                    .optimizer_overhead_s,
-                60 * gap_s, 1e-15);
+    EXPECT_NEAR(overhead_with("training.optimizer_kernel=fused"), 60 * gap_s, 1e-15);
     const Job three = load_job(test::source_path("tests/data/trace/job-h200-llama3.2-3b-s8192-b2-fsdp2.yaml"));
     ASSERT_DOUBLE_EQ(hf_param_tensors(three.model), 254);
     const Estimate e3 = estimate(three, cal);
@@ -137,11 +138,7 @@ TEST(HfOptimizer, LaunchesAreMultiTensorApplysAndAProfilerSeesTheirGapsAsIdle) {
     EXPECT_NEAR(e3.optimizer_overhead_s, 1232 * gap_s, 1e-15);
     // The gap is the GPU's, whatever the layers run: in fp32 (whose layers'
     // kernels keep the fitted kernel_overhead_us) as in bf16.
-    EXPECT_NEAR(estimate(load_job(test::source_path("tests/data/trace/job-h200-llama3.2-1b-s4096-b2-fsdp2.yaml"),
-                                  {"training.precision=fp32"}),
-                         cal)
-                    .optimizer_overhead_s,
-                480 * gap_s, 1e-15);
+    EXPECT_NEAR(overhead_with("training.precision=fp32"), 480 * gap_s, 1e-15);
     // Another stack: the eight kernels its optimizer_s adds, at the fitted overhead.
     EXPECT_NEAR(estimate(default_job(), cal).optimizer_overhead_s, 8 * cal.kernel_overhead_us * 1e-6, 1e-15);
 }
