@@ -18,6 +18,7 @@
 #include "lostflops/command_reports.h"
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
+#include "lostflops/report.h"
 #include "lostflops/trace.h"
 #include "lostflops/trace_diff.h"
 #include "lostflops/trace_merge.h"
@@ -56,7 +57,7 @@ py::tuple explain_text(const std::optional<std::string>& job, const std::vector<
     src.plan = plan_sets(job, set, cal, best, notes);
     const std::string out = [&] {
         py::gil_scoped_release release;
-        return explain_json(explain(src, cal)).dump(2);
+        return json_text(explain_json(explain(src, cal)));
     }();
     return py::make_tuple(out, notes);
 }

@@ -166,7 +166,7 @@ py::tuple estimate_text(const std::optional<std::string>& job, bool is_text, con
         const std::optional<AdviceSearch> mode = advice == "none"   ? std::nullopt
                                                  : advice == "full" ? std::optional(AdviceSearch::full)
                                                                     : std::optional(AdviceSearch::if_cheap);
-        return estimate_json(j, e, estimate_extras(j, e, cal, mode)).dump(2);
+        return json_text(estimate_json(j, e, estimate_extras(j, e, cal, mode)));
     }();
     return py::make_tuple(out, notes);
 }

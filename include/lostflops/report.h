@@ -146,6 +146,12 @@ std::string fit_advice_text(const FitAdvice& a);
 // whole run under `run` (run_report.h run_json).
 nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtras& extras = {});
 
+// `j` as text (`indent` as nlohmann's dump: -1 one line): a string that is
+// not UTF-8 (a path's bytes: the job's source) is written with U+FFFD for
+// its stray bytes, where nlohmann's default handler throws (an internal
+// error, exit 3). Every JSON document the tool writes goes through it.
+std::string json_text(const nlohmann::json& j, int indent = 2);
+
 // The job as resolved: model shape, GPU and its specs, cluster topology, the
 // full plan with every default and `auto` decided (attention kernel,
 // framework, overlap_grad_reduce, tp_comm_overlap, ZeRO-3 engine settings).

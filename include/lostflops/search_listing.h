@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lostflops/error.h"
@@ -84,12 +85,16 @@ std::vector<SweepPoint> min_gpus_sweep(const Job& job, const JobOnGpus& job_on, 
 // cannot. The first of the first kTakesWithin plans of the ranking it takes
 // wins, and `taken_note` (when given) says which rank when it is not the
 // first; NoPlanFits names takes.who when no plan fits, InputError when none
-// of those it takes (a plan further down may be one).
+// of those it takes (a plan further down may be one). When the job's fixed
+// keys leave no layout to evaluate (`--set parallel.tp=3` with 64 heads) it
+// throws InputError starting with kNoPlanCanBeSearched: bad input, not a job
+// too large; a caller that can load the job with its plan names the rule.
 struct PlanTaker {
     std::string who;  // "MaxText"
     std::function<void(const Job&)> check;
 };
 inline constexpr size_t kTakesWithin = 1000;
+inline constexpr std::string_view kNoPlanCanBeSearched = "no plan can be searched: ";
 // `export maxtext --best` (command line and Python alike): the plans
 // export_maxtext (src/interop/maxtext_export.h) can write.
 PlanTaker maxtext_plan_taker();

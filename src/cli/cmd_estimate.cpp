@@ -73,7 +73,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(extras.warnings[i].key).c_str(),
                          terminal_text(extras.warnings[i].message).c_str());
         if (opts->format == Format::json) {
-            std::printf("%s\n", estimate_json(job, e, extras).dump(2).c_str());
+            std::printf("%s\n", json_text(estimate_json(job, e, extras)).c_str());
         } else {
             std::printf("%s", estimate_table(job, e, extras).c_str());
         }

@@ -15,6 +15,7 @@
 #include "lostflops/error.h"
 #include "lostflops/explain.h"
 #include "lostflops/job.h"
+#include "lostflops/report.h"
 #include "lostflops/terminal_text.h"
 #include "lostflops/trace_compare.h"
 #include "lostflops/trace_stack.h"
@@ -87,7 +88,7 @@ void add_explain_command(CLI::App& app, int& exit_code) {
             std::fprintf(stderr, "lostflops: warning: %s: %s\n", terminal_text(x.warnings[i].key).c_str(),
                          terminal_text(x.warnings[i].message).c_str());
         if (o->format == ExplainFormat::json) {
-            std::printf("%s\n", explain_json(x).dump(2).c_str());
+            std::printf("%s\n", json_text(explain_json(x)).c_str());
         } else if (o->format == ExplainFormat::markdown) {
             std::printf("%s", explain_markdown(x).c_str());
         } else {

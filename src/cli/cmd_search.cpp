@@ -179,14 +179,16 @@ std::string best_plan_commands(const SearchArgs& a, const Job& job, const PlanSc
         // A job without a parallel section fails to load for that alone: it
         // names no rule (the search was free), so the rules are named below.
         if (!is_missing_plan(e))
-            throw InputError(source, key, "no plan can be searched: " + (e.key().empty() ? "" : e.key() + ": ") + e.message());
+            throw InputError(source, key,
+                             std::string(kNoPlanCanBeSearched) + (e.key().empty() ? "" : e.key() + ": ") + e.message());
         if (given.empty())
             throw InputError(source, "",
-                             fmt::format("no plan can be searched: no layout of tp x cp x pp x dp = {} GPUs passes the "
+                             fmt::format("{}no layout of tp x cp x pp x dp = {} GPUs passes the "
                                          "divisibility rules (among them: dp x micro_batch_size divides the global batch "
                                          "of {} sequences, tp the attention heads, pp x vpp stages split the {} "
                                          "layers; docs/search.md)",
-                                         searched.cluster.num_gpus, searched.training.global_batch, searched.model.layers));
+                                         kNoPlanCanBeSearched, searched.cluster.num_gpus,
+                                         searched.training.global_batch, searched.model.layers));
     }
     throw InputError(source, key, "the fixed settings and the divisibility rules leave no layout to evaluate "
                                   "(lostflops estimate with them as --set parallel.KEY=VALUE names the rule)");

@@ -98,7 +98,23 @@ std::vector<std::string> overrides_with_plan(const std::string& job_path, const 
     const SearchJob sj = job_path.empty() ? default_search_job(overrides) : load_search_job(job_path, overrides);
     check_model_keys(sj.job);  // --strict refuses an unmodelled key before the search, not after it
     const std::string source = job_path.empty() ? "data/jobs/default.yaml (built in)" : job_path;
-    const SearchedPlan won = searched_plan(sj, load_calibration_for(calibration_path), source);
+    const SearchedPlan won = [&] {
+        try {
+            return searched_plan(sj, load_calibration_for(calibration_path), source);
+        } catch (const InputError& e) {
+            if (e.message().rfind(kNoPlanCanBeSearched, 0) != 0) throw;
+            // The rule the fixed keys break, named as estimate names it.
+            try {
+                (void)(job_path.empty() ? default_job(overrides) : load_job(job_path, overrides));
+            } catch (const InputError& rule) {
+                if (!is_missing_plan(rule))
+                    throw InputError(source, "parallel",
+                                     std::string(kNoPlanCanBeSearched) + (rule.key().empty() ? "" : rule.key() + ": ") +
+                                         rule.message());
+            }
+            throw;
+        }
+    }();
     for (const PlanNote& note : searched_plan_notes(won, source, missing))
         std::fprintf(stderr, "lostflops: note: %s\n", terminal_text(note.text).c_str());
     std::vector<std::string> out = overrides;

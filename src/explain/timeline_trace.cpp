@@ -20,6 +20,7 @@
 #include "lostflops/error.h"
 #include "lostflops/pipeline_schedules.h"
 #include "lostflops/pipeline_timeline.h"
+#include "lostflops/report.h"
 
 namespace lostflops {
 namespace {
@@ -207,7 +208,7 @@ std::string timeline_trace_json(const Job& job, const Calibration& cal, const Es
                  "wait are gaps"}};
     const nlohmann::json dist = {{"backend", "nccl"}, {"world_size", job.cluster.num_gpus}};
     out += "\n],\n\"ranksByPid\":true,\n\"displayTimeUnit\":\"ms\",\n\"distributedInfo\":" + dist.dump() +
-           ",\n\"otherData\":" + other.dump() + "}\n";
+           ",\n\"otherData\":" + json_text(other, -1) + "}\n";
     return out;
 }
 

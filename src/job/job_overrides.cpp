@@ -5,8 +5,10 @@
 
 #include <sstream>
 
+#include "job/text_input.h"
 #include "job/validate.h"
 #include "job/yaml_document.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops {
 
@@ -29,6 +31,16 @@ std::string what_it_sets(const std::string& path) {
 AppliedOverride apply_one(YAML::Node& root, const std::string& expr) {
     AppliedOverride o;
     o.expr = expr;
+    // Its bytes are text, as a file's are, before any message quotes it (the
+    // JSON writer refuses ill-formed UTF-8): named by its key while that is
+    // UTF-8 (a control byte in it is escaped where the error is shown).
+    const std::string key = expr.substr(0, expr.find('='));
+    bool utf8 = true;
+    for (std::size_t i = 0, n = 1; utf8 && i < key.size(); i += n) {
+        n = utf8_length(reinterpret_cast<const unsigned char*>(key.data()) + i, key.size() - i);
+        utf8 = n > 0;
+    }
+    check_text_bytes(expr, utf8 ? "--set " + key : std::string("--set"));
     const std::string src = o.source();
     const auto eq = expr.find('=');
     if (eq == std::string::npos || eq == 0)

@@ -42,5 +42,8 @@ std::string input_name(const std::string& path);
 // InputError if `text` is empty (or only whitespace) or binary (NUL bytes,
 // invalid UTF-8, control characters other than tab/CR/LF).
 void check_text(const std::string& text, const std::string& source);
+// The bytes alone (a --set value): InputError(source, "line N") on a control
+// byte or ill-formed UTF-8 (overlong, surrogate, beyond U+10FFFF).
+void check_text_bytes(const std::string& text, const std::string& source);
 
 }  // namespace lostflops

@@ -8,9 +8,12 @@
 
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "lostflops/error.h"
 
@@ -243,6 +246,76 @@ void prescan_yaml(const std::string& text, const std::string& source, std::size_
     Prescan(text, source, max_items).run();
 }
 
+namespace {
+
+// Where a document's first event is, and whether it is an empty one (a lone
+// null: "---" with nothing after it).
+class DocumentProbe : public YAML::EventHandler {
+public:
+    YAML::Mark first = YAML::Mark::null_mark();
+    int events = 0;
+    bool only_null = true;
+
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { see(m, true); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { see(m, false); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override {
+        see(m, false);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        see(m, false);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        see(m, false);
+    }
+    void OnMapEnd() override {}
+
+private:
+    void see(const YAML::Mark& m, bool null) {
+        if (events++ == 0) first = m;
+        only_null = only_null && null;
+    }
+};
+
+// yaml-cpp's Load builds the first document and drops the rest of the text
+// without a word: a second document after '---', a JSON object with text
+// after it. Walks the documents after the first, without building them:
+// one that holds anything is refused at its first line; empty ones ("---"
+// at the end) drop nothing. yaml-cpp 0.7 hands out empty documents forever,
+// at one place, on text it cannot read after the first document's end
+// (found by JobFuzz: LoadAll then grows without bound), so a document that
+// does not move past the last one's place is refused as such, and so is a
+// stream of more documents than characters.
+void refuse_further_documents(const std::string& text, const std::string& source) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentProbe skip;
+    if (!parser.HandleNextDocument(skip)) return;
+    int last_pos = -1;
+    // Each document after the first takes at least its "---": no more of
+    // them than characters.
+    for (std::size_t n = 0; n <= text.size(); ++n) {
+        DocumentProbe doc;
+        if (!parser.HandleNextDocument(doc)) return;
+        if (doc.events == 0) continue;
+        if (!doc.only_null || doc.events > 1)
+            throw InputError(source, line_key(doc.first),
+                             "a second YAML document starts here (after '---', or text after the first "
+                             "document's end); only one document is read: give one");
+        if (doc.first.pos <= last_pos)
+            throw InputError(source, line_key(doc.first),
+                             "text after the first document's end that is not a YAML document; only one "
+                             "document is read: give one");
+        last_pos = doc.first.pos;
+    }
+    throw InputError(source, "", "text after the first document's end that is not a YAML document; only one "
+                                 "document is read: give one");
+}
+
+}  // namespace
+
 void check_yaml_document(const YAML::Node& root, const std::string& source, const std::string& prefix,
                          Duplicates duplicates) {
     Walker(source, duplicates).walk(root, prefix, 1);
@@ -254,6 +327,7 @@ YAML::Node load_yaml_document(const std::string& text, const std::string& source
     YAML::Node root;
     try {
         root = YAML::Load(text);
+        refuse_further_documents(text, source);
     } catch (const YAML::DeepRecursion&) {
         // Its mark is where the scanner had read ahead to, not the deep node.
         too_deep(source, YAML::Mark::null_mark());

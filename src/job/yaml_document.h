@@ -31,7 +31,9 @@ inline constexpr std::size_t kMaxYamlItems = 100'000;
 
 // Parses `text`; InputError(source, "line N", ...) when it is not YAML, nests
 // deeper than kMaxYamlDepth, holds more than `max_items` items (see
-// kMaxYamlItems), or repeats a key (naming the dotted key and both lines).
+// kMaxYamlItems), repeats a key (naming the dotted key and both lines), or
+// holds a second document that is not empty (after '---', or text after a
+// JSON object's end: yaml-cpp's Load would drop it).
 // `prefix` is the dotted path of the document's root in messages ("" for a
 // file, "parallel.tp" for a --set value).
 // `same_duplicates`: a key repeated with an identical value is accepted (a

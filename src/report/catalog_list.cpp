@@ -21,6 +21,7 @@
 #include "lostflops/error.h"
 #include "lostflops/framework_rules.h"
 #include "lostflops/job.h"
+#include "lostflops/report.h"
 #include "cost/roofline.h"
 #include "workload/flops.h"
 
@@ -52,7 +53,7 @@ std::string list_gpus(bool json) {
                            {"ridge_bf16_flop_per_byte", ridge_flop_per_byte(g, Precision::bf16)},
                            {"source", g.source}});
         }
-        return nlohmann::json{{"gpus", arr}}.dump(2);
+        return json_text(nlohmann::json{{"gpus", arr}});
     }
     std::string out = fmt::format("{:<16} {:<7} {:<10} {:>8} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6} {:>7}\n", "name",
                                   "vendor", "arch", "bf16", "fp8", "memory", "HBM", "scale-up", "units", "TDP", "ridge");
@@ -120,7 +121,7 @@ std::string list_models(bool json) {
         sources += fmt::format("  {}: {}\n", name, source);
     }
     if (json) {
-        return nlohmann::json{{"models", arr}}.dump(2);
+        return json_text(nlohmann::json{{"models", arr}});
     }
     out += "\nparams: every weight with the embeddings (once when tied), without multi-token prediction modules;\n"
            "active: those one token uses; experts: routed experts per token / routed experts.\n"
@@ -150,7 +151,7 @@ std::string list_clusters(bool json) {
         sources += fmt::format("  {}: {}\n", name, source);
     }
     if (json) {
-        return nlohmann::json{{"clusters", arr}}.dump(2);
+        return json_text(nlohmann::json{{"clusters", arr}});
     }
     out += "\nscale-up: GPUs of one NVLink / Infinity Fabric domain; intra: per GPU per direction inside it, inter:\n"
            "between domains (the NICs). Use one with `cluster: {preset: NAME, num_gpus: N}`; `lostflops list gpus`\n"
@@ -176,7 +177,7 @@ std::string list_frameworks(bool json) {
         arr.push_back({{"framework", to_string(f)}, {"launch_stack", to_string(stack)}, {"rules", rules}});
     }
     if (json) {
-        return nlohmann::json{{"frameworks", arr}}.dump(2);
+        return json_text(nlohmann::json{{"frameworks", arr}});
     }
     out += "\nThe rules a plan must meet to launch in each stack, beyond the checks every plan passes; `estimate` warns\n"
            "about a plan that breaks one (an error with --strict), `search` ranks only plans the stack launches.\n"

@@ -246,6 +246,10 @@ std::string estimate_table(const Job& job, const Estimate& e, const ReportExtras
     return out;
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json estimate_json(const Job& job, const Estimate& e, const ReportExtras& extras) {
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;

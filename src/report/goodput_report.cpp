@@ -43,7 +43,7 @@ std::string goodput_json(const Job& job, const Goodput& g) {
     if (!g.estimate.memory.fits) all.push_back({"memory", kGoodputDoesNotFit});
     for (const auto& w : all) warnings.push_back({{"key", w.key}, {"message", w.message}});
     j["warnings"] = warnings;
-    return j.dump(2);
+    return json_text(j);
 }
 
 std::string goodput_table(const Job& job, const Goodput& g) {

@@ -165,6 +165,13 @@ Job best_launchable_plan(const SearchJob& sj, const Calibration& cal, std::optio
     }
     const SearchResult r = search_plans(job, cal, o);
     const std::string who = takes.check ? takes.who : to_string(*o.fix.launch);
+    // Nothing evaluated and nothing pruned: the job's fixed keys break a
+    // divisibility rule, which is bad input (exit 2), not a job too large.
+    if (r.ranked.empty() && r.counts.evaluated == 0 && r.counts.pruned_memory == 0 && !r.cancelled)
+        throw InputError(source, "parallel",
+                         std::string(kNoPlanCanBeSearched) +
+                             "the job's parallel keys and the divisibility rules leave no layout to evaluate "
+                             "(lostflops estimate with the plan given names the rule)");
     if (r.ranked.empty())
         throw NoPlanFits(source, "parallel",
                          "no plan that " + who + " can launch fits in GPU memory (lostflops search says why)");
@@ -218,7 +225,7 @@ std::optional<Framework> export_framework(const std::string& kind, Framework job
 }
 
 std::string sweep_json_text(const std::vector<SweepPoint>& points) {
-    return nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"sweep", sweep_json(points)}}.dump(2);
+    return json_text(nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"sweep", sweep_json(points)}});
 }
 
 }  // namespace lostflops

@@ -293,7 +293,7 @@ void search_json(const Job& job, const Calibration& cal, const SearchResult& r, 
         head["run"] = run_json(v.runs.front());
     }
     head["other_shapes"] = others;
-    std::string text = head.dump(2);
+    std::string text = json_text(head);
     text.pop_back();  // the closing brace: "plans" follows
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     write(text);

@@ -126,7 +126,7 @@ std::string validation_json(const ValidationReport& v) {
     if (v.runs.empty()) {
         j["runs"] = nlohmann::json::array();
         j["skipped"] = v.why;
-        return j.dump(2);
+        return json_text(j);
     }
     j["runs"] = nlohmann::json::array();
     for (std::size_t i = 0; i < v.result.rows.size(); ++i) {
@@ -181,7 +181,7 @@ std::string validation_json(const ValidationReport& v) {
     } else {
         j["leave_one_source_out"] = {{"skipped", v.why}};
     }
-    return j.dump(2);
+    return json_text(j);
 }
 
 std::string validation_table(const ValidationReport& v) {

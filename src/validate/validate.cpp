@@ -176,6 +176,7 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
     const auto c_reserved = find("measured_peak_GiB");
     const auto c_recipe = find("recipe");
     const auto c_compiled = find("compiled");
+    const auto c_gpus = find("num_gpus");  // said by the run file too: the two must agree
     if (!c_tps && !c_alloc && !c_reserved)
         throw InputError(csv_path, "line 1",
                          "missing column 'tokens_per_s_per_gpu' (or a memory column: peak_allocated_GiB, "
@@ -224,6 +225,15 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
         std::error_code ec;
         if (!std::filesystem::exists(std::filesystem::symlink_status(job_path, ec))) job_path = dir / (run.name + ".yaml");
         run.job = load_job(job_path.string(), sets);
+        // The row's GPU count was read by nobody: a table saying 64 beside a
+        // run file of 32 was validated on 32 without a word.
+        if (c_gpus && !row[*c_gpus].empty()) {
+            const double n = positive(row[*c_gpus], csv_path, where + ": num_gpus");
+            if (n != static_cast<double>(run.job.cluster.num_gpus))
+                throw InputError(csv_path, where + ": num_gpus",
+                                 fmt::format("{} GPUs, where its run file {} runs on {}: the row and the file must agree",
+                                             row[*c_gpus], job_path.string(), run.job.cluster.num_gpus));
+        }
         if (run.has_throughput()) check_measurement(run, csv_path, where + ": tokens_per_s_per_gpu");
         out.push_back(std::move(run));
     }

@@ -100,17 +100,62 @@ TEST(JobInput, DuplicateKeyInASetValueNamesTheSet) {
     EXPECT_EQ(e.key(), "model.preset");
 }
 
-TEST(JobInput, DuplicateKeyInHfConfigNamesTheConfig) {
+// The small job with `json` as its config.json is refused under
+// model.hf_config, its message naming the config (`at` after its path) and
+// each of `parts`.
+void expect_hf_config_refused(const std::string& json, const std::string& at, const std::vector<std::string>& parts) {
     TempDir dir;
-    const std::string config = dir.write("config.json",
-                                         "{\"num_hidden_layers\": 2, \"hidden_size\": 64,\n\"hidden_size\": 128,\n"
-                                         "\"num_attention_heads\": 4, \"vocab_size\": 100}\n");
+    const std::string config = dir.write("config.json", json);
     const InputError e = error_of(with_model("  hf_config: " + config + "\n"));
     EXPECT_EQ(e.file(), "job.yaml");
     EXPECT_EQ(e.key(), "model.hf_config");
-    EXPECT_TRUE(has(e.message(), config)) << e.what();
-    EXPECT_TRUE(has(e.message(), "hidden_size")) << e.what();
-    EXPECT_TRUE(has(e.message(), "duplicate")) << e.what();
+    EXPECT_TRUE(has(e.message(), config + at)) << e.what();
+    for (const std::string& part : parts) EXPECT_TRUE(has(e.message(), part)) << e.what();
+}
+
+TEST(JobInput, DuplicateKeyInHfConfigNamesTheConfig) {
+    expect_hf_config_refused("{\"num_hidden_layers\": 2, \"hidden_size\": 64,\n\"hidden_size\": 128,\n"
+                             "\"num_attention_heads\": 4, \"vocab_size\": 100}\n",
+                             "", {"hidden_size", "duplicate"});
+}
+
+// yaml-cpp's Load reads the first document and drops the rest silently: a
+// job's second document, text after a config.json's object, a --set value's
+// second document are each refused at the line where they start.
+TEST(JobInput, ASecondDocumentIsRefusedNotDropped) {
+    const std::string text = small_job_text();
+    const std::string two = text + "---\nparallel: {tp: 8}\n";
+    const InputError e = error_of(two);
+    EXPECT_EQ(e.file(), "job.yaml");
+    EXPECT_EQ(e.key(), "line " + std::to_string(line_of(two, "parallel: {tp: 8}", 0))) << e.what();
+    EXPECT_TRUE(has(e.message(), "second YAML document")) << e.what();
+    // An empty one after '---' drops nothing, and a document marker first is one document.
+    EXPECT_NO_THROW(parse_job(text + "---\n", "job.yaml"));
+    EXPECT_NO_THROW(parse_job("---\n" + text + "...\n", "job.yaml"));
+    EXPECT_TRUE(has(error_of(text, {"parallel.tp=2\n---\n8"}).file(), "--set parallel.tp="));
+    // JSON closed early: Load kept the object up to line 3 and dropped the
+    // rest, where LoadAll would hand out empty documents forever (JobFuzz).
+    const InputError stuck = error_of("{\"a\": \"x\",del\": {\n  \"b\": 1,\n     }\n  },\n  \"c\" \"d\": 2\n}\n");
+    EXPECT_EQ(stuck.key(), "line 4") << stuck.what();
+    EXPECT_TRUE(has(stuck.message(), "not a YAML document")) << stuck.what();
+    const auto lines = std::count(text.begin(), text.end(), '\n');  // text ends with one
+    EXPECT_EQ(error_of(text + "}\n").key(), fmt::format("line {}", lines + 1)) << "an unmatched '}'";
+
+    expect_hf_config_refused("{\"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
+                             "\"num_attention_heads\": 4, \"vocab_size\": 100}\n{\"num_hidden_layers\": 4}\n",
+                             ": line 3", {"second YAML document"});
+}
+
+// A --set value is text like a file (the JSON writer refused its bytes:
+// an internal error, exit 3, for `estimate --format json`).
+TEST(JobInput, SetValuesAreWellFormedUtf8) {
+    for (const char* bad : {"name=x\xC0\xAF", "name=x\xFF", "name=\xED\xA0\x80"}) {
+        const InputError e = error_of(small_job_text(), {bad});
+        EXPECT_EQ(e.file(), "--set name") << e.what();
+        EXPECT_TRUE(has(e.message(), "invalid UTF-8")) << e.what();
+    }
+    EXPECT_EQ(error_of(small_job_text(), {"na\xFFme=x"}).file(), "--set");
+    EXPECT_EQ(parse_job(small_job_text(), "job.yaml", {"name=caf\xC3\xA9"}).name, "caf\xC3\xA9");
 }
 
 TEST(JobInput, AliasesAreCheckedOncePerNode) {
@@ -325,6 +370,12 @@ TEST(JobInput, PresetNameOnlyWhenItsShapeIsKept) {
     EXPECT_EQ(mixed.model.hidden, 2048);
     EXPECT_NE(mixed.model.name, "llama3-70b");
     EXPECT_TRUE(has(mixed.model.name, "llama3-70b") && has(mixed.model.name, "hidden_size")) << mixed.model.name;
+    // model_type picks the rules that read the rest: another family is another model.
+    const Job mamba = parse_job(small_job_text(), "job.yaml",
+                                {"model={preset: llama3-8b, model_type: mamba}", "parallel.tp=1"});
+    EXPECT_EQ(mamba.model.name, "custom (llama3-8b preset with overrides: model_type)");
+    const Job qwen3 = parse_job(small_job_text(), "job.yaml", {"model={preset: qwen3-8b, model_type: qwen3}", "parallel.tp=1"});
+    EXPECT_EQ(qwen3.model.name, "qwen3-8b") << "restated with the preset's own value";
 }
 
 TEST(JobInput, HfConfigNameOnlyWhenItsShapeIsKept) {

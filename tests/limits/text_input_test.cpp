@@ -97,5 +97,21 @@ TEST_F(TextInput, ByteOrderMarkIsDroppedEmptyAndBinaryAreNamed) {
     EXPECT_EQ(input_name("-"), kStdinName);
 }
 
+// Only well-formed UTF-8 (Unicode 15, Table 3-7): the JSON writer refused
+// the overlong, surrogate and beyond-U+10FFFF forms the lead-byte check let
+// through, an internal error (exit 3) for `estimate --format json`.
+TEST_F(TextInput, OnlyWellFormedUtf8IsText) {
+    for (const char* bad : {"\xC0\xAF", "\xC1\xBF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF0\x80\x80\x80",
+                            "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xE2\x82", "\xBF"})
+        EXPECT_NE(error_of(write("bad.yaml", std::string("name: x") + bad + "\n")).find("invalid UTF-8"),
+                  std::string::npos)
+            << "accepted: " << testing::PrintToString(std::string(bad));
+    // The edges of each range: U+0080, U+07FF, U+0800, U+D7FF, U+E000, U+FFFF, U+10000, U+10FFFF.
+    for (const char* good : {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80",
+                             "\xEF\xBF\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"})
+        EXPECT_EQ(error_of(write("good.yaml", std::string("name: x") + good + "\n")), "")
+            << "refused: " << testing::PrintToString(std::string(good));
+}
+
 }  // namespace
 }  // namespace lostflops
