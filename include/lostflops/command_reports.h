@@ -54,6 +54,7 @@ struct ValidationReport {
     std::string why;
     IntervalCoverage coverage;               // the 80 % interval, own source held out
     MemoryValidation memory;                 // the rows with a measured peak or an oom verdict
+    std::vector<std::string> warnings;       // load_run_table's (a column a typo away from a read one)
 };
 ValidationReport validation_report(const std::string& table, const Calibration& cal,
                                    const std::vector<std::string>& fit_on);
@@ -88,6 +89,7 @@ struct RunsCalibration {
     std::optional<LeaveOneSourceOut> loso;    // runs of 2 source families or more
     std::vector<MeasuredRun> runs;
     std::string base_name;
+    std::vector<std::string> warnings;        // load_run_table's
 };
 // `calibrate runs TABLE`: folds none is min(5, runs); given, 2 to the runs
 // (InputError otherwise).

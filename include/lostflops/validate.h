@@ -85,8 +85,10 @@ MemoryValidation validate_memory(const std::vector<MeasuredRun>& runs, const Cal
 // compiled (0 or 1: training.compile), applied over the job file. Throws
 // InputError (file and line or key) for a missing/malformed table or job
 // file, a missing column, a non-positive measurement, an unknown recipe, or a
-// table without runs.
-std::vector<MeasuredRun> load_run_table(const std::string& csv_path);
+// table without runs, and a num_gpus or gpu cell (a catalog GPU's name) that
+// its run file contradicts. Other columns are notes; one a typo away from a
+// read column ("recipie") adds a warning to `warnings` when given.
+std::vector<MeasuredRun> load_run_table(const std::string& csv_path, std::vector<std::string>* warnings = nullptr);
 
 // Predicts each run with `cal`; runs that do not fit in memory are still
 // predicted and counted in the MAPE (ValidationRow::fits says which).

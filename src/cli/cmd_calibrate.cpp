@@ -172,6 +172,7 @@ int run_runs(const RunsOptions& o) {
     check_output_not_input(o.output, "-o", {o.table, o.base});
     const RunsCalibration c = calibrate_runs(o.table, o.base, o.folds_given ? std::optional<int>(o.folds) : std::nullopt);
     const std::string& yaml = c.yaml;
+    for (const auto& w : c.warnings) fmt::print(stderr, "lostflops: warning: {}\n", terminal_text(w));
     const std::string report = runs_report(o.table, c.base_name, c.fit, c.cv ? &*c.cv : nullptr,
                                            c.loso ? &*c.loso : nullptr, c.runs);
     if (o.output.empty()) {

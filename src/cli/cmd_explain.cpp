@@ -105,7 +105,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
     add_source_options(cmd, *o);
     cmd->add_option("-o,--output", o->output_path, "HTML file to write")->check(file_name())->required();
     cmd->add_option("--gpus", o->gpus,
-                    "add the scaling curve: the best plan of the search at 512..16384 (doubling) or 512,1024,4096 GPUs");
+                    "add the scaling curve: the best plan of the search at 512..16384 (doubling) or 512,1024,4096 GPUs")
+        ->check(not_empty("GPU counts, e.g. 512..16384 or 512,1024,4096"));
     cmd->add_option("--trace", o->trace_path,
                     "a PyTorch profiler trace recorded with profile_memory=True (.json or .json.gz): its measured "
                     "allocated and reserved memory drawn over the predicted memory over the step");

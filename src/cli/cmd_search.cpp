@@ -208,14 +208,18 @@ void add_search_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--format", a->format, "output format (default: table)")
         ->check(CLI::IsMember({"table", "json", "csv"}).description(""))
         ->type_name("{table,json,csv}");
-    cmd->add_option("--fix", a->fixes, "settings not to search, e.g. tp=8,zero=1 (repeatable)")->allow_extra_args(false);
+    cmd->add_option("--fix", a->fixes, "settings not to search, e.g. tp=8,zero=1 (repeatable)")
+        ->check(not_empty("settings, e.g. tp=8,zero=1"))
+        ->allow_extra_args(false);
     cmd->add_option("--by", a->by, "rank by (default: throughput = tokens/s per GPU)")
         ->check(CLI::IsMember({"throughput", "time-to-train", "cost", "memory"}).description(""))
         ->type_name("{throughput,time-to-train,cost,memory}");
-    cmd->add_option("--top", a->top, "plans listed: N or all (default: 5)");
-    cmd->add_option("--gpus", a->gpus, "sweep the cluster size: 512..16384 (doubling) or 512,1024,4096");
+    cmd->add_option("--top", a->top, "plans listed: N or all (default: 5)")->check(not_empty("a positive count or all"));
+    cmd->add_option("--gpus", a->gpus, "sweep the cluster size: 512..16384 (doubling) or 512,1024,4096")
+        ->check(not_empty("GPU counts, e.g. 512..16384 or 512,1024,4096"));
     cmd->add_flag("--min-gpus", a->min_gpus, "the fewest GPUs on which the job fits, and the best plan there");
-    cmd->add_option("--compare", a->compare, "where this plan ranks and why, e.g. \"tp=8,pp=16,zero=1\"");
+    cmd->add_option("--compare", a->compare, "where this plan ranks and why, e.g. \"tp=8,pp=16,zero=1\"")
+        ->check(not_empty("a plan, e.g. tp=8,pp=16,zero=1"));
     cmd->add_flag("--rank-plan", a->rank_plan,
                   "search every plan (the job's parallel section freed) and place the job's own plan, as --compare");
     cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")

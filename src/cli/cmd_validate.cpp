@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "lostflops/command_reports.h"
+#include "lostflops/terminal_text.h"
 
 namespace lostflops::cli {
 
@@ -37,6 +38,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
     cmd->callback([opts, &exit_code] {
         const Calibration cal = load_calibration_for(opts->calibration);
         const ValidationReport v = validation_report(opts->table, cal, opts->fit_on);
+        for (const auto& w : v.warnings) std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(w).c_str());
         if (opts->format == Format::json) std::printf("%s\n", validation_json(v).c_str());
         else std::printf("%s", validation_table(v).c_str());
         exit_code = 0;

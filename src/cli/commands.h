@@ -79,6 +79,10 @@ CLI::Validator whole_number();
 // given: the built-in job or calibration, no --job comparison, no
 // --summary-out, where the readers of tables and traces say "empty file name".
 CLI::Validator file_name();
+// A check for an option whose empty value meant "not given" (search --gpus '',
+// --fix '', --compare '', --top ''; report --gpus ''): blank is refused,
+// "empty; expected <expected>".
+CLI::Validator not_empty(const std::string& expected);
 
 // InputError(flag) when `output` is the same file as one of `inputs` (same
 // device and inode, so a link or another spelling of the path counts): the

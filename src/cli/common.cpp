@@ -204,6 +204,14 @@ CLI::Validator file_name() {
     return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "empty file name" : ""; }, "");
 }
 
+CLI::Validator not_empty(const std::string& expected) {
+    return CLI::Validator(
+        [expected](std::string& text) -> std::string {
+            return text.find_first_not_of(" \t") == std::string::npos ? "empty; expected " + expected : "";
+        },
+        "");
+}
+
 CLI::Validator finite_range(double lo, double hi) {
     return CLI::Validator(
         [lo, hi](std::string& text) -> std::string {

@@ -51,7 +51,7 @@ NcclCalibration calibrate_nccl(const std::vector<std::string>& files, const Nccl
 
 RunsCalibration calibrate_runs(const std::string& table, const std::string& base, std::optional<int> given) {
     RunsCalibration out;
-    out.runs = throughput_runs(load_run_table(table));
+    out.runs = throughput_runs(load_run_table(table, &out.warnings));
     const Calibration b = base_profile(base);
     int folds = given.value_or(0);
     if (given) {

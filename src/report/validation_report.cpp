@@ -103,7 +103,7 @@ std::optional<std::vector<MeasuredRun>> fit_set_runs(const std::vector<std::stri
 ValidationReport validation_report(const std::string& table, const Calibration& cal,
                                    const std::vector<std::string>& fit_on) {
     ValidationReport v;
-    const std::vector<MeasuredRun> all = load_run_table(table);
+    const std::vector<MeasuredRun> all = load_run_table(table, &v.warnings);
     v.runs = throughput_runs(all);
     v.memory = validate_memory(all, cal);
     if (v.runs.empty()) {
@@ -123,6 +123,7 @@ std::string validation_json(const ValidationReport& v) {
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;
     j["memory"] = memory_json(v.memory);
+    j["warnings"] = v.warnings;
     if (v.runs.empty()) {
         j["runs"] = nlohmann::json::array();
         j["skipped"] = v.why;

@@ -30,6 +30,8 @@ double dtype_bytes(std::string_view t) {
         {"Long", 8},    {"Short", 2},   {"Char", 1},       {"Byte", 1},     {"Bool", 1},
         {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},
         {"Float8_e4m3fnuz", 1}, {"Float8_e5m2fnuz", 1}, {"UInt32", 4}, {"UInt64", 8}, {"UInt16", 2},
+        // MX formats (PyTorch 2.7+): the e8m0 scales, and two fp4 values a byte.
+        {"Float8_e8m0fnu", 1}, {"Float4_e2m1fn_x2", 1}, {"ComplexHalf", 4},
     };
     for (const auto& [name, bytes] : kSizes) {
         if (t == name) return bytes;

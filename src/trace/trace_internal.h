@@ -57,6 +57,8 @@ struct KeepState {
     std::unordered_map<std::string, uint32_t> group_ids;  // name \x1f desc \x1f ranks -> TraceData::groups index
     uint64_t bad_sizes = 0;       // NCCL kernels whose recorded sizes were out of range
     std::string first_bad_size;   // the first of them, for the warning
+    uint64_t unknown_dtypes = 0;  // NCCL kernels with sizes of a dtype dtype_bytes does not know
+    std::string first_unknown_dtype;
     MemoryReader memory;          // [memory] events of CUDA devices
 };
 

@@ -283,6 +283,7 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     if ((f.in_nelems != -1 || f.out_nelems != -1) && g.correlation != kNoCorrelation) {
         const double size = dtype_bytes(f.dtype);
         if (size > 0) keep_size(f, size, g.correlation, out, st);
+        else if (st.unknown_dtypes++ == 0) st.first_unknown_dtype = std::string(f.dtype.substr(0, 64));
     }
 }
 
@@ -382,6 +383,14 @@ void finish_trace(TraceData& out, KeepState& st) {
                                            "and not used (first: {}; expected whole numbers, at most 1 TiB, a "
                                            "group of 1 to {} ranks)",
                                            st.bad_sizes, st.first_bad_size, kMaxRank + 1));
+    }
+    // Their time is kept in the communication wall; only their bandwidth is
+    // not measured.
+    if (st.unknown_dtypes > 0) {
+        out.warnings.push_back(fmt::format("comm-sizes: {} NCCL kernels record their sizes in a dtype lostflops does "
+                                           "not know (first: '{}'): their bytes, and so their bandwidth, are not "
+                                           "used; their time is",
+                                           st.unknown_dtypes, st.first_unknown_dtype));
     }
 }
 

@@ -13,9 +13,11 @@
 
 #include <fmt/format.h>
 
+#include "lostflops/catalog.h"
 #include "lostflops/error.h"
 #include "lostflops/estimate.h"
 #include "lostflops/job.h"
+#include "job/did_you_mean.h"
 #include "job/text_input.h"
 #include "workload/flops.h"
 
@@ -151,7 +153,12 @@ std::vector<std::string> recipe_overrides(const std::string& recipe, const std::
 
 }  // namespace
 
-std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
+// The columns load_run_table reads; any other is a note (source, published,
+// derivation, ...), and one a typo away from these is warned of.
+const std::vector<std::string> kRunTableColumns = {"name",     "tokens_per_s_per_gpu", "peak_allocated_GiB",
+                                                   "measured_peak_GiB", "recipe", "compiled", "num_gpus", "gpu"};
+
+std::vector<MeasuredRun> load_run_table(const std::string& csv_path, std::vector<std::string>* warnings) {
     const auto rows = parse_csv(read_text_file(csv_path, kMaxTableBytes, "run table (CSV)"), csv_path);
     if (rows.size() < 2) throw InputError(csv_path, "", "expected a header row and at least one run");
     const auto& header = rows[0];
@@ -177,6 +184,15 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
     const auto c_recipe = find("recipe");
     const auto c_compiled = find("compiled");
     const auto c_gpus = find("num_gpus");  // said by the run file too: the two must agree
+    const auto c_gpu = find("gpu");        // likewise, when it names a catalog GPU
+    // A misspelt column ("recipie") would be a note, and its runs validated
+    // without it, without a word.
+    for (size_t i = 0; warnings && i < header.size(); ++i) {
+        if (std::find(kRunTableColumns.begin(), kRunTableColumns.end(), header[i]) != kRunTableColumns.end()) continue;
+        const std::string hint = did_you_mean(header[i], kRunTableColumns);
+        if (!hint.empty())
+            warnings->push_back(fmt::format("{}: line 1: column '{}' is not read (a note){}", csv_path, header[i], hint));
+    }
     if (!c_tps && !c_alloc && !c_reserved)
         throw InputError(csv_path, "line 1",
                          "missing column 'tokens_per_s_per_gpu' (or a memory column: peak_allocated_GiB, "
@@ -234,6 +250,12 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path) {
                                  fmt::format("{} GPUs, where its run file {} runs on {}: the row and the file must agree",
                                              row[*c_gpus], job_path.string(), run.job.cluster.num_gpus));
         }
+        // A gpu cell naming a catalog GPU must be the run file's; any other
+        // text ("inline h100-sxm (96 GiB, ...)") is a note.
+        if (c_gpu && find_gpu(row[*c_gpu]) && row[*c_gpu] != run.job.cluster.gpu.name)
+            throw InputError(csv_path, where + ": gpu",
+                             fmt::format("{}, where its run file {} runs on {}: the row and the file must agree",
+                                         row[*c_gpu], job_path.string(), run.job.cluster.gpu.name));
         if (run.has_throughput()) check_measurement(run, csv_path, where + ": tokens_per_s_per_gpu");
         out.push_back(std::move(run));
     }

@@ -3,13 +3,16 @@
 // before its fix (the comment above each test says how): --best reporting a
 // plan key that breaks a rule as "no plan fits" (exit 1), and a job path or
 // --set value that is not UTF-8 ending `--format json` in an internal error
-// (exit 3), and a run table's GPU count read by nobody. The YAML and
+// (exit 3), a run table's GPU count and GPU read by nobody, and its
+// misspelt column taken for a note without a word; a blank search option
+// taken for an absent one. The YAML and
 // config.json second documents are tested in
 // tests/job/job_input_test.cpp.
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -69,6 +72,59 @@ TEST_F(CliReliability7Scratch, ARunTablesGpuCountMustAgreeWithItsRunFile) {
     EXPECT_TRUE(has(r.err, "runs on 1024")) << r.err;
     const std::string good = write("good.csv", "name,num_gpus,tokens_per_s_per_gpu\nmine-a,1024,1000\n");
     EXPECT_EQ(run_cli("--quiet validate " + good).code, 0);
+    // The gpu column likewise, when it names a catalog GPU (the job runs on
+    // dgx-h100's h100-sxm); any other text is a note.
+    const CliRun gpu = run_cli("--quiet validate " + write("gpu.csv", "name,gpu,tokens_per_s_per_gpu\nmine-a,a100-sxm-80gb,1000\n"));
+    EXPECT_EQ(gpu.code, 2) << gpu.all();
+    EXPECT_TRUE(has(gpu.err, "line 2: gpu: a100-sxm-80gb, where its run file")) << gpu.err;
+    EXPECT_TRUE(has(gpu.err, "runs on h100-sxm")) << gpu.err;
+    EXPECT_EQ(run_cli("--quiet validate " + write("gpu2.csv", "name,gpu,tokens_per_s_per_gpu\nmine-a,h100-sxm,1000\n")).code, 0);
+    EXPECT_EQ(run_cli("--quiet validate " + write("gpu3.csv", "name,gpu,tokens_per_s_per_gpu\nmine-a,inline h100 (96 GiB),1000\n")).code, 0);
+}
+
+// A column a typo away from one validate reads would be taken for a note and
+// the runs validated without it: it is named, with what it was near, on
+// standard error and in the JSON's warnings. Notes far from every read column
+// (source, derivation) are not.
+TEST_F(CliReliability7Scratch, ARunTablesMisspeltColumnIsNamed) {
+    std::ifstream in(source_path("data/jobs/default.yaml"));
+    write("runs/mine-a.yaml", std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    const std::string table = write("typo.csv", "name,recipie,source,derivation,tokens_per_s_per_gpu\nmine-a,fsdp2,x,y,1000\n");
+    const CliRun text = run_cli("--quiet validate " + table);
+    EXPECT_EQ(text.code, 0) << text.all();
+    EXPECT_TRUE(has(text.err, "lostflops: warning: " + table + ": line 1: column 'recipie' is not read (a note); did "
+                              "you mean `recipe`?")) << text.err;
+    EXPECT_FALSE(has(text.err, "'source'")) << text.err;
+    EXPECT_FALSE(has(text.err, "'derivation'")) << text.err;
+    const CliRun json = run_cli("--quiet validate --format json " + table);
+    ASSERT_EQ(json.code, 0) << json.all();
+    const auto j = nlohmann::json::parse(json.out);
+    ASSERT_EQ(j["warnings"].size(), 1u) << json.out;
+    EXPECT_TRUE(has(j["warnings"][0].get<std::string>(), "column 'recipie'"));
+    const CliRun clean = run_cli("--quiet validate --format json " + write("clean.csv", "name,source,tokens_per_s_per_gpu\nmine-a,x,1000\n"));
+    ASSERT_EQ(clean.code, 0) << clean.all();
+    EXPECT_TRUE(nlohmann::json::parse(clean.out)["warnings"].empty()) << clean.out;
+    // calibrate runs reads the same table and says the same.
+    const CliRun cal = run_cli("--quiet calibrate runs " + table);
+    EXPECT_TRUE(has(cal.err, "column 'recipie' is not read")) << cal.all();
+}
+
+// An empty value of these options meant "not given": `search --gpus ''` ran
+// the one job, `--compare ''` the plain search, `--fix ''` and `--top ''`
+// the defaults, each without a word. A blank value is refused, exit 2.
+TEST(CliReliability7, ABlankSearchOptionIsRefusedNotTakenForAbsent) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"search --gpus ''", "--gpus: empty; expected GPU counts"},
+        {"search --fix ' '", "--fix: empty; expected settings"},
+        {"search --compare ''", "--compare: empty; expected a plan"},
+        {"search --top ''", "--top: empty; expected a positive count or all"},
+        {"report -o x.html --gpus ''", "--gpus: empty; expected GPU counts"},
+    };
+    for (const auto& [args, message] : cases) {
+        const CliRun r = run_cli(std::string("--quiet ") + args);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.all();
+        EXPECT_TRUE(has(r.err, message)) << args << ": " << r.err;
+    }
 }
 
 }  // namespace

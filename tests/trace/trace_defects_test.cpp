@@ -147,6 +147,29 @@ TEST(TraceDefects, AbsurdMessageSizesAreNotUsedAndSaySo) {
     EXPECT_TRUE(named) << (r.warnings.empty() ? "" : r.warnings.front());
 }
 
+// A dtype dtype_bytes did not know (PyTorch 2.7's MX formats among them)
+// left the kernel's size out of the bandwidth without a word. The MX ones
+// are one byte an element (c10/core/ScalarType.h: Float8_e8m0fnu; two fp4
+// values a byte in Float4_e2m1fn_x2); one still unknown is named.
+TEST(TraceDefects, ACollectivesUnknownDtypeIsNamed) {
+    const auto with_dtype = [](std::string k, const std::string& dtype) {
+        k.replace(k.find("\"Float\""), 7, "\"" + dtype + "\"");
+        return k;
+    };
+    const std::string text = "{\"traceEvents\": [" + with_dtype(nccl_kernel("1000", "8", 1), "Float4_e2m1fn_x2") + "," +
+                             with_dtype(nccl_kernel("1000", "8", 2), "Float8_e8m0fnu") + "," +
+                             with_dtype(nccl_kernel("1000", "8", 3), "Float6_e3m2fn") + "," +
+                             with_dtype(nccl_kernel("1000", "8", 4), "Float6_e3m2fn") + "]}";
+    const RankReport r = analyze(read_trace_bytes(text, "dtypes.json"));
+    ASSERT_EQ(r.collectives.size(), 1u);
+    EXPECT_EQ(r.collectives[0].calls, 2);  // the two MX kernels
+    EXPECT_DOUBLE_EQ(r.collectives[0].bytes, 2000);
+    bool named = false;
+    for (const auto& w : r.warnings)
+        named = named || (w.rfind("comm-sizes: 2 NCCL kernels", 0) == 0 && w.find("'Float6_e3m2fn'") != std::string::npos);
+    EXPECT_TRUE(named) << (r.warnings.empty() ? "" : r.warnings.front());
+}
+
 // A name with NUL, ESC (a colour sequence), CR/LF and a C1 control (CSI):
 // neither the tables nor the warnings on standard error carry them raw.
 TEST(TraceDefects, ControlCharactersNeverReachTheTerminal) {
