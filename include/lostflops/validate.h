@@ -4,6 +4,7 @@
 // table), each run predicted and compared.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,14 @@ ValidationResult validate_table(const std::string& csv_path, const Calibration& 
 // Bounds of parse_csv (docs/reliability.md "Bad input and limits"): InputError beyond them.
 inline constexpr std::size_t kMaxCsvFields = 1'000;   // fields in one row
 inline constexpr std::size_t kMaxCsvRows = 100'000;   // rows, the header included
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& source);
+// `row_lines`, when given, receives the line of `text` (1-based) on which
+// each returned row starts: blank lines are skipped and a quoted field may
+// span lines, so a row's index is not its line.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& source,
+                                                std::vector<std::size_t>* row_lines = nullptr);
+// A table's number cell: a decimal as a table writes it ("1297", "-4.5",
+// "2.5e3"), finite, with nothing before or after it; nullopt otherwise (strtod,
+// used before, took "0x2448" for 9288 and " 12" for 12).
+std::optional<double> parse_table_number(const std::string& text);
 
 }  // namespace lostflops

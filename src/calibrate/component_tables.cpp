@@ -39,7 +39,7 @@ public:
     Table(std::string_view text, const std::string& source) : source_(source) {
         auto [body, skipped] = strip_comments(text);
         first_line_ = skipped + 1;
-        rows_ = parse_csv(body, source);
+        rows_ = parse_csv(body, source, &lines_);
         if (rows_.empty()) throw InputError(source, "", "expected a header row");
         for (std::size_t r = 1; r < rows_.size(); ++r)
             if (rows_[r].size() != rows_[0].size())
@@ -50,7 +50,7 @@ public:
     std::size_t column(const std::string& name) const {
         for (std::size_t i = 0; i < rows_[0].size(); ++i)
             if (rows_[0][i] == name) return i;
-        throw InputError(source_, fmt::format("line {}", first_line_), "missing column '" + name + "'");
+        throw InputError(source_, where(0), "missing column '" + name + "'");
     }
     // A column the table may leave out.
     std::optional<std::size_t> optional_column(const std::string& name) const {
@@ -61,12 +61,11 @@ public:
     const std::string& text(std::size_t row, std::size_t col) const { return rows_[row + 1][col]; }
     double number(std::size_t row, std::size_t col, double lo, double hi) const {
         const std::string& s = text(row, col);
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+        const auto v = parse_table_number(s);
+        if (!v || *v < lo || *v > hi)
             throw InputError(source_, fmt::format("{}: {}", where(row + 1), rows_[0][col]),
                              fmt::format("'{}' is not a number in [{}, {}]", s, lo, hi));
-        return v;
+        return *v;
     }
     std::string gpu(std::size_t row, std::size_t col) const {
         const std::string& g = text(row, col);
@@ -75,14 +74,18 @@ public:
                              "'" + g + "' is not a catalog GPU (lostflops list gpus)");
         return g;
     }
-    int line(std::size_t row) const { return first_line_ + static_cast<int>(row) + 1; }
-    std::string where(std::size_t csv_row) const { return fmt::format("line {}", first_line_ + static_cast<int>(csv_row)); }
+    // The file's line of data row `row` / of CSV row `csv_row` (0: the
+    // header): blank lines and quoted line breaks counted.
+    int line(std::size_t row) const { return file_line(row + 1); }
+    std::string where(std::size_t csv_row) const { return fmt::format("line {}", file_line(csv_row)); }
     const std::string& source() const { return source_; }
 
 private:
     std::string source_;
-    int first_line_ = 1;
+    int first_line_ = 1;                // the file's line of the CSV's first line
+    std::vector<std::size_t> lines_;    // each CSV row's line within the CSV
     std::vector<std::vector<std::string>> rows_;
+    int file_line(std::size_t csv_row) const { return first_line_ - 1 + static_cast<int>(lines_[csv_row]); }
 };
 
 // Plausible ranges: a GEMM dimension up to 1e7, a rate up to 1e5 TFLOP/s

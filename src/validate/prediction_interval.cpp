@@ -160,23 +160,22 @@ std::vector<Residual> parse_residuals(std::string_view text, const std::string& 
         at = end == std::string_view::npos ? text.size() : end + 1;
         ++skipped;
     }
-    const auto rows = parse_csv(std::string(text.substr(at)), source);
+    std::vector<std::size_t> lines;  // each row's line after the comments
+    const auto rows = parse_csv(std::string(text.substr(at)), source, &lines);
     const std::vector<std::string> header = {"name", "framework", "family", "scale", "moe", "context",
                                              "measured_tokens_per_s_per_gpu", "predicted_tokens_per_s_per_gpu",
                                              "error_pct"};
     if (rows.empty() || rows[0] != header)
-        throw InputError(source, fmt::format("line {}", skipped + 1), "expected the header " +
+        throw InputError(source, fmt::format("line {}", skipped + (lines.empty() ? 1 : lines[0])), "expected the header " +
                                                                           fmt::format("{}", fmt::join(header, ",")));
     std::vector<Residual> out;
     for (std::size_t i = 1; i < rows.size(); ++i) {
         const auto& c = rows[i];
-        const std::string where = fmt::format("line {}", skipped + 1 + static_cast<int>(i));
+        const std::string where = fmt::format("line {}", skipped + lines[i]);
         if (c.size() != header.size()) throw InputError(source, where, "expected 9 fields");
-        char* end = nullptr;
-        const double e = std::strtod(c[8].c_str(), &end);
-        if (c[8].empty() || *end != '\0' || !std::isfinite(e) || e <= -100)
-            throw InputError(source, where + ": error_pct", "expected a number above -100");
-        out.push_back({c[0], {c[1], c[2], c[3], c[4], c[5]}, e});
+        const auto e = parse_table_number(c[8]);
+        if (!e || *e <= -100) throw InputError(source, where + ": error_pct", "expected a number above -100");
+        out.push_back({c[0], {c[1], c[2], c[3], c[4], c[5]}, *e});
     }
     if (out.empty()) throw InputError(source, "", "no residuals");
     return out;

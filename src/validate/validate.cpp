@@ -6,6 +6,7 @@
 #include "lostflops/validate.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -23,12 +24,14 @@
 
 namespace lostflops {
 
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& source) {
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& source,
+                                                std::vector<std::size_t>* row_lines) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> row;
     std::string field;
     bool quoted = false, field_started = false;
-    size_t line = 1;
+    size_t line = 1, row_line = 1;  // the line now, and the one the row began on
+    if (row_lines) row_lines->clear();
     // Memory bounds: an empty field costs a std::string (32 bytes) and a row a
     // vector, so 4 MiB of commas or of newlines took 272 MB; a run table has
     // a handful of columns and tens of rows.
@@ -44,6 +47,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
                              fmt::format("more than {} rows; a run table has tens — is this the right file?",
                                          kMaxCsvRows));
         rows.push_back(row);
+        if (row_lines) row_lines->push_back(row_line);
     };
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
@@ -75,7 +79,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
             field_started = false;
             if (!(row.size() == 1 && row[0].empty())) push_row();
             row.clear();
-            ++line;
+            row_line = ++line;
         } else {
             field += c;
             field_started = true;
@@ -87,6 +91,14 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
         push_row();
     }
     return rows;
+}
+
+std::optional<double> parse_table_number(const std::string& text) {
+    double v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);  // decimal only: no hex, sign '-' only
+    if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(v)) return std::nullopt;
+    return v;
 }
 
 namespace {
@@ -134,10 +146,9 @@ void check_measurement(const MeasuredRun& run, const std::string& csv_path, cons
 }
 
 double positive(const std::string& text, const std::string& file, const std::string& key) {
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v)) throw InputError(file, key, "expected a positive number");
-    return v;
+    const auto v = parse_table_number(text);
+    if (!v || !(*v > 0)) throw InputError(file, key, "expected a positive number");
+    return *v;
 }
 
 // The H200 table's recipes (shared/reference/h200/README.md): a Hugging Face
@@ -159,23 +170,25 @@ const std::vector<std::string> kRunTableColumns = {"name",     "tokens_per_s_per
                                                    "measured_peak_GiB", "recipe", "compiled", "num_gpus", "gpu"};
 
 std::vector<MeasuredRun> load_run_table(const std::string& csv_path, std::vector<std::string>* warnings) {
-    const auto rows = parse_csv(read_text_file(csv_path, kMaxTableBytes, "run table (CSV)"), csv_path);
+    std::vector<std::size_t> lines;  // each row's line in the file
+    const auto rows = parse_csv(read_text_file(csv_path, kMaxTableBytes, "run table (CSV)"), csv_path, &lines);
     if (rows.size() < 2) throw InputError(csv_path, "", "expected a header row and at least one run");
     const auto& header = rows[0];
+    const std::string header_at = fmt::format("line {}", lines[0]);  // after any blank lines
     // A column named twice is refused: which one holds the runs is not said.
     auto find = [&](const std::string& name) -> std::optional<size_t> {
         const auto first = std::find(header.begin(), header.end(), name);
         if (first == header.end()) return std::nullopt;
         const auto again = std::find(first + 1, header.end(), name);
         if (again != header.end())
-            throw InputError(csv_path, "line 1",
+            throw InputError(csv_path, header_at,
                              fmt::format("column '{}' appears twice (fields {} and {}): which one holds the runs?", name,
                                          first - header.begin() + 1, again - header.begin() + 1));
         return static_cast<size_t>(first - header.begin());
     };
     auto column = [&](const std::string& name) -> size_t {
         if (const auto i = find(name)) return *i;
-        throw InputError(csv_path, "line 1", "missing column '" + name + "'");
+        throw InputError(csv_path, header_at, "missing column '" + name + "'");
     };
     const size_t c_name = column("name");
     const auto c_tps = find("tokens_per_s_per_gpu");
@@ -191,10 +204,11 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path, std::vector
         if (std::find(kRunTableColumns.begin(), kRunTableColumns.end(), header[i]) != kRunTableColumns.end()) continue;
         const std::string hint = did_you_mean(header[i], kRunTableColumns);
         if (!hint.empty())
-            warnings->push_back(fmt::format("{}: line 1: column '{}' is not read (a note){}", csv_path, header[i], hint));
+            warnings->push_back(
+                fmt::format("{}: {}: column '{}' is not read (a note){}", csv_path, header_at, header[i], hint));
     }
     if (!c_tps && !c_alloc && !c_reserved)
-        throw InputError(csv_path, "line 1",
+        throw InputError(csv_path, header_at,
                          "missing column 'tokens_per_s_per_gpu' (or a memory column: peak_allocated_GiB, "
                          "measured_peak_GiB)");
     const auto dir = std::filesystem::path(csv_path).parent_path() / "runs";
@@ -202,14 +216,14 @@ std::vector<MeasuredRun> load_run_table(const std::string& csv_path, std::vector
     std::map<std::string, size_t> line_of;  // each run's name: the line that gave it
     for (size_t r = 1; r < rows.size(); ++r) {
         const auto& row = rows[r];
-        const std::string where = fmt::format("line {}", r + 1);
+        const std::string where = fmt::format("line {}", lines[r]);
         if (row.size() != header.size())
             throw InputError(csv_path, where, fmt::format("{} fields; the header has {}", row.size(), header.size()));
         MeasuredRun run;
         run.name = row[c_name];
         check_run_name(run.name, csv_path, where + ": name");
         // A run given twice would count twice in the MAPE and in a fit.
-        if (const auto [at, fresh] = line_of.emplace(run.name, r + 1); !fresh)
+        if (const auto [at, fresh] = line_of.emplace(run.name, lines[r]); !fresh)
             throw InputError(csv_path, where + ": name",
                              fmt::format("'{}' is named again (first at line {}): a run is one row", run.name, at->second));
         if (c_tps) {

@@ -5,7 +5,7 @@
 // --set value that is not UTF-8 ending `--format json` in an internal error
 // (exit 3), a run table's GPU count and GPU read by nobody, and its
 // misspelt column taken for a note without a word; a blank search option
-// taken for an absent one. The YAML and
+// taken for an absent one; an error's line that was a row's index. The YAML and
 // config.json second documents are tested in
 // tests/job/job_input_test.cpp.
 #include <filesystem>
@@ -125,6 +125,21 @@ TEST(CliReliability7, ABlankSearchOptionIsRefusedNotTakenForAbsent) {
         EXPECT_EQ(r.code, 2) << args << ": " << r.all();
         EXPECT_TRUE(has(r.err, message)) << args << ": " << r.err;
     }
+}
+
+// A run table's error named the row's index as its line: after a blank line
+// or a note quoted over two lines, the line said was not the row's. And
+// "0x2448" was read as 9,288 tokens/s.
+TEST_F(CliReliability7Scratch, ARunTablesErrorNamesTheRowsLineInTheFile) {
+    const CliRun hex = run_cli("--quiet validate " + write("hex.csv", "name,tokens_per_s_per_gpu\n\n\na,0x2448\n"));
+    EXPECT_EQ(hex.code, 2) << hex.all();
+    EXPECT_TRUE(has(hex.err, "hex.csv: line 4: tokens_per_s_per_gpu: expected a positive number")) << hex.err;
+    std::ifstream in(source_path("data/jobs/default.yaml"));
+    write("runs/a.yaml", std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    const CliRun note = run_cli("--quiet validate " + write("note.csv", "\nname,note,tokens_per_s_per_gpu\n"
+                                                                        "a,\"one\ntwo\",1000\nb,x,abc\n"));
+    EXPECT_EQ(note.code, 2) << note.all();
+    EXPECT_TRUE(has(note.err, "note.csv: line 5: tokens_per_s_per_gpu")) << note.err;
 }
 
 }  // namespace
