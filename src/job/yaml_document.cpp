@@ -155,6 +155,7 @@ private:
     }
     void quoted(char q) {
         count();
+        const std::size_t open_line = line_;
         for (++i_; i_ < t_.size(); ++i_) {
             const char c = t_[i_];
             if (c == '\n') ++line_;
@@ -172,7 +173,12 @@ private:
             value_ = false;
             return;
         }
-        // Unterminated: yaml-cpp names it.
+        // Unterminated. yaml-cpp took the rest of the file for the string: a
+        // job whose name lost its closing quote said "model: missing section".
+        throw InputError(source_, fmt::format("line {}", open_line),
+                         fmt::format("the {}-quoted string opened here is never closed (the rest of the file would "
+                                     "be its text)",
+                                     q == '"' ? "double" : "single"));
     }
     void token(char c) {
         if (c == ' ' || c == '\t' || c == '\r') {

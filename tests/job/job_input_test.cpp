@@ -146,6 +146,28 @@ TEST(JobInput, ASecondDocumentIsRefusedNotDropped) {
                              ": line 3", {"second YAML document"});
 }
 
+// yaml-cpp takes a quoted string left open for the rest of the file: a job
+// whose name lost its closing quote said "model: missing section", one whose
+// preset did named an unknown model of 300 characters. Refused at the line
+// the string opens on.
+TEST(JobInput, AQuotedStringLeftOpenIsRefusedWhereItOpens) {
+    const std::string text = small_job_text();
+    const std::string body = text.substr(text.find('\n') + 1);  // without its name line
+    const std::string open_name = "name: \"unterminated\n" + body;
+    const InputError e = error_of(open_name);
+    EXPECT_EQ(e.key(), "line 1") << e.what();
+    EXPECT_TRUE(has(e.message(), "double-quoted string opened here is never closed")) << e.what();
+    const InputError single = error_of(text + "notes: 'it''s open\n");
+    EXPECT_TRUE(has(single.message(), "single-quoted string")) << single.what();
+    // Closed ones, an escaped quote, '' inside single quotes, and a quote
+    // inside a plain scalar or a comment are fine.
+    EXPECT_NO_THROW(parse_job("name: \"a \\\" b\"\n" + body, "job.yaml"));
+    EXPECT_NO_THROW(parse_job("name: 'it''s'\n" + body, "job.yaml"));
+    EXPECT_NO_THROW(parse_job("name: it's \"x\n# a \"comment\n" + body, "job.yaml"));
+    expect_hf_config_refused("{\"num_hidden_layers\": 2, \"hidden_size\": 64,\n\"model_type\": \"llama}\n", ": line 2",
+                             {"never closed"});
+}
+
 // A --set value is text like a file (the JSON writer refused its bytes:
 // an internal error, exit 3, for `estimate --format json`).
 TEST(JobInput, SetValuesAreWellFormedUtf8) {
