@@ -64,7 +64,10 @@ struct ResolvedModel {
 };
 
 YAML::Node apply_preset(YAML::Node node, const std::string& file) {
-    const std::string name = node["preset"].IsScalar() ? node["preset"].Scalar() : "";
+    if (!node["preset"].IsScalar())
+        throw InputError(file, "model.preset", "expected a model's name (lostflops list models), got a " +
+                                                   std::string(node["preset"].IsMap() ? "mapping" : "list"));
+    const std::string name = node["preset"].Scalar();
     auto yaml = model_preset_yaml(name);
     if (!yaml) {
         std::string all;

@@ -80,8 +80,17 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
     if (!node || node.IsNull()) throw InputError(file, "cluster", "missing section");
     if (!node.IsMap()) throw InputError(file, "cluster", "expected a mapping");
     std::string preset_name;
+    // A null preset is not given, as in the model section (`--set
+    // cluster.preset=null` and your own cluster keys); it said "unknown cluster ''".
+    if (node["preset"] && node["preset"].IsNull()) {
+        node = YAML::Clone(node);
+        node.remove("preset");
+    }
     if (node["preset"]) {
-        preset_name = node["preset"].IsScalar() ? node["preset"].Scalar() : "";
+        if (!node["preset"].IsScalar())
+            throw InputError(file, "cluster.preset", "expected a cluster's name (lostflops list clusters), got a " +
+                                                         std::string(node["preset"].IsMap() ? "mapping" : "list"));
+        preset_name = node["preset"].Scalar();
         auto yaml = cluster_preset_yaml(preset_name);
         if (!yaml) {
             std::string all;

@@ -307,6 +307,19 @@ TEST(JobInput, BadValueFromHfConfigNamesTheConfig) {
     EXPECT_EQ(error_of(with_model("  hf_config: " + config + "\n  hidden_size: big\n")).key(), "model.hidden_size");
 }
 
+// A null cluster preset is not given, as a null model preset is; it said
+// "unknown cluster ''". A preset that is a list or a mapping said the same
+// ("unknown model ''"): it names what it got.
+TEST(JobInput, APresetIsANameOrNull) {
+    EXPECT_NO_THROW(parse_job(small_job_text(), "job.yaml", {"cluster.preset=null"}));
+    const InputError list = error_of(small_job_text(), {"cluster.preset=[dgx-a100]"});
+    EXPECT_EQ(list.key(), "cluster.preset") << list.what();
+    EXPECT_TRUE(has(list.message(), "expected a cluster's name (lostflops list clusters), got a list")) << list.what();
+    const InputError map = error_of(with_model("  preset: {name: llama3-8b}\n"));
+    EXPECT_EQ(map.key(), "model.preset") << map.what();
+    EXPECT_TRUE(has(map.message(), "expected a model's name (lostflops list models), got a mapping")) << map.what();
+}
+
 TEST(JobInput, PresetAndHfConfigTogetherAreAnError) {
     const std::string hf = test::source_path("tests/data/job/tiny-llama/config.json");
     const InputError e = error_of(with_model("  preset: llama3-8b\n  hf_config: " + hf + "\n"));
