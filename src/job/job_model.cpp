@@ -101,7 +101,7 @@ ResolvedModel apply_hf_config(YAML::Node node, const std::string& file) {
     }
     // Every key of the config: known ones go to the reader (which notes the
     // ones it does not model); unknown ones are noted here and left out.
-    hf = flatten_model_node(hf, r.hf_path);
+    hf = flatten_model_node(hf, r.hf_path, false, &r.notes);
     YAML::Node keep(YAML::NodeType::Map);
     for (const auto& kv : hf) {
         const std::string& k = kv.first.Scalar();
@@ -118,7 +118,7 @@ ResolvedModel apply_hf_config(YAML::Node node, const std::string& file) {
         keep[k] = kv.second;
         if (!node[k]) r.hf_keys.insert(k);
     }
-    node = flatten_model_node(node, file, /*keep_nulls=*/true);
+    node = flatten_model_node(node, file, /*keep_nulls=*/true, &r.notes);
     const auto changed = changed_keys(keep, node);
     r.node = flatten_model_node(merged(keep, node, "hf_config", file, "model"), file);
     // Named after its folder (.../Meta-Llama-3-8B/config.json), or the file (deepseek-v3.json).
@@ -142,7 +142,9 @@ ResolvedModel resolve_model_node(YAML::Node node, const std::string& file) {
                          "given together with model.hf_config; give one of them (and your own keys on top)");
     if (node["preset"]) return {apply_preset(node, file), "", {}, {}};
     if (node["hf_config"]) return apply_hf_config(node, file);
-    return {flatten_model_node(node, file), "", {}, {}};
+    ResolvedModel plain;
+    plain.node = flatten_model_node(node, file, false, &plain.notes);
+    return plain;
 }
 
 }  // namespace

@@ -63,9 +63,21 @@ std::optional<std::string> read_activation(YamlSection& s, const ModelFamily& fa
 
 }  // namespace
 
-YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, bool keep_nulls) {
+YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, bool keep_nulls,
+                              std::vector<Model::NotModelled>* notes) {
     if (!node.IsMap()) return node;
     YAML::Node out(YAML::NodeType::Map);
+    // DBRX's attn_config: {clip_qkv: 8} and a literal "attn_config.clip_qkv"
+    // key are one key: the one later in the file won without a word. (A
+    // config.json may repeat a key with the same value: Duplicates::same_ok.)
+    const auto put = [&](const std::string& key, const YAML::Node& value) {
+        if (out[key] && YAML::Dump(out[key]) == YAML::Dump(value)) return;
+        if (out[key])
+            throw InputError(file, "model." + key,
+                             "given twice: as a dotted key and inside its section (" + key.substr(0, key.find('.')) +
+                                 "); give it once");
+        out[key] = value;
+    };
     // A null value is the key absent, as a Hugging Face config class reads it
     // (attn_logit_softcapping: null, n_inner: null, q_lora_rank: null).
     for (const auto& kv : node) {
@@ -75,10 +87,10 @@ YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, b
         if ((k == "ffn_config" || k == "attn_config") && kv.second.IsMap()) {
             for (const auto& in : kv.second) {
                 if (!in.first.IsScalar()) throw InputError(file, "model." + k, "keys must be plain strings");
-                if (!in.second.IsNull() || keep_nulls) out[k + "." + in.first.Scalar()] = in.second;
+                if (!in.second.IsNull() || keep_nulls) put(k + "." + in.first.Scalar(), in.second);
             }
         } else if (k != "text_config") {
-            out[k] = kv.second;
+            put(k, kv.second);
         }
     }
     // transformers 5 saves a config's rotary settings in rope_parameters
@@ -92,13 +104,24 @@ YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, b
         if (factor && (!factor.IsNull() || keep_nulls)) out["rope_parameters.partial_rotary_factor"] = factor;
     }
     // A multimodal config's text model: its keys where the outer config has
-    // none, and its model_type (gemma3_text, llama4_text) as the family.
+    // none, and its model_type (gemma3_text, llama4_text) as the family. One
+    // the outer config gives otherwise is noted as left out (it was dropped
+    // without a word).
     const YAML::Node text = node["text_config"];
     if (text && text.IsMap())
         for (const auto& kv : text) {
             if (!kv.first.IsScalar()) throw InputError(file, "model.text_config", "keys must be plain strings");
             if (kv.second.IsNull()) continue;
-            if (!out[kv.first.Scalar()] || kv.first.Scalar() == "model_type") out[kv.first.Scalar()] = kv.second;
+            const std::string& k = kv.first.Scalar();
+            if (!out[k] || k == "model_type") {
+                out[k] = kv.second;
+            } else if (notes && YAML::Dump(out[k]) != YAML::Dump(kv.second)) {
+                notes->push_back({"text_config." + k,
+                                  fmt::format("'{}' disagrees with the outer {} '{}': the outer one is used, and "
+                                              "text_config.{} is left out",
+                                              YAML::Dump(kv.second), k, YAML::Dump(out[k]), k),
+                                  Model::NotModelled::Kind::ignored});
+            }
         }
     else if (text && !text.IsNull())
         throw InputError(file, "model.text_config", "expected a mapping of the text model's keys");

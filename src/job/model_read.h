@@ -23,6 +23,10 @@ Model read_model_shape(const YAML::Node& node, const std::string& file, std::vec
 // unless keep_nulls: a job's own keys over a preset or a config.json keep
 // them, so that merging clears the key (attention_chunk_size: null over
 // Llama 4 Scout: no chunks); the merged node is flattened again to drop them.
-YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, bool keep_nulls = false);
+// A text_config key that the outer keys give otherwise is left out and, where
+// `notes` is given, noted there (ignored); a key given both dotted and inside
+// its section (attn_config) is an InputError.
+YAML::Node flatten_model_node(const YAML::Node& node, const std::string& file, bool keep_nulls = false,
+                              std::vector<Model::NotModelled>* notes = nullptr);
 
 }  // namespace lostflops

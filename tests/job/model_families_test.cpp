@@ -169,6 +169,25 @@ TEST(ModelFamilies, AnUnknownConfigKeyIsWarnedWithTheNearestKnownOne) {
     EXPECT_NE(n->why.find("did you mean `rope_theta`?"), std::string::npos) << n->why;
 }
 
+// A text_config key the outer config gives otherwise was dropped without a
+// word; it is noted (the outer one is used). A key given dotted and inside
+// DBRX's attn_config took whichever came later.
+TEST(ModelFamilies, ATextConfigKeyTheOuterConfigContradictsIsNoted) {
+    const Job j = from_config(R"({"model_type": "llama4", "hidden_size": 512, "text_config": {"model_type": "llama4_text",
+        "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000, "rope_theta": 10000},
+        "rope_theta": 10000})", "text_config");
+    EXPECT_EQ(j.model.hidden, 512);
+    const auto* n = note(j.model, "text_config.hidden_size");
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->kind, Model::NotModelled::Kind::ignored);
+    EXPECT_NE(n->why.find("'256' disagrees with the outer hidden_size '512'"), std::string::npos) << n->why;
+    EXPECT_EQ(note(j.model, "text_config.rope_theta"), nullptr) << "the same value is no news";
+    EXPECT_EQ(note(j.model, "text_config.model_type"), nullptr) << "the text model's family is the one read";
+    const std::string twice = refusal(R"({"model_type": "dbrx", "d_model": 256, "n_layers": 2, "n_heads": 4,
+        "vocab_size": 1000, "attn_config": {"clip_qkv": 8}, "attn_config.clip_qkv": 4})", "dotted_twice");
+    EXPECT_NE(twice.find("model.attn_config.clip_qkv: given twice"), std::string::npos) << twice;
+}
+
 TEST(ModelFamilies, BaichuanIsLlamaShapedWithOneQkvProjection) {
     const Job j = from_config(R"({"model_type": "baichuan", "hidden_size": 256, "num_hidden_layers": 2,
         "num_attention_heads": 4, "vocab_size": 1000, "intermediate_size": 688, "tie_word_embeddings": false})",
