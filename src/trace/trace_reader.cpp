@@ -9,6 +9,7 @@
 // host_name) are cut out whole and read with nlohmann::json, wherever they
 // sit in the file; other values are skipped as they stream by, keeping
 // nothing.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -150,6 +151,13 @@ void Reader::metadata(const std::string& key, std::string_view text) {
     } else if (key == "distributedInfo" && j.is_object()) {
         out_.rank = small_int(j, "rank", 0, kMaxRank);
         out_.world_size = small_int(j, "world_size", 1, kMaxRank + 1);
+        // Rank 8 of 8 ranks: one of the two is wrong; the rank names the file.
+        if (out_.rank && out_.world_size && *out_.rank >= *out_.world_size) {
+            warn(fmt::format("metadata: distributedInfo.rank {} is not below its world_size {}; the world size is "
+                             "ignored",
+                             *out_.rank, *out_.world_size));
+            out_.world_size.reset();
+        }
     } else if (key == "deviceProperties" && j.is_array() && !j.empty() && j[0].is_object()) {
         const auto n = j[0].find("name");
         if (n != j[0].end() && n->is_string()) out_.device_name = n->get<std::string>();

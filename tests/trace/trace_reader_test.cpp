@@ -83,6 +83,18 @@ TEST(TraceReader, MissingDistributedInfoIsNamedWarning) {
     EXPECT_EQ(r.warnings.back().rfind("no-distributed-info", 0), 0u);
 }
 
+// Rank 9 of a world of 8 was read as given; one of the two is wrong, and
+// the rank names the file: the world size is dropped with a warning.
+TEST(TraceReader, ARankOutsideItsWorldSizeIsNamed) {
+    const auto d = read_trace_bytes(make_trace(two_kernels(0), 9), "bad");
+    EXPECT_EQ(d.rank.value_or(-1), 9);
+    EXPECT_FALSE(d.world_size.has_value());
+    EXPECT_TRUE(has_warning(d, "metadata: distributedInfo.rank 9 is not below its world_size 8")) << d.warnings.size();
+    const auto ok = read_trace_bytes(make_trace(two_kernels(0), 7), "ok");
+    EXPECT_EQ(ok.world_size.value_or(-1), 8);
+    EXPECT_FALSE(has_warning(ok, "metadata:"));
+}
+
 TEST(TraceReader, TruncatedFileKeepsWhatWasRead) {
     const std::string t = make_trace(two_kernels(1000));
     const auto cut = t.substr(0, t.find("ncclKernel") + 5);
