@@ -35,6 +35,7 @@ struct NcclTestsRun {
     LinkScope scope = LinkScope::intra_node;
     int ranks = 0;
     int hosts = 0;                  // distinct host names in the rank lines
+    bool uneven_hosts = false;      // the hosts hold different rank counts (8 + 4): no ranks per node
     std::string device;             // device name of rank 0, if given
     int first_line = 0;             // 1-based line of the run's first row
     std::vector<BusBwPoint> points; // out-of-place, sorted by size

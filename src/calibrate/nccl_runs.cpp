@@ -27,6 +27,8 @@ std::pair<int, int> layout_of(const NcclTestsRun& run) {
     // An inter-node run whose hosts are not known (--scope inter_node on an
     // output without rank lines) has no layout.
     if (run.scope == LinkScope::inter_node && run.hosts <= 1) return {0, 0};
+    // 8 ranks on one host and 4 on another are not 2 nodes of 6.
+    if (run.uneven_hosts) return {0, 0};
     if (run.hosts > 0 && run.ranks % run.hosts == 0) return {run.ranks / run.hosts, run.hosts};
     if (run.scope == LinkScope::intra_node) return {run.ranks, 1};
     return {0, 0};

@@ -10,6 +10,7 @@
 // inside one table (processes' sweeps interleaved) are one run.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -105,9 +106,24 @@ void Parser::finish_run() {
     }
     std::set<long> ids;
     std::set<std::string> hosts;
+    std::map<std::string, int> on_host;  // ranks each host holds
     for (const auto& r : b.ranks) {
-        ids.insert(r.rank);
+        if (!ids.insert(r.rank).second) {
+            warn(first, fmt::format("rank {} has two rank lines (a run's output pasted twice?); counted once", r.rank));
+            continue;
+        }
         hosts.insert(r.host);
+        ++on_host[r.host];
+    }
+    const bool uneven = std::any_of(on_host.begin(), on_host.end(),
+                                    [&](const auto& h) { return h.second != on_host.begin()->second; });
+    if (uneven) {
+        std::string counts;
+        for (const auto& [host, count] : on_host)
+            counts += fmt::format("{}{} on {}", counts.empty() ? "" : ", ", count, host.substr(0, 64));
+        warn(first, fmt::format("ranks spread unevenly over the hosts ({}): the run's ranks per node are left "
+                                "unrecorded",
+                                counts));
     }
     int n = static_cast<int>(ids.size());
     if (opt_.ranks) {
@@ -136,6 +152,7 @@ void Parser::finish_run() {
     run.test = b.name ? b.name->name : "";
     run.ranks = n;
     run.hosts = std::max<int>(1, static_cast<int>(hosts.size()));
+    run.uneven_hosts = uneven;
     run.scope = run.hosts > 1 ? LinkScope::inter_node : LinkScope::intra_node;
     if (opt_.scope && *opt_.scope != run.scope && !hosts.empty())
         warn(first, fmt::format("--scope {} overrides {} host(s) in the rank lines",
