@@ -186,7 +186,9 @@ Training read_training(YAML::Node node, const std::string& file) {
             if (*recipe == row.name) t.fp8_recipe = row.recipe;
         t.fp8_recipe_auto = false;
     }
-    t.train_tokens = s.num_or("train_tokens", 0, 0, 1e18);
+    // 0 said "missing" in goodput though given: a run has at least a token
+    // (null, or no key, is none).
+    t.train_tokens = s.num_opt("train_tokens", 1, 1e18).value_or(0);
     const auto attn = s.choice_opt("attention", {"auto", "flash", "unfused"}).value_or("auto");
     t.attention = attn == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
     t.attention_auto = attn == "auto";

@@ -54,7 +54,11 @@ TEST(GoodputCli, BadRunValuesExitTwoNamingTheKey) {
     }
     const auto none = run_cli("goodput " + kJob + " --set training.train_tokens=0");
     EXPECT_EQ(none.code, 2);
-    EXPECT_NE(none.err.find("training.train_tokens"), std::string::npos) << none.err;
+    EXPECT_NE(none.err.find("training.train_tokens: 0 is out of range; expected 1 to"), std::string::npos) << none.err;
+    // null is no run: goodput says the key is missing.
+    const auto null = run_cli("goodput " + kJob + " --set training.train_tokens=null");
+    EXPECT_EQ(null.code, 2);
+    EXPECT_NE(null.err.find("training.train_tokens: missing"), std::string::npos) << null.err;
 }
 
 TEST(GoodputCli, SimulationBoundedByRunsTimesFailures) {
@@ -72,7 +76,7 @@ TEST(GoodputCli, EstimateGainsTheRunWithTrainTokens) {
     const auto j = nlohmann::json::parse(with.out);
     ASSERT_TRUE(j.contains("run"));
     EXPECT_TRUE(j["run"]["goodput"].is_number());
-    const auto without = run_cli("estimate " + kJob + " --set training.train_tokens=0 --format json");
+    const auto without = run_cli("estimate " + kJob + " --set training.train_tokens=null --format json");
     EXPECT_FALSE(nlohmann::json::parse(without.out).contains("run"));
     const auto table = run_cli("estimate " + kJob);
     EXPECT_NE(table.out.find("effective compute utilisation"), std::string::npos);
