@@ -63,6 +63,7 @@ public:
         return read_gzip(dst, n);
     }
     bool cut_short() const override { return cut_short_; }
+    bool trailing_garbage() const override { return trailing_; }
 
 private:
     enum class Mode { unknown, plain, gzip };
@@ -153,7 +154,9 @@ private:
                 if (at_gzip_magic()) {
                     start_member();
                 } else {
-                    done_ = true;  // the end, or trailing bytes that are not gzip: ignored
+                    done_ = true;  // the end, or trailing bytes that are not gzip: ignored, and said
+                    want(1);
+                    trailing_ = have_ > pos_;
                 }
                 if (got > 0 || done_) return got;
                 continue;
@@ -177,6 +180,7 @@ private:
     inflate_state st_{};
     bool done_ = false;
     bool cut_short_ = false;
+    bool trailing_ = false;
 };
 
 }  // namespace

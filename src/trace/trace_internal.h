@@ -59,6 +59,8 @@ struct KeepState {
     std::string first_bad_size;   // the first of them, for the warning
     uint64_t unknown_dtypes = 0;  // NCCL kernels with sizes of a dtype dtype_bytes does not know
     std::string first_unknown_dtype;
+    uint64_t unnumbered_steps = 0;  // "ProfilerStep#..." names without a step number
+    std::string first_unnumbered_step;
     MemoryReader memory;          // [memory] events of CUDA devices
 };
 

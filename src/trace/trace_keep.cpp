@@ -215,6 +215,8 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     const bool gpu_event = !cpu_row || kind != EventKind::other;
     int64_t step = 0;
     const bool step_mark = is_profiler_step(f.name, step);
+    if (!step_mark && f.name.substr(0, 13) == "ProfilerStep#" && st.unnumbered_steps++ == 0)
+        st.first_unnumbered_step = std::string(f.name.substr(0, 64));
     const double dur = memory_instant ? 0.0 : f.dur;
     if (gpu_event || step_mark) {
         SkipReason why{};
@@ -391,6 +393,13 @@ void finish_trace(TraceData& out, KeepState& st) {
                                            "not know (first: '{}'): their bytes, and so their bandwidth, are not "
                                            "used; their time is",
                                            st.unknown_dtypes, st.first_unknown_dtype));
+    }
+    // "ProfilerStep#abc" (a renamed or hand-made annotation) is no step: said,
+    // where it vanished from step_ms without a word.
+    if (st.unnumbered_steps > 0) {
+        out.warnings.push_back(fmt::format("steps: {} events named 'ProfilerStep#' without a step number (first: "
+                                           "'{}') are not read as steps",
+                                           st.unnumbered_steps, st.first_unnumbered_step));
     }
 }
 

@@ -192,6 +192,8 @@ void Reader::truncated() {
 }
 
 void Reader::finish() {
+    if (src_.trailing_garbage())
+        warn("gzip: bytes after the last gzip member are not gzip data; ignored (gzip -d: trailing garbage ignored)");
     if (src_.cut_short() && !truncated_reported()) {
         warn("truncated: compressed stream cut short after " + std::to_string(out_.bytes) + " bytes");
     }

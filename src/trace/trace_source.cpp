@@ -1,6 +1,7 @@
 // Byte sources of the trace reader for bytes in memory (read_trace_bytes:
 // tests and fuzzing): plain, or gzip (RFC 1952) through zlib's inflate with a
-// gzip header (windowBits 16 + MAX_WBITS, zlib manual). Files: trace_inflate.cpp.
+// gzip header (windowBits 16 + MAX_WBITS, zlib manual), members one after the
+// other (inflateReset). Files: trace_inflate.cpp.
 #include "trace/trace_source.h"
 
 #include <zlib.h>
@@ -45,30 +46,40 @@ public:
     GzMemorySource& operator=(const GzMemorySource&) = delete;
 
     std::size_t read(char* dst, std::size_t n) override {
-        if (done_) return 0;
-        zs_.next_out = reinterpret_cast<Bytef*>(dst);
-        zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, UINT_MAX));
-        const int rc = inflate(&zs_, Z_NO_FLUSH);
-        const std::size_t got = n - zs_.avail_out;
-        if (rc == Z_STREAM_END) {
-            done_ = true;
-        } else if (rc == Z_BUF_ERROR || (rc == Z_OK && got == 0 && zs_.avail_in == 0)) {
-            done_ = true;
-            cut_short_ = true;
-        } else if (rc != Z_OK) {
-            done_ = true;
-            throw InputError(source_, "", std::string("cannot decompress: ") +
-                                              (zs_.msg ? zs_.msg : "corrupt gzip data"));
+        while (!done_) {  // once more after each member that gave no output
+            zs_.next_out = reinterpret_cast<Bytef*>(dst);
+            zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, UINT_MAX));
+            const int rc = inflate(&zs_, Z_NO_FLUSH);
+            const std::size_t got = n - zs_.avail_out;
+            if (rc == Z_STREAM_END) {
+                // As the file source: another member is read on, other bytes
+                // are trailing garbage (ignored, said).
+                const bool another = zs_.avail_in >= 2 && zs_.next_in[0] == 0x1f && zs_.next_in[1] == 0x8b;
+                if (!another || inflateReset(&zs_) != Z_OK) {
+                    done_ = true;
+                    trailing_ = zs_.avail_in > 0;
+                }
+            } else if (rc == Z_BUF_ERROR || (rc == Z_OK && got == 0 && zs_.avail_in == 0)) {
+                done_ = true;
+                cut_short_ = true;
+            } else if (rc != Z_OK) {
+                done_ = true;
+                throw InputError(source_, "", std::string("cannot decompress: ") +
+                                                  (zs_.msg ? zs_.msg : "corrupt gzip data"));
+            }
+            if (got > 0 || done_) return got;
         }
-        return got;
+        return 0;
     }
     bool cut_short() const override { return cut_short_; }
+    bool trailing_garbage() const override { return trailing_; }
 
 private:
     std::string source_;
     z_stream zs_;
     bool done_ = false;
     bool cut_short_ = false;
+    bool trailing_ = false;
 };
 
 }  // namespace

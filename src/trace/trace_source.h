@@ -17,6 +17,9 @@ public:
     virtual std::size_t read(char* dst, std::size_t n) = 0;
     // True when the compressed stream ended before its end marker.
     virtual bool cut_short() const { return false; }
+    // True when bytes that do not start another gzip member follow the last
+    // one: ignored, as gzip -d does, but said (gzip: "trailing garbage ignored").
+    virtual bool trailing_garbage() const { return false; }
 };
 
 std::unique_ptr<ByteSource> open_file_source(const std::string& path);

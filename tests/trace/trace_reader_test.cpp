@@ -95,6 +95,31 @@ TEST(TraceReader, ARankOutsideItsWorldSizeIsNamed) {
     EXPECT_FALSE(has_warning(ok, "metadata:"));
 }
 
+// Bytes after the last gzip member that are not another member were ignored
+// without a word (gzip -d warns); a second member is read on, as from a file.
+// An event named "ProfilerStep#abc" vanished from the steps without a word.
+TEST(TraceReader, GzipTrailingGarbageAndUnnumberedStepsAreSaid) {
+    const std::string gz = test::gzip_text(make_trace(two_kernels(0), 0));
+    const auto clean = read_trace_bytes(gz, "a.gz");
+    EXPECT_FALSE(has_warning(clean, "gzip:"));
+    const auto garbage = read_trace_bytes(gz + "garbage\n", "b.gz");
+    EXPECT_TRUE(has_warning(garbage, "gzip: bytes after the last gzip member are not gzip data; ignored"));
+    EXPECT_EQ(garbage.gpu.size(), 2u);
+    const auto two = read_trace_bytes(gz + test::gzip_text("\n"), "c.gz");
+    EXPECT_FALSE(has_warning(two, "gzip:"));
+    EXPECT_EQ(two.gpu.size(), 2u);
+    const auto doubled = read_trace_bytes(gz + gz, "d.gz");  // the second member is JSON after the document
+    EXPECT_TRUE(has_warning(doubled, "trailing-data")) << doubled.warnings.size();
+
+    std::string steps = make_trace(two_kernels(0), 0);
+    const std::string step = R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#abc", "pid": 1, "tid": 1, "ts": 0, "dur": 100},)";
+    steps.insert(steps.find('{', steps.find("traceEvents")) , step);
+    const auto unnumbered = read_trace_bytes(steps, "e");
+    EXPECT_TRUE(has_warning(unnumbered, "steps: 1 events named 'ProfilerStep#' without a step number (first: "
+                                        "'ProfilerStep#abc')"));
+    EXPECT_TRUE(unnumbered.steps.empty());
+}
+
 TEST(TraceReader, TruncatedFileKeepsWhatWasRead) {
     const std::string t = make_trace(two_kernels(1000));
     const auto cut = t.substr(0, t.find("ncclKernel") + 5);
