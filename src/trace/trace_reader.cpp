@@ -68,6 +68,11 @@ void Reader::object() {
         ++pos_;
         const int v = need();
         if (key == "traceEvents" && v == '[') {
+            // A second traceEvents (two traces pasted into one object) is
+            // read on, as before, and said (it was not).
+            if (event_arrays_++ == 1)
+                warn("duplicate-key: \"traceEvents\" appears more than once in the object; the events of every "
+                     "array are read: two traces in one file?");
             ++pos_;
             events();
         } else if (key == "distributedInfo" || key == "displayTimeUnit" || key == "deviceProperties" ||

@@ -118,6 +118,7 @@ private:
     uint64_t base_ = 0;  // file offset of buf_[0]
     bool eof_ = false;
     bool saw_events_ = false;
+    int event_arrays_ = 0;  // "traceEvents" keys read: more than one is warned of
     uint64_t malformed_ = 0, skipped_nonobject_ = 0, control_chars_ = 0;
     std::string first_malformed_;
 };

@@ -97,8 +97,9 @@ TEST(TraceReader, ARankOutsideItsWorldSizeIsNamed) {
 
 // Bytes after the last gzip member that are not another member were ignored
 // without a word (gzip -d warns); a second member is read on, as from a file.
-// An event named "ProfilerStep#abc" vanished from the steps without a word.
-TEST(TraceReader, GzipTrailingGarbageAndUnnumberedStepsAreSaid) {
+// An event named "ProfilerStep#abc" vanished from the steps without a word,
+// and a second traceEvents array was read without one.
+TEST(TraceReader, GzipTrailingGarbageUnnumberedStepsAndTwoEventArraysAreSaid) {
     const std::string gz = test::gzip_text(make_trace(two_kernels(0), 0));
     const auto clean = read_trace_bytes(gz, "a.gz");
     EXPECT_FALSE(has_warning(clean, "gzip:"));
@@ -118,6 +119,14 @@ TEST(TraceReader, GzipTrailingGarbageAndUnnumberedStepsAreSaid) {
     EXPECT_TRUE(has_warning(unnumbered, "steps: 1 events named 'ProfilerStep#' without a step number (first: "
                                         "'ProfilerStep#abc')"));
     EXPECT_TRUE(unnumbered.steps.empty());
+
+    // Two traceEvents arrays in one object: both read, said.
+    std::string twice = make_trace(two_kernels(0), 0);
+    twice.insert(twice.find("\"traceEvents\""), "\"traceEvents\": [],\n");
+    const auto both = read_trace_bytes(twice, "f");
+    EXPECT_TRUE(has_warning(both, "duplicate-key: \"traceEvents\" appears more than once"));
+    EXPECT_EQ(both.gpu.size(), 2u);
+    EXPECT_FALSE(has_warning(read_trace_bytes(make_trace(two_kernels(0), 0), "g"), "duplicate-key"));
 }
 
 TEST(TraceReader, TruncatedFileKeepsWhatWasRead) {
