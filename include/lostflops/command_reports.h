@@ -55,6 +55,12 @@ struct ValidationReport {
     IntervalCoverage coverage;               // the 80 % interval, own source held out
     MemoryValidation memory;                 // the rows with a measured peak or an oom verdict
     std::vector<std::string> warnings;       // load_run_table's (a column a typo away from a read one)
+    // What `estimate` would warn of each run's job file (estimate_warnings):
+    // keys not modelled, plans a framework would refuse, settings that cost.
+    struct RunWarning {
+        std::string run, key, message;
+    };
+    std::vector<RunWarning> run_warnings;
 };
 ValidationReport validation_report(const std::string& table, const Calibration& cal,
                                    const std::vector<std::string>& fit_on);

@@ -6,6 +6,8 @@
 // was read, runs that do not fit included (each row says so; docs/commands.md "Exit
 // codes").
 #include <cstdio>
+#include <set>
+#include <string>
 
 #include "cli/commands.h"
 #include "lostflops/command_reports.h"
@@ -39,6 +41,18 @@ void add_validate_command(CLI::App& app, int& exit_code) {
         const Calibration cal = load_calibration_for(opts->calibration);
         const ValidationReport v = validation_report(opts->table, cal, opts->fit_on);
         for (const auto& w : v.warnings) std::fprintf(stderr, "lostflops: warning: %s\n", terminal_text(w).c_str());
+        // The runs' own warnings, as estimate prints them, are many on a big
+        // table: counted here, listed in the JSON.
+        if (!v.run_warnings.empty() && opts->format != Format::json) {
+            std::set<std::string> runs;
+            for (const auto& w : v.run_warnings) runs.insert(w.run);
+            const auto& first = v.run_warnings.front();
+            std::fprintf(stderr,
+                         "lostflops: note: %zu warning(s) on %zu run file(s), as estimate prints them (first: %s: "
+                         "%s); --format json lists them in run_warnings\n",
+                         v.run_warnings.size(), runs.size(), terminal_text(first.run).c_str(),
+                         terminal_text(first.key).c_str());
+        }
         if (opts->format == Format::json) std::printf("%s\n", validation_json(v).c_str());
         else std::printf("%s", validation_table(v).c_str());
         exit_code = 0;

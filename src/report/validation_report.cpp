@@ -104,6 +104,8 @@ ValidationReport validation_report(const std::string& table, const Calibration& 
                                    const std::vector<std::string>& fit_on) {
     ValidationReport v;
     const std::vector<MeasuredRun> all = load_run_table(table, &v.warnings);
+    for (const MeasuredRun& run : all)
+        for (const JobWarning& w : estimate_warnings(run.job, {})) v.run_warnings.push_back({run.name, w.key, w.message});
     v.runs = throughput_runs(all);
     v.memory = validate_memory(all, cal);
     if (v.runs.empty()) {
@@ -124,6 +126,8 @@ std::string validation_json(const ValidationReport& v) {
     j["schema_version"] = kJsonSchemaVersion;
     j["memory"] = memory_json(v.memory);
     j["warnings"] = v.warnings;
+    j["run_warnings"] = nlohmann::json::array();
+    for (const auto& w : v.run_warnings) j["run_warnings"].push_back({{"run", w.run}, {"key", w.key}, {"message", w.message}});
     if (v.runs.empty()) {
         j["runs"] = nlohmann::json::array();
         j["skipped"] = v.why;

@@ -5,7 +5,8 @@
 // --set value that is not UTF-8 ending `--format json` in an internal error
 // (exit 3), a run table's GPU count and GPU read by nobody, and its
 // misspelt column taken for a note without a word; a blank search option
-// taken for an absent one; an error's line that was a row's index. The YAML and
+// taken for an absent one; an error's line that was a row's index; the run
+// files' own warnings never shown. The YAML and
 // config.json second documents are tested in
 // tests/job/job_input_test.cpp.
 #include <filesystem>
@@ -140,6 +141,32 @@ TEST_F(CliReliability7Scratch, ARunTablesErrorNamesTheRowsLineInTheFile) {
                                                                         "a,\"one\ntwo\",1000\nb,x,abc\n"));
     EXPECT_EQ(note.code, 2) << note.all();
     EXPECT_TRUE(has(note.err, "note.csv: line 5: tokens_per_s_per_gpu")) << note.err;
+}
+
+// The warnings estimate prints on a run file (a TP group across nodes, a
+// plan the framework refuses) were never shown by validate: counted on
+// standard error, listed in the JSON's run_warnings.
+TEST_F(CliReliability7Scratch, ValidateSaysWhatItsRunFilesWarnOf) {
+    std::ifstream in(source_path("data/jobs/default.yaml"));
+    std::string job(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>{});
+    write("runs/plain.yaml", job);
+    job.replace(job.find("  tp: 8"), 7, "  tp: 16");
+    write("runs/wide.yaml", job);
+    const std::string table = write("t.csv", "name,tokens_per_s_per_gpu\nplain,1000\nwide,1000\n");
+    const CliRun text = run_cli("--quiet validate " + table);
+    ASSERT_EQ(text.code, 0) << text.all();
+    EXPECT_TRUE(has(text.err, "lostflops: note: 2 warning(s) on 1 run file(s), as estimate prints them (first: wide: "
+                              "parallel.tp)")) << text.err;
+    const CliRun json = run_cli("--quiet validate --format json " + table);
+    ASSERT_EQ(json.code, 0) << json.all();
+    const auto j = nlohmann::json::parse(json.out);
+    ASSERT_EQ(j["run_warnings"].size(), 2u) << json.out;
+    EXPECT_EQ(j["run_warnings"][0]["run"], "wide");
+    EXPECT_EQ(j["run_warnings"][0]["key"], "parallel.tp");
+    EXPECT_TRUE(has(j["run_warnings"][0]["message"].get<std::string>(), "more than the 8 GPUs of a node"));
+    EXPECT_FALSE(has(json.err, "note:")) << json.err;
+    const CliRun one = run_cli("--quiet validate " + write("one.csv", "name,tokens_per_s_per_gpu\nplain,1000\n"));
+    EXPECT_FALSE(has(one.err, "note:")) << one.err;
 }
 
 }  // namespace
