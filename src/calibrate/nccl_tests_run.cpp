@@ -105,14 +105,12 @@ void Parser::finish_run() {
         return;
     }
     std::set<long> ids;
-    std::set<std::string> hosts;
-    std::map<std::string, int> on_host;  // ranks each host holds
+    std::map<std::string, int> on_host;  // the hosts, and the ranks each holds
     for (const auto& r : b.ranks) {
         if (!ids.insert(r.rank).second) {
             warn(first, fmt::format("rank {} has two rank lines (a run's output pasted twice?); counted once", r.rank));
             continue;
         }
-        hosts.insert(r.host);
         ++on_host[r.host];
     }
     const bool uneven = std::any_of(on_host.begin(), on_host.end(),
@@ -151,10 +149,10 @@ void Parser::finish_run() {
     run.op = decide_op(b, n, where);
     run.test = b.name ? b.name->name : "";
     run.ranks = n;
-    run.hosts = std::max<int>(1, static_cast<int>(hosts.size()));
+    run.hosts = std::max<int>(1, static_cast<int>(on_host.size()));
     run.uneven_hosts = uneven;
     run.scope = run.hosts > 1 ? LinkScope::inter_node : LinkScope::intra_node;
-    if (opt_.scope && *opt_.scope != run.scope && !hosts.empty())
+    if (opt_.scope && *opt_.scope != run.scope && !on_host.empty())
         warn(first, fmt::format("--scope {} overrides {} host(s) in the rank lines",
                                 to_string(*opt_.scope), run.hosts));
     if (opt_.scope) run.scope = *opt_.scope;

@@ -64,10 +64,7 @@ struct ResolvedModel {
 };
 
 YAML::Node apply_preset(YAML::Node node, const std::string& file) {
-    if (!node["preset"].IsScalar())
-        throw InputError(file, "model.preset", "expected a model's name (lostflops list models), got a " +
-                                                   std::string(node["preset"].IsMap() ? "mapping" : "list"));
-    const std::string name = node["preset"].Scalar();
+    const std::string name = preset_name(node["preset"], file, "model");
     auto yaml = model_preset_yaml(name);
     if (!yaml) {
         std::string all;

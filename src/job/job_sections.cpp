@@ -79,7 +79,7 @@ void read_headroom(YamlSection& s, Cluster& c) {
 Cluster read_cluster(YAML::Node node, const std::string& file) {
     if (!node || node.IsNull()) throw InputError(file, "cluster", "missing section");
     if (!node.IsMap()) throw InputError(file, "cluster", "expected a mapping");
-    std::string preset_name;
+    std::string preset;
     // A null preset is not given, as in the model section (`--set
     // cluster.preset=null` and your own cluster keys); it said "unknown cluster ''".
     if (node["preset"] && node["preset"].IsNull()) {
@@ -87,16 +87,13 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
         node.remove("preset");
     }
     if (node["preset"]) {
-        if (!node["preset"].IsScalar())
-            throw InputError(file, "cluster.preset", "expected a cluster's name (lostflops list clusters), got a " +
-                                                         std::string(node["preset"].IsMap() ? "mapping" : "list"));
-        preset_name = node["preset"].Scalar();
-        auto yaml = cluster_preset_yaml(preset_name);
+        preset = preset_name(node["preset"], file, "cluster");
+        auto yaml = cluster_preset_yaml(preset);
         if (!yaml) {
             std::string all;
             for (const auto& n : cluster_names()) all += (all.empty() ? "" : ", ") + n;
             throw InputError(file, "cluster.preset",
-                             "unknown cluster '" + preset_name + "'; known: " + all + did_you_mean(preset_name, cluster_names()));
+                             "unknown cluster '" + preset + "'; known: " + all + did_you_mean(preset, cluster_names()));
         }
         const YAML::Node base = YAML::Load(*yaml);
         node = merged(base, node, "preset", file, "cluster");
@@ -108,7 +105,7 @@ Cluster read_cluster(YAML::Node node, const std::string& file) {
     }
     YamlSection s(node, file, "cluster");
     Cluster c;
-    c.name = s.str_opt("name").value_or(preset_name);
+    c.name = s.str_opt("name").value_or(preset);
     YAML::Node g = s.raw("gpu");
     if (!g) throw s.missing("gpu", "expected a catalog name or a spec");
     if (g.IsScalar()) {
@@ -331,6 +328,14 @@ ParallelPlan read_parallel(YAML::Node node, const std::string& file, int num_gpu
     }
     s.finish();
     return p;
+}
+
+std::string preset_name(const YAML::Node& preset, const std::string& file, const std::string& section) {
+    if (!preset.IsScalar())
+        throw InputError(file, section + ".preset",
+                         fmt::format("expected a {0}'s name (lostflops list {0}s), got a {1}", section,
+                                     preset.IsMap() ? "mapping" : "list"));
+    return preset.Scalar();
 }
 
 YAML::Node merged(const YAML::Node& base, const YAML::Node& section, const std::string& drop,

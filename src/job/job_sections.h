@@ -16,6 +16,10 @@ namespace lostflops {
 YAML::Node merged(const YAML::Node& base, const YAML::Node& section, const std::string& drop,
                   const std::string& file, const std::string& key);
 
+// The name a section's `preset` key gives (`section` is "model" or
+// "cluster"): InputError when it is a list or a mapping.
+std::string preset_name(const YAML::Node& preset, const std::string& file, const std::string& section);
+
 Model read_model(YAML::Node node, const std::string& file);
 Cluster read_cluster(YAML::Node node, const std::string& file);
 Training read_training(YAML::Node node, const std::string& file);

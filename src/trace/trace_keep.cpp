@@ -189,8 +189,10 @@ uint32_t correlation_key(int64_t c, KeepState& st) {
     return it->second;  // bounded by the kept-event limit, far below 2^31 - 1
 }
 
+constexpr std::string_view kProfilerStep = "ProfilerStep#";
+
 bool is_profiler_step(std::string_view name, int64_t& n) {
-    constexpr std::string_view prefix = "ProfilerStep#";
+    constexpr std::string_view prefix = kProfilerStep;
     if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
     const char* p = name.data() + prefix.size();
     const char* e = name.data() + name.size();
@@ -215,7 +217,7 @@ void keep_event(const EventFields& f, TraceData& out, KeepState& st) {
     const bool gpu_event = !cpu_row || kind != EventKind::other;
     int64_t step = 0;
     const bool step_mark = is_profiler_step(f.name, step);
-    if (!step_mark && f.name.substr(0, 13) == "ProfilerStep#" && st.unnumbered_steps++ == 0)
+    if (!step_mark && f.name.starts_with(kProfilerStep) && st.unnumbered_steps++ == 0)
         st.first_unnumbered_step = std::string(f.name.substr(0, 64));
     const double dur = memory_instant ? 0.0 : f.dur;
     if (gpu_event || step_mark) {
