@@ -97,6 +97,12 @@ std::string describe(const Regime& r, int dropped) {
 
 std::string to_string(const Regime& r) { return describe(r, 0); }
 
+double exposed_comm_share(const Estimate& e) {
+    const Breakdown& b = e.breakdown;
+    const double comm = b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_p2p_s + b.dp_comm_s;
+    return e.step_time_s > 0 ? comm / e.step_time_s : 0;
+}
+
 PredictionInterval prediction_interval(const Job& job, const Estimate& e, const Calibration& cal,
                                        const std::vector<Residual>& residuals) {
     const Regime r = regime_of(job, cal);
@@ -123,7 +129,8 @@ PredictionInterval prediction_interval(const Job& job, const Estimate& e, const 
     out.sources = static_cast<int>(sources.size());
     out.regime = describe(r, dropped);
     // Outside calibration: no residual of the job's framework, family and
-    // scale band, or a step more launch- and host-bound than any behind them.
+    // scale band, or a step more launch- and host-bound, or more
+    // communication-bound, than any behind them.
     bool like = false;
     for (const auto& x : residuals)
         like |= x.regime.framework == r.framework && x.regime.family == r.family && x.regime.scale == r.scale;
@@ -137,6 +144,11 @@ PredictionInterval prediction_interval(const Job& job, const Estimate& e, const 
         out.outside = fmt::format("kernel launches and host wait take {:.0f} % of the step, more than in any published "
                                   "run ({:.0f} % at most)",
                                   100 * overhead, 100 * kMaxCalibratedOverheadShare);
+    } else if (const double comm = exposed_comm_share(e); comm > kMaxCalibratedCommShare) {
+        out.calibrated = false;
+        out.outside = fmt::format("exposed communication takes {:.0f} % of the step, more than in any published "
+                                  "run ({:.0f} % at most)",
+                                  100 * comm, 100 * kMaxCalibratedCommShare);
     }
     if (scores.empty()) return out;
     // Each source one unit, the job's own source one more (at +infinity).
