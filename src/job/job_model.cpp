@@ -63,7 +63,7 @@ struct ResolvedModel {
     std::vector<Model::NotModelled> notes;  // its keys lostflops does not know
 };
 
-YAML::Node apply_preset(YAML::Node node, const std::string& file) {
+ResolvedModel apply_preset(YAML::Node node, const std::string& file) {
     const std::string name = preset_name(node["preset"], file, "model");
     auto yaml = model_preset_yaml(name);
     if (!yaml) {
@@ -73,11 +73,14 @@ YAML::Node apply_preset(YAML::Node node, const std::string& file) {
                          "unknown model '" + name + "'; known: " + all + did_you_mean(name, model_names()));
     }
     const YAML::Node base = YAML::Load(*yaml);
-    node = flatten_model_node(node, file, /*keep_nulls=*/true);
+    ResolvedModel r;
+    // The job's own text_config contradicting its own keys is noted, as
+    // under a config.json or no preset (it was dropped without a word).
+    node = flatten_model_node(node, file, /*keep_nulls=*/true, &r.notes);
     const auto changed = changed_keys(base, node);
-    YAML::Node out = flatten_model_node(merged(base, node, "preset", file, "model"), file);
-    if (!out["name"]) out["name"] = model_label(name, "preset", changed);
-    return out;
+    r.node = flatten_model_node(merged(base, node, "preset", file, "model"), file);
+    if (!r.node["name"]) r.node["name"] = model_label(name, "preset", changed);
+    return r;
 }
 
 ResolvedModel apply_hf_config(YAML::Node node, const std::string& file) {
@@ -137,7 +140,7 @@ ResolvedModel resolve_model_node(YAML::Node node, const std::string& file) {
     if (node["preset"] && node["hf_config"])
         throw InputError(file, "model.preset",
                          "given together with model.hf_config; give one of them (and your own keys on top)");
-    if (node["preset"]) return {apply_preset(node, file), "", {}, {}};
+    if (node["preset"]) return apply_preset(node, file);
     if (node["hf_config"]) return apply_hf_config(node, file);
     ResolvedModel plain;
     plain.node = flatten_model_node(node, file, false, &plain.notes);

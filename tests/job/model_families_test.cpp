@@ -183,6 +183,16 @@ TEST(ModelFamilies, ATextConfigKeyTheOuterConfigContradictsIsNoted) {
     EXPECT_NE(n->why.find("'256' disagrees with the outer hidden_size '512'"), std::string::npos) << n->why;
     EXPECT_EQ(note(j.model, "text_config.rope_theta"), nullptr) << "the same value is no news";
     EXPECT_EQ(note(j.model, "text_config.model_type"), nullptr) << "the text model's family is the one read";
+    // The same over a preset: a job's own text_config that its own keys
+    // contradict was dropped without a word (apply_preset kept no notes).
+    const Job p = parse_job("model: {preset: llama3-8b, hidden_size: 4096, text_config: {hidden_size: 2048}}\n"
+                            "cluster: {gpu: h100-sxm, num_gpus: 8}\n"
+                            "training: {seq_length: 1024, global_batch_size: 8}\nparallel: {tp: 1, pp: 1}\n",
+                            "preset.yaml");
+    EXPECT_EQ(p.model.hidden, 4096);
+    const auto* over = note(p.model, "text_config.hidden_size");
+    ASSERT_NE(over, nullptr);
+    EXPECT_NE(over->why.find("'2048' disagrees with the outer hidden_size '4096'"), std::string::npos) << over->why;
     const std::string twice = refusal(R"({"model_type": "dbrx", "d_model": 256, "n_layers": 2, "n_heads": 4,
         "vocab_size": 1000, "attn_config": {"clip_qkv": 8}, "attn_config.clip_qkv": 4})", "dotted_twice");
     EXPECT_NE(twice.find("model.attn_config.clip_qkv: given twice"), std::string::npos) << twice;
