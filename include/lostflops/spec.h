@@ -386,6 +386,15 @@ inline double moe_load_factor(const ParallelPlan& p) {
     return p.moe_imbalance < p.moe_capacity_factor ? p.moe_imbalance : p.moe_capacity_factor;
 }
 
+// Share of the routed tokens the experts compute (model and hardware FLOPs,
+// workload/flops.h): a capacity c below 1 keeps at most c x each expert's
+// balanced share, padded or not, so at most c of the routed tokens (the rest
+// pass the layer on the residual alone); 1 otherwise (at c >= 1 only an
+// overloaded expert drops, by an amount moe_imbalance does not give).
+inline double moe_kept_share(const ParallelPlan& p) {
+    return p.moe_capacity_factor > 0 && p.moe_capacity_factor < 1 ? p.moe_capacity_factor : 1.0;
+}
+
 // The `run:` section: what turns a step time into a whole training run
 // (failures, checkpoints, restarts, spares, data loading, money, energy).
 // Every key is optional; job/job_run.cpp resolves each default (with its

@@ -2,10 +2,14 @@
 // with a slow rank and a slow node when asked (include/lostflops/trace_synth.h),
 // one file per rank (DIR/rank00000.json, ...), to try `trace`, `trace merge`,
 // the Slurm array of docs/ and the Dask path without a GPU.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "lostflops/error.h"
@@ -28,6 +32,11 @@ int run_synth(const SynthArgs& a) {
     if (ec || !fs::is_directory(a.dir)) throw InputError(a.dir, "", "cannot create the output directory");
     const trace::SynthJob job(a.spec);
     std::vector<int> ranks = a.only;
+    // A rank given twice wrote its file once and was counted twice.
+    std::vector<int> seen = ranks;
+    std::sort(seen.begin(), seen.end());
+    if (const auto twice = std::adjacent_find(seen.begin(), seen.end()); twice != seen.end())
+        throw InputError("--rank", "", fmt::format("rank {} given twice", *twice));
     if (ranks.empty())
         for (int r = 0; r < a.spec.ranks; ++r) ranks.push_back(r);
     for (const int r : ranks) {
@@ -58,9 +67,12 @@ void add_trace_synth_command(CLI::App* trace_cmd, int& exit_code) {
     cmd->add_option("--steps", s.steps, "ProfilerSteps (default 3)");
     cmd->add_option("--first-step", s.first_step, "number of the first ProfilerStep (default 10)");
     cmd->add_option("--layers", s.layers, "transformer layers per step (default 4)");
-    cmd->add_option("--slow-rank", s.slow_rank, "this rank's compute kernels take --slow-rank-factor longer");
+    cmd->add_option("--slow-rank", s.slow_rank, "this rank's compute kernels take --slow-rank-factor longer (none when absent)")
+        ->check(CLI::Range(0, 1 << 20));
     cmd->add_option("--slow-rank-factor", s.slow_rank_factor, "(default 1.5)");
-    cmd->add_option("--slow-node", s.slow_node, "this node's ranks' compute kernels take --slow-node-factor longer");
+    cmd->add_option("--slow-node", s.slow_node,
+                    "this node's ranks' compute kernels take --slow-node-factor longer (none when absent)")
+        ->check(CLI::Range(0, 1 << 20));
     cmd->add_option("--slow-node-factor", s.slow_node_factor, "(default 1.25)");
     cmd->add_option("--jitter-pct", s.jitter_pct, "random spread of each rank's compute per step, percent (default 0)");
     cmd->add_option("--seed", s.seed, "seed of the jitter (default 1)");

@@ -171,7 +171,7 @@ struct DeviceTerms {
 };
 DeviceTerms device_terms(const Job& job, const Calibration& cal);
 // What cluster.memory_headroom keeps free of `usable` bytes (its GiB plus its
-// share), at most all of them.
+// share), at most all of them (job/validate.cpp refuses one of the whole memory).
 double headroom_bytes(const Cluster& c, double usable);
 
 // Ranks holding a copy of this rank's dense weights (dp*cp) and of its expert

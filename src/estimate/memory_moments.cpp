@@ -47,6 +47,9 @@ double device_total_bytes(const Gpu& gpu) {
 }
 
 double headroom_bytes(const Cluster& c, double usable) {
+    // At most `usable`: a headroom of the whole memory or more is refused
+    // (job/validate.cpp), so only one between the usable and the whole
+    // memory (the CUDA context's and NCCL's share, about 1 GiB) is cut down.
     return std::clamp(c.memory_headroom_bytes + c.memory_headroom_fraction * usable, 0.0, std::max(0.0, usable));
 }
 

@@ -173,7 +173,8 @@ void finish_phase(const Job& job, const PassSetup& s, const PhaseMode& mode, Pha
     bd.pp_bubble_s = std::max(0.0, no_p2p.makespan_s - steady.total_s());
     if (bd.pp_bubble_s < 1e-12 * no_p2p.makespan_s) bd.pp_bubble_s = 0;  // rounding, not a bubble
     bd.pp_p2p_s = std::max(0.0, with_p2p.makespan_s - no_p2p.makespan_s);
-    ph.flops = flops_per_token(job.model, job.training, p.recompute, ph.recomputed_layers / job.model.layers);
+    ph.flops = flops_per_token(job.model, job.training, p.recompute, ph.recomputed_layers / job.model.layers,
+                               moe_kept_share(p));
 }
 
 }  // namespace

@@ -102,6 +102,11 @@ std::vector<ExportLine> megatron_parallel_flags(const Job& job, std::vector<std:
     if (p.zero == 3 && (p.zero_bucket_params >= 0 || p.zero_prefetch >= 0 || p.zero_reduce_bucket_params >= 0 ||
                         p.zero_regather_recompute >= 0 || p.zero_max_live_params >= 0))
         notes.push_back({NoteKind::not_modelled, "parallel.zero_*", "FSDP engine settings have no Megatron flag"});
+    if (p.offload_activations && p.recompute != Recompute::full)
+        notes.push_back({NoteKind::not_modelled, "parallel.offload_activations",
+                         "not written: Megatron-Core's --cpu-offloading offloads whole layers (weights too, "
+                         "--cpu-offloading-num-layers), not what the plan was priced with (the saved activations in "
+                         "host memory); run as written they stay on the GPU"});
     return l.out;
 }
 

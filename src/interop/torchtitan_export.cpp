@@ -192,6 +192,16 @@ ExportResult export_torchtitan(const Job& job) {
                              fmt::format("{}: not written (the export writes no expert capacity for torchtitan); the "
                                          "plan was priced with it",
                                          p.moe_capacity_factor)});
+    // Priced keys with no torchtitan setting: named, not dropped in silence.
+    if (p.offload_activations && p.recompute != Recompute::full)
+        out.notes.push_back({NoteKind::not_modelled, "parallel.offload_activations",
+                             "not written: torchtitan has no activation offload to host memory; the plan was priced "
+                             "with the saved activations in host memory, and run as written they stay on the GPU"});
+    if (p.zero == 3 && (p.zero_bucket_params >= 0 || p.zero_prefetch >= 0 || p.zero_reduce_bucket_params >= 0 ||
+                        p.zero_regather_recompute >= 0 || p.zero_max_live_params >= 0))
+        out.notes.push_back({NoteKind::not_modelled, "parallel.zero_*",
+                             "FSDP engine settings have no torchtitan key (FSDP2 prefetches one module, unsharded per "
+                             "block): not written; the plan was priced with them"});
     s += "\n[activation_checkpoint]\n";
     if (p.recompute == Recompute::none) {
         line("mode", q("none"));

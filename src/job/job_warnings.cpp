@@ -69,6 +69,15 @@ std::vector<JobWarning> job_warnings(const Job& job) {
         if (p.moe_a2a_overlap) dense("parallel.moe_a2a_overlap");
         if (p.moe_dispatcher != MoeDispatcher::alltoall) dense("parallel.moe_dispatcher");
     }
+    // A capacity below 1 drops tokens at every expert however balanced the
+    // routing: the run trains a model with fewer expert tokens than the
+    // configured one (moe_kept_share; its FLOPs count the kept ones only).
+    if (m.is_moe() && p.moe_capacity_factor > 0 && p.moe_capacity_factor < 1)
+        warn("parallel.moe_capacity_factor",
+             fmt::format("{:g} is below 1: each expert keeps at most {:.3g} % of its balanced share, so at least "
+                         "{:.3g} % of the routed tokens skip their experts even when the routing is balanced; model "
+                         "FLOPs and MFU count the kept tokens only",
+                         p.moe_capacity_factor, 100 * p.moe_capacity_factor, 100 * (1 - p.moe_capacity_factor)));
     // transformers' experts under autocast run fp32 GEMMs on the CUDA cores
     // (workload/layer_work.h GemmShape::fp32_loop), priced from the
     // catalog's fp32 peak; without one they are priced as bf16.

@@ -178,6 +178,16 @@ void validate_job(const Job& job, JobChecks checks) {
     if (c.num_gpus % c.gpus_per_node != 0 && c.num_gpus > c.gpus_per_node)
         fail(job, "cluster.num_gpus",
              fmt::format("{} GPUs do not fill whole nodes of {}", c.num_gpus, c.gpus_per_node), {"cluster.gpus_per_node"});
+    // A headroom of the whole memory or more leaves no plan room: refused, not
+    // cut down to the usable memory (which printed a shortfall of the job's
+    // own peak, and a headroom the user did not give).
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    if (c.gpu.memory_bytes > 0 && c.memory_headroom_bytes >= static_cast<double>(c.gpu.memory_bytes))
+        fail(job, "cluster.memory_headroom",
+             fmt::format("{:g} GiB is at least the whole memory of a {} ({:.1f} GiB): no plan can keep that much "
+                         "free; give less, or a share (\"10 %\")",
+                         c.memory_headroom_bytes / kGiB, c.gpu.name, static_cast<double>(c.gpu.memory_bytes) / kGiB),
+             {"cluster.gpu"});
     if (t.precision == Precision::fp8 && c.gpu.peak_tflops(Precision::bf16) <= 0)
         fail(job, "cluster.gpu.peak_tflops.bf16", "fp8 training runs attention in bf16: a bf16 peak is needed", {"training.precision"});
     if (t.precision == Precision::fp32 && !p.grad_fp32)

@@ -83,7 +83,7 @@ PlanScore plan_score(const Job& job, const SearchResult& result, const RankedPla
     const double gpus = job.cluster.num_gpus;
     s.tokens_per_s_per_gpu = tokens_per_step / s.step_time_s / gpus;
     // Model FLOPs do not depend on recomputation (flops.h): no per-stage count needed.
-    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute);
+    const FlopsPerToken fpt = flops_per_token(job.model, tr, s.plan.recompute, 1.0, moe_kept_share(s.plan));
     const double model_tflops = fpt.model * tokens_per_step / s.step_time_s / gpus / 1e12;
     s.mfu = model_tflops / job.cluster.gpu.peak_tflops(tr.precision);
     return s;

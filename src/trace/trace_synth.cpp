@@ -125,8 +125,8 @@ void check_synth_spec(const SynthSpec& s) {
     if (s.steps < 1 || s.steps > 1000) bad("--steps", "expected 1 to 1000");
     if (s.first_step < 0 || s.first_step > (int64_t{1} << 40)) bad("--first-step", "expected 0 to 2^40");
     if (s.layers < 1 || s.layers > 1000) bad("--layers", "expected 1 to 1000");
-    if (s.slow_rank >= s.ranks) bad("--slow-rank", "expected a rank below --ranks");
-    if (s.slow_node >= (s.ranks + s.gpus_per_node - 1) / s.gpus_per_node) bad("--slow-node", "expected a node of the job");
+    if (s.slow_rank < -1 || s.slow_rank >= s.ranks) bad("--slow-rank", "expected a rank below --ranks");
+    if (s.slow_node < -1 || s.slow_node >= (s.ranks + s.gpus_per_node - 1) / s.gpus_per_node) bad("--slow-node", "expected a node of the job");
     if (!(s.slow_rank_factor >= 0.1 && s.slow_rank_factor <= 100)) bad("--slow-rank-factor", "expected 0.1 to 100");
     if (!(s.slow_node_factor >= 0.1 && s.slow_node_factor <= 100)) bad("--slow-node-factor", "expected 0.1 to 100");
     if (!(s.jitter_pct >= 0 && s.jitter_pct <= 50)) bad("--jitter-pct", "expected 0 to 50");

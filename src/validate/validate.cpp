@@ -133,7 +133,8 @@ constexpr double kMinMfu = 1e-4, kMaxMfu = 1.5;
 
 void check_measurement(const MeasuredRun& run, const std::string& csv_path, const std::string& key) {
     const Job& job = run.job;
-    const double flops_per_token = lostflops::flops_per_token(job.model, job.training, job.plan.recompute).model;
+    const double flops_per_token =
+        lostflops::flops_per_token(job.model, job.training, job.plan.recompute, 1.0, moe_kept_share(job.plan)).model;
     const double peak_tflops = job.cluster.gpu.peak_tflops(job.training.precision);
     const double mfu = run.measured_tokens_per_s_per_gpu * flops_per_token / 1e12 / peak_tflops;
     if (mfu >= kMinMfu && mfu <= kMaxMfu) return;

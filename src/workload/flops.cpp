@@ -79,10 +79,17 @@ LayerForwardFlops layer_forward_flops(const LayerKind& k, int64_t hidden, int64_
     return f;
 }
 
-FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, double recomputed_share) {
+FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, double recomputed_share,
+                              double routed_share) {
+    // The routed experts' forward GEMMs a dropped share of tokens skips.
+    const auto dropped = [&](const LayerKind& k) {
+        return k.is_moe() ? (1 - routed_share) * 2.0 * k.moe.top_k * mlp_gemm(k.moe.expert, static_cast<double>(m.hidden))
+                          : 0.0;
+    };
     double layers_fwd = 0, core_fwd = 0, recomputed = 0;
     for (size_t k = 0; k < m.kinds().size(); ++k) {
-        const LayerForwardFlops layer = layer_forward_flops(m.kinds()[k], m.hidden, t.seq_length, t.causal_flops);
+        LayerForwardFlops layer = layer_forward_flops(m.kinds()[k], m.hidden, t.seq_length, t.causal_flops);
+        layer.weight_gemms -= dropped(m.kinds()[k]);
         const double n = m.kind_count(static_cast<int>(k));
         layers_fwd += n * (layer.weight_gemms + layer.attention_core);
         if (m.kinds()[k].has_attention()) core_fwd += n * layer.attention_core;  // what selective recompute redoes
@@ -96,7 +103,8 @@ FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, do
         // Each MTP module: a layer of the last layer's kind, its 2h x h
         // projection and its own logits (Megatron-LM counts them the same way:
         // the MTP layers as layers, logits x (1 + mtp_num_layers)).
-        const LayerForwardFlops last = layer_forward_flops(m.layer(m.layers - 1), m.hidden, t.seq_length, t.causal_flops);
+        LayerForwardFlops last = layer_forward_flops(m.layer(m.layers - 1), m.hidden, t.seq_length, t.causal_flops);
+        last.weight_gemms -= dropped(m.layer(m.layers - 1));
         const double h = static_cast<double>(m.hidden);
         fwd += m.mtp_layers * (last.weight_gemms + last.attention_core + 2.0 * 2 * h * h + logits);
     }

@@ -62,7 +62,11 @@ LayerForwardFlops layer_forward_flops(const LayerKind& k, int64_t hidden, int64_
 
 // `recomputed_share`: share of the layers that full recompute redoes (1 when
 // every layer is recomputed; parallel.recompute_layers makes it less).
-FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, double recomputed_share = 1.0);
+// `routed_share`: share of the routed tokens the experts compute
+// (moe_kept_share: below 1 when a capacity under 1 drops tokens); the
+// routed experts' GEMMs count that share of top_k per token.
+FlopsPerToken flops_per_token(const Model& m, const Training& t, Recompute r, double recomputed_share = 1.0,
+                              double routed_share = 1.0);
 
 // Parameter counts of the model. Embedding and output layer (once if tied)
 // included in both total and active.

@@ -250,5 +250,32 @@ TEST(CliReliability6, StandardInputTwiceIsRefused) {
     }
 }
 
+// A headroom of the whole memory or more was cut down to the usable memory
+// without a word: `--headroom 100` on an 80 GB H100 said "usable less 78.6
+// GiB headroom: DOES NOT FIT by 0.1 GiB" and the JSON headroom_bytes 78.6 GiB.
+TEST(CliReliability6, HeadroomOfTheWholeMemoryIsRefused) {
+    const std::string job = " " + source_path("data/jobs/default.yaml");
+    const CliRun big = run_cli("--quiet estimate --headroom 100 --set cluster.gpu=h100-sxm" + job);
+    EXPECT_EQ(big.code, 2) << big.all();
+    EXPECT_TRUE(has(big.err, "cluster.memory_headroom: 100 GiB is at least the whole memory of a h100-sxm")) << big.err;
+    EXPECT_NE(run_cli("--quiet estimate --headroom 6 --set cluster.gpu=h100-sxm" + job).code, 2);
+}
+
+// trace synth: --slow-rank -1 was taken as "none" (as the default), and a
+// rank given twice to --rank was written once and counted twice.
+TEST_F(CliReliability6Scratch, TraceSynthRefusesNegativeSlowRanksAndRepeatedRanks) {
+    const std::string dir = " " + (dir_ / "synth").string();
+    for (const std::string opt : {"--slow-rank -1", "--slow-node -1"}) {
+        const CliRun r = run_cli("--quiet trace synth" + dir + " " + opt);
+        EXPECT_EQ(r.code, 2) << opt << ": " << r.all();
+    }
+    const CliRun twice = run_cli("trace synth" + dir + " --rank 1 --rank 1");
+    EXPECT_EQ(twice.code, 2) << twice.all();
+    EXPECT_TRUE(has(twice.err, "rank 1 given twice")) << twice.err;
+    const CliRun once = run_cli("trace synth" + dir + " --rank 1 --rank 2 --slow-rank 0");
+    EXPECT_EQ(once.code, 0) << once.all();
+    EXPECT_TRUE(has(once.err, "wrote 2 trace(s)")) << once.err;
+}
+
 }  // namespace
 }  // namespace lostflops::test

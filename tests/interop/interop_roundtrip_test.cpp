@@ -95,6 +95,29 @@ TEST(InteropRoundTrip, TorchtitanZero3OnOneRankIsNotedAndPricedAlike) {
     EXPECT_DOUBLE_EQ(estimate(back, cal).step_time_s, estimate(job, cal).step_time_s);
 }
 
+// Activation offload and the FSDP engine keys were priced and dropped without
+// a word by export megatron (offload) and export torchtitan (both): an 8B
+// plan that fit at 75 GiB came back from the launch at 140 GiB.
+TEST(InteropRoundTrip, PricedKeysNoFlagCarriesAreNoted) {
+    const std::string name = "torchtitan24-a100-llama3-8b-selective";
+    const auto noted = [](const ExportResult& e, const std::string& key) {
+        for (const auto& n : e.notes)
+            if (n.setting == key && n.message.find("not written") != std::string::npos) return true;
+        return false;
+    };
+    const Job off = load_job(run_path(name), {"parallel.offload_activations=true"});
+    EXPECT_TRUE(noted(export_torchtitan(off), "parallel.offload_activations"));
+    const Job off_mc = load_job(run_path(name), {"parallel.offload_activations=true", "training.framework=megatron-core",
+                                                 "parallel.zero=1"});
+    EXPECT_TRUE(noted(export_megatron(off_mc), "parallel.offload_activations"));
+    const Job plain = load_job(run_path(name));
+    EXPECT_FALSE(noted(export_torchtitan(plain), "parallel.offload_activations"));
+    const Job engine = load_job(run_path(name), {"parallel.zero_prefetch=0"});
+    ASSERT_EQ(engine.plan.zero, 3);
+    EXPECT_TRUE(noted(export_torchtitan(engine), "parallel.zero_*"));
+    EXPECT_FALSE(noted(export_torchtitan(plain), "parallel.zero_*"));
+}
+
 TEST(InteropRoundTrip, ExportRefusesWhatTheFrameworkCannotRun) {
     // The framework rules (lostflops/framework_rules.h): legacy Megatron-LM has no ZeRO-2,
     // torchtitan no full recompute of some layers only.
